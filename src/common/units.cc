@@ -1,0 +1,169 @@
+#include "common/units.h"
+
+#include <cctype>
+#include <charconv>
+#include <limits>
+
+namespace hookrelay {
+namespace {
+
+// Reads leading decimal digits into `value`; returns how many characters were read (0 if none
+// or on overflow, with `overflow` set).
+size_t ReadUnsigned(std::string_view s, uint64_t& value, bool& overflow) {
+  size_t i = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == 0) return 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + i, value);
+  overflow = ec == std::errc::result_out_of_range;
+  return overflow ? 0 : i;
+}
+
+}  // namespace
+
+Result<Duration> ParseDuration(std::string_view text) {
+  const std::string shown = "\"" + std::string(text) + "\"";
+  if (text.empty()) {
+    return Status::InvalidArgument("empty duration; expected e.g. \"250ms\", \"5s\", \"5m\", "
+                                   "\"3h\", \"1d\"");
+  }
+  // Largest total we accept: 100 years, far below int64 milliseconds overflow.
+  constexpr int64_t kMaxMs = 100LL * 365 * 24 * 3600 * 1000;
+  int64_t total = 0;
+  std::string_view rest = text;
+  int last_rank = 100;
+  while (!rest.empty()) {
+    uint64_t n = 0;
+    bool overflow = false;
+    size_t digits = ReadUnsigned(rest, n, overflow);
+    if (digits == 0) {
+      if (overflow) return Status::InvalidArgument("duration " + shown + " is too large");
+      return Status::InvalidArgument("invalid duration " + shown +
+                                     ": expected a whole number followed by ms, s, m, h or d");
+    }
+    rest.remove_prefix(digits);
+    size_t unit_len = 0;
+    while (unit_len < rest.size() && std::isalpha(static_cast<unsigned char>(rest[unit_len]))) {
+      ++unit_len;
+    }
+    std::string_view unit = rest.substr(0, unit_len);
+    rest.remove_prefix(unit_len);
+    int64_t scale;
+    int rank;
+    if (unit == "ms") {
+      scale = 1, rank = 0;
+    } else if (unit == "s") {
+      scale = 1000, rank = 1;
+    } else if (unit == "m") {
+      scale = 60'000, rank = 2;
+    } else if (unit == "h") {
+      scale = 3'600'000, rank = 3;
+    } else if (unit == "d") {
+      scale = 86'400'000, rank = 4;
+    } else if (unit.empty()) {
+      return Status::InvalidArgument("duration " + shown +
+                                     " has no unit; write e.g. \"30s\" (units: ms, s, m, h, d)");
+    } else {
+      return Status::InvalidArgument("duration " + shown + " has unknown unit \"" +
+                                     std::string(unit) + "\" (units: ms, s, m, h, d)");
+    }
+    if (rank >= last_rank) {
+      return Status::InvalidArgument("duration " + shown +
+                                     ": parts must go from largest unit to smallest, each once");
+    }
+    last_rank = rank;
+    if (n > static_cast<uint64_t>(kMaxMs / scale) || total + static_cast<int64_t>(n) * scale > kMaxMs) {
+      return Status::InvalidArgument("duration " + shown + " is too large (at most 100 years)");
+    }
+    total += static_cast<int64_t>(n) * scale;
+  }
+  return Duration(total);
+}
+
+std::string FormatDuration(Duration d) {
+  int64_t ms = d.count();
+  if (ms == 0) return "0s";
+  std::string out;
+  if (ms < 0) {
+    out = "-";
+    ms = ms == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -ms;
+  }
+  struct Unit {
+    int64_t scale;
+    const char* name;
+  };
+  static constexpr Unit kUnits[] = {
+      {86'400'000, "d"}, {3'600'000, "h"}, {60'000, "m"}, {1000, "s"}, {1, "ms"}};
+  for (const Unit& u : kUnits) {
+    if (ms >= u.scale) {
+      out += std::to_string(ms / u.scale);
+      out += u.name;
+      ms %= u.scale;
+    }
+  }
+  return out;
+}
+
+Result<uint64_t> ParseByteSize(std::string_view text) {
+  const std::string shown = "\"" + std::string(text) + "\"";
+  uint64_t n = 0;
+  bool overflow = false;
+  size_t digits = ReadUnsigned(text, n, overflow);
+  if (digits == 0) {
+    return Status::InvalidArgument("invalid size " + shown +
+                                   ": expected a whole number with B, KiB, MiB, GiB, KB, MB or GB");
+  }
+  std::string_view unit = text.substr(digits);
+  uint64_t scale;
+  if (unit.empty() || unit == "B") {
+    scale = 1;
+  } else if (unit == "KiB") {
+    scale = 1ULL << 10;
+  } else if (unit == "MiB") {
+    scale = 1ULL << 20;
+  } else if (unit == "GiB") {
+    scale = 1ULL << 30;
+  } else if (unit == "KB" || unit == "kB") {
+    scale = 1000;
+  } else if (unit == "MB") {
+    scale = 1000 * 1000;
+  } else if (unit == "GB") {
+    scale = 1000 * 1000 * 1000;
+  } else {
+    return Status::InvalidArgument("size " + shown + " has unknown unit \"" + std::string(unit) +
+                                   "\" (units: B, KiB, MiB, GiB, KB, MB, GB)");
+  }
+  if (n > (1ULL << 50) / scale) return Status::InvalidArgument("size " + shown + " is too large");
+  return n * scale;
+}
+
+std::string FormatByteSize(uint64_t bytes) {
+  if (bytes != 0 && bytes % (1ULL << 30) == 0) return std::to_string(bytes >> 30) + "GiB";
+  if (bytes != 0 && bytes % (1ULL << 20) == 0) return std::to_string(bytes >> 20) + "MiB";
+  if (bytes != 0 && bytes % (1ULL << 10) == 0) return std::to_string(bytes >> 10) + "KiB";
+  return std::to_string(bytes) + "B";
+}
+
+Result<double> ParseRate(std::string_view text) {
+  const std::string shown = "\"" + std::string(text) + "\"";
+  uint64_t n = 0;
+  bool overflow = false;
+  size_t digits = ReadUnsigned(text, n, overflow);
+  std::string_view per = digits ? text.substr(digits) : std::string_view();
+  double seconds = 0;
+  if (per == "/s") {
+    seconds = 1;
+  } else if (per == "/m") {
+    seconds = 60;
+  } else if (per == "/h") {
+    seconds = 3600;
+  }
+  if (digits == 0 || seconds == 0) {
+    return Status::InvalidArgument("invalid rate " + shown +
+                                   ": expected e.g. \"100/s\", \"600/m\" or \"5000/h\"");
+  }
+  if (n == 0) return Status::InvalidArgument("rate " + shown + " must be greater than zero");
+  if (n > 1'000'000'000) return Status::InvalidArgument("rate " + shown + " is too large");
+  return static_cast<double>(n) / seconds;
+}
+
+}  // namespace hookrelay

@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/result.h"
+
+namespace hookrelay {
+
+// Durations in config and JSON are strings: "250ms", "5s", "5m", "3h", "1d", or a sum of such
+// parts, largest first ("1h30m"). Whole numbers only; no sign. Errors say what was expected.
+Result<Duration> ParseDuration(std::string_view text);
+
+// The shortest exact rendering: 0 → "0s", 300000 → "5m", 12900000 → "3h35m",
+// 90061001 → "1d1h1m1s1ms". Negative durations get a leading '-'.
+std::string FormatDuration(Duration d);
+
+// Byte sizes: "512", "512B", "64KiB", "5MiB", "1GiB", and decimal "10KB", "5MB", "1GB".
+Result<uint64_t> ParseByteSize(std::string_view text);
+// "5MiB", "64KiB", "1000B": binary units when exact, else bytes.
+std::string FormatByteSize(uint64_t bytes);
+
+// Rates: "100/s", "600/m", "5000/h" → events per second (> 0).
+Result<double> ParseRate(std::string_view text);
+
+}  // namespace hookrelay

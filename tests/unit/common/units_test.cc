@@ -1,0 +1,88 @@
+#include "common/units.h"
+
+#include <gtest/gtest.h>
+
+namespace hookrelay {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+TEST(DurationTest, ParsesEachUnit) {
+  EXPECT_EQ(*ParseDuration("250ms"), milliseconds(250));
+  EXPECT_EQ(*ParseDuration("5s"), seconds(5));
+  EXPECT_EQ(*ParseDuration("5m"), minutes(5));
+  EXPECT_EQ(*ParseDuration("3h"), hours(3));
+  EXPECT_EQ(*ParseDuration("1d"), hours(24));
+  EXPECT_EQ(*ParseDuration("0s"), milliseconds(0));
+}
+
+TEST(DurationTest, ParsesCompound) {
+  EXPECT_EQ(*ParseDuration("1h30m"), minutes(90));
+  EXPECT_EQ(*ParseDuration("1d2h3m4s5ms"), hours(26) + minutes(3) + seconds(4) + milliseconds(5));
+}
+
+TEST(DurationTest, RejectsMalformedWithReason) {
+  for (const char* bad : {"", "5", "-5s", "5x", "s", "5 s", "1.5s", "5m1h", "5s5s", "ms", "5sec"}) {
+    auto r = ParseDuration(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument) << bad;
+    EXPECT_FALSE(r.status().message().empty()) << bad;
+  }
+  EXPECT_NE(ParseDuration("5").status().message().find("no unit"), std::string::npos);
+  EXPECT_NE(ParseDuration("5x").status().message().find("unknown unit"), std::string::npos);
+}
+
+TEST(DurationTest, RejectsOverflow) {
+  EXPECT_FALSE(ParseDuration("99999999999999999999999s").ok());
+  EXPECT_FALSE(ParseDuration("9223372036854775807d").ok());
+  EXPECT_FALSE(ParseDuration("40000d").ok());
+  EXPECT_TRUE(ParseDuration("36500d").ok());
+}
+
+TEST(DurationTest, FormatsShortestExact) {
+  EXPECT_EQ(FormatDuration(milliseconds(0)), "0s");
+  EXPECT_EQ(FormatDuration(milliseconds(250)), "250ms");
+  EXPECT_EQ(FormatDuration(minutes(5)), "5m");
+  EXPECT_EQ(FormatDuration(hours(3) + minutes(35)), "3h35m");
+  EXPECT_EQ(FormatDuration(hours(21) + minutes(35)), "21h35m");
+  EXPECT_EQ(FormatDuration(hours(25) + minutes(1) + seconds(1) + milliseconds(1)), "1d1h1m1s1ms");
+  EXPECT_EQ(FormatDuration(seconds(-90)), "-1m30s");
+}
+
+TEST(DurationTest, FormatParseRoundTrip) {
+  for (int64_t ms : {1LL, 999LL, 1000LL, 61'001LL, 86'400'000LL, 123'456'789LL}) {
+    EXPECT_EQ(ParseDuration(FormatDuration(milliseconds(ms)))->count(), ms);
+  }
+}
+
+TEST(ByteSizeTest, ParsesUnits) {
+  EXPECT_EQ(*ParseByteSize("512"), 512u);
+  EXPECT_EQ(*ParseByteSize("512B"), 512u);
+  EXPECT_EQ(*ParseByteSize("64KiB"), 64u * 1024);
+  EXPECT_EQ(*ParseByteSize("5MiB"), 5u * 1024 * 1024);
+  EXPECT_EQ(*ParseByteSize("1GiB"), 1u << 30);
+  EXPECT_EQ(*ParseByteSize("10KB"), 10'000u);
+  EXPECT_EQ(*ParseByteSize("5MB"), 5'000'000u);
+  EXPECT_FALSE(ParseByteSize("5XB").ok());
+  EXPECT_FALSE(ParseByteSize("MiB").ok());
+  EXPECT_FALSE(ParseByteSize("-1").ok());
+  EXPECT_FALSE(ParseByteSize("99999999999GiB").ok());
+  EXPECT_EQ(FormatByteSize(5u << 20), "5MiB");
+  EXPECT_EQ(FormatByteSize(1000), "1000B");
+}
+
+TEST(RateTest, ParsesPerUnit) {
+  EXPECT_DOUBLE_EQ(*ParseRate("100/s"), 100.0);
+  EXPECT_DOUBLE_EQ(*ParseRate("600/m"), 10.0);
+  EXPECT_DOUBLE_EQ(*ParseRate("3600/h"), 1.0);
+  EXPECT_FALSE(ParseRate("0/s").ok());
+  EXPECT_FALSE(ParseRate("100").ok());
+  EXPECT_FALSE(ParseRate("100/d").ok());
+  EXPECT_FALSE(ParseRate("/s").ok());
+}
+
+}  // namespace
+}  // namespace hookrelay
