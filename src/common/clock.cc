@@ -7,8 +7,7 @@ TimePoint SystemClock::Now() const {
 }
 
 Duration SystemClock::MonotonicNow() const {
-  return std::chrono::duration_cast<Duration>(
-      std::chrono::steady_clock::now().time_since_epoch());
+  return std::chrono::duration_cast<Duration>(std::chrono::steady_clock::now().time_since_epoch());
 }
 
 SystemClock& SystemClock::Instance() {

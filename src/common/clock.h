@@ -41,7 +41,7 @@ class FakeClock final : public Clock {
 
  private:
   mutable std::mutex mu_;
-  TimePoint now_;  // GUARDED_BY(mu_)
+  TimePoint now_;     // GUARDED_BY(mu_)
   Duration mono_{0};  // GUARDED_BY(mu_)
 };
 

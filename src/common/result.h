@@ -13,7 +13,7 @@ namespace hookrelay {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok() && "Result needs a value or an error");
     if (status_.ok()) status_ = Status::Internal("Result built from an OK status without value");
@@ -39,8 +39,8 @@ class Result {
 }  // namespace hookrelay
 
 // Evaluates `expr` (a Status); returns it from the enclosing function when it is not OK.
-#define HR_RETURN_IF_ERROR(expr)          \
-  do {                                    \
+#define HR_RETURN_IF_ERROR(expr)             \
+  do {                                       \
     ::hookrelay::Status hr_status_ = (expr); \
     if (!hr_status_.ok()) return hr_status_; \
   } while (0)

@@ -31,8 +31,8 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
 }
 
 bool ValidFields(int year, int mon, int day, int h, int mi, int s) {
-  return year >= 1970 && year <= 9999 && mon >= 1 && mon <= 12 && day >= 1 && day <= 31 &&
-         h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && s >= 0 && s <= 60;
+  return year >= 1970 && year <= 9999 && mon >= 1 && mon <= 12 && day >= 1 && day <= 31 && h >= 0 &&
+         h <= 23 && mi >= 0 && mi <= 59 && s >= 0 && s <= 60;
 }
 
 std::optional<TimePoint> Make(int year, int mon, int day, int h, int mi, int s, int64_t ms) {
@@ -67,8 +67,8 @@ std::optional<TimePoint> ParseRfc3339(std::string_view text) {
   if (text.size() < 20) return std::nullopt;
   std::string s(text);
   int year, mon, day, h, mi, sec, consumed = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%*1[Tt ]%2d:%2d:%2d%n", &year, &mon, &day, &h, &mi,
-                  &sec, &consumed) != 6 ||
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%*1[Tt ]%2d:%2d:%2d%n", &year, &mon, &day, &h, &mi, &sec,
+                  &consumed) != 6 ||
       consumed != 19) {
     return std::nullopt;
   }
@@ -109,8 +109,8 @@ std::optional<TimePoint> ParseHttpDate(std::string_view text) {
   char wday[16] = {0}, mon[4] = {0}, zone[4] = {0};
   int day, year, h, mi, sec, n = 0;
   // IMF-fixdate: Sun, 06 Nov 1994 08:49:37 GMT
-  if (std::sscanf(s.c_str(), "%3s, %2d %3s %4d %2d:%2d:%2d %3s%n", wday, &day, mon, &year, &h,
-                  &mi, &sec, zone, &n) == 8 &&
+  if (std::sscanf(s.c_str(), "%3s, %2d %3s %4d %2d:%2d:%2d %3s%n", wday, &day, mon, &year, &h, &mi,
+                  &sec, zone, &n) == 8 &&
       static_cast<size_t>(n) == s.size() && std::strcmp(zone, "GMT") == 0) {
     int m = MonthIndex(mon);
     if (m < 0) return std::nullopt;
@@ -130,8 +130,8 @@ std::optional<TimePoint> ParseHttpDate(std::string_view text) {
   }
   // asctime: Sun Nov  6 08:49:37 1994
   n = 0;
-  if (std::sscanf(s.c_str(), "%3s %3s %d %2d:%2d:%2d %4d%n", wday, mon, &day, &h, &mi, &sec,
-                  &year, &n) == 7 &&
+  if (std::sscanf(s.c_str(), "%3s %3s %d %2d:%2d:%2d %4d%n", wday, mon, &day, &h, &mi, &sec, &year,
+                  &n) == 7 &&
       static_cast<size_t>(n) == s.size()) {
     int m = MonthIndex(mon);
     if (m < 0) return std::nullopt;

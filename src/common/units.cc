@@ -23,8 +23,9 @@ size_t ReadUnsigned(std::string_view s, uint64_t& value, bool& overflow) {
 Result<Duration> ParseDuration(std::string_view text) {
   const std::string shown = "\"" + std::string(text) + "\"";
   if (text.empty()) {
-    return Status::InvalidArgument("empty duration; expected e.g. \"250ms\", \"5s\", \"5m\", "
-                                   "\"3h\", \"1d\"");
+    return Status::InvalidArgument(
+        "empty duration; expected e.g. \"250ms\", \"5s\", \"5m\", "
+        "\"3h\", \"1d\"");
   }
   // Largest total we accept: 100 years, far below int64 milliseconds overflow.
   constexpr int64_t kMaxMs = 100LL * 365 * 24 * 3600 * 1000;
@@ -71,7 +72,8 @@ Result<Duration> ParseDuration(std::string_view text) {
                                      ": parts must go from largest unit to smallest, each once");
     }
     last_rank = rank;
-    if (n > static_cast<uint64_t>(kMaxMs / scale) || total + static_cast<int64_t>(n) * scale > kMaxMs) {
+    if (n > static_cast<uint64_t>(kMaxMs / scale) ||
+        total + static_cast<int64_t>(n) * scale > kMaxMs) {
       return Status::InvalidArgument("duration " + shown + " is too large (at most 100 years)");
     }
     total += static_cast<int64_t>(n) * scale;

@@ -19,8 +19,9 @@ TEST(TimeFormatTest, Rfc3339Parse) {
   EXPECT_EQ(ToUnixMillis(*ParseRfc3339("1994-11-06T08:49:37.5Z")), kRfcExampleMs + 500);
   EXPECT_EQ(ToUnixMillis(*ParseRfc3339("1994-11-06T09:49:37.123+01:00")), kRfcExampleMs + 123);
   EXPECT_EQ(ToUnixMillis(*ParseRfc3339("1994-11-06T07:49:37-01:00")), kRfcExampleMs);
-  for (const char* bad : {"", "1994-11-06", "1994-11-06T08:49:37", "1994-13-06T08:49:37Z",
-                          "1994-11-06T08:49:37Zjunk", "1994-11-06T25:00:00Z", "x994-11-06T08:49:37Z"}) {
+  for (const char* bad :
+       {"", "1994-11-06", "1994-11-06T08:49:37", "1994-13-06T08:49:37Z", "1994-11-06T08:49:37Zjunk",
+        "1994-11-06T25:00:00Z", "x994-11-06T08:49:37Z"}) {
     EXPECT_FALSE(ParseRfc3339(bad).has_value()) << bad;
   }
 }
@@ -33,8 +34,9 @@ TEST(TimeFormatTest, HttpDateAllThreeForms) {
 }
 
 TEST(TimeFormatTest, HttpDateRejectsMalformed) {
-  for (const char* bad : {"", "120", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Foo 1994 08:49:37 GMT",
-                          "Sun, 06 Nov 1994 08:49:37 GMT extra", "tomorrow"}) {
+  for (const char* bad :
+       {"", "120", "Sun, 06 Nov 1994 08:49:37 PST", "Sun, 06 Foo 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 08:49:37 GMT extra", "tomorrow"}) {
     EXPECT_FALSE(ParseHttpDate(bad).has_value()) << bad;
   }
 }

@@ -1,0 +1,183 @@
+#include "policy/breaker.h"
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "common/units.h"
+
+namespace hookrelay::policy {
+namespace {
+
+constexpr int kMaxThreshold = 1'000'000;
+
+TimePoint SaturatingAdd(TimePoint t, Duration d) {
+  int64_t out;
+  if (__builtin_add_overflow(ToUnixMillis(t), d.count(), &out)) {
+    return d.count() > 0 ? TimePoint::max() : TimePoint::min();
+  }
+  return FromUnixMillis(out);
+}
+
+Result<Duration> ReadDuration(const boost::json::value& v, const std::string& field) {
+  if (!v.is_string()) {
+    return Status::InvalidArgument("must be a duration string such as \"10m\"", field);
+  }
+  const boost::json::string& s = v.get_string();
+  Result<Duration> d = ParseDuration(std::string_view(s.data(), s.size()));
+  if (!d.ok()) return Status::InvalidArgument(d.status().message(), field);
+  return d;
+}
+
+}  // namespace
+
+Status BreakerConfig::Validate() const {
+  if (threshold < 1 || threshold > kMaxThreshold) {
+    return Status::InvalidArgument("must be between 1 and " + std::to_string(kMaxThreshold),
+                                   "threshold");
+  }
+  if (open_periods.empty()) return Status::InvalidArgument("must not be empty", "open");
+  for (size_t i = 0; i < open_periods.size(); ++i) {
+    if (open_periods[i] <= Duration::zero()) {
+      return Status::InvalidArgument("must be greater than 0", "open[" + std::to_string(i) + "]");
+    }
+  }
+  if (escalation_reset < Duration::zero()) {
+    return Status::InvalidArgument("must not be negative", "escalation_reset");
+  }
+  return Status::Ok();
+}
+
+Result<BreakerConfig> ParseBreakerConfig(const boost::json::value& v) {
+  if (!v.is_object()) return Status::InvalidArgument("must be an object");
+  BreakerConfig c;
+  for (const auto& [key_sv, value] : v.get_object()) {
+    const std::string key(key_sv);
+    if (key == "threshold") {
+      const std::string range = "must be between 1 and " + std::to_string(kMaxThreshold);
+      if (value.is_uint64()) return Status::InvalidArgument(range, key);
+      if (!value.is_int64()) return Status::InvalidArgument("must be an integer", key);
+      const int64_t n = value.get_int64();
+      if (n < 1 || n > kMaxThreshold) return Status::InvalidArgument(range, key);
+      c.threshold = static_cast<int>(n);
+    } else if (key == "open") {
+      if (!value.is_array()) {
+        return Status::InvalidArgument(
+            "must be an array of durations such as [\"10m\", \"30m\", \"2h\", \"24h\"]", key);
+      }
+      c.open_periods.clear();
+      const boost::json::array& a = value.get_array();
+      for (size_t i = 0; i < a.size(); ++i) {
+        Result<Duration> d = ReadDuration(a[i], "open[" + std::to_string(i) + "]");
+        if (!d.ok()) return d.status();
+        c.open_periods.push_back(*d);
+      }
+    } else if (key == "escalation_reset") {
+      Result<Duration> d = ReadDuration(value, key);
+      if (!d.ok()) return d.status();
+      c.escalation_reset = *d;
+    } else {
+      return Status::InvalidArgument("unknown field \"" + key + "\"", key);
+    }
+  }
+  HR_RETURN_IF_ERROR(c.Validate());
+  return c;
+}
+
+boost::json::object BreakerConfigToJson(const BreakerConfig& c) {
+  boost::json::object o;
+  o["threshold"] = c.threshold;
+  boost::json::array open;
+  for (Duration d : c.open_periods) open.emplace_back(FormatDuration(d));
+  o["open"] = std::move(open);
+  o["escalation_reset"] = FormatDuration(c.escalation_reset);
+  return o;
+}
+
+std::string_view BreakerStateName(BreakerState s) {
+  switch (s) {
+    case BreakerState::kClosed: return "closed";
+    case BreakerState::kOpen: return "open";
+    case BreakerState::kHalfOpen: return "half_open";
+  }
+  return "unknown";
+}
+
+CircuitBreaker::CircuitBreaker(BreakerConfig config, BreakerSnapshot snapshot)
+    : config_(std::move(config)), s_(std::move(snapshot)) {}
+
+bool CircuitBreaker::AllowRequest(TimePoint now, BreakerTransition* transition) {
+  if (transition) *transition = BreakerTransition::kNone;
+  switch (s_.state) {
+    case BreakerState::kClosed: return true;
+    case BreakerState::kOpen:
+      if (s_.open_until && now < *s_.open_until) return false;
+      s_.state = BreakerState::kHalfOpen;
+      s_.probe_in_flight = true;
+      if (transition) *transition = BreakerTransition::kHalfOpened;
+      return true;
+    case BreakerState::kHalfOpen:
+      // Normally the probe is already out; a snapshot restored without one may send it now.
+      if (s_.probe_in_flight) return false;
+      s_.probe_in_flight = true;
+      return true;
+  }
+  return false;
+}
+
+BreakerTransition CircuitBreaker::RecordSuccess(TimePoint now) {
+  switch (s_.state) {
+    case BreakerState::kClosed: s_.consecutive_failures = 0; return BreakerTransition::kNone;
+    case BreakerState::kOpen:
+      // A request sent before the breaker opened; the probe, not a straggler, decides.
+      return BreakerTransition::kNone;
+    case BreakerState::kHalfOpen:
+      s_.state = BreakerState::kClosed;
+      s_.consecutive_failures = 0;
+      s_.open_until.reset();
+      s_.closed_since = now;
+      s_.probe_in_flight = false;
+      // `trips` stays: tripping again soon continues the escalation until escalation_reset.
+      return BreakerTransition::kClosed;
+  }
+  return BreakerTransition::kNone;
+}
+
+BreakerTransition CircuitBreaker::RecordFailure(TimePoint now) {
+  if (s_.consecutive_failures < std::numeric_limits<int>::max()) ++s_.consecutive_failures;
+  switch (s_.state) {
+    case BreakerState::kClosed:
+      if (s_.consecutive_failures < config_.threshold) return BreakerTransition::kNone;
+      if (s_.closed_since && now - *s_.closed_since >= config_.escalation_reset) s_.trips = 0;
+      Open(now);
+      return BreakerTransition::kOpened;
+    case BreakerState::kOpen:
+      // A straggler from before the trip: counted, but the open period stands.
+      return BreakerTransition::kNone;
+    case BreakerState::kHalfOpen: Open(now); return BreakerTransition::kOpened;
+  }
+  return BreakerTransition::kNone;
+}
+
+void CircuitBreaker::Reset(TimePoint now) {
+  s_ = BreakerSnapshot{};
+  s_.closed_since = now;
+}
+
+void CircuitBreaker::Open(TimePoint now) {
+  const auto& periods = config_.open_periods;
+  Duration period = std::chrono::minutes(10);  // only when Validate() was skipped
+  if (!periods.empty()) {
+    const size_t i = std::min(static_cast<size_t>(std::max(s_.trips, 0)), periods.size() - 1);
+    period = periods[i];
+  }
+  if (s_.trips < std::numeric_limits<int>::max()) ++s_.trips;
+  s_.state = BreakerState::kOpen;
+  s_.open_until = SaturatingAdd(now, period);
+  s_.probe_in_flight = false;
+}
+
+}  // namespace hookrelay::policy

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+
+namespace hookrelay::policy {
+
+struct BreakerConfig {
+  int threshold = 20;  // consecutive failed attempts that open the breaker
+  // Open period for the 1st, 2nd, … trip; the last one repeats.
+  std::vector<Duration> open_periods = {std::chrono::minutes(10), std::chrono::minutes(30),
+                                        std::chrono::hours(2), std::chrono::hours(24)};
+  // After this long closed, the next trip starts again from open_periods[0].
+  Duration escalation_reset = std::chrono::hours(24);
+
+  Status Validate() const;  // names the field: "threshold", "open", "open[1]", "escalation_reset"
+  bool operator==(const BreakerConfig&) const = default;
+};
+
+// {"threshold": 20, "open": ["10m", "30m", "2h", "24h"], "escalation_reset": "24h"}; every
+// field optional; unknown fields rejected.
+Result<BreakerConfig> ParseBreakerConfig(const boost::json::value& v);
+boost::json::object BreakerConfigToJson(const BreakerConfig& c);
+
+enum class BreakerState { kClosed, kOpen, kHalfOpen };
+std::string_view BreakerStateName(BreakerState s);  // "closed", "open", "half_open"
+
+// The breaker's whole state, plain data so a store can persist it and several nodes can share it.
+struct BreakerSnapshot {
+  BreakerState state = BreakerState::kClosed;
+  int consecutive_failures = 0;
+  int trips = 0;                          // trips in the current escalation
+  std::optional<TimePoint> open_until;    // when kOpen
+  std::optional<TimePoint> closed_since;  // when it last closed (for escalation_reset)
+  bool probe_in_flight = false;           // kHalfOpen: the single probe has been let through
+  bool operator==(const BreakerSnapshot&) const = default;
+};
+
+enum class BreakerTransition { kNone, kOpened, kHalfOpened, kClosed };
+
+// A per-destination circuit breaker as a pure state machine: no clock of its own, every call is
+// told the time. Not thread-safe; callers serialize access per destination.
+//  closed    --threshold consecutive failures-->            open (period = open_periods[trips])
+//  open      --now >= open_until, AllowRequest-->           half_open, one probe allowed
+//  half_open --probe succeeds-->                            closed (failures reset)
+//  half_open --probe fails-->                               open with the next longer period
+// While open (and while the probe is out) AllowRequest() is false: no requests, no attempts spent.
+class CircuitBreaker {
+ public:
+  explicit CircuitBreaker(BreakerConfig config, BreakerSnapshot snapshot = {});
+
+  // May a request be sent now? In kOpen past open_until, moves to kHalfOpen and lets exactly one
+  // probe through (reported via `transition` when non-null).
+  bool AllowRequest(TimePoint now, BreakerTransition* transition = nullptr);
+  BreakerTransition RecordSuccess(TimePoint now);
+  BreakerTransition RecordFailure(TimePoint now);
+  // Operator reset: closed, no failures, escalation cleared.
+  void Reset(TimePoint now);
+
+  const BreakerSnapshot& snapshot() const { return s_; }
+  const BreakerConfig& config() const { return config_; }
+  BreakerState state() const { return s_.state; }
+
+ private:
+  void Open(TimePoint now);
+
+  BreakerConfig config_;
+  BreakerSnapshot s_;
+};
+
+}  // namespace hookrelay::policy

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace hookrelay::policy {
+
+// Why an attempt got no HTTP response.
+enum class TransportError {
+  kNone,               // a response was received; see status_code
+  kTimeout,            // the attempt's timeout expired
+  kConnectionRefused,  // nothing listening
+  kConnectionReset,    // the peer closed or reset the connection mid-request
+  kDns,                // the name did not resolve
+  kTls,                // TLS handshake or certificate verification failed
+  kPrivateAddress,     // SSRF guard: resolved to a loopback/private address that is not allowed
+  kOther,              // any other transport failure
+};
+
+std::string_view TransportErrorName(TransportError e);  // "timeout", "connection_refused", …
+
+// What one HTTP attempt produced.
+struct AttemptOutcome {
+  int status_code = 0;  // the HTTP status; 0 when there was no response
+  TransportError error = TransportError::kNone;
+  std::optional<std::string> retry_after;  // the raw Retry-After header, if any
+};
+
+enum class OutcomeClass {
+  kSuccess,    // 2xx
+  kRetryable,  // 408, 429, 5xx, timeout, connection refused/reset, DNS, TLS, other transport
+  kFinal,      // every other status (1xx, 3xx — redirects are not followed — other 4xx,
+               // out-of-range codes), and a refused private address
+};
+
+std::string_view OutcomeClassName(OutcomeClass c);  // "success", "retryable", "final"
+
+struct Classification {
+  OutcomeClass cls;
+  // A sentence for people, naming the status and what to do:
+  // "404 Not Found is not retried: the endpoint says it does not exist; fix the URL, then replay"
+  std::string reason;
+};
+
+Classification Classify(const AttemptOutcome& outcome);
+
+// The standard reason phrase ("Not Found"), or "" for unregistered codes.
+std::string_view StatusText(int status_code);
+
+}  // namespace hookrelay::policy

@@ -1,0 +1,138 @@
+// Black-box tests of `hookrelay schedule`: the real binary, its stdout, stderr and exit code.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "support/process.h"
+
+namespace hookrelay {
+namespace {
+
+namespace json = boost::json;
+using testing::RunProgram;
+using testing::RunResult;
+
+RunResult Schedule(std::vector<std::string> args) {
+  args.insert(args.begin(), {HOOKRELAY_BINARY, "schedule"});
+  return RunProgram(args);
+}
+
+json::object ScheduleJson(std::vector<std::string> args) {
+  args.push_back("--json");
+  RunResult r = Schedule(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out).as_object();
+}
+
+TEST(ScheduleCliTest, ProPresetShowsTheLadder) {
+  RunResult r = Schedule({"--policy", "pro"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* at : {"+0s", "+5m\n", "+35m\n", "+3h35m\n", "+21h35m\n"}) {
+    EXPECT_NE(r.out.find(at), std::string::npos) << "missing " << at << " in\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("+1d"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Gives up"), std::string::npos);
+  EXPECT_NE(r.out.find("5 attempts"), std::string::npos);
+}
+
+TEST(ScheduleCliTest, PresetsJsonAttemptCounts) {
+  struct Case {
+    const char* name;
+    size_t attempts;
+    int64_t last_at_s;
+  };
+  const int64_t h = 3600;
+  for (const Case& c : {Case{"free", 3, 35 * 60}, Case{"pro", 5, 21 * h + 35 * 60},
+                        Case{"scale", 10, 21 * h + 35 * 60 + 5 * 24 * h}}) {
+    json::object doc = ScheduleJson({"--policy", c.name});
+    const json::array& attempts = doc.at("attempts").as_array();
+    ASSERT_EQ(attempts.size(), c.attempts) << c.name;
+    EXPECT_EQ(attempts[0].at("n").as_int64(), 1);
+    EXPECT_EQ(attempts[0].at("at_s").as_int64(), 0);
+    EXPECT_EQ(attempts.back().at("at_s").as_int64(), c.last_at_s) << c.name;
+    // at_s is the running sum of delay_s.
+    int64_t sum = 0;
+    for (const auto& a : attempts) {
+      sum += a.at("delay_s").as_int64();
+      EXPECT_EQ(a.at("at_s").as_int64(), sum) << c.name;
+    }
+    EXPECT_EQ(doc.at("gives_up").at("after_s").as_int64(), c.last_at_s);
+    EXPECT_FALSE(doc.at("gives_up").at("reason").as_string().empty());
+    EXPECT_EQ(doc.at("policy").at("preset").as_string(), c.name);
+  }
+}
+
+TEST(ScheduleCliTest, DefaultPresetIsJitteredAndSeedable) {
+  json::object a = ScheduleJson({"--policy", "default", "--seed", "1"});
+  json::object b = ScheduleJson({"--policy", "default", "--seed", "1"});
+  json::object c = ScheduleJson({"--policy", "default", "--seed", "2"});
+  EXPECT_EQ(json::serialize(a), json::serialize(b));
+  EXPECT_NE(json::serialize(a.at("attempts")), json::serialize(c.at("attempts")));
+  const json::array& attempts = a.at("attempts").as_array();
+  ASSERT_EQ(attempts.size(), 6u);
+  // Equal jitter on base 1m: retry k waits within [d/2, d], d = min(30m, 1m * 2^(k-1)).
+  for (size_t k = 1; k < attempts.size(); ++k) {
+    double d = std::min(1800.0, 60.0 * (1 << (k - 1)));
+    double delay = attempts[k].at("delay_s").to_number<double>();
+    EXPECT_GE(delay, d / 2) << k;
+    EXPECT_LE(delay, d) << k;
+  }
+}
+
+TEST(ScheduleCliTest, CustomPolicyJson) {
+  json::object doc = ScheduleJson(
+      {"--policy-json",
+       R"({"strategy":"exponential","jitter":"none","base":"1s","cap":"10s","max_attempts":6,"max_duration":"1h"})"});
+  const json::array& attempts = doc.at("attempts").as_array();
+  ASSERT_EQ(attempts.size(), 6u);
+  std::vector<int64_t> delays;
+  for (const auto& a : attempts) delays.push_back(a.at("delay_s").as_int64());
+  EXPECT_EQ(delays, (std::vector<int64_t>{0, 1, 2, 4, 8, 10}));  // capped at 10s
+}
+
+TEST(ScheduleCliTest, DeadlineStopsTheSchedule) {
+  json::object doc = ScheduleJson(
+      {"--policy-json",
+       R"({"strategy":"exponential","jitter":"none","base":"1m","cap":"1h","max_attempts":20,"max_duration":"10m"})"});
+  // 0, +1m, +3m, +7m; the next would be +15m, past the 10m deadline.
+  EXPECT_EQ(doc.at("attempts").as_array().size(), 4u);
+  EXPECT_EQ(doc.at("gives_up").at("kind").as_string(), "give_up_deadline");
+}
+
+TEST(ScheduleCliTest, BadInputNamesTheField) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* field;
+  };
+  const std::vector<Case> cases = {
+      {{"--policy", "platinum"}, "preset"},
+      {{"--policy-json", R"({"base":"1m","cap":"30s"})"}, "cap"},
+      {{"--policy-json", R"({"max_attempts":0})"}, "max_attempts"},
+      {{"--policy-json", R"({"max_attempts":-3})"}, "max_attempts"},
+      {{"--policy-json", R"({"jitter":"wobbly"})"}, "jitter"},
+      {{"--policy-json", R"({"base":"soon"})"}, "base"},
+      {{"--policy-json", R"({"bogus":1})"}, "bogus"},
+      {{"--policy-json", R"({"strategy":"ladder","delays":[]})"}, "delays"},
+      {{"--policy-json", "{not json"}, "policy-json"},
+  };
+  for (const Case& c : cases) {
+    RunResult r = Schedule(c.args);
+    EXPECT_NE(r.exit_code, 0) << c.args.back();
+    EXPECT_NE(r.err.find(c.field), std::string::npos)
+        << "stderr should name " << c.field << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+TEST(ScheduleCliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(Schedule({}).exit_code, 2);
+  EXPECT_EQ(Schedule({"--policy", "pro", "--policy-json", "{}"}).exit_code, 2);
+  EXPECT_EQ(Schedule({"--policy", "pro", "--seed", "abc"}).exit_code, 2);
+  EXPECT_EQ(RunProgram({HOOKRELAY_BINARY, "no-such-command"}).exit_code, 2);
+  RunResult help = RunProgram({HOOKRELAY_BINARY, "schedule", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--policy-json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hookrelay

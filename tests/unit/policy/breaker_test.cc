@@ -1,0 +1,301 @@
+#include "policy/breaker.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+namespace hookrelay::policy {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using ::testing::HasSubstr;
+
+const TimePoint kT0 = FromUnixMillis(1'700'000'000'000);
+
+// Fails `n` times at `at`; returns the last transition.
+BreakerTransition FailTimes(CircuitBreaker& b, int n, TimePoint at) {
+  BreakerTransition t = BreakerTransition::kNone;
+  for (int i = 0; i < n; ++i) t = b.RecordFailure(at);
+  return t;
+}
+
+// Lets the open period pass and sends the probe; returns when it was sent.
+TimePoint Probe(CircuitBreaker& b) {
+  const TimePoint at = *b.snapshot().open_until;
+  BreakerTransition t;
+  EXPECT_TRUE(b.AllowRequest(at, &t));
+  EXPECT_EQ(t, BreakerTransition::kHalfOpened);
+  EXPECT_EQ(b.state(), BreakerState::kHalfOpen);
+  return at;
+}
+
+TEST(CircuitBreakerTest, StartsClosedAndAllowsRequests) {
+  CircuitBreaker b(BreakerConfig{});
+  EXPECT_EQ(b.state(), BreakerState::kClosed);
+  BreakerTransition t = BreakerTransition::kOpened;
+  EXPECT_TRUE(b.AllowRequest(kT0, &t));
+  EXPECT_EQ(t, BreakerTransition::kNone);
+  EXPECT_TRUE(b.AllowRequest(kT0));  // the transition pointer is optional
+}
+
+TEST(CircuitBreakerTest, OpensExactlyAtTheThreshold) {
+  CircuitBreaker b(BreakerConfig{});
+  EXPECT_EQ(FailTimes(b, 19, kT0), BreakerTransition::kNone);
+  EXPECT_EQ(b.state(), BreakerState::kClosed);
+  EXPECT_EQ(b.snapshot().consecutive_failures, 19);
+  EXPECT_TRUE(b.AllowRequest(kT0));
+
+  EXPECT_EQ(b.RecordFailure(kT0), BreakerTransition::kOpened);
+  EXPECT_EQ(b.state(), BreakerState::kOpen);
+  EXPECT_EQ(b.snapshot().open_until, kT0 + minutes(10));
+  EXPECT_EQ(b.snapshot().trips, 1);
+}
+
+TEST(CircuitBreakerTest, ASuccessWhileClosedResetsTheCount) {
+  CircuitBreaker b(BreakerConfig{});
+  FailTimes(b, 19, kT0);
+  EXPECT_EQ(b.RecordSuccess(kT0), BreakerTransition::kNone);
+  EXPECT_EQ(b.snapshot().consecutive_failures, 0);
+  EXPECT_EQ(FailTimes(b, 19, kT0), BreakerTransition::kNone);
+  EXPECT_EQ(b.state(), BreakerState::kClosed);
+  EXPECT_EQ(b.RecordFailure(kT0), BreakerTransition::kOpened);
+}
+
+TEST(CircuitBreakerTest, NoRequestsWhileOpen) {
+  CircuitBreaker b(BreakerConfig{});
+  FailTimes(b, 20, kT0);
+  for (Duration after : std::initializer_list<Duration>{Duration::zero(), seconds(1), minutes(5),
+                                                        minutes(10) - milliseconds(1)}) {
+    BreakerTransition t = BreakerTransition::kOpened;
+    EXPECT_FALSE(b.AllowRequest(kT0 + after, &t)) << after.count();
+    EXPECT_EQ(t, BreakerTransition::kNone);
+    EXPECT_EQ(b.state(), BreakerState::kOpen);
+  }
+}
+
+TEST(CircuitBreakerTest, HalfOpenLetsExactlyOneProbeThrough) {
+  CircuitBreaker b(BreakerConfig{});
+  FailTimes(b, 20, kT0);
+  const TimePoint at = kT0 + minutes(10);
+  BreakerTransition t;
+  EXPECT_TRUE(b.AllowRequest(at, &t));
+  EXPECT_EQ(t, BreakerTransition::kHalfOpened);
+  EXPECT_EQ(b.state(), BreakerState::kHalfOpen);
+  EXPECT_TRUE(b.snapshot().probe_in_flight);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_FALSE(b.AllowRequest(at + minutes(i), &t));
+    EXPECT_EQ(t, BreakerTransition::kNone);
+  }
+}
+
+TEST(CircuitBreakerTest, ProbeSuccessClosesAndResetsTheCount) {
+  CircuitBreaker b(BreakerConfig{});
+  FailTimes(b, 20, kT0);
+  const TimePoint at = Probe(b);
+  EXPECT_EQ(b.RecordSuccess(at), BreakerTransition::kClosed);
+  EXPECT_EQ(b.state(), BreakerState::kClosed);
+  EXPECT_EQ(b.snapshot().consecutive_failures, 0);
+  EXPECT_EQ(b.snapshot().closed_since, at);
+  EXPECT_EQ(b.snapshot().open_until, std::nullopt);
+  EXPECT_FALSE(b.snapshot().probe_in_flight);
+  EXPECT_TRUE(b.AllowRequest(at));
+  EXPECT_EQ(FailTimes(b, 19, at), BreakerTransition::kNone);
+  EXPECT_EQ(b.state(), BreakerState::kClosed);
+}
+
+TEST(CircuitBreakerTest, ProbeFailuresEscalateTheOpenPeriod) {
+  CircuitBreaker b(BreakerConfig{});
+  FailTimes(b, 20, kT0);
+  const Duration expected[] = {minutes(30), hours(2), hours(24), hours(24), hours(24)};
+  EXPECT_EQ(*b.snapshot().open_until - kT0, minutes(10));
+  for (Duration period : expected) {
+    const TimePoint at = Probe(b);
+    EXPECT_EQ(b.RecordFailure(at), BreakerTransition::kOpened);
+    EXPECT_EQ(b.state(), BreakerState::kOpen);
+    EXPECT_EQ(*b.snapshot().open_until - at, period);
+    EXPECT_FALSE(b.AllowRequest(at + period - milliseconds(1)));
+  }
+  EXPECT_EQ(b.snapshot().trips, 6);
+}
+
+TEST(CircuitBreakerTest, EscalationContinuesWhenItTripsAgainSoon) {
+  CircuitBreaker b(BreakerConfig{});
+  FailTimes(b, 20, kT0);
+  TimePoint at = Probe(b);
+  b.RecordSuccess(at);
+  at += hours(23);
+  EXPECT_EQ(FailTimes(b, 20, at), BreakerTransition::kOpened);
+  EXPECT_EQ(*b.snapshot().open_until - at, minutes(30));
+}
+
+TEST(CircuitBreakerTest, EscalationResetsAfterADayClosed) {
+  CircuitBreaker b(BreakerConfig{});
+  FailTimes(b, 20, kT0);
+  TimePoint at = Probe(b);
+  b.RecordFailure(at);  // 30m
+  at = Probe(b);
+  b.RecordFailure(at);  // 2h
+  at = Probe(b);
+  EXPECT_EQ(b.RecordSuccess(at), BreakerTransition::kClosed);
+  at += hours(24);
+  EXPECT_EQ(FailTimes(b, 20, at), BreakerTransition::kOpened);
+  EXPECT_EQ(*b.snapshot().open_until - at, minutes(10));
+  EXPECT_EQ(b.snapshot().trips, 1);
+}
+
+TEST(CircuitBreakerTest, ResetClosesAndClearsEscalation) {
+  CircuitBreaker b(BreakerConfig{});
+  FailTimes(b, 20, kT0);
+  TimePoint at = Probe(b);
+  b.RecordFailure(at);
+  ASSERT_EQ(b.state(), BreakerState::kOpen);
+  at += minutes(1);
+  b.Reset(at);
+  EXPECT_EQ(b.state(), BreakerState::kClosed);
+  EXPECT_EQ(b.snapshot(), (BreakerSnapshot{.closed_since = at}));
+  EXPECT_TRUE(b.AllowRequest(at));
+  EXPECT_EQ(FailTimes(b, 20, at), BreakerTransition::kOpened);
+  EXPECT_EQ(*b.snapshot().open_until - at, minutes(10));
+}
+
+TEST(CircuitBreakerTest, StragglersWhileOpenDoNotMoveIt) {
+  CircuitBreaker b(BreakerConfig{});
+  FailTimes(b, 20, kT0);
+  const BreakerSnapshot opened = b.snapshot();
+  EXPECT_EQ(b.RecordSuccess(kT0 + seconds(1)), BreakerTransition::kNone);
+  EXPECT_EQ(b.RecordFailure(kT0 + seconds(2)), BreakerTransition::kNone);
+  EXPECT_EQ(b.state(), BreakerState::kOpen);
+  EXPECT_EQ(b.snapshot().open_until, opened.open_until);
+  EXPECT_EQ(b.snapshot().trips, opened.trips);
+}
+
+TEST(CircuitBreakerTest, RestoresFromASnapshot) {
+  CircuitBreaker first(BreakerConfig{});
+  FailTimes(first, 20, kT0);
+  CircuitBreaker second(first.config(), first.snapshot());
+  EXPECT_FALSE(second.AllowRequest(kT0 + minutes(9)));
+  EXPECT_TRUE(second.AllowRequest(kT0 + minutes(10)));
+  EXPECT_EQ(second.state(), BreakerState::kHalfOpen);
+
+  // Half-open without a probe out (say the node sending it died): the next caller probes.
+  BreakerSnapshot half = second.snapshot();
+  half.probe_in_flight = false;
+  CircuitBreaker third(BreakerConfig{}, half);
+  BreakerTransition t;
+  EXPECT_TRUE(third.AllowRequest(kT0 + minutes(11), &t));
+  EXPECT_EQ(t, BreakerTransition::kNone);
+  EXPECT_FALSE(third.AllowRequest(kT0 + minutes(11)));
+}
+
+TEST(CircuitBreakerTest, MillisecondPeriodsForTests) {
+  BreakerConfig c{.threshold = 2,
+                  .open_periods = {milliseconds(50), milliseconds(100)},
+                  .escalation_reset = milliseconds(500)};
+  CircuitBreaker b(c);
+  EXPECT_EQ(FailTimes(b, 2, kT0), BreakerTransition::kOpened);
+  EXPECT_EQ(*b.snapshot().open_until, kT0 + milliseconds(50));
+  TimePoint at = Probe(b);
+  b.RecordFailure(at);
+  EXPECT_EQ(*b.snapshot().open_until, at + milliseconds(100));
+  at = Probe(b);
+  b.RecordFailure(at);
+  EXPECT_EQ(*b.snapshot().open_until, at + milliseconds(100));  // the last one repeats
+}
+
+TEST(BreakerStateNameTest, Names) {
+  EXPECT_EQ(BreakerStateName(BreakerState::kClosed), "closed");
+  EXPECT_EQ(BreakerStateName(BreakerState::kOpen), "open");
+  EXPECT_EQ(BreakerStateName(BreakerState::kHalfOpen), "half_open");
+}
+
+Result<BreakerConfig> Parse(std::string_view json) {
+  return ParseBreakerConfig(boost::json::parse(json));
+}
+
+TEST(ParseBreakerConfigTest, EveryFieldIsOptional) {
+  Result<BreakerConfig> c = Parse("{}");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(*c, BreakerConfig{});
+  EXPECT_EQ(c->threshold, 20);
+  EXPECT_EQ(c->open_periods,
+            (std::vector<Duration>{minutes(10), minutes(30), hours(2), hours(24)}));
+  EXPECT_EQ(c->escalation_reset, hours(24));
+}
+
+TEST(ParseBreakerConfigTest, EveryField) {
+  Result<BreakerConfig> c =
+      Parse(R"({"threshold": 3, "open": ["50ms", "1s"], "escalation_reset": "2s"})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->threshold, 3);
+  EXPECT_EQ(c->open_periods, (std::vector<Duration>{milliseconds(50), seconds(1)}));
+  EXPECT_EQ(c->escalation_reset, seconds(2));
+}
+
+TEST(ParseBreakerConfigTest, ErrorsNameTheField) {
+  struct Case {
+    const char* json;
+    const char* field;
+    const char* message;
+  };
+  const Case cases[] = {
+      {R"({"threshold": 0})", "threshold", "must be between 1 and 1000000"},
+      {R"({"threshold": -1})", "threshold", "must be between 1 and 1000000"},
+      {R"({"threshold": 18446744073709551615})", "threshold", "must be between 1 and"},
+      {R"({"threshold": 2.5})", "threshold", "must be an integer"},
+      {R"({"threshold": "20"})", "threshold", "must be an integer"},
+      {R"({"open": []})", "open", "must not be empty"},
+      {R"({"open": "10m"})", "open", "must be an array of durations"},
+      {R"({"open": ["10m", "0s"]})", "open[1]", "must be greater than 0"},
+      {R"({"open": ["10m", "ten"]})", "open[1]", "invalid duration \"ten\""},
+      {R"({"open": ["10m", 600]})", "open[1]", "must be a duration string"},
+      {R"({"escalation_reset": "1 day"})", "escalation_reset", "duration \"1 day\""},
+      {R"({"escalation_reset": 86400})", "escalation_reset", "must be a duration string"},
+      {R"({"treshold": 5})", "treshold", "unknown field \"treshold\""},
+      {R"(20)", "", "must be an object"},
+  };
+  for (const Case& c : cases) {
+    Result<BreakerConfig> r = Parse(c.json);
+    ASSERT_FALSE(r.ok()) << c.json;
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_EQ(r.status().field(), c.field) << c.json;
+    EXPECT_THAT(r.status().message(), HasSubstr(c.message)) << c.json;
+  }
+}
+
+TEST(BreakerConfigTest, ValidateNamesTheField) {
+  BreakerConfig c;
+  EXPECT_TRUE(c.Validate().ok());
+  c.threshold = 0;
+  EXPECT_EQ(c.Validate().field(), "threshold");
+  c = {};
+  c.open_periods.clear();
+  EXPECT_EQ(c.Validate().field(), "open");
+  c = {};
+  c.open_periods[1] = -minutes(1);
+  EXPECT_EQ(c.Validate().field(), "open[1]");
+  c = {};
+  c.escalation_reset = -hours(1);
+  EXPECT_EQ(c.Validate().field(), "escalation_reset");
+}
+
+TEST(BreakerConfigTest, JsonRoundTrips) {
+  for (const BreakerConfig& c : {BreakerConfig{}, BreakerConfig{.threshold = 1,
+                                                  .open_periods = {milliseconds(1500)},
+                                                  .escalation_reset = Duration::zero()}}) {
+    boost::json::value json = BreakerConfigToJson(c);
+    Result<BreakerConfig> back = ParseBreakerConfig(json);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, c) << boost::json::serialize(json);
+  }
+  EXPECT_EQ(
+      boost::json::value(BreakerConfigToJson(BreakerConfig{})),
+      boost::json::parse(
+          R"({"threshold": 20, "open": ["10m", "30m", "2h", "1d"], "escalation_reset": "1d"})"));
+}
+
+}  // namespace
+}  // namespace hookrelay::policy
