@@ -1,0 +1,165 @@
+#include "store/fault_injecting_store.h"
+
+#include <utility>
+
+namespace hookrelay::store {
+
+FaultInjectingStore::FaultInjectingStore(Store* target)
+    : target_(target), callback_thread_(&FaultInjectingStore::CallbackLoop, this) {}
+
+FaultInjectingStore::FaultInjectingStore(std::unique_ptr<Store> target)
+    : owned_(std::move(target)),
+      target_(owned_.get()),
+      callback_thread_(&FaultInjectingStore::CallbackLoop, this) {}
+
+FaultInjectingStore::~FaultInjectingStore() {
+  {
+    std::lock_guard<std::mutex> lock(cb_mu_);
+    stopping_ = true;
+  }
+  cb_cv_.notify_all();
+  callback_thread_.join();
+}
+
+void FaultInjectingStore::CallbackLoop() {
+  for (;;) {
+    std::function<void()> cb;
+    {
+      std::unique_lock<std::mutex> lock(cb_mu_);
+      cb_cv_.wait(lock, [this] { return stopping_ || !callbacks_.empty(); });
+      if (callbacks_.empty()) return;
+      cb = std::move(callbacks_.front());
+      callbacks_.pop_front();
+    }
+    cb();
+  }
+}
+
+void FaultInjectingStore::Arm(Fault& fault, int n, bool always, Status status) {
+  if (status.ok()) status = Status::Unavailable("injected fault");
+  fault.remaining = n;
+  fault.always = always;
+  fault.status = std::move(status);
+}
+
+Status FaultInjectingStore::Take(Fault& fault) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fault.always) return fault.status;
+  if (fault.remaining > 0) {
+    --fault.remaining;
+    return fault.status;
+  }
+  return Status::Ok();
+}
+
+void FaultInjectingStore::FailAppends(int n, Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Arm(append_fault_, n, false, std::move(status));
+}
+
+void FaultInjectingStore::FailAllAppends(Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Arm(append_fault_, 0, true, std::move(status));
+}
+
+void FaultInjectingStore::FailRecordAttempts(int n, Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Arm(record_attempt_fault_, n, false, std::move(status));
+}
+
+void FaultInjectingStore::FailAllRecordAttempts(Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Arm(record_attempt_fault_, 0, true, std::move(status));
+}
+
+void FaultInjectingStore::Heal() {
+  std::lock_guard<std::mutex> lock(mu_);
+  append_fault_ = Fault{};
+  record_attempt_fault_ = Fault{};
+}
+
+void FaultInjectingStore::AppendEvent(NewEvent event, AppendCallback done) {
+  Status fault = Take(append_fault_);
+  if (fault.ok()) {
+    target_->AppendEvent(std::move(event), std::move(done));
+    return;
+  }
+  failed_appends_.fetch_add(1);
+  {
+    std::lock_guard<std::mutex> lock(cb_mu_);
+    callbacks_.push_back(
+        [done = std::move(done), fault = std::move(fault)]() mutable { done(std::move(fault)); });
+  }
+  cb_cv_.notify_one();
+}
+
+Status FaultInjectingStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
+                                          const std::string& owner) {
+  Status fault = Take(record_attempt_fault_);
+  if (!fault.ok()) {
+    failed_record_attempts_.fetch_add(1);
+    return fault;
+  }
+  return target_->RecordAttempt(attempt, update, owner);
+}
+
+Result<std::optional<Event>> FaultInjectingStore::GetEvent(const std::string& id) {
+  return target_->GetEvent(id);
+}
+
+Result<EventPage> FaultInjectingStore::ListEvents(const EventFilter& filter,
+                                                  const std::string& cursor, int limit) {
+  return target_->ListEvents(filter, cursor, limit);
+}
+
+Result<std::vector<Delivery>> FaultInjectingStore::GetDeliveries(const std::string& event_id) {
+  return target_->GetDeliveries(event_id);
+}
+
+Result<std::vector<Attempt>> FaultInjectingStore::GetAttempts(int64_t delivery_id) {
+  return target_->GetAttempts(delivery_id);
+}
+
+Result<std::vector<Delivery>> FaultInjectingStore::ClaimDue(TimePoint now, int limit,
+                                                            Duration lease,
+                                                            const std::string& owner) {
+  return target_->ClaimDue(now, limit, lease, owner);
+}
+
+Result<std::optional<TimePoint>> FaultInjectingStore::NextDueAt() { return target_->NextDueAt(); }
+
+Result<std::optional<policy::BreakerSnapshot>> FaultInjectingStore::GetBreaker(
+    const std::string& destination) {
+  return target_->GetBreaker(destination);
+}
+
+Status FaultInjectingStore::PutBreaker(const std::string& destination,
+                                       const policy::BreakerSnapshot& snapshot) {
+  return target_->PutBreaker(destination, snapshot);
+}
+
+Result<int64_t> FaultInjectingStore::PauseDeliveries(const std::string& destination,
+                                                     const std::string& reason) {
+  return target_->PauseDeliveries(destination, reason);
+}
+
+Result<int64_t> FaultInjectingStore::ResumeDeliveries(const std::string& destination,
+                                                      TimePoint now) {
+  return target_->ResumeDeliveries(destination, now);
+}
+
+Result<Delivery> FaultInjectingStore::CreateReplay(const std::string& event_id,
+                                                   const std::string& destination, int max_attempts,
+                                                   TimePoint now) {
+  return target_->CreateReplay(event_id, destination, max_attempts, now);
+}
+
+Result<int64_t> FaultInjectingStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
+  return target_->PurgeEventsBefore(cutoff, batch);
+}
+
+Result<int64_t> FaultInjectingStore::CountDeliveries(DeliveryStatus status) {
+  return target_->CountDeliveries(status);
+}
+
+}  // namespace hookrelay::store

@@ -1,0 +1,103 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "store/store.h"
+
+namespace hookrelay::store {
+
+// A Store that forwards to another one and fails chosen operations on demand, like the Env
+// wrappers of leveldb's tests: it proves "disk full → 503, nothing lost" without filling a disk.
+// A failed operation never reaches the target, so nothing of it is stored.
+//
+// Faults exist for AppendEvent (reported through its callback, which runs on this wrapper's own
+// callback thread, never inline, as the Store contract promises) and RecordAttempt (returned).
+// Every other method is forwarded unchanged. Thread-safe; the knobs may be turned while other
+// threads use the store.
+class FaultInjectingStore final : public Store {
+ public:
+  // Wraps `target`, which is not owned and must outlive this object.
+  explicit FaultInjectingStore(Store* target);
+  // Wraps and owns `target`.
+  explicit FaultInjectingStore(std::unique_ptr<Store> target);
+  // Runs the pending failure callbacks, then stops the callback thread.
+  ~FaultInjectingStore() override;
+  FaultInjectingStore(const FaultInjectingStore&) = delete;
+  FaultInjectingStore& operator=(const FaultInjectingStore&) = delete;
+
+  // The next `n` appends fail with `status` (kUnavailable when `status` is OK).
+  void FailAppends(int n, Status status);
+  // Every append fails with `status` until Heal().
+  void FailAllAppends(Status status);
+  // The same for RecordAttempt.
+  void FailRecordAttempts(int n, Status status);
+  void FailAllRecordAttempts(Status status);
+  // Removes every fault: all operations reach the target again.
+  void Heal();
+
+  // How many operations were failed so far.
+  int64_t failed_appends() const { return failed_appends_.load(); }
+  int64_t failed_record_attempts() const { return failed_record_attempts_.load(); }
+
+  Store& target() { return *target_; }
+
+  void AppendEvent(NewEvent event, AppendCallback done) override;
+  Result<std::optional<Event>> GetEvent(const std::string& id) override;
+  Result<EventPage> ListEvents(const EventFilter& filter, const std::string& cursor,
+                               int limit) override;
+  Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) override;
+  Result<std::vector<Attempt>> GetAttempts(int64_t delivery_id) override;
+  Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
+                                         const std::string& owner) override;
+  Result<std::optional<TimePoint>> NextDueAt() override;
+  Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
+                       const std::string& owner) override;
+  Result<std::optional<policy::BreakerSnapshot>> GetBreaker(
+      const std::string& destination) override;
+  Status PutBreaker(const std::string& destination,
+                    const policy::BreakerSnapshot& snapshot) override;
+  Result<int64_t> PauseDeliveries(const std::string& destination,
+                                  const std::string& reason) override;
+  Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
+  Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
+                                int max_attempts, TimePoint now) override;
+  Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
+  Result<int64_t> CountDeliveries(DeliveryStatus status) override;
+
+ private:
+  struct Fault {
+    int remaining = 0;    // failures left to inject
+    bool always = false;  // fail until healed
+    Status status;
+  };
+  // The error to fail with now, consuming one injected failure; OK when the call may pass.
+  Status Take(Fault& fault);
+  static void Arm(Fault& fault, int n, bool always, Status status);
+  void CallbackLoop();
+
+  std::unique_ptr<Store> owned_;
+  Store* target_;
+
+  std::mutex mu_;
+  Fault append_fault_;          // GUARDED_BY(mu_)
+  Fault record_attempt_fault_;  // GUARDED_BY(mu_)
+  std::atomic<int64_t> failed_appends_{0};
+  std::atomic<int64_t> failed_record_attempts_{0};
+
+  std::mutex cb_mu_;
+  std::condition_variable cb_cv_;
+  std::deque<std::function<void()>> callbacks_;  // GUARDED_BY(cb_mu_)
+  bool stopping_ = false;                        // GUARDED_BY(cb_mu_)
+  std::thread callback_thread_;
+};
+
+}  // namespace hookrelay::store

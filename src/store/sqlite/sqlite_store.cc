@@ -1,0 +1,914 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <future>
+#include <optional>
+#include <utility>
+
+#include "store/sqlite/migrations.h"
+
+namespace hookrelay::store {
+
+using sqlite::Connection;
+using sqlite::Statement;
+
+namespace {
+
+// SQLite's largest max_page_count (SQLITE_MAX_PAGE_COUNT in the 3.40 default build).
+constexpr int64_t kSqliteMaxPageCount = 1073741823;
+constexpr int kBusyTimeoutMs = 5000;
+
+struct Unit {};
+
+// Headers are stored as one blob: for each header, a 4-byte little-endian name length, the name,
+// a 4-byte little-endian value length, the value. Compact, byte-exact, and never parsed by SQL.
+void PutLength(std::string& out, size_t n) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+}
+
+std::string EncodeHeaders(const std::vector<Header>& headers) {
+  std::string out;
+  for (const Header& h : headers) {
+    PutLength(out, h.name.size());
+    out += h.name;
+    PutLength(out, h.value.size());
+    out += h.value;
+  }
+  return out;
+}
+
+bool GetField(std::string_view& in, std::string* field) {
+  if (in.size() < 4) return false;
+  size_t n = 0;
+  for (int i = 0; i < 4; ++i)
+    n |= static_cast<size_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  in.remove_prefix(4);
+  if (in.size() < n) return false;
+  field->assign(in.data(), n);
+  in.remove_prefix(n);
+  return true;
+}
+
+Result<std::vector<Header>> DecodeHeaders(std::string_view in) {
+  std::vector<Header> headers;
+  while (!in.empty()) {
+    Header h;
+    if (!GetField(in, &h.name) || !GetField(in, &h.value)) {
+      return Status::Internal("corrupt headers blob in the database");
+    }
+    headers.push_back(std::move(h));
+  }
+  return headers;
+}
+
+std::string_view BreakerStateText(policy::BreakerState s) {
+  switch (s) {
+    case policy::BreakerState::kClosed: return "closed";
+    case policy::BreakerState::kOpen: return "open";
+    case policy::BreakerState::kHalfOpen: return "half_open";
+  }
+  return "closed";
+}
+
+std::optional<policy::BreakerState> ParseBreakerStateText(std::string_view s) {
+  if (s == "closed") return policy::BreakerState::kClosed;
+  if (s == "open") return policy::BreakerState::kOpen;
+  if (s == "half_open") return policy::BreakerState::kHalfOpen;
+  return std::nullopt;
+}
+
+constexpr char kEventColumns[] =
+    "e.id, e.source, e.received_at, e.content_type, e.size, e.dedup_key, e.headers";
+
+// Reads the columns of kEventColumns (and the body when `body_col` >= 0).
+Result<Event> ReadEvent(const Statement& row, int body_col) {
+  Event e;
+  e.id = row.Text(0);
+  e.source = row.Text(1);
+  e.received_at = row.Time(2);
+  e.content_type = row.Text(3);
+  e.size = row.Int(4);
+  e.dedup_key = row.OptText(5);
+  Result<std::vector<Header>> headers = DecodeHeaders(row.Blob(6));
+  if (!headers.ok()) return headers.status();
+  e.headers = std::move(*headers);
+  if (body_col >= 0) e.body = row.Blob(body_col);
+  return e;
+}
+
+constexpr char kDeliveryColumns[] =
+    "id, event_id, destination, chain, status, attempts, max_attempts, next_attempt_at, deadline, "
+    "first_failure_at, last_delay_ms, reason, lease_until, lease_owner, created_at, updated_at";
+
+Result<Delivery> ReadDelivery(const Statement& row) {
+  Delivery d;
+  d.id = row.Int(0);
+  d.event_id = row.Text(1);
+  d.destination = row.Text(2);
+  d.chain = static_cast<int>(row.Int(3));
+  std::string status = row.Text(4);
+  std::optional<DeliveryStatus> parsed = ParseDeliveryStatus(status);
+  if (!parsed) return Status::Internal("unknown delivery status in the database: " + status);
+  d.status = *parsed;
+  d.attempts = static_cast<int>(row.Int(5));
+  d.max_attempts = static_cast<int>(row.Int(6));
+  d.next_attempt_at = row.Time(7);
+  d.deadline = row.OptTime(8);
+  d.first_failure_at = row.OptTime(9);
+  d.last_delay = Duration(row.Int(10));
+  d.reason = row.OptText(11);
+  d.lease_until = row.OptTime(12);
+  d.lease_owner = row.Text(13);
+  d.created_at = row.Time(14);
+  d.updated_at = row.Time(15);
+  return d;
+}
+
+// All deliveries a query returns.
+Result<std::vector<Delivery>> ReadDeliveries(Statement& stmt, std::string_view what) {
+  std::vector<Delivery> out;
+  for (;;) {
+    Result<bool> row = stmt.Step(what);
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    Result<Delivery> d = ReadDelivery(stmt);
+    if (!d.ok()) return d.status();
+    out.push_back(std::move(*d));
+  }
+}
+
+Result<Delivery> LoadDelivery(Connection& db, int64_t id) {
+  Result<Statement> q =
+      db.Prepare(std::string("SELECT ") + kDeliveryColumns + " FROM deliveries WHERE id = ?1");
+  if (!q.ok()) return q.status();
+  q->BindInt(1, id);
+  Result<bool> row = q->Step("load delivery");
+  if (!row.ok()) return row.status();
+  if (!*row) return Status::Internal("delivery " + std::to_string(id) + " vanished");
+  return ReadDelivery(*q);
+}
+
+// Creates `dir` (and missing parents) if needed; the data directory itself gets mode 0700
+// because it holds every payload ever received.
+Status EnsureDirectory(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::path p(dir);
+  if (p.has_parent_path() && p.parent_path() != p) {
+    std::filesystem::create_directories(p.parent_path(), ec);
+    if (ec) return Status::Unavailable("create " + p.parent_path().string() + ": " + ec.message());
+  }
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Status::Unavailable("create " + dir + ": " + std::strerror(errno));
+  }
+  if (!std::filesystem::is_directory(p, ec)) {
+    return Status::InvalidArgument("not a directory: " + dir, "dir");
+  }
+  return Status::Ok();
+}
+
+// Takes an exclusive lock on dir/hookrelay.lock, held for the store's lifetime: group commit and
+// the single-writer design assume this process is the database's only writer. Returns the fd.
+Result<int> LockDirectory(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "hookrelay.lock").string();
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::Unavailable("open " + path + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return Status::FailedPrecondition("data directory " + dir +
+                                        " is in use by another hookrelay store");
+    }
+    return Status::Unavailable("lock " + path + ": " + std::strerror(err));
+  }
+  return fd;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Write operations
+
+class SqliteStore::WriteOp {
+ public:
+  virtual ~WriteOp() = default;
+  // Runs inside the batch's transaction, inside its own savepoint: an error rolls back only what
+  // this operation did.
+  virtual Status Run(Connection& db) = 0;
+  // Called exactly once after the batch ended: with Run's error, or with the transaction's error
+  // when BEGIN/COMMIT failed, else OK.
+  virtual void Finish(Status status) = 0;
+};
+
+class SqliteStore::AppendOp final : public WriteOp {
+ public:
+  AppendOp(SqliteStore* store, NewEvent event, AppendCallback done)
+      : store_(store), event_(std::move(event)), done_(std::move(done)) {}
+
+  Status Run(Connection& db) override { return store_->Append(db, event_, &result_); }
+  void Finish(Status status) override {
+    if (!done_) return;
+    if (status.ok()) {
+      done_(std::move(result_));
+    } else {
+      done_(std::move(status));
+    }
+  }
+
+ private:
+  SqliteStore* store_;
+  NewEvent event_;
+  AppendCallback done_;
+  AppendResult result_;
+};
+
+template <typename T>
+class SqliteStore::SyncOp final : public WriteOp {
+ public:
+  using Fn = std::function<Result<T>(Connection&)>;
+  SyncOp(Fn fn, std::shared_ptr<std::promise<Result<T>>> promise)
+      : fn_(std::move(fn)), promise_(std::move(promise)) {}
+
+  Status Run(Connection& db) override {
+    result_.emplace(fn_(db));
+    return result_->ok() ? Status::Ok() : result_->status();
+  }
+  void Finish(Status status) override {
+    if (status.ok()) {
+      promise_->set_value(std::move(*result_));
+    } else {
+      promise_->set_value(Result<T>(std::move(status)));
+    }
+  }
+
+ private:
+  Fn fn_;
+  std::optional<Result<T>> result_;
+  // Shared: the waiting thread may return (destroying its future) while set_value is still
+  // running here.
+  std::shared_ptr<std::promise<Result<T>>> promise_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Open / close
+
+Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options, const Clock& clock) {
+  Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(options, clock);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<Store>(std::move(*store));
+}
+
+SqliteStore::SqliteStore(const SqliteOptions& options, const Clock& clock, std::string path)
+    : clock_(clock),
+      path_(std::move(path)),
+      max_batch_(static_cast<size_t>(std::max(1, options.max_batch))) {}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& options,
+                                                       const Clock& clock) {
+  if (options.dir.empty()) return Status::InvalidArgument("data directory is empty", "dir");
+  HR_RETURN_IF_ERROR(EnsureDirectory(options.dir));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(
+      options, clock, (std::filesystem::path(options.dir) / "hookrelay.db").string()));
+  Result<int> lock = LockDirectory(options.dir);
+  if (!lock.ok()) return lock.status();
+  store->lock_fd_ = *lock;
+
+  Result<std::unique_ptr<Connection>> db = Connection::Open(
+      store->path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+  if (!db.ok()) return db.status();
+  Connection& w = **db;
+  Result<std::string> mode = w.PragmaValue("journal_mode = WAL");
+  if (!mode.ok()) return mode.status();
+  if (mode.value() != "wal") {
+    return Status::Unavailable("cannot enable WAL on " + store->path_ + " (got " + *mode + ")");
+  }
+  HR_RETURN_IF_ERROR(
+      w.ExecScript("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; "
+                   "PRAGMA busy_timeout = " +
+                       std::to_string(kBusyTimeoutMs),
+                   "configure " + store->path_));
+  Result<sqlite::MigrationResult> migrated =
+      sqlite::ApplyMigrations(w, sqlite::SchemaMigrations(), clock.Now());
+  if (!migrated.ok()) return migrated.status();
+  store->schema_version_ = migrated->version;
+  store->migrations_applied_ = migrated->applied;
+  // After migrating, so a tiny test limit cannot break schema creation.
+  if (options.max_page_count > 0) {
+    Result<std::string> limit =
+        w.PragmaValue("max_page_count = " + std::to_string(options.max_page_count));
+    if (!limit.ok()) return limit.status();
+  }
+  store->writer_db_ = std::move(*db);
+  store->writer_ = std::thread(&SqliteStore::WriterLoop, store.get());
+  store->writer_id_ = store->writer_.get_id();
+  return store;
+}
+
+SqliteStore::~SqliteStore() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+  {
+    std::lock_guard<std::mutex> lock(readers_mu_);
+    idle_readers_.clear();
+  }
+  writer_db_.reset();  // after the readers: the last connection to close checkpoints the WAL
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The writer
+
+void SqliteStore::Enqueue(std::unique_ptr<WriteOp> op) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!stopping_) {
+      queue_.push_back(std::move(op));
+      op = nullptr;
+    }
+  }
+  if (op) {
+    op->Finish(Status::Unavailable("store is closed"));
+    return;
+  }
+  cv_.notify_one();
+}
+
+template <typename T>
+Result<T> SqliteStore::Write(std::function<Result<T>(Connection&)> fn) {
+  if (std::this_thread::get_id() == writer_id_) {
+    return Status::Internal(
+        "synchronous store write from the store's writer thread (an AppendEvent callback) "
+        "would deadlock");
+  }
+  auto promise = std::make_shared<std::promise<Result<T>>>();
+  std::future<Result<T>> future = promise->get_future();
+  Enqueue(std::make_unique<SyncOp<T>>(std::move(fn), std::move(promise)));
+  return future.get();
+}
+
+void SqliteStore::WriterLoop() {
+  std::vector<std::unique_ptr<WriteOp>> batch;
+  batch.reserve(max_batch_);
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything queued has been done
+      while (!queue_.empty() && batch.size() < max_batch_) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    RunBatch(batch);
+    batch.clear();
+  }
+}
+
+void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
+  Connection& db = *writer_db_;
+  const size_t n = batch.size();
+  stat_batches_.fetch_add(1, std::memory_order_relaxed);
+  stat_ops_.fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed);
+  int64_t largest = stat_largest_batch_.load(std::memory_order_relaxed);
+  while (static_cast<int64_t>(n) > largest &&
+         !stat_largest_batch_.compare_exchange_weak(largest, static_cast<int64_t>(n))) {
+  }
+
+  std::vector<Status> results(n);
+  // Normally one round: one transaction for the whole batch. But SQLite answers SQLITE_FULL (and
+  // I/O errors) in a plain single-row statement by rolling back the whole transaction, not just
+  // the statement. Then the operation that hit the error reports it, and the others of the round,
+  // innocent, run again in a fresh transaction. Every round settles at least one operation, so
+  // this ends; operations are pure functions of the database, so running one again is safe.
+  std::vector<size_t> pending(n);
+  for (size_t i = 0; i < n; ++i) pending[i] = i;
+  while (!pending.empty()) {
+    Status begin = db.Exec("BEGIN IMMEDIATE", "begin transaction");
+    if (!begin.ok()) {
+      Status err = sqlite::TransactionError(begin);
+      for (size_t i : pending) results[i] = err;
+      stat_failed_commits_.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+    std::optional<size_t> culprit;  // position in `pending` of the op that lost the transaction
+    for (size_t pos = 0; pos < pending.size() && !culprit; ++pos) {
+      const size_t i = pending[pos];
+      results[i] = RunInSavepoint(*batch[i]);
+      if (!db.InTransaction()) {
+        culprit = pos;
+        results[i] = sqlite::TransactionError(
+            results[i].ok() ? Status::Unavailable("transaction rolled back by SQLite")
+                            : results[i]);
+      }
+    }
+    if (culprit) {
+      stat_failed_commits_.fetch_add(1, std::memory_order_relaxed);
+      pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*culprit));
+      continue;
+    }
+    Status commit = db.Exec("COMMIT", "commit");
+    if (commit.ok()) {
+      stat_commits_.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      if (db.InTransaction()) db.Exec("ROLLBACK", "rollback");
+      Status err = sqlite::TransactionError(commit);
+      for (size_t i : pending) results[i] = err;
+      stat_failed_commits_.fetch_add(1, std::memory_order_relaxed);
+    }
+    break;
+  }
+  for (size_t i = 0; i < n; ++i) batch[i]->Finish(std::move(results[i]));
+}
+
+Status SqliteStore::RunInSavepoint(WriteOp& op) {
+  Connection& db = *writer_db_;
+  HR_RETURN_IF_ERROR(db.Exec("SAVEPOINT op", "savepoint"));
+  Status s = op.Run(db);
+  if (s.ok()) s = db.Exec("RELEASE op", "release savepoint");
+  if (!s.ok() && db.InTransaction()) {
+    Status undo = db.Exec("ROLLBACK TO op", "rollback to savepoint");
+    if (undo.ok()) undo = db.Exec("RELEASE op", "release savepoint");
+    // Never commit half an operation: if it cannot be undone alone, undo the transaction.
+    if (!undo.ok()) db.Exec("ROLLBACK", "rollback");
+  }
+  return s;
+}
+
+SqliteStore::WriterStats SqliteStore::writer_stats() const {
+  WriterStats s;
+  s.ops = stat_ops_.load(std::memory_order_relaxed);
+  s.batches = stat_batches_.load(std::memory_order_relaxed);
+  s.commits = stat_commits_.load(std::memory_order_relaxed);
+  s.failed_commits = stat_failed_commits_.load(std::memory_order_relaxed);
+  s.largest_batch = stat_largest_batch_.load(std::memory_order_relaxed);
+  return s;
+}
+
+Result<int64_t> SqliteStore::SetMaxPageCount(int64_t pages) {
+  int64_t limit = pages > 0 ? pages : kSqliteMaxPageCount;
+  return Write<int64_t>([limit](Connection& db) -> Result<int64_t> {
+    Result<std::string> v = db.PragmaValue("max_page_count = " + std::to_string(limit));
+    if (!v.ok()) return v.status();
+    return static_cast<int64_t>(std::stoll(*v));
+  });
+}
+
+Result<std::string> SqliteStore::WriterPragma(const std::string& name) {
+  return Write<std::string>(
+      [name](Connection& db) -> Result<std::string> { return db.PragmaValue(name); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes
+
+void SqliteStore::AppendEvent(NewEvent event, AppendCallback done) {
+  Enqueue(std::make_unique<AppendOp>(this, std::move(event), std::move(done)));
+}
+
+Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* result) {
+  if (ev.id.empty()) return Status::InvalidArgument("event id is empty", "id");
+  if (ev.dedup_key) {
+    // Runs in the batch's transaction, after the appends queued before this one: a duplicate in
+    // the same batch is found too.
+    Result<Statement> q = db.Prepare(
+        "SELECT id FROM events WHERE source = ?1 AND dedup_key = ?2 AND received_at >= ?3 "
+        "ORDER BY received_at DESC LIMIT 1");
+    if (!q.ok()) return q.status();
+    q->BindText(1, ev.source)
+        .BindText(2, *ev.dedup_key)
+        .BindTime(3, ev.received_at - ev.dedup_window);
+    Result<bool> row = q->Step("dedup lookup");
+    if (!row.ok()) return row.status();
+    if (*row) {
+      result->id = q->Text(0);
+      result->duplicate = true;
+      return Status::Ok();
+    }
+  }
+  {
+    const std::string headers = EncodeHeaders(ev.headers);
+    Result<Statement> ins = db.Prepare(
+        "INSERT INTO events(id, source, received_at, content_type, size, dedup_key, headers, body)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    if (!ins.ok()) return ins.status();
+    ins->BindText(1, ev.id)
+        .BindText(2, ev.source)
+        .BindTime(3, ev.received_at)
+        .BindText(4, ev.content_type)
+        .BindInt(5, static_cast<int64_t>(ev.body.size()))
+        .BindOptText(6, ev.dedup_key)
+        .BindBlob(7, headers)
+        .BindBlob(8, ev.body);
+    HR_RETURN_IF_ERROR(ins->Exec("insert event " + ev.id));
+  }
+  const TimePoint now = clock_.Now();
+  for (const NewDelivery& d : ev.deliveries) {
+    Result<Statement> ins = db.Prepare(
+        "INSERT INTO deliveries(event_id, destination, chain, status, attempts, max_attempts,"
+        " next_attempt_at, reason, created_at, updated_at)"
+        " VALUES (?1, ?2, 0, ?3, 0, ?4, ?5, ?6, ?7, ?7)");
+    if (!ins.ok()) return ins.status();
+    ins->BindText(1, ev.id)
+        .BindText(2, d.destination)
+        .BindText(3, DeliveryStatusName(d.status))
+        .BindInt(4, d.max_attempts)
+        .BindTime(5, d.next_attempt_at)
+        .BindOptText(6, d.reason)
+        .BindTime(7, now);
+    HR_RETURN_IF_ERROR(ins->Exec("insert delivery of " + ev.id + " to " + d.destination));
+  }
+  result->id = ev.id;
+  result->duplicate = false;
+  return Status::Ok();
+}
+
+Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Duration lease,
+                                                    const std::string& owner) {
+  if (limit <= 0) return std::vector<Delivery>{};
+  return Write<std::vector<Delivery>>(
+      [now, limit, lease, owner](Connection& db) -> Result<std::vector<Delivery>> {
+        // Each arm walks its own index in due order and stops at `limit`, so claiming costs the
+        // same with an empty backlog and with millions waiting. An expired lease is due since it
+        // expired.
+        std::vector<int64_t> ids;
+        {
+          Result<Statement> q = db.Prepare(
+              "SELECT id FROM ("
+              " SELECT * FROM (SELECT id, next_attempt_at AS due FROM deliveries"
+              "  WHERE status = 'scheduled' AND next_attempt_at <= ?1"
+              "  ORDER BY next_attempt_at, id LIMIT ?2)"
+              " UNION ALL"
+              " SELECT * FROM (SELECT id, lease_until AS due FROM deliveries"
+              "  WHERE status = 'delivering' AND lease_until <= ?1"
+              "  ORDER BY lease_until, id LIMIT ?2))"
+              " ORDER BY due, id LIMIT ?2");
+          if (!q.ok()) return q.status();
+          q->BindTime(1, now).BindInt(2, limit);
+          for (;;) {
+            Result<bool> row = q->Step("find due deliveries");
+            if (!row.ok()) return row.status();
+            if (!*row) break;
+            ids.push_back(q->Int(0));
+          }
+        }
+        std::vector<Delivery> claimed;
+        claimed.reserve(ids.size());
+        for (int64_t id : ids) {
+          {
+            Result<Statement> up = db.Prepare(
+                "UPDATE deliveries SET status = 'delivering', lease_until = ?2, lease_owner = ?3,"
+                " updated_at = ?4 WHERE id = ?1");
+            if (!up.ok()) return up.status();
+            up->BindInt(1, id).BindTime(2, now + lease).BindText(3, owner).BindTime(4, now);
+            HR_RETURN_IF_ERROR(up->Exec("lease delivery"));
+          }
+          Result<Delivery> d = LoadDelivery(db, id);
+          if (!d.ok()) return d.status();
+          claimed.push_back(std::move(*d));
+        }
+        return claimed;
+      });
+}
+
+Status SqliteStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
+                                  const std::string& owner) {
+  const TimePoint now = clock_.Now();
+  Result<Unit> r = Write<Unit>([&attempt, &update, &owner, now](Connection& db) -> Result<Unit> {
+    const std::string what = "delivery " + std::to_string(attempt.delivery_id);
+    {
+      Result<Statement> q = db.Prepare("SELECT status, lease_owner FROM deliveries WHERE id = ?1");
+      if (!q.ok()) return q.status();
+      q->BindInt(1, attempt.delivery_id);
+      Result<bool> row = q->Step("check lease of " + what);
+      if (!row.ok()) return row.status();
+      if (!*row) return Status::NotFound(what + " not found");
+      if (q->Text(0) != DeliveryStatusName(DeliveryStatus::kDelivering) || q->Text(1) != owner) {
+        return Status::FailedPrecondition(what + " is not leased by " + owner);
+      }
+    }
+    {
+      Result<Statement> ins = db.Prepare(
+          "INSERT INTO attempts(delivery_id, n, started_at, duration_ms, status_code, error,"
+          " retry_after, snippet) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      if (!ins.ok()) return ins.status();
+      std::optional<int64_t> code;
+      if (attempt.status_code) code = *attempt.status_code;
+      ins->BindInt(1, attempt.delivery_id)
+          .BindInt(2, attempt.n)
+          .BindTime(3, attempt.started_at)
+          .BindInt(4, attempt.duration_ms)
+          .BindOptInt(5, code)
+          .BindOptText(6, attempt.error)
+          .BindOptText(7, attempt.retry_after)
+          .BindBlob(8, attempt.response_snippet);
+      HR_RETURN_IF_ERROR(ins->Exec("insert attempt of " + what));
+    }
+    Result<Statement> up = db.Prepare(
+        "UPDATE deliveries SET status = ?2, attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
+        " first_failure_at = ?6, last_delay_ms = ?7, reason = ?8, lease_until = NULL,"
+        " lease_owner = '', updated_at = ?9 WHERE id = ?1");
+    if (!up.ok()) return up.status();
+    up->BindInt(1, attempt.delivery_id)
+        .BindText(2, DeliveryStatusName(update.status))
+        .BindInt(3, attempt.n)
+        .BindTime(4, update.next_attempt_at)
+        .BindOptTime(5, update.deadline)
+        .BindOptTime(6, update.first_failure_at)
+        .BindInt(7, update.last_delay.count())
+        .BindOptText(8, update.reason)
+        .BindTime(9, now);
+    HR_RETURN_IF_ERROR(up->Exec("update " + what));
+    return Unit{};
+  });
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Status SqliteStore::PutBreaker(const std::string& destination,
+                               const policy::BreakerSnapshot& snapshot) {
+  Result<Unit> r = Write<Unit>([&destination, &snapshot](Connection& db) -> Result<Unit> {
+    Result<Statement> up = db.Prepare(
+        "INSERT INTO breakers(destination, state, consecutive_failures, trips, open_until,"
+        " closed_since, probe_in_flight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+        " ON CONFLICT(destination) DO UPDATE SET state = excluded.state,"
+        " consecutive_failures = excluded.consecutive_failures, trips = excluded.trips,"
+        " open_until = excluded.open_until, closed_since = excluded.closed_since,"
+        " probe_in_flight = excluded.probe_in_flight");
+    if (!up.ok()) return up.status();
+    up->BindText(1, destination)
+        .BindText(2, BreakerStateText(snapshot.state))
+        .BindInt(3, snapshot.consecutive_failures)
+        .BindInt(4, snapshot.trips)
+        .BindOptTime(5, snapshot.open_until)
+        .BindOptTime(6, snapshot.closed_since)
+        .BindInt(7, snapshot.probe_in_flight ? 1 : 0);
+    HR_RETURN_IF_ERROR(up->Exec("store breaker of " + destination));
+    return Unit{};
+  });
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<int64_t> SqliteStore::PauseDeliveries(const std::string& destination,
+                                             const std::string& reason) {
+  const TimePoint now = clock_.Now();
+  return Write<int64_t>([&destination, &reason, now](Connection& db) -> Result<int64_t> {
+    Result<Statement> up = db.Prepare(
+        "UPDATE deliveries SET status = 'paused', reason = ?2, updated_at = ?3"
+        " WHERE destination = ?1 AND status = 'scheduled'");
+    if (!up.ok()) return up.status();
+    up->BindText(1, destination).BindText(2, reason).BindTime(3, now);
+    HR_RETURN_IF_ERROR(up->Exec("pause deliveries to " + destination));
+    return db.Changes();
+  });
+}
+
+Result<int64_t> SqliteStore::ResumeDeliveries(const std::string& destination, TimePoint now) {
+  return Write<int64_t>([&destination, now](Connection& db) -> Result<int64_t> {
+    Result<Statement> up = db.Prepare(
+        "UPDATE deliveries SET status = 'scheduled', next_attempt_at = ?2, reason = NULL,"
+        " updated_at = ?2 WHERE destination = ?1 AND status = 'paused'");
+    if (!up.ok()) return up.status();
+    up->BindText(1, destination).BindTime(2, now);
+    HR_RETURN_IF_ERROR(up->Exec("resume deliveries to " + destination));
+    return db.Changes();
+  });
+}
+
+Result<Delivery> SqliteStore::CreateReplay(const std::string& event_id,
+                                           const std::string& destination, int max_attempts,
+                                           TimePoint now) {
+  return Write<Delivery>(
+      [&event_id, &destination, max_attempts, now](Connection& db) -> Result<Delivery> {
+        int64_t chain = 0;
+        {
+          Result<Statement> q = db.Prepare(
+              "SELECT EXISTS (SELECT 1 FROM events WHERE id = ?1),"
+              " (SELECT COALESCE(MAX(chain), -1) + 1 FROM deliveries"
+              "  WHERE event_id = ?1 AND destination = ?2)");
+          if (!q.ok()) return q.status();
+          q->BindText(1, event_id).BindText(2, destination);
+          Result<bool> row = q->Step("replay lookup");
+          if (!row.ok()) return row.status();
+          if (!*row || q->Int(0) == 0) return Status::NotFound("event " + event_id + " not found");
+          chain = q->Int(1);
+        }
+        {
+          Result<Statement> ins = db.Prepare(
+              "INSERT INTO deliveries(event_id, destination, chain, status, attempts,"
+              " max_attempts, next_attempt_at, created_at, updated_at)"
+              " VALUES (?1, ?2, ?3, 'scheduled', 0, ?4, ?5, ?5, ?5)");
+          if (!ins.ok()) return ins.status();
+          ins->BindText(1, event_id)
+              .BindText(2, destination)
+              .BindInt(3, chain)
+              .BindInt(4, max_attempts)
+              .BindTime(5, now);
+          HR_RETURN_IF_ERROR(ins->Exec("insert replay of " + event_id));
+        }
+        return LoadDelivery(db, db.LastInsertRowid());
+      });
+}
+
+Result<int64_t> SqliteStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
+  if (batch <= 0) return int64_t{0};
+  return Write<int64_t>([cutoff, batch](Connection& db) -> Result<int64_t> {
+    // Deliveries and attempts go with their events (ON DELETE CASCADE).
+    Result<Statement> del = db.Prepare(
+        "DELETE FROM events WHERE id IN"
+        " (SELECT id FROM events WHERE received_at < ?1 ORDER BY received_at LIMIT ?2)");
+    if (!del.ok()) return del.status();
+    del->BindTime(1, cutoff).BindInt(2, batch);
+    HR_RETURN_IF_ERROR(del->Exec("purge events"));
+    return db.Changes();  // counts the events only, not the cascaded rows
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+void SqliteStore::ReaderDeleter::operator()(Connection* c) const {
+  std::unique_ptr<Connection> owned(c);
+  std::lock_guard<std::mutex> lock(store->readers_mu_);
+  if (store->idle_readers_.size() < kMaxIdleReaders)
+    store->idle_readers_.push_back(std::move(owned));
+}
+
+Result<SqliteStore::Reader> SqliteStore::AcquireReader() {
+  {
+    std::lock_guard<std::mutex> lock(readers_mu_);
+    if (!idle_readers_.empty()) {
+      Reader r(idle_readers_.back().release(), ReaderDeleter{this});
+      idle_readers_.pop_back();
+      return r;
+    }
+  }
+  Result<std::unique_ptr<Connection>> c =
+      Connection::Open(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX);
+  if (!c.ok()) return c.status();
+  // query_only: a bug can never turn a reader into a second writer.
+  HR_RETURN_IF_ERROR((*c)->ExecScript(
+      "PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs) + "; PRAGMA query_only = 1",
+      "configure reader"));
+  return Reader(c->release(), ReaderDeleter{this});
+}
+
+Result<std::optional<Event>> SqliteStore::GetEvent(const std::string& id) {
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q = (*db)->Prepare(std::string("SELECT ") + kEventColumns +
+                                       ", e.body FROM events e WHERE e.id = ?1");
+  if (!q.ok()) return q.status();
+  q->BindText(1, id);
+  Result<bool> row = q->Step("get event " + id);
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<Event>();
+  Result<Event> e = ReadEvent(*q, 7);
+  if (!e.ok()) return e.status();
+  return std::optional<Event>(std::move(*e));
+}
+
+Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::string& cursor,
+                                          int limit) {
+  limit = std::clamp(limit, 1, 1000);
+  // Only the filters in use appear in the SQL, so the planner sees plain conditions. Parameter
+  // numbers are fixed; ?7 (the limit) is always present, which makes ?1..?6 valid to bind even
+  // when unused.
+  std::string sql = std::string("SELECT ") + kEventColumns + " FROM events e WHERE 1 = 1";
+  if (!cursor.empty()) sql += " AND e.id < ?1";
+  if (filter.source) sql += " AND e.source = ?2";
+  if (filter.since) sql += " AND e.received_at >= ?3";
+  if (filter.until) sql += " AND e.received_at < ?4";
+  if (filter.status || filter.destination) {
+    // Both set: one delivery must match both (a failed delivery *to* that destination).
+    sql += " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id";
+    if (filter.status) sql += " AND d.status = ?5";
+    if (filter.destination) sql += " AND d.destination = ?6";
+    sql += ")";
+  }
+  sql += " ORDER BY e.id DESC LIMIT ?7";
+
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q = (*db)->Prepare(sql);
+  if (!q.ok()) return q.status();
+  const std::string status =
+      filter.status ? std::string(DeliveryStatusName(*filter.status)) : std::string();
+  q->BindText(1, cursor)
+      .BindOptText(2, filter.source)
+      .BindOptTime(3, filter.since)
+      .BindOptTime(4, filter.until)
+      .BindText(5, status)
+      .BindOptText(6, filter.destination)
+      .BindInt(7, limit + 1);  // one more than asked tells whether a next page exists
+  EventPage page;
+  for (;;) {
+    Result<bool> row = q->Step("list events");
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    if (static_cast<int>(page.items.size()) == limit) {
+      page.next_cursor = page.items.back().id;
+      break;
+    }
+    Result<Event> e = ReadEvent(*q, -1);
+    if (!e.ok()) return e.status();
+    page.items.push_back(std::move(*e));
+  }
+  return page;
+}
+
+Result<std::vector<Delivery>> SqliteStore::GetDeliveries(const std::string& event_id) {
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q = (*db)->Prepare(std::string("SELECT ") + kDeliveryColumns +
+                                       " FROM deliveries WHERE event_id = ?1 ORDER BY id");
+  if (!q.ok()) return q.status();
+  q->BindText(1, event_id);
+  return ReadDeliveries(*q, "get deliveries of " + event_id);
+}
+
+Result<std::vector<Attempt>> SqliteStore::GetAttempts(int64_t delivery_id) {
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q = (*db)->Prepare(
+      "SELECT delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet"
+      " FROM attempts WHERE delivery_id = ?1 ORDER BY n");
+  if (!q.ok()) return q.status();
+  q->BindInt(1, delivery_id);
+  std::vector<Attempt> out;
+  for (;;) {
+    Result<bool> row = q->Step("get attempts");
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    Attempt a;
+    a.delivery_id = q->Int(0);
+    a.n = static_cast<int>(q->Int(1));
+    a.started_at = q->Time(2);
+    a.duration_ms = q->Int(3);
+    if (!q->IsNull(4)) a.status_code = static_cast<int>(q->Int(4));
+    a.error = q->OptText(5);
+    a.retry_after = q->OptText(6);
+    a.response_snippet = q->Blob(7);
+    out.push_back(std::move(a));
+  }
+}
+
+Result<std::optional<TimePoint>> SqliteStore::NextDueAt() {
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q =
+      (*db)->Prepare("SELECT MIN(next_attempt_at) FROM deliveries WHERE status = 'scheduled'");
+  if (!q.ok()) return q.status();
+  Result<bool> row = q->Step("next due");
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<TimePoint>();
+  return q->OptTime(0);
+}
+
+Result<std::optional<policy::BreakerSnapshot>> SqliteStore::GetBreaker(
+    const std::string& destination) {
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q = (*db)->Prepare(
+      "SELECT state, consecutive_failures, trips, open_until, closed_since, probe_in_flight"
+      " FROM breakers WHERE destination = ?1");
+  if (!q.ok()) return q.status();
+  q->BindText(1, destination);
+  Result<bool> row = q->Step("get breaker of " + destination);
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<policy::BreakerSnapshot>();
+  policy::BreakerSnapshot s;
+  std::string state = q->Text(0);
+  std::optional<policy::BreakerState> parsed = ParseBreakerStateText(state);
+  if (!parsed) return Status::Internal("unknown breaker state in the database: " + state);
+  s.state = *parsed;
+  s.consecutive_failures = static_cast<int>(q->Int(1));
+  s.trips = static_cast<int>(q->Int(2));
+  s.open_until = q->OptTime(3);
+  s.closed_since = q->OptTime(4);
+  s.probe_in_flight = q->Int(5) != 0;
+  return std::optional<policy::BreakerSnapshot>(s);
+}
+
+Result<int64_t> SqliteStore::CountDeliveries(DeliveryStatus status) {
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q = (*db)->Prepare("SELECT COUNT(*) FROM deliveries WHERE status = ?1");
+  if (!q.ok()) return q.status();
+  q->BindText(1, DeliveryStatusName(status));
+  Result<bool> row = q->Step("count deliveries");
+  if (!row.ok()) return row.status();
+  return *row ? q->Int(0) : int64_t{0};
+}
+
+}  // namespace hookrelay::store

@@ -1,0 +1,156 @@
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "store/sqlite/sqlite_db.h"
+#include "store/store.h"
+
+namespace hookrelay::store {
+
+// The embedded store: one SQLite database file (dir/hookrelay.db) in WAL mode with
+// synchronous=FULL, so a committed transaction survives power loss.
+//
+// Writes. One writer thread owns the only write connection. Every write method (AppendEvent,
+// ClaimDue, RecordAttempt, PutBreaker, Pause/ResumeDeliveries, CreateReplay, PurgeEventsBefore)
+// queues an operation for it. The writer takes everything queued (up to max_batch operations),
+// runs them in ONE transaction, each inside its own SAVEPOINT so one operation's failure (a
+// constraint, a full disk) rolls back only that operation, then COMMITs once: one WAL fsync per
+// batch, however many events it holds (group commit). Completions run after the COMMIT, on the
+// writer thread, in queue order. If BEGIN or COMMIT fails, every operation of the batch reports it
+// (kResourceExhausted when the disk is full, kUnavailable otherwise), the transaction is rolled
+// back and the writer goes on with the next batch. When SQLite itself rolls the transaction back
+// in the middle (it does so on SQLITE_FULL), only the operation that hit the error fails; the
+// others are run again in a new transaction.
+//
+// Reads use a small pool of their own connections and never wait for the writer: WAL readers see
+// the last committed state.
+//
+// Thread-safe. The synchronous write methods block until their batch has committed.
+class SqliteStore final : public Store {
+ public:
+  // Opens (creating `options.dir` with mode 0700 and the database as needed), sets the pragmas,
+  // applies pending migrations and starts the writer thread. The directory is locked
+  // (dir/hookrelay.lock, flock) while the store is open: a second store on it, in this process or
+  // another, gets kFailedPrecondition.
+  static Result<std::unique_ptr<SqliteStore>> Open(const SqliteOptions& options,
+                                                   const Clock& clock);
+  // Finishes every queued operation (their completions run), stops the writer, closes.
+  // REQUIRES: no other thread calls into the store any more.
+  ~SqliteStore() override;
+
+  // `done` runs on the writer thread after the commit: it must be quick and must not block (every
+  // other write waits behind it), and it must not call the synchronous write methods of this
+  // store (they would wait for the writer that is running `done`; they return kInternal instead).
+  void AppendEvent(NewEvent event, AppendCallback done) override;
+  Result<std::optional<Event>> GetEvent(const std::string& id) override;
+  Result<EventPage> ListEvents(const EventFilter& filter, const std::string& cursor,
+                               int limit) override;
+  Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) override;
+  Result<std::vector<Attempt>> GetAttempts(int64_t delivery_id) override;
+  Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
+                                         const std::string& owner) override;
+  Result<std::optional<TimePoint>> NextDueAt() override;
+  Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
+                       const std::string& owner) override;
+  Result<std::optional<policy::BreakerSnapshot>> GetBreaker(
+      const std::string& destination) override;
+  Status PutBreaker(const std::string& destination,
+                    const policy::BreakerSnapshot& snapshot) override;
+  Result<int64_t> PauseDeliveries(const std::string& destination,
+                                  const std::string& reason) override;
+  Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
+  Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
+                                int max_attempts, TimePoint now) override;
+  Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
+  Result<int64_t> CountDeliveries(DeliveryStatus status) override;
+
+  // Counters of the writer, for tests, benchmarks and metrics. Monotonic.
+  struct WriterStats {
+    int64_t ops = 0;             // operations executed
+    int64_t batches = 0;         // batches taken from the queue
+    int64_t commits = 0;         // successful COMMITs (each one WAL fsync)
+    int64_t failed_commits = 0;  // transactions that failed to BEGIN/COMMIT or were rolled back
+                                 // by SQLite (e.g. on SQLITE_FULL)
+    int64_t largest_batch = 0;   // most operations taken in one batch
+  };
+  WriterStats writer_stats() const;
+
+  const std::string& path() const { return path_; }
+  // The schema version after opening, and how many migrations this open applied.
+  int schema_version() const { return schema_version_; }
+  int migrations_applied() const { return migrations_applied_; }
+
+  // Test hook: the value of `PRAGMA <name>` on the write connection ("synchronous" → "2"), so tests
+  // can check the durability settings that are per connection.
+  Result<std::string> WriterPragma(const std::string& name);
+  // Test hook: changes SQLite's max_page_count on the write connection (0 = SQLite's maximum),
+  // e.g. to relieve the "disk full" pressure set by SqliteOptions::max_page_count. SQLite never
+  // lowers it below the current size. Returns the limit in effect.
+  Result<int64_t> SetMaxPageCount(int64_t pages);
+
+ private:
+  class WriteOp;
+  class AppendOp;
+  template <typename T>
+  class SyncOp;
+
+  SqliteStore(const SqliteOptions& options, const Clock& clock, std::string path);
+
+  // Queues `op` for the writer. After shutdown began, fails it at once with kUnavailable.
+  void Enqueue(std::unique_ptr<WriteOp> op);
+  // Runs `fn` on the writer thread inside the next batch and waits for the batch to commit.
+  template <typename T>
+  Result<T> Write(std::function<Result<T>(sqlite::Connection&)> fn);
+  void WriterLoop();
+  void RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch);
+  Status RunInSavepoint(WriteOp& op);
+  // The body of one AppendEvent, run by the writer inside the batch transaction.
+  Status Append(sqlite::Connection& db, const NewEvent& event, AppendResult* result);
+
+  // Read connections: borrowed for one call, returned to the pool (at most kMaxIdleReaders kept).
+  struct ReaderDeleter {
+    SqliteStore* store;
+    void operator()(sqlite::Connection* c) const;
+  };
+  using Reader = std::unique_ptr<sqlite::Connection, ReaderDeleter>;
+  Result<Reader> AcquireReader();
+  static constexpr size_t kMaxIdleReaders = 8;
+
+  const Clock& clock_;
+  const std::string path_;
+  const size_t max_batch_;
+  int schema_version_ = 0;
+  int migrations_applied_ = 0;
+
+  int lock_fd_ = -1;                               // holds the directory lock
+  std::unique_ptr<sqlite::Connection> writer_db_;  // used only by writer_
+  std::thread writer_;
+  std::thread::id writer_id_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<WriteOp>> queue_;  // GUARDED_BY(mu_)
+  bool stopping_ = false;                       // GUARDED_BY(mu_)
+
+  std::mutex readers_mu_;
+  std::vector<std::unique_ptr<sqlite::Connection>> idle_readers_;  // GUARDED_BY(readers_mu_)
+
+  std::atomic<int64_t> stat_ops_{0};
+  std::atomic<int64_t> stat_batches_{0};
+  std::atomic<int64_t> stat_commits_{0};
+  std::atomic<int64_t> stat_failed_commits_{0};
+  std::atomic<int64_t> stat_largest_batch_{0};
+};
+
+}  // namespace hookrelay::store

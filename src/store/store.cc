@@ -1,0 +1,38 @@
+#include "store/store.h"
+
+#include <future>
+#include <memory>
+
+namespace hookrelay::store {
+
+std::string_view DeliveryStatusName(DeliveryStatus s) {
+  switch (s) {
+    case DeliveryStatus::kScheduled: return "scheduled";
+    case DeliveryStatus::kDelivering: return "delivering";
+    case DeliveryStatus::kDelivered: return "delivered";
+    case DeliveryStatus::kFailed: return "failed";
+    case DeliveryStatus::kPaused: return "paused";
+  }
+  return "scheduled";
+}
+
+std::optional<DeliveryStatus> ParseDeliveryStatus(std::string_view name) {
+  for (DeliveryStatus s :
+       {DeliveryStatus::kScheduled, DeliveryStatus::kDelivering, DeliveryStatus::kDelivered,
+        DeliveryStatus::kFailed, DeliveryStatus::kPaused}) {
+    if (DeliveryStatusName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
+Result<AppendResult> Store::AppendEventSync(NewEvent event) {
+  // Shared with the callback: the store thread may still be inside set_value when this thread
+  // wakes up and returns.
+  auto promise = std::make_shared<std::promise<Result<AppendResult>>>();
+  std::future<Result<AppendResult>> future = promise->get_future();
+  AppendEvent(std::move(event),
+              [promise](Result<AppendResult> r) { promise->set_value(std::move(r)); });
+  return future.get();
+}
+
+}  // namespace hookrelay::store

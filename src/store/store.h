@@ -1,0 +1,197 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "policy/breaker.h"
+
+namespace hookrelay::store {
+
+struct Header {
+  std::string name;
+  std::string value;
+  bool operator==(const Header&) const = default;
+};
+
+enum class DeliveryStatus { kScheduled, kDelivering, kDelivered, kFailed, kPaused };
+std::string_view DeliveryStatusName(DeliveryStatus s);  // "scheduled", "delivering", …
+std::optional<DeliveryStatus> ParseDeliveryStatus(std::string_view name);
+
+// One delivery to create with an event: the event goes to `destination`.
+struct NewDelivery {
+  std::string destination;
+  int max_attempts = 1;
+  TimePoint next_attempt_at{};  // normally the event's received_at: due at once
+  DeliveryStatus status = DeliveryStatus::kScheduled;  // kPaused when the destination is paused
+  std::optional<std::string> reason;                   // why, when created kPaused
+};
+
+// What arrived, exactly as received, plus one delivery per route.
+struct NewEvent {
+  std::string id;  // ULID, chosen by the caller
+  std::string source;
+  TimePoint received_at{};
+  std::vector<Header> headers;  // hop-by-hop headers already removed
+  std::string content_type;
+  std::string body;  // raw bytes, may contain NULs
+  // When set, an event of the same source with the same key received within `dedup_window`
+  // of received_at makes this append a no-op that returns the earlier event's id.
+  std::optional<std::string> dedup_key;
+  Duration dedup_window{0};
+  std::vector<NewDelivery> deliveries;
+};
+
+struct AppendResult {
+  std::string id;          // the stored event's id (the earlier one for a duplicate)
+  bool duplicate = false;  // true when nothing new was stored
+};
+
+struct Event {
+  std::string id;
+  std::string source;
+  TimePoint received_at{};
+  std::vector<Header> headers;
+  std::string content_type;
+  std::string body;
+  int64_t size = 0;  // body size in bytes
+  std::optional<std::string> dedup_key;
+};
+
+struct Delivery {
+  int64_t id = 0;
+  std::string event_id;
+  std::string destination;
+  int chain = 0;  // 0 for the original delivery, 1, 2, … for replays (attempts shown apart)
+  DeliveryStatus status = DeliveryStatus::kScheduled;
+  int attempts = 0;  // attempts made so far ("attempt k of N" shows attempts)
+  int max_attempts = 1;
+  TimePoint next_attempt_at{};
+  std::optional<TimePoint> deadline;
+  std::optional<TimePoint> first_failure_at;
+  Duration last_delay{0};
+  std::optional<std::string> reason;  // why it failed / is paused
+  std::optional<TimePoint> lease_until;
+  std::string lease_owner;
+  TimePoint created_at{};
+  TimePoint updated_at{};
+};
+
+struct Attempt {
+  int64_t delivery_id = 0;
+  int n = 0;
+  TimePoint started_at{};
+  int64_t duration_ms = 0;
+  std::optional<int> status_code;
+  std::optional<std::string> error;  // transport error class ("timeout", …) when no response
+  std::optional<std::string> retry_after;
+  std::string response_snippet;  // the first 4 KiB of the response body
+};
+
+// The new state of a delivery after an attempt (written with the attempt, atomically).
+struct DeliveryUpdate {
+  DeliveryStatus status = DeliveryStatus::kDelivered;
+  TimePoint next_attempt_at{};
+  std::optional<TimePoint> deadline;
+  std::optional<TimePoint> first_failure_at;
+  Duration last_delay{0};
+  std::optional<std::string> reason;
+};
+
+struct EventFilter {
+  std::optional<DeliveryStatus> status;  // events with at least one delivery in this status
+  std::optional<std::string> source;
+  std::optional<std::string> destination;  // events with a delivery to this destination
+  std::optional<TimePoint> since;          // received_at >= since
+  std::optional<TimePoint> until;          // received_at < until
+};
+
+// Newest first. `next_cursor` is opaque; empty when there is no next page. Pages stay stable
+// while new events arrive (the cursor is the last id seen, ids are time-ordered).
+struct EventPage {
+  std::vector<Event> items;  // bodies are not loaded in lists (body empty, size set)
+  std::string next_cursor;
+};
+
+// The store of events, deliveries and attempts. Every method is thread-safe.
+// Implementations: SqliteStore (embedded, default) and, later, PostgresStore.
+class Store {
+ public:
+  using AppendCallback = std::function<void(Result<AppendResult>)>;
+
+  virtual ~Store() = default;
+
+  // Appends an event with its deliveries in one transaction. `done` is called exactly once,
+  // on a store thread, after the transaction is durable on disk (or with the error:
+  // kUnavailable for a failed commit, kResourceExhausted for a full disk). Concurrent appends
+  // are batched into one transaction (group commit); each `done` fires when its batch commits.
+  // `done` runs on the store's writer thread: it must return quickly, must not block and must not
+  // call the store's synchronous write methods (including AppendEventSync), which would wait for
+  // the very thread running it.
+  virtual void AppendEvent(NewEvent event, AppendCallback done) = 0;
+  // Blocking convenience wrapper around AppendEvent.
+  Result<AppendResult> AppendEventSync(NewEvent event);
+
+  virtual Result<std::optional<Event>> GetEvent(const std::string& id) = 0;
+  virtual Result<EventPage> ListEvents(const EventFilter& filter, const std::string& cursor,
+                                       int limit) = 0;
+  virtual Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) = 0;
+  virtual Result<std::vector<Attempt>> GetAttempts(int64_t delivery_id) = 0;
+
+  // Leases up to `limit` deliveries that are kScheduled with next_attempt_at <= now, or
+  // kDelivering with an expired lease (a crashed sender), oldest due first: they become
+  // kDelivering with lease_until = now + lease and lease_owner = owner.
+  virtual Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
+                                                 const std::string& owner) = 0;
+  // The earliest next_attempt_at among kScheduled deliveries (to sleep until), if any.
+  virtual Result<std::optional<TimePoint>> NextDueAt() = 0;
+  // Records an attempt and the delivery's new state in one transaction; clears the lease.
+  // kFailedPrecondition when the delivery is no longer leased by `owner`; kNotFound when there is
+  // no such delivery. Nothing is written when it fails.
+  virtual Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
+                               const std::string& owner) = 0;
+
+  // Breaker state per destination, shared by all nodes using the store.
+  virtual Result<std::optional<policy::BreakerSnapshot>> GetBreaker(
+      const std::string& destination) = 0;
+  virtual Status PutBreaker(const std::string& destination,
+                            const policy::BreakerSnapshot& snapshot) = 0;
+
+  // Moves every kScheduled delivery of `destination` to kPaused (with `reason`), or every kPaused
+  // one back to kScheduled due at `now`. Returns how many changed.
+  virtual Result<int64_t> PauseDeliveries(const std::string& destination,
+                                          const std::string& reason) = 0;
+  virtual Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) = 0;
+
+  // Starts a new delivery chain for an event to one destination (a replay): chain = previous
+  // max + 1, attempts 0, due at `now`. kNotFound when the event does not exist.
+  virtual Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
+                                        int max_attempts, TimePoint now) = 0;
+
+  // Deletes up to `batch` events received before `cutoff`, with their deliveries and attempts,
+  // in one short transaction (so ingest never waits long). Returns how many were deleted.
+  virtual Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) = 0;
+
+  // Counts for metrics and readiness.
+  virtual Result<int64_t> CountDeliveries(DeliveryStatus status) = 0;
+};
+
+struct SqliteOptions {
+  std::string dir;  // data directory; created if missing; the database is dir/hookrelay.db
+  // Group commit: a batch closes when it holds this many events or the writer finds the queue
+  // empty; there is no artificial delay.
+  int max_batch = 512;
+  // Test hook: SQLite's max_page_count (0 = unlimited). A small value makes SQLite itself
+  // answer SQLITE_FULL, which is how tests prove "disk full → 503, nothing lost".
+  int64_t max_page_count = 0;
+};
+
+// Opens (creating and migrating as needed) the embedded store. WAL, synchronous=FULL.
+Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options, const Clock& clock);
+
+}  // namespace hookrelay::store

@@ -1,0 +1,571 @@
+// What only the SQLite store promises: durability settings, files on disk, migrations, group
+// commit, and SQLITE_FULL handling.
+#include "store/sqlite/sqlite_store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <latch>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/random.h"
+#include "conformance/store_test_util.h"
+#include "store/sqlite/migrations.h"
+#include "store/sqlite/sqlite_db.h"
+#include "support/process.h"
+
+namespace hookrelay::store {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using test::MakeEvent;
+using test::RandomBytes;
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<SqliteStore> Open(SqliteOptions options = {}) {
+    if (options.dir.empty()) options.dir = dir_.path();
+    Result<std::unique_ptr<SqliteStore>> s = SqliteStore::Open(options, clock_);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+
+  // A raw connection to the database file, to look behind the store's back.
+  std::unique_ptr<sqlite::Connection> Raw() {
+    Result<std::unique_ptr<sqlite::Connection>> c =
+        sqlite::Connection::Open(dir_.path() + "/hookrelay.db",
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  int64_t QueryInt(sqlite::Connection& db, const std::string& sql) {
+    Result<sqlite::Statement> q = db.Prepare(sql);
+    EXPECT_TRUE(q.ok()) << q.status().ToString();
+    if (!q.ok()) return -1;
+    Result<bool> row = q->Step(sql);
+    EXPECT_TRUE(row.ok() && *row) << sql;
+    return row.ok() && *row ? q->Int(0) : -1;
+  }
+
+  hookrelay::testing::TempDir dir_;
+  FakeClock clock_;
+  SeededRandom random_{7};
+};
+
+// Holds the writer thread inside an AppendEvent callback until Release(), so that the operations
+// queued meanwhile are all taken as one batch. (Real callers must never block there.)
+class WriterGate {
+ public:
+  explicit WriterGate(Store& store, const Clock& clock, Random& random) {
+    // The callback owns the state too: the writer may still be inside release.wait() when the
+    // gate has been released and destroyed.
+    store.AppendEvent(MakeEvent(clock, random, "gate"), [state = state_](Result<AppendResult>) {
+      state->entered.count_down();
+      state->release.wait();
+    });
+    state_->entered.wait();
+  }
+  ~WriterGate() { Release(); }
+  void Release() {
+    if (!released_) state_->release.count_down();
+    released_ = true;
+  }
+
+ private:
+  struct State {
+    std::latch entered{1};
+    std::latch release{1};
+  };
+  std::shared_ptr<State> state_ = std::make_shared<State>();
+  bool released_ = false;
+};
+
+TEST_F(SqliteStoreTest, CreatesPrivateDirectoryAndDatabaseFile) {
+  std::string dir = dir_.path() + "/nested/data";
+  std::unique_ptr<SqliteStore> store = Open({.dir = dir});
+  ASSERT_NE(store, nullptr);
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_EQ(store->path(), dir + "/hookrelay.db");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/hookrelay.db"));
+}
+
+TEST_F(SqliteStoreTest, OpenFailsWhenDirIsAFile) {
+  hookrelay::testing::WriteFile(dir_.path() + "/file", "x");
+  Result<std::unique_ptr<SqliteStore>> s =
+      SqliteStore::Open({.dir = dir_.path() + "/file"}, clock_);
+  EXPECT_FALSE(s.ok());
+  Result<std::unique_ptr<SqliteStore>> empty = SqliteStore::Open({.dir = ""}, clock_);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST_F(SqliteStoreTest, DirectoryHasOneStoreAtATime) {
+  std::unique_ptr<SqliteStore> first = Open();
+  ASSERT_NE(first, nullptr);
+  Result<std::unique_ptr<SqliteStore>> second = SqliteStore::Open({.dir = dir_.path()}, clock_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Status::Code::kFailedPrecondition)
+      << second.status().ToString();
+  first.reset();
+  EXPECT_NE(Open(), nullptr);
+}
+
+TEST_F(SqliteStoreTest, DurabilitySettings) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*store->WriterPragma("journal_mode"), "wal");
+  EXPECT_EQ(*store->WriterPragma("synchronous"), "2");  // FULL
+  EXPECT_EQ(*store->WriterPragma("foreign_keys"), "1");
+  EXPECT_EQ(*store->WriterPragma("busy_timeout"), "5000");
+  // WAL is a property of the file: a fresh connection sees it too.
+  std::unique_ptr<sqlite::Connection> raw = Raw();
+  EXPECT_EQ(*raw->PragmaValue("journal_mode"), "wal");
+}
+
+TEST_F(SqliteStoreTest, ReopenKeepsEverything) {
+  std::string id;
+  int64_t delivery_id = 0;
+  const TimePoint t0 = clock_.Now();
+  policy::BreakerSnapshot breaker{
+      policy::BreakerState::kOpen, 20, 1, t0 + minutes(10), std::nullopt, false};
+  {
+    std::unique_ptr<SqliteStore> store = Open();
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->migrations_applied(), static_cast<int>(sqlite::SchemaMigrations().size()));
+    NewEvent e = MakeEvent(clock_, random_, test::BinaryBody(), {"billing", "crm"});
+    e.dedup_key = "k";
+    e.dedup_window = hours(1);
+    id = store->AppendEventSync(e)->id;
+    std::vector<Delivery> claimed = *store->ClaimDue(t0, 1, seconds(30), "s");
+    ASSERT_EQ(claimed.size(), 1u);
+    delivery_id = claimed[0].id;
+    ASSERT_TRUE(store
+                    ->RecordAttempt({delivery_id, 1, t0, 9, 503, std::nullopt, "5", "busy"},
+                                    {DeliveryStatus::kScheduled, t0 + minutes(5)}, "s")
+                    .ok());
+    ASSERT_TRUE(store->PutBreaker("billing", breaker).ok());
+  }
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->migrations_applied(), 0);
+  Result<std::optional<Event>> e = store->GetEvent(id);
+  ASSERT_TRUE(e.ok() && e->has_value());
+  EXPECT_TRUE((*e)->body == test::BinaryBody());
+  EXPECT_EQ(store->GetDeliveries(id)->size(), 2u);
+  Result<std::vector<Attempt>> attempts = store->GetAttempts(delivery_id);
+  ASSERT_EQ(attempts->size(), 1u);
+  EXPECT_EQ((*attempts)[0].response_snippet, "busy");
+  EXPECT_EQ(**store->GetBreaker("billing"), breaker);
+  // Dedup state survives too.
+  NewEvent again = MakeEvent(clock_, random_);
+  again.dedup_key = "k";
+  again.dedup_window = hours(1);
+  Result<AppendResult> dup = store->AppendEventSync(again);
+  ASSERT_TRUE(dup.ok());
+  EXPECT_TRUE(dup->duplicate);
+  EXPECT_EQ(dup->id, id);
+}
+
+TEST_F(SqliteStoreTest, MigrationsRunOnceAndAreRecorded) {
+  const int latest = static_cast<int>(sqlite::SchemaMigrations().size());
+  {
+    std::unique_ptr<SqliteStore> store = Open();
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->schema_version(), latest);
+    EXPECT_EQ(store->migrations_applied(), latest);
+  }
+  int64_t applied_at = 0;
+  {
+    std::unique_ptr<sqlite::Connection> raw = Raw();
+    EXPECT_EQ(QueryInt(*raw, "SELECT COUNT(*) FROM schema_version"), latest);
+    EXPECT_EQ(QueryInt(*raw, "SELECT MAX(version) FROM schema_version"), latest);
+    applied_at = QueryInt(*raw, "SELECT applied_at FROM schema_version WHERE version = 1");
+    EXPECT_EQ(applied_at, ToUnixMillis(clock_.Now()));
+  }
+  clock_.Advance(hours(1));
+  {
+    std::unique_ptr<SqliteStore> store = Open();
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->schema_version(), latest);
+    EXPECT_EQ(store->migrations_applied(), 0);
+  }
+  std::unique_ptr<sqlite::Connection> raw = Raw();
+  EXPECT_EQ(QueryInt(*raw, "SELECT COUNT(*) FROM schema_version"), latest);
+  EXPECT_EQ(QueryInt(*raw, "SELECT applied_at FROM schema_version WHERE version = 1"), applied_at);
+}
+
+TEST_F(SqliteStoreTest, MigrationsApplyInOrderOnlyWhatIsNew) {
+  std::unique_ptr<sqlite::Connection> db = Raw();  // creates an empty database
+  ASSERT_NE(db, nullptr);
+  const sqlite::Migration v1{1, "a", "CREATE TABLE a(x INTEGER)"};
+  const sqlite::Migration v2{2, "b", "CREATE TABLE b(x INTEGER); INSERT INTO a VALUES (2)"};
+  const sqlite::Migration v3{3, "c", "INSERT INTO a VALUES (3)"};
+  const sqlite::Migration bad{4, "bad", "CREATE TABLE d(x INTEGER); INSERT INTO nope VALUES (1)"};
+
+  std::vector<sqlite::Migration> two = {v1, v2};
+  Result<sqlite::MigrationResult> r = sqlite::ApplyMigrations(*db, two, clock_.Now());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->version, 2);
+  EXPECT_EQ(r->applied, 2);
+  r = sqlite::ApplyMigrations(*db, two, clock_.Now());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->applied, 0);
+  EXPECT_EQ(QueryInt(*db, "SELECT COUNT(*) FROM a"), 1);
+
+  std::vector<sqlite::Migration> three = {v1, v2, v3};
+  r = sqlite::ApplyMigrations(*db, three, clock_.Now());
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->version, 3);
+  EXPECT_EQ(r->applied, 1);
+  EXPECT_EQ(QueryInt(*db, "SELECT COUNT(*) FROM a"), 2);
+
+  // A failing migration leaves nothing behind and the version where it was.
+  std::vector<sqlite::Migration> four = {v1, v2, v3, bad};
+  r = sqlite::ApplyMigrations(*db, four, clock_.Now());
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(*sqlite::SchemaVersion(*db), 3);
+  EXPECT_EQ(QueryInt(*db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'd'"), 0);
+
+  // A database newer than the code is refused, not touched.
+  r = sqlite::ApplyMigrations(*db, two, clock_.Now());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kFailedPrecondition) << r.status().ToString();
+}
+
+TEST_F(SqliteStoreTest, RefusesDatabaseFromNewerVersion) {
+  Open().reset();
+  {
+    std::unique_ptr<sqlite::Connection> raw = Raw();
+    ASSERT_TRUE(raw->ExecScript("INSERT INTO schema_version VALUES (99, 0, 'future')", "x").ok());
+  }
+  Result<std::unique_ptr<SqliteStore>> s = SqliteStore::Open({.dir = dir_.path()}, clock_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("99"), std::string::npos) << s.status().message();
+}
+
+// Runs kThreads × kPerThread appends of 1 KiB; `sync` waits for each commit before the next
+// append (one outstanding per thread, like HTTP handlers), else all are fired at once.
+struct LoadResult {
+  int events = 0;
+  int failures = 0;
+  size_t distinct_ids = 0;
+  double seconds = 0;
+  SqliteStore::WriterStats stats;
+};
+
+LoadResult RunLoad(SqliteStore& store, const Clock& clock, bool sync) {
+  constexpr int kThreads = 16;
+  constexpr int kPerThread = 500;
+  const SqliteStore::WriterStats before = store.writer_stats();
+  std::mutex mu;
+  std::set<std::string> ids;
+  int failures = 0;
+  std::latch done(kThreads * kPerThread);
+  auto record = [&](const Result<AppendResult>& r) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (r.ok() && !r->duplicate) {
+        ids.insert(r->id);
+      } else {
+        ++failures;
+      }
+    }
+    done.count_down();
+  };
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      SeededRandom random(100 + t);
+      for (int i = 0; i < kPerThread; ++i) {
+        NewEvent e = MakeEvent(clock, random, RandomBytes(random, 1024), {"billing"});
+        if (sync) {
+          record(store.AppendEventSync(std::move(e)));
+        } else {
+          store.AppendEvent(std::move(e), record);
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  done.wait();
+  LoadResult r;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.events = kThreads * kPerThread;
+  r.failures = failures;
+  r.distinct_ids = ids.size();
+  SqliteStore::WriterStats after = store.writer_stats();
+  r.stats.ops = after.ops - before.ops;
+  r.stats.batches = after.batches - before.batches;
+  r.stats.commits = after.commits - before.commits;
+  r.stats.failed_commits = after.failed_commits - before.failed_commits;
+  r.stats.largest_batch = after.largest_batch;
+  std::printf(
+      "[ group commit ] %s: %d events in %.3f s = %.0f events/s, %lld commits, "
+      "%.1f events/commit, largest batch %lld\n",
+      sync ? "16 threads x 500 AppendEventSync" : "16 threads x 500 AppendEvent (async)", r.events,
+      r.seconds, r.events / r.seconds, static_cast<long long>(r.stats.commits),
+      static_cast<double>(r.events) / static_cast<double>(std::max<int64_t>(1, r.stats.commits)),
+      static_cast<long long>(r.stats.largest_batch));
+  return r;
+}
+
+TEST_F(SqliteStoreTest, GroupCommitBatchesConcurrentAppends) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  LoadResult r = RunLoad(*store, clock_, /*sync=*/false);
+  EXPECT_EQ(r.failures, 0);
+  EXPECT_EQ(r.distinct_ids, static_cast<size_t>(r.events));
+  EXPECT_EQ(r.stats.ops, r.events);
+  EXPECT_EQ(r.stats.failed_commits, 0);
+  // Far fewer commits (fsyncs) than events.
+  EXPECT_LE(r.stats.commits * 4, r.events);
+  EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kScheduled), r.events);
+}
+
+TEST_F(SqliteStoreTest, GroupCommitBatchesSynchronousWriters) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  LoadResult r = RunLoad(*store, clock_, /*sync=*/true);
+  EXPECT_EQ(r.failures, 0);
+  EXPECT_EQ(r.distinct_ids, static_cast<size_t>(r.events));
+  // Each thread waits for its commit, so at most 16 are queued at once; still they share commits.
+  EXPECT_LT(r.stats.commits, r.events);
+  EXPECT_LE(r.stats.largest_batch, 16);
+}
+
+TEST_F(SqliteStoreTest, BatchIsCappedAtMaxBatch) {
+  std::unique_ptr<SqliteStore> store = Open({.max_batch = 4});
+  ASSERT_NE(store, nullptr);
+  std::latch done(10);
+  {
+    WriterGate gate(*store, clock_, random_);
+    for (int i = 0; i < 10; ++i) {
+      store->AppendEvent(MakeEvent(clock_, random_), [&](Result<AppendResult> r) {
+        EXPECT_TRUE(r.ok());
+        done.count_down();
+      });
+    }
+    gate.Release();
+  }
+  done.wait();
+  SqliteStore::WriterStats s = store->writer_stats();
+  EXPECT_EQ(s.largest_batch, 4);
+  EXPECT_EQ(s.ops, 11);
+  EXPECT_EQ(s.commits, 1 + 3);  // the gate's own batch, then 4 + 4 + 2
+}
+
+TEST_F(SqliteStoreTest, SameBatchDuplicatesAreFound) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  std::mutex mu;
+  std::vector<AppendResult> results;
+  std::latch done(3);
+  auto collect = [&](Result<AppendResult> r) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    std::lock_guard<std::mutex> lock(mu);
+    results.push_back(*r);
+    done.count_down();
+  };
+  int64_t commits_before = 0;
+  {
+    WriterGate gate(*store, clock_, random_);
+    commits_before = store->writer_stats().commits;
+    for (int i = 0; i < 3; ++i) {
+      NewEvent e = MakeEvent(clock_, random_, "payload " + std::to_string(i));
+      e.dedup_key = "evt_same";
+      e.dedup_window = minutes(5);
+      store->AppendEvent(std::move(e), collect);
+    }
+    gate.Release();
+  }
+  done.wait();
+  EXPECT_EQ(store->writer_stats().commits - commits_before, 1);  // one batch, one transaction
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_FALSE(results[0].duplicate);
+  EXPECT_TRUE(results[1].duplicate);
+  EXPECT_TRUE(results[2].duplicate);
+  EXPECT_EQ(results[1].id, results[0].id);
+  EXPECT_EQ(results[2].id, results[0].id);
+  EXPECT_EQ((*store->GetEvent(results[0].id))->body, "payload 0");
+  EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kScheduled), 2);  // the gate's and the first
+}
+
+TEST_F(SqliteStoreTest, OneFailingOperationDoesNotFailItsBatch) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  NewEvent existing = MakeEvent(clock_, random_, "existing");
+  ASSERT_TRUE(store->AppendEventSync(existing).ok());
+
+  std::mutex mu;
+  std::vector<Result<AppendResult>> results;
+  std::latch done(3);
+  auto collect = [&](Result<AppendResult> r) {
+    std::lock_guard<std::mutex> lock(mu);
+    results.push_back(std::move(r));
+    done.count_down();
+  };
+  NewEvent before = MakeEvent(clock_, random_, "before", {"a", "b"});
+  NewEvent clash = MakeEvent(clock_, random_, "clash", {"a", "b"});
+  clash.id = existing.id;  // fails on the primary key after nothing else of it was written
+  NewEvent after = MakeEvent(clock_, random_, "after", {"a", "b"});
+  {
+    WriterGate gate(*store, clock_, random_);
+    store->AppendEvent(before, collect);
+    store->AppendEvent(clash, collect);
+    store->AppendEvent(after, collect);
+    gate.Release();
+  }
+  done.wait();
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0].ok());
+  ASSERT_FALSE(results[1].ok());
+  EXPECT_EQ(results[1].status().code(), Status::Code::kAlreadyExists);
+  EXPECT_TRUE(results[2].ok());
+  EXPECT_EQ((*store->GetEvent(existing.id))->body, "existing");
+  EXPECT_EQ(store->GetDeliveries(existing.id)->size(), 1u);
+  EXPECT_EQ(store->GetDeliveries(before.id)->size(), 2u);
+  EXPECT_EQ(store->GetDeliveries(after.id)->size(), 2u);
+}
+
+TEST_F(SqliteStoreTest, ReadsDoNotWaitForTheWriter) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  NewEvent e = MakeEvent(clock_, random_, "visible");
+  ASSERT_TRUE(store->AppendEventSync(e).ok());
+  WriterGate gate(*store, clock_, random_);  // the writer is stuck from here on
+  NewEvent queued = MakeEvent(clock_, random_, "queued");
+  std::latch done(1);
+  store->AppendEvent(queued, [&](Result<AppendResult>) { done.count_down(); });
+  EXPECT_EQ((*store->GetEvent(e.id))->body, "visible");
+  EXPECT_FALSE(store->GetEvent(queued.id)->has_value());  // not committed yet
+  EXPECT_EQ(store->ListEvents({}, "", 10)->items.size(), 2u);
+  EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kScheduled), 2);
+  EXPECT_TRUE(store->NextDueAt()->has_value());
+  gate.Release();
+  done.wait();
+  EXPECT_TRUE(store->GetEvent(queued.id)->has_value());
+}
+
+TEST_F(SqliteStoreTest, SynchronousWriteFromAppendCallbackFailsInsteadOfDeadlocking) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  std::latch done(1);
+  Status nested;
+  store->AppendEvent(MakeEvent(clock_, random_), [&](Result<AppendResult> r) {
+    EXPECT_TRUE(r.ok());
+    nested = store->PutBreaker("billing", {}).ok() ? Status::Ok() : Status::Internal("refused");
+    done.count_down();
+  });
+  done.wait();
+  EXPECT_EQ(nested.code(), Status::Code::kInternal);
+  EXPECT_TRUE(store->PutBreaker("billing", {}).ok());  // fine from any other thread
+}
+
+TEST_F(SqliteStoreTest, DiskFullFailsTheAppendKeepsEarlierDataAndRecovers) {
+  // ~100 KiB bodies take ~26 pages each: a 96-page database holds the schema and a few of them.
+  std::unique_ptr<SqliteStore> store = Open({.max_page_count = 96});
+  ASSERT_NE(store, nullptr);
+  std::vector<NewEvent> stored;
+  Status full;
+  for (int i = 0; i < 20; ++i) {
+    NewEvent e = MakeEvent(clock_, random_, RandomBytes(random_, 100 * 1024), {"a", "b"});
+    Result<AppendResult> r = store->AppendEventSync(e);
+    if (!r.ok()) {
+      full = r.status();
+      // Nothing of the failed event was stored.
+      EXPECT_FALSE(store->GetEvent(e.id)->has_value());
+      EXPECT_TRUE(store->GetDeliveries(e.id)->empty());
+      break;
+    }
+    stored.push_back(std::move(e));
+  }
+  ASSERT_FALSE(full.ok()) << "the page limit was never reached";
+  EXPECT_EQ(full.code(), Status::Code::kResourceExhausted) << full.ToString();
+  EXPECT_EQ(full.message().rfind("disk full", 0), 0u) << full.message();
+  ASSERT_GE(stored.size(), 1u);
+
+  // Everything committed before is intact.
+  for (const NewEvent& e : stored) {
+    Result<std::optional<Event>> got = store->GetEvent(e.id);
+    ASSERT_TRUE(got.ok() && got->has_value());
+    EXPECT_TRUE((*got)->body == e.body);
+    EXPECT_EQ(store->GetDeliveries(e.id)->size(), 2u);
+  }
+  // A small event still fits in the pages that are left.
+  Result<AppendResult> small = store->AppendEventSync(MakeEvent(clock_, random_, "tiny"));
+  EXPECT_TRUE(small.ok()) << small.status().ToString();
+
+  // Relieve the pressure: big events are stored again.
+  Result<int64_t> limit = store->SetMaxPageCount(0);
+  ASSERT_TRUE(limit.ok()) << limit.status().ToString();
+  EXPECT_GT(*limit, 96);
+  NewEvent big = MakeEvent(clock_, random_, RandomBytes(random_, 100 * 1024));
+  Result<AppendResult> r = store->AppendEventSync(big);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE((*store->GetEvent(big.id))->body == big.body);
+}
+
+TEST_F(SqliteStoreTest, DiskFullInABatchFailsOnlyTheOperationThatDidNotFit) {
+  std::unique_ptr<SqliteStore> store = Open({.max_page_count = 64});
+  ASSERT_NE(store, nullptr);
+  std::mutex mu;
+  std::vector<Result<AppendResult>> results;
+  std::latch done(3);
+  auto collect = [&](Result<AppendResult> r) {
+    std::lock_guard<std::mutex> lock(mu);
+    results.push_back(std::move(r));
+    done.count_down();
+  };
+  NewEvent small1 = MakeEvent(clock_, random_, "small one");
+  NewEvent huge = MakeEvent(clock_, random_, RandomBytes(random_, 1024 * 1024));
+  NewEvent small2 = MakeEvent(clock_, random_, "small two");
+  {
+    WriterGate gate(*store, clock_, random_);
+    store->AppendEvent(small1, collect);
+    store->AppendEvent(huge, collect);
+    store->AppendEvent(small2, collect);
+    gate.Release();
+  }
+  done.wait();
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0].ok()) << results[0].status().ToString();
+  ASSERT_FALSE(results[1].ok());
+  EXPECT_EQ(results[1].status().code(), Status::Code::kResourceExhausted);
+  EXPECT_TRUE(results[2].ok()) << results[2].status().ToString();
+  EXPECT_EQ((*store->GetEvent(small1.id))->body, "small one");
+  EXPECT_FALSE(store->GetEvent(huge.id)->has_value());
+  EXPECT_EQ((*store->GetEvent(small2.id))->body, "small two");
+}
+
+TEST_F(SqliteStoreTest, ClaimUsesTheDueIndex) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  std::unique_ptr<sqlite::Connection> raw = Raw();
+  Result<sqlite::Statement> plan = raw->Prepare(
+      "EXPLAIN QUERY PLAN SELECT id FROM deliveries WHERE status = 'scheduled' AND "
+      "next_attempt_at <= 5 ORDER BY next_attempt_at, id LIMIT 10");
+  ASSERT_TRUE(plan.ok());
+  std::string details;
+  while (*plan->Step("plan")) details += plan->Text(3) + "\n";
+  EXPECT_NE(details.find("deliveries_due"), std::string::npos) << details;
+  EXPECT_EQ(details.find("TEMP B-TREE"), std::string::npos) << details;  // no sort of the backlog
+}
+
+}  // namespace
+}  // namespace hookrelay::store

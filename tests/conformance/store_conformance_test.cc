@@ -1,0 +1,692 @@
+// The behaviour every Store implementation must show. Each implementation is one
+// INSTANTIATE_TEST_SUITE_P line at the bottom (a PostgreSQL store adds its factory there).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <latch>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/random.h"
+#include "conformance/store_test_util.h"
+#include "store/fault_injecting_store.h"
+#include "store/sqlite/sqlite_store.h"
+#include "store/store.h"
+#include "support/process.h"
+
+namespace hookrelay::store {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+using std::chrono::seconds;
+using test::BinaryBody;
+using test::MakeEvent;
+using test::RandomBytes;
+
+struct StoreFactory {
+  std::string name;
+  // Opens a store whose data lives in `dir` (a fresh, empty directory).
+  std::function<Result<std::unique_ptr<Store>>(const std::string& dir, const Clock& clock)> open;
+};
+
+void PrintTo(const StoreFactory& f, std::ostream* os) { *os << f.name; }
+
+class StoreConformanceTest : public ::testing::TestWithParam<StoreFactory> {
+ protected:
+  void SetUp() override {
+    Result<std::unique_ptr<Store>> s = GetParam().open(dir_.path(), clock_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+  }
+
+  // Appends `e` and returns its id; fails the test when the append fails or was a duplicate.
+  std::string Append(NewEvent e) {
+    std::string expected = e.id;
+    Result<AppendResult> r = store_->AppendEventSync(std::move(e));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return "";
+    EXPECT_FALSE(r->duplicate);
+    EXPECT_EQ(r->id, expected);
+    return r->id;
+  }
+
+  std::vector<Delivery> Deliveries(const std::string& event_id) {
+    Result<std::vector<Delivery>> d = store_->GetDeliveries(event_id);
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    return d.ok() ? *d : std::vector<Delivery>{};
+  }
+
+  std::vector<Delivery> Claim(TimePoint now, int limit, Duration lease, const std::string& owner) {
+    Result<std::vector<Delivery>> d = store_->ClaimDue(now, limit, lease, owner);
+    EXPECT_TRUE(d.ok()) << d.status().ToString();
+    return d.ok() ? *d : std::vector<Delivery>{};
+  }
+
+  std::vector<std::string> ListIds(const EventFilter& filter, int limit = 100) {
+    Result<EventPage> page = store_->ListEvents(filter, "", limit);
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    std::vector<std::string> ids;
+    if (page.ok()) {
+      for (const Event& e : page->items) ids.push_back(e.id);
+    }
+    return ids;
+  }
+
+  int64_t Count(DeliveryStatus s) {
+    Result<int64_t> n = store_->CountDeliveries(s);
+    EXPECT_TRUE(n.ok()) << n.status().ToString();
+    return n.ok() ? *n : -1;
+  }
+
+  hookrelay::testing::TempDir dir_;
+  FakeClock clock_;
+  SeededRandom random_{42};
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(StoreConformanceTest, AppendThenGetIsByteIdentical) {
+  const std::vector<std::string> bodies = {
+      BinaryBody(),
+      "h\xc3\xa9llo \xe2\x80\x94 \xe4\xb8\x96\xe7\x95\x8c \xf0\x9f\x8e\x89",  // UTF-8
+      "",
+      RandomBytes(random_, 5 * 1024 * 1024),
+  };
+  for (const std::string& body : bodies) {
+    NewEvent e = MakeEvent(clock_, random_, body);
+    e.headers = {
+        {"X-Empty", ""}, {"X-Dup", "1"}, {"X-Dup", "2"}, {"X-Bin", std::string("a\0b", 3)}};
+    e.content_type = "application/octet-stream";
+    e.dedup_key = "key-" + std::to_string(body.size());
+    e.dedup_window = minutes(5);
+    std::string id = Append(e);
+    Result<std::optional<Event>> got = store_->GetEvent(id);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_TRUE(got->has_value());
+    const Event& g = **got;
+    EXPECT_EQ(g.id, e.id);
+    EXPECT_EQ(g.source, e.source);
+    EXPECT_EQ(g.received_at, e.received_at);
+    EXPECT_EQ(g.headers, e.headers);
+    EXPECT_EQ(g.content_type, e.content_type);
+    EXPECT_EQ(g.body.size(), body.size());
+    EXPECT_TRUE(g.body == body) << "body differs (size " << body.size() << ")";
+    EXPECT_EQ(g.size, static_cast<int64_t>(body.size()));
+    EXPECT_EQ(g.dedup_key, e.dedup_key);
+    clock_.Advance(milliseconds(1));
+  }
+}
+
+TEST_P(StoreConformanceTest, GetUnknownEventIsEmpty) {
+  Result<std::optional<Event>> got = store_->GetEvent("01JNOSUCHEVENT0000000000000");
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(got->has_value());
+  Result<std::vector<Delivery>> d = store_->GetDeliveries("01JNOSUCHEVENT0000000000000");
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->empty());
+}
+
+TEST_P(StoreConformanceTest, FanOutCreatesOneDeliveryPerRoute) {
+  NewEvent e = MakeEvent(clock_, random_, "{}", {"billing", "crm", "audit"});
+  e.deliveries[1].max_attempts = 10;
+  e.deliveries[1].next_attempt_at = clock_.Now() + seconds(7);
+  e.deliveries[2].status = DeliveryStatus::kPaused;
+  e.deliveries[2].reason = "destination paused";
+  std::string id = Append(e);
+  std::vector<Delivery> d = Deliveries(id);
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].destination, "billing");
+  EXPECT_EQ(d[1].destination, "crm");
+  EXPECT_EQ(d[2].destination, "audit");
+  for (const Delivery& x : d) {
+    EXPECT_EQ(x.event_id, id);
+    EXPECT_EQ(x.chain, 0);
+    EXPECT_EQ(x.attempts, 0);
+    EXPECT_FALSE(x.lease_until.has_value());
+    EXPECT_EQ(x.created_at, clock_.Now());
+  }
+  EXPECT_EQ(d[0].status, DeliveryStatus::kScheduled);
+  EXPECT_EQ(d[0].max_attempts, 5);
+  EXPECT_EQ(d[0].next_attempt_at, clock_.Now());
+  EXPECT_EQ(d[1].max_attempts, 10);
+  EXPECT_EQ(d[1].next_attempt_at, clock_.Now() + seconds(7));
+  EXPECT_EQ(d[2].status, DeliveryStatus::kPaused);
+  EXPECT_EQ(d[2].reason, "destination paused");
+  EXPECT_NE(d[0].id, d[1].id);
+  EXPECT_EQ(Count(DeliveryStatus::kScheduled), 2);
+  EXPECT_EQ(Count(DeliveryStatus::kPaused), 1);
+}
+
+TEST_P(StoreConformanceTest, DuplicateKeyWithinWindowReturnsEarlierEvent) {
+  NewEvent first = MakeEvent(clock_, random_, "first");
+  first.dedup_key = "evt_1";
+  first.dedup_window = hours(1);
+  std::string first_id = Append(first);
+
+  clock_.Advance(minutes(30));
+  NewEvent again = MakeEvent(clock_, random_, "again");
+  again.dedup_key = "evt_1";
+  again.dedup_window = hours(1);
+  std::string again_id = again.id;
+  Result<AppendResult> r = store_->AppendEventSync(again);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->duplicate);
+  EXPECT_EQ(r->id, first_id);
+  // Nothing of the duplicate was stored.
+  EXPECT_FALSE(store_->GetEvent(again_id)->has_value());
+  EXPECT_TRUE(Deliveries(again_id).empty());
+  EXPECT_EQ(Count(DeliveryStatus::kScheduled), 1);
+  EXPECT_EQ((*store_->GetEvent(first_id))->body, "first");
+
+  // The same key from another source is another event.
+  NewEvent other = MakeEvent(clock_, random_, "other", {"billing"}, "github");
+  other.dedup_key = "evt_1";
+  other.dedup_window = hours(1);
+  Append(other);
+}
+
+TEST_P(StoreConformanceTest, DuplicateKeyAfterWindowIsNewEvent) {
+  NewEvent first = MakeEvent(clock_, random_);
+  first.dedup_key = "evt_1";
+  first.dedup_window = hours(1);
+  std::string first_id = Append(first);
+
+  clock_.Advance(hours(1) + milliseconds(1));
+  NewEvent later = MakeEvent(clock_, random_);
+  later.dedup_key = "evt_1";
+  later.dedup_window = hours(1);
+  std::string later_id = Append(later);
+  EXPECT_NE(later_id, first_id);
+  EXPECT_EQ(Count(DeliveryStatus::kScheduled), 2);
+}
+
+TEST_P(StoreConformanceTest, ConcurrentAppendsWithOneKeyStoreOneEvent) {
+  constexpr int kN = 20;
+  std::latch done(kN);
+  std::mutex mu;
+  std::vector<Result<AppendResult>> results;
+  for (int i = 0; i < kN; ++i) {
+    NewEvent e = MakeEvent(clock_, random_, "same");
+    e.dedup_key = "once";
+    e.dedup_window = minutes(5);
+    store_->AppendEvent(std::move(e), [&](Result<AppendResult> r) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        results.push_back(std::move(r));
+      }
+      done.count_down();
+    });
+  }
+  done.wait();
+  int stored = 0;
+  std::set<std::string> ids;
+  for (const Result<AppendResult>& r : results) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (!r->duplicate) ++stored;
+    ids.insert(r->id);
+  }
+  EXPECT_EQ(stored, 1);
+  EXPECT_EQ(ids.size(), 1u);
+  EXPECT_EQ(Count(DeliveryStatus::kScheduled), 1);
+}
+
+TEST_P(StoreConformanceTest, EventIdIsUnique) {
+  NewEvent e = MakeEvent(clock_, random_, "original");
+  Append(e);
+  NewEvent clash = e;
+  clash.body = "clash";
+  Result<AppendResult> r = store_->AppendEventSync(clash);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kAlreadyExists) << r.status().ToString();
+  EXPECT_EQ((*store_->GetEvent(e.id))->body, "original");
+  EXPECT_EQ(Deliveries(e.id).size(), 1u);
+}
+
+TEST_P(StoreConformanceTest, ConcurrentAppendsAllSucceedWithDistinctIds) {
+  constexpr int kThreads = 8;
+  constexpr int kPerThread = 200;
+  std::latch done(kThreads * kPerThread);
+  std::mutex mu;
+  std::set<std::string> ids;
+  int failures = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      SeededRandom random(1000 + t);
+      for (int i = 0; i < kPerThread; ++i) {
+        store_->AppendEvent(MakeEvent(clock_, random, std::string(100, 'x')),
+                            [&](Result<AppendResult> r) {
+                              {
+                                std::lock_guard<std::mutex> lock(mu);
+                                if (r.ok() && !r->duplicate) {
+                                  ids.insert(r->id);
+                                } else {
+                                  ++failures;
+                                }
+                              }
+                              done.count_down();
+                            });
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  done.wait();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(ids.size(), static_cast<size_t>(kThreads * kPerThread));
+  EXPECT_EQ(Count(DeliveryStatus::kScheduled), kThreads * kPerThread);
+}
+
+TEST_P(StoreConformanceTest, ClaimDueTakesOldestFirstUpToLimit) {
+  const TimePoint t0 = clock_.Now();
+  std::vector<std::string> ids;
+  for (Duration due : std::vector<Duration>{seconds(3), seconds(1), seconds(2), hours(1)}) {
+    NewEvent e = MakeEvent(clock_, random_);
+    e.deliveries[0].next_attempt_at = t0 + due;
+    ids.push_back(Append(e));
+  }
+  ASSERT_EQ(*store_->NextDueAt(), t0 + seconds(1));
+
+  clock_.Advance(seconds(10));
+  const TimePoint now = clock_.Now();
+  std::vector<Delivery> first = Claim(now, 2, seconds(30), "sender-a");
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].event_id, ids[1]);
+  EXPECT_EQ(first[1].event_id, ids[2]);
+  for (const Delivery& d : first) {
+    EXPECT_EQ(d.status, DeliveryStatus::kDelivering);
+    EXPECT_EQ(d.lease_until, now + seconds(30));
+    EXPECT_EQ(d.lease_owner, "sender-a");
+  }
+  // What the claim returned is what is stored.
+  EXPECT_EQ(Deliveries(ids[1])[0].status, DeliveryStatus::kDelivering);
+  EXPECT_EQ(Deliveries(ids[1])[0].lease_owner, "sender-a");
+
+  std::vector<Delivery> second = Claim(now, 10, seconds(30), "sender-a");
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].event_id, ids[0]);
+  EXPECT_TRUE(Claim(now, 10, seconds(30), "sender-a").empty());
+  EXPECT_EQ(*store_->NextDueAt(), t0 + hours(1));
+  EXPECT_EQ(Count(DeliveryStatus::kDelivering), 3);
+  EXPECT_EQ(Count(DeliveryStatus::kScheduled), 1);
+  EXPECT_TRUE(Claim(now, 0, seconds(30), "sender-a").empty());
+}
+
+TEST_P(StoreConformanceTest, ExpiredLeaseIsClaimedAgain) {
+  std::string id = Append(MakeEvent(clock_, random_));
+  const TimePoint t0 = clock_.Now();
+  std::vector<Delivery> a = Claim(t0, 10, seconds(30), "sender-a");
+  ASSERT_EQ(a.size(), 1u);
+
+  EXPECT_TRUE(Claim(t0 + seconds(29), 10, seconds(30), "sender-b").empty());
+  std::vector<Delivery> b = Claim(t0 + seconds(30), 10, seconds(30), "sender-b");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].id, a[0].id);
+  EXPECT_EQ(b[0].lease_owner, "sender-b");
+  EXPECT_EQ(b[0].lease_until, t0 + seconds(60));
+
+  // The crashed sender's late report is refused; the new owner's is taken.
+  Attempt attempt{a[0].id, 1, t0, 10, 200, std::nullopt, std::nullopt, "ok"};
+  DeliveryUpdate update{DeliveryStatus::kDelivered, t0};
+  Status late = store_->RecordAttempt(attempt, update, "sender-a");
+  EXPECT_EQ(late.code(), Status::Code::kFailedPrecondition) << late.ToString();
+  EXPECT_TRUE(store_->RecordAttempt(attempt, update, "sender-b").ok());
+  EXPECT_EQ(Deliveries(id)[0].status, DeliveryStatus::kDelivered);
+}
+
+TEST_P(StoreConformanceTest, RecordAttemptStoresAttemptAndNewState) {
+  std::string id = Append(MakeEvent(clock_, random_));
+  TimePoint t0 = clock_.Now();
+  std::vector<Delivery> claimed = Claim(t0, 1, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 1u);
+  const int64_t did = claimed[0].id;
+
+  Attempt a1{did, 1, t0, 12, 500, std::nullopt, "120", BinaryBody()};
+  DeliveryUpdate u1{
+      DeliveryStatus::kScheduled, t0 + minutes(5), t0 + hours(1), t0, minutes(5), std::nullopt};
+  clock_.Advance(milliseconds(12));
+  ASSERT_TRUE(store_->RecordAttempt(a1, u1, "s").ok());
+  Delivery d = Deliveries(id)[0];
+  EXPECT_EQ(d.status, DeliveryStatus::kScheduled);
+  EXPECT_EQ(d.attempts, 1);
+  EXPECT_EQ(d.next_attempt_at, t0 + minutes(5));
+  EXPECT_EQ(d.deadline, t0 + hours(1));
+  EXPECT_EQ(d.first_failure_at, t0);
+  EXPECT_EQ(d.last_delay, minutes(5));
+  EXPECT_FALSE(d.reason.has_value());
+  EXPECT_FALSE(d.lease_until.has_value());
+  EXPECT_EQ(d.lease_owner, "");
+  EXPECT_EQ(d.updated_at, clock_.Now());
+
+  // The lease is gone: a second report for it is refused.
+  EXPECT_EQ(store_->RecordAttempt(a1, u1, "s").code(), Status::Code::kFailedPrecondition);
+
+  clock_.Advance(minutes(5));
+  claimed = Claim(clock_.Now(), 1, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 1u);
+  Attempt a2{did, 2, clock_.Now(), 3, std::nullopt, "timeout", std::nullopt, ""};
+  DeliveryUpdate u2{DeliveryStatus::kFailed, clock_.Now(), t0 + hours(1), t0, Duration(0),
+                    "gave up: timeout"};
+  ASSERT_TRUE(store_->RecordAttempt(a2, u2, "s").ok());
+  d = Deliveries(id)[0];
+  EXPECT_EQ(d.status, DeliveryStatus::kFailed);
+  EXPECT_EQ(d.attempts, 2);
+  EXPECT_EQ(d.reason, "gave up: timeout");
+
+  Result<std::vector<Attempt>> attempts = store_->GetAttempts(did);
+  ASSERT_TRUE(attempts.ok());
+  ASSERT_EQ(attempts->size(), 2u);
+  const Attempt& g1 = (*attempts)[0];
+  EXPECT_EQ(g1.delivery_id, did);
+  EXPECT_EQ(g1.n, 1);
+  EXPECT_EQ(g1.started_at, t0);
+  EXPECT_EQ(g1.duration_ms, 12);
+  EXPECT_EQ(g1.status_code, 500);
+  EXPECT_FALSE(g1.error.has_value());
+  EXPECT_EQ(g1.retry_after, "120");
+  EXPECT_TRUE(g1.response_snippet == BinaryBody());
+  const Attempt& g2 = (*attempts)[1];
+  EXPECT_EQ(g2.n, 2);
+  EXPECT_FALSE(g2.status_code.has_value());
+  EXPECT_EQ(g2.error, "timeout");
+  EXPECT_FALSE(g2.retry_after.has_value());
+  EXPECT_EQ(g2.response_snippet, "");
+}
+
+TEST_P(StoreConformanceTest, RecordAttemptByAnotherOwnerIsRefused) {
+  std::string id = Append(MakeEvent(clock_, random_));
+  std::vector<Delivery> claimed = Claim(clock_.Now(), 1, seconds(30), "sender-a");
+  ASSERT_EQ(claimed.size(), 1u);
+  Attempt a{claimed[0].id, 1, clock_.Now(), 5, 200, std::nullopt, std::nullopt, ""};
+  DeliveryUpdate u{DeliveryStatus::kDelivered, clock_.Now()};
+  Status s = store_->RecordAttempt(a, u, "sender-b");
+  EXPECT_EQ(s.code(), Status::Code::kFailedPrecondition) << s.ToString();
+  Delivery d = Deliveries(id)[0];
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivering);
+  EXPECT_EQ(d.lease_owner, "sender-a");
+  EXPECT_EQ(d.attempts, 0);
+  EXPECT_TRUE(store_->GetAttempts(claimed[0].id)->empty());
+
+  // A delivery that was never claimed cannot be reported either.
+  std::string other = Append(MakeEvent(clock_, random_));
+  a.delivery_id = Deliveries(other)[0].id;
+  EXPECT_EQ(store_->RecordAttempt(a, u, "sender-a").code(), Status::Code::kFailedPrecondition);
+  a.delivery_id = 987654;
+  EXPECT_EQ(store_->RecordAttempt(a, u, "sender-a").code(), Status::Code::kNotFound);
+}
+
+TEST_P(StoreConformanceTest, PauseAndResumeDestination) {
+  std::string b1 = Append(MakeEvent(clock_, random_, "1", {"billing"}));
+  std::string b2 = Append(MakeEvent(clock_, random_, "2", {"billing"}));
+  std::string b3 = Append(MakeEvent(clock_, random_, "3", {"billing"}));
+  std::string c1 = Append(MakeEvent(clock_, random_, "4", {"crm"}));
+  // One billing delivery is in flight: pausing does not touch it.
+  NewEvent in_flight = MakeEvent(clock_, random_, "5", {"billing"});
+  in_flight.deliveries[0].next_attempt_at = clock_.Now() - seconds(1);
+  std::string b4 = Append(in_flight);
+  ASSERT_EQ(Claim(clock_.Now(), 1, seconds(30), "s").size(), 1u);
+
+  Result<int64_t> paused = store_->PauseDeliveries("billing", "paused by operator");
+  ASSERT_TRUE(paused.ok()) << paused.status().ToString();
+  EXPECT_EQ(*paused, 3);
+  for (const std::string& id : {b1, b2, b3}) {
+    Delivery d = Deliveries(id)[0];
+    EXPECT_EQ(d.status, DeliveryStatus::kPaused);
+    EXPECT_EQ(d.reason, "paused by operator");
+  }
+  EXPECT_EQ(Deliveries(b4)[0].status, DeliveryStatus::kDelivering);
+  EXPECT_EQ(Deliveries(c1)[0].status, DeliveryStatus::kScheduled);
+  EXPECT_EQ(Count(DeliveryStatus::kPaused), 3);
+  EXPECT_EQ(*store_->PauseDeliveries("billing", "again"), 0);
+
+  // Paused deliveries are not due, though their time has come.
+  std::vector<Delivery> due = Claim(clock_.Now() + seconds(10), 10, seconds(30), "s");
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].event_id, c1);
+
+  const TimePoint resume_at = clock_.Now() + minutes(3);
+  Result<int64_t> resumed = store_->ResumeDeliveries("billing", resume_at);
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(*resumed, 3);
+  for (const std::string& id : {b1, b2, b3}) {
+    Delivery d = Deliveries(id)[0];
+    EXPECT_EQ(d.status, DeliveryStatus::kScheduled);
+    EXPECT_EQ(d.next_attempt_at, resume_at);
+    EXPECT_FALSE(d.reason.has_value());
+  }
+  EXPECT_EQ(Count(DeliveryStatus::kPaused), 0);
+  EXPECT_EQ(*store_->ResumeDeliveries("billing", resume_at), 0);
+}
+
+TEST_P(StoreConformanceTest, ReplayStartsNewChains) {
+  std::string id = Append(MakeEvent(clock_, random_, "{}", {"billing", "crm"}));
+  const TimePoint now = clock_.Now() + hours(2);
+  Result<Delivery> r1 = store_->CreateReplay(id, "billing", 3, now);
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  EXPECT_EQ(r1->event_id, id);
+  EXPECT_EQ(r1->destination, "billing");
+  EXPECT_EQ(r1->chain, 1);
+  EXPECT_EQ(r1->status, DeliveryStatus::kScheduled);
+  EXPECT_EQ(r1->attempts, 0);
+  EXPECT_EQ(r1->max_attempts, 3);
+  EXPECT_EQ(r1->next_attempt_at, now);
+  EXPECT_EQ(r1->created_at, now);
+
+  Result<Delivery> r2 = store_->CreateReplay(id, "billing", 3, now);
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->chain, 2);
+  EXPECT_NE(r2->id, r1->id);
+  Result<Delivery> r3 = store_->CreateReplay(id, "crm", 3, now);
+  ASSERT_TRUE(r3.ok());
+  EXPECT_EQ(r3->chain, 1);
+
+  std::vector<Delivery> all = Deliveries(id);
+  ASSERT_EQ(all.size(), 5u);
+  int billing_chains = 0;
+  for (const Delivery& d : all) {
+    if (d.destination == "billing") billing_chains |= 1 << d.chain;
+  }
+  EXPECT_EQ(billing_chains, 0b111);
+
+  Result<Delivery> missing = store_->CreateReplay("01JNOSUCHEVENT0000000000000", "billing", 3, now);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
+}
+
+TEST_P(StoreConformanceTest, ListPagesNewestFirstAndStaysStableWhileEventsArrive) {
+  std::vector<std::string> ids;  // oldest first
+  for (int i = 0; i < 25; ++i) {
+    ids.push_back(Append(MakeEvent(clock_, random_, std::string(i, 'b'))));
+    clock_.Advance(seconds(1));
+  }
+  std::vector<std::string> newest_first(ids.rbegin(), ids.rend());
+
+  Result<EventPage> p1 = store_->ListEvents({}, "", 10);
+  ASSERT_TRUE(p1.ok()) << p1.status().ToString();
+  ASSERT_EQ(p1->items.size(), 10u);
+  EXPECT_FALSE(p1->next_cursor.empty());
+  for (const Event& e : p1->items) {
+    EXPECT_TRUE(e.body.empty());  // lists do not load bodies
+    EXPECT_EQ(e.source, "stripe");
+    EXPECT_EQ(e.headers.size(), 2u);
+  }
+  EXPECT_EQ(p1->items[0].size, 24);
+  EXPECT_EQ(p1->items[9].size, 15);
+
+  // Newer events arrive between pages: later pages do not shift.
+  for (int i = 0; i < 5; ++i) {
+    Append(MakeEvent(clock_, random_));
+    clock_.Advance(seconds(1));
+  }
+  Result<EventPage> p2 = store_->ListEvents({}, p1->next_cursor, 10);
+  ASSERT_TRUE(p2.ok());
+  ASSERT_EQ(p2->items.size(), 10u);
+  Result<EventPage> p3 = store_->ListEvents({}, p2->next_cursor, 10);
+  ASSERT_TRUE(p3.ok());
+  ASSERT_EQ(p3->items.size(), 5u);
+  EXPECT_TRUE(p3->next_cursor.empty());
+
+  std::vector<std::string> seen;
+  for (const EventPage* p : {&*p1, &*p2, &*p3}) {
+    for (const Event& e : p->items) seen.push_back(e.id);
+  }
+  EXPECT_EQ(seen, newest_first);
+
+  // A page that ends exactly at the last event has no next cursor.
+  Result<EventPage> all = store_->ListEvents({}, "", 30);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->items.size(), 30u);
+  EXPECT_TRUE(all->next_cursor.empty());
+}
+
+TEST_P(StoreConformanceTest, ListFilters) {
+  const TimePoint t0 = clock_.Now();
+  std::string e1 = Append(MakeEvent(clock_, random_, "1", {"billing"}, "stripe"));
+  clock_.Advance(seconds(1));
+  std::string e2 = Append(MakeEvent(clock_, random_, "2", {"crm"}, "github"));
+  clock_.Advance(seconds(1));
+  std::string e3 = Append(MakeEvent(clock_, random_, "3", {"billing", "crm"}, "stripe"));
+  // e1's delivery fails for good.
+  std::vector<Delivery> claimed = Claim(t0, 1, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 1u);
+  ASSERT_EQ(claimed[0].event_id, e1);
+  ASSERT_TRUE(store_
+                  ->RecordAttempt({claimed[0].id, 1, t0, 1, 410, std::nullopt, std::nullopt, ""},
+                                  {DeliveryStatus::kFailed, t0, {}, t0, {}, "410 Gone"}, "s")
+                  .ok());
+
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ListIds({}), (V{e3, e2, e1}));
+  EXPECT_EQ(ListIds({.source = "github"}), (V{e2}));
+  EXPECT_EQ(ListIds({.source = "stripe"}), (V{e3, e1}));
+  EXPECT_EQ(ListIds({.destination = "crm"}), (V{e3, e2}));
+  EXPECT_EQ(ListIds({.status = DeliveryStatus::kFailed}), (V{e1}));
+  EXPECT_EQ(ListIds({.status = DeliveryStatus::kScheduled}), (V{e3, e2}));
+  // Status and destination together: one delivery must match both.
+  EXPECT_EQ(ListIds({.status = DeliveryStatus::kFailed, .destination = "crm"}), V{});
+  EXPECT_EQ(ListIds({.status = DeliveryStatus::kScheduled, .destination = "billing"}), (V{e3}));
+  EXPECT_EQ(ListIds({.since = t0 + seconds(1)}), (V{e3, e2}));
+  EXPECT_EQ(ListIds({.until = t0 + seconds(1)}), (V{e1}));
+  EXPECT_EQ(ListIds({.since = t0 + seconds(1), .until = t0 + seconds(2)}), (V{e2}));
+  EXPECT_EQ(ListIds({.source = "stripe", .destination = "billing", .since = t0 + seconds(1)}),
+            (V{e3}));
+
+  // Filters hold across pages.
+  Result<EventPage> p = store_->ListEvents({.source = "stripe"}, "", 1);
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->items.size(), 1u);
+  EXPECT_EQ(p->items[0].id, e3);
+  p = store_->ListEvents({.source = "stripe"}, p->next_cursor, 1);
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->items.size(), 1u);
+  EXPECT_EQ(p->items[0].id, e1);
+  EXPECT_TRUE(p->next_cursor.empty());
+
+  // The limit is clamped to [1, 1000].
+  EXPECT_EQ(ListIds({}, 0).size(), 1u);
+  EXPECT_EQ(ListIds({}, -5).size(), 1u);
+  EXPECT_EQ(ListIds({}, 100000).size(), 3u);
+}
+
+TEST_P(StoreConformanceTest, PurgeDeletesOldEventsInBatchesWithDeliveriesAndAttempts) {
+  const TimePoint t0 = clock_.Now();
+  std::vector<std::string> old_ids;
+  for (int i = 0; i < 10; ++i) {
+    old_ids.push_back(Append(MakeEvent(clock_, random_, "old", {"billing", "crm"})));
+    clock_.Advance(seconds(1));
+  }
+  // Some old deliveries have attempts.
+  std::vector<Delivery> claimed = Claim(clock_.Now(), 3, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 3u);
+  for (const Delivery& d : claimed) {
+    ASSERT_TRUE(
+        store_
+            ->RecordAttempt({d.id, 1, clock_.Now(), 1, 500, std::nullopt, std::nullopt, "err"},
+                            {DeliveryStatus::kScheduled, clock_.Now() + minutes(1)}, "s")
+            .ok());
+    ASSERT_EQ(store_->GetAttempts(d.id)->size(), 1u);
+  }
+  clock_.Advance(hours(1));
+  std::vector<std::string> new_ids;
+  for (int i = 0; i < 3; ++i) new_ids.push_back(Append(MakeEvent(clock_, random_, "new")));
+
+  const TimePoint cutoff = t0 + minutes(30);
+  std::vector<int64_t> purged;
+  for (int i = 0; i < 4; ++i) {
+    Result<int64_t> n = store_->PurgeEventsBefore(cutoff, 4);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    purged.push_back(*n);
+  }
+  EXPECT_EQ(purged, (std::vector<int64_t>{4, 4, 2, 0}));
+
+  for (const std::string& id : old_ids) {
+    EXPECT_FALSE(store_->GetEvent(id)->has_value());
+    EXPECT_TRUE(Deliveries(id).empty());
+  }
+  for (const Delivery& d : claimed) EXPECT_TRUE(store_->GetAttempts(d.id)->empty());
+  for (const std::string& id : new_ids) {
+    EXPECT_TRUE(store_->GetEvent(id)->has_value());
+    EXPECT_EQ(Deliveries(id).size(), 1u);
+  }
+  EXPECT_EQ(ListIds({}).size(), 3u);
+  EXPECT_EQ(Count(DeliveryStatus::kScheduled), 3);
+  EXPECT_EQ(*store_->PurgeEventsBefore(cutoff, 0), 0);
+}
+
+TEST_P(StoreConformanceTest, BreakerRoundTrip) {
+  Result<std::optional<policy::BreakerSnapshot>> none = store_->GetBreaker("billing");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+
+  const TimePoint t = clock_.Now();
+  policy::BreakerSnapshot open{
+      policy::BreakerState::kOpen, 20, 2, t + minutes(30), t - hours(3), false};
+  ASSERT_TRUE(store_->PutBreaker("billing", open).ok());
+  EXPECT_EQ(**store_->GetBreaker("billing"), open);
+
+  policy::BreakerSnapshot half{
+      policy::BreakerState::kHalfOpen, 20, 2, t + minutes(30), std::nullopt, true};
+  ASSERT_TRUE(store_->PutBreaker("billing", half).ok());
+  EXPECT_EQ(**store_->GetBreaker("billing"), half);
+
+  policy::BreakerSnapshot closed{policy::BreakerState::kClosed, 0, 0, std::nullopt, t, false};
+  ASSERT_TRUE(store_->PutBreaker("crm", closed).ok());
+  EXPECT_EQ(**store_->GetBreaker("crm"), closed);
+  EXPECT_EQ(**store_->GetBreaker("billing"), half);
+}
+
+TEST_P(StoreConformanceTest, NextDueAtIgnoresAllButScheduled) {
+  EXPECT_FALSE(store_->NextDueAt()->has_value());
+  NewEvent e = MakeEvent(clock_, random_, "{}", {"billing", "crm"});
+  e.deliveries[0].status = DeliveryStatus::kPaused;
+  e.deliveries[0].next_attempt_at = clock_.Now() - hours(1);
+  e.deliveries[1].next_attempt_at = clock_.Now() + minutes(1);
+  Append(e);
+  EXPECT_EQ(*store_->NextDueAt(), clock_.Now() + minutes(1));
+}
+
+Result<std::unique_ptr<Store>> OpenSqlite(const std::string& dir, const Clock& clock) {
+  return OpenSqliteStore({.dir = dir}, clock);
+}
+
+// The wrapper with no faults armed must be indistinguishable from what it wraps.
+Result<std::unique_ptr<Store>> OpenHealedFaultInjector(const std::string& dir, const Clock& clock) {
+  Result<std::unique_ptr<Store>> s = OpenSqliteStore({.dir = dir}, clock);
+  if (!s.ok()) return s.status();
+  return std::unique_ptr<Store>(new FaultInjectingStore(std::move(*s)));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Stores, StoreConformanceTest,
+    ::testing::Values(StoreFactory{"sqlite", OpenSqlite},
+                      StoreFactory{"sqlite_behind_fault_injector", OpenHealedFaultInjector}),
+    [](const ::testing::TestParamInfo<StoreFactory>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace hookrelay::store
