@@ -1,0 +1,946 @@
+#include "http/server.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/status.hpp>
+#include <charconv>
+#include <condition_variable>
+#include <future>
+#include <limits>
+#include <list>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/units.h"
+
+namespace hookrelay::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+using SteadyClock = std::chrono::steady_clock;
+using SteadyTime = SteadyClock::time_point;
+using BeastStringView = boost::beast::string_view;
+using Socket = asio::basic_stream_socket<tcp, asio::io_context::executor_type>;
+using Timer = asio::basic_waitable_timer<SteadyClock, asio::wait_traits<SteadyClock>,
+                                         asio::io_context::executor_type>;
+
+constexpr size_t kHeadReadSize = 8 * 1024;
+constexpr size_t kBodyReadSize = 64 * 1024;
+// A connection's read buffer is shrunk back when a large body made it grow beyond this.
+constexpr size_t kMaxIdleBufferCapacity = 32 * 1024;
+// Bodies larger than this are not reserved up front from Content-Length alone.
+constexpr uint64_t kMaxBodyReserve = 64 * 1024 * 1024;
+// How long a closing connection keeps reading (and discarding) after its last response, so that
+// unread request bytes do not turn the close into a reset that destroys the response.
+constexpr Duration kMaxLinger = std::chrono::seconds(2);
+constexpr SteadyTime kNoDeadline = SteadyTime::max();
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+std::string ToStdString(BeastStringView s) { return std::string(s.data(), s.size()); }
+
+// Parses a request straight into a Request: fields land in arrival order with their original
+// names, and the body is appended to Request::body without an intermediate message object.
+class RequestParser final : public bhttp::basic_parser<true> {
+ public:
+  explicit RequestParser(Request& request) : request_(request) {}
+  bool expect_continue() const { return expect_continue_; }
+
+ private:
+  void on_request_impl(bhttp::verb, BeastStringView method, BeastStringView target, int version,
+                       error_code&) override {
+    request_.method.assign(method.data(), method.size());
+    request_.target.assign(target.data(), target.size());
+    request_.version = version;
+  }
+  void on_response_impl(int, BeastStringView, int, error_code&) override {}
+  void on_field_impl(bhttp::field name, BeastStringView name_string, BeastStringView value,
+                     error_code&) override {
+    if (name == bhttp::field::expect &&
+        EqualsIgnoreCase({value.data(), value.size()}, "100-continue")) {
+      expect_continue_ = true;
+    }
+    request_.headers.emplace_back(ToStdString(name_string), ToStdString(value));
+  }
+  void on_header_impl(error_code&) override {}
+  void on_body_init_impl(const boost::optional<uint64_t>& content_length, error_code&) override {
+    if (content_length) {
+      request_.body.reserve(static_cast<size_t>(std::min(*content_length, kMaxBodyReserve)));
+    }
+  }
+  size_t on_body_impl(BeastStringView body, error_code&) override {
+    request_.body.append(body.data(), body.size());
+    return body.size();
+  }
+  void on_chunk_header_impl(uint64_t, BeastStringView, error_code&) override {}
+  size_t on_chunk_body_impl(uint64_t, BeastStringView body, error_code&) override {
+    request_.body.append(body.data(), body.size());
+    return body.size();
+  }
+  void on_finish_impl(error_code&) override {}
+
+  Request& request_;
+  bool expect_continue_ = false;
+};
+
+bool IsTokenChar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+// A handler-supplied field is sent only when it cannot break the framing of the response.
+bool IsSendableField(const std::pair<std::string, std::string>& field) {
+  const auto& [name, value] = field;
+  if (name.empty() || !std::all_of(name.begin(), name.end(), IsTokenChar)) return false;
+  if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) return false;
+  return !EqualsIgnoreCase(name, "content-length") &&
+         !EqualsIgnoreCase(name, "transfer-encoding") && !EqualsIgnoreCase(name, "connection");
+}
+
+void AppendNumber(std::string& out, uint64_t n) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, n);
+  out.append(buf, end);
+}
+
+// Splits a request-target into its path and query. Origin-form ("/p?q") is the norm; the
+// absolute-form ("http://h/p?q") that proxies send is accepted too. False when neither.
+bool SplitTarget(std::string_view target, std::string& path, std::string& query) {
+  if (target.empty()) return false;
+  if (target != "*" && target.front() != '/') {
+    size_t scheme_end = target.find("://");
+    if (scheme_end == std::string_view::npos || scheme_end == 0) return false;
+    size_t slash = target.find('/', scheme_end + 3);
+    size_t qmark = target.find('?', scheme_end + 3);
+    if (slash == std::string_view::npos || (qmark != std::string_view::npos && qmark < slash)) {
+      path = "/";
+      query = qmark == std::string_view::npos ? std::string_view() : target.substr(qmark + 1);
+      return true;
+    }
+    target = target.substr(slash);
+  }
+  size_t qmark = target.find('?');
+  path = target.substr(0, qmark);
+  query = qmark == std::string_view::npos ? std::string_view() : target.substr(qmark + 1);
+  return true;
+}
+
+Result<tcp::endpoint> ParseListen(const std::string& listen) {
+  auto invalid = [&] {
+    return Status::InvalidArgument("invalid listen address \"" + listen +
+                                       "\": expected host:port, e.g. 127.0.0.1:8080 or [::1]:8080",
+                                   "listen");
+  };
+  std::string_view s = listen;
+  std::string host;
+  std::string_view port_text;
+  if (!s.empty() && s.front() == '[') {
+    size_t close = s.find(']');
+    if (close == std::string_view::npos || close + 1 >= s.size() || s[close + 1] != ':') {
+      return invalid();
+    }
+    host = s.substr(1, close - 1);
+    port_text = s.substr(close + 2);
+  } else {
+    size_t colon = s.rfind(':');
+    if (colon == std::string_view::npos) return invalid();
+    host = s.substr(0, colon);
+    port_text = s.substr(colon + 1);
+    if (host.find(':') != std::string::npos) return invalid();  // IPv6 needs brackets
+  }
+  unsigned port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
+      port > 65535) {
+    return invalid();
+  }
+  if (host.empty()) host = "0.0.0.0";
+  error_code addr_ec;
+  asio::ip::address address = asio::ip::make_address(host, addr_ec);
+  if (!addr_ec) return tcp::endpoint(address, static_cast<uint16_t>(port));
+  // A host name ("localhost"): resolve once at start-up.
+  asio::io_context ioc;
+  tcp::resolver resolver(ioc);
+  auto results = resolver.resolve(host, std::string(port_text), addr_ec);
+  if (addr_ec || results.empty()) {
+    return Status::InvalidArgument("cannot resolve listen host \"" + host + "\"", "listen");
+  }
+  return results.begin()->endpoint();
+}
+
+std::string LowerFirst(std::string s) {
+  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = static_cast<char>(s[0] + 32);
+  return s;
+}
+
+class Session;
+
+// One event loop and its thread, plus the connections that live on it. Everything except
+// `closing`, `stopped` and `post_mu` is touched only by this worker's thread (or after it was
+// joined), which is what serializes a connection's work without locks.
+struct Worker {
+  Worker(Server::Impl& server, const ServerOptions& options, Handler& handler, Duration tick)
+      : server(&server), options(options), handler(handler), tick(tick) {}
+
+  void ArmSweep();
+  void Sweep();
+  void BeginDrain();
+  void ReportDrained();
+  void FinalDrain();
+
+  // Declared first so it is destroyed last: sockets and timers below belong to it.
+  asio::io_context ioc{1};
+  asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
+  Timer sweep_timer{ioc};
+  std::list<std::shared_ptr<Session>> sessions;  // open connections; owning
+  std::thread thread;
+
+  int in_flight = 0;      // requests begun and not yet answered
+  bool draining = false;  // BeginDrain ran: idle connections are closed, no new requests
+  // Set by Shutdown before anything else, so every response written after Shutdown began
+  // carries Connection: close even before BeginDrain reaches this loop.
+  std::atomic<bool> closing{false};
+  bool drain_reported = false;
+
+  // Responders on other threads take post_mu to check `stopped` and post atomically, so nothing
+  // is posted once Shutdown has decided to stop the loop.
+  std::mutex post_mu;
+  std::atomic<bool> stopped{false};
+
+  // Valid while the worker's loop runs (and during Shutdown); a Worker may outlive the Server
+  // when a late Responder still holds one of its sessions, and then touches neither.
+  Server::Impl* server;
+  const ServerOptions options;
+  Handler& handler;
+  const Duration tick;
+};
+
+}  // namespace
+
+struct Server::Impl {
+  Impl(const ServerOptions& options, Handler& handler) : options(options), handler(handler) {}
+
+  void Accept();
+  void StopAccepting();
+  void Shutdown(Duration grace);
+
+  const ServerOptions options;
+  Handler& handler;
+  std::vector<std::shared_ptr<Worker>> workers;
+  // Both live on workers[0]'s loop.
+  std::optional<asio::basic_socket_acceptor<tcp, asio::io_context::executor_type>> acceptor;
+  std::optional<Timer> accept_backoff;
+  size_t next_worker = 0;  // used by the accepting thread only
+  std::atomic<int> connections{0};
+  uint16_t port = 0;
+  std::string url;
+
+  std::mutex mu;
+  std::condition_variable drained_cv;
+  size_t drained = 0;      // GUARDED_BY(mu): workers with no request in flight while draining
+  bool accepting = true;   // GUARDED_BY(mu)
+  std::mutex shutdown_mu;  // serializes Shutdown
+  bool shut_down = false;  // GUARDED_BY(shutdown_mu)
+};
+
+namespace {
+
+// One connection. Lives on one worker's loop; every method except Deliver runs there.
+//
+// Life cycle of each request: kIdle (no byte of it yet) → kHead → [kContinue] → kBody →
+// kHandler (waiting for the Responder) → kWrite → back to kIdle, or kLinger → kClosed when the
+// connection ends. `deadline_` is the end of the current phase; the worker's sweep enforces it.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(std::shared_ptr<Worker> worker, Socket socket)
+      : worker_(std::move(worker)), socket_(std::move(socket)) {}
+
+  void Start();
+  void Close();
+  void OnDeadline();
+  // Completes request `seq` with `response`. Any thread.
+  void Deliver(uint64_t seq, Response response);
+
+  // Neither reading a request nor answering one: safe to close when draining.
+  bool idle() const { return phase_ == Phase::kIdle || phase_ == Phase::kLinger; }
+  SteadyTime deadline() const { return deadline_; }
+
+ private:
+  enum class Phase { kIdle, kHead, kContinue, kBody, kHandler, kWrite, kLinger, kClosed };
+
+  void StartRequest(Duration first_byte_wait);
+  void EnterHead();
+  void Read(size_t size);
+  void OnRead(const error_code& ec, size_t n);
+  void Parse();
+  bool OnHeadComplete();
+  void WriteContinue();
+  void Dispatch();
+  void OnResponse(uint64_t seq, Response response);
+  void Fail(int status, std::string_view code, std::string message);
+  void Respond(Response response, bool close);
+  void SerializeHead(const Response& response, int status, bool close);
+  void OnWritten(const error_code& ec);
+  void Linger();
+  void BeginInFlight();
+  void EndInFlight();
+  void SetDeadline(Duration d) { deadline_ = SteadyClock::now() + d; }
+  bool Closing() const {
+    return worker_->draining || worker_->closing.load(std::memory_order_relaxed);
+  }
+
+  std::shared_ptr<Worker> worker_;
+  Socket socket_;
+  std::list<std::shared_ptr<Session>>::iterator self_it_;
+  bool linked_ = false;
+  std::string remote_address_;
+  uint16_t remote_port_ = 0;
+
+  Phase phase_ = Phase::kIdle;
+  SteadyTime deadline_ = kNoDeadline;
+  bool read_pending_ = false;
+  bool in_flight_ = false;
+
+  // Per request. The buffer persists across requests: it holds pipelined bytes.
+  boost::beast::flat_buffer buffer_;
+  Request request_;
+  std::optional<RequestParser> parser_;
+  uint64_t head_bytes_ = 0;
+  uint64_t seq_ = 0;
+  int version_ = 11;
+  bool keep_alive_ = true;
+  bool head_only_ = false;  // a HEAD request: send the head of the response only
+  uint64_t body_limit_ = 0;
+
+  // The response being written; the head's buffer is reused across responses.
+  std::string out_head_;
+  std::string out_body_;
+  bool close_after_write_ = false;
+};
+
+// Shared by all copies of one Responder: the first call wins; if none comes, a 500 goes out.
+struct ResponderState {
+  ResponderState(std::shared_ptr<Session> s, uint64_t q) : session(std::move(s)), seq(q) {}
+  ~ResponderState() {
+    if (!done.load(std::memory_order_acquire)) {
+      session->Deliver(seq, JsonError(500, "internal",
+                                      "the request handler dropped the request without answering"));
+    }
+  }
+  void Complete(Response response) {
+    if (done.exchange(true, std::memory_order_acq_rel)) return;
+    session->Deliver(seq, std::move(response));
+  }
+
+  std::shared_ptr<Session> session;
+  uint64_t seq;
+  std::atomic<bool> done{false};
+};
+
+void Session::Start() {
+  worker_->sessions.push_front(shared_from_this());
+  self_it_ = worker_->sessions.begin();
+  linked_ = true;
+  error_code ec;
+  tcp::endpoint peer = socket_.remote_endpoint(ec);
+  if (!ec) {
+    remote_address_ = peer.address().to_string();
+    remote_port_ = peer.port();
+  }
+  // Responses go out in one write each; don't let Nagle hold back the tail of one.
+  socket_.set_option(tcp::no_delay(true), ec);
+  StartRequest(worker_->options.header_timeout);
+}
+
+void Session::StartRequest(Duration first_byte_wait) {
+  if (worker_->draining) {
+    Close();
+    return;
+  }
+  request_ = Request{};
+  request_.headers.reserve(16);
+  parser_.emplace(request_);
+  // One more than our limit, so that our own check below (which counts the whole head) is the
+  // one that fires.
+  parser_->header_limit(static_cast<uint32_t>(
+      std::min<uint64_t>(worker_->options.header_limit + 1, std::numeric_limits<uint32_t>::max())));
+  parser_->body_limit(boost::none);  // checked against the handler's limit after the head
+  parser_->eager(false);             // stop after the head so OnHead runs before the body
+  head_bytes_ = 0;
+  version_ = 11;
+  keep_alive_ = true;
+  head_only_ = false;
+  if (buffer_.size() > 0) {  // pipelined
+    EnterHead();
+    Parse();
+  } else {
+    phase_ = Phase::kIdle;
+    SetDeadline(first_byte_wait);
+    Read(kHeadReadSize);
+  }
+}
+
+void Session::EnterHead() {
+  phase_ = Phase::kHead;
+  SetDeadline(worker_->options.header_timeout);
+  BeginInFlight();
+}
+
+void Session::Read(size_t size) {
+  read_pending_ = true;
+  socket_.async_read_some(
+      buffer_.prepare(size),
+      [self = shared_from_this()](const error_code& ec, size_t n) { self->OnRead(ec, n); });
+}
+
+void Session::OnRead(const error_code& ec, size_t n) {
+  read_pending_ = false;
+  if (phase_ == Phase::kClosed) return;
+  buffer_.commit(n);
+  switch (phase_) {
+    case Phase::kIdle:
+    case Phase::kHead:
+    case Phase::kBody: break;
+    case Phase::kLinger:
+      if (ec) {
+        Close();
+      } else {
+        buffer_.consume(buffer_.size());
+        Read(kHeadReadSize);
+      }
+      return;
+    default: return;  // a read left pending when a timeout answered; the connection is closing
+  }
+  if (ec) {
+    // EOF or reset: the client went away; a partial request cannot be answered.
+    Close();
+    return;
+  }
+  if (phase_ == Phase::kIdle) EnterHead();
+  Parse();
+}
+
+void Session::Parse() {
+  const uint64_t header_limit = worker_->options.header_limit;
+  error_code ec;
+  while (true) {
+    if (!parser_->is_header_done()) {
+      size_t used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      head_bytes_ += used;
+      if (ec == bhttp::error::need_more) {
+        if (head_bytes_ + buffer_.size() > header_limit) break;  // → 431
+        Read(kHeadReadSize);
+        return;
+      }
+      if (ec == bhttp::error::header_limit) break;
+      if (ec) {
+        Fail(400, "bad_request", "malformed HTTP request: " + ec.message());
+        return;
+      }
+      if (head_bytes_ > header_limit) break;
+      if (!OnHeadComplete()) return;
+      continue;
+    }
+    if (parser_->is_done()) {
+      Dispatch();
+      return;
+    }
+    if (buffer_.size() == 0) {
+      const auto remaining = parser_->content_length_remaining();
+      Read(remaining && *remaining <= kHeadReadSize ? kHeadReadSize : kBodyReadSize);
+      return;
+    }
+    size_t used = parser_->put(buffer_.data(), ec);
+    buffer_.consume(used);
+    if (ec == bhttp::error::need_more) {
+      if (used == 0) {
+        Read(kHeadReadSize);
+        return;
+      }
+      continue;
+    }
+    if (ec == bhttp::error::body_limit) {
+      Fail(413, "payload_too_large",
+           "request body exceeds the limit of " + FormatByteSize(body_limit_));
+      return;
+    }
+    if (ec) {
+      Fail(400, "bad_request", "malformed HTTP request body: " + ec.message());
+      return;
+    }
+  }
+  Fail(431, "headers_too_large",
+       "request headers too large (limit " + FormatByteSize(header_limit) + ")");
+}
+
+// Returns true when the body should be read now; false when the request was answered or a
+// 100 Continue is being written first.
+bool Session::OnHeadComplete() {
+  const ServerOptions& options = worker_->options;
+  version_ = request_.version;
+  keep_alive_ = parser_->keep_alive();
+  head_only_ = request_.method == "HEAD";
+  if (auto cl = parser_->content_length()) request_.content_length = *cl;
+  request_.chunked = parser_->chunked();
+  request_.remote_address = remote_address_;
+  request_.remote_port = remote_port_;
+  if (!SplitTarget(request_.target, request_.path, request_.query)) {
+    Fail(400, "bad_request", "malformed request target");
+    return false;
+  }
+  if (!DecodePathSegments(request_.path, request_.segments)) {
+    Fail(400, "bad_request", "malformed percent-encoding in the request path");
+    return false;
+  }
+  const bool has_body =
+      request_.chunked || (request_.content_length && *request_.content_length > 0);
+
+  Handler::HeadDecision decision;
+  try {
+    decision = worker_->handler.OnHead(request_);
+  } catch (const std::exception&) {
+    decision.reject = JsonError(500, "internal", "the request handler failed");
+  }
+  if (decision.reject) {
+    // The body was not read, so the connection cannot carry another request.
+    if (has_body) keep_alive_ = false;
+    Respond(std::move(*decision.reject), !keep_alive_ || Closing());
+    return false;
+  }
+  const uint64_t limit = decision.body_limit.value_or(options.default_body_limit);
+  if (request_.content_length && *request_.content_length > limit) {
+    Fail(413, "payload_too_large",
+         "request body of " + std::to_string(*request_.content_length) +
+             " bytes exceeds the limit of " + FormatByteSize(limit));
+    return false;
+  }
+  if (!has_body) return true;
+  body_limit_ = limit;
+  parser_->body_limit(limit);
+  parser_->eager(true);
+  phase_ = Phase::kBody;
+  SetDeadline(options.body_timeout);
+  // Clients that sent Expect: 100-continue wait for this before sending the body (curl waits a
+  // second); skip it when the body is already arriving.
+  if (parser_->expect_continue() && version_ >= 11 && buffer_.size() == 0) {
+    WriteContinue();
+    return false;
+  }
+  return true;
+}
+
+void Session::WriteContinue() {
+  phase_ = Phase::kContinue;
+  SetDeadline(worker_->options.write_timeout);
+  asio::async_write(socket_, asio::buffer(kContinue.data(), kContinue.size()),
+                    [self = shared_from_this()](const error_code& ec, size_t) {
+                      if (self->phase_ != Phase::kContinue) return;
+                      if (ec) {
+                        self->Close();
+                        return;
+                      }
+                      self->phase_ = Phase::kBody;
+                      self->SetDeadline(self->worker_->options.body_timeout);
+                      self->Parse();
+                    });
+}
+
+void Session::Dispatch() {
+  phase_ = Phase::kHandler;
+  deadline_ = kNoDeadline;  // the handler takes as long as it takes
+  auto state = std::make_shared<ResponderState>(shared_from_this(), ++seq_);
+  Responder respond(
+      [state = std::move(state)](Response response) { state->Complete(std::move(response)); });
+  try {
+    worker_->handler.OnRequest(std::move(request_), std::move(respond));
+  } catch (const std::exception&) {
+    // The Responder copies destroyed during unwinding answer 500 unless one was called.
+  }
+}
+
+void Session::Deliver(uint64_t seq, Response response) {
+  if (worker_->ioc.get_executor().running_in_this_thread()) {
+    OnResponse(seq, std::move(response));
+    return;
+  }
+  std::lock_guard<std::mutex> lock(worker_->post_mu);
+  if (worker_->stopped.load(std::memory_order_relaxed)) return;
+  asio::post(worker_->ioc, [self = shared_from_this(), seq, r = std::move(response)]() mutable {
+    self->OnResponse(seq, std::move(r));
+  });
+}
+
+void Session::OnResponse(uint64_t seq, Response response) {
+  if (phase_ != Phase::kHandler || seq != seq_) return;  // closed meanwhile, or a stale call
+  Respond(std::move(response), !keep_alive_ || Closing());
+}
+
+void Session::Fail(int status, std::string_view code, std::string message) {
+  keep_alive_ = false;
+  Respond(JsonError(status, code, message), /*close=*/true);
+}
+
+void Session::Respond(Response response, bool close) {
+  int status = response.status;
+  if (status < 200 || status > 599) status = 500;
+  const bool no_body = status == 204 || status == 304;
+  SerializeHead(response, status, close);
+  if (no_body || head_only_) {
+    out_body_.clear();
+  } else {
+    out_body_ = std::move(response.body);
+  }
+  phase_ = Phase::kWrite;
+  SetDeadline(worker_->options.write_timeout);
+  close_after_write_ = close;
+  std::array<asio::const_buffer, 2> buffers{asio::buffer(out_head_), asio::buffer(out_body_)};
+  asio::async_write(socket_, buffers, [self = shared_from_this()](const error_code& ec, size_t) {
+    self->OnWritten(ec);
+  });
+}
+
+void Session::SerializeHead(const Response& response, int status, bool close) {
+  std::string& h = out_head_;
+  h.clear();
+  h.append("HTTP/1.1 ");
+  AppendNumber(h, static_cast<uint64_t>(status));
+  h.push_back(' ');
+  const auto known = bhttp::int_to_status(static_cast<unsigned>(status));
+  if (known != bhttp::status::unknown) {
+    BeastStringView reason = bhttp::obsolete_reason(known);
+    h.append(reason.data(), reason.size());
+  }
+  h.append("\r\n");
+  bool has_content_type = false;
+  for (const auto& field : response.headers) {
+    if (!IsSendableField(field)) continue;
+    if (EqualsIgnoreCase(field.first, "content-type")) has_content_type = true;
+    h.append(field.first).append(": ").append(field.second).append("\r\n");
+  }
+  if (!has_content_type && !response.content_type.empty() &&
+      response.content_type.find_first_of("\r\n") == std::string::npos) {
+    h.append("Content-Type: ").append(response.content_type).append("\r\n");
+  }
+  if (status != 204 && status != 304) {
+    h.append("Content-Length: ");
+    AppendNumber(h, response.body.size());
+    h.append("\r\n");
+  }
+  if (close) {
+    h.append("Connection: close\r\n");
+  } else if (version_ < 11) {
+    h.append("Connection: keep-alive\r\n");
+  }
+  h.append("\r\n");
+}
+
+void Session::OnWritten(const error_code& ec) {
+  if (phase_ != Phase::kWrite) return;
+  EndInFlight();
+  out_body_ = std::string();  // release a large body now, not at the next response
+  if (ec) {
+    Close();
+    return;
+  }
+  if (close_after_write_) {
+    Linger();
+    return;
+  }
+  if (buffer_.size() == 0 && buffer_.capacity() > kMaxIdleBufferCapacity) buffer_.shrink_to_fit();
+  StartRequest(worker_->options.idle_timeout);
+}
+
+void Session::Linger() {
+  phase_ = Phase::kLinger;
+  SetDeadline(std::min(kMaxLinger, worker_->options.idle_timeout));
+  error_code ec;
+  socket_.shutdown(tcp::socket::shutdown_send, ec);
+  if (ec) {
+    Close();
+    return;
+  }
+  buffer_.consume(buffer_.size());
+  if (!read_pending_) Read(kHeadReadSize);
+}
+
+void Session::OnDeadline() {
+  const ServerOptions& options = worker_->options;
+  switch (phase_) {
+    case Phase::kHead:
+      Fail(408, "request_timeout",
+           "request headers not received within " + FormatDuration(options.header_timeout));
+      break;
+    case Phase::kBody:
+      Fail(408, "request_timeout",
+           "request body not received within " + FormatDuration(options.body_timeout));
+      break;
+    case Phase::kIdle:
+    case Phase::kContinue:
+    case Phase::kWrite:
+    case Phase::kLinger: Close(); break;
+    case Phase::kHandler:
+    case Phase::kClosed: break;
+  }
+}
+
+void Session::Close() {
+  if (phase_ == Phase::kClosed) return;
+  phase_ = Phase::kClosed;
+  deadline_ = kNoDeadline;
+  EndInFlight();
+  error_code ec;
+  socket_.close(ec);  // completes pending operations with operation_aborted
+  worker_->server->connections.fetch_sub(1, std::memory_order_relaxed);
+  if (linked_) {
+    linked_ = false;
+    // May be the last reference; it is released when this function returns.
+    std::shared_ptr<Session> keep = std::move(*self_it_);
+    worker_->sessions.erase(self_it_);
+  }
+}
+
+void Session::BeginInFlight() {
+  if (in_flight_) return;
+  in_flight_ = true;
+  ++worker_->in_flight;
+}
+
+void Session::EndInFlight() {
+  if (!in_flight_) return;
+  in_flight_ = false;
+  if (--worker_->in_flight == 0 && worker_->draining) worker_->ReportDrained();
+}
+
+Duration SweepTick(const ServerOptions& o) {
+  Duration smallest = std::min({o.header_timeout, o.body_timeout, o.idle_timeout, o.write_timeout});
+  return std::clamp(smallest / 8, Duration(5), Duration(500));
+}
+
+}  // namespace
+
+void Worker::ArmSweep() {
+  sweep_timer.expires_after(tick);
+  sweep_timer.async_wait([this](const error_code& ec) {
+    if (ec || stopped.load(std::memory_order_relaxed)) return;
+    Sweep();
+    ArmSweep();
+  });
+}
+
+// Enforces deadlines. One timer per loop instead of one per connection keeps per-request work
+// down to storing a time point.
+void Worker::Sweep() {
+  const SteadyTime now = SteadyClock::now();
+  for (auto it = sessions.begin(); it != sessions.end();) {
+    Session* s = it->get();
+    ++it;  // s may unlink itself
+    if (s->deadline() <= now) {
+      auto keep = s->shared_from_this();
+      s->OnDeadline();
+    }
+  }
+}
+
+void Worker::BeginDrain() {
+  draining = true;
+  for (auto it = sessions.begin(); it != sessions.end();) {
+    Session* s = it->get();
+    ++it;
+    if (s->idle()) {
+      auto keep = s->shared_from_this();
+      s->Close();
+    }
+  }
+  if (in_flight == 0) ReportDrained();
+}
+
+void Worker::ReportDrained() {
+  if (drain_reported) return;
+  drain_reported = true;
+  {
+    std::lock_guard<std::mutex> lock(server->mu);
+    ++server->drained;
+  }
+  server->drained_cv.notify_all();
+}
+
+// REQUIRES: the thread was joined. Closes every connection and runs the loop until the aborted
+// operations have completed, so no handler (and no session) is left queued in it.
+void Worker::FinalDrain() {
+  while (!sessions.empty()) sessions.front()->Close();
+  sweep_timer.cancel();
+  work.reset();
+  ioc.restart();
+  ioc.run();
+}
+
+void Server::Impl::Accept() {
+  if (!acceptor->is_open()) return;
+  std::shared_ptr<Worker> worker = workers[next_worker];
+  next_worker = (next_worker + 1) % workers.size();
+  acceptor->async_accept(worker->ioc, [this, worker](const error_code& ec, Socket socket) mutable {
+    if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+    if (ec) {
+      // Out of descriptors or buffers: pause instead of spinning on the error.
+      accept_backoff->expires_after(std::chrono::milliseconds(50));
+      accept_backoff->async_wait([this](const error_code& wait_ec) {
+        if (!wait_ec) Accept();
+      });
+      return;
+    }
+    if (connections.fetch_add(1, std::memory_order_relaxed) >= options.max_connections) {
+      connections.fetch_sub(1, std::memory_order_relaxed);
+      error_code ignored;
+      socket.close(ignored);
+    } else {
+      asio::post(worker->ioc, [worker, socket = std::move(socket)]() mutable {
+        if (worker->stopped.load(std::memory_order_relaxed)) {
+          worker->server->connections.fetch_sub(1, std::memory_order_relaxed);
+          return;
+        }
+        std::make_shared<Session>(worker, std::move(socket))->Start();
+      });
+    }
+    Accept();
+  });
+}
+
+void Server::Impl::StopAccepting() {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!accepting) return;
+    accepting = false;
+  }
+  auto close = [this] {
+    error_code ec;
+    acceptor->close(ec);
+    accept_backoff->cancel();
+  };
+  Worker& w0 = *workers[0];
+  if (w0.ioc.get_executor().running_in_this_thread() || w0.stopped.load()) {
+    close();
+    return;
+  }
+  std::promise<void> done;
+  asio::post(w0.ioc, [&] {
+    close();
+    done.set_value();
+  });
+  done.get_future().wait();
+}
+
+void Server::Impl::Shutdown(Duration grace) {
+  std::lock_guard<std::mutex> shutdown_lock(shutdown_mu);
+  if (shut_down) return;
+  shut_down = true;
+  const auto deadline = SteadyClock::now() + grace;
+  for (auto& w : workers) w->closing.store(true, std::memory_order_relaxed);
+  StopAccepting();
+  for (auto& w : workers) asio::post(w->ioc, [w = w.get()] { w->BeginDrain(); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    drained_cv.wait_until(lock, deadline, [&] { return drained == workers.size(); });
+  }
+  for (auto& w : workers) {
+    {
+      std::lock_guard<std::mutex> lock(w->post_mu);
+      w->stopped = true;
+    }
+    w->ioc.stop();
+  }
+  for (auto& w : workers) {
+    if (w->thread.joinable()) w->thread.join();
+  }
+  for (auto& w : workers) w->FinalDrain();
+  acceptor.reset();
+  accept_backoff.reset();
+}
+
+Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, Handler& handler) {
+  if (options.threads < 1) return Status::InvalidArgument("threads must be at least 1", "threads");
+  if (options.max_connections < 1) {
+    return Status::InvalidArgument("max_connections must be at least 1", "max_connections");
+  }
+  for (auto [d, name] : {std::pair{options.header_timeout, "header_timeout"},
+                         std::pair{options.body_timeout, "body_timeout"},
+                         std::pair{options.idle_timeout, "idle_timeout"},
+                         std::pair{options.write_timeout, "write_timeout"}}) {
+    if (d <= Duration(0))
+      return Status::InvalidArgument(std::string(name) + " must be positive", name);
+  }
+  Result<tcp::endpoint> endpoint = ParseListen(options.listen);
+  if (!endpoint.ok()) return endpoint.status();
+
+  auto impl = std::make_unique<Impl>(options, handler);
+  const Duration tick = SweepTick(options);
+  for (int i = 0; i < options.threads; ++i) {
+    impl->workers.push_back(std::make_shared<Worker>(*impl, options, handler, tick));
+  }
+  asio::io_context& ioc0 = impl->workers[0]->ioc;
+  impl->acceptor.emplace(ioc0);
+  impl->accept_backoff.emplace(ioc0);
+  error_code ec;
+  impl->acceptor->open(endpoint->protocol(), ec);
+  if (!ec) impl->acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) impl->acceptor->bind(*endpoint, ec);
+  if (!ec) impl->acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::Unavailable("cannot listen on " + options.listen + ": " +
+                               LowerFirst(ec.message()));
+  }
+  tcp::endpoint bound = impl->acceptor->local_endpoint(ec);
+  if (ec) return Status::Internal("cannot read the listening address: " + ec.message());
+  impl->port = bound.port();
+  asio::ip::address shown = bound.address();
+  if (shown.is_unspecified()) {
+    shown = shown.is_v6() ? asio::ip::address(asio::ip::address_v6::loopback())
+                          : asio::ip::address(asio::ip::address_v4::loopback());
+  }
+  impl->url = shown.is_v6() ? "http://[" + shown.to_string() + "]:" + std::to_string(impl->port)
+                            : "http://" + shown.to_string() + ":" + std::to_string(impl->port);
+
+  impl->Accept();
+  for (auto& w : impl->workers) {
+    w->ArmSweep();
+    w->thread = std::thread([w = w.get()] {
+      // Process-control signals go to the application's threads, not to an I/O loop.
+      sigset_t signals;
+      sigemptyset(&signals);
+      for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaddset(&signals, sig);
+      pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+      w->ioc.run();
+    });
+  }
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() { impl_->Shutdown(Duration(0)); }
+
+uint16_t Server::port() const { return impl_->port; }
+
+std::string Server::url() const { return impl_->url; }
+
+void Server::StopAccepting() { impl_->StopAccepting(); }
+
+void Server::Shutdown(Duration grace) { impl_->Shutdown(grace); }
+
+}  // namespace hookrelay::http

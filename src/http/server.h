@@ -1,0 +1,108 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "http/request.h"
+
+namespace hookrelay::http {
+
+// Completes one request. Call it exactly once, from any thread, at any later time (e.g. after a
+// group commit on a store thread). Copies share one completion: the first call wins, later calls
+// are ignored. If every copy is destroyed without a call, the client gets a 500. Calls after the
+// client went away, or after the Server shut down, are dropped quietly.
+using Responder = std::function<void(Response)>;
+
+// What the server calls for each request. Both calls run on a server I/O thread: they must not
+// block (hand slow work to another thread and answer through the Responder). Calls for one
+// connection never overlap; calls for different connections may run concurrently.
+class Handler {
+ public:
+  virtual ~Handler() = default;
+
+  struct HeadDecision {
+    // Set to answer now without reading the body (404 unknown source, 405, 401). If the
+    // request announced a body, the connection is closed after this response.
+    std::optional<Response> reject;
+    // Largest body accepted for this request (per-source max_body); nullopt means
+    // ServerOptions::default_body_limit. A larger Content-Length gets 413 before the body is
+    // read; a chunked body gets 413 as soon as it passes the limit.
+    std::optional<uint64_t> body_limit;
+  };
+
+  // Called once the request line and header fields are read, before any of the body.
+  virtual HeadDecision OnHead(const RequestHead& head) = 0;
+  // Called with the complete request (unless OnHead rejected it). `respond` must be called once.
+  virtual void OnRequest(Request request, Responder respond) = 0;
+};
+
+struct ServerOptions {
+  // host:port to bind; port 0 picks a free port. IPv6 as "[::1]:0"; an empty host ("":8080)
+  // binds all IPv4 interfaces.
+  std::string listen = "127.0.0.1:8080";
+  int threads = 2;                                // I/O threads, each with its own event loop
+  uint64_t header_limit = 16 * 1024;              // request line + fields; larger → 431, close
+  uint64_t default_body_limit = 5 * 1024 * 1024;  // see HeadDecision::body_limit
+  // Timeouts are enforced with a granularity of about 1/8 of the smallest one (at most 500ms).
+  // header_timeout: from a request's first byte to its last header byte → 408 and close; also
+  // how long a new connection may stay silent (closed without a response).
+  Duration header_timeout = std::chrono::seconds(10);
+  Duration body_timeout = std::chrono::seconds(30);  // the whole body → 408 and close
+  // Keep-alive wait for the next request's first byte (closed without a response). Also bounds
+  // the lingering close (at most 2s) that keeps a final response from being lost to a reset.
+  Duration idle_timeout = std::chrono::seconds(60);
+  Duration write_timeout = std::chrono::seconds(30);  // writing one response → close
+  int max_connections = 10000;  // further connections are accepted and closed at once
+};
+
+// An HTTP/1.1 server (Boost.Beast parser on Asio).
+//
+// Connections are spread round-robin over `threads` event loops, each run by one thread, so a
+// connection's work is serialized without locks (each loop is an implicit strand). Keep-alive and
+// pipelining are supported (pipelined requests are answered in order, one at a time); HTTP/1.0
+// connections close after the response unless they ask for keep-alive. Protocol errors are
+// answered with JSON errors (400 malformed, 408 timeout, 413 body too large, 431 headers too
+// large) and the connection is closed.
+//
+// The I/O threads block SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2, so those reach the
+// application's own threads.
+//
+// Thread-safe: all methods may be called from any thread that is not one of the server's.
+class Server {
+ public:
+  // Binds, listens and starts the I/O threads. `handler` must outlive the Server. Errors name
+  // the address: "cannot listen on 127.0.0.1:8080: address already in use".
+  static Result<std::unique_ptr<Server>> Start(const ServerOptions& options, Handler& handler);
+
+  // Shuts down with no grace (in-flight requests are cut off).
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The bound port (useful with port 0).
+  uint16_t port() const;
+  // "http://127.0.0.1:PORT" ("http://[::1]:PORT"); a wildcard bind shows the loopback address.
+  std::string url() const;
+
+  // Closes the listening socket; existing connections keep being served. Idempotent.
+  void StopAccepting();
+
+  // Stops accepting, closes idle connections, and waits up to `grace` for requests already
+  // begun to get their responses written (with Connection: close); then closes every
+  // connection and joins the threads. Responders called later are ignored. Idempotent.
+  // REQUIRES: not called from a Handler (it joins the threads that call handlers).
+  void Shutdown(Duration grace);
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hookrelay::http
