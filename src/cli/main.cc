@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/schedule_command.h"
+#include "cli/serve_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -11,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("hookrelay ") + HOOKRELAY_VERSION);
   app.require_subcommand(1);
   int exit_code = 0;
+  hookrelay::cli::AddServeCommand(app, exit_code);
   hookrelay::cli::AddScheduleCommand(app, exit_code);
   try {
     app.parse(argc, argv);

@@ -30,9 +30,16 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
+int DaysInMonth(int year, int mon) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return mon == 2 && leap ? 29 : kDays[mon - 1];
+}
+
 bool ValidFields(int year, int mon, int day, int h, int mi, int s) {
-  return year >= 1970 && year <= 9999 && mon >= 1 && mon <= 12 && day >= 1 && day <= 31 && h >= 0 &&
-         h <= 23 && mi >= 0 && mi <= 59 && s >= 0 && s <= 60;
+  return year >= 1970 && year <= 9999 && mon >= 1 && mon <= 12 && day >= 1 &&
+         day <= DaysInMonth(year, mon) && h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && s >= 0 &&
+         s <= 60;
 }
 
 std::optional<TimePoint> Make(int year, int mon, int day, int h, int mi, int s, int64_t ms) {

@@ -19,11 +19,18 @@ TEST(TimeFormatTest, Rfc3339Parse) {
   EXPECT_EQ(ToUnixMillis(*ParseRfc3339("1994-11-06T08:49:37.5Z")), kRfcExampleMs + 500);
   EXPECT_EQ(ToUnixMillis(*ParseRfc3339("1994-11-06T09:49:37.123+01:00")), kRfcExampleMs + 123);
   EXPECT_EQ(ToUnixMillis(*ParseRfc3339("1994-11-06T07:49:37-01:00")), kRfcExampleMs);
-  for (const char* bad :
-       {"", "1994-11-06", "1994-11-06T08:49:37", "1994-13-06T08:49:37Z", "1994-11-06T08:49:37Zjunk",
-        "1994-11-06T25:00:00Z", "x994-11-06T08:49:37Z"}) {
+  for (const char* bad : {"", "1994-11-06", "1994-11-06T08:49:37", "1994-13-06T08:49:37Z",
+                          "1994-11-06T08:49:37Zjunk", "2026-02-29T00:00:00Z",
+                          "2026-04-31T00:00:00Z", "1994-11-06T25:00:00Z", "x994-11-06T08:49:37Z"}) {
     EXPECT_FALSE(ParseRfc3339(bad).has_value()) << bad;
   }
+}
+
+TEST(TimeFormatTest, LeapDaysOnlyInLeapYears) {
+  EXPECT_TRUE(ParseRfc3339("2024-02-29T00:00:00Z").has_value());
+  EXPECT_TRUE(ParseRfc3339("2000-02-29T00:00:00Z").has_value());
+  EXPECT_FALSE(ParseRfc3339("2100-02-29T00:00:00Z").has_value());
+  EXPECT_FALSE(ParseHttpDate("Thu, 31 Feb 2026 00:00:00 GMT").has_value());
 }
 
 TEST(TimeFormatTest, HttpDateAllThreeForms) {

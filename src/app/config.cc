@@ -1,0 +1,204 @@
+#include "app/config.h"
+
+#include <toml++/toml.h>
+
+#include <boost/json.hpp>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "model/json_fields.h"
+
+namespace hookrelay::app {
+
+namespace json = boost::json;
+
+namespace {
+
+// Converts a TOML node to JSON, recording the line of every path ("destinations[0].policy.cap")
+// so that errors from the JSON parsers can point at the file.
+json::value ToJson(const toml::node& node, const std::string& path,
+                   std::map<std::string, int>& lines) {
+  lines[path] = static_cast<int>(node.source().begin.line);
+  if (const auto* t = node.as_table()) {
+    json::object o;
+    for (const auto& [key, child] : *t) {
+      std::string k(key.str());
+      o[k] = ToJson(child, path.empty() ? k : path + "." + k, lines);
+      lines[path.empty() ? k : path + "." + k] = static_cast<int>(key.source().begin.line)
+                                                     ? static_cast<int>(key.source().begin.line)
+                                                     : static_cast<int>(child.source().begin.line);
+    }
+    return o;
+  }
+  if (const auto* a = node.as_array()) {
+    json::array arr;
+    for (size_t i = 0; i < a->size(); ++i) {
+      arr.push_back(ToJson((*a)[i], path + "[" + std::to_string(i) + "]", lines));
+    }
+    return arr;
+  }
+  if (const auto* s = node.as_string()) return json::value(s->get());
+  if (const auto* i = node.as_integer()) return json::value(i->get());
+  if (const auto* f = node.as_floating_point()) return json::value(f->get());
+  if (const auto* b = node.as_boolean()) return json::value(b->get());
+  std::ostringstream text;
+  if (const auto* d = node.as_date()) text << d->get();
+  if (const auto* tm = node.as_time()) text << tm->get();
+  if (const auto* dt = node.as_date_time()) text << dt->get();
+  return json::value(text.str());
+}
+
+// The line of `field` or of its nearest enclosing path.
+int LineOf(const std::map<std::string, int>& lines, std::string field) {
+  while (!field.empty()) {
+    auto it = lines.find(field);
+    if (it != lines.end() && it->second > 0) return it->second;
+    size_t cut = field.find_last_of(".[");
+    if (cut == std::string::npos) break;
+    field.resize(cut);
+  }
+  return 0;
+}
+
+Status ParseServer(const json::value& v, ServerConfig& s) {
+  if (!v.is_object()) return Status::InvalidArgument("must be a table", "");
+  const json::object& o = v.as_object();
+  HR_RETURN_IF_ERROR(
+      model::CheckKnownFields(o, {"listen", "threads", "max_header", "header_timeout",
+                                  "body_timeout", "idle_timeout", "allow_private_destinations"}));
+  if (const auto* f = o.if_contains("listen")) {
+    auto r = model::GetString(*f, "listen");
+    if (!r.ok()) return r.status();
+    s.listen = *r;
+  }
+  if (const auto* f = o.if_contains("threads")) {
+    auto r = model::GetInt(*f, "threads", 1, 64);
+    if (!r.ok()) return r.status();
+    s.threads = static_cast<int>(*r);
+  }
+  if (const auto* f = o.if_contains("max_header")) {
+    auto r = model::GetByteSize(*f, "max_header");
+    if (!r.ok()) return r.status();
+    if (*r < 1024 || *r > (1u << 20)) {
+      return Status::InvalidArgument("must be between 1KiB and 1MiB", "max_header");
+    }
+    s.max_header = *r;
+  }
+  for (auto [name, target] :
+       {std::pair{"header_timeout", &s.header_timeout}, std::pair{"body_timeout", &s.body_timeout},
+        std::pair{"idle_timeout", &s.idle_timeout}}) {
+    if (const auto* f = o.if_contains(name)) {
+      auto r = model::GetDuration(*f, name);
+      if (!r.ok()) return r.status();
+      if (r->count() <= 0) return Status::InvalidArgument("must be greater than 0", name);
+      *target = *r;
+    }
+  }
+  if (const auto* f = o.if_contains("allow_private_destinations")) {
+    auto r = model::GetBool(*f, "allow_private_destinations");
+    if (!r.ok()) return r.status();
+    s.allow_private_destinations = *r;
+  }
+  return Status::Ok();
+}
+
+Status ParseStore(const json::value& v, StoreConfig& s) {
+  if (!v.is_object()) return Status::InvalidArgument("must be a table", "");
+  const json::object& o = v.as_object();
+  HR_RETURN_IF_ERROR(model::CheckKnownFields(o, {"dir", "postgres_url"}));
+  if (const auto* f = o.if_contains("dir")) {
+    auto r = model::GetString(*f, "dir");
+    if (!r.ok()) return r.status();
+    if (r->empty()) return Status::InvalidArgument("must not be empty", "dir");
+    s.dir = *r;
+  }
+  if (const auto* f = o.if_contains("postgres_url")) {
+    auto r = model::GetString(*f, "postgres_url");
+    if (!r.ok()) return r.status();
+    s.postgres_url = *r;
+  }
+  return Status::Ok();
+}
+
+template <typename T, typename ParseFn>
+Status ParseList(const json::object& root, const char* key, ParseFn parse, std::vector<T>& out) {
+  const json::value* v = root.if_contains(key);
+  if (!v) return Status::Ok();
+  if (!v->is_array()) {
+    return Status::InvalidArgument(std::string("must be an array of tables ([[") + key + "]])",
+                                   key);
+  }
+  for (size_t i = 0; i < v->as_array().size(); ++i) {
+    auto item = parse(v->as_array()[i]);
+    if (!item.ok()) {
+      return item.status().WithFieldPrefix(std::string(key) + "[" + std::to_string(i) + "]");
+    }
+    out.push_back(std::move(*item));
+  }
+  return Status::Ok();
+}
+
+Status ParseRoot(const json::object& root, Config& config) {
+  HR_RETURN_IF_ERROR(
+      model::CheckKnownFields(root, {"server", "store", "sources", "destinations", "routes"}));
+  if (const auto* s = root.if_contains("server")) {
+    HR_RETURN_IF_ERROR(ParseServer(*s, config.server).WithFieldPrefix("server"));
+  }
+  if (const auto* s = root.if_contains("store")) {
+    HR_RETURN_IF_ERROR(ParseStore(*s, config.store).WithFieldPrefix("store"));
+  }
+  std::vector<model::Source> sources;
+  std::vector<model::Destination> destinations;
+  HR_RETURN_IF_ERROR(ParseList(root, "sources", model::ParseSource, sources));
+  HR_RETURN_IF_ERROR(ParseList(root, "destinations", model::ParseDestination, destinations));
+  HR_RETURN_IF_ERROR(ParseList(root, "routes", model::ParseRoute, config.catalog.routes));
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::string name = sources[i].name;
+    if (!config.catalog.sources.emplace(name, std::move(sources[i])).second) {
+      return Status::InvalidArgument("duplicate source name \"" + name + "\"",
+                                     "sources[" + std::to_string(i) + "].name");
+    }
+  }
+  for (size_t i = 0; i < destinations.size(); ++i) {
+    std::string name = destinations[i].name;
+    if (!config.catalog.destinations.emplace(name, std::move(destinations[i])).second) {
+      return Status::InvalidArgument("duplicate destination name \"" + name + "\"",
+                                     "destinations[" + std::to_string(i) + "].name");
+    }
+  }
+  return config.catalog.Validate();
+}
+
+}  // namespace
+
+Result<Config> ParseConfig(std::string_view toml_text, const std::string& name) {
+  toml::table table;
+  try {
+    table = toml::parse(toml_text, name);
+  } catch (const toml::parse_error& e) {
+    return Status::InvalidArgument(name + ":" + std::to_string(e.source().begin.line) + ": " +
+                                   std::string(e.description()));
+  }
+  std::map<std::string, int> lines;
+  json::value root = ToJson(table, "", lines);
+  Config config;
+  Status st = ParseRoot(root.as_object(), config);
+  if (!st.ok()) {
+    int line = LineOf(lines, st.field());
+    std::string where = name + (line > 0 ? ":" + std::to_string(line) : "") + ": ";
+    return Status::InvalidArgument(
+        where + (st.field().empty() ? "" : st.field() + ": ") + st.message(), st.field());
+  }
+  return config;
+}
+
+Result<Config> LoadConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::InvalidArgument(path + ": cannot read the config file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseConfig(text.str(), path);
+}
+
+}  // namespace hookrelay::app

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "model/registry.h"
+
+namespace hookrelay::app {
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:8080";
+  int threads = 2;
+  uint64_t max_header = 16 << 10;
+  Duration header_timeout = std::chrono::seconds(10);
+  Duration body_timeout = std::chrono::seconds(30);
+  Duration idle_timeout = std::chrono::seconds(60);
+  bool allow_private_destinations = false;
+};
+
+struct StoreConfig {
+  std::string dir = "./hookrelay-data";  // SQLite (the default, embedded store)
+  std::string postgres_url;              // set: use PostgreSQL instead
+};
+
+struct Config {
+  ServerConfig server;
+  StoreConfig store;
+  model::Catalog catalog;
+};
+
+// Loads a TOML config file:
+//   [server] listen, threads, max_header, header_timeout, body_timeout, idle_timeout,
+//            allow_private_destinations
+//   [store]  dir | postgres_url
+//   [[sources]], [[destinations]], [[routes]]  — the JSON objects of the API, in TOML.
+// Errors are InvalidArgument with a message "FILE:LINE: FIELD: what is wrong", e.g.
+// "hookrelay.toml:14: destinations[0].policy.cap: must be greater than or equal to base (1m)".
+Result<Config> LoadConfigFile(const std::string& path);
+// The same from text (`name` is used in messages in place of the file name).
+Result<Config> ParseConfig(std::string_view toml_text, const std::string& name);
+
+}  // namespace hookrelay::app

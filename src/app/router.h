@@ -1,0 +1,32 @@
+#pragma once
+
+#include <atomic>
+
+#include "http/server.h"
+#include "ingest/ingest_service.h"
+#include "store/store.h"
+
+namespace hookrelay::app {
+
+// The one HTTP handler: dispatches on the path's segments.
+//   /in/{source}   ingest (POST)
+//   /healthz       the process is up (GET)
+//   /readyz        the store answers and the server is not draining (GET)
+// Everything else is a JSON 404.
+class Router final : public http::Handler {
+ public:
+  Router(ingest::IngestService& ingest, store::Store& store);
+
+  HeadDecision OnHead(const http::RequestHead& head) override;
+  void OnRequest(http::Request request, http::Responder respond) override;
+
+  // After this, /readyz answers 503 so load balancers stop sending (SIGTERM).
+  void SetDraining() { draining_.store(true); }
+
+ private:
+  ingest::IngestService& ingest_;
+  store::Store& store_;
+  std::atomic<bool> draining_{false};
+};
+
+}  // namespace hookrelay::app

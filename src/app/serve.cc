@@ -1,0 +1,101 @@
+#include "app/serve.h"
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "app/admin_token.h"
+#include "app/config.h"
+#include "app/router.h"
+#include "common/random.h"
+#include "ingest/ingest_service.h"
+#include "store/store.h"
+
+namespace hookrelay::app {
+
+namespace {
+
+constexpr Duration kShutdownGrace = std::chrono::seconds(10);
+
+int Fail(int code, const std::string& message) {
+  std::cerr << "hookrelay serve: " << message << std::endl;
+  return code;
+}
+
+}  // namespace
+
+int Serve(const ServeOptions& options) {
+  Config config;
+  if (!options.config_path.empty()) {
+    auto loaded = LoadConfigFile(options.config_path);
+    if (!loaded.ok()) return Fail(2, loaded.status().message());
+    config = std::move(*loaded);
+  }
+  if (options.listen) config.server.listen = *options.listen;
+  if (options.data_dir) config.store.dir = *options.data_dir;
+  if (options.store_url) config.store.postgres_url = *options.store_url;
+  if (options.allow_private_destinations) config.server.allow_private_destinations = true;
+  if (!config.store.postgres_url.empty()) {
+    return Fail(2, "the PostgreSQL store is not available yet; use the embedded store (--data)");
+  }
+
+  // Signals are handled by sigwait below; block them before any thread starts so every thread
+  // inherits the mask and none is interrupted.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  const Clock& clock = SystemClock::Instance();
+  Random& random = SystemRandom::Instance();
+
+  store::SqliteOptions sqlite;
+  sqlite.dir = config.store.dir;
+  sqlite.max_page_count = options.sqlite_max_page_count;
+  auto opened = store::OpenSqliteStore(sqlite, clock);
+  if (!opened.ok()) {
+    return Fail(1,
+                "cannot open the store in " + config.store.dir + ": " + opened.status().message());
+  }
+  std::unique_ptr<store::Store> store = std::move(*opened);
+
+  const char* env_token = std::getenv("HOOKRELAY_ADMIN_TOKEN");
+  auto token = SetUpAdminToken(config.store.dir, env_token ? env_token : "", std::cout);
+  if (!token.ok()) return Fail(2, token.status().message());
+
+  model::Registry registry;
+  if (Status st = registry.Replace(config.catalog); !st.ok()) return Fail(2, st.ToString());
+
+  ingest::IngestService ingest(registry, *store, clock, random);
+  Router router(ingest, *store);
+
+  http::ServerOptions http;
+  http.listen = config.server.listen;
+  http.threads = config.server.threads;
+  http.header_limit = config.server.max_header;
+  http.header_timeout = config.server.header_timeout;
+  http.body_timeout = config.server.body_timeout;
+  http.idle_timeout = config.server.idle_timeout;
+  auto server = http::Server::Start(http, router);
+  if (!server.ok()) return Fail(1, server.status().message());
+
+  std::cout << "hookrelay " << HOOKRELAY_VERSION << " listening on " << (*server)->url()
+            << " (data: " << config.store.dir << "; " << config.catalog.sources.size()
+            << " sources, " << config.catalog.destinations.size() << " destinations)" << std::endl;
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cout << "hookrelay: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
+            << " received; finishing in-flight requests" << std::endl;
+  router.SetDraining();
+  (*server)->Shutdown(kShutdownGrace);
+  server->reset();
+  store.reset();  // drains queued writes before closing
+  std::cout << "hookrelay: stopped" << std::endl;
+  return 0;
+}
+
+}  // namespace hookrelay::app

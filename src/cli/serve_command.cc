@@ -1,0 +1,35 @@
+#include "cli/serve_command.h"
+
+#include <CLI/CLI.hpp>
+#include <memory>
+
+#include "app/serve.h"
+
+namespace hookrelay::cli {
+
+void AddServeCommand(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<app::ServeOptions>();
+  auto listen = std::make_shared<std::string>();
+  auto data = std::make_shared<std::string>();
+  auto store = std::make_shared<std::string>();
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Receive webhooks on /in/{source}, store them durably and deliver them");
+  cmd->add_option("--config", options->config_path, "TOML config file (hookrelay.toml)");
+  cmd->add_option("--listen", *listen, "Address to listen on (default 127.0.0.1:8080)");
+  auto* data_opt =
+      cmd->add_option("--data", *data, "Data directory of the embedded store (./hookrelay-data)");
+  auto* store_opt = cmd->add_option("--store", *store, "postgres://… to use PostgreSQL");
+  data_opt->excludes(store_opt);
+  cmd->add_flag("--allow-private-destinations", options->allow_private_destinations,
+                "Allow destinations on loopback and private addresses");
+  // Test hook, hidden from --help: makes SQLite report a full disk past N pages.
+  cmd->add_option("--sqlite-max-page-count", options->sqlite_max_page_count)->group("");
+  cmd->callback([options, listen, data, store, &exit_code] {
+    if (!listen->empty()) options->listen = *listen;
+    if (!data->empty()) options->data_dir = *data;
+    if (!store->empty()) options->store_url = *store;
+    exit_code = app::Serve(*options);
+  });
+}
+
+}  // namespace hookrelay::cli

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace hookrelay {
+
+// Thin wrappers over OpenSSL for signatures and tokens. Byte strings are std::string.
+std::string Sha256(std::string_view data);
+std::string HmacSha256(std::string_view key, std::string_view data);
+std::string HmacSha1(std::string_view key, std::string_view data);
+std::string HmacSha512(std::string_view key, std::string_view data);
+
+std::string HexEncode(std::string_view bytes);  // lower-case
+std::optional<std::string> HexDecode(std::string_view hex);
+std::string Base64Encode(std::string_view bytes);                // standard alphabet, padded
+std::optional<std::string> Base64Decode(std::string_view text);  // accepts padded or not
+
+// Compares in time independent of where the inputs differ (for signatures and tokens).
+bool ConstantTimeEqual(std::string_view a, std::string_view b);
+
+// `bytes` bytes from the OS CSPRNG, hex encoded.
+std::string RandomHexToken(size_t bytes);
+
+}  // namespace hookrelay

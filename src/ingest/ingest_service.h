@@ -1,0 +1,67 @@
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/random.h"
+#include "http/request.h"
+#include "http/server.h"
+#include "model/registry.h"
+#include "store/store.h"
+
+namespace hookrelay::ingest {
+
+// The headers of an incoming webhook worth keeping: all but hop-by-hop fields (Connection and
+// the fields it names, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade, Proxy-*), and the
+// framing fields Content-Length and Expect. Order and names are kept as received.
+std::vector<store::Header> KeptHeaders(const http::HeaderList& headers);
+
+// The dedup key of a request under `rule`: a header's value, or a top-level JSON field of the
+// body (a string, or a number printed as JSON). nullopt when the rule is none, the header is
+// missing, or the body is not a JSON object with that field.
+std::optional<std::string> DedupKey(const model::DedupRule& rule, const http::RequestHead& head,
+                                    std::string_view body);
+
+// How long a dedup key is remembered: the longest replay window of the source's destinations
+// (30 days when it has none).
+Duration DedupWindow(const model::Catalog& catalog, const std::string& source);
+
+// Builds what to store for a request to `source`: the event with one delivery per route (paused
+// destinations get paused deliveries). Pure.
+store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& source,
+                           const http::Request& request, std::string id, TimePoint now);
+
+// Counters for /metrics and tests. Monotonic.
+struct IngestStats {
+  std::atomic<int64_t> accepted{0};
+  std::atomic<int64_t> duplicates{0};
+  std::atomic<int64_t> rejected{0};        // 4xx
+  std::atomic<int64_t> store_failures{0};  // 503
+};
+
+// POST /in/{source}: verify, dedup, store durably, then answer 202 {"id": …}.
+// Never answers 2xx for an event that is not committed: store errors give 503 with
+// Retry-After, so the provider retries.
+class IngestService {
+ public:
+  IngestService(model::Registry& registry, store::Store& store, const Clock& clock, Random& random);
+
+  // Before the body is read: 405 for methods other than POST, 404 for an unknown source,
+  // else the source's body limit.
+  http::Handler::HeadDecision OnHead(const http::RequestHead& head, const std::string& source);
+  void Handle(http::Request request, const std::string& source, http::Responder respond);
+
+  const IngestStats& stats() const { return stats_; }
+
+ private:
+  model::Registry& registry_;
+  store::Store& store_;
+  const Clock& clock_;
+  Random& random_;
+  IngestStats stats_;
+};
+
+}  // namespace hookrelay::ingest

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "model/source.h"
+
+namespace hookrelay::ingest {
+
+// Returns a request header's value by case-insensitive name.
+using HeaderLookup = std::function<std::optional<std::string_view>(std::string_view name)>;
+
+// Checks a request's signature with the source's scheme. Pure: no I/O, time is passed in.
+//   github:   X-Hub-Signature-256: sha256=<hex HMAC-SHA256(secret, body)>
+//   stripe:   Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "t.body")>[,v1=…]
+//             and |now - t| <= tolerance
+//   shopify:  X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256(secret, body)>
+//   standard: webhook-id, webhook-timestamp, webhook-signature: "v1,<base64>" (space-separated
+//             list) of HMAC-SHA256(key, "id.timestamp.body"), key = base64 of the secret after
+//             "whsec_" (a secret without the prefix is used as raw bytes); timestamp within
+//             tolerance
+//   hmac:     <header>: <prefix><hex|base64 HMAC-<algorithm>(secret, body)>
+// Any of the configured secrets may match (rotation). Comparisons are constant-time.
+// Returns OK or Unauthenticated with a reason that never contains a secret.
+Status VerifySignature(const model::VerifyConfig& config, const HeaderLookup& header,
+                       std::string_view body, TimePoint now);
+
+}  // namespace hookrelay::ingest

@@ -1,0 +1,99 @@
+#include "model/registry.h"
+
+#include <boost/json.hpp>
+#include <set>
+
+#include "model/json_fields.h"
+
+namespace hookrelay::model {
+
+namespace json = boost::json;
+
+Result<Route> ParseRoute(const json::value& v) {
+  if (!v.is_object()) return Status::InvalidArgument("a route must be a JSON object");
+  const json::object& o = v.as_object();
+  HR_RETURN_IF_ERROR(CheckKnownFields(o, {"id", "source", "destination"}));
+  Route r;
+  for (auto [field, target] :
+       {std::pair{"source", &r.source}, std::pair{"destination", &r.destination}}) {
+    const json::value* f = o.if_contains(field);
+    if (!f) return Status::InvalidArgument("is required", field);
+    auto s = GetString(*f, field);
+    if (!s.ok()) return s.status();
+    HR_RETURN_IF_ERROR(ValidateName(*s, field));
+    *target = *s;
+  }
+  if (const json::value* id = o.if_contains("id")) {
+    auto s = GetString(*id, "id");
+    if (!s.ok()) return s.status();
+    r.id = *s;
+  } else {
+    r.id = r.source + "->" + r.destination;
+  }
+  return r;
+}
+
+json::object RouteToJson(const Route& r) {
+  return json::object{{"id", r.id}, {"source", r.source}, {"destination", r.destination}};
+}
+
+const Source* Catalog::FindSource(const std::string& name) const {
+  auto it = sources.find(name);
+  return it == sources.end() ? nullptr : &it->second;
+}
+
+const Destination* Catalog::FindDestination(const std::string& name) const {
+  auto it = destinations.find(name);
+  return it == destinations.end() ? nullptr : &it->second;
+}
+
+std::vector<const Destination*> Catalog::DestinationsOf(const std::string& source) const {
+  std::vector<const Destination*> out;
+  for (const Route& r : routes) {
+    if (r.source != source) continue;
+    if (const Destination* d = FindDestination(r.destination)) out.push_back(d);
+  }
+  return out;
+}
+
+Status Catalog::Validate() const {
+  std::set<std::string> ids;
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (size_t i = 0; i < routes.size(); ++i) {
+    const Route& r = routes[i];
+    const std::string at = "routes[" + std::to_string(i) + "]";
+    if (!FindSource(r.source)) {
+      return Status::InvalidArgument("unknown source \"" + r.source + "\"", at + ".source");
+    }
+    if (!FindDestination(r.destination)) {
+      return Status::InvalidArgument("unknown destination \"" + r.destination + "\"",
+                                     at + ".destination");
+    }
+    if (!ids.insert(r.id).second) {
+      return Status::InvalidArgument("duplicate route id \"" + r.id + "\"", at + ".id");
+    }
+    if (!pairs.insert({r.source, r.destination}).second) {
+      return Status::InvalidArgument(
+          "duplicate route from \"" + r.source + "\" to \"" + r.destination + "\"", at);
+    }
+  }
+  return Status::Ok();
+}
+
+Registry::Registry(Catalog catalog)
+    : current_(std::make_shared<const Catalog>(std::move(catalog))) {}
+
+std::shared_ptr<const Catalog> Registry::Get() const {
+  std::lock_guard lock(mu_);
+  return current_;
+}
+
+Status Registry::Replace(Catalog catalog) {
+  HR_RETURN_IF_ERROR(catalog.Validate());
+  auto next = std::make_shared<const Catalog>(std::move(catalog));
+  std::lock_guard lock(mu_);
+  current_ = std::move(next);
+  return Status::Ok();
+}
+
+}  // namespace hookrelay::model

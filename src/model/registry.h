@@ -1,0 +1,55 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "model/destination.h"
+#include "model/source.h"
+
+namespace hookrelay::model {
+
+// A route sends every event of `source` to `destination` (fan-out: one event, many deliveries).
+struct Route {
+  std::string id;  // "source->destination" unless given
+  std::string source;
+  std::string destination;
+};
+Result<Route> ParseRoute(const boost::json::value& v);  // {"source", "destination", "id"?}
+boost::json::object RouteToJson(const Route& r);
+
+// An immutable, consistent set of sources, destinations and routes.
+struct Catalog {
+  std::map<std::string, Source> sources;
+  std::map<std::string, Destination> destinations;
+  std::vector<Route> routes;
+
+  const Source* FindSource(const std::string& name) const;
+  const Destination* FindDestination(const std::string& name) const;
+  // The destinations an event of `source` goes to, in route order.
+  std::vector<const Destination*> DestinationsOf(const std::string& source) const;
+
+  // Every route names an existing source and destination; ids and pairs are unique.
+  // Errors name the field ("routes[2].destination").
+  Status Validate() const;
+};
+
+// The live catalog, swapped whole on change so readers never lock for long or see a half-done
+// update. Thread-safe.
+class Registry {
+ public:
+  explicit Registry(Catalog catalog = {});
+  std::shared_ptr<const Catalog> Get() const;
+  // Validates and installs `catalog`; the old one stays in force on error.
+  Status Replace(Catalog catalog);
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const Catalog> current_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace hookrelay::model

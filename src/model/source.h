@@ -1,0 +1,55 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+
+namespace hookrelay::model {
+
+// How a source's requests are authenticated (401 when the signature does not match).
+enum class VerifyScheme { kGithub, kStripe, kShopify, kStandard, kHmac };
+std::string_view VerifySchemeName(VerifyScheme s);
+
+struct VerifyConfig {
+  VerifyScheme scheme = VerifyScheme::kHmac;
+  std::vector<std::string> secrets;              // several while rotating; write-only
+  Duration tolerance = std::chrono::minutes(5);  // timestamp schemes (stripe, standard)
+  // Generic "hmac" scheme: signature in `header`, `algorithm` sha1|sha256|sha512 over the raw
+  // body, `encoding` hex|base64, optional `prefix` (e.g. "sha256=").
+  std::string header;
+  std::string algorithm = "sha256";
+  std::string encoding = "hex";
+  std::string prefix;
+};
+
+// Which part of a request identifies a provider's retry of the same webhook.
+struct DedupRule {
+  enum class Kind { kNone, kHeader, kJson };
+  Kind kind = Kind::kNone;
+  std::string key;  // header name, or top-level JSON field
+};
+
+constexpr uint64_t kDefaultMaxBody = 5ull << 20;
+
+struct Source {
+  std::string name;
+  std::optional<VerifyConfig> verify;
+  DedupRule dedup;  // defaults from the verify scheme when not given
+  uint64_t max_body = kDefaultMaxBody;
+};
+
+// {"name", "verify": {...}, "dedup": {"header": "X"} | {"json": "id"}, "max_body": "5MiB"}.
+// Errors name the field ("verify.scheme", "dedup", "max_body").
+Result<Source> ParseSource(const boost::json::value& v);
+// Secrets are never included: "verify.secrets" becomes a count ("secrets_set": 2).
+boost::json::object SourceToJson(const Source& s);
+
+// The default dedup key of each scheme: github X-GitHub-Delivery, stripe JSON "id", shopify
+// X-Shopify-Webhook-Id, standard webhook-id; none for hmac or no verification.
+DedupRule DefaultDedup(const std::optional<VerifyConfig>& verify);
+
+}  // namespace hookrelay::model

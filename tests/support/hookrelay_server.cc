@@ -1,0 +1,50 @@
+#include "support/hookrelay_server.h"
+
+#include <signal.h>
+
+#include <filesystem>
+#include <regex>
+
+namespace hookrelay::testing {
+
+#ifndef HOOKRELAY_BINARY
+#error "HOOKRELAY_BINARY must be defined by the build"
+#endif
+
+HookrelayServer::HookrelayServer(Options options) : options_(std::move(options)) {
+  std::vector<std::string> argv = {HOOKRELAY_BINARY, "serve",  "--listen",
+                                   "127.0.0.1:0",    "--data", options_.data_dir};
+  if (!options_.config_toml.empty()) {
+    std::string path = options_.data_dir + ".toml";
+    WriteFile(path, options_.config_toml);
+    argv.push_back("--config");
+    argv.push_back(path);
+  }
+  argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
+  std::filesystem::create_directories(options_.data_dir + ".logs");
+  process_ = std::make_unique<ChildProcess>(argv, options_.data_dir + ".logs", options_.env);
+  if (!process_->WaitForOutput("listening on http://", std::chrono::seconds(30))) return;
+  std::smatch m;
+  std::string out = process_->Stdout();
+  static const std::regex kUrl(R"(listening on (http://127\.0\.0\.1:(\d+)))");
+  if (std::regex_search(out, m, kUrl)) {
+    url_ = m[1];
+    port_ = static_cast<uint16_t>(std::stoi(m[2]));
+  }
+}
+
+HookrelayServer::~HookrelayServer() = default;
+
+std::string HookrelayServer::output() const { return process_->Stdout() + process_->Stderr(); }
+
+int HookrelayServer::Stop(std::chrono::milliseconds timeout) {
+  process_->Signal(SIGTERM);
+  return process_->Wait(timeout);
+}
+
+void HookrelayServer::Kill() {
+  process_->Signal(SIGKILL);
+  process_->Wait(std::chrono::seconds(10));
+}
+
+}  // namespace hookrelay::testing

@@ -1,0 +1,148 @@
+#include "app/config.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "model/destination.h"
+
+namespace hookrelay::app {
+namespace {
+
+const char* kGood = R"(
+[server]
+listen = "127.0.0.1:9090"
+header_timeout = "5s"
+
+[store]
+dir = "/tmp/x"
+
+[[sources]]
+name = "github"
+verify = { scheme = "github", secrets = ["s3cret"] }
+
+[[sources]]
+name = "plain"
+max_body = "64KiB"
+dedup = { json = "id" }
+
+[[destinations]]
+name = "billing"
+url = "https://billing.example.com/hooks"
+policy = "pro"
+signing_secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+headers = { X-Env = "prod" }
+
+[[destinations]]
+name = "audit"
+url = "http://audit.example.com/in"
+policy = { strategy = "exponential", jitter = "full", base = "1s", cap = "60s", max_attempts = 5 }
+rate_limit = "100/s"
+breaker = { threshold = 5, open = ["1m", "5m"] }
+
+[[routes]]
+source = "github"
+destination = "billing"
+
+[[routes]]
+source = "github"
+destination = "audit"
+)";
+
+TEST(ConfigTest, ParsesAFullConfig) {
+  auto c = ParseConfig(kGood, "hookrelay.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server.listen, "127.0.0.1:9090");
+  EXPECT_EQ(c->server.header_timeout, std::chrono::seconds(5));
+  EXPECT_EQ(c->store.dir, "/tmp/x");
+  ASSERT_EQ(c->catalog.sources.size(), 2u);
+  const model::Source* gh = c->catalog.FindSource("github");
+  ASSERT_NE(gh, nullptr);
+  ASSERT_TRUE(gh->verify.has_value());
+  EXPECT_EQ(gh->dedup.key, "X-GitHub-Delivery");  // the scheme's default
+  EXPECT_EQ(c->catalog.FindSource("plain")->max_body, 64u * 1024);
+  EXPECT_EQ(c->catalog.FindSource("plain")->dedup.kind, model::DedupRule::Kind::kJson);
+  const model::Destination* billing = c->catalog.FindDestination("billing");
+  ASSERT_NE(billing, nullptr);
+  EXPECT_EQ(billing->policy.preset, "pro");
+  EXPECT_EQ(billing->policy.max_attempts, 5);
+  EXPECT_EQ(billing->headers.size(), 1u);
+  const model::Destination* audit = c->catalog.FindDestination("audit");
+  EXPECT_EQ(audit->policy.cap, std::chrono::seconds(60));
+  EXPECT_DOUBLE_EQ(*audit->rate_limit, 100.0);
+  EXPECT_EQ(audit->breaker.threshold, 5);
+  EXPECT_EQ(c->catalog.DestinationsOf("github").size(), 2u);
+  EXPECT_TRUE(c->catalog.DestinationsOf("plain").empty());
+}
+
+TEST(ConfigTest, EmptyConfigIsValid) {
+  auto c = ParseConfig("", "empty.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server.listen, "127.0.0.1:8080");
+}
+
+struct BadCase {
+  const char* toml;
+  const char* expected;  // substring of the message: "file:line: field: …"
+};
+
+class BadConfigTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(BadConfigTest, NamesFileLineAndField) {
+  auto c = ParseConfig(GetParam().toml, "hookrelay.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find(GetParam().expected), std::string::npos)
+      << c.status().message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, BadConfigTest,
+    ::testing::Values(
+        BadCase{"[server]\nlisten = 8080\n", "hookrelay.toml:2: server.listen: must be a string"},
+        BadCase{"[server]\nbogus = 1\n", "hookrelay.toml:2: server.bogus: unknown field"},
+        BadCase{"[nope]\n", "hookrelay.toml:1: nope: unknown field"},
+        BadCase{"[[destinations]]\nname = \"a\"\nurl = \"ftp://x\"\n",
+                "hookrelay.toml:3: destinations[0].url: must be http(s)"},
+        BadCase{"[[destinations]]\nname = \"a\"\nurl = \"http://x\"\n"
+                "policy = { base = \"1m\", cap = \"30s\" }\n",
+                "hookrelay.toml:4: destinations[0].policy.cap"},
+        BadCase{"[[destinations]]\nname = \"a\"\nurl = \"http://x\"\npolicy = \"gold\"\n",
+                "destinations[0].policy"},
+        BadCase{"[[destinations]]\nname = \"a\"\nurl = \"http://x\"\n"
+                "signing_secret = \"nope\"\n",
+                "hookrelay.toml:4: destinations[0].signing_secret: must start with \"whsec_\""},
+        BadCase{"[[destinations]]\nname = \"a\"\nurl = \"http://u:p@x\"\n",
+                "destinations[0].url: must not carry credentials"},
+        BadCase{"[[destinations]]\nname = \"a\"\nurl = \"http://x\"\nrate_limit = \"fast\"\n",
+                "hookrelay.toml:4: destinations[0].rate_limit: invalid rate"},
+        BadCase{"[[sources]]\nname = \"a\"\nmax_body = \"5XB\"\n",
+                "hookrelay.toml:3: sources[0].max_body: size \"5XB\" has unknown unit"},
+        BadCase{"[[sources]]\nname = \"a b\"\n", "hookrelay.toml:2: sources[0].name"},
+        BadCase{"[[sources]]\nname = \"a\"\nverify = { scheme = \"magic\", secrets = [\"x\"] }\n",
+                "sources[0].verify.scheme: unknown scheme"},
+        BadCase{"[[sources]]\nname = \"a\"\nverify = { scheme = \"github\" }\n",
+                "sources[0].verify.secrets"},
+        BadCase{"[[sources]]\nname = \"a\"\n[[routes]]\nsource = \"a\"\ndestination = \"zz\"\n",
+                "hookrelay.toml:5: routes[0].destination: unknown destination \"zz\""},
+        BadCase{"[[sources]]\nname = \"a\"\n[[sources]]\nname = \"a\"\n",
+                "hookrelay.toml:4: sources[1].name: duplicate source name"},
+        BadCase{"[server\n", "hookrelay.toml:1: "}));
+
+TEST(ConfigTest, MissingFileIsAClearError) {
+  auto c = LoadConfigFile("/nonexistent/hookrelay.toml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("/nonexistent/hookrelay.toml: cannot read"),
+            std::string::npos);
+}
+
+TEST(DestinationTest, JsonNeverShowsTheSecret) {
+  auto c = ParseConfig(kGood, "x.toml");
+  ASSERT_TRUE(c.ok());
+  std::string shown =
+      boost::json::serialize(model::DestinationToJson(*c->catalog.FindDestination("billing")));
+  EXPECT_EQ(shown.find("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("\"signing_secret_set\":true"), std::string::npos) << shown;
+}
+
+}  // namespace
+}  // namespace hookrelay::app

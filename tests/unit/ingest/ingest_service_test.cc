@@ -1,0 +1,107 @@
+#include "ingest/ingest_service.h"
+
+#include <gtest/gtest.h>
+
+namespace hookrelay::ingest {
+namespace {
+
+http::Request MakeRequest(http::HeaderList headers, std::string body) {
+  http::Request r;
+  r.method = "POST";
+  r.headers = std::move(headers);
+  r.body = std::move(body);
+  return r;
+}
+
+model::Catalog TwoDestinations() {
+  model::Catalog c;
+  model::Source s;
+  s.name = "src";
+  c.sources["src"] = s;
+  model::Destination a;
+  a.name = "a";
+  a.url = "http://a.example/";
+  a.policy = *policy::PresetPolicy("pro");  // replay window 30d
+  model::Destination b = a;
+  b.name = "b";
+  b.paused = true;
+  b.policy = *policy::PresetPolicy("scale");  // replay window 90d
+  c.destinations["a"] = a;
+  c.destinations["b"] = b;
+  c.routes = {{"r1", "src", "a"}, {"r2", "src", "b"}};
+  return c;
+}
+
+TEST(KeptHeadersTest, DropsHopByHopAndFramingKeepsTheRestInOrder) {
+  http::HeaderList in = {{"Host", "x"},
+                         {"Connection", "keep-alive, X-Hop"},
+                         {"X-Hop", "1"},
+                         {"Content-Length", "5"},
+                         {"Transfer-Encoding", "chunked"},
+                         {"Keep-Alive", "timeout=5"},
+                         {"Expect", "100-continue"},
+                         {"Content-Type", "application/json"},
+                         {"X-GitHub-Delivery", "abc"},
+                         {"x-custom", "a"},
+                         {"X-Custom", "b"}};
+  std::vector<store::Header> kept = KeptHeaders(in);
+  std::vector<std::string> names;
+  for (const auto& h : kept) names.push_back(h.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"Host", "Content-Type", "X-GitHub-Delivery",
+                                             "x-custom", "X-Custom"}));
+}
+
+TEST(DedupKeyTest, HeaderAndJsonField) {
+  model::DedupRule header{model::DedupRule::Kind::kHeader, "X-GitHub-Delivery"};
+  EXPECT_EQ(DedupKey(header, MakeRequest({{"x-github-delivery", "d1"}}, ""), ""), "d1");
+  EXPECT_FALSE(DedupKey(header, MakeRequest({}, ""), "").has_value());
+  EXPECT_FALSE(DedupKey(header, MakeRequest({{"X-GitHub-Delivery", ""}}, ""), "").has_value());
+
+  model::DedupRule field{model::DedupRule::Kind::kJson, "id"};
+  http::Request r = MakeRequest({}, "");
+  EXPECT_EQ(DedupKey(field, r, R"({"id":"evt_1"})"), "evt_1");
+  EXPECT_EQ(DedupKey(field, r, R"({"id":42})"), "42");
+  EXPECT_FALSE(DedupKey(field, r, R"({"other":1})").has_value());
+  EXPECT_FALSE(DedupKey(field, r, "not json").has_value());
+  EXPECT_FALSE(DedupKey(field, r, R"([{"id":1}])").has_value());
+  EXPECT_FALSE(DedupKey(field, r, R"({"id":{"nested":1}})").has_value());
+  EXPECT_FALSE(DedupKey(model::DedupRule{}, r, R"({"id":1})").has_value());
+}
+
+TEST(BuildEventTest, OneDeliveryPerRoutePausedStaysPaused) {
+  model::Catalog c = TwoDestinations();
+  c.sources["src"].dedup = {model::DedupRule::Kind::kHeader, "Idempotency-Key"};
+  http::Request r = MakeRequest(
+      {{"Content-Type", "application/json"}, {"Idempotency-Key", "k"}, {"Connection", "close"}},
+      std::string("\0{}", 3));
+  const TimePoint now = FromUnixMillis(1'700'000'000'000);
+  store::NewEvent e = BuildEvent(c, c.sources["src"], r, "01ID", now);
+  EXPECT_EQ(e.id, "01ID");
+  EXPECT_EQ(e.source, "src");
+  EXPECT_EQ(e.received_at, now);
+  EXPECT_EQ(e.body, std::string("\0{}", 3));
+  EXPECT_EQ(e.content_type, "application/json");
+  EXPECT_EQ(e.headers.size(), 2u);
+  EXPECT_EQ(e.dedup_key, "k");
+  EXPECT_EQ(e.dedup_window, std::chrono::hours(24 * 90)) << "the longest replay window";
+  ASSERT_EQ(e.deliveries.size(), 2u);
+  EXPECT_EQ(e.deliveries[0].destination, "a");
+  EXPECT_EQ(e.deliveries[0].max_attempts, 5);
+  EXPECT_EQ(e.deliveries[0].next_attempt_at, now);
+  EXPECT_EQ(e.deliveries[0].status, store::DeliveryStatus::kScheduled);
+  EXPECT_EQ(e.deliveries[1].destination, "b");
+  EXPECT_EQ(e.deliveries[1].max_attempts, 10);
+  EXPECT_EQ(e.deliveries[1].status, store::DeliveryStatus::kPaused);
+}
+
+TEST(BuildEventTest, SourceWithoutRoutesStillStoresTheEvent) {
+  model::Catalog c = TwoDestinations();
+  c.routes.clear();
+  store::NewEvent e = BuildEvent(c, c.sources["src"], MakeRequest({}, "x"), "id", TimePoint{});
+  EXPECT_TRUE(e.deliveries.empty());
+  EXPECT_FALSE(e.dedup_key.has_value());
+  EXPECT_EQ(DedupWindow(c, "src"), std::chrono::hours(24 * 30));
+}
+
+}  // namespace
+}  // namespace hookrelay::ingest
