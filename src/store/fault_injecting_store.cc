@@ -122,11 +122,20 @@ Result<std::vector<Attempt>> FaultInjectingStore::GetAttempts(int64_t delivery_i
 
 Result<std::vector<Delivery>> FaultInjectingStore::ClaimDue(TimePoint now, int limit,
                                                             Duration lease,
-                                                            const std::string& owner) {
-  return target_->ClaimDue(now, limit, lease, owner);
+                                                            const std::string& owner,
+                                                            const std::string& destination) {
+  return target_->ClaimDue(now, limit, lease, owner, destination);
 }
 
-Result<std::optional<TimePoint>> FaultInjectingStore::NextDueAt() { return target_->NextDueAt(); }
+Result<std::optional<TimePoint>> FaultInjectingStore::NextDueAt(const std::string& destination) {
+  return target_->NextDueAt(destination);
+}
+
+Result<int64_t> FaultInjectingStore::CountDue(TimePoint now) { return target_->CountDue(now); }
+
+Result<std::optional<TimePoint>> FaultInjectingStore::OldestDueAt(TimePoint now) {
+  return target_->OldestDueAt(now);
+}
 
 Result<std::optional<policy::BreakerSnapshot>> FaultInjectingStore::GetBreaker(
     const std::string& destination) {

@@ -57,8 +57,11 @@ class FaultInjectingStore final : public Store {
   Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) override;
   Result<std::vector<Attempt>> GetAttempts(int64_t delivery_id) override;
   Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
-                                         const std::string& owner) override;
-  Result<std::optional<TimePoint>> NextDueAt() override;
+                                         const std::string& owner,
+                                         const std::string& destination = "") override;
+  Result<std::optional<TimePoint>> NextDueAt(const std::string& destination = "") override;
+  Result<int64_t> CountDue(TimePoint now) override;
+  Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) override;
   Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                        const std::string& owner) override;
   Result<std::optional<policy::BreakerSnapshot>> GetBreaker(

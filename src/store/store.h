@@ -145,11 +145,20 @@ class Store {
 
   // Leases up to `limit` deliveries that are kScheduled with next_attempt_at <= now, or
   // kDelivering with an expired lease (a crashed sender), oldest due first: they become
-  // kDelivering with lease_until = now + lease and lease_owner = owner.
+  // kDelivering with lease_until = now + lease and lease_owner = owner. With a non-empty
+  // `destination`, only that destination's deliveries are considered. Either way the cost grows
+  // with `limit`, not with the backlog (of this destination or of others).
   virtual Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
-                                                 const std::string& owner) = 0;
-  // The earliest next_attempt_at among kScheduled deliveries (to sleep until), if any.
-  virtual Result<std::optional<TimePoint>> NextDueAt() = 0;
+                                                 const std::string& owner,
+                                                 const std::string& destination = "") = 0;
+  // The earliest next_attempt_at among kScheduled deliveries (of `destination` when it is not
+  // empty), to sleep until; nullopt when there are none.
+  virtual Result<std::optional<TimePoint>> NextDueAt(const std::string& destination = "") = 0;
+  // For the stall metrics: how many kScheduled deliveries are due at `now` (next_attempt_at <=
+  // now), and the earliest next_attempt_at among them (now minus it is the age of the oldest
+  // due-but-unsent delivery; nullopt when none is due). Leases, expired or not, are not counted.
+  virtual Result<int64_t> CountDue(TimePoint now) = 0;
+  virtual Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) = 0;
   // Records an attempt and the delivery's new state in one transaction; clears the lease.
   // kFailedPrecondition when the delivery is no longer leased by `owner`; kNotFound when there is
   // no such delivery. Nothing is written when it fails.

@@ -441,6 +441,63 @@ TEST_F(SqliteStoreTest, OneFailingOperationDoesNotFailItsBatch) {
   EXPECT_EQ(store->GetDeliveries(existing.id)->size(), 1u);
   EXPECT_EQ(store->GetDeliveries(before.id)->size(), 2u);
   EXPECT_EQ(store->GetDeliveries(after.id)->size(), 2u);
+  // The batch ran bare first, then again with savepoints once the clash failed it.
+  EXPECT_EQ(store->writer_stats().savepoint_fallbacks, 1);
+}
+
+TEST_F(SqliteStoreTest, OperationFailingHalfwayLeavesNothingAndSparesItsBatch) {
+  Open().reset();
+  {
+    // Deliveries to "poison" fail, after their event and earlier deliveries were inserted.
+    std::unique_ptr<sqlite::Connection> raw = Raw();
+    ASSERT_TRUE(raw->ExecScript("CREATE TRIGGER poison BEFORE INSERT ON deliveries"
+                                " WHEN NEW.destination = 'poison'"
+                                " BEGIN SELECT RAISE(ABORT, 'poisoned'); END",
+                                "create trigger")
+                    .ok());
+  }
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  std::mutex mu;
+  std::vector<Result<AppendResult>> results;
+  std::latch done(3);
+  auto collect = [&](Result<AppendResult> r) {
+    std::lock_guard<std::mutex> lock(mu);
+    results.push_back(std::move(r));
+    done.count_down();
+  };
+  NewEvent before = MakeEvent(clock_, random_, "before", {"a", "b"});
+  NewEvent half = MakeEvent(clock_, random_, "half", {"a", "poison"});
+  NewEvent after = MakeEvent(clock_, random_, "after", {"a", "b"});
+  int64_t commits_before = 0;
+  {
+    WriterGate gate(*store, clock_, random_);
+    commits_before = store->writer_stats().commits;
+    store->AppendEvent(before, collect);
+    store->AppendEvent(half, collect);
+    store->AppendEvent(after, collect);
+    gate.Release();
+  }
+  done.wait();
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0].ok()) << results[0].status().ToString();
+  ASSERT_FALSE(results[1].ok());
+  EXPECT_NE(results[1].status().message().find("poisoned"), std::string::npos)
+      << results[1].status().ToString();
+  EXPECT_TRUE(results[2].ok()) << results[2].status().ToString();
+  // Nothing of the failed event: neither the event nor its first delivery.
+  EXPECT_FALSE(store->GetEvent(half.id)->has_value());
+  EXPECT_TRUE(store->GetDeliveries(half.id)->empty());
+  EXPECT_EQ(store->GetDeliveries(before.id)->size(), 2u);
+  EXPECT_EQ(store->GetDeliveries(after.id)->size(), 2u);
+  SqliteStore::WriterStats stats = store->writer_stats();
+  EXPECT_EQ(stats.commits - commits_before, 1);  // still one transaction for the three
+  EXPECT_EQ(stats.savepoint_fallbacks, 1);
+  EXPECT_EQ(stats.failed_commits, 0);
+
+  // Batches without failures run bare.
+  ASSERT_TRUE(store->AppendEventSync(MakeEvent(clock_, random_)).ok());
+  EXPECT_EQ(store->writer_stats().savepoint_fallbacks, 1);
 }
 
 TEST_F(SqliteStoreTest, ReadsDoNotWaitForTheWriter) {
@@ -565,6 +622,88 @@ TEST_F(SqliteStoreTest, ClaimUsesTheDueIndex) {
   while (*plan->Step("plan")) details += plan->Text(3) + "\n";
   EXPECT_NE(details.find("deliveries_due"), std::string::npos) << details;
   EXPECT_EQ(details.find("TEMP B-TREE"), std::string::npos) << details;  // no sort of the backlog
+}
+
+// The plan of `sql` as EXPLAIN QUERY PLAN shows it, one step a line.
+std::string QueryPlan(sqlite::Connection& db, const std::string& sql) {
+  Result<sqlite::Statement> plan = db.Prepare("EXPLAIN QUERY PLAN " + sql);
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  if (!plan.ok()) return "";
+  std::string details;
+  while (*plan->Step("plan")) details += plan->Text(3) + "\n";
+  return details;
+}
+
+TEST_F(SqliteStoreTest, PerDestinationDueWorkUsesItsIndex) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  std::unique_ptr<sqlite::Connection> raw = Raw();
+  // The scheduled arm of a per-destination claim: only that destination's due entries, in order.
+  std::string claim =
+      QueryPlan(*raw,
+                "SELECT id FROM deliveries WHERE destination = 'crm' AND status = 'scheduled' AND "
+                "next_attempt_at <= 5 ORDER BY next_attempt_at, id LIMIT 10");
+  EXPECT_NE(claim.find("deliveries_destination_due (destination=? AND status=? AND "
+                       "next_attempt_at<?)"),
+            std::string::npos)
+      << claim;
+  EXPECT_EQ(claim.find("TEMP B-TREE"), std::string::npos) << claim;
+  std::string leased =
+      QueryPlan(*raw,
+                "SELECT id FROM deliveries WHERE destination = 'crm' AND status = 'delivering' AND "
+                "lease_until <= 5 ORDER BY lease_until, id LIMIT 10");
+  EXPECT_EQ(leased.find("SCAN"), std::string::npos) << leased;
+  std::string next = QueryPlan(*raw,
+                               "SELECT MIN(next_attempt_at) FROM deliveries"
+                               " WHERE destination = 'crm' AND status = 'scheduled'");
+  EXPECT_NE(next.find("deliveries_destination_due"), std::string::npos) << next;
+  EXPECT_EQ(next.find("SCAN"), std::string::npos) << next;
+  for (const char* sql :
+       {"SELECT COUNT(*) FROM deliveries WHERE status = 'scheduled' AND next_attempt_at <= 5",
+        "SELECT MIN(next_attempt_at) FROM deliveries WHERE status = 'scheduled' AND "
+        "next_attempt_at <= 5"}) {
+    std::string plan = QueryPlan(*raw, sql);
+    EXPECT_NE(plan.find("deliveries_due"), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("SCAN"), std::string::npos) << plan;
+  }
+  // Pause and resume find a destination's deliveries by the same index.
+  std::string pause =
+      QueryPlan(*raw,
+                "UPDATE deliveries SET status = 'paused' WHERE destination = 'crm' AND status = "
+                "'scheduled'");
+  EXPECT_NE(pause.find("deliveries_destination_due"), std::string::npos) << pause;
+}
+
+TEST_F(SqliteStoreTest, MigrationTwoReplacesTheDestinationIndex) {
+  {
+    // A database as the first release left it, with a delivery in it.
+    std::unique_ptr<sqlite::Connection> raw = Raw();
+    ASSERT_TRUE(raw->ExecScript("PRAGMA journal_mode = WAL", "wal").ok());
+    Result<sqlite::MigrationResult> v1 =
+        sqlite::ApplyMigrations(*raw, sqlite::SchemaMigrations().first(1), clock_.Now());
+    ASSERT_TRUE(v1.ok()) << v1.status().ToString();
+    ASSERT_TRUE(
+        raw->ExecScript("INSERT INTO events VALUES ('e1', 'stripe', 0, '', 0, NULL, x'', x'');"
+                        "INSERT INTO deliveries(event_id, destination, status, max_attempts,"
+                        " next_attempt_at, created_at, updated_at)"
+                        " VALUES ('e1', 'crm', 'scheduled', 5, 0, 0, 0)",
+                        "seed")
+            .ok());
+  }
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->schema_version(), 2);
+  EXPECT_EQ(store->migrations_applied(), 1);
+  std::unique_ptr<sqlite::Connection> raw = Raw();
+  EXPECT_EQ(QueryInt(*raw,
+                     "SELECT COUNT(*) FROM sqlite_master WHERE name = "
+                     "'deliveries_destination_due'"),
+            1);
+  EXPECT_EQ(
+      QueryInt(*raw, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'deliveries_destination'"),
+      0);
+  EXPECT_EQ(*store->NextDueAt("crm"), FromUnixMillis(0));
+  EXPECT_EQ(store->ClaimDue(clock_.Now(), 10, seconds(30), "s", "crm")->size(), 1u);
 }
 
 }  // namespace

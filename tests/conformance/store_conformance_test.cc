@@ -64,8 +64,9 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreFactory> {
     return d.ok() ? *d : std::vector<Delivery>{};
   }
 
-  std::vector<Delivery> Claim(TimePoint now, int limit, Duration lease, const std::string& owner) {
-    Result<std::vector<Delivery>> d = store_->ClaimDue(now, limit, lease, owner);
+  std::vector<Delivery> Claim(TimePoint now, int limit, Duration lease, const std::string& owner,
+                              const std::string& destination = "") {
+    Result<std::vector<Delivery>> d = store_->ClaimDue(now, limit, lease, owner, destination);
     EXPECT_TRUE(d.ok()) << d.status().ToString();
     return d.ok() ? *d : std::vector<Delivery>{};
   }
@@ -669,6 +670,132 @@ TEST_P(StoreConformanceTest, NextDueAtIgnoresAllButScheduled) {
   e.deliveries[1].next_attempt_at = clock_.Now() + minutes(1);
   Append(e);
   EXPECT_EQ(*store_->NextDueAt(), clock_.Now() + minutes(1));
+}
+
+TEST_P(StoreConformanceTest, ClaimDueForOneDestinationTakesOnlyItsWork) {
+  const TimePoint t0 = clock_.Now();
+  // Interleaved due times: billing's work is older and newer than crm's.
+  std::vector<std::string> billing, crm;
+  for (int i = 0; i < 3; ++i) {
+    NewEvent b = MakeEvent(clock_, random_, "{}", {"billing"});
+    b.deliveries[0].next_attempt_at = t0 + seconds(2 * i);
+    billing.push_back(Append(b));
+    NewEvent c = MakeEvent(clock_, random_, "{}", {"crm"});
+    c.deliveries[0].next_attempt_at = t0 + seconds(2 * i + 1);
+    crm.push_back(Append(c));
+  }
+  NewEvent paused = MakeEvent(clock_, random_, "{}", {"crm"});
+  paused.deliveries[0].status = DeliveryStatus::kPaused;
+  paused.deliveries[0].next_attempt_at = t0 - hours(1);
+  Append(paused);
+  NewEvent later = MakeEvent(clock_, random_, "{}", {"crm"});
+  later.deliveries[0].next_attempt_at = t0 + hours(1);
+  Append(later);
+
+  const TimePoint now = t0 + minutes(1);
+  EXPECT_TRUE(Claim(now, 10, hours(3), "s", "nowhere").empty());
+  std::vector<Delivery> a = Claim(now, 2, hours(3), "s", "crm");
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[0].event_id, crm[0]);
+  EXPECT_EQ(a[1].event_id, crm[1]);
+  for (const Delivery& d : a) {
+    EXPECT_EQ(d.destination, "crm");
+    EXPECT_EQ(d.status, DeliveryStatus::kDelivering);
+    EXPECT_EQ(d.lease_until, now + hours(3));
+    EXPECT_EQ(d.lease_owner, "s");
+  }
+  std::vector<Delivery> b = Claim(now, 10, hours(3), "s", "crm");
+  ASSERT_EQ(b.size(), 1u);  // neither the paused one nor the one due in an hour
+  EXPECT_EQ(b[0].event_id, crm[2]);
+  EXPECT_TRUE(Claim(now, 10, hours(3), "s", "crm").empty());
+  // billing was untouched and is all still there, oldest first.
+  EXPECT_EQ(Count(DeliveryStatus::kScheduled), 3 + 1);
+  std::vector<Delivery> c = Claim(now, 10, hours(3), "s", "billing");
+  ASSERT_EQ(c.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(c[i].event_id, billing[i]);
+    EXPECT_EQ(c[i].destination, "billing");
+  }
+  // The destination-less claim still sees every destination.
+  EXPECT_TRUE(Claim(now, 10, hours(3), "s").empty());
+  std::vector<Delivery> d = Claim(t0 + hours(2), 10, hours(3), "s");
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].event_id, later.id);
+}
+
+TEST_P(StoreConformanceTest, ExpiredLeaseIsClaimedAgainOnlyForItsDestination) {
+  const TimePoint t0 = clock_.Now();
+  std::string billing = Append(MakeEvent(clock_, random_, "{}", {"billing"}));
+  std::string crm = Append(MakeEvent(clock_, random_, "{}", {"crm"}));
+  ASSERT_EQ(Claim(t0, 10, seconds(30), "sender-a", "billing").size(), 1u);
+  ASSERT_EQ(Claim(t0, 10, seconds(30), "sender-a", "crm").size(), 1u);
+
+  const TimePoint expired = t0 + seconds(30);
+  EXPECT_TRUE(Claim(t0 + seconds(29), 10, seconds(30), "sender-b", "billing").empty());
+  std::vector<Delivery> b = Claim(expired, 10, seconds(30), "sender-b", "billing");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].event_id, billing);
+  EXPECT_EQ(b[0].lease_owner, "sender-b");
+  EXPECT_EQ(b[0].lease_until, expired + seconds(30));
+  // crm's expired lease is still sender-a's until someone claims crm.
+  EXPECT_EQ(Deliveries(crm)[0].lease_owner, "sender-a");
+  EXPECT_TRUE(Claim(expired, 10, seconds(30), "sender-b", "billing").empty());
+  std::vector<Delivery> c = Claim(expired, 10, seconds(30), "sender-b", "crm");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].event_id, crm);
+}
+
+TEST_P(StoreConformanceTest, NextDueAtForOneDestination) {
+  EXPECT_FALSE(store_->NextDueAt("billing")->has_value());
+  const TimePoint t0 = clock_.Now();
+  NewEvent e = MakeEvent(clock_, random_, "{}", {"billing", "crm", "erp"});
+  e.deliveries[0].next_attempt_at = t0 + minutes(5);
+  e.deliveries[1].next_attempt_at = t0 + minutes(1);
+  e.deliveries[2].status = DeliveryStatus::kPaused;
+  e.deliveries[2].next_attempt_at = t0 - hours(1);
+  Append(e);
+  NewEvent f = MakeEvent(clock_, random_, "{}", {"billing"});
+  f.deliveries[0].next_attempt_at = t0 + minutes(3);
+  Append(f);
+
+  EXPECT_EQ(*store_->NextDueAt(), t0 + minutes(1));
+  EXPECT_EQ(*store_->NextDueAt("billing"), t0 + minutes(3));
+  EXPECT_EQ(*store_->NextDueAt("crm"), t0 + minutes(1));
+  EXPECT_FALSE(store_->NextDueAt("erp")->has_value());  // paused only
+  EXPECT_FALSE(store_->NextDueAt("nowhere")->has_value());
+  // A claimed delivery is no longer waiting.
+  ASSERT_EQ(Claim(t0 + minutes(1), 10, seconds(30), "s", "crm").size(), 1u);
+  EXPECT_FALSE(store_->NextDueAt("crm")->has_value());
+  EXPECT_EQ(*store_->NextDueAt(), t0 + minutes(3));
+}
+
+TEST_P(StoreConformanceTest, CountDueAndOldestDueAt) {
+  const TimePoint t0 = clock_.Now();
+  EXPECT_EQ(*store_->CountDue(t0), 0);
+  EXPECT_FALSE(store_->OldestDueAt(t0)->has_value());
+
+  NewEvent e = MakeEvent(clock_, random_, "{}", {"billing", "crm", "erp", "ops"});
+  e.deliveries[0].next_attempt_at = t0 - minutes(10);
+  e.deliveries[1].next_attempt_at = t0 - minutes(2);
+  e.deliveries[2].next_attempt_at = t0 + minutes(5);  // not due yet
+  e.deliveries[3].status = DeliveryStatus::kPaused;   // paused: not waiting for a sender
+  e.deliveries[3].next_attempt_at = t0 - hours(1);
+  std::string id = Append(e);
+
+  EXPECT_EQ(*store_->CountDue(t0), 2);
+  EXPECT_EQ(*store_->OldestDueAt(t0), t0 - minutes(10));
+  EXPECT_EQ(*store_->CountDue(t0 - minutes(5)), 1);
+  EXPECT_EQ(*store_->OldestDueAt(t0 - minutes(5)), t0 - minutes(10));
+  EXPECT_EQ(*store_->CountDue(t0 - minutes(11)), 0);
+  EXPECT_FALSE(store_->OldestDueAt(t0 - minutes(11))->has_value());
+  EXPECT_EQ(*store_->CountDue(t0 + minutes(5)), 3);  // due at exactly now counts
+
+  // Claimed (leased) deliveries are being sent, not waiting.
+  std::vector<Delivery> claimed = Claim(t0, 1, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].destination, "billing");
+  EXPECT_EQ(*store_->CountDue(t0), 1);
+  EXPECT_EQ(*store_->OldestDueAt(t0), t0 - minutes(2));
 }
 
 Result<std::unique_ptr<Store>> OpenSqlite(const std::string& dir, const Clock& clock) {

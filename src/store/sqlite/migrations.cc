@@ -76,6 +76,14 @@ CREATE TABLE breakers (
   probe_in_flight INTEGER NOT NULL
 );
 )sql"},
+    {2, "per-destination due index", R"sql(
+-- Due work of one destination (ClaimDue and NextDueAt for a destination) without walking other
+-- destinations' backlogs. Its prefix (destination, status) serves pause/resume and the
+-- per-destination filters, so it replaces deliveries_destination: ingest keeps writing as many
+-- indexes per delivery as before.
+CREATE INDEX deliveries_destination_due ON deliveries(destination, status, next_attempt_at);
+DROP INDEX deliveries_destination;
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

@@ -24,11 +24,13 @@ namespace hookrelay::store {
 // Writes. One writer thread owns the only write connection. Every write method (AppendEvent,
 // ClaimDue, RecordAttempt, PutBreaker, Pause/ResumeDeliveries, CreateReplay, PurgeEventsBefore)
 // queues an operation for it. The writer takes everything queued (up to max_batch operations),
-// runs them in ONE transaction, each inside its own SAVEPOINT so one operation's failure (a
-// constraint, a full disk) rolls back only that operation, then COMMITs once: one WAL fsync per
-// batch, however many events it holds (group commit). Completions run after the COMMIT, on the
-// writer thread, in queue order. If BEGIN or COMMIT fails, every operation of the batch reports it
-// (kResourceExhausted when the disk is full, kUnavailable otherwise), the transaction is rolled
+// runs them in ONE transaction, then COMMITs once: one WAL fsync per batch, however many events it
+// holds (group commit). One operation's failure (a constraint, a full disk) fails only that
+// operation: the operations first run without savepoints (they are costly and failures are rare);
+// if one fails, the transaction is rolled back and the batch runs again with each operation inside
+// its own SAVEPOINT, so the failing one is rolled back alone. Completions run after the COMMIT, on
+// the writer thread, in queue order. If BEGIN or COMMIT fails, every operation of the batch reports
+// it (kResourceExhausted when the disk is full, kUnavailable otherwise), the transaction is rolled
 // back and the writer goes on with the next batch. When SQLite itself rolls the transaction back
 // in the middle (it does so on SQLITE_FULL), only the operation that hit the error fails; the
 // others are run again in a new transaction.
@@ -59,8 +61,11 @@ class SqliteStore final : public Store {
   Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) override;
   Result<std::vector<Attempt>> GetAttempts(int64_t delivery_id) override;
   Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
-                                         const std::string& owner) override;
-  Result<std::optional<TimePoint>> NextDueAt() override;
+                                         const std::string& owner,
+                                         const std::string& destination = "") override;
+  Result<std::optional<TimePoint>> NextDueAt(const std::string& destination = "") override;
+  Result<int64_t> CountDue(TimePoint now) override;
+  Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) override;
   Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                        const std::string& owner) override;
   Result<std::optional<policy::BreakerSnapshot>> GetBreaker(
@@ -83,6 +88,8 @@ class SqliteStore final : public Store {
     int64_t failed_commits = 0;  // transactions that failed to BEGIN/COMMIT or were rolled back
                                  // by SQLite (e.g. on SQLITE_FULL)
     int64_t largest_batch = 0;   // most operations taken in one batch
+    // Batches run again with a savepoint per operation because an operation failed.
+    int64_t savepoint_fallbacks = 0;
   };
   WriterStats writer_stats() const;
 
@@ -151,6 +158,7 @@ class SqliteStore final : public Store {
   std::atomic<int64_t> stat_commits_{0};
   std::atomic<int64_t> stat_failed_commits_{0};
   std::atomic<int64_t> stat_largest_batch_{0};
+  std::atomic<int64_t> stat_savepoint_fallbacks_{0};
 };
 
 }  // namespace hookrelay::store
