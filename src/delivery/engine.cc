@@ -1,0 +1,533 @@
+#include "delivery/engine.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "common/time_format.h"
+#include "common/units.h"
+#include "model/destination.h"
+#include "policy/decision.h"
+
+namespace hookrelay::delivery {
+
+namespace {
+
+constexpr Duration kPauseSweepEvery = std::chrono::seconds(1);
+constexpr Duration kStallCheckEvery = std::chrono::seconds(1);
+
+bool IsOverload(const policy::AttemptOutcome& o) {
+  return o.error == policy::TransportError::kTimeout ||
+         (o.error == policy::TransportError::kNone &&
+          (o.status_code == 429 || o.status_code == 503));
+}
+
+}  // namespace
+
+struct DeliveryEngine::Dest {
+  Dest(const model::Destination& d, policy::BreakerSnapshot snapshot)
+      : max_concurrency(d.max_concurrency),
+        concurrency(d.max_concurrency),
+        breaker(d.breaker, snapshot) {}
+
+  int max_concurrency;
+  pacing::AdaptiveConcurrency concurrency;
+  std::optional<pacing::TokenBucket> bucket;
+  double bucket_rate = 0;
+  policy::CircuitBreaker breaker;
+  int in_flight = 0;
+  bool paused = false;  // by the operator or after 410 Gone
+  std::string paused_reason;
+  TimePoint last_pause_sweep{};
+};
+
+struct DeliveryEngine::Completion {
+  model::Destination destination;
+  store::Delivery delivery;
+  SendResult result;
+  bool not_sent = false;  // the event was gone: record a failure without an HTTP attempt
+};
+
+DeliveryEngine::DeliveryEngine(store::Store& store, model::Registry& registry, Sender& sender,
+                               alerts::AlertSink* alerts, const Clock& clock, Random& random,
+                               EngineOptions options)
+    : store_(store),
+      registry_(registry),
+      sender_(sender),
+      alerts_(alerts),
+      clock_(clock),
+      random_(random),
+      options_(std::move(options)) {
+  stats_.latency_buckets.assign(std::size(kLatencyBoundsMs) + 1, 0);
+}
+
+DeliveryEngine::~DeliveryEngine() { Stop(std::chrono::seconds(0)); }
+
+void DeliveryEngine::Start() {
+  scheduler_ = std::thread(&DeliveryEngine::Loop, this);
+  for (int i = 0; i < std::max(1, options_.recorder_threads); ++i) {
+    recorders_.emplace_back(&DeliveryEngine::RecorderLoop, this);
+  }
+}
+
+void DeliveryEngine::Stop(Duration grace) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ && !scheduler_.joinable()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (scheduler_.joinable()) scheduler_.join();
+  // Let attempts in flight finish and be recorded, within the grace period.
+  const Duration deadline = clock_.MonotonicNow() + grace;
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (stats_.in_flight == 0) break;
+    }
+    if (clock_.MonotonicNow() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  {
+    std::lock_guard lock(rec_mu_);
+    rec_stopping_ = true;
+  }
+  rec_cv_.notify_all();
+  for (auto& t : recorders_) {
+    if (t.joinable()) t.join();
+  }
+  recorders_.clear();
+}
+
+void DeliveryEngine::Wake() {
+  {
+    std::lock_guard lock(mu_);
+    wake_ = true;
+  }
+  cv_.notify_all();
+}
+
+void DeliveryEngine::Loop() {
+  for (;;) {
+    const TimePoint now = clock_.Now();
+    auto catalog = registry_.Get();
+    TimePoint wake_at = now + options_.poll_interval;
+    for (const auto& [name, d] : catalog->destinations) {
+      wake_at = std::min(wake_at, ServeDestination(d, now));
+    }
+    if (now - last_stall_check_ >= kStallCheckEvery) {
+      last_stall_check_ = now;
+      CheckStall(now);
+    }
+    std::unique_lock lock(mu_);
+    if (stopping_) return;
+    if (!wake_) {
+      const Duration wait = std::max(Duration(1), wake_at - clock_.Now());
+      cv_.wait_for(lock, wait, [this] { return wake_ || stopping_; });
+    }
+    wake_ = false;
+    if (stopping_) return;
+  }
+}
+
+DeliveryEngine::Dest& DeliveryEngine::StateOf(const std::string& name,
+                                              const model::Destination& d) {
+  auto it = dests_.find(name);
+  if (it == dests_.end()) {
+    policy::BreakerSnapshot snapshot;
+    if (auto stored = store_.GetBreaker(name); stored.ok() && stored->has_value()) {
+      snapshot = **stored;
+    }
+    it = dests_.emplace(name, std::make_unique<Dest>(d, snapshot)).first;
+  }
+  Dest& s = *it->second;
+  if (s.max_concurrency != d.max_concurrency) {
+    s.max_concurrency = d.max_concurrency;
+    s.concurrency = pacing::AdaptiveConcurrency(d.max_concurrency);
+  }
+  if (!d.rate_limit) {
+    s.bucket.reset();
+  } else if (!s.bucket || s.bucket_rate != *d.rate_limit) {
+    s.bucket_rate = *d.rate_limit;
+    // A burst of one second's worth (at least one request).
+    s.bucket.emplace(*d.rate_limit, std::max(1.0, *d.rate_limit), clock_.Now());
+  }
+  return s;
+}
+
+TimePoint DeliveryEngine::ServeDestination(const model::Destination& d, TimePoint now) {
+  const TimePoint later = now + options_.poll_interval;
+  int want = 0;
+  bool sweep = false, resume = false, probe = false;
+  std::string sweep_reason;
+  std::optional<policy::BreakerSnapshot> persist;
+  TimePoint next = later;
+  {
+    std::lock_guard lock(mu_);
+    Dest& s = StateOf(d.name, d);
+    const bool operator_paused = d.paused || s.paused;
+    const policy::BreakerSnapshot& b = s.breaker.snapshot();
+    if (operator_paused ||
+        (b.state == policy::BreakerState::kOpen && b.open_until && now < *b.open_until)) {
+      // Nothing is sent; make the waiting deliveries show as paused (new arrivals too).
+      if (now - s.last_pause_sweep >= kPauseSweepEvery) {
+        s.last_pause_sweep = now;
+        sweep = true;
+        sweep_reason = operator_paused
+                           ? (s.paused_reason.empty() ? "destination paused" : s.paused_reason)
+                           : "circuit breaker open until " + FormatRfc3339(*b.open_until);
+      }
+      if (!operator_paused) next = std::min(later, *b.open_until);
+    } else if (b.state != policy::BreakerState::kClosed) {
+      // Half-open (or open and due to half-open): exactly one probe, when none is out.
+      if (s.in_flight == 0) {
+        policy::BreakerTransition tr = policy::BreakerTransition::kNone;
+        if (s.breaker.AllowRequest(now, &tr)) {
+          want = 1;
+          probe = true;
+          if (tr == policy::BreakerTransition::kHalfOpened) {
+            resume = true;
+            persist = s.breaker.snapshot();
+          }
+        }
+      }
+    } else {
+      want = std::max(0, s.concurrency.allowed() - s.in_flight);
+    }
+    if (want > 0 && s.bucket) {
+      int tokens = 0;
+      while (tokens < want && s.bucket->TryTake(now)) ++tokens;
+      if (tokens < want) next = std::min(next, now + s.bucket->TimeUntilNext(now));
+      want = tokens;
+    }
+  }
+  if (persist) PersistBreaker(d.name, *persist);
+  if (sweep) (void)store_.PauseDeliveries(d.name, sweep_reason);
+  if (resume) (void)store_.ResumeDeliveries(d.name, now);
+  if (want <= 0) return next;
+
+  const Duration lease = d.policy.timeout + options_.lease_margin;
+  auto claimed = store_.ClaimDue(now, want, lease, options_.node_id, d.name);
+  if (!claimed.ok()) {
+    std::cerr << "hookrelay: cannot claim deliveries for " << d.name << ": "
+              << claimed.status().message() << std::endl;
+    return later;
+  }
+  if (probe && claimed->empty()) {
+    // Nothing to probe with: the breaker stays half-open and lets the next request through.
+    std::lock_guard lock(mu_);
+    Dest& s = StateOf(d.name, d);
+    policy::BreakerSnapshot snapshot = s.breaker.snapshot();
+    snapshot.probe_in_flight = false;
+    s.breaker = policy::CircuitBreaker(d.breaker, snapshot);
+  }
+  for (store::Delivery& delivery : *claimed) Dispatch(d, std::move(delivery));
+  if (static_cast<int>(claimed->size()) < want) {
+    auto due = store_.NextDueAt(d.name);
+    if (due.ok() && due->has_value()) next = std::min(next, std::max(now, **due));
+  }
+  return next;
+}
+
+void DeliveryEngine::Dispatch(const model::Destination& d, store::Delivery delivery) {
+  {
+    std::lock_guard lock(mu_);
+    StateOf(d.name, d).in_flight++;
+    stats_.in_flight++;
+  }
+  auto event = store_.GetEvent(delivery.event_id);
+  if (!event.ok() || !event->has_value()) {
+    Completion c{d, std::move(delivery), {}, true};
+    c.result.started_at = clock_.Now();
+    c.result.outcome.error = policy::TransportError::kOther;
+    c.result.error_detail = event.ok() ? "the event is no longer stored (past its replay window)"
+                                       : "cannot read the event: " + event.status().message();
+    Record(std::move(c));
+    return;
+  }
+  const store::Event& e = **event;
+  SendRequest req;
+  req.tag = static_cast<uint64_t>(delivery.id);
+  req.url = d.url;
+  req.timeout = d.policy.timeout;
+  req.allow_private = d.allow_private;
+  req.headers.emplace_back("Content-Type",
+                           e.content_type.empty() ? "application/octet-stream" : e.content_type);
+  for (const auto& h : d.headers) req.headers.push_back(h);
+  std::optional<std::string> key;
+  if (d.signing_secret) {
+    if (auto k = model::SigningKey(*d.signing_secret); k.ok()) key = *k;
+  }
+  for (auto& h : StandardWebhookHeaders(e.id, clock_.Now(), e.body, key)) {
+    req.headers.push_back(std::move(h));
+  }
+  req.body = e.body;
+  sender_.Send(std::move(req), [this, d, delivery = std::move(delivery)](SendResult r) mutable {
+    {
+      std::lock_guard lock(rec_mu_);
+      completions_.push_back(Completion{d, std::move(delivery), std::move(r), false});
+    }
+    rec_cv_.notify_one();
+  });
+}
+
+void DeliveryEngine::RecorderLoop() {
+  for (;;) {
+    Completion c;
+    {
+      std::unique_lock lock(rec_mu_);
+      rec_cv_.wait(lock, [this] { return rec_stopping_ || !completions_.empty(); });
+      if (completions_.empty()) return;
+      c = std::move(completions_.back());
+      completions_.pop_back();
+    }
+    Record(std::move(c));
+  }
+}
+
+void DeliveryEngine::Record(Completion c) {
+  const model::Destination& d = c.destination;
+  const store::Delivery& delivery = c.delivery;
+  const TimePoint now = clock_.Now();
+  policy::DeliveryProgress progress;
+  progress.attempt = delivery.attempts + 1;
+  progress.first_failure_at = delivery.first_failure_at;
+  progress.previous_delay = delivery.last_delay;
+  policy::RetryDecision decision;
+  policy::AttemptOutcome outcome = c.result.outcome;
+  // An event that is gone cannot be sent, ever: treat it as a final outcome (kPrivateAddress is
+  // the one final transport class) and replace the reason below.
+  if (c.not_sent) outcome.error = policy::TransportError::kPrivateAddress;
+  {
+    std::lock_guard lock(random_mu_);
+    decision = policy::Decide(d.policy, progress, outcome, now, random_);
+  }
+  if (c.not_sent) decision.reason = c.result.error_detail;
+  if (!c.result.error_detail.empty() && c.result.outcome.error != policy::TransportError::kNone &&
+      !c.not_sent) {
+    decision.reason += " (" + c.result.error_detail + ")";
+  }
+
+  store::Attempt attempt;
+  attempt.delivery_id = delivery.id;
+  attempt.n = progress.attempt;
+  attempt.started_at = c.result.started_at;
+  attempt.duration_ms = c.result.duration.count();
+  if (c.result.outcome.status_code > 0) attempt.status_code = c.result.outcome.status_code;
+  if (c.result.outcome.error != policy::TransportError::kNone) {
+    attempt.error = std::string(policy::TransportErrorName(c.result.outcome.error));
+  }
+  attempt.retry_after = c.result.outcome.retry_after;
+  attempt.response_snippet = c.result.snippet;
+
+  store::DeliveryUpdate update;
+  update.deadline = decision.deadline;
+  update.first_failure_at = decision.first_failure_at;
+  update.next_attempt_at = now;
+  switch (decision.kind) {
+    case policy::DecisionKind::kDelivered: update.status = store::DeliveryStatus::kDelivered; break;
+    case policy::DecisionKind::kRetry:
+      update.status = store::DeliveryStatus::kScheduled;
+      update.next_attempt_at = decision.next_attempt_at;
+      update.last_delay = decision.delay;
+      update.reason = "attempt " + std::to_string(progress.attempt) + " of " +
+                      std::to_string(d.policy.max_attempts) + " failed: " + decision.reason;
+      break;
+    default:
+      update.status = store::DeliveryStatus::kFailed;
+      update.reason = decision.reason;
+      break;
+  }
+  Status recorded = store_.RecordAttempt(attempt, update, options_.node_id);
+  if (!recorded.ok()) {
+    std::cerr << "hookrelay: cannot record attempt " << attempt.n << " of delivery " << delivery.id
+              << ": " << recorded.message() << std::endl;
+  }
+
+  // Breaker, pacing and counters.
+  std::vector<alerts::Alert> raise;
+  std::optional<policy::BreakerSnapshot> persist;
+  bool pause_now = false;
+  std::string pause_reason;
+  {
+    std::lock_guard lock(mu_);
+    Dest& s = StateOf(d.name, d);
+    s.in_flight = std::max(0, s.in_flight - 1);
+    stats_.in_flight = std::max<int64_t>(0, stats_.in_flight - 1);
+    if (!c.not_sent) {
+      stats_.attempts++;
+      stats_.latency_sum_ms += attempt.duration_ms;
+      size_t bucket = 0;
+      while (bucket < std::size(kLatencyBoundsMs) &&
+             attempt.duration_ms > kLatencyBoundsMs[bucket]) {
+        ++bucket;
+      }
+      stats_.latency_buckets[bucket]++;
+    }
+    policy::BreakerTransition tr = policy::BreakerTransition::kNone;
+    switch (decision.outcome_class) {
+      case policy::OutcomeClass::kSuccess:
+        stats_.attempts_success++;
+        tr = s.breaker.RecordSuccess(now);
+        s.concurrency.OnSuccess();
+        break;
+      case policy::OutcomeClass::kRetryable:
+        stats_.attempts_retryable++;
+        tr = s.breaker.RecordFailure(now);
+        if (IsOverload(c.result.outcome)) {
+          s.concurrency.OnOverload();
+        } else {
+          s.concurrency.OnOtherFailure();
+        }
+        break;
+      case policy::OutcomeClass::kFinal:
+        stats_.attempts_final++;
+        s.concurrency.OnOtherFailure();
+        break;
+    }
+    if (decision.kind == policy::DecisionKind::kDelivered) stats_.delivered++;
+    if (decision.kind == policy::DecisionKind::kRetry) stats_.retries_scheduled++;
+    const bool gave_up = decision.kind != policy::DecisionKind::kDelivered &&
+                         decision.kind != policy::DecisionKind::kRetry;
+    if (gave_up) {
+      stats_.failed++;
+      raise.push_back(
+          {alerts::Alert::Kind::kDeliveriesFailed, d.name, now, decision.reason, 1, std::nullopt});
+    }
+    if (tr == policy::BreakerTransition::kOpened) {
+      persist = s.breaker.snapshot();
+      pause_now = true;
+      pause_reason = "circuit breaker open until " +
+                     FormatRfc3339(s.breaker.snapshot().open_until.value_or(now));
+      s.last_pause_sweep = now;
+      raise.push_back({alerts::Alert::Kind::kBreakerOpened, d.name, now,
+                       std::to_string(s.breaker.snapshot().consecutive_failures) +
+                           " consecutive failed attempts; last: " + decision.reason,
+                       1, s.breaker.snapshot().open_until});
+    } else if (tr == policy::BreakerTransition::kClosed) {
+      persist = s.breaker.snapshot();
+      s.concurrency.SlowStart();
+      raise.push_back({alerts::Alert::Kind::kBreakerClosed, d.name, now,
+                       "a probe succeeded; deliveries resume with slow start", 1, std::nullopt});
+    }
+    if (!c.not_sent && c.result.outcome.error == policy::TransportError::kNone &&
+        c.result.outcome.status_code == 410 && d.pause_on_gone && !s.paused) {
+      s.paused = true;
+      s.paused_reason = "paused: the endpoint answered 410 Gone; fix it, then resume";
+      pause_now = true;
+      pause_reason = s.paused_reason;
+      s.last_pause_sweep = now;
+      raise.push_back({alerts::Alert::Kind::kDestinationPaused, d.name, now,
+                       "the endpoint answered 410 Gone", 1, std::nullopt});
+    }
+  }
+  if (persist) PersistBreaker(d.name, *persist);
+  if (pause_now) (void)store_.PauseDeliveries(d.name, pause_reason);
+  for (auto& a : raise) RaiseAlert(std::move(a));
+  Wake();
+}
+
+void DeliveryEngine::CheckStall(TimePoint now) {
+  auto due = store_.NextDueAt();
+  Duration age{0};
+  if (due.ok() && due->has_value() && **due < now) age = now - **due;
+  bool stalled;
+  {
+    std::lock_guard lock(mu_);
+    stats_.oldest_due_age = age;
+    int64_t open = 0;
+    for (const auto& [name, s] : dests_) {
+      open += s->breaker.state() != policy::BreakerState::kClosed;
+    }
+    stats_.breakers_open = open;
+    stalled = age > options_.stall_threshold;
+  }
+  if (stalled) {
+    RaiseAlert({alerts::Alert::Kind::kStalled, "", now,
+                "the oldest due delivery has waited " + FormatDuration(age) + " without being sent",
+                1, std::nullopt});
+  }
+}
+
+void DeliveryEngine::RaiseAlert(alerts::Alert a) {
+  if (alerts_) alerts_->Raise(std::move(a));
+}
+
+void DeliveryEngine::PersistBreaker(const std::string& name, const policy::BreakerSnapshot& s) {
+  Status st = store_.PutBreaker(name, s);
+  if (!st.ok()) {
+    std::cerr << "hookrelay: cannot store the breaker of " << name << ": " << st.message()
+              << std::endl;
+  }
+}
+
+EngineStats DeliveryEngine::Stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+std::map<std::string, DestinationState> DeliveryEngine::Destinations() const {
+  std::lock_guard lock(mu_);
+  std::map<std::string, DestinationState> out;
+  for (const auto& [name, s] : dests_) {
+    out[name] = DestinationState{s->breaker.snapshot(), s->concurrency.allowed(), s->in_flight,
+                                 s->paused, s->paused_reason};
+  }
+  return out;
+}
+
+Status DeliveryEngine::Pause(const std::string& destination, const std::string& reason) {
+  auto catalog = registry_.Get();
+  const model::Destination* d = catalog->FindDestination(destination);
+  if (!d) return Status::NotFound("unknown destination \"" + destination + "\"");
+  {
+    std::lock_guard lock(mu_);
+    Dest& s = StateOf(destination, *d);
+    s.paused = true;
+    s.paused_reason = reason;
+    s.last_pause_sweep = clock_.Now();
+  }
+  auto n = store_.PauseDeliveries(destination, reason);
+  RaiseAlert({alerts::Alert::Kind::kDestinationPaused, destination, clock_.Now(), reason, 1,
+              std::nullopt});
+  return n.ok() ? Status::Ok() : n.status();
+}
+
+Status DeliveryEngine::Resume(const std::string& destination) {
+  auto catalog = registry_.Get();
+  const model::Destination* d = catalog->FindDestination(destination);
+  if (!d) return Status::NotFound("unknown destination \"" + destination + "\"");
+  const TimePoint now = clock_.Now();
+  {
+    std::lock_guard lock(mu_);
+    Dest& s = StateOf(destination, *d);
+    s.paused = false;
+    s.paused_reason.clear();
+    s.concurrency.SlowStart();
+  }
+  auto n = store_.ResumeDeliveries(destination, now);
+  RaiseAlert(
+      {alerts::Alert::Kind::kDestinationResumed, destination, now, "resumed", 1, std::nullopt});
+  Wake();
+  return n.ok() ? Status::Ok() : n.status();
+}
+
+Status DeliveryEngine::ResetBreaker(const std::string& destination) {
+  auto catalog = registry_.Get();
+  const model::Destination* d = catalog->FindDestination(destination);
+  if (!d) return Status::NotFound("unknown destination \"" + destination + "\"");
+  const TimePoint now = clock_.Now();
+  policy::BreakerSnapshot snapshot;
+  {
+    std::lock_guard lock(mu_);
+    Dest& s = StateOf(destination, *d);
+    s.breaker.Reset(now);
+    s.concurrency.SlowStart();
+    snapshot = s.breaker.snapshot();
+  }
+  PersistBreaker(destination, snapshot);
+  if (!d->paused) (void)store_.ResumeDeliveries(destination, now);
+  Wake();
+  return Status::Ok();
+}
+
+}  // namespace hookrelay::delivery

@@ -1,0 +1,546 @@
+#include "delivery/sender.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cctype>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <string_view>
+#include <thread>
+#include <unordered_set>
+
+namespace hookrelay::delivery {
+namespace {
+
+using policy::TransportError;
+
+#ifndef HOOKRELAY_VERSION
+#define HOOKRELAY_VERSION "dev"
+#endif
+
+// How much of a response body is read (and all but snippet_limit of it discarded) before the
+// transfer is cut short. Reading a little past the snippet keeps ordinary connections reusable;
+// stopping eventually keeps an endless or huge body from holding the attempt until its timeout.
+// A response cut short this way still counts with the status it sent.
+constexpr size_t kDrainLimit = 1024 * 1024;
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!s.empty() && space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool HasControl(std::string_view s) {
+  return s.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
+}
+
+std::string Getenv(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+void InitCurlOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+// The proxy settings libcurl would read from the environment, read once so the sender knows
+// which transfers go through a proxy (it then sets CURLOPT_PROXY itself, so libcurl and the SSRF
+// guard agree). Same variables as libcurl: http_proxy (lower case only), https_proxy or
+// HTTPS_PROXY, all_proxy or ALL_PROXY, no_proxy or NO_PROXY.
+struct ProxySettings {
+  std::string http;
+  std::string https;
+  std::string no_proxy;
+
+  static ProxySettings FromEnvironment() {
+    ProxySettings p;
+    std::string all = Getenv("all_proxy");
+    if (all.empty()) all = Getenv("ALL_PROXY");
+    p.http = Getenv("http_proxy");
+    if (p.http.empty()) p.http = all;
+    p.https = Getenv("https_proxy");
+    if (p.https.empty()) p.https = Getenv("HTTPS_PROXY");
+    if (p.https.empty()) p.https = all;
+    p.no_proxy = Getenv("no_proxy");
+    if (p.no_proxy.empty()) p.no_proxy = Getenv("NO_PROXY");
+    return p;
+  }
+};
+
+// Parses a numeric address with an optional "/bits" suffix; false when not numeric.
+bool ParseCidr(std::string_view text, int& family, unsigned char (&bytes)[16], int& bits) {
+  std::string addr(text.substr(0, text.find('/')));
+  int max_bits;
+  if (inet_pton(AF_INET, addr.c_str(), bytes) == 1) {
+    family = AF_INET;
+    max_bits = 32;
+  } else if (inet_pton(AF_INET6, addr.c_str(), bytes) == 1) {
+    family = AF_INET6;
+    max_bits = 128;
+  } else {
+    return false;
+  }
+  bits = max_bits;
+  if (size_t slash = text.find('/'); slash != std::string_view::npos) {
+    std::string b(text.substr(slash + 1));
+    if (b.empty() || b.size() > 3 || !std::all_of(b.begin(), b.end(), ::isdigit)) return false;
+    bits = std::min(std::stoi(b), max_bits);
+  }
+  return true;
+}
+
+// libcurl's no_proxy rules: "*" matches everything; a name matches itself and its subdomains
+// (a leading '.' is ignored); numeric addresses match exactly or by CIDR prefix.
+bool NoProxyMatches(std::string_view no_proxy, std::string_view host) {
+  std::string h = Lower(host);
+  while (!h.empty() && h.back() == '.') h.pop_back();
+  int host_family;
+  unsigned char host_bytes[16];
+  int host_bits;
+  const bool host_numeric = ParseCidr(h, host_family, host_bytes, host_bits);
+  size_t i = 0;
+  while (i < no_proxy.size()) {
+    size_t end = no_proxy.find_first_of(", \t", i);
+    if (end == std::string_view::npos) end = no_proxy.size();
+    std::string token = Lower(no_proxy.substr(i, end - i));
+    i = end + 1;
+    if (token.empty()) continue;
+    if (token == "*") return true;
+    if (host_numeric) {
+      if (token.front() == '[') token.erase(0, 1);
+      if (size_t close = token.find(']'); close != std::string::npos) token.erase(close, 1);
+      int family, bits;
+      unsigned char bytes[16];
+      if (!ParseCidr(token, family, bytes, bits) || family != host_family) continue;
+      bool match = true;
+      for (int b = 0; b < bits && match; ++b) {
+        int mask = 0x80 >> (b % 8);
+        match = (bytes[b / 8] & mask) == (host_bytes[b / 8] & mask);
+      }
+      if (match) return true;
+      continue;
+    }
+    while (!token.empty() && token.front() == '.') token.erase(0, 1);
+    while (!token.empty() && token.back() == '.') token.pop_back();
+    if (token.empty()) continue;
+    if (h == token) return true;
+    if (h.size() > token.size() && h.compare(h.size() - token.size(), token.size(), token) == 0 &&
+        h[h.size() - token.size() - 1] == '.') {
+      return true;
+    }
+  }
+  return false;
+}
+
+struct UrlParts {
+  std::string scheme;  // lower case
+  std::string host;    // without IPv6 brackets; numeric IPv4 forms normalized by libcurl
+};
+
+bool ParseUrl(const std::string& url, UrlParts& out) {
+  CURLU* u = curl_url();
+  if (u == nullptr) return false;
+  bool ok = curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK;
+  char* part = nullptr;
+  if (ok && curl_url_get(u, CURLUPART_SCHEME, &part, 0) == CURLUE_OK) {
+    out.scheme = Lower(part);
+    curl_free(part);
+  }
+  part = nullptr;
+  if (ok && curl_url_get(u, CURLUPART_HOST, &part, 0) == CURLUE_OK) {
+    out.host = part;
+    curl_free(part);
+  }
+  curl_url_cleanup(u);
+  if (out.host.size() >= 2 && out.host.front() == '[' && out.host.back() == ']') {
+    out.host = out.host.substr(1, out.host.size() - 2);
+  }
+  if (size_t zone = out.host.find('%'); zone != std::string::npos) out.host.resize(zone);
+  return ok;
+}
+
+// The detail for a refused connection, shared by the socket guard and the proxy pre-check.
+std::string RefusedDetail(const std::string& address) {
+  return "refused to connect to " + address +
+         ": loopback/private addresses are not allowed for this destination (allow_private or "
+         "--allow-private-destinations)";
+}
+
+TransportError MapCurlCode(CURLcode code) {
+  switch (code) {
+    case CURLE_OPERATION_TIMEDOUT: return TransportError::kTimeout;
+    case CURLE_COULDNT_CONNECT: return TransportError::kConnectionRefused;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE: return TransportError::kConnectionReset;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY: return TransportError::kDns;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CLIENTCERT:
+    case CURLE_USE_SSL_FAILED: return TransportError::kTls;
+    default: return TransportError::kOther;
+  }
+}
+
+std::string AddressText(const curl_sockaddr* address) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (address->family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&address->addr);
+    if (inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text)) != nullptr) return text;
+  } else if (address->family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address->addr);
+    if (inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text)) != nullptr) return text;
+  }
+  return "an address of family " + std::to_string(address->family);
+}
+
+}  // namespace
+
+struct Sender::Impl {
+  struct Pending {
+    SendRequest request;
+    Callback done;
+  };
+
+  // One transfer on the multi handle. Owned by Impl::active; CURLOPT_PRIVATE points here.
+  struct Transfer {
+    SendRequest request;
+    Callback done;
+    CURL* easy = nullptr;
+    curl_slist* headers = nullptr;
+    TimePoint started_at{};
+    Duration mono_start{0};
+    size_t snippet_limit = 0;
+    std::string snippet;
+    size_t body_bytes = 0;
+    bool body_cut = false;  // stopped reading after kDrainLimit bytes
+    std::optional<std::string> retry_after;
+    bool allow_private = false;
+    bool via_proxy = false;
+    std::string refused_address;  // set when the guard refused a connection
+    char errbuf[CURL_ERROR_SIZE] = {};
+
+    ~Transfer() {
+      if (easy != nullptr) curl_easy_cleanup(easy);
+      if (headers != nullptr) curl_slist_free_all(headers);
+    }
+  };
+
+  Impl(Options opts, const Clock& c)
+      : options(std::move(opts)), clock(c), proxy(ProxySettings::FromEnvironment()) {
+    if (options.user_agent.empty()) options.user_agent = "hookrelay/" HOOKRELAY_VERSION;
+    InitCurlOnce();
+    multi = curl_multi_init();
+    long max = std::max(1, options.max_connections);
+    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max);
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, max);
+    thread = std::thread([this] { Run(); });
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stopping = true;
+    }
+    curl_multi_wakeup(multi);
+    thread.join();
+    curl_multi_cleanup(multi);
+  }
+
+  void Enqueue(SendRequest request, Callback done) {
+    in_flight.fetch_add(1);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!stopping) {
+        pending.push_back({std::move(request), std::move(done)});
+        curl_multi_wakeup(multi);
+        return;
+      }
+    }
+    // Only reachable while the Sender is being destroyed.
+    Finish(request.tag, std::move(done), clock.Now(), Duration(0), TransportError::kOther,
+           "shutting down");
+  }
+
+  void Run() {
+    std::vector<Pending> batch;
+    while (true) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (stopping) break;
+        batch.swap(pending);
+      }
+      for (Pending& p : batch) Start(std::move(p));
+      batch.clear();
+      int running = 0;
+      curl_multi_perform(multi, &running);
+      ReapCompleted();
+      curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+    }
+    // Shutting down: nothing more is added; everything outstanding completes as kOther.
+    for (Transfer* t : active) {
+      curl_multi_remove_handle(multi, t->easy);
+      std::unique_ptr<Transfer> owned(t);
+      Finish(t->request.tag, std::move(t->done), t->started_at,
+             clock.MonotonicNow() - t->mono_start, TransportError::kOther, "shutting down");
+    }
+    active.clear();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      batch.swap(pending);
+    }
+    for (Pending& p : batch) {
+      Finish(p.request.tag, std::move(p.done), clock.Now(), Duration(0), TransportError::kOther,
+             "shutting down");
+    }
+  }
+
+  // Completes a request that produced no response.
+  void Finish(uint64_t tag, Callback done, TimePoint started_at, Duration duration,
+              TransportError error, std::string detail) {
+    SendResult r;
+    r.tag = tag;
+    r.started_at = started_at;
+    r.duration = duration;
+    r.outcome.error = error;
+    r.error_detail = std::move(detail);
+    in_flight.fetch_sub(1);
+    if (done) done(std::move(r));
+  }
+
+  void Start(Pending p) {
+    auto t = std::make_unique<Transfer>();
+    t->request = std::move(p.request);
+    t->done = std::move(p.done);
+    t->started_at = clock.Now();
+    t->mono_start = clock.MonotonicNow();
+    t->snippet_limit = options.snippet_limit;
+    t->allow_private = options.allow_private_destinations || t->request.allow_private;
+
+    // Proxy choice (see the class comment in sender.h and ProxySettings).
+    UrlParts url;
+    std::string proxy_url;
+    if (ParseUrl(t->request.url, url) && !NoProxyMatches(proxy.no_proxy, url.host)) {
+      if (url.scheme == "http") proxy_url = proxy.http;
+      if (url.scheme == "https") proxy_url = proxy.https;
+    }
+    if (!proxy_url.empty()) {
+      t->via_proxy = true;
+      // The proxy resolves the name and connects, so the socket guard only sees the proxy. What
+      // can be judged here is a literal address or "localhost" in the URL.
+      const std::string host = Lower(url.host);
+      unsigned char ignored[16];
+      const bool numeric = inet_pton(AF_INET, host.c_str(), ignored) == 1 ||
+                           inet_pton(AF_INET6, host.c_str(), ignored) == 1;
+      const bool localhost =
+          host == "localhost" || (host.size() > 10 && host.ends_with(".localhost"));
+      if (!t->allow_private && ((numeric && IsPrivateAddress(host)) || localhost)) {
+        Finish(t->request.tag, std::move(t->done), t->started_at, Duration(0),
+               TransportError::kPrivateAddress, RefusedDetail(host));
+        return;
+      }
+    }
+
+    CURL* e = curl_easy_init();
+    if (e == nullptr) {
+      Finish(t->request.tag, std::move(t->done), t->started_at, Duration(0), TransportError::kOther,
+             "curl_easy_init failed");
+      return;
+    }
+    t->easy = e;
+    Transfer* raw = t.get();
+
+    bool has_content_type = false, has_accept = false, has_user_agent = false;
+    for (const auto& [name, value] : t->request.headers) {
+      // Fields that would split the request, and framing the sender manages itself, are dropped.
+      if (name.empty() || HasControl(name) || HasControl(value) ||
+          name.find_first_of(": \t") != std::string::npos) {
+        continue;
+      }
+      if (EqualsIgnoreCase(name, "content-length") || EqualsIgnoreCase(name, "transfer-encoding") ||
+          EqualsIgnoreCase(name, "expect")) {
+        continue;
+      }
+      has_content_type |= EqualsIgnoreCase(name, "content-type");
+      has_accept |= EqualsIgnoreCase(name, "accept");
+      has_user_agent |= EqualsIgnoreCase(name, "user-agent");
+      // "Name;" is libcurl's way to send a field with an empty value.
+      std::string line = value.empty() ? name + ";" : name + ": " + value;
+      t->headers = curl_slist_append(t->headers, line.c_str());
+    }
+    t->headers = curl_slist_append(t->headers, "Expect:");
+    // libcurl's defaults for a POST ("Content-Type: application/x-www-form-urlencoded",
+    // "Accept: */*") are not ours to add.
+    if (!has_content_type) t->headers = curl_slist_append(t->headers, "Content-Type:");
+    if (!has_accept) t->headers = curl_slist_append(t->headers, "Accept:");
+
+    curl_easy_setopt(e, CURLOPT_PRIVATE, raw);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, raw->errbuf);
+    curl_easy_setopt(e, CURLOPT_URL, t->request.url.c_str());
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_PROXY, proxy_url.c_str());  // "" disables the environment's
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(t->request.body.size()));
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->request.body.data());
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+    if (!has_user_agent) curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+                     static_cast<long>(std::max<int64_t>(1, t->request.timeout.count())));
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::OnBody);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, raw);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Impl::OnHeader);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, raw);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Impl::OnOpenSocket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, raw);
+
+    if (CURLMcode mc = curl_multi_add_handle(multi, e); mc != CURLM_OK) {
+      Finish(t->request.tag, std::move(t->done), t->started_at, Duration(0), TransportError::kOther,
+             std::string("curl_multi_add_handle: ") + curl_multi_strerror(mc));
+      return;
+    }
+    active.insert(t.release());
+  }
+
+  void ReapCompleted() {
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+      if (msg->msg != CURLMSG_DONE) continue;
+      CURL* e = msg->easy_handle;
+      const CURLcode code = msg->data.result;
+      char* priv = nullptr;
+      curl_easy_getinfo(e, CURLINFO_PRIVATE, &priv);
+      std::unique_ptr<Transfer> t(reinterpret_cast<Transfer*>(priv));
+      active.erase(t.get());
+      curl_multi_remove_handle(multi, e);
+      Complete(*t, code);
+    }
+  }
+
+  void Complete(Transfer& t, CURLcode code) {
+    SendResult r;
+    r.tag = t.request.tag;
+    r.started_at = t.started_at;
+    r.duration = clock.MonotonicNow() - t.mono_start;
+    if (code == CURLE_OK || (code == CURLE_WRITE_ERROR && t.body_cut)) {
+      long status = 0;
+      curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+      r.outcome.status_code = static_cast<int>(status);
+      r.outcome.retry_after = std::move(t.retry_after);
+    } else if (code == CURLE_COULDNT_CONNECT && !t.refused_address.empty()) {
+      r.outcome.error = TransportError::kPrivateAddress;
+      r.error_detail = RefusedDetail(t.refused_address);
+    } else {
+      r.outcome.error = MapCurlCode(code);
+      r.error_detail = t.errbuf[0] != '\0' ? std::string(t.errbuf) : curl_easy_strerror(code);
+    }
+    r.snippet = std::move(t.snippet);
+    in_flight.fetch_sub(1);
+    if (t.done) t.done(std::move(r));
+  }
+
+  static size_t OnBody(char* data, size_t size, size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    const size_t n = size * count;
+    if (t->snippet.size() < t->snippet_limit) {
+      t->snippet.append(data, std::min(n, t->snippet_limit - t->snippet.size()));
+    }
+    t->body_bytes += n;
+    if (t->body_bytes > std::max(kDrainLimit, t->snippet_limit)) {
+      t->body_cut = true;
+      return 0;  // stops the transfer (CURLE_WRITE_ERROR); the connection is not reused
+    }
+    return n;
+  }
+
+  static size_t OnHeader(char* data, size_t size, size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    const size_t n = size * count;
+    std::string_view line(data, n);
+    if (line.starts_with("HTTP/")) {
+      // A new response begins (after a 1xx or a proxy's CONNECT answer): forget the last one's.
+      t->retry_after.reset();
+    } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
+      if (!t->retry_after && EqualsIgnoreCase(Trim(line.substr(0, colon)), "retry-after")) {
+        t->retry_after = std::string(Trim(line.substr(colon + 1)));
+      }
+    }
+    return n;
+  }
+
+  static curl_socket_t OnOpenSocket(void* user, curlsocktype purpose, curl_sockaddr* address) {
+    auto* t = static_cast<Transfer*>(user);
+    // Through a proxy the socket goes to the proxy the operator configured, not to the
+    // destination; it is not judged here (see Start for what is).
+    if (purpose == CURLSOCKTYPE_IPCXN && !t->allow_private && !t->via_proxy) {
+      std::string text = AddressText(address);
+      if (IsPrivateAddress(text)) {
+        if (t->refused_address.empty()) t->refused_address = text;
+        return CURL_SOCKET_BAD;
+      }
+    }
+    return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+  }
+
+  Options options;
+  const Clock& clock;
+  const ProxySettings proxy;
+  CURLM* multi = nullptr;
+  std::atomic<int> in_flight{0};
+
+  std::mutex mu;
+  bool stopping = false;                 // GUARDED_BY(mu)
+  std::vector<Pending> pending;          // GUARDED_BY(mu)
+  std::unordered_set<Transfer*> active;  // owned; only touched on the sender thread
+  std::thread thread;
+};
+
+Sender::Sender(Options options, const Clock& clock)
+    : impl_(std::make_unique<Impl>(std::move(options), clock)) {}
+
+Sender::~Sender() = default;
+
+void Sender::Send(SendRequest request, Callback done) {
+  impl_->Enqueue(std::move(request), std::move(done));
+}
+
+int Sender::InFlight() const { return impl_->in_flight.load(); }
+
+}  // namespace hookrelay::delivery

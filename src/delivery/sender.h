@@ -1,0 +1,108 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "policy/outcome.h"
+
+namespace hookrelay::delivery {
+
+// One HTTP attempt to make.
+struct SendRequest {
+  uint64_t tag = 0;  // the caller's, echoed in the result (e.g. the delivery id)
+  std::string url;
+  // Every header to send, already complete (content-type, webhook-id, webhook-timestamp,
+  // webhook-signature, user-agent, the destination's own). The sender adds only Content-Length
+  // and Host, and suppresses "Expect: 100-continue".
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  Duration timeout = std::chrono::seconds(30);  // the whole attempt, connect included
+  bool allow_private = false;  // this destination may resolve to loopback/private addresses
+};
+
+// What one attempt produced.
+struct SendResult {
+  uint64_t tag = 0;
+  TimePoint started_at{};
+  Duration duration{0};
+  policy::AttemptOutcome outcome;  // status code, or the transport error; Retry-After if sent
+  std::string snippet;             // the first `snippet_limit` bytes of the response body
+  std::string error_detail;        // libcurl's message when there was no response
+};
+
+// Sends POSTs over libcurl's multi interface: many concurrent requests on one thread,
+// keep-alive connection reuse per host, TLS verification on, redirects NOT followed, only
+// http:// and https:// URLs, response bodies read up to snippet_limit and the rest discarded
+// without buffering, proxies taken from the environment (HTTPS_PROXY, …) as libcurl does.
+//
+// Response bodies: at most 1 MiB (or snippet_limit, if larger) is read; a longer or endless body
+// is cut off there (the connection is closed, not reused) and the attempt counts with the status
+// already received. A transport failure after the status line (a timeout or reset mid-body)
+// reports the transport error and status_code 0.
+//
+// Headers: fields whose name or value contains CR, LF or NUL (or whose name is not a token) are
+// dropped; Content-Length, Transfer-Encoding and Expect from the request are ignored. libcurl's
+// defaults "Accept: */*" and a form Content-Type are not sent; an empty value is sent empty.
+//
+// SSRF guard: the resolved address of every connection (not the name) is checked just before
+// connecting; loopback, private (RFC 1918, fc00::/7), link-local, CGNAT, multicast, broadcast
+// and unspecified addresses are refused unless allow_private (per request) or
+// Options::allow_private_destinations is set; such an attempt fails with
+// TransportError::kPrivateAddress and an error_detail naming the address. (If a name resolves
+// to both refused and public addresses, the public ones are still tried; if none connects, the
+// attempt reports kPrivateAddress.)
+//
+// Proxies: read from the environment once, when the Sender is built, with libcurl's rules
+// (http_proxy; https_proxy or HTTPS_PROXY; all_proxy or ALL_PROXY; no_proxy or NO_PROXY with
+// names, suffixes, addresses, CIDRs and "*"). Through a proxy, hookrelay never connects to the
+// destination: the proxy resolves the name and connects. So the proxy's own address (the
+// operator's choice) is not checked, a URL whose host is a private address literal or
+// "localhost" is refused before anything is sent, and a name is left to the proxy's egress
+// policy (run one that enforces its own, e.g. Smokescreen, if proxied destinations are
+// untrusted). The same holds for SOCKS proxies.
+//
+// Thread-safe. `done` runs on the sender's thread: it must not block for long, and must not
+// destroy the Sender.
+class Sender {
+ public:
+  struct Options {
+    bool allow_private_destinations = false;
+    size_t snippet_limit = 4096;
+    int max_connections = 512;  // total open connections
+    std::string user_agent;     // default "hookrelay/<version>" (when the request has none)
+  };
+  using Callback = std::function<void(SendResult)>;
+
+  Sender(Options options, const Clock& clock);
+  ~Sender();  // stops; requests still in flight complete with kOther "shutting down"
+  Sender(const Sender&) = delete;
+  Sender& operator=(const Sender&) = delete;
+
+  void Send(SendRequest request, Callback done);
+  int InFlight() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// True for addresses the SSRF guard refuses by default (see above); IPv4-mapped IPv6 addresses
+// are judged by their IPv4 part. `address` is a numeric IPv4 or IPv6 literal; anything that does
+// not parse is treated as private (refused).
+bool IsPrivateAddress(const std::string& address);
+
+// The Standard Webhooks headers for an event: webhook-id, webhook-timestamp (Unix seconds of
+// `now`) and, when `signing_key` (the decoded bytes of a whsec_ secret) is set,
+// webhook-signature "v1,<base64 HMAC-SHA256(key, id.timestamp.body)>".
+std::vector<std::pair<std::string, std::string>> StandardWebhookHeaders(
+    const std::string& event_id, TimePoint now, const std::string& body,
+    const std::optional<std::string>& signing_key);
+
+}  // namespace hookrelay::delivery

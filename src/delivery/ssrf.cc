@@ -1,0 +1,67 @@
+#include <arpa/inet.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "delivery/sender.h"
+
+namespace hookrelay::delivery {
+namespace {
+
+// `a` (host byte order) lies in prefix/len.
+bool InV4(uint32_t a, uint32_t prefix, int len) {
+  uint32_t mask = len == 0 ? 0 : ~uint32_t{0} << (32 - len);
+  return (a & mask) == (prefix & mask);
+}
+
+constexpr uint32_t V4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  return a << 24 | b << 16 | c << 8 | d;
+}
+
+bool IsPrivateV4(uint32_t a) {
+  return InV4(a, V4(0, 0, 0, 0), 8) ||       // "this network", incl. unspecified 0.0.0.0
+         InV4(a, V4(10, 0, 0, 0), 8) ||      // RFC 1918
+         InV4(a, V4(100, 64, 0, 0), 10) ||   // CGNAT (RFC 6598)
+         InV4(a, V4(127, 0, 0, 0), 8) ||     // loopback
+         InV4(a, V4(169, 254, 0, 0), 16) ||  // link-local (cloud metadata lives here)
+         InV4(a, V4(172, 16, 0, 0), 12) ||   // RFC 1918
+         InV4(a, V4(192, 168, 0, 0), 16) ||  // RFC 1918
+         InV4(a, V4(224, 0, 0, 0), 4) ||     // multicast
+         InV4(a, V4(240, 0, 0, 0), 4);       // reserved, incl. broadcast 255.255.255.255
+}
+
+uint32_t V4At(const unsigned char* p) {
+  return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | uint32_t{p[3]};
+}
+
+bool IsPrivateV6(const unsigned char* b) {
+  static constexpr unsigned char kZero[10] = {};
+  // ::/96 (unspecified, loopback and the deprecated IPv4-compatible form) and ::ffff:0:0/96
+  // (IPv4-mapped): the kernel may route these to the embedded IPv4 address, so judge that.
+  if (std::memcmp(b, kZero, 10) == 0 &&
+      ((b[10] == 0 && b[11] == 0) || (b[10] == 0xff && b[11] == 0xff))) {
+    return IsPrivateV4(V4At(b + 12));
+  }
+  // 64:ff9b::/96, the well-known NAT64 prefix: a NAT64 gateway forwards to the embedded
+  // address.
+  static constexpr unsigned char kNat64[12] = {0x00, 0x64, 0xff, 0x9b};
+  if (std::memcmp(b, kNat64, 12) == 0) return IsPrivateV4(V4At(b + 12));
+  if ((b[0] & 0xfe) == 0xfc) return true;                  // fc00::/7 unique local
+  if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return true;  // fe80::/10 link-local
+  if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) return true;  // fec0::/10 site-local (old)
+  if (b[0] == 0xff) return true;                           // ff00::/8 multicast
+  return false;
+}
+
+}  // namespace
+
+bool IsPrivateAddress(const std::string& address) {
+  if (address.find('\0') != std::string::npos) return true;
+  unsigned char buf[16];
+  if (inet_pton(AF_INET, address.c_str(), buf) == 1) return IsPrivateV4(V4At(buf));
+  if (inet_pton(AF_INET6, address.c_str(), buf) == 1) return IsPrivateV6(buf);
+  return true;  // not a numeric address: refuse
+}
+
+}  // namespace hookrelay::delivery

@@ -1,0 +1,537 @@
+#include "delivery/sender.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "common/crypto.h"
+#include "support/sink.h"
+
+namespace hookrelay::delivery {
+namespace {
+
+using hookrelay::testing::Sink;
+using hookrelay::testing::SinkRequest;
+using hookrelay::testing::SinkResponse;
+using policy::TransportError;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr auto kWait = seconds(30);
+
+// The sinks are on loopback: a developer's proxy settings must not reroute these tests.
+class NoProxyEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    for (const char* name : {"http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY",
+                             "no_proxy", "NO_PROXY"}) {
+      unsetenv(name);
+    }
+  }
+};
+::testing::Environment* const kNoProxyEnvironment = ::testing::AddGlobalTestEnvironment(
+    new NoProxyEnvironment);  // upper bound for anything that should finish quickly
+
+Sender::Options AllowPrivate() {
+  Sender::Options o;
+  o.allow_private_destinations = true;
+  return o;
+}
+
+SendRequest Post(std::string url, std::string body = "{}") {
+  SendRequest r;
+  r.url = std::move(url);
+  r.body = std::move(body);
+  r.headers = {{"Content-Type", "application/json"}};
+  r.timeout = seconds(10);
+  return r;
+}
+
+// Sends and waits for the result. The promise is shared so a late callback is harmless.
+SendResult SendAndWait(Sender& sender, SendRequest request) {
+  auto promise = std::make_shared<std::promise<SendResult>>();
+  auto future = promise->get_future();
+  sender.Send(std::move(request), [promise](SendResult r) { promise->set_value(std::move(r)); });
+  if (future.wait_for(kWait) != std::future_status::ready) {
+    ADD_FAILURE() << "no result within " << kWait.count() << "s";
+    return {};
+  }
+  return future.get();
+}
+
+// A port on 127.0.0.1 with nothing listening: bound, then released.
+uint16_t UnusedPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string Refusal(const std::string& address) {
+  return "refused to connect to " + address +
+         ": loopback/private addresses are not allowed for this destination (allow_private or "
+         "--allow-private-destinations)";
+}
+
+// Sets environment variables for the life of the object (restoring the previous values).
+class ScopedEnv {
+ public:
+  ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) {
+    for (auto [name, value] : vars) {
+      const char* old = std::getenv(name);
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      setenv(name, value, 1);
+    }
+  }
+  ~ScopedEnv() {
+    for (auto& [name, old] : saved_) {
+      if (old) {
+        setenv(name.c_str(), old->c_str(), 1);
+      } else {
+        unsetenv(name.c_str());
+      }
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+TEST(SenderTest, Delivers200WithBodySnippet) {
+  Sink sink;
+  sink.Enqueue(SinkResponse::Status(200, "thanks"));
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendRequest request = Post(sink.url("/hooks"));
+  request.tag = 42;
+  const TimePoint before = SystemClock::Instance().Now();
+  SendResult r = SendAndWait(sender, request);
+  EXPECT_EQ(r.tag, 42u);
+  EXPECT_EQ(r.outcome.error, TransportError::kNone) << r.error_detail;
+  EXPECT_EQ(r.outcome.status_code, 200);
+  EXPECT_EQ(r.snippet, "thanks");
+  EXPECT_FALSE(r.outcome.retry_after.has_value());
+  EXPECT_TRUE(r.error_detail.empty());
+  EXPECT_GE(r.started_at, before);
+  EXPECT_LE(r.started_at, SystemClock::Instance().Now());
+  EXPECT_GE(r.duration.count(), 0);
+  EXPECT_EQ(sender.InFlight(), 0);
+  ASSERT_EQ(sink.RequestCount(), 1u);
+  EXPECT_EQ(sink.Requests()[0].method, "POST");
+  EXPECT_EQ(sink.Requests()[0].path, "/hooks");
+}
+
+TEST(SenderTest, StartedAtAndDurationComeFromTheClock) {
+  Sink sink;
+  FakeClock clock;
+  Sender sender(AllowPrivate(), clock);
+  SendResult r = SendAndWait(sender, Post(sink.url()));
+  EXPECT_EQ(r.outcome.status_code, 200);
+  EXPECT_EQ(r.started_at, clock.Now());
+  EXPECT_EQ(r.duration, Duration(0));  // the fake monotonic clock did not move
+}
+
+TEST(SenderTest, Reports500) {
+  Sink sink;
+  sink.Enqueue(SinkResponse::Status(500, "boom"));
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendResult r = SendAndWait(sender, Post(sink.url()));
+  EXPECT_EQ(r.outcome.error, TransportError::kNone);
+  EXPECT_EQ(r.outcome.status_code, 500);
+  EXPECT_EQ(r.snippet, "boom");
+}
+
+TEST(SenderTest, Captures429RetryAfter) {
+  Sink sink;
+  sink.Enqueue(SinkResponse::Status(429).WithHeader("Retry-After", "120"));
+  sink.Enqueue(
+      SinkResponse::Status(503).WithHeader("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT"));
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendResult r = SendAndWait(sender, Post(sink.url()));
+  EXPECT_EQ(r.outcome.status_code, 429);
+  EXPECT_EQ(r.outcome.retry_after, "120");
+  r = SendAndWait(sender, Post(sink.url()));
+  EXPECT_EQ(r.outcome.status_code, 503);
+  EXPECT_EQ(r.outcome.retry_after, "Wed, 21 Oct 2015 07:28:00 GMT");
+}
+
+TEST(SenderTest, SlowSinkTimesOut) {
+  Sink sink;
+  sink.Enqueue(SinkResponse::Status(200).WithDelay(seconds(20)));
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendRequest request = Post(sink.url());
+  request.timeout = milliseconds(300);
+  const auto start = SteadyClock::now();
+  SendResult r = SendAndWait(sender, request);
+  const auto elapsed = SteadyClock::now() - start;
+  EXPECT_EQ(r.outcome.error, TransportError::kTimeout) << r.error_detail;
+  EXPECT_EQ(r.outcome.status_code, 0);
+  EXPECT_FALSE(r.error_detail.empty());
+  EXPECT_GE(r.duration, milliseconds(290));  // whole milliseconds, each end truncated
+  EXPECT_LT(elapsed, milliseconds(300 + 2000));
+  EXPECT_EQ(sink.RequestCount(), 1u);
+}
+
+TEST(SenderTest, HangingSinkTimesOut) {
+  Sink sink;
+  sink.Enqueue(SinkResponse::Hang());
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendRequest request = Post(sink.url());
+  request.timeout = milliseconds(200);
+  const auto start = SteadyClock::now();
+  SendResult r = SendAndWait(sender, request);
+  EXPECT_EQ(r.outcome.error, TransportError::kTimeout);
+  EXPECT_LT(SteadyClock::now() - start, milliseconds(200 + 2000));
+}
+
+TEST(SenderTest, ConnectionRefused) {
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendResult r =
+      SendAndWait(sender, Post("http://127.0.0.1:" + std::to_string(UnusedPort()) + "/"));
+  EXPECT_EQ(r.outcome.error, TransportError::kConnectionRefused) << r.error_detail;
+  EXPECT_EQ(r.outcome.status_code, 0);
+  EXPECT_FALSE(r.error_detail.empty());
+}
+
+TEST(SenderTest, ResetIsConnectionReset) {
+  Sink sink;
+  sink.Enqueue(SinkResponse::Reset());
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendResult r = SendAndWait(sender, Post(sink.url()));
+  EXPECT_EQ(r.outcome.error, TransportError::kConnectionReset) << r.error_detail;
+  EXPECT_EQ(sink.RequestCount(), 1u);
+}
+
+TEST(SenderTest, CloseWithoutAnswerIsConnectionReset) {
+  Sink sink;
+  sink.Enqueue(SinkResponse::Close());
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendResult r = SendAndWait(sender, Post(sink.url()));
+  EXPECT_EQ(r.outcome.error, TransportError::kConnectionReset) << r.error_detail;
+}
+
+// Decision: the body is read (and discarded past the snippet) for at most 1 MiB; then the
+// transfer is cut short and the attempt counts with the status the endpoint already sent. So an
+// endless 200 is a success with a 4096-byte snippet, well before the timeout.
+TEST(SenderTest, EndlessBodyKeepsSnippetAndEnds) {
+  Sink sink;
+  sink.Enqueue(SinkResponse::EndlessBody(200));
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendRequest request = Post(sink.url());
+  request.timeout = seconds(20);
+  const auto start = SteadyClock::now();
+  SendResult r = SendAndWait(sender, request);
+  EXPECT_EQ(r.outcome.error, TransportError::kNone) << r.error_detail;
+  EXPECT_EQ(r.outcome.status_code, 200);
+  EXPECT_EQ(r.snippet, std::string(4096, 'x'));
+  EXPECT_LT(SteadyClock::now() - start, seconds(10));
+
+  // The sender is still usable afterwards.
+  r = SendAndWait(sender, Post(sink.url()));
+  EXPECT_EQ(r.outcome.status_code, 200);
+}
+
+TEST(SenderTest, SnippetLimitIsConfigurable) {
+  Sink sink;
+  sink.Enqueue(SinkResponse::Status(200, std::string(100, 'a') + std::string(100, 'b')));
+  Sender::Options options = AllowPrivate();
+  options.snippet_limit = 150;
+  Sender sender(options, SystemClock::Instance());
+  SendResult r = SendAndWait(sender, Post(sink.url()));
+  EXPECT_EQ(r.outcome.status_code, 200);
+  EXPECT_EQ(r.snippet, std::string(100, 'a') + std::string(50, 'b'));
+}
+
+TEST(SenderTest, RedirectsAreNotFollowed) {
+  Sink sink;
+  sink.Enqueue("/", SinkResponse::Status(302).WithHeader("Location", sink.url("/elsewhere")));
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendResult r = SendAndWait(sender, Post(sink.url("/")));
+  EXPECT_EQ(r.outcome.error, TransportError::kNone);
+  EXPECT_EQ(r.outcome.status_code, 302);
+  ASSERT_EQ(sink.RequestCount(), 1u);
+  EXPECT_EQ(sink.Requests()[0].path, "/");
+}
+
+TEST(SenderTest, BodyIsByteExact) {
+  Sink sink;
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  std::string body;
+  for (int round = 0; round < 1200; ++round) {
+    for (int b = 0; b < 256; ++b) body.push_back(static_cast<char>(b));
+  }
+  body += std::string("\0\0trailing\0", 11);
+  SendResult r = SendAndWait(sender, Post(sink.url(), body));
+  EXPECT_EQ(r.outcome.status_code, 200);
+  ASSERT_EQ(sink.RequestCount(), 1u);
+  const SinkRequest got = sink.Requests()[0];
+  EXPECT_EQ(got.body.size(), body.size());
+  EXPECT_TRUE(got.body == body);
+  EXPECT_EQ(got.Header("Content-Length"), std::to_string(body.size()));
+  EXPECT_FALSE(got.Header("Expect").has_value());
+  EXPECT_FALSE(got.Header("Transfer-Encoding").has_value());
+}
+
+TEST(SenderTest, EmptyBody) {
+  Sink sink;
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendResult r = SendAndWait(sender, Post(sink.url(), ""));
+  EXPECT_EQ(r.outcome.status_code, 200);
+  ASSERT_EQ(sink.RequestCount(), 1u);
+  EXPECT_EQ(sink.Requests()[0].method, "POST");
+  EXPECT_EQ(sink.Requests()[0].Header("Content-Length"), "0");
+}
+
+TEST(SenderTest, HeadersArrive) {
+  Sink sink;
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendRequest request = Post(sink.url("/in?x=1"));
+  request.headers = {{"Content-Type", "application/json"},
+                     {"webhook-id", "01JABC"},
+                     {"X-Env", "prod"},
+                     {"X-Empty", ""},
+                     {"X-Injected", "a\r\nX-Evil: 1"},
+                     {"Content-Length", "999"}};
+  SendResult r = SendAndWait(sender, request);
+  EXPECT_EQ(r.outcome.status_code, 200);
+  ASSERT_EQ(sink.RequestCount(), 1u);
+  const SinkRequest got = sink.Requests()[0];
+  EXPECT_EQ(got.target, "/in?x=1");
+  EXPECT_EQ(got.path, "/in");
+  EXPECT_EQ(got.Header("content-type"), "application/json");
+  EXPECT_EQ(got.Header("webhook-id"), "01JABC");
+  EXPECT_EQ(got.Header("x-env"), "prod");
+  EXPECT_EQ(got.Header("x-empty"), "");
+  EXPECT_FALSE(got.Header("X-Injected").has_value());
+  EXPECT_FALSE(got.Header("X-Evil").has_value());
+  EXPECT_EQ(got.Header("Content-Length"), "2");
+  EXPECT_EQ(got.Header("User-Agent"), std::string("hookrelay/") + HOOKRELAY_VERSION);
+  EXPECT_EQ(got.Header("Host"), "127.0.0.1:" + std::to_string(sink.port()));
+  EXPECT_FALSE(got.Header("Accept").has_value());
+  EXPECT_FALSE(got.Header("Expect").has_value());
+}
+
+TEST(SenderTest, NoContentTypeUnlessGivenAndCustomUserAgent) {
+  Sink sink;
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendRequest request = Post(sink.url());
+  request.headers = {{"User-Agent", "custom/1"}};
+  EXPECT_EQ(SendAndWait(sender, request).outcome.status_code, 200);
+  ASSERT_EQ(sink.RequestCount(), 1u);
+  const SinkRequest got = sink.Requests()[0];
+  EXPECT_FALSE(got.Header("Content-Type").has_value());  // not libcurl's form default
+  EXPECT_EQ(got.Header("User-Agent"), "custom/1");
+}
+
+TEST(SenderTest, SignedRequestVerifiesAtTheSink) {
+  Sink sink;
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  const std::string secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  SendRequest request = Post(sink.url(), R"({"type":"invoice.paid"})");
+  for (auto& h : StandardWebhookHeaders("01JEVENT", SystemClock::Instance().Now(), request.body,
+                                        Base64Decode(secret.substr(6)))) {
+    request.headers.push_back(h);
+  }
+  EXPECT_EQ(SendAndWait(sender, request).outcome.status_code, 200);
+  ASSERT_EQ(sink.RequestCount(), 1u);
+  std::string why;
+  EXPECT_TRUE(hookrelay::testing::VerifyStandardSignature(sink.Requests()[0], secret, &why)) << why;
+}
+
+TEST(SenderTest, KeepAliveReusesTheConnection) {
+  Sink sink;
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(SendAndWait(sender, Post(sink.url())).outcome.status_code, 200);
+  }
+  EXPECT_EQ(sink.RequestCount(), 10u);
+  EXPECT_EQ(sink.ConnectionCount(), 1u);
+  std::set<uint64_t> connections;
+  for (const auto& r : sink.Requests()) connections.insert(r.connection);
+  EXPECT_EQ(connections.size(), 1u);
+  // All ten arrived within the first seconds of the histogram.
+  size_t counted = 0;
+  for (size_t n : sink.ArrivalsPerSecond()) counted += n;
+  EXPECT_EQ(counted, 10u);
+}
+
+TEST(SenderTest, TwoHundredConcurrentSendsAllComplete) {
+  Sink sink;
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  constexpr int kCount = 200;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<uint64_t> tags;
+  int ok = 0;
+  for (int i = 0; i < kCount; ++i) {
+    SendRequest request = Post(sink.url("/p" + std::to_string(i % 7)), std::to_string(i));
+    request.tag = static_cast<uint64_t>(i);
+    sender.Send(std::move(request), [&](SendResult r) {
+      std::lock_guard<std::mutex> lock(mu);
+      tags.insert(r.tag);
+      if (r.outcome.status_code == 200) ++ok;
+      cv.notify_all();
+    });
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, kWait, [&] { return tags.size() == kCount; }));
+  }
+  EXPECT_EQ(ok, kCount);
+  EXPECT_EQ(sink.RequestCount(), static_cast<size_t>(kCount));
+  EXPECT_EQ(sender.InFlight(), 0);
+  EXPECT_EQ(*tags.begin(), 0u);
+  EXPECT_EQ(*tags.rbegin(), static_cast<uint64_t>(kCount - 1));
+}
+
+TEST(SenderTest, DestructorCompletesOutstandingRequests) {
+  Sink sink;
+  sink.SetDefault(SinkResponse::Hang());
+  auto promise = std::make_shared<std::promise<SendResult>>();
+  auto future = promise->get_future();
+  {
+    Sender sender(AllowPrivate(), SystemClock::Instance());
+    SendRequest request = Post(sink.url());
+    request.timeout = seconds(60);
+    sender.Send(request, [promise](SendResult r) { promise->set_value(std::move(r)); });
+    ASSERT_TRUE(sink.WaitForRequests(1, kWait));
+    EXPECT_EQ(sender.InFlight(), 1);
+  }
+  ASSERT_EQ(future.wait_for(seconds(0)), std::future_status::ready);
+  SendResult r = future.get();
+  EXPECT_EQ(r.outcome.error, TransportError::kOther);
+  EXPECT_EQ(r.error_detail, "shutting down");
+}
+
+TEST(SenderTest, PrivateAddressRefusedByDefault) {
+  Sink sink;
+  Sender sender(Sender::Options{}, SystemClock::Instance());
+  SendResult r = SendAndWait(sender, Post(sink.url()));
+  EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress);
+  EXPECT_EQ(r.outcome.status_code, 0);
+  EXPECT_EQ(r.error_detail, Refusal("127.0.0.1"));
+  EXPECT_EQ(sink.RequestCount(), 0u);
+  EXPECT_EQ(sink.ConnectionCount(), 0u);
+}
+
+TEST(SenderTest, PrivateAddressAllowedPerRequest) {
+  Sink sink;
+  Sender sender(Sender::Options{}, SystemClock::Instance());
+  SendRequest request = Post(sink.url());
+  request.allow_private = true;
+  SendResult r = SendAndWait(sender, request);
+  EXPECT_EQ(r.outcome.status_code, 200) << r.error_detail;
+  EXPECT_EQ(sink.RequestCount(), 1u);
+}
+
+TEST(SenderTest, NameResolvingToLoopbackIsRefused) {
+  Sink sink;
+  Sender sender(Sender::Options{}, SystemClock::Instance());
+  SendResult r = SendAndWait(sender, Post("http://localhost:" + std::to_string(sink.port()) + "/"));
+  EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress) << r.error_detail;
+  EXPECT_TRUE(r.error_detail == Refusal("127.0.0.1") || r.error_detail == Refusal("::1"))
+      << r.error_detail;
+  EXPECT_EQ(sink.ConnectionCount(), 0u);
+
+  // Other spellings of loopback are judged by the address they resolve to, too.
+  r = SendAndWait(sender, Post("http://127.1:" + std::to_string(sink.port()) + "/"));
+  EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress) << r.error_detail;
+  r = SendAndWait(sender, Post("http://[::ffff:127.0.0.1]:" + std::to_string(sink.port()) + "/"));
+  EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress) << r.error_detail;
+  EXPECT_EQ(sink.ConnectionCount(), 0u);
+}
+
+TEST(SenderTest, OnlyHttpAndHttpsSchemes) {
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendResult r = SendAndWait(sender, Post("file:///etc/passwd"));
+  EXPECT_EQ(r.outcome.error, TransportError::kOther);
+  EXPECT_FALSE(r.error_detail.empty());
+  EXPECT_TRUE(r.snippet.empty());
+}
+
+TEST(SenderTest, TlsHandshakeFailureIsTls) {
+  // A plain-HTTP answer where a TLS handshake is expected. (The sink waits for a request head,
+  // which a ClientHello never completes; a raw server is simpler.)
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 1), 0);
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  std::thread server([fd] {
+    int c = accept(fd, nullptr, nullptr);
+    if (c < 0) return;
+    const char kAnswer[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+    (void)!write(c, kAnswer, sizeof(kAnswer) - 1);
+    char buf[4096];
+    while (read(c, buf, sizeof(buf)) > 0) {
+    }
+    close(c);
+  });
+  SendResult r =
+      SendAndWait(sender, Post("https://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/"));
+  EXPECT_EQ(r.outcome.error, TransportError::kTls) << r.error_detail;
+  server.join();
+  close(fd);
+}
+
+// Through a proxy the socket goes to the proxy (the sink, on loopback, standing in for an
+// operator's egress proxy): not refused. A destination given as a private literal is still
+// refused before anything is sent; no_proxy hosts connect directly.
+TEST(SenderTest, ProxyFromEnvironment) {
+  Sink proxy;
+  Sink direct;
+  ScopedEnv env({{"http_proxy", proxy.url("").c_str()}, {"no_proxy", "example.org, 127.0.0.1"}});
+  Sender sender(Sender::Options{}, SystemClock::Instance());
+
+  SendResult r = SendAndWait(sender, Post("http://hooks.example.test/in?a=b"));
+  EXPECT_EQ(r.outcome.status_code, 200) << r.error_detail;
+  ASSERT_EQ(proxy.RequestCount(), 1u);
+  EXPECT_EQ(proxy.Requests()[0].target, "http://hooks.example.test/in?a=b");
+  EXPECT_EQ(proxy.Requests()[0].Header("Host"), "hooks.example.test");
+
+  r = SendAndWait(sender, Post("http://10.1.2.3/x"));
+  EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress);
+  EXPECT_EQ(r.error_detail, Refusal("10.1.2.3"));
+  for (const char* url : {"http://localhost/x", "http://a.localhost/x", "http://127.1/x",
+                          "http://0x7f000001/x", "http://[::1]/x", "http://[::ffff:10.0.0.1]/x",
+                          "http://169.254.169.254/latest/meta-data"}) {
+    r = SendAndWait(sender, Post(url));
+    EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress) << url;
+  }
+  EXPECT_EQ(proxy.RequestCount(), 1u);
+
+  // no_proxy: straight to the destination, where the guard applies again.
+  SendRequest request = Post(direct.url("/d"));
+  r = SendAndWait(sender, request);
+  EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress);
+  request.allow_private = true;
+  r = SendAndWait(sender, request);
+  EXPECT_EQ(r.outcome.status_code, 200) << r.error_detail;
+  EXPECT_EQ(direct.RequestCount(), 1u);
+  EXPECT_EQ(proxy.RequestCount(), 1u);
+}
+
+}  // namespace
+}  // namespace hookrelay::delivery

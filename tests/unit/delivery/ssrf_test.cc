@@ -1,0 +1,77 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "delivery/sender.h"
+
+namespace hookrelay::delivery {
+namespace {
+
+struct Case {
+  const char* address;
+  bool is_private;
+};
+
+TEST(IsPrivateAddressTest, Table) {
+  const Case cases[] = {
+      // IPv4 loopback, RFC 1918, link-local, CGNAT, unspecified, broadcast, multicast.
+      {"127.0.0.1", true},
+      {"127.255.255.254", true},
+      {"10.0.0.1", true},
+      {"10.255.255.255", true},
+      {"172.16.0.1", true},
+      {"172.31.255.255", true},
+      {"172.15.255.255", false},
+      {"172.32.0.1", false},
+      {"192.168.1.1", true},
+      {"192.169.0.1", false},
+      {"169.254.169.254", true},
+      {"100.64.0.1", true},
+      {"100.127.255.255", true},
+      {"100.63.255.255", false},
+      {"100.128.0.1", false},
+      {"0.0.0.0", true},
+      {"0.1.2.3", true},
+      {"255.255.255.255", true},
+      {"240.0.0.1", true},
+      {"224.0.0.1", true},
+      {"239.255.255.255", true},
+      {"8.8.8.8", false},
+      {"1.1.1.1", false},
+      {"93.184.216.34", false},
+      // IPv6.
+      {"::1", true},
+      {"::", true},
+      {"fe80::1", true},
+      {"febf::1", true},
+      {"fec0::1", true},
+      {"fc00::1", true},
+      {"fd12::1", true},
+      {"ff02::1", true},
+      {"::ffff:127.0.0.1", true},
+      {"::ffff:10.1.2.3", true},
+      {"::ffff:8.8.8.8", false},
+      {"::127.0.0.1", true},
+      {"64:ff9b::7f00:1", true},
+      {"64:ff9b::808:808", false},
+      {"2001:4860::8888", false},
+      {"2001:4860:4860::8888", false},
+      {"2606:4700::1111", false},
+      // Anything that is not a numeric address is refused.
+      {"", true},
+      {"garbage", true},
+      {"localhost", true},
+      {"example.com", true},
+      {"127.1", true},
+      {"1.2.3.4.5", true},
+      {"fe80::1%eth0", true},
+      {"[::1]", true},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(IsPrivateAddress(c.address), c.is_private) << c.address;
+  }
+  EXPECT_TRUE(IsPrivateAddress(std::string("8.8.8.8\0", 8)));
+}
+
+}  // namespace
+}  // namespace hookrelay::delivery
