@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "alerts/alerts_config.h"
 #include "model/json_fields.h"
 
 namespace hookrelay::app {
@@ -121,6 +122,24 @@ Status ParseStore(const json::value& v, StoreConfig& s) {
   return Status::Ok();
 }
 
+Status ParseDelivery(const json::value& v, DeliveryConfig& d) {
+  if (!v.is_object()) return Status::InvalidArgument("must be a table", "");
+  const json::object& o = v.as_object();
+  HR_RETURN_IF_ERROR(
+      model::CheckKnownFields(o, {"lease_margin", "poll_interval", "stall_threshold"}));
+  for (auto [name, target] :
+       {std::pair{"lease_margin", &d.lease_margin}, std::pair{"poll_interval", &d.poll_interval},
+        std::pair{"stall_threshold", &d.stall_threshold}}) {
+    if (const auto* f = o.if_contains(name)) {
+      auto r = model::GetDuration(*f, name);
+      if (!r.ok()) return r.status();
+      if (r->count() <= 0) return Status::InvalidArgument("must be greater than 0", name);
+      *target = *r;
+    }
+  }
+  return Status::Ok();
+}
+
 template <typename T, typename ParseFn>
 Status ParseList(const json::object& root, const char* key, ParseFn parse, std::vector<T>& out) {
   const json::value* v = root.if_contains(key);
@@ -140,13 +159,21 @@ Status ParseList(const json::object& root, const char* key, ParseFn parse, std::
 }
 
 Status ParseRoot(const json::object& root, Config& config) {
-  HR_RETURN_IF_ERROR(
-      model::CheckKnownFields(root, {"server", "store", "sources", "destinations", "routes"}));
+  HR_RETURN_IF_ERROR(model::CheckKnownFields(
+      root, {"server", "store", "delivery", "alerts", "sources", "destinations", "routes"}));
   if (const auto* s = root.if_contains("server")) {
     HR_RETURN_IF_ERROR(ParseServer(*s, config.server).WithFieldPrefix("server"));
   }
   if (const auto* s = root.if_contains("store")) {
     HR_RETURN_IF_ERROR(ParseStore(*s, config.store).WithFieldPrefix("store"));
+  }
+  if (const auto* s = root.if_contains("delivery")) {
+    HR_RETURN_IF_ERROR(ParseDelivery(*s, config.delivery).WithFieldPrefix("delivery"));
+  }
+  if (const auto* s = root.if_contains("alerts")) {
+    auto alerts = alerts::ParseAlertsConfig(*s);
+    if (!alerts.ok()) return alerts.status().WithFieldPrefix("alerts");
+    config.alerts = *alerts;
   }
   std::vector<model::Source> sources;
   std::vector<model::Destination> destinations;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "alerts/alerts_config.h"
 #include "common/clock.h"
 #include "common/result.h"
 #include "model/registry.h"
@@ -24,9 +25,17 @@ struct StoreConfig {
   std::string postgres_url;              // set: use PostgreSQL instead
 };
 
+struct DeliveryConfig {
+  Duration lease_margin = std::chrono::seconds(30);
+  Duration poll_interval = std::chrono::seconds(1);
+  Duration stall_threshold = std::chrono::minutes(5);
+};
+
 struct Config {
   ServerConfig server;
   StoreConfig store;
+  DeliveryConfig delivery;
+  alerts::AlertsConfig alerts;
   model::Catalog catalog;
 };
 
@@ -34,6 +43,8 @@ struct Config {
 //   [server] listen, threads, max_header, header_timeout, body_timeout, idle_timeout,
 //            allow_private_destinations
 //   [store]  dir | postgres_url
+//   [delivery] lease_margin, poll_interval, stall_threshold
+//   [alerts] smtp_url, from, to, username, password, starttls, webhook_url, window
 //   [[sources]], [[destinations]], [[routes]]  — the JSON objects of the API, in TOML.
 // Errors are InvalidArgument with a message "FILE:LINE: FIELD: what is wrong", e.g.
 // "hookrelay.toml:14: destinations[0].policy.cap: must be greater than or equal to base (1m)".

@@ -21,13 +21,14 @@ http::Response Json(int status, std::string body) {
 
 }  // namespace
 
-Router::Router(ingest::IngestService& ingest, store::Store& store)
-    : ingest_(ingest), store_(store) {}
+Router::Router(ingest::IngestService& ingest, store::Store& store,
+               std::function<std::string()> metrics)
+    : ingest_(ingest), store_(store), metrics_(std::move(metrics)) {}
 
 http::Handler::HeadDecision Router::OnHead(const http::RequestHead& head) {
   if (IsIngest(head)) return ingest_.OnHead(head, head.segments[1]);
   HeadDecision d;
-  if (IsPath(head, "healthz") || IsPath(head, "readyz")) {
+  if (IsPath(head, "healthz") || IsPath(head, "readyz") || IsPath(head, "metrics")) {
     if (head.method != "GET" && head.method != "HEAD") {
       http::Response r = http::JsonError(405, "method_not_allowed", "use GET");
       r.headers.emplace_back("Allow", "GET, HEAD");
@@ -47,6 +48,13 @@ void Router::OnRequest(http::Request request, http::Responder respond) {
   }
   if (IsPath(request, "healthz")) {
     respond(Json(200, R"({"status":"ok"})"));
+    return;
+  }
+  if (IsPath(request, "metrics")) {
+    http::Response r;
+    r.content_type = "text/plain; version=0.0.4";
+    r.body = metrics_ ? metrics_() : std::string();
+    respond(std::move(r));
     return;
   }
   if (IsPath(request, "readyz")) {

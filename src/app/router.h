@@ -1,6 +1,8 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <string>
 
 #include "http/server.h"
 #include "ingest/ingest_service.h"
@@ -12,10 +14,11 @@ namespace hookrelay::app {
 //   /in/{source}   ingest (POST)
 //   /healthz       the process is up (GET)
 //   /readyz        the store answers and the server is not draining (GET)
+//   /metrics       Prometheus text (GET)
 // Everything else is a JSON 404.
 class Router final : public http::Handler {
  public:
-  Router(ingest::IngestService& ingest, store::Store& store);
+  Router(ingest::IngestService& ingest, store::Store& store, std::function<std::string()> metrics);
 
   HeadDecision OnHead(const http::RequestHead& head) override;
   void OnRequest(http::Request request, http::Responder respond) override;
@@ -26,6 +29,7 @@ class Router final : public http::Handler {
  private:
   ingest::IngestService& ingest_;
   store::Store& store_;
+  std::function<std::string()> metrics_;
   std::atomic<bool> draining_{false};
 };
 

@@ -3,12 +3,18 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
+#include "alerts/alert_dispatcher.h"
 #include "app/admin_token.h"
 #include "app/config.h"
+#include "app/metrics.h"
 #include "app/router.h"
+#include "common/crypto.h"
 #include "common/random.h"
+#include "delivery/engine.h"
+#include "delivery/sender.h"
 #include "ingest/ingest_service.h"
 #include "store/store.h"
 
@@ -21,6 +27,17 @@ constexpr Duration kShutdownGrace = std::chrono::seconds(10);
 int Fail(int code, const std::string& message) {
   std::cerr << "hookrelay serve: " << message << std::endl;
   return code;
+}
+
+// The lease owner name of this data directory, stable across restarts.
+std::string NodeId(const std::string& dir) {
+  const std::string path = dir + "/node-id";
+  std::ifstream in(path);
+  std::string id;
+  if (in >> id && !id.empty()) return id;
+  id = "node-" + RandomHexToken(8);
+  std::ofstream(path) << id << "\n";
+  return id;
 }
 
 }  // namespace
@@ -69,8 +86,26 @@ int Serve(const ServeOptions& options) {
   model::Registry registry;
   if (Status st = registry.Replace(config.catalog); !st.ok()) return Fail(2, st.ToString());
 
+  delivery::Sender::Options sender_options;
+  sender_options.allow_private_destinations = config.server.allow_private_destinations;
+  auto sender = std::make_unique<delivery::Sender>(sender_options, clock);
+  std::unique_ptr<alerts::AlertDispatcher> alert_dispatcher;
+  if (config.alerts.enabled()) {
+    alert_dispatcher = std::make_unique<alerts::AlertDispatcher>(config.alerts, clock);
+  }
+  delivery::EngineOptions engine_options;
+  engine_options.node_id = NodeId(config.store.dir);
+  engine_options.lease_margin = config.delivery.lease_margin;
+  engine_options.poll_interval = config.delivery.poll_interval;
+  engine_options.stall_threshold = config.delivery.stall_threshold;
+  delivery::DeliveryEngine engine(*store, registry, *sender, alert_dispatcher.get(), clock, random,
+                                  engine_options);
+
   ingest::IngestService ingest(registry, *store, clock, random);
-  Router router(ingest, *store);
+  ingest.SetOnStored([&engine] { engine.Wake(); });
+  Router router(ingest, *store, [&ingest, &engine] {
+    return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations());
+  });
 
   http::ServerOptions http;
   http.listen = config.server.listen;
@@ -81,6 +116,7 @@ int Serve(const ServeOptions& options) {
   http.idle_timeout = config.server.idle_timeout;
   auto server = http::Server::Start(http, router);
   if (!server.ok()) return Fail(1, server.status().message());
+  engine.Start();
 
   std::cout << "hookrelay " << HOOKRELAY_VERSION << " listening on " << (*server)->url()
             << " (data: " << config.store.dir << "; " << config.catalog.sources.size()
@@ -93,7 +129,10 @@ int Serve(const ServeOptions& options) {
   router.SetDraining();
   (*server)->Shutdown(kShutdownGrace);
   server->reset();
-  store.reset();  // drains queued writes before closing
+  engine.Stop(kShutdownGrace);  // attempts in flight are recorded; the rest keep their lease
+  sender.reset();               // before the engine goes: its callbacks point into the engine
+  alert_dispatcher.reset();     // flushes pending alert batches
+  store.reset();                // drains queued writes before closing
   std::cout << "hookrelay: stopped" << std::endl;
   return 0;
 }

@@ -183,6 +183,7 @@ void IngestService::Handle(http::Request request, const std::string& source,
     (result->duplicate ? stats_.duplicates : stats_.accepted)
         .fetch_add(1, std::memory_order_relaxed);
     respond(Accepted(result->id, result->duplicate));
+    if (!result->duplicate && on_stored_) on_stored_();
   });
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,9 @@ class IngestService {
   void Handle(http::Request request, const std::string& source, http::Responder respond);
 
   const IngestStats& stats() const { return stats_; }
+  // Called (on a store thread) after each new event is durably stored, e.g. to wake the
+  // delivery engine. Set before serving.
+  void SetOnStored(std::function<void()> on_stored) { on_stored_ = std::move(on_stored); }
 
  private:
   model::Registry& registry_;
@@ -62,6 +66,7 @@ class IngestService {
   const Clock& clock_;
   Random& random_;
   IngestStats stats_;
+  std::function<void()> on_stored_;
 };
 
 }  // namespace hookrelay::ingest

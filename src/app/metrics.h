@@ -1,0 +1,15 @@
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "delivery/engine.h"
+#include "ingest/ingest_service.h"
+
+namespace hookrelay::app {
+
+// The Prometheus text exposition (version 0.0.4) of hookrelay's counters and gauges. Pure.
+std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::EngineStats& engine,
+                          const std::map<std::string, delivery::DestinationState>& destinations);
+
+}  // namespace hookrelay::app

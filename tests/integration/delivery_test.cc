@@ -1,0 +1,426 @@
+// Black-box tests of the delivery engine: the real `hookrelay serve` binary delivering to a real
+// scriptable HTTP sink on 127.0.0.1, with millisecond policies; the resulting state is read back
+// from the store the server wrote.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/json.hpp>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "common/clock.h"
+#include "store/store.h"
+#include "support/hookrelay_server.h"
+#include "support/http_client.h"
+#include "support/process.h"
+#include "support/sink.h"
+#include "support/smtp_server.h"
+
+namespace hookrelay {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using testing::HookrelayServer;
+using testing::HttpConnection;
+using testing::HttpResponse;
+using testing::Sink;
+using testing::SinkRequest;
+using testing::SinkResponse;
+using testing::TempDir;
+
+// A config with one source "src" routed to each destination given as a TOML body.
+std::string Config(const std::vector<std::pair<std::string, std::string>>& destinations,
+                   const std::string& extra = "") {
+  std::string toml = "[delivery]\nlease_margin = \"1s\"\npoll_interval = \"100ms\"\n" + extra +
+                     "\n[[sources]]\nname = \"src\"\n";
+  for (const auto& [name, body] : destinations) {
+    toml += "\n[[destinations]]\nname = \"" + name + "\"\nallow_private = true\n" + body + "\n";
+  }
+  for (const auto& [name, body] : destinations) {
+    toml += "\n[[routes]]\nsource = \"src\"\ndestination = \"" + name + "\"\n";
+  }
+  return toml;
+}
+
+std::string Policy(const std::string& json_fields) { return "policy = { " + json_fields + " }"; }
+
+std::unique_ptr<store::Store> OpenStore(const std::string& dir) {
+  store::SqliteOptions options;
+  options.dir = dir;
+  auto s = store::OpenSqliteStore(options, SystemClock::Instance());
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+class DeliveryTest : public ::testing::Test {
+ protected:
+  void Start(const std::string& config, std::vector<std::string> extra = {}) {
+    server_ = std::make_unique<HookrelayServer>(
+        HookrelayServer::Options{config,
+                                 data_dir(),
+                                 std::move(extra),
+                                 {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123"}}});
+    ASSERT_TRUE(server_->ok()) << server_->output();
+  }
+  std::string data_dir() const { return dir_.path() + "/data"; }
+
+  std::string Ingest(const std::string& body, const testing::HeaderList& headers = {}) {
+    HttpConnection conn(server_->port());
+    HttpResponse r = conn.Send("POST", "/in/src", headers, body);
+    EXPECT_EQ(r.status, 202) << r.body;
+    return r.status == 202 ? std::string(json::parse(r.body).at("id").as_string()) : "";
+  }
+
+  // Stops the server (in-flight attempts get recorded) and returns the deliveries of `id`.
+  std::vector<store::Delivery> StopAndLoad(const std::string& id) {
+    EXPECT_EQ(server_->Stop(), 0) << server_->output();
+    store_ = OpenStore(data_dir());
+    auto d = store_->GetDeliveries(id);
+    EXPECT_TRUE(d.ok());
+    return d.ok() ? *d : std::vector<store::Delivery>{};
+  }
+  std::vector<store::Attempt> Attempts(int64_t delivery_id) {
+    auto a = store_->GetAttempts(delivery_id);
+    EXPECT_TRUE(a.ok());
+    return a.ok() ? *a : std::vector<store::Attempt>{};
+  }
+
+  TempDir dir_;
+  Sink sink_;
+  std::unique_ptr<HookrelayServer> server_;
+  std::unique_ptr<store::Store> store_;
+};
+
+const std::string kFast =
+    R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "200ms", max_attempts = 5, max_duration = "1m", timeout = "2s")";
+
+TEST_F(DeliveryTest, TwoFailuresThenDeliveredAtAttemptThree) {
+  sink_.Enqueue(SinkResponse::Status(500));
+  sink_.Enqueue(SinkResponse::Status(500));
+  Start(Config({{"d", "url = \"" + sink_.url("/hooks") + "\"\n" + Policy(kFast)}}));
+  const std::string body = R"({"n":1,"text":"héllo"})";
+  const std::string id = Ingest(body, {{"Content-Type", "application/json"}});
+  ASSERT_TRUE(sink_.WaitForRequests(3, 10s));
+  auto deliveries = StopAndLoad(id);
+  ASSERT_EQ(deliveries.size(), 1u);
+  EXPECT_EQ(deliveries[0].status, store::DeliveryStatus::kDelivered);
+  EXPECT_EQ(deliveries[0].attempts, 3);
+  auto attempts = Attempts(deliveries[0].id);
+  ASSERT_EQ(attempts.size(), 3u);
+  EXPECT_EQ(attempts[0].status_code, 500);
+  EXPECT_EQ(attempts[1].status_code, 500);
+  EXPECT_EQ(attempts[2].status_code, 200);
+  // Every attempt: same body, content type and webhook-id; the standard headers are present.
+  auto requests = sink_.Requests();
+  ASSERT_EQ(requests.size(), 3u);
+  for (const SinkRequest& r : requests) {
+    EXPECT_EQ(r.method, "POST");
+    EXPECT_EQ(r.path, "/hooks");
+    EXPECT_EQ(r.body, body);
+    EXPECT_EQ(r.Header("webhook-id"), id);
+    EXPECT_TRUE(r.Header("webhook-timestamp").has_value());
+    EXPECT_EQ(r.Header("content-type"), "application/json");
+    EXPECT_EQ(r.Header("user-agent").value_or("").rfind("hookrelay/", 0), 0u);
+  }
+}
+
+TEST_F(DeliveryTest, NotFoundFailsAfterOneAttemptWithTheReason) {
+  sink_.SetDefault(SinkResponse::Status(404, "no such hook"));
+  Start(Config({{"d", "url = \"" + sink_.url("/gone") + "\"\n" + Policy(kFast)}}));
+  const std::string id = Ingest("{}");
+  ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
+  std::this_thread::sleep_for(300ms);  // would be time enough for a (wrong) retry at 50ms
+  auto deliveries = StopAndLoad(id);
+  ASSERT_EQ(deliveries.size(), 1u);
+  EXPECT_EQ(deliveries[0].status, store::DeliveryStatus::kFailed);
+  EXPECT_EQ(deliveries[0].attempts, 1);
+  ASSERT_TRUE(deliveries[0].reason.has_value());
+  EXPECT_NE(deliveries[0].reason->find("404 Not Found is not retried"), std::string::npos)
+      << *deliveries[0].reason;
+  EXPECT_EQ(sink_.RequestCount(), 1u);
+  auto attempts = Attempts(deliveries[0].id);
+  ASSERT_EQ(attempts.size(), 1u);
+  EXPECT_EQ(attempts[0].response_snippet, "no such hook");
+}
+
+TEST_F(DeliveryTest, GoneFailsAndPausesTheDestinationKeepingOthersPaused) {
+  sink_.Enqueue(SinkResponse::Status(410));
+  Start(Config({{"d", "url = \"" + sink_.url("/h") + "\"\n" + Policy(kFast)}}));
+  const std::string first = Ingest("one");
+  ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
+  std::this_thread::sleep_for(300ms);
+  const std::string second = Ingest("two");
+  std::this_thread::sleep_for(1500ms);  // the engine's pause sweep runs every second
+  EXPECT_EQ(sink_.RequestCount(), 1u) << "nothing is sent to a paused destination";
+  auto d1 = StopAndLoad(first);
+  ASSERT_EQ(d1.size(), 1u);
+  EXPECT_EQ(d1[0].status, store::DeliveryStatus::kFailed);
+  auto d2 = store_->GetDeliveries(second);
+  ASSERT_TRUE(d2.ok());
+  ASSERT_EQ(d2->size(), 1u);
+  EXPECT_EQ((*d2)[0].status, store::DeliveryStatus::kPaused) << "kept, not lost";
+  EXPECT_EQ((*d2)[0].attempts, 0);
+  EXPECT_NE((*d2)[0].reason.value_or("").find("410"), std::string::npos);
+}
+
+TEST_F(DeliveryTest, RetryAfterIsHonoured) {
+  sink_.Enqueue(SinkResponse::Status(429).WithHeader("Retry-After", "1"));
+  Start(Config({{"d", "url = \"" + sink_.url("/h") + "\"\n" + Policy(kFast)}}));
+  const std::string id = Ingest("x");
+  ASSERT_TRUE(sink_.WaitForRequests(2, 10s));
+  auto requests = sink_.Requests();
+  const auto gap = requests[1].arrived_steady - requests[0].arrived_steady;
+  EXPECT_GE(gap, 1000ms) << "the second attempt must wait for Retry-After (backoff is 50ms)";
+  auto deliveries = StopAndLoad(id);
+  EXPECT_EQ(deliveries[0].status, store::DeliveryStatus::kDelivered);
+  auto attempts = Attempts(deliveries[0].id);
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].retry_after, "1");
+}
+
+TEST_F(DeliveryTest, TimeoutIsRetried) {
+  sink_.Enqueue(SinkResponse::Hang());
+  Start(Config(
+      {{"d",
+        "url = \"" + sink_.url("/h") + "\"\n" +
+            Policy(
+                R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "50ms", max_attempts = 3, timeout = "300ms")")}}));
+  const std::string id = Ingest("x");
+  ASSERT_TRUE(sink_.WaitForRequests(2, 10s));
+  auto deliveries = StopAndLoad(id);
+  EXPECT_EQ(deliveries[0].status, store::DeliveryStatus::kDelivered);
+  auto attempts = Attempts(deliveries[0].id);
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].error, "timeout");
+  EXPECT_FALSE(attempts[0].status_code.has_value());
+  EXPECT_GE(attempts[0].duration_ms, 250);
+}
+
+TEST_F(DeliveryTest, ConnectionRefusedIsRetriedUntilExhausted) {
+  // A port with nothing listening: the sink's own port once the sink is gone would race, so use
+  // a port we bind and close.
+  uint16_t closed_port;
+  {
+    Sink temporary;
+    closed_port = temporary.port();
+  }
+  Start(Config(
+      {{"d",
+        "url = \"http://127.0.0.1:" + std::to_string(closed_port) + "/h\"\n" +
+            Policy(
+                R"(strategy = "exponential", jitter = "none", base = "20ms", cap = "20ms", max_attempts = 3)")}}));
+  const std::string id = Ingest("x");
+  std::vector<store::Delivery> deliveries;
+  // Wait for the three attempts by watching the metrics (failed deliveries).
+  for (int i = 0; i < 200; ++i) {
+    HttpConnection conn(server_->port());
+    if (conn.Send("GET", "/metrics").body.find("hookrelay_deliveries_failed_total 1") !=
+        std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  deliveries = StopAndLoad(id);
+  ASSERT_EQ(deliveries.size(), 1u);
+  EXPECT_EQ(deliveries[0].status, store::DeliveryStatus::kFailed);
+  EXPECT_EQ(deliveries[0].attempts, 3);
+  EXPECT_NE(deliveries[0].reason.value_or("").find("gave up after 3 of 3 attempts"),
+            std::string::npos)
+      << deliveries[0].reason.value_or("");
+  for (const auto& a : Attempts(deliveries[0].id)) EXPECT_EQ(a.error, "connection_refused");
+}
+
+TEST_F(DeliveryTest, PastTheDeadlineFails) {
+  sink_.SetDefault(SinkResponse::Status(503));
+  Start(Config(
+      {{"d",
+        "url = \"" + sink_.url("/h") + "\"\n" +
+            Policy(
+                R"(strategy = "exponential", jitter = "none", base = "200ms", cap = "200ms", max_attempts = 50, max_duration = "500ms")")}}));
+  const std::string id = Ingest("x");
+  ASSERT_TRUE(sink_.WaitForRequests(3, 10s));
+  std::this_thread::sleep_for(500ms);
+  auto deliveries = StopAndLoad(id);
+  EXPECT_EQ(deliveries[0].status, store::DeliveryStatus::kFailed);
+  EXPECT_LE(deliveries[0].attempts, 4);
+  EXPECT_NE(deliveries[0].reason.value_or("").find("deadline"), std::string::npos)
+      << deliveries[0].reason.value_or("");
+  EXPECT_TRUE(deliveries[0].deadline.has_value());
+}
+
+TEST_F(DeliveryTest, SignatureVerifiesWithTheStandardWebhooksScheme) {
+  const std::string secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  Start(Config({{"d", "url = \"" + sink_.url("/h") + "\"\nsigning_secret = \"" + secret + "\"\n" +
+                          Policy(kFast)}}));
+  Ingest(R"({"signed":true})");
+  ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
+  SinkRequest r = sink_.Requests()[0];
+  std::string why;
+  EXPECT_TRUE(testing::VerifyStandardSignature(r, secret, &why)) << why;
+  r.body += " ";
+  EXPECT_FALSE(testing::VerifyStandardSignature(r, secret, &why));
+  EXPECT_EQ(server_->output().find("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), std::string::npos);
+}
+
+TEST_F(DeliveryTest, PrivateDestinationRefusedUnlessAllowed) {
+  std::string toml = Config({}) + "\n[[destinations]]\nname = \"d\"\nurl = \"" + sink_.url("/h") +
+                     "\"\n" + Policy(kFast) +
+                     "\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n";
+  Start(toml);
+  const std::string id = Ingest("x");
+  for (int i = 0; i < 100; ++i) {
+    HttpConnection conn(server_->port());
+    if (conn.Send("GET", "/metrics").body.find("hookrelay_deliveries_failed_total 1") !=
+        std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  auto deliveries = StopAndLoad(id);
+  EXPECT_EQ(sink_.RequestCount(), 0u);
+  ASSERT_EQ(deliveries.size(), 1u);
+  EXPECT_EQ(deliveries[0].status, store::DeliveryStatus::kFailed);
+  EXPECT_NE(deliveries[0].reason.value_or("").find("127.0.0.1"), std::string::npos)
+      << deliveries[0].reason.value_or("");
+}
+
+// Breaker: threshold 5, open 500ms. While open, the sink sees no request; then one probe; the
+// opening is emailed through a real SMTP server, naming the destination and the reason.
+TEST_F(DeliveryTest, BreakerOpensPausesProbesAndAlertsByEmail) {
+  testing::SmtpServer smtp;
+  ASSERT_TRUE(smtp.Ready());
+  for (int i = 0; i < 5; ++i) sink_.Enqueue(SinkResponse::Status(503));
+  const std::string alerts = "\n[alerts]\nsmtp_url = \"" + smtp.url() +
+                             "\"\nfrom = \"hookrelay@example.com\"\nto = [\"ops@example.com\"]\n"
+                             "window = \"200ms\"\n";
+  Start(Config(
+      {{"billing",
+        "url = \"" + sink_.url("/h") + "\"\n" +
+            Policy(
+                R"(strategy = "exponential", jitter = "none", base = "10ms", cap = "10ms", max_attempts = 50, max_duration = "1m")") +
+            "\nbreaker = { threshold = 5, open = [\"500ms\", \"1s\"] }"}},
+      alerts));
+  const std::string id = Ingest("x");
+  ASSERT_TRUE(sink_.WaitForRequests(6, 15s));
+  auto requests = sink_.Requests();
+  // Requests 1–5 failed and opened the breaker; request 6 is the probe, after the open period.
+  const auto open_period = requests[5].arrived_steady - requests[4].arrived_steady;
+  EXPECT_GE(open_period, 480ms) << "no request may reach the sink while the breaker is open";
+  // The probe succeeded (the sink's default is 200): closed and delivered.
+  std::string opened;
+  for (int i = 0; i < 200 && opened.empty(); ++i) {
+    opened = smtp.Find("billing");
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_FALSE(opened.empty()) << "the breaker alert should arrive by email";
+  EXPECT_NE(opened.find("503"), std::string::npos) << opened;
+  auto deliveries = StopAndLoad(id);
+  EXPECT_EQ(deliveries[0].status, store::DeliveryStatus::kDelivered);
+  EXPECT_EQ(deliveries[0].attempts, 6) << "no attempts are spent while the breaker is open";
+  auto breaker = store_->GetBreaker("billing");
+  ASSERT_TRUE(breaker.ok() && breaker->has_value());
+  EXPECT_EQ((*breaker)->state, policy::BreakerState::kClosed);
+  EXPECT_EQ((*breaker)->trips, 1);
+}
+
+// kill -9 while 2,000 deliveries are out to a slow sink: after a restart every event reaches the
+// sink at least once, and duplicates carry the same webhook-id.
+TEST_F(DeliveryTest, CrashWithDeliveriesInFlightLosesNone) {
+  sink_.SetDefault(SinkResponse::Status(200).WithDelay(1500ms));
+  auto dest = [&](const std::string& path) {
+    return "url = \"" + sink_.url(path) + "\"\nmax_concurrency = 1024\n" +
+           Policy(
+               R"(strategy = "exponential", jitter = "none", base = "100ms", cap = "100ms", max_attempts = 5, timeout = "3s")");
+  };
+  const std::string config = Config({{"a", dest("/a")}, {"b", dest("/b")}});
+  Start(config);
+  std::set<std::string> ids;
+  {
+    HttpConnection conn(server_->port());
+    for (int i = 0; i < 1000; ++i) {
+      HttpResponse r = conn.Send("POST", "/in/src", {}, "event " + std::to_string(i));
+      ASSERT_EQ(r.status, 202);
+      ids.insert(std::string(json::parse(r.body).at("id").as_string()));
+    }
+  }
+  // 1,000 events to two destinations: 2,000 deliveries. Crash once most are out.
+  ASSERT_TRUE(sink_.WaitForRequests(1500, 30s)) << sink_.RequestCount();
+  server_->Kill();
+  const size_t before_restart = sink_.RequestCount();
+  Start(config);
+  // Leases (timeout 3s + margin 1s) expire and the work is taken over.
+  std::map<std::string, std::set<std::string>> seen;  // webhook-id → paths it arrived on
+  auto complete = [&] {
+    seen.clear();
+    for (const SinkRequest& r : sink_.Requests()) {
+      seen[r.Header("webhook-id").value_or("")].insert(r.path);
+    }
+    if (seen.size() != ids.size()) return false;
+    for (const auto& [id, paths] : seen) {
+      if (paths.size() != 2) return false;
+    }
+    return true;
+  };
+  for (int i = 0; i < 300 && !complete(); ++i) std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(complete()) << "every event reaches both destinations at least once";
+  for (const auto& id : ids) {
+    EXPECT_EQ(seen[id].size(), 2u) << id;
+  }
+  EXPECT_GT(sink_.RequestCount(), before_restart) << "the restarted server took over the work";
+  // Duplicates (sent before the crash, again after) carry the same webhook-id by construction:
+  // every request's webhook-id is one of the ingested ids.
+  for (const SinkRequest& r : sink_.Requests()) {
+    EXPECT_TRUE(ids.count(r.Header("webhook-id").value_or("")))
+        << r.Header("webhook-id").value_or("");
+  }
+  server_->Stop();
+}
+
+// A destination that times out does not slow deliveries to a healthy one by more than 10%.
+TEST_F(DeliveryTest, FailingDestinationDoesNotSlowAHealthyOne) {
+  constexpr int kEvents = 400;
+  sink_.SetDefault("/fast", SinkResponse::Status(200).WithDelay(5ms));
+  sink_.SetDefault("/slow", SinkResponse::Hang());
+  const std::string policy = Policy(
+      R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "50ms", max_attempts = 100, timeout = "500ms")");
+  auto run = [&](bool with_slow) {
+    TempDir dir;
+    std::vector<std::pair<std::string, std::string>> dests = {
+        {"fast", "url = \"" + sink_.url("/fast") + "\"\n" + policy}};
+    if (with_slow) dests.push_back({"slow", "url = \"" + sink_.url("/slow") + "\"\n" + policy});
+    HookrelayServer server({Config(dests), dir.path() + "/data", {}, {}});
+    EXPECT_TRUE(server.ok()) << server.output();
+    const size_t before = sink_.Requests().size();
+    const auto start = std::chrono::steady_clock::now();
+    {
+      HttpConnection conn(server.port());
+      for (int i = 0; i < kEvents; ++i)
+        EXPECT_EQ(conn.Send("POST", "/in/src", {}, "x").status, 202);
+    }
+    // Wait until the healthy destination has all of them.
+    auto fast_count = [&] {
+      size_t n = 0;
+      auto all = sink_.Requests();
+      for (size_t i = before; i < all.size(); ++i) n += all[i].path == "/fast";
+      return n;
+    };
+    while (fast_count() < kEvents &&
+           std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
+      std::this_thread::sleep_for(10ms);
+    }
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(fast_count(), static_cast<size_t>(kEvents));
+    server.Kill();
+    return std::chrono::duration<double>(took).count();
+  };
+  const double alone = run(false);
+  const double beside_failing = run(true);
+  std::cerr << "healthy destination alone: " << alone
+            << " s, beside a timing-out one: " << beside_failing << " s\n";
+  EXPECT_LE(beside_failing, alone * 1.10 + 0.05);
+}
+
+}  // namespace
+}  // namespace hookrelay
