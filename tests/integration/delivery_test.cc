@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "store/store.h"
+#include "integration/integration_util.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
 #include "support/process.h"
@@ -46,13 +47,7 @@ std::string Config(const std::vector<std::pair<std::string, std::string>>& desti
 
 std::string Policy(const std::string& json_fields) { return "policy = { " + json_fields + " }"; }
 
-std::unique_ptr<store::Store> OpenStore(const std::string& dir) {
-  store::SqliteOptions options;
-  options.dir = dir;
-  auto s = store::OpenSqliteStore(options, SystemClock::Instance());
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  return s.ok() ? std::move(*s) : nullptr;
-}
+using testing::OpenStoreAt;
 
 class DeliveryTest : public ::testing::Test {
  protected:
@@ -76,7 +71,7 @@ class DeliveryTest : public ::testing::Test {
   // Stops the server (in-flight attempts get recorded) and returns the deliveries of `id`.
   std::vector<store::Delivery> StopAndLoad(const std::string& id) {
     EXPECT_EQ(server_->Stop(), 0) << server_->output();
-    store_ = OpenStore(data_dir());
+    store_ = OpenStoreAt(data_dir());
     auto d = store_->GetDeliveries(id);
     EXPECT_TRUE(d.ok());
     return d.ok() ? *d : std::vector<store::Delivery>{};

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/crypto.h"
 #include "store/store.h"
+#include "integration/integration_util.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
 #include "support/process.h"
@@ -86,17 +87,10 @@ std::string IdOf(const HttpResponse& r) {
   return std::string(json::parse(r.body).at("id").as_string());
 }
 
-// Opens the data directory the server wrote (the server must be stopped or killed).
-std::unique_ptr<store::Store> OpenStore(const std::string& dir) {
-  store::SqliteOptions options;
-  options.dir = dir;
-  auto s = store::OpenSqliteStore(options, SystemClock::Instance());
-  EXPECT_TRUE(s.ok()) << s.status().ToString();
-  return s.ok() ? std::move(*s) : nullptr;
-}
+using testing::OpenStoreAt;
 
 void ExpectAllStored(const std::string& dir, const Ledger& ledger) {
-  auto store = OpenStore(dir);
+  auto store = OpenStoreAt(dir);
   ASSERT_NE(store, nullptr);
   size_t missing = 0, different = 0;
   for (const auto& [id, body] : ledger.bodies) {
@@ -124,6 +118,47 @@ std::string BodyFor(int client, int i) {
   return R"({"client":)" + std::to_string(client) + R"(,"i":)" + std::to_string(i) +
          R"(,"text":"héllo wörld ✓ )" + std::string((client + i) % 700, 'x') + "\"}";
 }
+
+// Clients that POST to /in/test until stopped (or until the server goes away), recording every
+// acknowledged event in `ledger`.
+class StreamingClients {
+ public:
+  StreamingClients(uint16_t port, int clients, Ledger& ledger) {
+    for (int c = 0; c < clients; ++c) {
+      threads_.emplace_back([this, port, c, &ledger] {
+        try {
+          HttpConnection conn(port, "127.0.0.1", std::chrono::seconds(5));
+          for (int i = 0; !stop_.load(); ++i) {
+            std::string body = BodyFor(c, i);
+            HttpResponse r = conn.Send("POST", "/in/test", {}, body);
+            if (r.status == 202) {
+              ledger.Add(IdOf(r), body);
+              accepted_++;
+            }
+            if (!r.keep_alive) break;
+          }
+        } catch (const std::exception&) {
+          // The server stopped or died under us: expected.
+        }
+      });
+    }
+  }
+  ~StreamingClients() { Join(); }
+  void WaitForAccepted(int n) {
+    while (accepted_.load() < n) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  void Join() {
+    stop_ = true;
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<int> accepted_{0};
+  std::vector<std::thread> threads_;
+};
 
 class IngestTest : public ::testing::Test {
  protected:
@@ -179,7 +214,7 @@ TEST_F(IngestTest, ManyConcurrentClientsAllStoredByteIdentical) {
 
   // The event keeps its headers (minus hop-by-hop) and gets one delivery per route; the paused
   // destination's delivery waits as paused.
-  auto store = OpenStore(data_dir());
+  auto store = OpenStoreAt(data_dir());
   const std::string id = ledger.bodies.begin()->first;
   auto event = store->GetEvent(id);
   ASSERT_TRUE(event.ok() && event->has_value());
@@ -205,31 +240,11 @@ TEST_F(IngestTest, ManyConcurrentClientsAllStoredByteIdentical) {
 TEST_F(IngestTest, KillDashNineLosesNoAcknowledgedEvent) {
   Start();
   Ledger ledger;
-  std::atomic<bool> stop{false};
-  std::atomic<int> accepted{0};
-  std::vector<std::thread> threads;
-  for (int c = 0; c < 16; ++c) {
-    threads.emplace_back([&, c] {
-      try {
-        HttpConnection conn(port(), "127.0.0.1", std::chrono::seconds(5));
-        for (int i = 0; !stop.load(); ++i) {
-          std::string body = BodyFor(c, i);
-          HttpResponse r = conn.Send("POST", "/in/test", {}, body);
-          if (r.status == 202) {
-            ledger.Add(IdOf(r), body);
-            accepted++;
-          }
-        }
-      } catch (const std::exception&) {
-        // The server died under us: expected.
-      }
-    });
-  }
+  StreamingClients clients(port(), 16, ledger);
   // Let a good number of events through, then crash the server mid-stream.
-  while (accepted.load() < 2000) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  clients.WaitForAccepted(2000);
   server_->Kill();
-  stop = true;
-  for (auto& t : threads) t.join();
+  clients.Join();
   ASSERT_GE(ledger.bodies.size(), 2000u);
 
   // Restart on the same data: it recovers and serves again.
@@ -246,30 +261,10 @@ TEST_F(IngestTest, KillDashNineLosesNoAcknowledgedEvent) {
 TEST_F(IngestTest, SigtermFinishesInFlightAndExitsZero) {
   Start();
   Ledger ledger;
-  std::atomic<bool> stop{false};
-  std::atomic<int> accepted{0};
-  std::vector<std::thread> threads;
-  for (int c = 0; c < 8; ++c) {
-    threads.emplace_back([&, c] {
-      try {
-        HttpConnection conn(port(), "127.0.0.1", std::chrono::seconds(5));
-        for (int i = 0; !stop.load(); ++i) {
-          std::string body = BodyFor(c, i);
-          HttpResponse r = conn.Send("POST", "/in/test", {}, body);
-          if (r.status == 202) {
-            ledger.Add(IdOf(r), body);
-            accepted++;
-          }
-          if (!r.keep_alive) break;
-        }
-      } catch (const std::exception&) {
-      }
-    });
-  }
-  while (accepted.load() < 500) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  StreamingClients clients(port(), 8, ledger);
+  clients.WaitForAccepted(500);
   EXPECT_EQ(server_->Stop(), 0) << server_->output();
-  stop = true;
-  for (auto& t : threads) t.join();
+  clients.Join();
   EXPECT_NE(server_->output().find("stopped"), std::string::npos) << server_->output();
   ExpectAllStored(data_dir(), ledger);
 }
@@ -310,7 +305,7 @@ TEST_F(IngestTest, OversizeBodiesAre413AndNothingIsStored) {
   HttpConnection conn(port());
   EXPECT_EQ(conn.Send("POST", "/in/test", {}, "ok").status, 202);
   ASSERT_EQ(server_->Stop(), 0);
-  auto store = OpenStore(data_dir());
+  auto store = OpenStoreAt(data_dir());
   auto page = store->ListEvents({}, "", 100);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->items.size(), 2u) << "only the two accepted events are stored";
@@ -348,7 +343,7 @@ TEST_F(IngestTest, OversizeHeadersMalformedAndSlowClients) {
   HttpConnection conn(port());
   EXPECT_EQ(conn.Send("POST", "/in/test", {}, "fine").status, 202);
   ASSERT_EQ(server_->Stop(), 0);
-  auto store = OpenStore(data_dir());
+  auto store = OpenStoreAt(data_dir());
   EXPECT_EQ(store->ListEvents({}, "", 100)->items.size(), 1u);
 }
 
@@ -386,7 +381,7 @@ TEST_F(IngestTest, DedupByHeaderAndJsonField) {
   EXPECT_EQ(IdOf(j1), IdOf(j2));
   EXPECT_NE(IdOf(j1), IdOf(j3));
   ASSERT_EQ(server_->Stop(), 0);
-  auto store = OpenStore(data_dir());
+  auto store = OpenStoreAt(data_dir());
   auto first = store->GetEvent(IdOf(a));
   ASSERT_TRUE(first.ok() && first->has_value());
   EXPECT_EQ((*first)->body, "first") << "the first arrival is the one kept";

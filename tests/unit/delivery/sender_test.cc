@@ -18,6 +18,7 @@
 
 #include "common/crypto.h"
 #include "support/sink.h"
+#include "support/smtp_server.h"
 
 namespace hookrelay::delivery {
 namespace {
@@ -73,18 +74,7 @@ SendResult SendAndWait(Sender& sender, SendRequest request) {
 }
 
 // A port on 127.0.0.1 with nothing listening: bound, then released.
-uint16_t UnusedPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+uint16_t UnusedPort() { return static_cast<uint16_t>(testing::FreePort()); }
 
 std::string Refusal(const std::string& address) {
   return "refused to connect to " + address +
