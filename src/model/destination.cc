@@ -124,6 +124,12 @@ Result<Destination> ParseDestination(const json::value& v) {
       *target = *b;
     }
   }
+  if (d.ordered) {
+    // Refused rather than silently ignored: a user asking for ordering must not get reordering.
+    return Status::InvalidArgument(
+        "ordered delivery is not implemented yet; remove it (deliveries are unordered)",
+        "ordered");
+  }
   return d;
 }
 

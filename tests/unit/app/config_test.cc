@@ -126,6 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "hookrelay.toml:5: routes[0].destination: unknown destination \"zz\""},
         BadCase{"[[sources]]\nname = \"a\"\n[[sources]]\nname = \"a\"\n",
                 "hookrelay.toml:4: sources[1].name: duplicate source name"},
+        BadCase{"[[destinations]]\nname = \"a\"\nurl = \"http://x\"\nordered = true\n",
+                "hookrelay.toml:4: destinations[0].ordered: ordered delivery is not implemented"},
         BadCase{"[server\n", "hookrelay.toml:1: "}));
 
 TEST(ConfigTest, MissingFileIsAClearError) {
