@@ -76,6 +76,15 @@ class DeliveryTest : public ::testing::Test {
     EXPECT_TRUE(d.ok());
     return d.ok() ? *d : std::vector<store::Delivery>{};
   }
+  // Polls /metrics until a line reads `line` (10 s at most).
+  bool WaitForMetric(const std::string& line) {
+    for (int i = 0; i < 200; ++i) {
+      HttpConnection conn(server_->port());
+      if (conn.Send("GET", "/metrics").body.find(line + "\n") != std::string::npos) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
   std::vector<store::Attempt> Attempts(int64_t delivery_id) {
     auto a = store_->GetAttempts(delivery_id);
     EXPECT_TRUE(a.ok());
@@ -209,14 +218,7 @@ TEST_F(DeliveryTest, ConnectionRefusedIsRetriedUntilExhausted) {
   const std::string id = Ingest("x");
   std::vector<store::Delivery> deliveries;
   // Wait for the three attempts by watching the metrics (failed deliveries).
-  for (int i = 0; i < 200; ++i) {
-    HttpConnection conn(server_->port());
-    if (conn.Send("GET", "/metrics").body.find("hookrelay_deliveries_failed_total 1") !=
-        std::string::npos) {
-      break;
-    }
-    std::this_thread::sleep_for(50ms);
-  }
+  EXPECT_TRUE(WaitForMetric("hookrelay_deliveries_failed_total 1"));
   deliveries = StopAndLoad(id);
   ASSERT_EQ(deliveries.size(), 1u);
   EXPECT_EQ(deliveries[0].status, store::DeliveryStatus::kFailed);
@@ -265,14 +267,7 @@ TEST_F(DeliveryTest, PrivateDestinationRefusedUnlessAllowed) {
                      "\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n";
   Start(toml);
   const std::string id = Ingest("x");
-  for (int i = 0; i < 100; ++i) {
-    HttpConnection conn(server_->port());
-    if (conn.Send("GET", "/metrics").body.find("hookrelay_deliveries_failed_total 1") !=
-        std::string::npos) {
-      break;
-    }
-    std::this_thread::sleep_for(50ms);
-  }
+  EXPECT_TRUE(WaitForMetric("hookrelay_deliveries_failed_total 1"));
   auto deliveries = StopAndLoad(id);
   EXPECT_EQ(sink_.RequestCount(), 0u);
   ASSERT_EQ(deliveries.size(), 1u);
