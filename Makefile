@@ -37,7 +37,7 @@ FUZZ_SECONDS ?= 30
 fuzz: deps
 	@cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DHOOKRELAY_FUZZ=ON -DHOOKRELAY_BUILD_TESTS=OFF -DHOOKRELAY_BUILD_BENCH=OFF >/dev/null
-	@cmake --build build/fuzz -j $(JOBS)
+	@cmake --build build/fuzz -j $(JOBS) --target fuzzers
 	fuzz/run build/fuzz $(FUZZ_SECONDS)
 
 format:
