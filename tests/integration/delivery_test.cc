@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "common/clock.h"
-#include "store/store.h"
 #include "integration/integration_util.h"
+#include "store/store.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
 #include "support/process.h"
@@ -313,6 +313,36 @@ TEST_F(DeliveryTest, BreakerOpensPausesProbesAndAlertsByEmail) {
   ASSERT_TRUE(breaker.ok() && breaker->has_value());
   EXPECT_EQ((*breaker)->state, policy::BreakerState::kClosed);
   EXPECT_EQ((*breaker)->trips, 1);
+}
+
+// A backlog that is due but cannot be sent (a 1/s rate limit) shows in the oldest-due metric and,
+// past the stall threshold, raises an alert (here to an alert webhook on the sink).
+TEST_F(DeliveryTest, StalledBacklogRaisesAnAlert) {
+  const std::string alerts =
+      "\n[alerts]\nwebhook_url = \"" + sink_.url("/alerts") + "\"\nwindow = \"1m\"\n";
+  Start(Config({{"d", "url = \"" + sink_.url("/h") + "\"\nrate_limit = \"1/s\"\n" + Policy(kFast)}},
+               "stall_threshold = \"500ms\"\n" + alerts));
+  for (int i = 0; i < 10; ++i) Ingest("event " + std::to_string(i));
+  std::optional<SinkRequest> alert;
+  for (int i = 0; i < 100 && !alert; ++i) {
+    std::this_thread::sleep_for(50ms);
+    for (const SinkRequest& r : sink_.Requests()) {
+      if (r.path == "/alerts") alert = r;
+    }
+  }
+  ASSERT_TRUE(alert.has_value()) << "no stall alert arrived";
+  json::value doc = json::parse(alert->body);
+  EXPECT_EQ(doc.at("kind").as_string(), "stalled");
+  HttpConnection conn(server_->port());
+  const std::string metrics = conn.Send("GET", "/metrics").body;
+  const std::string name = "\nhookrelay_due_backlog_oldest_age_seconds ";
+  size_t at = metrics.find(name);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GT(std::stod(metrics.substr(at + name.size())), 0.5) << metrics.substr(at, 60);
+  // The rate limit held: about one request per second reached the endpoint.
+  size_t sent = 0;
+  for (const SinkRequest& r : sink_.Requests()) sent += r.path == "/h";
+  EXPECT_LE(sent, 4u);
 }
 
 // kill -9 while 2,000 deliveries are out to a slow sink: after a restart every event reaches the
