@@ -22,10 +22,11 @@ http::Response Json(int status, std::string body) {
 }  // namespace
 
 Router::Router(ingest::IngestService& ingest, store::Store& store,
-               std::function<std::string()> metrics)
-    : ingest_(ingest), store_(store), metrics_(std::move(metrics)) {}
+               std::function<std::string()> metrics, api::ApiHandler* api)
+    : ingest_(ingest), store_(store), metrics_(std::move(metrics)), api_(api) {}
 
 http::Handler::HeadDecision Router::OnHead(const http::RequestHead& head) {
+  if (api_ && api::ApiHandler::Matches(head)) return api_->OnHead(head);
   if (IsIngest(head)) return ingest_.OnHead(head, head.segments[1]);
   HeadDecision d;
   if (IsPath(head, "healthz") || IsPath(head, "readyz") || IsPath(head, "metrics")) {
@@ -41,6 +42,10 @@ http::Handler::HeadDecision Router::OnHead(const http::RequestHead& head) {
 }
 
 void Router::OnRequest(http::Request request, http::Responder respond) {
+  if (api_ && api::ApiHandler::Matches(request)) {
+    api_->Handle(std::move(request), std::move(respond));
+    return;
+  }
   if (IsIngest(request)) {
     std::string source = request.segments[1];
     ingest_.Handle(std::move(request), source, std::move(respond));

@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "api/api_handler.h"
 #include "http/server.h"
 #include "ingest/ingest_service.h"
 #include "store/store.h"
@@ -15,10 +16,13 @@ namespace hookrelay::app {
 //   /healthz       the process is up (GET)
 //   /readyz        the store answers and the server is not draining (GET)
 //   /metrics       Prometheus text (GET)
+//   /api/v1/...    the management API, when an ApiHandler is given (asked first)
 // Everything else is a JSON 404.
 class Router final : public http::Handler {
  public:
-  Router(ingest::IngestService& ingest, store::Store& store, std::function<std::string()> metrics);
+  // `api` may be null (no management API); it must outlive the Router.
+  Router(ingest::IngestService& ingest, store::Store& store, std::function<std::string()> metrics,
+         api::ApiHandler* api = nullptr);
 
   HeadDecision OnHead(const http::RequestHead& head) override;
   void OnRequest(http::Request request, http::Responder respond) override;
@@ -30,6 +34,7 @@ class Router final : public http::Handler {
   ingest::IngestService& ingest_;
   store::Store& store_;
   std::function<std::string()> metrics_;
+  api::ApiHandler* api_;
   std::atomic<bool> draining_{false};
 };
 

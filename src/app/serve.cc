@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "alerts/alert_dispatcher.h"
+#include "api/api_handler.h"
 #include "app/admin_token.h"
 #include "app/config.h"
 #include "app/metrics.h"
@@ -103,9 +104,18 @@ int Serve(const ServeOptions& options) {
 
   ingest::IngestService ingest(registry, *store, clock, random);
   ingest.SetOnStored([&engine] { engine.Wake(); });
-  Router router(ingest, *store, [&ingest, &engine] {
-    return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations());
-  });
+  const AdminToken& admin_token = *token;
+  auto api = std::make_unique<api::ApiHandler>(
+      [&admin_token](std::string_view authorization) {
+        return admin_token.CheckAuthorizationHeader(authorization);
+      },
+      *store, registry, [&engine] { return engine.Destinations(); });
+  Router router(
+      ingest, *store,
+      [&ingest, &engine] {
+        return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations());
+      },
+      api.get());
 
   http::ServerOptions http;
   http.listen = config.server.listen;
@@ -129,6 +139,7 @@ int Serve(const ServeOptions& options) {
   router.SetDraining();
   (*server)->Shutdown(kShutdownGrace);
   server->reset();
+  api.reset();                  // finishes queued API requests while the store is still open
   engine.Stop(kShutdownGrace);  // attempts in flight are recorded; the rest keep their lease
   sender.reset();               // before the engine goes: its callbacks point into the engine
   alert_dispatcher.reset();     // flushes pending alert batches

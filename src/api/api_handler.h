@@ -1,0 +1,70 @@
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "delivery/engine.h"
+#include "http/server.h"
+#include "model/registry.h"
+#include "store/store.h"
+
+namespace hookrelay::api {
+
+// The management API under /api/v1 (read-only so far; see docs/api.md). Thin: it authenticates,
+// matches the route table (api_routes.h), parses the query and answers with the JSON builders
+// of api_json.h.
+//
+// Store reads may block, so Handle() runs them on the handler's own worker threads, never on
+// the server's I/O threads. Thread-safe.
+class ApiHandler {
+ public:
+  // True when a bearer token (the whole Authorization header value) is the admin token.
+  using Authorizer = std::function<bool(std::string_view authorization)>;
+  // The engine's live per-destination state (DeliveryEngine::Destinations).
+  using DestinationStates = std::function<std::map<std::string, delivery::DestinationState>()>;
+
+  // All references must outlive the handler. `workers` threads serve requests.
+  ApiHandler(Authorizer authorize, store::Store& store, model::Registry& registry,
+             DestinationStates destination_states, int workers = 2);
+  // Finishes queued requests, then joins the workers.
+  ~ApiHandler();
+  ApiHandler(const ApiHandler&) = delete;
+  ApiHandler& operator=(const ApiHandler&) = delete;
+
+  // True for "/api/v1" and everything below it.
+  static bool Matches(const http::RequestHead& head);
+
+  // Before any body is read: 401 "unauthenticated" without the right bearer token (checked
+  // first, so nothing about the API is revealed to strangers), 404 "not_found" for an unknown
+  // path, 405 "method_not_allowed" (with Allow) for a known path and another method.
+  http::Handler::HeadDecision OnHead(const http::RequestHead& head) const;
+
+  // Answers a request OnHead accepted, on a worker thread.
+  void Handle(http::Request request, http::Responder respond);
+
+  // The answer to `request`, synchronously, OnHead's checks included (for tests and Handle).
+  http::Response Respond(const http::Request& request) const;
+
+ private:
+  void WorkerLoop();
+
+  Authorizer authorize_;
+  store::Store& store_;
+  model::Registry& registry_;
+  DestinationStates destination_states_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;  // GUARDED_BY(mu_)
+  bool stopping_ = false;                    // GUARDED_BY(mu_)
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace hookrelay::api

@@ -1,0 +1,207 @@
+#include "api/api_json.h"
+
+#include <boost/json.hpp>
+#include <charconv>
+
+#include "common/crypto.h"
+#include "common/time_format.h"
+#include "pacing/adaptive_concurrency.h"
+
+namespace hookrelay::api {
+
+namespace json = boost::json;
+
+namespace {
+
+json::value TimeOrNull(const std::optional<TimePoint>& t) {
+  if (!t) return nullptr;
+  return json::string(FormatRfc3339(*t));
+}
+
+json::value StringOrNull(const std::optional<std::string>& s) {
+  if (!s) return nullptr;
+  return json::string(*s);
+}
+
+// A non-empty query parameter, or nullopt.
+std::optional<std::string> Param(const http::RequestHead& head, std::string_view name) {
+  std::optional<std::string> v = head.QueryParam(name);
+  if (v && v->empty()) return std::nullopt;
+  return v;
+}
+
+Result<std::optional<TimePoint>> TimeParam(const http::RequestHead& head, std::string_view name) {
+  std::optional<std::string> v = Param(head, name);
+  if (!v) return std::optional<TimePoint>();
+  std::optional<TimePoint> t = ParseRfc3339(*v);
+  if (!t) {
+    return Status::InvalidArgument(
+        "must be an RFC 3339 time such as 2026-11-30T06:00:00Z, not \"" + *v + "\"",
+        std::string(name));
+  }
+  return t;
+}
+
+json::object List(json::array items, json::value next_cursor = nullptr) {
+  return {{"items", std::move(items)}, {"next_cursor", std::move(next_cursor)}};
+}
+
+}  // namespace
+
+Result<EventListQuery> ParseEventListQuery(const http::RequestHead& head) {
+  EventListQuery q;
+  if (auto s = Param(head, "status")) {
+    q.filter.status = store::ParseDeliveryStatus(*s);
+    if (!q.filter.status) {
+      return Status::InvalidArgument(
+          "must be one of scheduled, delivering, delivered, failed, paused, not \"" + *s + "\"",
+          "status");
+    }
+  }
+  q.filter.source = Param(head, "source");
+  q.filter.destination = Param(head, "destination");
+  auto since = TimeParam(head, "since");
+  if (!since.ok()) return since.status();
+  q.filter.since = *since;
+  auto until = TimeParam(head, "until");
+  if (!until.ok()) return until.status();
+  q.filter.until = *until;
+  if (q.filter.since && q.filter.until && *q.filter.until < *q.filter.since) {
+    return Status::InvalidArgument("must not be before since", "until");
+  }
+  q.cursor = Param(head, "cursor").value_or("");
+  if (auto l = Param(head, "limit")) {
+    int n = 0;
+    auto [end, ec] = std::from_chars(l->data(), l->data() + l->size(), n);
+    if (ec != std::errc() || end != l->data() + l->size() || n < 1 || n > kMaxEventLimit) {
+      return Status::InvalidArgument(
+          "must be an integer from 1 to " + std::to_string(kMaxEventLimit) + ", not \"" + *l + "\"",
+          "limit");
+    }
+    q.limit = n;
+  }
+  return q;
+}
+
+json::object EventSummaryToJson(const store::Event& e) {
+  return {{"id", e.id},
+          {"source", e.source},
+          {"received_at", FormatRfc3339(e.received_at)},
+          {"size", e.size}};
+}
+
+json::object EventPageToJson(const store::EventPage& page) {
+  json::array items;
+  items.reserve(page.items.size());
+  for (const store::Event& e : page.items) items.push_back(EventSummaryToJson(e));
+  json::value next = nullptr;
+  if (!page.next_cursor.empty()) next = json::string(page.next_cursor);
+  return List(std::move(items), std::move(next));
+}
+
+json::object EventDetailToJson(const store::Event& e,
+                               const std::vector<DeliveryDetail>& deliveries) {
+  json::object o = EventSummaryToJson(e);
+  json::array headers;
+  for (const store::Header& h : e.headers) headers.push_back(json::array{h.name, h.value});
+  o["headers"] = std::move(headers);
+  o["body_base64"] = Base64Encode(e.body);
+  json::array ds;
+  for (const DeliveryDetail& dd : deliveries) {
+    const store::Delivery& d = dd.delivery;
+    json::array attempts;
+    for (const store::Attempt& a : dd.attempts) {
+      json::value code = nullptr;
+      if (a.status_code) code = *a.status_code;
+      attempts.push_back(json::object{{"n", a.n},
+                                      {"started_at", FormatRfc3339(a.started_at)},
+                                      {"duration_ms", a.duration_ms},
+                                      {"status_code", std::move(code)},
+                                      {"error", StringOrNull(a.error)},
+                                      {"retry_after", StringOrNull(a.retry_after)}});
+    }
+    json::value next = nullptr;
+    if (d.status == store::DeliveryStatus::kScheduled) {
+      next = json::string(FormatRfc3339(d.next_attempt_at));
+    }
+    ds.push_back(json::object{{"destination", d.destination},
+                              {"status", store::DeliveryStatusName(d.status)},
+                              {"attempt", d.attempts},
+                              {"max_attempts", d.max_attempts},
+                              {"next_attempt_at", std::move(next)},
+                              {"deadline", TimeOrNull(d.deadline)},
+                              {"reason", StringOrNull(d.reason)},
+                              {"chain", d.chain},
+                              {"attempts", std::move(attempts)}});
+  }
+  o["deliveries"] = std::move(ds);
+  return o;
+}
+
+Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const std::string& id) {
+  auto event = store.GetEvent(id);
+  if (!event.ok()) return event.status();
+  if (!event->has_value()) return std::optional<json::object>();
+  auto deliveries = store.GetDeliveries(id);
+  if (!deliveries.ok()) return deliveries.status();
+  std::vector<DeliveryDetail> details;
+  details.reserve(deliveries->size());
+  for (store::Delivery& d : *deliveries) {
+    auto attempts = store.GetAttempts(d.id);
+    if (!attempts.ok()) return attempts.status();
+    details.push_back({std::move(d), std::move(*attempts)});
+  }
+  return std::optional<json::object>(EventDetailToJson(**event, details));
+}
+
+json::object DestinationViewToJson(const model::Destination& d,
+                                   const delivery::DestinationState* state) {
+  delivery::DestinationState initial;
+  if (!state) {
+    initial.allowed_concurrency = pacing::AdaptiveConcurrency(d.max_concurrency).allowed();
+    state = &initial;
+  }
+  json::object o = DestinationToJson(d);
+  const policy::BreakerSnapshot& b = state->breaker;
+  o["breaker"] = json::object{{"state", policy::BreakerStateName(b.state)},
+                              {"consecutive_failures", b.consecutive_failures},
+                              {"open_until", TimeOrNull(b.open_until)},
+                              {"trips", b.trips}};
+  const bool paused = d.paused || state->paused;
+  o["paused"] = paused;
+  json::value reason = nullptr;
+  if (state->paused && !state->paused_reason.empty()) {
+    reason = json::string(state->paused_reason);
+  } else if (paused) {
+    reason = "paused in the configuration";
+  }
+  o["paused_reason"] = std::move(reason);
+  o["allowed_concurrency"] = state->allowed_concurrency;
+  o["in_flight"] = state->in_flight;
+  return o;
+}
+
+json::object DestinationListToJson(
+    const model::Catalog& catalog,
+    const std::map<std::string, delivery::DestinationState>& states) {
+  json::array items;
+  for (const auto& [name, d] : catalog.destinations) {
+    auto it = states.find(name);
+    items.push_back(DestinationViewToJson(d, it == states.end() ? nullptr : &it->second));
+  }
+  return List(std::move(items));
+}
+
+json::object SourceListToJson(const model::Catalog& catalog) {
+  json::array items;
+  for (const auto& [name, s] : catalog.sources) items.push_back(SourceToJson(s));
+  return List(std::move(items));
+}
+
+json::object RouteListToJson(const model::Catalog& catalog) {
+  json::array items;
+  for (const model::Route& r : catalog.routes) items.push_back(RouteToJson(r));
+  return List(std::move(items));
+}
+
+}  // namespace hookrelay::api

@@ -1,0 +1,68 @@
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "delivery/engine.h"
+#include "http/request.h"
+#include "model/registry.h"
+#include "store/store.h"
+
+// The management API's JSON, as plain functions of plain data (no HTTP, no threads), so each
+// shape is unit-tested on its own. Field names follow ARCHITECTURE.md section 3; times are
+// RFC 3339 UTC with milliseconds; absent values are JSON null, never omitted, unless noted.
+
+namespace hookrelay::api {
+
+inline constexpr int kDefaultEventLimit = 100;
+inline constexpr int kMaxEventLimit = 1000;
+
+// GET /api/v1/events?status=&source=&destination=&since=&until=&cursor=&limit=
+struct EventListQuery {
+  store::EventFilter filter;
+  std::string cursor;
+  int limit = kDefaultEventLimit;
+};
+// An empty parameter counts as absent. Errors are InvalidArgument with field() naming the query
+// parameter ("status", "since", "until", "limit").
+Result<EventListQuery> ParseEventListQuery(const http::RequestHead& head);
+
+// {"id", "source", "received_at", "size"}
+boost::json::object EventSummaryToJson(const store::Event& e);
+// {"items": [summary…], "next_cursor": "…" | null}
+boost::json::object EventPageToJson(const store::EventPage& page);
+
+struct DeliveryDetail {
+  store::Delivery delivery;
+  std::vector<store::Attempt> attempts;  // in attempt order
+};
+
+// The event detail of ARCHITECTURE.md section 3: {"id", "source", "received_at", "size",
+// "headers": [[name, value]…], "body_base64", "deliveries": [{"destination", "status", "attempt",
+// "max_attempts", "next_attempt_at" (null unless scheduled), "deadline", "reason", "chain",
+// "attempts": [{"n", "started_at", "duration_ms", "status_code", "error", "retry_after"}]}]}.
+boost::json::object EventDetailToJson(const store::Event& e,
+                                      const std::vector<DeliveryDetail>& deliveries);
+// Reads the event, its deliveries and their attempts; nullopt when there is no such event.
+Result<std::optional<boost::json::object>> LoadEventDetail(store::Store& store,
+                                                           const std::string& id);
+
+// DestinationToJson (no secrets) plus the live state: "breaker": {"state",
+// "consecutive_failures", "open_until", "trips"}, "paused" (configured or by the engine),
+// "paused_reason", "allowed_concurrency", "in_flight". `state` is null for a destination the
+// engine has not looked at yet (closed breaker, the initial concurrency).
+boost::json::object DestinationViewToJson(const model::Destination& d,
+                                          const delivery::DestinationState* state);
+// {"items": [destination view…], "next_cursor": null}, by name.
+boost::json::object DestinationListToJson(
+    const model::Catalog& catalog, const std::map<std::string, delivery::DestinationState>& states);
+// {"items": [SourceToJson…], "next_cursor": null}, by name (no secrets).
+boost::json::object SourceListToJson(const model::Catalog& catalog);
+// {"items": [RouteToJson…], "next_cursor": null}, in catalog order.
+boost::json::object RouteListToJson(const model::Catalog& catalog);
+
+}  // namespace hookrelay::api

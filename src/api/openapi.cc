@@ -1,0 +1,230 @@
+#include "api/openapi.h"
+
+namespace hookrelay::api {
+
+namespace {
+
+constexpr std::string_view kDocument = R"json({
+  "openapi": "3.1.0",
+  "info": {
+    "title": "hookrelay management API",
+    "version": "1",
+    "description": "Read-only part of the management API. Every request needs Authorization: Bearer <admin token>. Errors are {\"error\": {\"code\", \"message\", \"field\"?}}."
+  },
+  "servers": [{"url": "/"}],
+  "security": [{"bearer": []}],
+  "paths": {
+    "/api/v1/events": {
+      "get": {
+        "operationId": "listEvents",
+        "summary": "Events, newest first, filtered and paged",
+        "parameters": [
+          {"name": "status", "in": "query", "schema": {"$ref": "#/components/schemas/DeliveryStatus"},
+           "description": "events with at least one delivery in this status"},
+          {"name": "source", "in": "query", "schema": {"type": "string"}},
+          {"name": "destination", "in": "query", "schema": {"type": "string"},
+           "description": "events with a delivery to this destination"},
+          {"name": "since", "in": "query", "schema": {"type": "string", "format": "date-time"},
+           "description": "received_at >= since (RFC 3339)"},
+          {"name": "until", "in": "query", "schema": {"type": "string", "format": "date-time"},
+           "description": "received_at < until (RFC 3339)"},
+          {"name": "cursor", "in": "query", "schema": {"type": "string"},
+           "description": "next_cursor of the previous page"},
+          {"name": "limit", "in": "query",
+           "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}}
+        ],
+        "responses": {
+          "200": {"description": "one page",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EventPage"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"}
+        }
+      }
+    },
+    "/api/v1/events/{id}": {
+      "get": {
+        "operationId": "getEvent",
+        "summary": "One event with its deliveries and their attempts",
+        "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {
+          "200": {"description": "the event",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EventDetail"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"}
+        }
+      }
+    },
+    "/api/v1/destinations": {
+      "get": {
+        "operationId": "listDestinations",
+        "summary": "Destinations with breaker state, pause and concurrency",
+        "responses": {
+          "200": {"description": "all destinations",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DestinationList"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"}
+        }
+      }
+    },
+    "/api/v1/destinations/{name}": {
+      "get": {
+        "operationId": "getDestination",
+        "summary": "One destination with its live state",
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {
+          "200": {"description": "the destination",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Destination"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"}
+        }
+      }
+    },
+    "/api/v1/sources": {
+      "get": {
+        "operationId": "listSources",
+        "summary": "Sources (secrets shown as counts)",
+        "responses": {
+          "200": {"description": "all sources",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/List"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"}
+        }
+      }
+    },
+    "/api/v1/sources/{name}": {
+      "get": {
+        "operationId": "getSource",
+        "summary": "One source (secrets shown as counts)",
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {
+          "200": {"description": "the source",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Source"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"}
+        }
+      }
+    },
+    "/api/v1/routes": {
+      "get": {
+        "operationId": "listRoutes",
+        "summary": "Routes (source to destination)",
+        "responses": {
+          "200": {"description": "all routes",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/List"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"}
+        }
+      }
+    },
+    "/api/v1/openapi.json": {
+      "get": {
+        "operationId": "getOpenApi",
+        "summary": "This document",
+        "responses": {
+          "200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"}
+        }
+      }
+    }
+  },
+  "components": {
+    "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+    "responses": {
+      "InvalidArgument": {"description": "a query parameter is invalid; field names it",
+                          "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+      "Unauthenticated": {"description": "no or wrong bearer token",
+                          "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+      "NotFound": {"description": "no such event, destination or source",
+                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    },
+    "schemas": {
+      "Error": {
+        "type": "object", "required": ["error"],
+        "properties": {"error": {"type": "object", "required": ["code", "message"],
+          "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "field": {"type": "string"}}}}
+      },
+      "DeliveryStatus": {"type": "string", "enum": ["scheduled", "delivering", "delivered", "failed", "paused"]},
+      "Time": {"type": "string", "format": "date-time"},
+      "NullableTime": {"type": ["string", "null"], "format": "date-time"},
+      "List": {
+        "type": "object", "required": ["items", "next_cursor"],
+        "properties": {"items": {"type": "array", "items": {"type": "object"}},
+                       "next_cursor": {"type": ["string", "null"]}}
+      },
+      "EventSummary": {
+        "type": "object", "required": ["id", "source", "received_at", "size"],
+        "properties": {"id": {"type": "string"}, "source": {"type": "string"},
+                       "received_at": {"$ref": "#/components/schemas/Time"}, "size": {"type": "integer"}}
+      },
+      "EventPage": {
+        "type": "object", "required": ["items", "next_cursor"],
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/EventSummary"}},
+                       "next_cursor": {"type": ["string", "null"]}}
+      },
+      "Attempt": {
+        "type": "object",
+        "required": ["n", "started_at", "duration_ms", "status_code", "error", "retry_after"],
+        "properties": {"n": {"type": "integer"}, "started_at": {"$ref": "#/components/schemas/Time"},
+                       "duration_ms": {"type": "integer"}, "status_code": {"type": ["integer", "null"]},
+                       "error": {"type": ["string", "null"]}, "retry_after": {"type": ["string", "null"]}}
+      },
+      "Delivery": {
+        "type": "object",
+        "required": ["destination", "status", "attempt", "max_attempts", "next_attempt_at", "deadline",
+                     "reason", "chain", "attempts"],
+        "properties": {
+          "destination": {"type": "string"},
+          "status": {"$ref": "#/components/schemas/DeliveryStatus"},
+          "attempt": {"type": "integer", "description": "attempts made so far (attempt k of max_attempts)"},
+          "max_attempts": {"type": "integer"},
+          "next_attempt_at": {"$ref": "#/components/schemas/NullableTime", "description": "null unless scheduled"},
+          "deadline": {"$ref": "#/components/schemas/NullableTime"},
+          "reason": {"type": ["string", "null"]},
+          "chain": {"type": "integer", "description": "0 for the original delivery, 1, 2, … for replays"},
+          "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}}
+        }
+      },
+      "EventDetail": {
+        "type": "object",
+        "required": ["id", "source", "received_at", "size", "headers", "body_base64", "deliveries"],
+        "properties": {
+          "id": {"type": "string"}, "source": {"type": "string"},
+          "received_at": {"$ref": "#/components/schemas/Time"}, "size": {"type": "integer"},
+          "headers": {"type": "array", "items": {"type": "array", "items": {"type": "string"},
+                                                 "minItems": 2, "maxItems": 2}},
+          "body_base64": {"type": "string"},
+          "deliveries": {"type": "array", "items": {"$ref": "#/components/schemas/Delivery"}}
+        }
+      },
+      "Destination": {
+        "type": "object",
+        "description": "the destination JSON of the config (signing_secret shown as signing_secret_set) plus live state",
+        "required": ["name", "url", "signing_secret_set", "breaker", "paused", "allowed_concurrency"],
+        "properties": {
+          "name": {"type": "string"}, "url": {"type": "string"},
+          "signing_secret_set": {"type": "boolean"},
+          "breaker": {"type": "object", "required": ["state", "consecutive_failures", "open_until", "trips"],
+                      "properties": {"state": {"type": "string", "enum": ["closed", "open", "half_open"]},
+                                     "consecutive_failures": {"type": "integer"},
+                                     "open_until": {"$ref": "#/components/schemas/NullableTime"},
+                                     "trips": {"type": "integer"}}},
+          "paused": {"type": "boolean"}, "paused_reason": {"type": ["string", "null"]},
+          "allowed_concurrency": {"type": "integer"}, "in_flight": {"type": "integer"}
+        }
+      },
+      "DestinationList": {
+        "type": "object", "required": ["items", "next_cursor"],
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/Destination"}},
+                       "next_cursor": {"type": "null"}}
+      },
+      "Source": {
+        "type": "object", "description": "the source JSON of the config; verify.secrets shown as secrets_set (a count)",
+        "required": ["name"], "properties": {"name": {"type": "string"}}
+      }
+    }
+  }
+}
+)json";
+
+}  // namespace
+
+std::string_view OpenApiDocument() { return kDocument; }
+
+}  // namespace hookrelay::api

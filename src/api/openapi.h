@@ -1,0 +1,11 @@
+#pragma once
+
+#include <string_view>
+
+namespace hookrelay::api {
+
+// The OpenAPI 3.1 document served at GET /api/v1/openapi.json. It describes exactly the routes
+// of ApiRoutes() (a test holds the two together).
+std::string_view OpenApiDocument();
+
+}  // namespace hookrelay::api

@@ -1,0 +1,251 @@
+// Black-box tests of the management API (/api/v1): the real `hookrelay serve` binary with a
+// bearer token from HOOKRELAY_ADMIN_TOKEN, delivering to a real sink.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <set>
+#include <thread>
+
+#include "support/hookrelay_server.h"
+#include "support/http_client.h"
+#include "support/process.h"
+#include "support/sink.h"
+
+namespace hookrelay {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using testing::HookrelayServer;
+using testing::HttpConnection;
+using testing::HttpResponse;
+using testing::Sink;
+using testing::SinkResponse;
+using testing::TempDir;
+
+const std::string kToken = "api-test-admin-token-0123";
+const std::string kSigningSecret = "whsec_c2lnbmluZy1rZXktbWF0ZXJpYWwtMDEyMzQ1Njc4OQ==";
+const std::string kVerifySecret = "verify-secret-never-shown";
+
+std::set<std::string> Keys(const json::value& v) {
+  std::set<std::string> keys;
+  for (const auto& kv : v.as_object()) keys.emplace(kv.key());
+  return keys;
+}
+
+class ApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string config =
+        "[delivery]\nlease_margin = \"1s\"\npoll_interval = \"100ms\"\n"
+        "\n[[sources]]\nname = \"src\"\n"
+        "\n[[sources]]\nname = \"gh\"\nverify = { scheme = \"github\", secrets = [\"" +
+        kVerifySecret +
+        "\"] }\n"
+        "\n[[destinations]]\nname = \"billing\"\nallow_private = true\nurl = \"" +
+        sink_.url("/hooks") + "\"\nsigning_secret = \"" + kSigningSecret +
+        "\"\npolicy = { strategy = \"exponential\", jitter = \"none\", base = \"50ms\", "
+        "cap = \"200ms\", max_attempts = 5, max_duration = \"1m\", timeout = \"2s\" }\n"
+        "\n[[routes]]\nsource = \"src\"\ndestination = \"billing\"\n";
+    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
+        config, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
+    ASSERT_TRUE(server_->ok()) << server_->output();
+  }
+
+  HttpResponse Get(const std::string& target, const std::string& token = kToken,
+                   const std::string& method = "GET") {
+    HttpConnection conn(server_->port());
+    testing::HeaderList headers;
+    if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
+    HttpResponse r = conn.Send(method, target, headers);
+    EXPECT_EQ(r.body.find(kSigningSecret), std::string::npos) << target;
+    EXPECT_EQ(r.body.find(kVerifySecret), std::string::npos) << target;
+    EXPECT_EQ(r.body.find(kToken), std::string::npos) << target;
+    return r;
+  }
+
+  std::string Ingest(const std::string& body) {
+    HttpConnection conn(server_->port());
+    HttpResponse r = conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, body);
+    EXPECT_EQ(r.status, 202) << r.body;
+    return r.status == 202 ? std::string(json::parse(r.body).at("id").as_string()) : "";
+  }
+
+  static std::string ErrorCode(const HttpResponse& r) {
+    return std::string(json::parse(r.body).at("error").at("code").as_string());
+  }
+
+  TempDir dir_;
+  Sink sink_;
+  std::unique_ptr<HookrelayServer> server_;
+};
+
+TEST_F(ApiTest, NoTokenOrWrongTokenIs401) {
+  for (const char* target :
+       {"/api/v1/events", "/api/v1/destinations", "/api/v1/openapi.json", "/api/v1/nope"}) {
+    HttpResponse r = Get(target, "");
+    EXPECT_EQ(r.status, 401) << target;
+    EXPECT_EQ(ErrorCode(r), "unauthenticated");
+    EXPECT_EQ(r.Header("WWW-Authenticate"), "Bearer");
+    r = Get(target, "wrong-token-0123456789");
+    EXPECT_EQ(r.status, 401) << target;
+    EXPECT_EQ(ErrorCode(r), "unauthenticated");
+  }
+  // Rejected before the body is read.
+  HttpConnection conn(server_->port());
+  HttpResponse r = conn.Send("POST", "/api/v1/events", {}, std::string(100, 'x'));
+  EXPECT_EQ(r.status, 401);
+}
+
+TEST_F(ApiTest, UnknownPathsAre404AndOtherMethods405) {
+  HttpResponse r = Get("/api/v1/nope");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(ErrorCode(r), "not_found");
+  r = Get("/api/v1/destinations", kToken, "DELETE");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(r.Header("Allow"), "GET, HEAD");
+  // The other paths still work beside the API.
+  EXPECT_EQ(Get("/healthz", "").status, 200);
+}
+
+TEST_F(ApiTest, EventDetailAfterA500ThenA200) {
+  sink_.Enqueue(SinkResponse::Status(500));
+  const std::string id = Ingest(R"({"n":1})");
+  ASSERT_TRUE(sink_.WaitForRequests(2, 10s));
+  json::value detail;
+  for (int i = 0; i < 100; ++i) {  // the second attempt is recorded just after the sink answers
+    HttpResponse r = Get("/api/v1/events/" + id);
+    ASSERT_EQ(r.status, 200) << r.body;
+    detail = json::parse(r.body);
+    if (detail.at("deliveries").as_array()[0].at("status").as_string() == "delivered") break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(Keys(detail), (std::set<std::string>{"id", "source", "received_at", "size", "headers",
+                                                 "body_base64", "deliveries"}));
+  EXPECT_EQ(detail.at("id").as_string(), id);
+  EXPECT_EQ(detail.at("source").as_string(), "src");
+  EXPECT_EQ(detail.at("size").as_int64(), 7);
+  EXPECT_EQ(detail.at("received_at").as_string().size(), 24u);  // 2026-11-30T06:00:00.123Z
+  const json::value& d = detail.at("deliveries").as_array()[0];
+  EXPECT_EQ(Keys(d),
+            (std::set<std::string>{"destination", "status", "attempt", "max_attempts",
+                                   "next_attempt_at", "deadline", "reason", "chain", "attempts"}));
+  EXPECT_EQ(d.at("destination").as_string(), "billing");
+  EXPECT_EQ(d.at("status").as_string(), "delivered");
+  EXPECT_EQ(d.at("attempt").as_int64(), 2);
+  EXPECT_EQ(d.at("max_attempts").as_int64(), 5);
+  EXPECT_TRUE(d.at("next_attempt_at").is_null());
+  EXPECT_TRUE(d.at("reason").is_null());
+  EXPECT_EQ(d.at("chain").as_int64(), 0);
+  const json::array& attempts = d.at("attempts").as_array();
+  ASSERT_EQ(attempts.size(), 2u);
+  for (const json::value& a : attempts) {
+    EXPECT_EQ(Keys(a), (std::set<std::string>{"n", "started_at", "duration_ms", "status_code",
+                                              "error", "retry_after"}));
+  }
+  EXPECT_EQ(attempts[0].at("n").as_int64(), 1);
+  EXPECT_EQ(attempts[0].at("status_code").as_int64(), 500);
+  EXPECT_TRUE(attempts[0].at("error").is_null());
+  EXPECT_EQ(attempts[1].at("n").as_int64(), 2);
+  EXPECT_EQ(attempts[1].at("status_code").as_int64(), 200);
+
+  // The list shows it, and filters work.
+  HttpResponse r = Get("/api/v1/events?status=delivered&destination=billing&limit=10");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value page = json::parse(r.body);
+  ASSERT_EQ(page.at("items").as_array().size(), 1u);
+  EXPECT_EQ(page.at("items").as_array()[0].at("id").as_string(), id);
+  EXPECT_TRUE(page.at("next_cursor").is_null());
+  r = Get("/api/v1/events?status=failed");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_TRUE(json::parse(r.body).at("items").as_array().empty());
+}
+
+TEST_F(ApiTest, EventListPagesNewestFirst) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back(Ingest("{}"));
+    std::this_thread::sleep_for(2ms);  // distinct milliseconds: ids sort by time
+  }
+  HttpResponse r = Get("/api/v1/events?limit=2");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value page = json::parse(r.body);
+  ASSERT_EQ(page.at("items").as_array().size(), 2u);
+  EXPECT_EQ(page.at("items").as_array()[0].at("id").as_string(), ids[2]);
+  EXPECT_EQ(page.at("items").as_array()[1].at("id").as_string(), ids[1]);
+  ASSERT_TRUE(page.at("next_cursor").is_string());
+  r = Get("/api/v1/events?limit=2&cursor=" + std::string(page.at("next_cursor").as_string()));
+  ASSERT_EQ(r.status, 200) << r.body;
+  page = json::parse(r.body);
+  ASSERT_EQ(page.at("items").as_array().size(), 1u);
+  EXPECT_EQ(page.at("items").as_array()[0].at("id").as_string(), ids[0]);
+}
+
+TEST_F(ApiTest, BadQueryValuesAre400NamingTheField) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"status=lost", "status"}, {"since=yesterday", "since"}, {"until=2026-11-30", "until"},
+      {"limit=0", "limit"},      {"limit=1001", "limit"},      {"limit=abc", "limit"},
+  };
+  for (const auto& [query, field] : cases) {
+    HttpResponse r = Get("/api/v1/events?" + query);
+    EXPECT_EQ(r.status, 400) << query;
+    json::value e = json::parse(r.body).at("error");
+    EXPECT_EQ(e.at("code").as_string(), "invalid_argument") << query;
+    EXPECT_EQ(e.at("field").as_string(), field) << query;
+  }
+}
+
+TEST_F(ApiTest, UnknownIdsAndNamesAre404) {
+  for (const char* target : {"/api/v1/events/01JNOSUCHEVENT000000000000",
+                             "/api/v1/destinations/nope", "/api/v1/sources/nope"}) {
+    HttpResponse r = Get(target);
+    EXPECT_EQ(r.status, 404) << target;
+    EXPECT_EQ(ErrorCode(r), "not_found") << target;
+  }
+}
+
+TEST_F(ApiTest, DestinationsSourcesRoutes) {
+  HttpResponse r = Get("/api/v1/destinations");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value list = json::parse(r.body);
+  ASSERT_EQ(list.at("items").as_array().size(), 1u);
+  EXPECT_TRUE(list.at("next_cursor").is_null());
+  const json::value& d = list.at("items").as_array()[0];
+  EXPECT_EQ(d.at("name").as_string(), "billing");
+  EXPECT_TRUE(d.at("signing_secret_set").as_bool());
+  EXPECT_EQ(Keys(d.at("breaker")),
+            (std::set<std::string>{"state", "consecutive_failures", "open_until", "trips"}));
+  EXPECT_EQ(d.at("breaker").at("state").as_string(), "closed");
+  EXPECT_FALSE(d.at("paused").as_bool());
+  EXPECT_GE(d.at("allowed_concurrency").as_int64(), 1);
+
+  r = Get("/api/v1/destinations/billing");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("url").as_string(), sink_.url("/hooks"));
+
+  r = Get("/api/v1/sources");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("items").as_array().size(), 2u);
+  r = Get("/api/v1/sources/gh");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("name").as_string(), "gh");
+
+  r = Get("/api/v1/routes");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value routes = json::parse(r.body);
+  ASSERT_EQ(routes.at("items").as_array().size(), 1u);
+  EXPECT_EQ(routes.at("items").as_array()[0].at("source").as_string(), "src");
+  EXPECT_EQ(routes.at("items").as_array()[0].at("destination").as_string(), "billing");
+}
+
+TEST_F(ApiTest, OpenApiDocumentIsServed) {
+  HttpResponse r = Get("/api/v1/openapi.json");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.Header("Content-Type"), "application/json");
+  json::value doc = json::parse(r.body);
+  EXPECT_EQ(doc.at("openapi").as_string(), "3.1.0");
+  EXPECT_TRUE(doc.at("paths").as_object().contains("/api/v1/events/{id}"));
+}
+
+}  // namespace
+}  // namespace hookrelay

@@ -1,0 +1,260 @@
+#include "api/api_handler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <future>
+#include <set>
+
+#include "api/api_routes.h"
+#include "api/openapi.h"
+#include "common/time_format.h"
+#include "conformance/store_test_util.h"
+#include "support/process.h"
+#include "unit/api/api_test_util.h"
+
+namespace hookrelay::api {
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::string_view kToken = "Bearer right-token-0123456789";
+
+std::string Header(const http::Response& r, std::string_view name) {
+  for (const auto& [n, v] : r.headers) {
+    if (http::EqualsIgnoreCase(n, name)) return v;
+  }
+  return "";
+}
+
+class ApiHandlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store::SqliteOptions options;
+    options.dir = dir_.path();
+    auto s = store::OpenSqliteStore(options, clock_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    ASSERT_TRUE(registry_.Replace(test::MakeCatalog()).ok());
+    auto r = store_->AppendEventSync(
+        store::test::MakeEvent(clock_, random_, "{}", {"billing"}, "github"));
+    ASSERT_TRUE(r.ok());
+    event_id_ = r->id;
+    handler_ = std::make_unique<ApiHandler>(
+        [](std::string_view h) { return h == kToken; }, *store_, registry_,
+        [] { return std::map<std::string, delivery::DestinationState>(); });
+  }
+
+  static http::Request Get(std::string target, std::string method = "GET",
+                           std::string auth = std::string(kToken)) {
+    http::Request r;
+    r.method = std::move(method);
+    r.target = target;
+    size_t q = target.find('?');
+    r.path = target.substr(0, q);
+    if (q != std::string::npos) r.query = target.substr(q + 1);
+    EXPECT_TRUE(http::DecodePathSegments(r.path, r.segments));
+    if (!auth.empty()) r.headers.emplace_back("Authorization", auth);
+    return r;
+  }
+
+  // A concrete path for a route template: existing ids and names for its parameters.
+  std::string Concrete(std::string_view tmpl) const {
+    std::string p(tmpl);
+    for (auto [param, value] :
+         {std::pair<std::string, std::string>{"{id}", event_id_},
+          {"{name}", p.find("/sources/") != std::string::npos ? "github" : "billing"}}) {
+      if (size_t at = p.find(param); at != std::string::npos) p.replace(at, param.size(), value);
+    }
+    return p;
+  }
+
+  testing::TempDir dir_;
+  FakeClock clock_;
+  SeededRandom random_{3};
+  std::unique_ptr<store::Store> store_;
+  model::Registry registry_;
+  std::string event_id_;
+  std::unique_ptr<ApiHandler> handler_;
+};
+
+TEST(ApiRoutesTest, MatchesTemplatesAndReportsAllowedMethods) {
+  RouteMatch m = MatchRoute({"api", "v1", "events", "abc"}, "GET");
+  ASSERT_NE(m.route, nullptr);
+  EXPECT_EQ(m.route->id, RouteId::kGetEvent);
+  EXPECT_EQ(m.params, std::vector<std::string>{"abc"});
+  m = MatchRoute({"api", "v1", "events"}, "HEAD");
+  ASSERT_NE(m.route, nullptr);
+  EXPECT_EQ(m.route->id, RouteId::kListEvents);
+  m = MatchRoute({"api", "v1", "events"}, "POST");
+  EXPECT_EQ(m.route, nullptr);
+  EXPECT_EQ(m.allowed, (std::vector<std::string>{"GET", "HEAD"}));
+  for (const std::vector<std::string>& segs :
+       std::vector<std::vector<std::string>>{{"api", "v1"},
+                                             {"api", "v1", "events", ""},
+                                             {"api", "v1", "events", "a", "b"},
+                                             {"api", "v1", "nope"},
+                                             {"api", "v1", "sources", "a", ""}}) {
+    m = MatchRoute(segs, "GET");
+    EXPECT_EQ(m.route, nullptr);
+    EXPECT_TRUE(m.allowed.empty());
+  }
+}
+
+TEST(ApiHandlerStaticTest, MatchesOnlyApiV1) {
+  http::RequestHead h;
+  h.segments = {"api", "v1", "events"};
+  EXPECT_TRUE(ApiHandler::Matches(h));
+  h.segments = {"api", "v1"};
+  EXPECT_TRUE(ApiHandler::Matches(h));
+  h.segments = {"api", "v1x"};
+  EXPECT_FALSE(ApiHandler::Matches(h));
+  h.segments = {"api"};
+  EXPECT_FALSE(ApiHandler::Matches(h));
+  h.segments = {"in", "api"};
+  EXPECT_FALSE(ApiHandler::Matches(h));
+}
+
+TEST_F(ApiHandlerTest, NoOrWrongTokenIs401BeforeAnythingElse) {
+  for (const std::string& auth :
+       {std::string(), std::string("Bearer wrong"), std::string("Basic dXNlcjpwYXNz")}) {
+    for (std::string_view target :
+         {"/api/v1/events", "/api/v1/nope", "/api/v1/openapi.json", "/api/v1"}) {
+      http::Request r = Get(std::string(target), "GET", auth);
+      http::Handler::HeadDecision d = handler_->OnHead(r);
+      ASSERT_TRUE(d.reject.has_value()) << target;
+      EXPECT_EQ(d.reject->status, 401) << target;
+      EXPECT_EQ(json::parse(d.reject->body).at("error").at("code").as_string(), "unauthenticated");
+      EXPECT_EQ(Header(*d.reject, "WWW-Authenticate"), "Bearer");
+      EXPECT_EQ(handler_->Respond(r).status, 401);
+    }
+    // Even a method no route has: authentication comes first.
+    EXPECT_EQ(handler_->Respond(Get("/api/v1/events", "DELETE", auth)).status, 401);
+  }
+}
+
+TEST_F(ApiHandlerTest, UnknownPathIs404AndOtherMethodIs405WithAllow) {
+  http::Response r = handler_->Respond(Get("/api/v1/nope"));
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(json::parse(r.body).at("error").at("code").as_string(), "not_found");
+  r = handler_->Respond(Get("/api/v1/events", "POST"));
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(Header(r, "Allow"), "GET, HEAD");
+  EXPECT_EQ(json::parse(r.body).at("error").at("code").as_string(), "method_not_allowed");
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/destinations/billing", "DELETE")).status, 405);
+}
+
+TEST_F(ApiHandlerTest, UnknownIdsAndNamesAre404) {
+  for (std::string_view target :
+       {"/api/v1/events/01JNOSUCH", "/api/v1/destinations/nope", "/api/v1/sources/nope"}) {
+    http::Response r = handler_->Respond(Get(std::string(target)));
+    EXPECT_EQ(r.status, 404) << target;
+    EXPECT_EQ(json::parse(r.body).at("error").at("code").as_string(), "not_found") << target;
+  }
+}
+
+TEST_F(ApiHandlerTest, BadQueryIs400NamingTheField) {
+  http::Response r = handler_->Respond(Get("/api/v1/events?limit=0"));
+  EXPECT_EQ(r.status, 400);
+  json::value e = json::parse(r.body).at("error");
+  EXPECT_EQ(e.at("code").as_string(), "invalid_argument");
+  EXPECT_EQ(e.at("field").as_string(), "limit");
+}
+
+TEST_F(ApiHandlerTest, ServesEachRouteAndNoSecrets) {
+  http::Response r = handler_->Respond(Get("/api/v1/events?source=github"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("items").as_array()[0].at("id").as_string(), event_id_);
+  r = handler_->Respond(Get("/api/v1/events/" + event_id_));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("deliveries").as_array()[0].at("destination").as_string(),
+            "billing");
+  r = handler_->Respond(Get("/api/v1/destinations/billing"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(json::parse(r.body).at("signing_secret_set").as_bool());
+  r = handler_->Respond(Get("/api/v1/sources/github"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("name").as_string(), "github");
+  for (const ApiRoute& route : ApiRoutes()) {
+    http::Response res = handler_->Respond(Get(Concrete(route.path)));
+    EXPECT_EQ(res.status, 200) << route.path << ": " << res.body;
+    EXPECT_EQ(res.body.find(test::kSigningSecret), std::string::npos) << route.path;
+    EXPECT_EQ(res.body.find(test::kVerifySecret), std::string::npos) << route.path;
+  }
+}
+
+TEST_F(ApiHandlerTest, HandleAnswersOnAWorkerThread) {
+  std::promise<http::Response> done;
+  handler_->Handle(Get("/api/v1/routes"), [&done](http::Response r) { done.set_value(r); });
+  auto f = done.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  http::Response r = f.get();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body).at("items").as_array().size(), 2u);
+}
+
+// The OpenAPI document and the route table describe the same API: every documented operation
+// is served (200 for existing ids, 405 for another method) and every served route is documented.
+TEST_F(ApiHandlerTest, OpenApiDocumentMatchesTheRouteTable) {
+  json::value doc = json::parse(OpenApiDocument());
+  EXPECT_EQ(doc.at("openapi").as_string(), "3.1.0");
+  std::set<std::pair<std::string, std::string>> documented;
+  for (const auto& [path, item] : doc.at("paths").as_object()) {
+    for (const auto& [method, op] : item.as_object()) {
+      std::string m(method);
+      std::transform(m.begin(), m.end(), m.begin(), ::toupper);
+      documented.emplace(m, std::string(path));
+      EXPECT_TRUE(op.as_object().contains("responses")) << path;
+      // Probe it: the handler serves exactly this.
+      http::Response r = handler_->Respond(Get(Concrete(path), m));
+      EXPECT_EQ(r.status, 200) << m << " " << path << ": " << r.body;
+      EXPECT_EQ(handler_->Respond(Get(Concrete(path), "PUT")).status, 405) << path;
+      // Path parameters are documented as such.
+      size_t brace = std::string_view(path).find('{');
+      if (brace != std::string::npos) {
+        std::string name(path.substr(brace + 1, path.find('}') - brace - 1));
+        bool found = false;
+        for (const json::value& p : op.at("parameters").as_array()) {
+          found |= p.at("name").as_string() == name && p.at("in").as_string() == "path";
+        }
+        EXPECT_TRUE(found) << path << " does not document {" << name << "}";
+      }
+    }
+  }
+  std::set<std::pair<std::string, std::string>> served;
+  for (const ApiRoute& r : ApiRoutes()) served.emplace(r.method, r.path);
+  EXPECT_EQ(documented, served);
+  // The served document is the same text.
+  http::Response r = handler_->Respond(Get("/api/v1/openapi.json"));
+  EXPECT_EQ(r.body, OpenApiDocument());
+  EXPECT_EQ(r.content_type, "application/json");
+}
+
+TEST_F(ApiHandlerTest, OpenApiReferencesResolve) {
+  json::value doc = json::parse(OpenApiDocument());
+  std::vector<const json::value*> stack{&doc};
+  int refs = 0;
+  while (!stack.empty()) {
+    const json::value* v = stack.back();
+    stack.pop_back();
+    if (v->is_object()) {
+      for (const auto& [k, child] : v->as_object()) {
+        if (k == "$ref") {
+          ++refs;
+          std::string ref(child.as_string());
+          ASSERT_EQ(ref.rfind("#/", 0), 0u) << ref;
+          boost::system::error_code ec;
+          EXPECT_NE(doc.find_pointer(ref.substr(1), ec), nullptr) << ref;
+        }
+        stack.push_back(&child);
+      }
+    } else if (v->is_array()) {
+      for (const json::value& child : v->as_array()) stack.push_back(&child);
+    }
+  }
+  EXPECT_GT(refs, 10);
+}
+
+}  // namespace
+}  // namespace hookrelay::api

@@ -1,0 +1,326 @@
+#include "api/api_json.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <set>
+
+#include "common/time_format.h"
+#include "conformance/store_test_util.h"
+#include "support/process.h"
+#include "unit/api/api_test_util.h"
+
+namespace hookrelay::api {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using store::DeliveryStatus;
+
+std::set<std::string> Keys(const json::object& o) {
+  std::set<std::string> keys;
+  for (const auto& kv : o) keys.emplace(kv.key());
+  return keys;
+}
+
+http::RequestHead Query(std::string query) {
+  http::RequestHead h;
+  h.method = "GET";
+  h.path = "/api/v1/events";
+  h.segments = {"api", "v1", "events"};
+  h.query = std::move(query);
+  return h;
+}
+
+// ---- GET /api/v1/events query ----
+
+TEST(EventListQueryTest, DefaultsWhenNothingIsGiven) {
+  auto q = ParseEventListQuery(Query(""));
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->limit, kDefaultEventLimit);
+  EXPECT_EQ(q->cursor, "");
+  EXPECT_FALSE(q->filter.status || q->filter.source || q->filter.destination || q->filter.since ||
+               q->filter.until);
+}
+
+TEST(EventListQueryTest, ParsesEveryParameter) {
+  auto q = ParseEventListQuery(
+      Query("status=failed&source=github&destination=billing&since=2026-11-30T06:00:00Z"
+            "&until=2026-11-30T07:00:00.5%2B01:00&cursor=01JABC&limit=1000"));
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(q->filter.status, DeliveryStatus::kFailed);
+  EXPECT_EQ(q->filter.source, "github");
+  EXPECT_EQ(q->filter.destination, "billing");
+  EXPECT_EQ(q->filter.since, ParseRfc3339("2026-11-30T06:00:00Z"));
+  EXPECT_EQ(q->filter.until, ParseRfc3339("2026-11-30T06:00:00.5Z"));
+  EXPECT_EQ(q->cursor, "01JABC");
+  EXPECT_EQ(q->limit, 1000);
+}
+
+TEST(EventListQueryTest, EmptyParametersCountAsAbsent) {
+  auto q = ParseEventListQuery(Query("status=&source=&since=&limit="));
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_FALSE(q->filter.status.has_value());
+  EXPECT_FALSE(q->filter.source.has_value());
+  EXPECT_EQ(q->limit, kDefaultEventLimit);
+}
+
+TEST(EventListQueryTest, BadValuesNameTheParameter) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"status=lost", "status"},
+      {"since=yesterday", "since"},
+      {"until=2026-13-01T00:00:00Z", "until"},
+      {"since=2026-11-30T07:00:00Z&until=2026-11-30T06:00:00Z", "until"},
+      {"limit=0", "limit"},
+      {"limit=1001", "limit"},
+      {"limit=-5", "limit"},
+      {"limit=ten", "limit"},
+      {"limit=10x", "limit"},
+      {"limit=99999999999999999999", "limit"},
+  };
+  for (const auto& [query, field] : cases) {
+    auto q = ParseEventListQuery(Query(query));
+    ASSERT_FALSE(q.ok()) << query;
+    EXPECT_EQ(q.status().code(), Status::Code::kInvalidArgument) << query;
+    EXPECT_EQ(q.status().field(), field) << query;
+  }
+}
+
+// ---- event JSON against a real SQLite store ----
+
+class EventJsonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store::SqliteOptions options;
+    options.dir = dir_.path();
+    auto s = store::OpenSqliteStore(options, clock_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+  }
+
+  testing::TempDir dir_;
+  FakeClock clock_{*ParseRfc3339("2026-11-30T06:00:00.123Z")};
+  SeededRandom random_{7};
+  std::unique_ptr<store::Store> store_;
+};
+
+TEST_F(EventJsonTest, PageIsNewestFirstWithSummaryFieldsAndCursor) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto r =
+        store_->AppendEventSync(store::test::MakeEvent(clock_, random_, std::string(10 + i, 'x')));
+    ASSERT_TRUE(r.ok());
+    ids.push_back(r->id);
+    clock_.Advance(1s);
+  }
+  auto page = store_->ListEvents({}, "", 2);
+  ASSERT_TRUE(page.ok());
+  json::object o = EventPageToJson(*page);
+  EXPECT_EQ(Keys(o), (std::set<std::string>{"items", "next_cursor"}));
+  const json::array& items = o.at("items").as_array();
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(Keys(items[0].as_object()),
+            (std::set<std::string>{"id", "source", "received_at", "size"}));
+  EXPECT_EQ(items[0].at("id").as_string(), ids[2]);
+  EXPECT_EQ(items[0].at("source").as_string(), "stripe");
+  EXPECT_EQ(items[0].at("received_at").as_string(), "2026-11-30T06:00:02.123Z");
+  EXPECT_EQ(items[0].at("size").as_int64(), 12);
+  EXPECT_EQ(items[1].at("id").as_string(), ids[1]);
+  ASSERT_TRUE(o.at("next_cursor").is_string());
+
+  auto rest = store_->ListEvents({}, std::string(o.at("next_cursor").as_string()), 2);
+  ASSERT_TRUE(rest.ok());
+  json::object last = EventPageToJson(*rest);
+  ASSERT_EQ(last.at("items").as_array().size(), 1u);
+  EXPECT_EQ(last.at("items").as_array()[0].at("id").as_string(), ids[0]);
+  EXPECT_TRUE(last.at("next_cursor").is_null());
+}
+
+TEST_F(EventJsonTest, DetailHasTheContractFieldsAfterAFailureAndASuccess) {
+  auto appended = store_->AppendEventSync(
+      store::test::MakeEvent(clock_, random_, R"({"a":1})", {"billing", "crm"}));
+  ASSERT_TRUE(appended.ok());
+  const std::string id = appended->id;
+  const TimePoint t0 = clock_.Now();
+
+  // billing: attempt 1 gets 500 (retry in 5m), attempt 2 gets 200.
+  auto claimed = store_->ClaimDue(t0, 10, 30s, "n", "billing");
+  ASSERT_TRUE(claimed.ok());
+  ASSERT_EQ(claimed->size(), 1u);
+  const int64_t did = (*claimed)[0].id;
+  store::Attempt a1{did, 1, t0, 12, 500, std::nullopt, "120", "oops"};
+  store::DeliveryUpdate u1{DeliveryStatus::kScheduled, t0 + 5min, t0 + 24h, t0, 5min, std::nullopt};
+  ASSERT_TRUE(store_->RecordAttempt(a1, u1, "n").ok());
+
+  // Half-way: scheduled, next_attempt_at shown.
+  auto mid = LoadEventDetail(*store_, id);
+  ASSERT_TRUE(mid.ok());
+  ASSERT_TRUE(mid->has_value());
+  const json::object& mid_billing = (**mid).at("deliveries").as_array()[0].as_object();
+  EXPECT_EQ(mid_billing.at("status").as_string(), "scheduled");
+  EXPECT_EQ(mid_billing.at("attempt").as_int64(), 1);
+  EXPECT_EQ(mid_billing.at("next_attempt_at").as_string(), "2026-11-30T06:05:00.123Z");
+
+  clock_.Advance(5min);
+  claimed = store_->ClaimDue(clock_.Now(), 10, 30s, "n", "billing");
+  ASSERT_TRUE(claimed.ok());
+  ASSERT_EQ(claimed->size(), 1u);
+  store::Attempt a2{did, 2, clock_.Now(), 3, 200, std::nullopt, std::nullopt, ""};
+  store::DeliveryUpdate u2{
+      DeliveryStatus::kDelivered, clock_.Now(), t0 + 24h, t0, 0ms, std::nullopt};
+  ASSERT_TRUE(store_->RecordAttempt(a2, u2, "n").ok());
+
+  auto detail = LoadEventDetail(*store_, id);
+  ASSERT_TRUE(detail.ok()) << detail.status().ToString();
+  ASSERT_TRUE(detail->has_value());
+  const json::object& o = **detail;
+  EXPECT_EQ(Keys(o), (std::set<std::string>{"id", "source", "received_at", "size", "headers",
+                                            "body_base64", "deliveries"}));
+  EXPECT_EQ(o.at("id").as_string(), id);
+  EXPECT_EQ(o.at("source").as_string(), "stripe");
+  EXPECT_EQ(o.at("received_at").as_string(), "2026-11-30T06:00:00.123Z");
+  EXPECT_EQ(o.at("size").as_int64(), 7);
+  EXPECT_EQ(o.at("body_base64").as_string(), Base64Encode(R"({"a":1})"));
+  EXPECT_EQ(json::serialize(o.at("headers")),
+            R"([["Content-Type","application/json"],["X-Request-Id","r-1"]])");
+
+  const json::array& deliveries = o.at("deliveries").as_array();
+  ASSERT_EQ(deliveries.size(), 2u);
+  const json::object* billing = nullptr;
+  const json::object* crm = nullptr;
+  for (const json::value& d : deliveries) {
+    (d.at("destination").as_string() == "billing" ? billing : crm) = &d.as_object();
+  }
+  ASSERT_TRUE(billing && crm);
+  EXPECT_EQ(Keys(*billing),
+            (std::set<std::string>{"destination", "status", "attempt", "max_attempts",
+                                   "next_attempt_at", "deadline", "reason", "chain", "attempts"}));
+  EXPECT_EQ(billing->at("status").as_string(), "delivered");
+  EXPECT_EQ(billing->at("attempt").as_int64(), 2);
+  EXPECT_EQ(billing->at("max_attempts").as_int64(), 5);
+  EXPECT_TRUE(billing->at("next_attempt_at").is_null());
+  EXPECT_EQ(billing->at("deadline").as_string(), "2026-12-01T06:00:00.123Z");
+  EXPECT_TRUE(billing->at("reason").is_null());
+  EXPECT_EQ(billing->at("chain").as_int64(), 0);
+  const json::array& attempts = billing->at("attempts").as_array();
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(Keys(attempts[0].as_object()),
+            (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
+                                   "retry_after"}));
+  EXPECT_EQ(attempts[0].at("n").as_int64(), 1);
+  EXPECT_EQ(attempts[0].at("started_at").as_string(), "2026-11-30T06:00:00.123Z");
+  EXPECT_EQ(attempts[0].at("duration_ms").as_int64(), 12);
+  EXPECT_EQ(attempts[0].at("status_code").as_int64(), 500);
+  EXPECT_TRUE(attempts[0].at("error").is_null());
+  EXPECT_EQ(attempts[0].at("retry_after").as_string(), "120");
+  EXPECT_EQ(attempts[1].at("n").as_int64(), 2);
+  EXPECT_EQ(attempts[1].at("started_at").as_string(), "2026-11-30T06:05:00.123Z");
+  EXPECT_EQ(attempts[1].at("status_code").as_int64(), 200);
+  EXPECT_TRUE(attempts[1].at("retry_after").is_null());
+
+  // crm: untouched, due at once.
+  EXPECT_EQ(crm->at("status").as_string(), "scheduled");
+  EXPECT_EQ(crm->at("attempt").as_int64(), 0);
+  EXPECT_EQ(crm->at("next_attempt_at").as_string(), "2026-11-30T06:00:00.123Z");
+  EXPECT_TRUE(crm->at("deadline").is_null());
+  EXPECT_TRUE(crm->at("attempts").as_array().empty());
+}
+
+TEST_F(EventJsonTest, TransportErrorAndFailureReasonAreShown) {
+  auto appended = store_->AppendEventSync(store::test::MakeEvent(clock_, random_));
+  ASSERT_TRUE(appended.ok());
+  auto claimed = store_->ClaimDue(clock_.Now(), 1, 30s, "n");
+  ASSERT_TRUE(claimed.ok() && claimed->size() == 1u);
+  store::Attempt a{(*claimed)[0].id, 1,         clock_.Now(), 30000,
+                   std::nullopt,     "timeout", std::nullopt, ""};
+  store::DeliveryUpdate u{DeliveryStatus::kFailed,
+                          clock_.Now(),
+                          std::nullopt,
+                          clock_.Now(),
+                          0ms,
+                          "gave up after attempt 1 of 1 (max_attempts)"};
+  ASSERT_TRUE(store_->RecordAttempt(a, u, "n").ok());
+  auto detail = LoadEventDetail(*store_, appended->id);
+  ASSERT_TRUE(detail.ok() && detail->has_value());
+  const json::object& d = (**detail).at("deliveries").as_array()[0].as_object();
+  EXPECT_EQ(d.at("status").as_string(), "failed");
+  EXPECT_TRUE(d.at("next_attempt_at").is_null());
+  EXPECT_EQ(d.at("reason").as_string(), "gave up after attempt 1 of 1 (max_attempts)");
+  const json::object& at = d.at("attempts").as_array()[0].as_object();
+  EXPECT_TRUE(at.at("status_code").is_null());
+  EXPECT_EQ(at.at("error").as_string(), "timeout");
+}
+
+TEST_F(EventJsonTest, UnknownEventIsNullopt) {
+  auto detail = LoadEventDetail(*store_, "01JNOSUCHEVENT0000000000000");
+  ASSERT_TRUE(detail.ok());
+  EXPECT_FALSE(detail->has_value());
+}
+
+// ---- catalog JSON ----
+
+TEST(CatalogJsonTest, DestinationWithoutEngineStateIsClosedAndShowsNoSecret) {
+  model::Catalog c = test::MakeCatalog();
+  json::object o = DestinationViewToJson(*c.FindDestination("billing"), nullptr);
+  EXPECT_EQ(o.at("name").as_string(), "billing");
+  EXPECT_EQ(o.at("signing_secret_set").as_bool(), true);
+  EXPECT_FALSE(o.contains("signing_secret"));
+  EXPECT_EQ(json::serialize(o.at("breaker")),
+            R"({"state":"closed","consecutive_failures":0,"open_until":null,"trips":0})");
+  EXPECT_FALSE(o.at("paused").as_bool());
+  EXPECT_TRUE(o.at("paused_reason").is_null());
+  EXPECT_GE(o.at("allowed_concurrency").as_int64(), 1);
+  EXPECT_LE(o.at("allowed_concurrency").as_int64(), 8);
+  EXPECT_EQ(o.at("in_flight").as_int64(), 0);
+  EXPECT_EQ(json::serialize(o).find(test::kSigningSecret), std::string::npos);
+}
+
+TEST(CatalogJsonTest, DestinationShowsTheEnginesBreakerAndPause) {
+  model::Catalog c = test::MakeCatalog();
+  delivery::DestinationState s;
+  s.breaker.state = policy::BreakerState::kOpen;
+  s.breaker.consecutive_failures = 20;
+  s.breaker.trips = 2;
+  s.breaker.open_until = ParseRfc3339("2026-11-30T06:30:00Z");
+  s.allowed_concurrency = 3;
+  s.in_flight = 1;
+  s.paused = true;
+  s.paused_reason = "410 Gone";
+  json::object o = DestinationViewToJson(*c.FindDestination("billing"), &s);
+  EXPECT_EQ(json::serialize(o.at("breaker")),
+            R"({"state":"open","consecutive_failures":20,"open_until":"2026-11-30T06:30:00.000Z",)"
+            R"("trips":2})");
+  EXPECT_TRUE(o.at("paused").as_bool());
+  EXPECT_EQ(o.at("paused_reason").as_string(), "410 Gone");
+  EXPECT_EQ(o.at("allowed_concurrency").as_int64(), 3);
+  EXPECT_EQ(o.at("in_flight").as_int64(), 1);
+}
+
+TEST(CatalogJsonTest, ListsAreItemsWithNullCursor) {
+  model::Catalog c = test::MakeCatalog();
+  std::map<std::string, delivery::DestinationState> states;
+  states["crm"].allowed_concurrency = 5;
+  json::object d = DestinationListToJson(c, states);
+  ASSERT_EQ(d.at("items").as_array().size(), 2u);
+  EXPECT_TRUE(d.at("next_cursor").is_null());
+  EXPECT_EQ(d.at("items").as_array()[0].at("name").as_string(), "billing");
+  const json::value& crm = d.at("items").as_array()[1];
+  EXPECT_EQ(crm.at("name").as_string(), "crm");
+  EXPECT_TRUE(crm.at("paused").as_bool());  // paused in the configuration
+  EXPECT_EQ(crm.at("allowed_concurrency").as_int64(), 5);
+
+  json::object s = SourceListToJson(c);
+  ASSERT_EQ(s.at("items").as_array().size(), 2u);
+  EXPECT_TRUE(s.at("next_cursor").is_null());
+  EXPECT_EQ(s.at("items").as_array()[0].at("name").as_string(), "github");
+  const std::string text = json::serialize(s);
+  EXPECT_EQ(text.find(test::kVerifySecret), std::string::npos) << text;
+
+  json::object r = RouteListToJson(c);
+  EXPECT_EQ(json::serialize(r),
+            R"({"items":[{"id":"github->billing","source":"github","destination":"billing"},)"
+            R"({"id":"github->crm","source":"github","destination":"crm"}],"next_cursor":null})");
+}
+
+}  // namespace
+}  // namespace hookrelay::api
