@@ -171,4 +171,12 @@ Result<int64_t> FaultInjectingStore::CountDeliveries(DeliveryStatus status) {
   return target_->CountDeliveries(status);
 }
 
+Status FaultInjectingStore::AppendAudit(const AuditEntry& entry) {
+  return target_->AppendAudit(entry);
+}
+
+Result<AuditPage> FaultInjectingStore::ListAudit(const std::string& cursor, int limit) {
+  return target_->ListAudit(cursor, limit);
+}
+
 }  // namespace hookrelay::store

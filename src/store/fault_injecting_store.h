@@ -75,6 +75,8 @@ class FaultInjectingStore final : public Store {
                                 int max_attempts, TimePoint now) override;
   Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
   Result<int64_t> CountDeliveries(DeliveryStatus status) override;
+  Status AppendAudit(const AuditEntry& entry) override;
+  Result<AuditPage> ListAudit(const std::string& cursor, int limit) override;
 
  private:
   struct Fault {

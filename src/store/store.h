@@ -118,6 +118,28 @@ struct EventPage {
   std::string next_cursor;
 };
 
+// One line of the audit trail: who did what to which object, when. Written by the management API
+// for every change it makes (replays, pause/resume, breaker resets, config changes), read back
+// newest first.
+struct AuditEntry {
+  int64_t id = 0;  // assigned by AppendAudit (ignored there); increasing, never reused
+  TimePoint at{};
+  // Who: e.g. "token:ab12cd34" — a short prefix of the token's hash, never the token itself.
+  std::string actor;
+  // What: "replay", "bulk_replay", "pause", "resume", "reset_breaker", "config_change", …
+  std::string action;
+  std::string target;  // what it was done to: an event id, a destination name, a replay id…
+  int64_t count = 0;   // how many objects it touched (events replayed, deliveries paused…)
+  std::string detail;  // JSON text with the particulars (a filter, a rate); may be empty
+  bool operator==(const AuditEntry&) const = default;
+};
+
+// Newest first. `next_cursor` is opaque; empty when there is no next page.
+struct AuditPage {
+  std::vector<AuditEntry> items;
+  std::string next_cursor;
+};
+
 // The store of events, deliveries and attempts. Every method is thread-safe.
 // Implementations: SqliteStore (embedded, default) and, later, PostgresStore.
 class Store {
@@ -182,12 +204,22 @@ class Store {
   virtual Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
                                         int max_attempts, TimePoint now) = 0;
 
-  // Deletes up to `batch` events received before `cutoff`, with their deliveries and attempts,
-  // in one short transaction (so ingest never waits long). Returns how many were deleted.
+  // Deletes up to `batch` events received before `cutoff` whose deliveries are all final
+  // (delivered or failed; or that have none), with their deliveries and attempts, in one short
+  // transaction (so ingest never waits long). Events with a delivery still scheduled,
+  // delivering or paused are kept. Returns how many were deleted.
   virtual Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) = 0;
 
   // Counts for metrics and readiness.
   virtual Result<int64_t> CountDeliveries(DeliveryStatus status) = 0;
+
+  // Appends one entry to the audit trail (its `id` is ignored: the store assigns the next one),
+  // durably, before returning. kInvalidArgument when `action` is empty.
+  virtual Status AppendAudit(const AuditEntry& entry) = 0;
+  // Up to `limit` (clamped to [1, 1000]) entries, newest first, starting after `cursor` (a
+  // next_cursor from an earlier page; empty for the first page). Pages stay stable while new
+  // entries are appended. kInvalidArgument for a cursor this store did not make.
+  virtual Result<AuditPage> ListAudit(const std::string& cursor, int limit) = 0;
 };
 
 struct SqliteOptions {

@@ -692,8 +692,9 @@ TEST_F(SqliteStoreTest, MigrationTwoReplacesTheDestinationIndex) {
   }
   std::unique_ptr<SqliteStore> store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->schema_version(), 2);
-  EXPECT_EQ(store->migrations_applied(), 1);
+  const int latest = static_cast<int>(sqlite::SchemaMigrations().size());
+  EXPECT_EQ(store->schema_version(), latest);
+  EXPECT_EQ(store->migrations_applied(), latest - 1);
   std::unique_ptr<sqlite::Connection> raw = Raw();
   EXPECT_EQ(QueryInt(*raw,
                      "SELECT COUNT(*) FROM sqlite_master WHERE name = "
@@ -704,6 +705,48 @@ TEST_F(SqliteStoreTest, MigrationTwoReplacesTheDestinationIndex) {
       0);
   EXPECT_EQ(*store->NextDueAt("crm"), FromUnixMillis(0));
   EXPECT_EQ(store->ClaimDue(clock_.Now(), 10, seconds(30), "s", "crm")->size(), 1u);
+}
+
+TEST_F(SqliteStoreTest, MigrationThreeAddsTheAuditTrailToAnExistingDatabase) {
+  {
+    // A database at version 2, with an event in it.
+    std::unique_ptr<sqlite::Connection> raw = Raw();
+    ASSERT_TRUE(raw->ExecScript("PRAGMA journal_mode = WAL", "wal").ok());
+    Result<sqlite::MigrationResult> v2 =
+        sqlite::ApplyMigrations(*raw, sqlite::SchemaMigrations().first(2), clock_.Now());
+    ASSERT_TRUE(v2.ok()) << v2.status().ToString();
+    ASSERT_EQ(v2->version, 2);
+    ASSERT_TRUE(
+        raw->ExecScript("INSERT INTO events VALUES ('e1', 'stripe', 0, '', 0, NULL, x'', x'');",
+                        "seed")
+            .ok());
+  }
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_GE(store->schema_version(), 3);
+  EXPECT_TRUE(store->GetEvent("e1")->has_value());
+  EXPECT_TRUE(store->ListAudit("", 10)->items.empty());
+
+  AuditEntry e;
+  e.at = clock_.Now();
+  e.actor = "token:ab12";
+  e.action = "pause";
+  e.target = "crm";
+  e.count = 3;
+  e.detail = "{}";
+  ASSERT_TRUE(store->AppendAudit(e).ok());
+  // Ids are never reused, even after the newest entry is deleted (AUTOINCREMENT), so a cursor
+  // cannot come to point at a different entry.
+  int64_t first_id = store->ListAudit("", 1)->items.at(0).id;
+  store.reset();
+  {
+    std::unique_ptr<sqlite::Connection> raw = Raw();
+    ASSERT_TRUE(raw->ExecScript("DELETE FROM audit", "delete audit").ok());
+  }
+  store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->AppendAudit(e).ok());
+  EXPECT_GT(store->ListAudit("", 1)->items.at(0).id, first_id);
 }
 
 }  // namespace

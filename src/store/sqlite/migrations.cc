@@ -84,6 +84,19 @@ CREATE TABLE breakers (
 CREATE INDEX deliveries_destination_due ON deliveries(destination, status, next_attempt_at);
 DROP INDEX deliveries_destination;
 )sql"},
+    {3, "audit trail", R"sql(
+-- Who did what through the management API. AUTOINCREMENT: ids are never reused, even after the
+-- newest entries are deleted, so a cursor (the last id seen) never points at a different entry.
+CREATE TABLE audit (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at INTEGER NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  target TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  detail TEXT NOT NULL
+);
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -792,15 +794,39 @@ Result<Delivery> SqliteStore::CreateReplay(const std::string& event_id,
 Result<int64_t> SqliteStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
   if (batch <= 0) return int64_t{0};
   return Write<int64_t>([cutoff, batch](Connection& db) -> Result<int64_t> {
-    // Deliveries and attempts go with their events (ON DELETE CASCADE).
+    // Deliveries and attempts go with their events (ON DELETE CASCADE). An event with a
+    // delivery still under way (scheduled, delivering, paused) is kept: retention never turns a
+    // pending delivery into a silent loss.
     Result<Statement> del = db.Prepare(
         "DELETE FROM events WHERE id IN"
-        " (SELECT id FROM events WHERE received_at < ?1 ORDER BY received_at LIMIT ?2)");
+        " (SELECT e.id FROM events e WHERE e.received_at < ?1 AND NOT EXISTS"
+        "   (SELECT 1 FROM deliveries d WHERE d.event_id = e.id"
+        "    AND d.status NOT IN ('delivered', 'failed'))"
+        "  ORDER BY e.received_at LIMIT ?2)");
     if (!del.ok()) return del.status();
     del->BindTime(1, cutoff).BindInt(2, batch);
     HR_RETURN_IF_ERROR(del->Exec("purge events"));
     return db.Changes();  // counts the events only, not the cascaded rows
   });
+}
+
+Status SqliteStore::AppendAudit(const AuditEntry& entry) {
+  if (entry.action.empty()) return Status::InvalidArgument("audit action is empty", "action");
+  Result<Unit> r = Write<Unit>([&entry](Connection& db) -> Result<Unit> {
+    Result<Statement> ins = db.Prepare(
+        "INSERT INTO audit(at, actor, action, target, count, detail)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    if (!ins.ok()) return ins.status();
+    ins->BindTime(1, entry.at)
+        .BindText(2, entry.actor)
+        .BindText(3, entry.action)
+        .BindText(4, entry.target)
+        .BindInt(5, entry.count)
+        .BindText(6, entry.detail);
+    HR_RETURN_IF_ERROR(ins->Exec("append audit entry " + entry.action));
+    return Unit{};
+  });
+  return r.ok() ? Status::Ok() : r.status();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -999,6 +1025,46 @@ Result<std::optional<policy::BreakerSnapshot>> SqliteStore::GetBreaker(
   s.closed_since = q->OptTime(4);
   s.probe_in_flight = q->Int(5) != 0;
   return std::optional<policy::BreakerSnapshot>(s);
+}
+
+Result<AuditPage> SqliteStore::ListAudit(const std::string& cursor, int limit) {
+  limit = std::clamp(limit, 1, 1000);
+  // The cursor is the id of the last entry of the previous page, in decimal.
+  int64_t before = std::numeric_limits<int64_t>::max();
+  if (!cursor.empty()) {
+    const char* end = cursor.data() + cursor.size();
+    auto [p, ec] = std::from_chars(cursor.data(), end, before);
+    if (ec != std::errc() || p != end || before <= 0) {
+      return Status::InvalidArgument("invalid cursor", "cursor");
+    }
+  }
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q = (*db)->Prepare(
+      "SELECT id, at, actor, action, target, count, detail FROM audit"
+      " WHERE id < ?1 ORDER BY id DESC LIMIT ?2");
+  if (!q.ok()) return q.status();
+  q->BindInt(1, before).BindInt(2, limit + 1);  // one more than asked: is there a next page?
+  AuditPage page;
+  for (;;) {
+    Result<bool> row = q->Step("list audit");
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    if (static_cast<int>(page.items.size()) == limit) {
+      page.next_cursor = std::to_string(page.items.back().id);
+      break;
+    }
+    AuditEntry e;
+    e.id = q->Int(0);
+    e.at = q->Time(1);
+    e.actor = q->Text(2);
+    e.action = q->Text(3);
+    e.target = q->Text(4);
+    e.count = q->Int(5);
+    e.detail = q->Text(6);
+    page.items.push_back(std::move(e));
+  }
+  return page;
 }
 
 Result<int64_t> SqliteStore::CountDeliveries(DeliveryStatus status) {

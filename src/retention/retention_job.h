@@ -1,0 +1,85 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "model/registry.h"
+#include "store/store.h"
+
+namespace hookrelay::retention {
+
+struct RetentionOptions {
+  // Time between passes (the first pass runs at Start).
+  Duration interval = std::chrono::minutes(1);
+  // Events deleted per store transaction. Small, so the store's single writer is never held for
+  // long and ingest keeps committing between batches.
+  int batch = 500;
+  // Sleep between two batches of one pass, so queued ingest gets the writer.
+  Duration pause = std::chrono::milliseconds(10);
+};
+
+// Counters for metrics. Monotonic except last_cutoff.
+struct RetentionStats {
+  int64_t purged_events = 0;  // events deleted (with their deliveries and attempts)
+  int64_t batches = 0;        // PurgeEventsBefore calls that succeeded
+  int64_t passes = 0;         // passes finished (successfully or not)
+  int64_t failed_passes = 0;  // passes cut short by a store error
+  std::optional<TimePoint> last_cutoff;
+};
+
+// Deletes events past every destination's replay window (see PurgeCutoff), on its own thread:
+// a pass every `interval` calls store.PurgeEventsBefore(cutoff, batch) until a batch deletes fewer
+// than `batch` events, sleeping `pause` between batches. Deletion is by age alone, whatever the
+// state of the event's deliveries: past the window an event can no longer be replayed, and a
+// delivery still scheduled, paused or leased then is deleted with it (a sender holding such a
+// lease gets kNotFound from RecordAttempt).
+//
+// Thread-safe. `store`, `registry` and `clock` must outlive the job.
+class RetentionJob {
+ public:
+  RetentionJob(store::Store& store, const model::Registry& registry, const Clock& clock,
+               RetentionOptions options = {});
+  // Stops the thread if it runs.
+  ~RetentionJob();
+  RetentionJob(const RetentionJob&) = delete;
+  RetentionJob& operator=(const RetentionJob&) = delete;
+
+  // Starts the thread; the first pass runs at once. REQUIRES: not started.
+  void Start();
+  // Stops the thread and waits for it: at most one PurgeEventsBefore batch still runs to its end,
+  // no sleep is waited out. Idempotent; the job cannot be started again.
+  void Stop();
+
+  // Runs one pass on the calling thread (tests, a CLI command) and returns how many events it
+  // deleted, or the first store error. Passes never overlap: this waits for a running one.
+  Result<int64_t> RunOnce();
+
+  RetentionStats stats() const;
+
+ private:
+  void Loop();
+  // Sleeps up to `d`; false when Stop() was called (before or during the sleep).
+  bool SleepUnlessStopped(Duration d);
+
+  store::Store& store_;
+  const model::Registry& registry_;
+  const Clock& clock_;
+  const RetentionOptions options_;
+
+  std::mutex pass_mu_;  // held for a whole pass, so passes never overlap
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // GUARDED_BY(mu_)
+  RetentionStats stats_;   // GUARDED_BY(mu_)
+  std::thread thread_;
+};
+
+}  // namespace hookrelay::retention
