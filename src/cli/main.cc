@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "cli/catalog_commands.h"
+#include "cli/events_command.h"
 #include "cli/schedule_command.h"
 #include "cli/serve_command.h"
 
@@ -14,6 +16,8 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   hookrelay::cli::AddServeCommand(app, exit_code);
   hookrelay::cli::AddScheduleCommand(app, exit_code);
+  hookrelay::cli::AddEventsCommand(app, exit_code);
+  hookrelay::cli::AddCatalogCommands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

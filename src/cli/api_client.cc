@@ -1,0 +1,160 @@
+#include "cli/api_client.h"
+
+#include <curl/curl.h>
+
+#include <boost/json.hpp>
+#include <cstdlib>
+#include <memory>
+
+namespace hookrelay::cli {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+size_t Collect(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+// libcurl's global state, initialised once before the first handle.
+void InitCurlOnce() {
+  static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
+  (void)done;
+}
+
+std::string Snippet(std::string_view body) {
+  constexpr size_t kMax = 200;
+  std::string s(body.substr(0, kMax));
+  if (body.size() > kMax) s += "…";
+  return s;
+}
+
+}  // namespace
+
+ApiConfig ResolveApiConfig(const std::string& url_flag, const std::string& token_flag) {
+  ApiConfig c;
+  c.url = !url_flag.empty() ? url_flag : Env("HOOKRELAY_URL");
+  if (c.url.empty()) c.url = kDefaultApiUrl;
+  while (!c.url.empty() && c.url.back() == '/') c.url.pop_back();
+  c.token = !token_flag.empty() ? token_flag : Env("HOOKRELAY_TOKEN");
+  return c;
+}
+
+std::string PercentEncode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+Result<json::value> InterpretResponse(long status, std::string_view body, std::string_view url) {
+  boost::system::error_code ec;
+  json::value v = body.empty() ? json::value() : json::parse(body, ec);
+  if (status >= 200 && status < 300) {
+    if (ec) {
+      return Status::Internal("the server at " + std::string(url) +
+                              " answered with something that is not JSON: " + Snippet(body));
+    }
+    return v;
+  }
+  std::string message = "HTTP " + std::to_string(status);
+  const json::object* error = nullptr;
+  if (!ec && v.is_object()) {
+    auto it = v.get_object().find("error");
+    if (it != v.get_object().end() && it->value().is_object()) error = &it->value().get_object();
+  }
+  if (error) {
+    auto text = [&](const char* key) -> std::string {
+      auto it = error->find(key);
+      if (it == error->end() || !it->value().is_string()) return "";
+      return std::string(it->value().get_string());
+    };
+    std::string code = text("code"), msg = text("message"), field = text("field");
+    if (!code.empty()) message += " " + code;
+    if (!msg.empty()) message += ": " + msg;
+    if (!field.empty()) message += " (field: " + field + ")";
+  } else if (!body.empty()) {
+    message += " from " + std::string(url) + " (is it a hookrelay server?): " + Snippet(body);
+  } else {
+    message += " from " + std::string(url);
+  }
+  if (status == 401 || status == 403) return Status::Unauthenticated(message);
+  if (status == 404) return Status::NotFound(message);
+  if (status >= 400 && status < 500) return Status::InvalidArgument(message);
+  return Status::Unavailable(message);
+}
+
+ApiClient::ApiClient(ApiConfig config, std::chrono::milliseconds timeout)
+    : config_(std::move(config)), timeout_(timeout) {}
+
+Result<json::value> ApiClient::Get(std::string_view path) { return Perform("GET", path, nullptr); }
+
+Result<json::value> ApiClient::Post(std::string_view path, const json::value& body) {
+  std::string text = json::serialize(body);
+  return Perform("POST", path, &text);
+}
+
+Result<json::value> ApiClient::Delete(std::string_view path) {
+  return Perform("DELETE", path, nullptr);
+}
+
+Result<json::value> ApiClient::Perform(const char* method, std::string_view path,
+                                       const std::string* body) {
+  InitCurlOnce();
+  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  if (!curl) return Status::Internal("cannot initialise libcurl");
+  const std::string url = config_.url + std::string(path);
+  CURL* h = curl.get();
+  std::string response;
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_.count()));
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout_.count()));
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &Collect);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &response);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+
+  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(nullptr, curl_slist_free_all);
+  auto add = [&](const std::string& line) {
+    headers.reset(curl_slist_append(headers.release(), line.c_str()));
+  };
+  add("Accept: application/json");
+  if (!config_.token.empty()) add("Authorization: Bearer " + config_.token);
+  if (body) {
+    add("Content-Type: application/json");
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body->data());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+  }
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+
+  CURLcode rc = curl_easy_perform(h);
+  if (rc != CURLE_OK) {
+    // errbuf names the host and port but never the headers, so the token cannot leak here.
+    std::string why = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    return Status::Unavailable("cannot reach the hookrelay API at " + config_.url + ": " + why +
+                               " (is `hookrelay serve` running? set --url or HOOKRELAY_URL)");
+  }
+  long status = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  return InterpretResponse(status, response, config_.url);
+}
+
+}  // namespace hookrelay::cli

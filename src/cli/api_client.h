@@ -1,0 +1,60 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+// A small blocking client of the management API (/api/v1) for the CLI, on libcurl's easy
+// interface. Not thread-safe; one per command.
+
+namespace hookrelay::cli {
+
+inline constexpr const char* kDefaultApiUrl = "http://127.0.0.1:8080";
+
+// Where the API is and how to authenticate. The token is a secret: it is sent only in the
+// Authorization header and never appears in a message or in output.
+struct ApiConfig {
+  std::string url;  // "http://127.0.0.1:8080", without a trailing slash
+  std::string token;
+};
+
+// --url, else HOOKRELAY_URL, else kDefaultApiUrl; --token, else HOOKRELAY_TOKEN, else empty.
+// Empty flag values count as absent.
+ApiConfig ResolveApiConfig(const std::string& url_flag, const std::string& token_flag);
+
+// Percent-encodes everything but RFC 3986 unreserved characters, for a path segment or a query
+// value.
+std::string PercentEncode(std::string_view text);
+
+// The API's answer as a result: a 2xx JSON body is the value; any other status becomes an error
+// whose message is the API's own ("HTTP 401 unauthenticated: missing or wrong bearer token",
+// with " (field: x)" when the error names a field); a body that is not JSON is an error that
+// quotes the start of it. Pure; `url` is only used in messages.
+Result<boost::json::value> InterpretResponse(long status, std::string_view body,
+                                             std::string_view url);
+
+class ApiClient {
+ public:
+  explicit ApiClient(ApiConfig config,
+                     std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+  const ApiConfig& config() const { return config_; }
+
+  // `path` starts with "/api/v1/…" and may carry a query. Transport failures are kUnavailable
+  // with a message naming the URL and libcurl's reason; API errors as in InterpretResponse.
+  Result<boost::json::value> Get(std::string_view path);
+  Result<boost::json::value> Post(std::string_view path, const boost::json::value& body);
+  Result<boost::json::value> Delete(std::string_view path);
+
+ private:
+  Result<boost::json::value> Perform(const char* method, std::string_view path,
+                                     const std::string* body);
+
+  ApiConfig config_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace hookrelay::cli

@@ -1,0 +1,104 @@
+#include "cli/catalog_commands.h"
+
+#include <CLI/CLI.hpp>
+#include <boost/json.hpp>
+#include <functional>
+#include <iostream>
+#include <memory>
+
+#include "cli/management_command.h"
+#include "cli/render.h"
+
+namespace hookrelay::cli {
+
+namespace json = boost::json;
+
+namespace {
+
+TimePoint Now() { return SystemClock::Instance().Now(); }
+
+using ListRenderer = std::function<std::string(const json::array&)>;
+using ItemRenderer = std::function<std::string(const json::object&)>;
+
+// `<resource> list`: GET /api/v1/<resource>, the "items" as a table.
+void AddList(CLI::App* parent, const std::string& resource, ListRenderer render, int& exit_code) {
+  auto common = std::make_shared<ManagementOptions>();
+  CLI::App* list = parent->add_subcommand("list", "List " + resource);
+  AddManagementOptions(list, *common);
+  list->callback([resource, render, common, &exit_code] {
+    const std::string command = resource + " list";
+    ApiClient client = MakeClient(*common);
+    Result<json::value> page = client.Get("/api/v1/" + resource);
+    if (!page.ok()) {
+      exit_code = ReportApiError(command, page.status());
+      return;
+    }
+    const json::value* items =
+        page->is_object() ? page->get_object().if_contains("items") : nullptr;
+    if (!items || !items->is_array()) {
+      exit_code =
+          ReportApiError(command, Status::Internal("the API answered without an \"items\" list"));
+      return;
+    }
+    if (common->json) {
+      PrintJson(*page);
+    } else {
+      std::cout << render(items->get_array());
+    }
+    exit_code = 0;
+  });
+}
+
+// `<resource> show NAME`: GET /api/v1/<resource>/NAME.
+void AddShow(CLI::App* parent, const std::string& resource, const std::string& what,
+             ItemRenderer render, int& exit_code) {
+  auto common = std::make_shared<ManagementOptions>();
+  auto name = std::make_shared<std::string>();
+  CLI::App* show = parent->add_subcommand("show", "Show one " + what);
+  show->add_option("name", *name, what + " name")->required();
+  AddManagementOptions(show, *common);
+  show->callback([resource, render, common, name, &exit_code] {
+    const std::string command = resource + " show";
+    ApiClient client = MakeClient(*common);
+    Result<json::value> item = client.Get("/api/v1/" + resource + "/" + PercentEncode(*name));
+    if (!item.ok()) {
+      exit_code = ReportApiError(command, item.status());
+      return;
+    }
+    if (!item->is_object()) {
+      exit_code = ReportApiError(command, Status::Internal("the API answered with a non-object"));
+      return;
+    }
+    if (common->json) {
+      PrintJson(*item);
+    } else {
+      std::cout << render(item->get_object());
+    }
+    exit_code = 0;
+  });
+}
+
+}  // namespace
+
+void AddCatalogCommands(CLI::App& app, int& exit_code) {
+  CLI::App* sources = app.add_subcommand("sources", "Inspect webhook sources (the API)");
+  sources->require_subcommand(1);
+  AddList(sources, "sources", RenderSourceList, exit_code);
+  AddShow(sources, "sources", "source", RenderSourceDetail, exit_code);
+
+  CLI::App* destinations =
+      app.add_subcommand("destinations", "Inspect destinations and their breakers (the API)");
+  destinations->require_subcommand(1);
+  AddList(
+      destinations, "destinations",
+      [](const json::array& items) { return RenderDestinationList(items, Now()); }, exit_code);
+  AddShow(
+      destinations, "destinations", "destination",
+      [](const json::object& d) { return RenderDestinationDetail(d, Now()); }, exit_code);
+
+  CLI::App* routes = app.add_subcommand("routes", "Inspect routes from sources to destinations");
+  routes->require_subcommand(1);
+  AddList(routes, "routes", RenderRouteList, exit_code);
+}
+
+}  // namespace hookrelay::cli

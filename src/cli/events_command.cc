@@ -1,0 +1,154 @@
+#include "cli/events_command.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <boost/json.hpp>
+#include <iostream>
+#include <memory>
+
+#include "cli/management_command.h"
+#include "cli/render.h"
+#include "common/time_format.h"
+#include "common/units.h"
+
+namespace hookrelay::cli {
+
+namespace json = boost::json;
+
+Result<std::string> ResolveTimeFlag(const std::string& text, TimePoint now,
+                                    const std::string& flag) {
+  if (std::optional<TimePoint> t = ParseRfc3339(text)) return FormatRfc3339(*t);
+  Result<Duration> ago = ParseDuration(text);
+  if (ago.ok()) return FormatRfc3339(now - *ago);
+  return Status::InvalidArgument(
+      "must be an RFC 3339 time (2026-11-30T06:00:00Z) or a duration "
+      "before now (90m, 2h, 1d), not \"" +
+          text + "\"",
+      flag);
+}
+
+std::string EventListPath(const EventListOptions& options, int page_limit,
+                          const std::string& cursor) {
+  std::string path = "/api/v1/events?limit=" + std::to_string(page_limit);
+  auto add = [&](const char* name, const std::string& value) {
+    if (!value.empty()) path += std::string("&") + name + "=" + PercentEncode(value);
+  };
+  add("status", options.status);
+  add("source", options.source);
+  add("destination", options.destination);
+  add("since", options.since);
+  add("until", options.until);
+  add("cursor", cursor);
+  return path;
+}
+
+Result<json::object> FetchEvents(ApiClient& client, const EventListOptions& options) {
+  json::array items;
+  json::value next = nullptr;
+  std::string cursor;
+  while (static_cast<int>(items.size()) < options.limit) {
+    int want = std::min(options.limit - static_cast<int>(items.size()), kEventPageLimit);
+    Result<json::value> page = client.Get(EventListPath(options, want, cursor));
+    if (!page.ok()) return page.status();
+    const json::object* o = page->if_object();
+    const json::value* page_items = o ? o->if_contains("items") : nullptr;
+    if (!page_items || !page_items->is_array()) {
+      return Status::Internal("the API answered without an \"items\" list");
+    }
+    for (const json::value& item : page_items->get_array()) {
+      if (static_cast<int>(items.size()) >= options.limit) break;
+      items.push_back(item);
+    }
+    const json::value* n = o->if_contains("next_cursor");
+    if (!n || !n->is_string() || n->get_string().empty()) {
+      next = nullptr;
+      break;
+    }
+    next = *n;
+    cursor = std::string(n->get_string());
+  }
+  return json::object{{"items", std::move(items)}, {"next_cursor", std::move(next)}};
+}
+
+namespace {
+
+TimePoint Now() { return SystemClock::Instance().Now(); }
+
+}  // namespace
+
+void AddEventsCommand(CLI::App& app, int& exit_code) {
+  CLI::App* events = app.add_subcommand("events", "List and inspect received events (the API)");
+  events->require_subcommand(1);
+
+  {
+    auto options = std::make_shared<EventListOptions>();
+    auto common = std::make_shared<ManagementOptions>();
+    CLI::App* list = events->add_subcommand("list", "List received events (filters combine)");
+    list->add_option("--status", options->status, "Only events with a delivery in this status")
+        ->check(CLI::IsMember({"scheduled", "delivering", "delivered", "failed", "paused"}));
+    list->add_option("--source", options->source, "Only events from this source");
+    list->add_option("--destination", options->destination,
+                     "Only events with a delivery to this destination");
+    list->add_option("--since", options->since,
+                     "Received at or after: RFC 3339 time, or a duration before now (2h)");
+    list->add_option("--until", options->until, "Received before: RFC 3339 time, or a duration");
+    list->add_option("--limit", options->limit, "At most this many events (default 50)")
+        ->check(CLI::Range(1, 1000000));
+    AddManagementOptions(list, *common);
+    list->callback([options, common, &exit_code] {
+      EventListOptions resolved = *options;
+      TimePoint now = Now();
+      for (auto [text, flag] :
+           {std::pair{&resolved.since, "--since"}, std::pair{&resolved.until, "--until"}}) {
+        if (text->empty()) continue;
+        Result<std::string> t = ResolveTimeFlag(*text, now, flag);
+        if (!t.ok()) throw CLI::ValidationError(flag, t.status().message());
+        *text = *t;
+      }
+      ApiClient client = MakeClient(*common);
+      Result<json::object> page = FetchEvents(client, resolved);
+      if (!page.ok()) {
+        exit_code = ReportApiError("events list", page.status());
+        return;
+      }
+      if (common->json) {
+        PrintJson(*page);
+      } else {
+        std::cout << RenderEventList(page->at("items").as_array(), Now());
+        if (!page->at("next_cursor").is_null()) {
+          std::cout << "(more events: raise --limit or narrow the filters)\n";
+        }
+      }
+      exit_code = 0;
+    });
+  }
+
+  {
+    auto id = std::make_shared<std::string>();
+    auto common = std::make_shared<ManagementOptions>();
+    CLI::App* show =
+        events->add_subcommand("show", "Show an event with its deliveries and attempts");
+    show->add_option("id", *id, "Event id")->required();
+    AddManagementOptions(show, *common);
+    show->callback([id, common, &exit_code] {
+      ApiClient client = MakeClient(*common);
+      Result<json::value> event = client.Get("/api/v1/events/" + PercentEncode(*id));
+      if (!event.ok()) {
+        exit_code = ReportApiError("events show", event.status());
+        return;
+      }
+      if (common->json) {
+        PrintJson(*event);
+      } else if (event->is_object()) {
+        std::cout << RenderEventDetail(event->get_object(), Now());
+      } else {
+        exit_code =
+            ReportApiError("events show", Status::Internal("the API answered with a non-object"));
+        return;
+      }
+      exit_code = 0;
+    });
+  }
+}
+
+}  // namespace hookrelay::cli

@@ -1,0 +1,47 @@
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <string>
+
+#include "cli/api_client.h"
+#include "common/clock.h"
+#include "common/result.h"
+
+namespace CLI {
+class App;
+}
+
+namespace hookrelay::cli {
+
+inline constexpr int kDefaultEventListLimit = 50;
+// The API's largest page (api::kMaxEventLimit); longer listings take several pages.
+inline constexpr int kEventPageLimit = 1000;
+
+// `hookrelay events list` filters. Empty strings are absent.
+struct EventListOptions {
+  std::string status;
+  std::string source;
+  std::string destination;
+  std::string since;  // RFC 3339, or a duration meaning that long before now ("2h")
+  std::string until;
+  int limit = kDefaultEventListLimit;  // events to show in all, across pages
+};
+
+// --since / --until: an RFC 3339 time, or a duration ("90m", "1d") meaning that long before
+// `now`; returned as RFC 3339 UTC. InvalidArgument naming `flag` otherwise.
+Result<std::string> ResolveTimeFlag(const std::string& text, TimePoint now,
+                                    const std::string& flag);
+
+// "/api/v1/events?status=failed&since=…&limit=N[&cursor=C]": the filters of `options` (times
+// already resolved), percent-encoded.
+std::string EventListPath(const EventListOptions& options, int page_limit,
+                          const std::string& cursor);
+
+// Follows next_cursor until `options.limit` events (or the end); returns {"items": […],
+// "next_cursor": where to continue, or null}. `options` times must be resolved.
+Result<boost::json::object> FetchEvents(ApiClient& client, const EventListOptions& options);
+
+// Registers `events list` and `events show ID`; `exit_code` is set after parsing.
+void AddEventsCommand(CLI::App& app, int& exit_code);
+
+}  // namespace hookrelay::cli

@@ -1,0 +1,229 @@
+// Black-box tests of the management commands (events, sources, destinations, routes): the real
+// `hookrelay` CLI binary talking to a real `hookrelay serve` over HTTP.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <memory>
+#include <thread>
+
+#include "support/hookrelay_server.h"
+#include "support/http_client.h"
+#include "support/process.h"
+#include "support/sink.h"
+
+namespace hookrelay {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using testing::HookrelayServer;
+using testing::HttpConnection;
+using testing::HttpResponse;
+using testing::RunProgram;
+using testing::RunResult;
+using testing::Sink;
+using testing::SinkResponse;
+using testing::TempDir;
+
+constexpr const char* kToken = "test-admin-token-0123";
+
+bool Contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+#define EXPECT_CONTAINS(h, n) EXPECT_TRUE(Contains(h, n)) << "missing \"" << (n) << "\" in\n" << (h)
+#define EXPECT_LACKS(h, n) \
+  EXPECT_FALSE(Contains(h, n)) << "unexpected \"" << (n) << "\" in\n" << (h)
+
+class ManagementCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // "billing" answers 200; "ops" always fails with 500 and gives up after 2 attempts.
+    sink_.SetDefault("/fail", SinkResponse::Status(500, "down"));
+    std::string config =
+        "[delivery]\npoll_interval = \"100ms\"\n"
+        "\n[[sources]]\nname = \"src\"\n"
+        "\n[[destinations]]\nname = \"billing\"\nallow_private = true\nurl = \"" +
+        sink_.url("/ok") +
+        "\"\n"
+        "\n[[destinations]]\nname = \"ops\"\nallow_private = true\nurl = \"" +
+        sink_.url("/fail") +
+        "\"\npolicy = { strategy = \"exponential\", jitter = \"none\", base = \"50ms\", cap = "
+        "\"50ms\", max_attempts = 2, timeout = \"2s\" }\n"
+        "\n[[routes]]\nsource = \"src\"\ndestination = \"billing\"\n"
+        "\n[[routes]]\nsource = \"src\"\ndestination = \"ops\"\n";
+    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
+        config, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
+    ASSERT_TRUE(server_->ok()) << server_->output();
+  }
+
+  std::string Ingest(const std::string& body) {
+    HttpConnection conn(server_->port());
+    HttpResponse r = conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, body);
+    EXPECT_EQ(r.status, 202) << r.body;
+    return r.status == 202 ? std::string(json::parse(r.body).at("id").as_string()) : "";
+  }
+
+  RunResult Cli(std::vector<std::string> args, const std::string& token = kToken) {
+    args.insert(args.begin(), HOOKRELAY_BINARY);
+    return RunProgram(args, {}, 60s,
+                      {{"HOOKRELAY_URL", server_->url()}, {"HOOKRELAY_TOKEN", token}});
+  }
+
+  json::value CliJson(std::vector<std::string> args) {
+    args.push_back("--json");
+    RunResult r = Cli(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    boost::system::error_code ec;
+    json::value v = json::parse(r.out, ec);
+    EXPECT_FALSE(ec) << r.out;
+    return v;
+  }
+
+  // Polls `events show ID --json` until the delivery to `destination` has `status` (10 s).
+  bool WaitForDelivery(const std::string& id, const std::string& destination,
+                       const std::string& status) {
+    for (int i = 0; i < 100; ++i) {
+      json::value v = CliJson({"events", "show", id});
+      if (v.is_object()) {
+        for (const json::value& d : v.at("deliveries").as_array()) {
+          if (d.at("destination") == destination.c_str() && d.at("status") == status.c_str()) {
+            return true;
+          }
+        }
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    return false;
+  }
+
+  TempDir dir_;
+  Sink sink_;
+  std::unique_ptr<HookrelayServer> server_;
+};
+
+TEST_F(ManagementCliTest, EventsListAndShow) {
+  std::string a = Ingest(R"({"n": 1})");
+  std::string b = Ingest(R"({"n": 2})");
+  ASSERT_TRUE(WaitForDelivery(a, "ops", "failed"));
+  ASSERT_TRUE(WaitForDelivery(a, "billing", "delivered"));
+
+  RunResult list = Cli({"events", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_CONTAINS(list.out, "ID");
+  EXPECT_CONTAINS(list.out, "RECEIVED");
+  EXPECT_CONTAINS(list.out, a);
+  EXPECT_CONTAINS(list.out, b);
+  EXPECT_CONTAINS(list.out, "src");
+  // Received times are local and relative: "09:02:23, now" or "09:02:23, 1s ago".
+  EXPECT_TRUE(Contains(list.out, ", now") || Contains(list.out, " ago")) << list.out;
+
+  // --limit 1 follows no further than one event, and says where to continue.
+  json::value one = CliJson({"events", "list", "--limit", "1"});
+  ASSERT_EQ(one.at("items").as_array().size(), 1u);
+  EXPECT_TRUE(one.at("next_cursor").is_string());
+  // Pages are followed: --limit 2 with a server page of 2 gets both, ids distinct.
+  json::value two = CliJson({"events", "list", "--limit", "2", "--source", "src"});
+  ASSERT_EQ(two.at("items").as_array().size(), 2u);
+  EXPECT_NE(two.at("items").at(0).at("id"), two.at("items").at(1).at("id"));
+  json::value none = CliJson({"events", "list", "--source", "nosuch"});
+  EXPECT_TRUE(none.at("items").as_array().empty());
+  RunResult none_text = Cli({"events", "list", "--source", "nosuch"});
+  EXPECT_EQ(none_text.out, "No events.\n");
+
+  RunResult show = Cli({"events", "show", a});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_CONTAINS(show.out, "Event " + a);
+  EXPECT_CONTAINS(show.out, "Delivery to billing: delivered, attempt 1 of");
+  EXPECT_CONTAINS(show.out, "Delivery to ops: failed, attempt 2 of 2");
+  EXPECT_CONTAINS(show.out, "reason: ");
+  EXPECT_CONTAINS(show.out, "HTTP 500");
+
+  json::value detail = CliJson({"events", "show", a});
+  EXPECT_EQ(detail.at("id").as_string(), a);
+  EXPECT_EQ(detail.at("source").as_string(), "src");
+  ASSERT_EQ(detail.at("deliveries").as_array().size(), 2u);
+
+  RunResult missing = Cli({"events", "show", "01NOSUCHEVENT"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_CONTAINS(missing.err, "404");
+}
+
+TEST_F(ManagementCliTest, Catalog) {
+  RunResult sources = Cli({"sources", "list"});
+  ASSERT_EQ(sources.exit_code, 0) << sources.err;
+  EXPECT_CONTAINS(sources.out, "NAME");
+  EXPECT_CONTAINS(sources.out, "src");
+  json::value src = CliJson({"sources", "show", "src"});
+  EXPECT_EQ(src.at("name").as_string(), "src");
+  EXPECT_CONTAINS(Cli({"sources", "show", "src"}).out, "Source src\n");
+
+  RunResult dests = Cli({"destinations", "list"});
+  ASSERT_EQ(dests.exit_code, 0) << dests.err;
+  EXPECT_CONTAINS(dests.out, "BREAKER");
+  EXPECT_CONTAINS(dests.out, "billing");
+  EXPECT_CONTAINS(dests.out, sink_.url("/fail"));
+  json::value dest_list = CliJson({"destinations", "list"});
+  EXPECT_EQ(dest_list.at("items").as_array().size(), 2u);
+  RunResult ops = Cli({"destinations", "show", "ops"});
+  ASSERT_EQ(ops.exit_code, 0) << ops.err;
+  EXPECT_CONTAINS(ops.out, "Destination ops\n");
+  EXPECT_CONTAINS(ops.out, "breaker      closed");
+  EXPECT_CONTAINS(ops.out, "2 attempts");
+  json::value ops_json = CliJson({"destinations", "show", "ops"});
+  EXPECT_TRUE(ops_json.at("breaker").is_object());
+  EXPECT_EQ(ops_json.at("paused"), false);
+
+  RunResult unknown = Cli({"destinations", "show", "nosuch"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_CONTAINS(unknown.err, "404");
+
+  RunResult routes = Cli({"routes", "list"});
+  ASSERT_EQ(routes.exit_code, 0) << routes.err;
+  EXPECT_CONTAINS(routes.out, "SOURCE");
+  EXPECT_CONTAINS(routes.out, "billing");
+  EXPECT_CONTAINS(routes.out, "ops");
+  EXPECT_EQ(CliJson({"routes", "list"}).at("items").as_array().size(), 2u);
+}
+
+TEST_F(ManagementCliTest, WrongTokenIsAnApiError) {
+  RunResult r = Cli({"events", "list"}, "wrong-token-987");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_CONTAINS(r.err, "401");
+  EXPECT_CONTAINS(r.err, "unauthenticated");
+  EXPECT_LACKS(r.err + r.out, "wrong-token-987");
+  // --token overrides HOOKRELAY_TOKEN.
+  RunResult fixed = Cli({"routes", "list", "--token", kToken}, "wrong-token-987");
+  EXPECT_EQ(fixed.exit_code, 0) << fixed.err;
+}
+
+TEST_F(ManagementCliTest, BadUsageExitsTwo) {
+  for (std::vector<std::string> args : {std::vector<std::string>{"events"},
+                                        {"events", "show"},
+                                        {"events", "list", "--limit", "0"},
+                                        {"events", "list", "--status", "bogus"},
+                                        {"events", "list", "--since", "yesterday"},
+                                        {"sources", "show"},
+                                        {"routes", "show", "x"},
+                                        {"events", "list", "--nope"}}) {
+    RunResult r = Cli(args);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << joined << "\n" << r.out << r.err;
+  }
+  EXPECT_TRUE(sink_.Requests().empty());
+}
+
+TEST(ManagementCliNoServerTest, UnreachableServerIsAClearError) {
+  // Port 1 on loopback: nothing listens, the connection is refused.
+  RunResult r = RunProgram({HOOKRELAY_BINARY, "events", "list"}, {}, 60s,
+                           {{"HOOKRELAY_URL", "http://127.0.0.1:1"}, {"HOOKRELAY_TOKEN", "tok-1"}});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_CONTAINS(r.err, "cannot reach the hookrelay API at http://127.0.0.1:1");
+  EXPECT_LACKS(r.err, "tok-1");
+  RunResult flag = RunProgram({HOOKRELAY_BINARY, "sources", "list", "--url", "http://127.0.0.1:1"});
+  EXPECT_EQ(flag.exit_code, 1);
+  EXPECT_CONTAINS(flag.err, "http://127.0.0.1:1");
+}
+
+}  // namespace
+}  // namespace hookrelay
