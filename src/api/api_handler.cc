@@ -1,5 +1,6 @@
 #include "api/api_handler.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include "api/api_json.h"
@@ -12,7 +13,8 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr uint64_t kBodyLimit = 64 * 1024;  // no route reads a body yet
+constexpr uint64_t kBodyLimit = 64 * 1024;  // the bodies are small JSON objects
+constexpr std::string_view kDefaultPauseReason = "paused via the API";
 
 http::Response Json(const json::object& o) {
   http::Response r;
@@ -26,6 +28,8 @@ http::Response FromStatus(const Status& s) {
       return http::JsonError(400, Status::CodeName(s.code()), s.message(), s.field());
     case Status::Code::kNotFound:
       return http::JsonError(404, Status::CodeName(s.code()), s.message());
+    case Status::Code::kFailedPrecondition:
+      return http::JsonError(409, Status::CodeName(s.code()), s.message(), s.field());
     case Status::Code::kUnavailable:
     case Status::Code::kResourceExhausted:
       return http::JsonError(503, "unavailable", "store: " + s.message());
@@ -37,14 +41,21 @@ http::Response NotFound(std::string_view what, const std::string& name) {
   return http::JsonError(404, "not_found", "no " + std::string(what) + " \"" + name + "\"");
 }
 
+http::Response NoControl(std::string_view what) {
+  return http::JsonError(503, "unavailable", std::string(what) + " is not available here");
+}
+
 }  // namespace
 
 ApiHandler::ApiHandler(Authorizer authorize, store::Store& store, model::Registry& registry,
-                       DestinationStates destination_states, int workers)
+                       DestinationStates destination_states, Controls controls, const Clock& clock,
+                       int workers)
     : authorize_(std::move(authorize)),
       store_(store),
       registry_(registry),
-      destination_states_(std::move(destination_states)) {
+      destination_states_(std::move(destination_states)),
+      controls_(std::move(controls)),
+      clock_(clock) {
   for (int i = 0; i < std::max(1, workers); ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
@@ -139,11 +150,13 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kGetDestination: {
       const model::Destination* d = catalog->FindDestination(m.params[0]);
       if (!d) return NotFound("destination", m.params[0]);
-      auto states = destination_states_ ? destination_states_()
-                                        : std::map<std::string, delivery::DestinationState>();
-      auto it = states.find(d->name);
-      return Json(DestinationViewToJson(*d, it == states.end() ? nullptr : &it->second));
+      return DestinationView(*d);
     }
+    case RouteId::kPauseDestination:
+    case RouteId::kResumeDestination:
+    case RouteId::kResetBreaker: return DestinationControl(request, m.route->id, m.params[0]);
+    case RouteId::kReplayEvent: return ReplayEvent(request, m.params[0]);
+    case RouteId::kListAudit: return ListAudit(request);
     case RouteId::kListSources: return Json(SourceListToJson(*catalog));
     case RouteId::kGetSource: {
       const model::Source* s = catalog->FindSource(m.params[0]);
@@ -158,6 +171,131 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     }
   }
   return http::JsonError(500, "internal", "unhandled route");
+}
+
+http::Response ApiHandler::DestinationView(const model::Destination& d) const {
+  auto states = destination_states_ ? destination_states_()
+                                    : std::map<std::string, delivery::DestinationState>();
+  auto it = states.find(d.name);
+  return Json(DestinationViewToJson(d, it == states.end() ? nullptr : &it->second));
+}
+
+Status ApiHandler::Audit(const http::Request& request, std::string action, std::string target,
+                         int64_t count, std::string detail) const {
+  store::AuditEntry e;
+  e.at = clock_.Now();
+  e.actor = AuditActor(request.Header("Authorization").value_or(""));
+  e.action = std::move(action);
+  e.target = std::move(target);
+  e.count = count;
+  e.detail = std::move(detail);
+  return store_.AppendAudit(e);
+}
+
+http::Response ApiHandler::DestinationControl(const http::Request& request, RouteId route,
+                                              const std::string& name) const {
+  std::shared_ptr<const model::Catalog> catalog = registry_.Get();
+  const model::Destination* d = catalog->FindDestination(name);
+  if (!d) return NotFound("destination", name);
+  std::string action;
+  json::object detail;
+  Status done;
+  if (route == RouteId::kPauseDestination) {
+    auto reason = ParsePauseBody(request.body, std::string(kDefaultPauseReason));
+    if (!reason.ok()) return FromStatus(reason.status());
+    if (!controls_.pause) return NoControl("pause");
+    action = "pause";
+    detail["reason"] = *reason;
+    done = controls_.pause(name, *reason);
+  } else {
+    if (Status s = ParseEmptyBody(request.body); !s.ok()) return FromStatus(s);
+    const bool resume = route == RouteId::kResumeDestination;
+    const auto& control = resume ? controls_.resume : controls_.reset_breaker;
+    if (!control) return NoControl(resume ? "resume" : "reset-breaker");
+    action = resume ? "resume" : "reset_breaker";
+    done = control(name);
+  }
+  if (!done.ok()) return FromStatus(done);
+  if (Status s = Audit(request, action, name, 1, detail.empty() ? "" : json::serialize(detail));
+      !s.ok()) {
+    return FromStatus(s);
+  }
+  return DestinationView(*d);
+}
+
+http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::string& id) const {
+  auto only = ParseReplayBody(request.body);
+  if (!only.ok()) return FromStatus(only.status());
+  auto event = store_.GetEvent(id);
+  if (!event.ok()) return FromStatus(event.status());
+  if (!event->has_value()) {
+    return http::JsonError(
+        404, "not_found",
+        "no event \"" + id + "\" (it never existed, or was purged past its replay window)");
+  }
+  auto deliveries = store_.GetDeliveries(id);
+  if (!deliveries.ok()) return FromStatus(deliveries.status());
+  std::vector<std::string> routed;  // the event's destinations, in delivery order, once each
+  for (const store::Delivery& d : *deliveries) {
+    if (std::find(routed.begin(), routed.end(), d.destination) == routed.end()) {
+      routed.push_back(d.destination);
+    }
+  }
+  std::vector<std::string> targets = routed;
+  if (only->has_value()) {
+    if (std::find(routed.begin(), routed.end(), **only) == routed.end()) {
+      return FromStatus(Status::InvalidArgument(
+          "destination: event " + id + " was not routed to \"" + **only + "\"", "destination"));
+    }
+    targets = {**only};
+  }
+  if (targets.empty()) {
+    return FromStatus(
+        Status::FailedPrecondition("event " + id + " has no destinations to replay to"));
+  }
+  // Check every target before creating anything, so a refused replay changes nothing.
+  std::shared_ptr<const model::Catalog> catalog = registry_.Get();
+  const TimePoint now = clock_.Now();
+  std::vector<const model::Destination*> dests;
+  for (const std::string& name : targets) {
+    const model::Destination* d = catalog->FindDestination(name);
+    if (!d) {
+      return FromStatus(Status::FailedPrecondition("destination \"" + name +
+                                                   "\" is no longer configured; event " + id +
+                                                   " cannot be replayed to it"));
+    }
+    if (PastReplayWindow((*event)->received_at, d->policy.replay_window, now)) {
+      return FromStatus(Status::FailedPrecondition(
+          "event " + id + " is past its " + ReplayWindowName(d->policy.replay_window) +
+          " replay window for destination \"" + name + "\" and cannot be replayed"));
+    }
+    dests.push_back(d);
+  }
+  std::vector<store::Delivery> created;
+  json::array names;
+  for (const model::Destination* d : dests) {
+    auto r = store_.CreateReplay(id, d->name, d->policy.max_attempts, now);
+    if (!r.ok()) return FromStatus(r.status());
+    created.push_back(std::move(*r));
+    names.push_back(json::string(d->name));
+  }
+  if (controls_.wake) controls_.wake();
+  if (Status s = Audit(request, "replay", id, static_cast<int64_t>(created.size()),
+                       json::serialize(json::object{{"destinations", std::move(names)}}));
+      !s.ok()) {
+    return FromStatus(s);
+  }
+  http::Response r = Json(ReplayResultToJson(id, created));
+  r.status = 202;
+  return r;
+}
+
+http::Response ApiHandler::ListAudit(const http::Request& request) const {
+  auto q = ParseAuditQuery(request);
+  if (!q.ok()) return FromStatus(q.status());
+  auto page = store_.ListAudit(q->cursor, q->limit);
+  if (!page.ok()) return FromStatus(page.status());
+  return Json(AuditPageToJson(*page));
 }
 
 }  // namespace hookrelay::api

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "api/api_routes.h"
+#include "common/clock.h"
 #include "delivery/engine.h"
 #include "http/server.h"
 #include "model/registry.h"
@@ -17,9 +19,10 @@
 
 namespace hookrelay::api {
 
-// The management API under /api/v1 (read-only so far; see docs/api.md). Thin: it authenticates,
-// matches the route table (api_routes.h), parses the query and answers with the JSON builders
-// of api_json.h.
+// The management API under /api/v1 (see docs/api.md). Thin: it authenticates, matches the route
+// table (api_routes.h), parses the query or body, calls the store or the engine (through
+// Controls, since api cannot depend on app) and answers with the JSON builders of api_json.h.
+// Every change it makes is written to the store's audit trail.
 //
 // Store reads may block, so Handle() runs them on the handler's own worker threads, never on
 // the server's I/O threads. Thread-safe.
@@ -30,9 +33,20 @@ class ApiHandler {
   // The engine's live per-destination state (DeliveryEngine::Destinations).
   using DestinationStates = std::function<std::map<std::string, delivery::DestinationState>()>;
 
-  // All references must outlive the handler. `workers` threads serve requests.
+  // The engine's operator controls (DeliveryEngine::Pause, Resume, ResetBreaker, Wake). A
+  // control left empty makes its route answer 503 "unavailable".
+  struct Controls {
+    std::function<Status(const std::string& destination, const std::string& reason)> pause;
+    std::function<Status(const std::string& destination)> resume;
+    std::function<Status(const std::string& destination)> reset_breaker;
+    std::function<void()> wake;  // new replay deliveries are due now
+  };
+
+  // All references must outlive the handler. `clock` dates replays and audit entries and
+  // decides replay windows. `workers` threads serve requests.
   ApiHandler(Authorizer authorize, store::Store& store, model::Registry& registry,
-             DestinationStates destination_states, int workers = 2);
+             DestinationStates destination_states, Controls controls, const Clock& clock,
+             int workers = 2);
   // Finishes queued requests, then joins the workers.
   ~ApiHandler();
   ApiHandler(const ApiHandler&) = delete;
@@ -54,11 +68,21 @@ class ApiHandler {
 
  private:
   void WorkerLoop();
+  http::Response DestinationControl(const http::Request& request, RouteId route,
+                                    const std::string& name) const;
+  http::Response ReplayEvent(const http::Request& request, const std::string& id) const;
+  http::Response ListAudit(const http::Request& request) const;
+  http::Response DestinationView(const model::Destination& d) const;
+  // Appends an audit entry for a change made on behalf of `request`'s token.
+  Status Audit(const http::Request& request, std::string action, std::string target, int64_t count,
+               std::string detail) const;
 
   Authorizer authorize_;
   store::Store& store_;
   model::Registry& registry_;
   DestinationStates destination_states_;
+  Controls controls_;
+  const Clock& clock_;
 
   std::mutex mu_;
   std::condition_variable cv_;

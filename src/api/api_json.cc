@@ -5,6 +5,7 @@
 
 #include "common/crypto.h"
 #include "common/time_format.h"
+#include "common/units.h"
 #include "pacing/adaptive_concurrency.h"
 
 namespace hookrelay::api {
@@ -42,6 +43,50 @@ Result<std::optional<TimePoint>> TimeParam(const http::RequestHead& head, std::s
   return t;
 }
 
+Result<int> LimitParam(const http::RequestHead& head, int default_limit) {
+  std::optional<std::string> l = Param(head, "limit");
+  if (!l) return default_limit;
+  int n = 0;
+  auto [end, ec] = std::from_chars(l->data(), l->data() + l->size(), n);
+  if (ec != std::errc() || end != l->data() + l->size() || n < 1 || n > kMaxEventLimit) {
+    return Status::InvalidArgument(
+        "must be an integer from 1 to " + std::to_string(kMaxEventLimit) + ", not \"" + *l + "\"",
+        "limit");
+  }
+  return n;
+}
+
+// Parses an optional JSON object body; an empty (or all-blank) body is an empty object.
+Result<json::object> ParseObjectBody(std::string_view body) {
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return json::object();
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (ec) return Status::InvalidArgument("body: malformed JSON: " + ec.message(), "body");
+  if (!v.is_object()) return Status::InvalidArgument("body: must be a JSON object", "body");
+  return std::move(v.as_object());
+}
+
+// Rejects any field of `o` other than `allowed` (which may be empty).
+Status OnlyField(const json::object& o, std::string_view allowed) {
+  for (const auto& [k, v] : o) {
+    if (k != allowed) {
+      return Status::InvalidArgument("unknown field \"" + std::string(k) + "\"", std::string(k));
+    }
+  }
+  return Status::Ok();
+}
+
+// The non-empty string field `name` of `o`, nullopt when absent.
+Result<std::optional<std::string>> StringField(const json::object& o, std::string_view name) {
+  const json::value* v = o.if_contains(name);
+  if (!v || v->is_null()) return std::optional<std::string>();
+  if (!v->is_string() || v->as_string().empty()) {
+    return Status::InvalidArgument(std::string(name) + ": must be a non-empty string",
+                                   std::string(name));
+  }
+  return std::optional<std::string>(std::string(v->as_string()));
+}
+
 json::object List(json::array items, json::value next_cursor = nullptr) {
   return {{"items", std::move(items)}, {"next_cursor", std::move(next_cursor)}};
 }
@@ -70,16 +115,9 @@ Result<EventListQuery> ParseEventListQuery(const http::RequestHead& head) {
     return Status::InvalidArgument("must not be before since", "until");
   }
   q.cursor = Param(head, "cursor").value_or("");
-  if (auto l = Param(head, "limit")) {
-    int n = 0;
-    auto [end, ec] = std::from_chars(l->data(), l->data() + l->size(), n);
-    if (ec != std::errc() || end != l->data() + l->size() || n < 1 || n > kMaxEventLimit) {
-      return Status::InvalidArgument(
-          "must be an integer from 1 to " + std::to_string(kMaxEventLimit) + ", not \"" + *l + "\"",
-          "limit");
-    }
-    q.limit = n;
-  }
+  auto limit = LimitParam(head, kDefaultEventLimit);
+  if (!limit.ok()) return limit.status();
+  q.limit = *limit;
   return q;
 }
 
@@ -202,6 +240,91 @@ json::object RouteListToJson(const model::Catalog& catalog) {
   json::array items;
   for (const model::Route& r : catalog.routes) items.push_back(RouteToJson(r));
   return List(std::move(items));
+}
+
+std::string AuditActor(std::string_view authorization) {
+  constexpr std::string_view kBearer = "Bearer ";
+  std::string_view token = authorization;
+  if (token.size() > kBearer.size()) token.remove_prefix(kBearer.size());
+  return "token:" + HexEncode(Sha256(token)).substr(0, 8);
+}
+
+Result<std::string> ParsePauseBody(std::string_view body, const std::string& default_reason) {
+  auto o = ParseObjectBody(body);
+  if (!o.ok()) return o.status();
+  if (Status s = OnlyField(*o, "reason"); !s.ok()) return s;
+  auto reason = StringField(*o, "reason");
+  if (!reason.ok()) return reason.status();
+  return reason->value_or(default_reason);
+}
+
+Status ParseEmptyBody(std::string_view body) {
+  auto o = ParseObjectBody(body);
+  if (!o.ok()) return o.status();
+  return OnlyField(*o, "");
+}
+
+Result<std::optional<std::string>> ParseReplayBody(std::string_view body) {
+  auto o = ParseObjectBody(body);
+  if (!o.ok()) return o.status();
+  if (Status s = OnlyField(*o, "destination"); !s.ok()) return s;
+  return StringField(*o, "destination");
+}
+
+std::string ReplayWindowName(Duration window) {
+  constexpr Duration kDay = std::chrono::hours(24);
+  if (window >= kDay && window % kDay == Duration(0)) {
+    return std::to_string(window / kDay) + "-day";
+  }
+  return FormatDuration(window);
+}
+
+bool PastReplayWindow(TimePoint received_at, Duration window, TimePoint now) {
+  return now > received_at + window;
+}
+
+json::object ReplayResultToJson(const std::string& event_id,
+                                const std::vector<store::Delivery>& created) {
+  json::array replays;
+  for (const store::Delivery& d : created) {
+    replays.push_back(
+        json::object{{"destination", d.destination}, {"chain", d.chain}, {"delivery_id", d.id}});
+  }
+  return {{"event", event_id}, {"replays", std::move(replays)}};
+}
+
+Result<AuditQuery> ParseAuditQuery(const http::RequestHead& head) {
+  AuditQuery q;
+  q.cursor = Param(head, "cursor").value_or("");
+  auto limit = LimitParam(head, kDefaultAuditLimit);
+  if (!limit.ok()) return limit.status();
+  q.limit = *limit;
+  return q;
+}
+
+json::object AuditEntryToJson(const store::AuditEntry& e) {
+  json::value detail = nullptr;
+  if (!e.detail.empty()) {
+    boost::system::error_code ec;
+    json::value v = json::parse(e.detail, ec);
+    if (!ec) detail = std::move(v);
+  }
+  return {{"id", e.id},
+          {"at", FormatRfc3339(e.at)},
+          {"actor", e.actor},
+          {"action", e.action},
+          {"target", e.target},
+          {"count", e.count},
+          {"detail", std::move(detail)}};
+}
+
+json::object AuditPageToJson(const store::AuditPage& page) {
+  json::array items;
+  items.reserve(page.items.size());
+  for (const store::AuditEntry& e : page.items) items.push_back(AuditEntryToJson(e));
+  json::value next = nullptr;
+  if (!page.next_cursor.empty()) next = json::string(page.next_cursor);
+  return List(std::move(items), std::move(next));
 }
 
 }  // namespace hookrelay::api

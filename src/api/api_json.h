@@ -65,4 +65,41 @@ boost::json::object SourceListToJson(const model::Catalog& catalog);
 // {"items": [RouteToJson…], "next_cursor": null}, in catalog order.
 boost::json::object RouteListToJson(const model::Catalog& catalog);
 
+// The audit actor for an Authorization header value ("Bearer <token>"): "token:" and the first 8
+// hex digits of the token's SHA-256 — enough to tell tokens apart, never the token itself.
+std::string AuditActor(std::string_view authorization);
+
+// The optional body of POST /api/v1/destinations/{name}/pause: {"reason": "…"}. An empty body
+// gives `default_reason`. InvalidArgument for malformed JSON (field "body"), a field other than
+// "reason" (field names it) or a reason that is not a non-empty string.
+Result<std::string> ParsePauseBody(std::string_view body, const std::string& default_reason);
+// The optional body of resume and reset-breaker: empty or {}. InvalidArgument otherwise.
+Status ParseEmptyBody(std::string_view body);
+// The optional body of POST /api/v1/events/{id}/replay: {"destination": "name"}. nullopt: all
+// of the event's destinations. Errors as for ParsePauseBody.
+Result<std::optional<std::string>> ParseReplayBody(std::string_view body);
+
+// "30-day" for whole days, else the duration as configured ("90m", "1s").
+std::string ReplayWindowName(Duration window);
+// True when `now` is past received_at + window: the event can no longer be replayed there.
+bool PastReplayWindow(TimePoint received_at, Duration window, TimePoint now);
+
+// The 202 answer of a replay: {"event": id, "replays": [{"destination", "chain",
+// "delivery_id"}]}.
+boost::json::object ReplayResultToJson(const std::string& event_id,
+                                       const std::vector<store::Delivery>& created);
+
+inline constexpr int kDefaultAuditLimit = 100;
+// GET /api/v1/audit?cursor=&limit= (limit 1–1000). InvalidArgument names the parameter.
+struct AuditQuery {
+  std::string cursor;
+  int limit = kDefaultAuditLimit;
+};
+Result<AuditQuery> ParseAuditQuery(const http::RequestHead& head);
+// {"id", "at", "actor", "action", "target", "count", "detail"}; detail is the stored JSON text
+// parsed back (null when empty or not JSON).
+boost::json::object AuditEntryToJson(const store::AuditEntry& e);
+// {"items": [entry…], "next_cursor": "…" | null}
+boost::json::object AuditPageToJson(const store::AuditPage& page);
+
 }  // namespace hookrelay::api

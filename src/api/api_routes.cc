@@ -9,11 +9,16 @@ namespace {
 constexpr ApiRoute kRoutes[] = {
     {RouteId::kListEvents, "GET", "/api/v1/events"},
     {RouteId::kGetEvent, "GET", "/api/v1/events/{id}"},
+    {RouteId::kReplayEvent, "POST", "/api/v1/events/{id}/replay"},
     {RouteId::kListDestinations, "GET", "/api/v1/destinations"},
     {RouteId::kGetDestination, "GET", "/api/v1/destinations/{name}"},
+    {RouteId::kPauseDestination, "POST", "/api/v1/destinations/{name}/pause"},
+    {RouteId::kResumeDestination, "POST", "/api/v1/destinations/{name}/resume"},
+    {RouteId::kResetBreaker, "POST", "/api/v1/destinations/{name}/reset-breaker"},
     {RouteId::kListSources, "GET", "/api/v1/sources"},
     {RouteId::kGetSource, "GET", "/api/v1/sources/{name}"},
     {RouteId::kListRoutes, "GET", "/api/v1/routes"},
+    {RouteId::kListAudit, "GET", "/api/v1/audit"},
     {RouteId::kOpenApi, "GET", "/api/v1/openapi.json"},
 };
 

@@ -13,17 +13,22 @@ namespace hookrelay::api {
 enum class RouteId {
   kListEvents,
   kGetEvent,
+  kReplayEvent,
   kListDestinations,
   kGetDestination,
+  kPauseDestination,
+  kResumeDestination,
+  kResetBreaker,
   kListSources,
   kGetSource,
   kListRoutes,
+  kListAudit,
   kOpenApi,
 };
 
 struct ApiRoute {
   RouteId id;
-  std::string_view method;  // "GET" (HEAD is served wherever GET is)
+  std::string_view method;  // "GET" or "POST" (HEAD is served wherever GET is)
   // OpenAPI-style template; a "{name}" segment matches any one non-empty path segment.
   std::string_view path;
 };

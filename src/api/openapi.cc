@@ -9,7 +9,7 @@ constexpr std::string_view kDocument = R"json({
   "info": {
     "title": "hookrelay management API",
     "version": "1",
-    "description": "Read-only part of the management API. Every request needs Authorization: Bearer <admin token>. Errors are {\"error\": {\"code\", \"message\", \"field\"?}}."
+    "description": "The management API: events, destinations, sources, routes, replays, destination controls and the audit trail. Every request needs Authorization: Bearer <admin token>. Errors are {\"error\": {\"code\", \"message\", \"field\"?}}. Every change is written to the audit trail."
   },
   "servers": [{"url": "/"}],
   "security": [{"bearer": []}],
@@ -54,6 +54,24 @@ constexpr std::string_view kDocument = R"json({
         }
       }
     },
+    "/api/v1/events/{id}/replay": {
+      "post": {
+        "operationId": "replayEvent",
+        "summary": "Deliver the event again (a new delivery chain, same webhook-id) to all its destinations or one",
+        "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {
+          "type": "object", "additionalProperties": false,
+          "properties": {"destination": {"type": "string", "description": "one the event was routed to"}}}}}},
+        "responses": {
+          "202": {"description": "the new delivery chains",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReplayResult"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"},
+          "409": {"$ref": "#/components/responses/FailedPrecondition"}
+        }
+      }
+    },
     "/api/v1/destinations": {
       "get": {
         "operationId": "listDestinations",
@@ -73,6 +91,55 @@ constexpr std::string_view kDocument = R"json({
         "responses": {
           "200": {"description": "the destination",
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Destination"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"}
+        }
+      }
+    },
+    "/api/v1/destinations/{name}/pause": {
+      "post": {
+        "operationId": "pauseDestination",
+        "summary": "Pause: deliveries are kept as paused, nothing is sent",
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {
+          "type": "object", "additionalProperties": false,
+          "properties": {"reason": {"type": "string", "minLength": 1}}}}}},
+        "responses": {
+          "200": {"description": "the destination as GET shows it, after the change",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Destination"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"}
+        }
+      }
+    },
+    "/api/v1/destinations/{name}/resume": {
+      "post": {
+        "operationId": "resumeDestination",
+        "summary": "Resume: paused deliveries become due now (slow start)",
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {
+          "type": "object", "additionalProperties": false}}}},
+        "responses": {
+          "200": {"description": "the destination as GET shows it, after the change",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Destination"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"}
+        }
+      }
+    },
+    "/api/v1/destinations/{name}/reset-breaker": {
+      "post": {
+        "operationId": "resetBreaker",
+        "summary": "Close the circuit breaker and send again (slow start)",
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {
+          "type": "object", "additionalProperties": false}}}},
+        "responses": {
+          "200": {"description": "the destination as GET shows it, after the change",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Destination"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
           "401": {"$ref": "#/components/responses/Unauthenticated"},
           "404": {"$ref": "#/components/responses/NotFound"}
         }
@@ -113,6 +180,24 @@ constexpr std::string_view kDocument = R"json({
         }
       }
     },
+    "/api/v1/audit": {
+      "get": {
+        "operationId": "listAudit",
+        "summary": "The audit trail, newest first: who changed what",
+        "parameters": [
+          {"name": "cursor", "in": "query", "schema": {"type": "string"},
+           "description": "next_cursor of the previous page"},
+          {"name": "limit", "in": "query",
+           "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}}
+        ],
+        "responses": {
+          "200": {"description": "one page",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/AuditPage"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"}
+        }
+      }
+    },
     "/api/v1/openapi.json": {
       "get": {
         "operationId": "getOpenApi",
@@ -131,6 +216,8 @@ constexpr std::string_view kDocument = R"json({
                           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
       "Unauthenticated": {"description": "no or wrong bearer token",
                           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+      "FailedPrecondition": {"description": "valid, but not possible now (e.g. past the replay window)",
+                             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
       "NotFound": {"description": "no such event, destination or source",
                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     },
@@ -213,6 +300,27 @@ constexpr std::string_view kDocument = R"json({
         "type": "object", "required": ["items", "next_cursor"],
         "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/Destination"}},
                        "next_cursor": {"type": "null"}}
+      },
+      "ReplayResult": {
+        "type": "object", "required": ["event", "replays"],
+        "properties": {"event": {"type": "string"},
+                       "replays": {"type": "array", "items": {"type": "object",
+                         "required": ["destination", "chain", "delivery_id"],
+                         "properties": {"destination": {"type": "string"}, "chain": {"type": "integer"},
+                                        "delivery_id": {"type": "integer"}}}}}
+      },
+      "AuditEntry": {
+        "type": "object", "required": ["id", "at", "actor", "action", "target", "count", "detail"],
+        "properties": {"id": {"type": "integer"}, "at": {"$ref": "#/components/schemas/Time"},
+                       "actor": {"type": "string", "description": "token: and 8 hex digits of the token's SHA-256"},
+                       "action": {"type": "string", "description": "replay, pause, resume, reset_breaker, …"},
+                       "target": {"type": "string"}, "count": {"type": "integer"},
+                       "detail": {"type": ["object", "null"]}}
+      },
+      "AuditPage": {
+        "type": "object", "required": ["items", "next_cursor"],
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/AuditEntry"}},
+                       "next_cursor": {"type": ["string", "null"]}}
       },
       "Source": {
         "type": "object", "description": "the source JSON of the config; verify.secrets shown as secrets_set (a count)",

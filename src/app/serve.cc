@@ -109,7 +109,19 @@ int Serve(const ServeOptions& options) {
       [&admin_token](std::string_view authorization) {
         return admin_token.CheckAuthorizationHeader(authorization);
       },
-      *store, registry, [&engine] { return engine.Destinations(); });
+      *store, registry, [&engine] { return engine.Destinations(); },
+      api::ApiHandler::Controls{
+          .pause = [&engine](
+                       const std::string& destination,
+                       const std::string& reason) { return engine.Pause(destination, reason); },
+          .resume =
+              [&engine](const std::string& destination) { return engine.Resume(destination); },
+          .reset_breaker =
+              [&engine](const std::string& destination) {
+                return engine.ResetBreaker(destination);
+              },
+          .wake = [&engine] { engine.Wake(); }},
+      clock);
   Router router(
       ingest, *store,
       [&ingest, &engine] {

@@ -78,6 +78,42 @@ void AddShow(CLI::App* parent, const std::string& resource, const std::string& w
   });
 }
 
+// `destinations <verb> NAME`: POST /api/v1/destinations/NAME/<verb>, then the destination as
+// `destinations show` prints it. `pause` takes --reason.
+void AddControl(CLI::App* parent, const std::string& verb, const std::string& done,
+                const std::string& help, int& exit_code) {
+  auto common = std::make_shared<ManagementOptions>();
+  auto name = std::make_shared<std::string>();
+  auto reason = std::make_shared<std::string>();
+  CLI::App* cmd = parent->add_subcommand(verb, help);
+  cmd->add_option("name", *name, "destination name")->required();
+  if (verb == "pause") cmd->add_option("--reason", *reason, "Why (shown with the destination)");
+  AddManagementOptions(cmd, *common);
+  cmd->callback([verb, done, common, name, reason, &exit_code] {
+    const std::string command = "destinations " + verb;
+    json::object body;
+    if (!reason->empty()) body["reason"] = *reason;
+    ApiClient client = MakeClient(*common);
+    Result<json::value> item =
+        client.Post("/api/v1/destinations/" + PercentEncode(*name) + "/" + verb, body);
+    if (!item.ok()) {
+      exit_code = ReportApiError(command, item.status());
+      return;
+    }
+    if (!item->is_object()) {
+      exit_code = ReportApiError(command, Status::Internal("the API answered with a non-object"));
+      return;
+    }
+    if (common->json) {
+      PrintJson(*item);
+    } else {
+      std::cout << done << " " << *name << "\n\n"
+                << RenderDestinationDetail(item->get_object(), Now());
+    }
+    exit_code = 0;
+  });
+}
+
 }  // namespace
 
 void AddCatalogCommands(CLI::App& app, int& exit_code) {
@@ -86,8 +122,8 @@ void AddCatalogCommands(CLI::App& app, int& exit_code) {
   AddList(sources, "sources", RenderSourceList, exit_code);
   AddShow(sources, "sources", "source", RenderSourceDetail, exit_code);
 
-  CLI::App* destinations =
-      app.add_subcommand("destinations", "Inspect destinations and their breakers (the API)");
+  CLI::App* destinations = app.add_subcommand(
+      "destinations", "Inspect and control destinations and their breakers (the API)");
   destinations->require_subcommand(1);
   AddList(
       destinations, "destinations",
@@ -95,6 +131,12 @@ void AddCatalogCommands(CLI::App& app, int& exit_code) {
   AddShow(
       destinations, "destinations", "destination",
       [](const json::object& d) { return RenderDestinationDetail(d, Now()); }, exit_code);
+  AddControl(destinations, "pause", "Paused",
+             "Pause a destination: deliveries are kept, nothing is sent", exit_code);
+  AddControl(destinations, "resume", "Resumed",
+             "Resume a paused destination: its deliveries are due now", exit_code);
+  AddControl(destinations, "reset-breaker", "Reset the breaker of",
+             "Close a destination's circuit breaker and send again", exit_code);
 
   CLI::App* routes = app.add_subcommand("routes", "Inspect routes from sources to destinations");
   routes->require_subcommand(1);

@@ -4,6 +4,7 @@
 
 #include "cli/catalog_commands.h"
 #include "cli/events_command.h"
+#include "cli/replay_command.h"
 #include "cli/schedule_command.h"
 #include "cli/serve_command.h"
 
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   hookrelay::cli::AddScheduleCommand(app, exit_code);
   hookrelay::cli::AddEventsCommand(app, exit_code);
   hookrelay::cli::AddCatalogCommands(app, exit_code);
+  hookrelay::cli::AddReplayCommand(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

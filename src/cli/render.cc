@@ -326,4 +326,20 @@ std::string RenderRouteList(const json::array& items) {
   return Table({"ID", "SOURCE", "DESTINATION"}, rows);
 }
 
+std::string RenderReplayResult(const json::object& result) {
+  const json::value* replays = result.if_contains("replays");
+  if (!replays || !replays->is_array() || replays->get_array().empty()) {
+    return "Nothing replayed.\n";
+  }
+  const std::string event = Text(result, "event");
+  std::string out;
+  for (const json::value& v : replays->get_array()) {
+    if (!v.is_object()) continue;
+    const json::object& r = v.get_object();
+    out += "Replayed " + event + " to " + Text(r, "destination") + " (chain " + Text(r, "chain") +
+           ", delivery " + Text(r, "delivery_id") + ")\n";
+  }
+  return out;
+}
+
 }  // namespace hookrelay::cli

@@ -43,4 +43,8 @@ std::string RenderDestinationDetail(const boost::json::object& destination, Time
 // `hookrelay routes list`.
 std::string RenderRouteList(const boost::json::array& items);
 
+// The 202 answer of a replay, one line per new chain: "replayed 01J… to billing (chain 1,
+// delivery 42)"; "nothing replayed" when there is none.
+std::string RenderReplayResult(const boost::json::object& result);
+
 }  // namespace hookrelay::cli

@@ -185,6 +185,68 @@ TEST_F(ManagementCliTest, Catalog) {
   EXPECT_EQ(CliJson({"routes", "list"}).at("items").as_array().size(), 2u);
 }
 
+TEST_F(ManagementCliTest, ReplayAFailedDelivery) {
+  const std::string id = Ingest(R"({"n":"again"})");
+  ASSERT_TRUE(WaitForDelivery(id, "ops", "failed"));
+  sink_.SetDefault("/fail", SinkResponse::Status(200));
+  const size_t before = sink_.RequestCount();
+
+  RunResult r = Cli({"replay", id, "--destination", "ops"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "Replayed " + id + " to ops (chain 1, delivery ");
+  ASSERT_TRUE(sink_.WaitForRequests(before + 1, 10s));
+  ASSERT_TRUE(WaitForDelivery(id, "ops", "delivered"));
+
+  json::value all = CliJson({"replay", id});  // both destinations
+  EXPECT_EQ(all.at("event").as_string(), id);
+  EXPECT_EQ(all.at("replays").as_array().size(), 2u);
+
+  RunResult wrong = Cli({"replay", id, "--destination", "nosuch"});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_CONTAINS(wrong.err, "400");
+  EXPECT_CONTAINS(wrong.err, "destination");
+  RunResult unknown = Cli({"replay", "01JNOSUCHEVENT0000000000000"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_CONTAINS(unknown.err, "404");
+  EXPECT_EQ(Cli({"replay"}).exit_code, 2);
+}
+
+TEST_F(ManagementCliTest, PauseResumeResetBreaker) {
+  RunResult r = Cli({"destinations", "pause", "billing", "--reason", "deploy"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "Paused billing\n");
+  EXPECT_CONTAINS(r.out, "Destination billing\n");
+  json::value shown = CliJson({"destinations", "show", "billing"});
+  ASSERT_TRUE(shown.is_object());
+  EXPECT_EQ(shown.at("paused_reason"), "deploy");
+
+  json::value resumed = CliJson({"destinations", "resume", "billing"});
+  ASSERT_TRUE(resumed.is_object());
+  EXPECT_EQ(resumed.at("paused"), false);
+  r = Cli({"destinations", "reset-breaker", "ops"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "Reset the breaker of ops\n");
+  EXPECT_CONTAINS(r.out, "breaker      closed");
+
+  RunResult unknown = Cli({"destinations", "pause", "nosuch"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_CONTAINS(unknown.err, "404");
+  EXPECT_EQ(Cli({"destinations", "resume"}).exit_code, 2);
+  EXPECT_EQ(Cli({"destinations", "resume", "billing", "--reason", "x"}).exit_code, 2);
+
+  HttpConnection conn(server_->port());
+  HttpResponse audit =
+      conn.Send("GET", "/api/v1/audit", {{"Authorization", std::string("Bearer ") + kToken}});
+  ASSERT_EQ(audit.status, 200) << audit.body;
+  EXPECT_LACKS(audit.body, kToken);
+  std::vector<std::string> actions;
+  json::value trail = json::parse(audit.body);
+  for (const json::value& e : trail.at("items").as_array()) {
+    actions.emplace_back(e.at("action").as_string());
+  }
+  EXPECT_EQ(actions, (std::vector<std::string>{"reset_breaker", "resume", "pause"}));
+}
+
 TEST_F(ManagementCliTest, WrongTokenIsAnApiError) {
   RunResult r = Cli({"events", "list"}, "wrong-token-987");
   EXPECT_EQ(r.exit_code, 1);

@@ -64,6 +64,39 @@ class ApiTest : public ::testing::Test {
     return r;
   }
 
+  HttpResponse Post(const std::string& target, const std::string& body = "",
+                    const std::string& token = kToken) {
+    HttpConnection conn(server_->port());
+    testing::HeaderList headers{{"Authorization", "Bearer " + token}};
+    if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
+    HttpResponse r = conn.Send("POST", target, headers, body);
+    EXPECT_EQ(r.body.find(kToken), std::string::npos) << target;
+    return r;
+  }
+
+  // The event detail once `done(detail)` holds (polls up to ~10 s); the last one seen otherwise.
+  template <typename Pred>
+  json::value WaitForEvent(const std::string& id, Pred done) {
+    json::value detail;
+    for (int i = 0; i < 200; ++i) {
+      HttpResponse r = Get("/api/v1/events/" + id);
+      EXPECT_EQ(r.status, 200) << r.body;
+      if (r.status != 200) break;
+      detail = json::parse(r.body);
+      if (done(detail)) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    return detail;
+  }
+
+  static std::vector<std::string> Statuses(const json::value& detail) {
+    std::vector<std::string> out;
+    for (const json::value& d : detail.at("deliveries").as_array()) {
+      out.emplace_back(d.at("status").as_string());
+    }
+    return out;
+  }
+
   std::string Ingest(const std::string& body) {
     HttpConnection conn(server_->port());
     HttpResponse r = conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, body);
@@ -245,6 +278,118 @@ TEST_F(ApiTest, OpenApiDocumentIsServed) {
   json::value doc = json::parse(r.body);
   EXPECT_EQ(doc.at("openapi").as_string(), "3.1.0");
   EXPECT_TRUE(doc.at("paths").as_object().contains("/api/v1/events/{id}"));
+}
+
+TEST_F(ApiTest, ReplayAFailedDeliveryAfterTheEndpointIsFixed) {
+  sink_.Enqueue(SinkResponse::Status(404));  // final: the delivery fails at once
+  const std::string id = Ingest(R"({"n":"replay"})");
+  ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
+  json::value detail = WaitForEvent(
+      id, [](const json::value& d) { return Statuses(d) == std::vector<std::string>{"failed"}; });
+  ASSERT_EQ(Statuses(detail), std::vector<std::string>{"failed"}) << json::serialize(detail);
+
+  sink_.SetDefault(SinkResponse::Status(200));
+  HttpResponse r = Post("/api/v1/events/" + id + "/replay", R"({"destination": "billing"})");
+  ASSERT_EQ(r.status, 202) << r.body;
+  json::value replay = json::parse(r.body);
+  EXPECT_EQ(replay.at("event").as_string(), id);
+  ASSERT_EQ(replay.at("replays").as_array().size(), 1u);
+  EXPECT_EQ(replay.at("replays").at(0).at("destination").as_string(), "billing");
+  EXPECT_EQ(replay.at("replays").at(0).at("chain").as_int64(), 1);
+
+  ASSERT_TRUE(sink_.WaitForRequests(2, 10s));
+  auto requests = sink_.Requests();
+  ASSERT_EQ(requests.size(), 2u);
+  ASSERT_TRUE(requests[0].Header("webhook-id").has_value());
+  EXPECT_EQ(requests[1].Header("webhook-id"), requests[0].Header("webhook-id"));
+  EXPECT_EQ(requests[1].body, R"({"n":"replay"})");
+  detail = WaitForEvent(id, [](const json::value& d) {
+    return Statuses(d) == std::vector<std::string>{"failed", "delivered"};
+  });
+  ASSERT_EQ(Statuses(detail), (std::vector<std::string>{"failed", "delivered"}));
+  EXPECT_EQ(detail.at("deliveries").at(1).at("chain").as_int64(), 1);
+
+  // Bad requests change nothing.
+  EXPECT_EQ(Post("/api/v1/events/" + id + "/replay", R"({"destination": "nope"})").status, 400);
+  EXPECT_EQ(Post("/api/v1/events/" + id + "/replay", "{oops").status, 400);
+  EXPECT_EQ(Post("/api/v1/events/01JNOSUCHEVENT0000000000000/replay").status, 404);
+  EXPECT_EQ(Get("/api/v1/events/" + id + "/replay").status, 405);
+}
+
+TEST_F(ApiTest, PauseHoldsDeliveriesAndResumeSendsThem) {
+  HttpResponse r = Post("/api/v1/destinations/billing/pause", R"({"reason": "maintenance"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value dest = json::parse(r.body);
+  EXPECT_TRUE(dest.at("paused").as_bool());
+  EXPECT_EQ(dest.at("paused_reason").as_string(), "maintenance");
+  EXPECT_EQ(dest.at("name").as_string(), "billing");
+
+  const std::string id = Ingest(R"({"n":"paused"})");
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(sink_.RequestCount(), 0u);
+  json::value detail = WaitForEvent(
+      id, [](const json::value& d) { return Statuses(d) == std::vector<std::string>{"paused"}; });
+  EXPECT_EQ(Statuses(detail), std::vector<std::string>{"paused"}) << json::serialize(detail);
+  EXPECT_EQ(sink_.RequestCount(), 0u);
+
+  r = Post("/api/v1/destinations/billing/resume");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(json::parse(r.body).at("paused").as_bool());
+  ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
+  detail = WaitForEvent(id, [](const json::value& d) {
+    return Statuses(d) == std::vector<std::string>{"delivered"};
+  });
+  EXPECT_EQ(Statuses(detail), std::vector<std::string>{"delivered"});
+
+  r = Post("/api/v1/destinations/billing/reset-breaker");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("breaker").at("state").as_string(), "closed");
+  EXPECT_EQ(Post("/api/v1/destinations/nope/pause").status, 404);
+
+  // The audit trail names the actions and a hash of the token, never the token.
+  r = Get("/api/v1/audit");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value audit = json::parse(r.body);
+  std::vector<std::string> actions;
+  for (const json::value& e : audit.at("items").as_array()) {
+    actions.emplace_back(e.at("action").as_string());
+    EXPECT_EQ(e.at("target").as_string(), "billing");
+    std::string actor(e.at("actor").as_string());
+    EXPECT_EQ(actor.rfind("token:", 0), 0u) << actor;
+    EXPECT_EQ(actor.size(), 14u) << actor;
+  }
+  EXPECT_EQ(actions, (std::vector<std::string>{"reset_breaker", "resume", "pause"}));
+  EXPECT_TRUE(audit.at("next_cursor").is_null());
+}
+
+TEST(ApiReplayWindowTest, ReplayPastTheWindowIs409WithAClearMessage) {
+  TempDir dir;
+  Sink sink;
+  const std::string config =
+      "[delivery]\npoll_interval = \"100ms\"\n"
+      "\n[[sources]]\nname = \"src\"\n"
+      "\n[[destinations]]\nname = \"brief\"\nallow_private = true\nreplay_window = \"1s\"\n"
+      "url = \"" +
+      sink.url("/hooks") + "\"\n\n[[routes]]\nsource = \"src\"\ndestination = \"brief\"\n";
+  HookrelayServer server(HookrelayServer::Options{
+      config, dir.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
+  ASSERT_TRUE(server.ok()) << server.output();
+  HttpConnection conn(server.port());
+  HttpResponse r = conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, "{}");
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string id(json::parse(r.body).at("id").as_string());
+  std::this_thread::sleep_for(1200ms);
+  r = conn.Send("POST", "/api/v1/events/" + id + "/replay",
+                {{"Authorization", "Bearer " + kToken}});
+  ASSERT_EQ(r.status, 409) << r.body;
+  json::value error = json::parse(r.body).at("error");
+  EXPECT_EQ(error.at("code").as_string(), "failed_precondition");
+  const std::string message(error.at("message").as_string());
+  EXPECT_NE(message.find("past its 1s replay window"), std::string::npos) << message;
+  EXPECT_NE(message.find("cannot be replayed"), std::string::npos) << message;
+  r = conn.Send("GET", "/api/v1/audit", {{"Authorization", "Bearer " + kToken}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(json::parse(r.body).at("items").as_array().empty());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <future>
+#include <mutex>
 #include <set>
 
 #include "api/api_routes.h"
@@ -41,9 +42,30 @@ class ApiHandlerTest : public ::testing::Test {
         store::test::MakeEvent(clock_, random_, "{}", {"billing"}, "github"));
     ASSERT_TRUE(r.ok());
     event_id_ = r->id;
+    ApiHandler::Controls controls;
+    controls.pause = [this](const std::string& d, const std::string& reason) {
+      std::lock_guard lock(calls_mu_);
+      calls_.push_back("pause " + d + " " + reason);
+      return Status::Ok();
+    };
+    controls.resume = [this](const std::string& d) {
+      std::lock_guard lock(calls_mu_);
+      calls_.push_back("resume " + d);
+      return Status::Ok();
+    };
+    controls.reset_breaker = [this](const std::string& d) {
+      std::lock_guard lock(calls_mu_);
+      calls_.push_back("reset_breaker " + d);
+      return Status::Ok();
+    };
+    controls.wake = [this] {
+      std::lock_guard lock(calls_mu_);
+      calls_.push_back("wake");
+    };
     handler_ = std::make_unique<ApiHandler>(
         [](std::string_view h) { return h == kToken; }, *store_, registry_,
-        [] { return std::map<std::string, delivery::DestinationState>(); });
+        [] { return std::map<std::string, delivery::DestinationState>(); }, std::move(controls),
+        clock_);
   }
 
   static http::Request Get(std::string target, std::string method = "GET",
@@ -57,6 +79,17 @@ class ApiHandlerTest : public ::testing::Test {
     EXPECT_TRUE(http::DecodePathSegments(r.path, r.segments));
     if (!auth.empty()) r.headers.emplace_back("Authorization", auth);
     return r;
+  }
+
+  static http::Request Post(std::string target, std::string body) {
+    http::Request r = Get(std::move(target), "POST");
+    r.body = std::move(body);
+    return r;
+  }
+
+  std::vector<std::string> Calls() {
+    std::lock_guard lock(calls_mu_);
+    return calls_;
   }
 
   // A concrete path for a route template: existing ids and names for its parameters.
@@ -76,6 +109,8 @@ class ApiHandlerTest : public ::testing::Test {
   std::unique_ptr<store::Store> store_;
   model::Registry registry_;
   std::string event_id_;
+  std::mutex calls_mu_;
+  std::vector<std::string> calls_;  // GUARDED_BY(calls_mu_): the controls called, in order
   std::unique_ptr<ApiHandler> handler_;
 };
 
@@ -177,11 +212,153 @@ TEST_F(ApiHandlerTest, ServesEachRouteAndNoSecrets) {
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body).at("name").as_string(), "github");
   for (const ApiRoute& route : ApiRoutes()) {
-    http::Response res = handler_->Respond(Get(Concrete(route.path)));
-    EXPECT_EQ(res.status, 200) << route.path << ": " << res.body;
+    http::Response res = handler_->Respond(Get(Concrete(route.path), std::string(route.method)));
+    EXPECT_EQ(res.status / 100, 2) << route.path << ": " << res.body;
     EXPECT_EQ(res.body.find(test::kSigningSecret), std::string::npos) << route.path;
     EXPECT_EQ(res.body.find(test::kVerifySecret), std::string::npos) << route.path;
   }
+}
+
+TEST_F(ApiHandlerTest, PauseResumeResetBreakerCallTheEngineAndAudit) {
+  http::Request req = Post("/api/v1/destinations/billing/pause", R"({"reason": "maintenance"})");
+  http::Response r = handler_->Respond(req);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("name").as_string(), "billing");
+  EXPECT_TRUE(json::parse(r.body).as_object().contains("breaker"));
+  EXPECT_EQ(r.body.find(test::kSigningSecret), std::string::npos);
+  ASSERT_EQ(handler_->Respond(Post("/api/v1/destinations/billing/pause", "")).status, 200);
+  ASSERT_EQ(handler_->Respond(Post("/api/v1/destinations/billing/resume", "{}")).status, 200);
+  ASSERT_EQ(handler_->Respond(Post("/api/v1/destinations/crm/reset-breaker", "")).status, 200);
+  EXPECT_EQ(Calls(), (std::vector<std::string>{"pause billing maintenance",
+                                               "pause billing paused via the API", "resume billing",
+                                               "reset_breaker crm"}));
+
+  r = handler_->Respond(Get("/api/v1/audit"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body.find("right-token"), std::string::npos);
+  json::value page = json::parse(r.body);
+  const json::array& items = page.at("items").as_array();
+  ASSERT_EQ(items.size(), 4u);
+  const std::string actor = "token:" + HexEncode(Sha256("right-token-0123456789")).substr(0, 8);
+  EXPECT_EQ(items[0].at("action").as_string(), "reset_breaker");  // newest first
+  EXPECT_EQ(items[0].at("target").as_string(), "crm");
+  EXPECT_EQ(items[0].at("detail"), nullptr);
+  EXPECT_EQ(items[1].at("action").as_string(), "resume");
+  EXPECT_EQ(items[3].at("action").as_string(), "pause");
+  EXPECT_EQ(items[3].at("detail").at("reason").as_string(), "maintenance");
+  for (const json::value& e : items) {
+    EXPECT_EQ(e.at("actor").as_string(), actor);
+    EXPECT_EQ(e.at("count").as_int64(), 1);
+    EXPECT_EQ(e.at("at").as_string(), FormatRfc3339(clock_.Now()));
+  }
+  EXPECT_EQ(page.at("next_cursor"), nullptr);
+}
+
+TEST_F(ApiHandlerTest, DestinationControlsRejectUnknownNamesAndBadBodies) {
+  http::Response r = handler_->Respond(Post("/api/v1/destinations/nope/pause", ""));
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(json::parse(r.body).at("error").at("code").as_string(), "not_found");
+  r = handler_->Respond(Post("/api/v1/destinations/billing/pause", "{not json"));
+  EXPECT_EQ(r.status, 400);
+  r = handler_->Respond(Post("/api/v1/destinations/billing/pause", R"({"why": "x"})"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(), "why");
+  r = handler_->Respond(Post("/api/v1/destinations/billing/pause", R"({"reason": 3})"));
+  EXPECT_EQ(r.status, 400);
+  r = handler_->Respond(Post("/api/v1/destinations/billing/resume", R"({"reason": "x"})"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/destinations/billing/pause")).status, 405);
+  EXPECT_TRUE(Calls().empty());
+  auto audit = store_->ListAudit("", 10);
+  ASSERT_TRUE(audit.ok());
+  EXPECT_TRUE(audit->items.empty());
+}
+
+TEST_F(ApiHandlerTest, ReplayCreatesANewChainWakesAndAudits) {
+  clock_.Advance(std::chrono::hours(1));
+  http::Response r = handler_->Respond(Post("/api/v1/events/" + event_id_ + "/replay", ""));
+  ASSERT_EQ(r.status, 202) << r.body;
+  json::value v = json::parse(r.body);
+  EXPECT_EQ(v.at("event").as_string(), event_id_);
+  ASSERT_EQ(v.at("replays").as_array().size(), 1u);
+  EXPECT_EQ(v.at("replays").at(0).at("destination").as_string(), "billing");
+  EXPECT_EQ(v.at("replays").at(0).at("chain").as_int64(), 1);
+  EXPECT_EQ(Calls(), std::vector<std::string>{"wake"});
+
+  r = handler_->Respond(
+      Post("/api/v1/events/" + event_id_ + "/replay", R"({"destination": "billing"})"));
+  ASSERT_EQ(r.status, 202) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("replays").at(0).at("chain").as_int64(), 2);
+
+  auto deliveries = store_->GetDeliveries(event_id_);
+  ASSERT_TRUE(deliveries.ok());
+  ASSERT_EQ(deliveries->size(), 3u);
+  const store::Delivery& replay = deliveries->back();
+  EXPECT_EQ(replay.chain, 2);
+  EXPECT_EQ(replay.status, store::DeliveryStatus::kScheduled);
+  EXPECT_EQ(replay.next_attempt_at, clock_.Now());
+  EXPECT_EQ(replay.max_attempts, registry_.Get()->FindDestination("billing")->policy.max_attempts);
+
+  auto audit = store_->ListAudit("", 10);
+  ASSERT_TRUE(audit.ok());
+  ASSERT_EQ(audit->items.size(), 2u);
+  EXPECT_EQ(audit->items[0].action, "replay");
+  EXPECT_EQ(audit->items[0].target, event_id_);
+  EXPECT_EQ(audit->items[0].count, 1);
+  EXPECT_EQ(audit->items[0].detail, R"({"destinations":["billing"]})");
+}
+
+TEST_F(ApiHandlerTest, ReplayRefusesWhatItCannotDo) {
+  const std::string path = "/api/v1/events/" + event_id_ + "/replay";
+  http::Response r = handler_->Respond(Post("/api/v1/events/01NOPE/replay", ""));
+  EXPECT_EQ(r.status, 404);
+  EXPECT_NE(r.body.find("purged past its replay window"), std::string::npos) << r.body;
+  r = handler_->Respond(Post(path, R"({"destination": "crm"})"));  // not routed there
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(), "destination");
+  r = handler_->Respond(Post(path, R"({"destination": "billing", "x": 1})"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(), "x");
+  r = handler_->Respond(Post(path, "[1]"));
+  EXPECT_EQ(r.status, 400);
+  r = handler_->Respond(Post(path, "{"));
+  EXPECT_EQ(r.status, 400);
+
+  // billing keeps the default 30-day window: a second past it is too late.
+  clock_.Advance(std::chrono::hours(24 * 30) + std::chrono::seconds(1));
+  r = handler_->Respond(Post(path, ""));
+  EXPECT_EQ(r.status, 409) << r.body;
+  json::value e = json::parse(r.body).at("error");
+  EXPECT_EQ(e.at("code").as_string(), "failed_precondition");
+  EXPECT_NE(std::string(e.at("message").as_string()).find("past its 30-day replay window"),
+            std::string::npos)
+      << r.body;
+  EXPECT_NE(std::string(e.at("message").as_string()).find("cannot be replayed"), std::string::npos);
+  EXPECT_TRUE(Calls().empty());
+  auto deliveries = store_->GetDeliveries(event_id_);
+  ASSERT_TRUE(deliveries.ok());
+  EXPECT_EQ(deliveries->size(), 1u);
+  auto audit = store_->ListAudit("", 10);
+  ASSERT_TRUE(audit.ok());
+  EXPECT_TRUE(audit->items.empty());
+}
+
+TEST_F(ApiHandlerTest, AuditPagesAndRejectsBadLimits) {
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(handler_->Respond(Post("/api/v1/destinations/billing/resume", "")).status, 200);
+  }
+  http::Response r = handler_->Respond(Get("/api/v1/audit?limit=2"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value page = json::parse(r.body);
+  EXPECT_EQ(page.at("items").as_array().size(), 2u);
+  ASSERT_TRUE(page.at("next_cursor").is_string());
+  r = handler_->Respond(
+      Get("/api/v1/audit?limit=2&cursor=" + std::string(page.at("next_cursor").as_string())));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("items").as_array().size(), 1u);
+  r = handler_->Respond(Get("/api/v1/audit?limit=0"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(), "limit");
 }
 
 TEST_F(ApiHandlerTest, HandleAnswersOnAWorkerThread) {
@@ -208,7 +385,7 @@ TEST_F(ApiHandlerTest, OpenApiDocumentMatchesTheRouteTable) {
       EXPECT_TRUE(op.as_object().contains("responses")) << path;
       // Probe it: the handler serves exactly this.
       http::Response r = handler_->Respond(Get(Concrete(path), m));
-      EXPECT_EQ(r.status, 200) << m << " " << path << ": " << r.body;
+      EXPECT_EQ(r.status / 100, 2) << m << " " << path << ": " << r.body;
       EXPECT_EQ(handler_->Respond(Get(Concrete(path), "PUT")).status, 405) << path;
       // Path parameters are documented as such.
       size_t brace = std::string_view(path).find('{');

@@ -322,5 +322,62 @@ TEST(CatalogJsonTest, ListsAreItemsWithNullCursor) {
             R"({"id":"github->crm","source":"github","destination":"crm"}],"next_cursor":null})");
 }
 
+TEST(AuditActorTest, IsAShortHashOfTheTokenNeverTheToken) {
+  const std::string actor = AuditActor("Bearer hr_secret-token");
+  EXPECT_EQ(actor, "token:" + HexEncode(Sha256("hr_secret-token")).substr(0, 8));
+  EXPECT_EQ(actor.find("secret"), std::string::npos);
+  EXPECT_NE(AuditActor("Bearer other"), actor);
+}
+
+TEST(ControlBodyTest, ParsesOptionalBodies) {
+  EXPECT_EQ(*ParsePauseBody("", "default"), "default");
+  EXPECT_EQ(*ParsePauseBody(" \n", "default"), "default");
+  EXPECT_EQ(*ParsePauseBody(R"({"reason": "deploy"})", "default"), "deploy");
+  EXPECT_EQ(ParsePauseBody(R"({"reason": ""})", "d").status().field(), "reason");
+  EXPECT_EQ(ParsePauseBody(R"({"reasn": "x"})", "d").status().field(), "reasn");
+  EXPECT_EQ(ParsePauseBody("{", "d").status().field(), "body");
+  EXPECT_EQ(ParsePauseBody("\"x\"", "d").status().field(), "body");
+  EXPECT_TRUE(ParseEmptyBody("").ok());
+  EXPECT_TRUE(ParseEmptyBody("{}").ok());
+  EXPECT_FALSE(ParseEmptyBody(R"({"a": 1})").ok());
+  EXPECT_FALSE(ParseReplayBody("").value().has_value());
+  EXPECT_EQ(ParseReplayBody(R"({"destination": "billing"})").value(), "billing");
+  EXPECT_EQ(ParseReplayBody(R"({"destination": 1})").status().field(), "destination");
+  EXPECT_EQ(ParseReplayBody(R"({"dest": "x"})").status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST(ReplayWindowTest, NamesTheWindowAndChecksIt) {
+  EXPECT_EQ(ReplayWindowName(std::chrono::hours(24 * 30)), "30-day");
+  EXPECT_EQ(ReplayWindowName(std::chrono::hours(24)), "1-day");
+  EXPECT_EQ(ReplayWindowName(std::chrono::seconds(1)), "1s");
+  EXPECT_EQ(ReplayWindowName(std::chrono::hours(36)), "1d12h");
+  const TimePoint t0(Duration(1'700'000'000'000));
+  EXPECT_FALSE(PastReplayWindow(t0, std::chrono::seconds(1), t0 + std::chrono::seconds(1)));
+  EXPECT_TRUE(PastReplayWindow(t0, std::chrono::seconds(1), t0 + std::chrono::milliseconds(1001)));
+}
+
+TEST(AuditJsonTest, ShowsEveryFieldAndParsesDetail) {
+  store::AuditEntry e;
+  e.id = 7;
+  e.at = TimePoint(Duration(1'700'000'000'123));
+  e.actor = "token:ab12cd34";
+  e.action = "replay";
+  e.target = "01J";
+  e.count = 2;
+  e.detail = R"({"destinations":["a","b"]})";
+  boost::json::object o = AuditEntryToJson(e);
+  EXPECT_EQ(o.at("id").as_int64(), 7);
+  EXPECT_EQ(o.at("at").as_string(), FormatRfc3339(e.at));
+  EXPECT_EQ(o.at("actor").as_string(), "token:ab12cd34");
+  EXPECT_EQ(o.at("action").as_string(), "replay");
+  EXPECT_EQ(o.at("target").as_string(), "01J");
+  EXPECT_EQ(o.at("count").as_int64(), 2);
+  EXPECT_EQ(o.at("detail").at("destinations").as_array().size(), 2u);
+  e.detail.clear();
+  EXPECT_TRUE(AuditEntryToJson(e).at("detail").is_null());
+  store::AuditPage page{{e}, ""};
+  EXPECT_TRUE(AuditPageToJson(page).at("next_cursor").is_null());
+}
+
 }  // namespace
 }  // namespace hookrelay::api
