@@ -140,6 +140,24 @@ Status ParseDelivery(const json::value& v, DeliveryConfig& d) {
   return Status::Ok();
 }
 
+Status ParseRetention(const json::value& v, RetentionConfig& r) {
+  if (!v.is_object()) return Status::InvalidArgument("must be a table", "");
+  const json::object& o = v.as_object();
+  HR_RETURN_IF_ERROR(model::CheckKnownFields(o, {"interval", "batch"}));
+  if (const auto* f = o.if_contains("interval")) {
+    auto d = model::GetDuration(*f, "interval");
+    if (!d.ok()) return d.status();
+    if (d->count() <= 0) return Status::InvalidArgument("must be greater than 0", "interval");
+    r.interval = *d;
+  }
+  if (const auto* f = o.if_contains("batch")) {
+    auto n = model::GetInt(*f, "batch", 1, 100000);
+    if (!n.ok()) return n.status();
+    r.batch = static_cast<int>(*n);
+  }
+  return Status::Ok();
+}
+
 template <typename T, typename ParseFn>
 Status ParseList(const json::object& root, const char* key, ParseFn parse, std::vector<T>& out) {
   const json::value* v = root.if_contains(key);
@@ -160,7 +178,8 @@ Status ParseList(const json::object& root, const char* key, ParseFn parse, std::
 
 Status ParseRoot(const json::object& root, Config& config) {
   HR_RETURN_IF_ERROR(model::CheckKnownFields(
-      root, {"server", "store", "delivery", "alerts", "sources", "destinations", "routes"}));
+      root,
+      {"server", "store", "delivery", "retention", "alerts", "sources", "destinations", "routes"}));
   if (const auto* s = root.if_contains("server")) {
     HR_RETURN_IF_ERROR(ParseServer(*s, config.server).WithFieldPrefix("server"));
   }
@@ -169,6 +188,9 @@ Status ParseRoot(const json::object& root, Config& config) {
   }
   if (const auto* s = root.if_contains("delivery")) {
     HR_RETURN_IF_ERROR(ParseDelivery(*s, config.delivery).WithFieldPrefix("delivery"));
+  }
+  if (const auto* s = root.if_contains("retention")) {
+    HR_RETURN_IF_ERROR(ParseRetention(*s, config.retention).WithFieldPrefix("retention"));
   }
   if (const auto* s = root.if_contains("alerts")) {
     auto alerts = alerts::ParseAlertsConfig(*s);

@@ -31,10 +31,16 @@ struct DeliveryConfig {
   Duration stall_threshold = std::chrono::minutes(5);
 };
 
+struct RetentionConfig {
+  Duration interval = std::chrono::minutes(1);  // between purge passes
+  int batch = 500;                              // events per purge transaction
+};
+
 struct Config {
   ServerConfig server;
   StoreConfig store;
   DeliveryConfig delivery;
+  RetentionConfig retention;
   alerts::AlertsConfig alerts;
   model::Catalog catalog;
 };
@@ -44,6 +50,7 @@ struct Config {
 //            allow_private_destinations
 //   [store]  dir | postgres_url
 //   [delivery] lease_margin, poll_interval, stall_threshold
+//   [retention] interval, batch
 //   [alerts] smtp_url, from, to, username, password, starttls, webhook_url, window
 //   [[sources]], [[destinations]], [[routes]]  — the JSON objects of the API, in TOML.
 // Errors are InvalidArgument with a message "FILE:LINE: FIELD: what is wrong", e.g.

@@ -93,4 +93,15 @@ std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::Eng
   return out.str();
 }
 
+std::string RenderRetentionMetrics(const retention::RetentionStats& stats) {
+  std::ostringstream out;
+  Metric(out, "hookrelay_retention_purged_events_total", "counter",
+         "Events deleted past the replay window (with their deliveries and attempts).");
+  out << "hookrelay_retention_purged_events_total " << stats.purged_events << "\n";
+  Metric(out, "hookrelay_retention_failed_passes_total", "counter",
+         "Retention passes that stopped on a store error.");
+  out << "hookrelay_retention_failed_passes_total " << stats.failed_passes << "\n";
+  return out.str();
+}
+
 }  // namespace hookrelay::app

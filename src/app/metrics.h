@@ -5,11 +5,15 @@
 
 #include "delivery/engine.h"
 #include "ingest/ingest_service.h"
+#include "retention/retention_job.h"
 
 namespace hookrelay::app {
 
 // The Prometheus text exposition (version 0.0.4) of hookrelay's counters and gauges. Pure.
 std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::EngineStats& engine,
                           const std::map<std::string, delivery::DestinationState>& destinations);
+
+// Retention counters, in the same format (appended to RenderMetrics' output).
+std::string RenderRetentionMetrics(const retention::RetentionStats& stats);
 
 }  // namespace hookrelay::app

@@ -17,6 +17,7 @@
 #include "delivery/engine.h"
 #include "delivery/sender.h"
 #include "ingest/ingest_service.h"
+#include "retention/retention_job.h"
 #include "store/store.h"
 
 namespace hookrelay::app {
@@ -101,6 +102,12 @@ int Serve(const ServeOptions& options) {
   engine_options.stall_threshold = config.delivery.stall_threshold;
   delivery::DeliveryEngine engine(*store, registry, *sender, alert_dispatcher.get(), clock, random,
                                   engine_options);
+  // Deletes events past the longest replay window whose deliveries are all final, in small
+  // batches so ingest keeps flowing.
+  retention::RetentionOptions retention_options;
+  retention_options.interval = config.retention.interval;
+  retention_options.batch = config.retention.batch;
+  retention::RetentionJob retention(*store, registry, clock, retention_options);
 
   ingest::IngestService ingest(registry, *store, clock, random);
   ingest.SetOnStored([&engine] { engine.Wake(); });
@@ -124,8 +131,9 @@ int Serve(const ServeOptions& options) {
       clock);
   Router router(
       ingest, *store,
-      [&ingest, &engine] {
-        return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations());
+      [&ingest, &engine, &retention] {
+        return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations()) +
+               RenderRetentionMetrics(retention.stats());
       },
       api.get());
 
@@ -139,6 +147,7 @@ int Serve(const ServeOptions& options) {
   auto server = http::Server::Start(http, router);
   if (!server.ok()) return Fail(1, server.status().message());
   engine.Start();
+  retention.Start();
 
   std::cout << "hookrelay " << HOOKRELAY_VERSION << " listening on " << (*server)->url()
             << " (data: " << config.store.dir << "; " << config.catalog.sources.size()
@@ -151,7 +160,8 @@ int Serve(const ServeOptions& options) {
   router.SetDraining();
   (*server)->Shutdown(kShutdownGrace);
   server->reset();
-  api.reset();                  // finishes queued API requests while the store is still open
+  api.reset();  // finishes queued API requests while the store is still open
+  retention.Stop();
   engine.Stop(kShutdownGrace);  // attempts in flight are recorded; the rest keep their lease
   sender.reset();               // before the engine goes: its callbacks point into the engine
   alert_dispatcher.reset();     // flushes pending alert batches

@@ -392,5 +392,44 @@ TEST(ApiReplayWindowTest, ReplayPastTheWindowIs409WithAClearMessage) {
   EXPECT_TRUE(json::parse(r.body).at("items").as_array().empty());
 }
 
+// Retention: a delivered event past its destination's replay window is purged while ingest keeps
+// flowing; asking for it, or replaying it, then says it is gone.
+TEST(RetentionTest, DeliveredEventsPastTheWindowArePurgedWhileIngestContinues) {
+  TempDir dir;
+  Sink sink;
+  const std::string config =
+      "[delivery]\npoll_interval = \"100ms\"\n"
+      "\n[retention]\ninterval = \"200ms\"\nbatch = 50\n"
+      "\n[[sources]]\nname = \"src\"\n"
+      "\n[[destinations]]\nname = \"brief\"\nallow_private = true\nreplay_window = \"1s\"\n"
+      "url = \"" +
+      sink.url("/hooks") + "\"\n\n[[routes]]\nsource = \"src\"\ndestination = \"brief\"\n";
+  HookrelayServer server(HookrelayServer::Options{
+      config, dir.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
+  ASSERT_TRUE(server.ok()) << server.output();
+  HttpConnection conn(server.port());
+  const testing::HeaderList auth{{"Authorization", "Bearer " + kToken}};
+  HttpResponse r = conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, "{}");
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string id(json::parse(r.body).at("id").as_string());
+  ASSERT_TRUE(sink.WaitForRequests(1, 10s));
+  // Keep ingesting while the window passes and retention runs: every event is accepted.
+  bool purged = false;
+  for (int i = 0; i < 100 && !purged; ++i) {
+    HttpResponse in = conn.Send("POST", "/in/src", {}, "more " + std::to_string(i));
+    ASSERT_EQ(in.status, 202) << in.body;
+    std::this_thread::sleep_for(50ms);
+    purged = conn.Send("GET", "/api/v1/events/" + id, auth).status == 404;
+  }
+  ASSERT_TRUE(purged) << "the delivered event should be purged after its 1s window";
+  r = conn.Send("POST", "/api/v1/events/" + id + "/replay", auth);
+  EXPECT_EQ(r.status, 404) << r.body;
+  EXPECT_NE(r.body.find("purged past its replay window"), std::string::npos) << r.body;
+  const std::string metrics = conn.Send("GET", "/metrics").body;
+  EXPECT_EQ(metrics.find("hookrelay_retention_purged_events_total 0\n"), std::string::npos)
+      << "the purge is counted";
+  EXPECT_NE(metrics.find("hookrelay_retention_purged_events_total"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hookrelay
