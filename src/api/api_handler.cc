@@ -6,6 +6,10 @@
 #include "api/api_json.h"
 #include "api/api_routes.h"
 #include "api/openapi.h"
+#include "common/id.h"
+#include "common/random.h"
+#include "replay/replay_filter.h"
+#include "replay/replay_runner.h"
 
 namespace hookrelay::api {
 
@@ -15,6 +19,7 @@ namespace {
 
 constexpr uint64_t kBodyLimit = 64 * 1024;  // the bodies are small JSON objects
 constexpr std::string_view kDefaultPauseReason = "paused via the API";
+constexpr double kDefaultBulkReplayRate = 50;  // per second, when the destination sets none
 
 http::Response Json(const json::object& o) {
   http::Response r;
@@ -156,6 +161,14 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kResumeDestination:
     case RouteId::kResetBreaker: return DestinationControl(request, m.route->id, m.params[0]);
     case RouteId::kReplayEvent: return ReplayEvent(request, m.params[0]);
+    case RouteId::kCreateBulkReplay: return CreateBulkReplay(request);
+    case RouteId::kGetBulkReplay: {
+      auto job = store_.GetReplayJob(m.params[0]);
+      if (!job.ok()) return FromStatus(job.status());
+      if (!job->has_value()) return NotFound("replay", m.params[0]);
+      return Json(ReplayJobToJson(**job));
+    }
+    case RouteId::kCancelBulkReplay: return CancelBulkReplay(request, m.params[0]);
     case RouteId::kListAudit: return ListAudit(request);
     case RouteId::kListSources: return Json(SourceListToJson(*catalog));
     case RouteId::kGetSource: {
@@ -296,6 +309,57 @@ http::Response ApiHandler::ListAudit(const http::Request& request) const {
   auto page = store_.ListAudit(q->cursor, q->limit);
   if (!page.ok()) return FromStatus(page.status());
   return Json(AuditPageToJson(*page));
+}
+
+http::Response ApiHandler::CreateBulkReplay(const http::Request& request) const {
+  auto body = ParseBulkReplayBody(request.body);
+  if (!body.ok()) return FromStatus(body.status());
+  auto filter = replay::ParseReplayFilter(body->filter_json);
+  if (!filter.ok()) return FromStatus(filter.status());
+  std::shared_ptr<const model::Catalog> catalog = registry_.Get();
+  double rate = body->rate.value_or(kDefaultBulkReplayRate);
+  if (filter->destination) {
+    const model::Destination* d = catalog->FindDestination(*filter->destination);
+    if (!d) {
+      return FromStatus(Status::InvalidArgument(
+          "destination: no destination \"" + *filter->destination + "\"", "destination"));
+    }
+    if (!body->rate && d->rate_limit) rate = *d->rate_limit;
+  }
+  store::ReplayJob job;
+  job.created_at = clock_.Now();
+  job.id = NewUlid(clock_, SystemRandom::Instance());
+  job.filter = replay::ReplayFilterToJson(*filter);
+  job.rate = rate;
+  // The total now, so the audit entry and the first GET show it; the runner keeps it.
+  auto total = replay::CountReplayable(store_, *filter);
+  if (!total.ok()) return FromStatus(total.status());
+  job.total = *total;
+  if (Status s = store_.CreateReplayJob(job); !s.ok()) return FromStatus(s);
+  if (controls_.replay_job_queued) controls_.replay_job_queued();
+  json::object detail{{"filter", json::parse(job.filter)}, {"rate", rate}};
+  if (Status s = Audit(request, "bulk_replay", job.id, job.total, json::serialize(detail));
+      !s.ok()) {
+    return FromStatus(s);
+  }
+  auto stored = store_.GetReplayJob(job.id);
+  if (!stored.ok()) return FromStatus(stored.status());
+  http::Response r = Json(ReplayJobToJson(stored->value_or(job)));
+  r.status = 202;
+  return r;
+}
+
+http::Response ApiHandler::CancelBulkReplay(const http::Request& request,
+                                            const std::string& id) const {
+  auto job = store_.CancelReplayJob(id, clock_.Now());
+  if (!job.ok()) return FromStatus(job.status());
+  if (!job->has_value()) return NotFound("replay", id);
+  if (Status s =
+          Audit(request, "cancel_replay", id, (*job)->total - (*job)->done - (*job)->failed, "");
+      !s.ok()) {
+    return FromStatus(s);
+  }
+  return Json(ReplayJobToJson(**job));
 }
 
 }  // namespace hookrelay::api

@@ -39,7 +39,8 @@ class ApiHandler {
     std::function<Status(const std::string& destination, const std::string& reason)> pause;
     std::function<Status(const std::string& destination)> resume;
     std::function<Status(const std::string& destination)> reset_breaker;
-    std::function<void()> wake;  // new replay deliveries are due now
+    std::function<void()> wake;               // new replay deliveries are due now
+    std::function<void()> replay_job_queued;  // ReplayRunner::Notify
   };
 
   // All references must outlive the handler. `clock` dates replays and audit entries and
@@ -71,6 +72,8 @@ class ApiHandler {
   http::Response DestinationControl(const http::Request& request, RouteId route,
                                     const std::string& name) const;
   http::Response ReplayEvent(const http::Request& request, const std::string& id) const;
+  http::Response CreateBulkReplay(const http::Request& request) const;
+  http::Response CancelBulkReplay(const http::Request& request, const std::string& id) const;
   http::Response ListAudit(const http::Request& request) const;
   http::Response DestinationView(const model::Destination& d) const;
   // Appends an audit entry for a change made on behalf of `request`'s token.

@@ -327,4 +327,48 @@ json::object AuditPageToJson(const store::AuditPage& page) {
   return List(std::move(items), std::move(next));
 }
 
+Result<BulkReplayRequest> ParseBulkReplayBody(std::string_view body) {
+  json::object o;
+  if (!body.empty()) {
+    boost::system::error_code ec;
+    json::value v = json::parse(body, ec);
+    if (ec || !v.is_object()) return Status::InvalidArgument("the body must be a JSON object");
+    o = std::move(v.get_object());
+  }
+  BulkReplayRequest r;
+  if (const json::value* rate = o.if_contains("rate")) {
+    if (rate->is_string()) {
+      Result<double> parsed = ParseRate(std::string(rate->get_string()));
+      if (!parsed.ok())
+        return Status::InvalidArgument("rate: " + parsed.status().message(), "rate");
+      r.rate = *parsed;
+    } else if (rate->is_number()) {
+      r.rate = rate->to_number<double>();
+    } else {
+      return Status::InvalidArgument("rate: must be a string like \"100/s\" or a number", "rate");
+    }
+    if (!(*r.rate > 0)) return Status::InvalidArgument("rate: must be positive", "rate");
+    o.erase("rate");
+  }
+  r.filter_json = json::serialize(o);
+  return r;
+}
+
+json::object ReplayJobToJson(const store::ReplayJob& job) {
+  json::object o;
+  o["id"] = job.id;
+  o["state"] = store::ReplayJobStateName(job.state);
+  o["total"] = job.total;
+  o["done"] = job.done;
+  o["failed"] = job.failed;
+  o["rate"] = job.rate;
+  boost::system::error_code ec;
+  json::value filter = json::parse(job.filter, ec);
+  o["filter"] = ec ? json::value(nullptr) : std::move(filter);
+  o["created_at"] = FormatRfc3339(job.created_at);
+  o["updated_at"] = FormatRfc3339(job.updated_at);
+  o["error"] = job.error ? json::value(*job.error) : json::value(nullptr);
+  return o;
+}
+
 }  // namespace hookrelay::api

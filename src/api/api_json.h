@@ -102,4 +102,15 @@ boost::json::object AuditEntryToJson(const store::AuditEntry& e);
 // {"items": [entry…], "next_cursor": "…" | null}
 boost::json::object AuditPageToJson(const store::AuditPage& page);
 
+// The body of POST /api/v1/replays: {"status"?: "failed", "source"?, "destination"?, "since"?,
+// "until"?, "rate"?: "100/s" | 100}. An empty body is {}. InvalidArgument names the field.
+struct BulkReplayRequest {
+  std::string filter_json;     // the filter part, for replay::ParseReplayFilter
+  std::optional<double> rate;  // per second; nullopt: the default
+};
+Result<BulkReplayRequest> ParseBulkReplayBody(std::string_view body);
+// {"id", "state", "total", "done", "failed", "rate", "filter": {…}, "created_at", "updated_at",
+// "error": null | "…"}
+boost::json::object ReplayJobToJson(const store::ReplayJob& job);
+
 }  // namespace hookrelay::api

@@ -14,6 +14,9 @@ enum class RouteId {
   kListEvents,
   kGetEvent,
   kReplayEvent,
+  kCreateBulkReplay,
+  kGetBulkReplay,
+  kCancelBulkReplay,
   kListDestinations,
   kGetDestination,
   kPauseDestination,
@@ -28,7 +31,7 @@ enum class RouteId {
 
 struct ApiRoute {
   RouteId id;
-  std::string_view method;  // "GET" or "POST" (HEAD is served wherever GET is)
+  std::string_view method;  // "GET", "POST" or "DELETE" (HEAD is served wherever GET is)
   // OpenAPI-style template; a "{name}" segment matches any one non-empty path segment.
   std::string_view path;
 };

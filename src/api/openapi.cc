@@ -72,6 +72,49 @@ constexpr std::string_view kDocument = R"json({
         }
       }
     },
+    "/api/v1/replays": {
+      "post": {
+        "operationId": "createBulkReplay",
+        "summary": "Replay every event matching a filter, paced at a rate with jitter, as a job any node runs",
+        "requestBody": {"required": false, "content": {"application/json": {"schema": {
+          "type": "object", "additionalProperties": false,
+          "properties": {"status": {"type": "string", "description": "latest chain status to replay; default failed"},
+                         "source": {"type": "string"}, "destination": {"type": "string"},
+                         "since": {"type": "string", "format": "date-time"},
+                         "until": {"type": "string", "format": "date-time"},
+                         "rate": {"type": ["string", "number"], "description": "e.g. \"100/s\"; default the destination's rate_limit, else 50/s"}}}}}},
+        "responses": {
+          "202": {"description": "the queued job",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReplayJob"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"}
+        }
+      }
+    },
+    "/api/v1/replays/{id}": {
+      "get": {
+        "operationId": "getBulkReplay",
+        "summary": "A bulk replay job and its progress",
+        "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {
+          "200": {"description": "the job",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReplayJob"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"}
+        }
+      },
+      "delete": {
+        "operationId": "cancelBulkReplay",
+        "summary": "Cancel a queued or running bulk replay (chains already created still go out)",
+        "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {
+          "200": {"description": "the job, cancelled (or as it was, when already finished)",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReplayJob"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"}
+        }
+      }
+    },
     "/api/v1/destinations": {
       "get": {
         "operationId": "listDestinations",
@@ -308,6 +351,18 @@ constexpr std::string_view kDocument = R"json({
                          "required": ["destination", "chain", "delivery_id"],
                          "properties": {"destination": {"type": "string"}, "chain": {"type": "integer"},
                                         "delivery_id": {"type": "integer"}}}}}
+      },
+      "ReplayJob": {
+        "type": "object",
+        "required": ["id", "state", "total", "done", "failed", "rate", "filter", "created_at", "updated_at", "error"],
+        "properties": {"id": {"type": "string"},
+                       "state": {"type": "string", "enum": ["queued", "running", "done", "cancelled", "failed"]},
+                       "total": {"type": "integer"}, "done": {"type": "integer"}, "failed": {"type": "integer"},
+                       "rate": {"type": "number", "description": "chains per second"},
+                       "filter": {"type": "object"},
+                       "created_at": {"type": "string", "format": "date-time"},
+                       "updated_at": {"type": "string", "format": "date-time"},
+                       "error": {"type": ["string", "null"]}}
       },
       "AuditEntry": {
         "type": "object", "required": ["id", "at", "actor", "action", "target", "count", "detail"],

@@ -17,6 +17,7 @@
 #include "delivery/engine.h"
 #include "delivery/sender.h"
 #include "ingest/ingest_service.h"
+#include "replay/replay_runner.h"
 #include "retention/retention_job.h"
 #include "store/store.h"
 
@@ -109,6 +110,12 @@ int Serve(const ServeOptions& options) {
   retention_options.batch = config.retention.batch;
   retention::RetentionJob retention(*store, registry, clock, retention_options);
 
+  // Bulk replay jobs (POST /api/v1/replays): this node runs whichever job it claims first.
+  replay::ReplayRunnerOptions replay_options;
+  replay_options.node_id = engine_options.node_id;
+  replay::ReplayRunner replays(
+      *store, registry, clock, random, [&engine] { engine.Wake(); }, replay_options);
+
   ingest::IngestService ingest(registry, *store, clock, random);
   ingest.SetOnStored([&engine] { engine.Wake(); });
   const AdminToken& admin_token = *token;
@@ -127,7 +134,8 @@ int Serve(const ServeOptions& options) {
               [&engine](const std::string& destination) {
                 return engine.ResetBreaker(destination);
               },
-          .wake = [&engine] { engine.Wake(); }},
+          .wake = [&engine] { engine.Wake(); },
+          .replay_job_queued = [&replays] { replays.Notify(); }},
       clock);
   Router router(
       ingest, *store,
@@ -148,6 +156,7 @@ int Serve(const ServeOptions& options) {
   if (!server.ok()) return Fail(1, server.status().message());
   engine.Start();
   retention.Start();
+  replays.Start();
 
   std::cout << "hookrelay " << HOOKRELAY_VERSION << " listening on " << (*server)->url()
             << " (data: " << config.store.dir << "; " << config.catalog.sources.size()
@@ -160,7 +169,8 @@ int Serve(const ServeOptions& options) {
   router.SetDraining();
   (*server)->Shutdown(kShutdownGrace);
   server->reset();
-  api.reset();  // finishes queued API requests while the store is still open
+  api.reset();     // finishes queued API requests while the store is still open
+  replays.Stop();  // a running job keeps its lease; it resumes when the lease expires
   retention.Stop();
   engine.Stop(kShutdownGrace);  // attempts in flight are recorded; the rest keep their lease
   sender.reset();               // before the engine goes: its callbacks point into the engine

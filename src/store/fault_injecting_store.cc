@@ -163,6 +163,10 @@ Result<Delivery> FaultInjectingStore::CreateReplay(const std::string& event_id,
   return target_->CreateReplay(event_id, destination, max_attempts, now);
 }
 
+Result<int64_t> FaultInjectingStore::CreateReplays(const std::vector<NewReplay>& replays) {
+  return target_->CreateReplays(replays);
+}
+
 Result<int64_t> FaultInjectingStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
   return target_->PurgeEventsBefore(cutoff, batch);
 }
@@ -177,6 +181,28 @@ Status FaultInjectingStore::AppendAudit(const AuditEntry& entry) {
 
 Result<AuditPage> FaultInjectingStore::ListAudit(const std::string& cursor, int limit) {
   return target_->ListAudit(cursor, limit);
+}
+
+Status FaultInjectingStore::CreateReplayJob(const ReplayJob& job) {
+  return target_->CreateReplayJob(job);
+}
+
+Result<std::optional<ReplayJob>> FaultInjectingStore::GetReplayJob(const std::string& id) {
+  return target_->GetReplayJob(id);
+}
+
+Result<std::optional<ReplayJob>> FaultInjectingStore::ClaimReplayJob(TimePoint now, Duration lease,
+                                                                     const std::string& owner) {
+  return target_->ClaimReplayJob(now, lease, owner);
+}
+
+Status FaultInjectingStore::UpdateReplayJob(const ReplayJob& job, const std::string& owner) {
+  return target_->UpdateReplayJob(job, owner);
+}
+
+Result<std::optional<ReplayJob>> FaultInjectingStore::CancelReplayJob(const std::string& id,
+                                                                      TimePoint now) {
+  return target_->CancelReplayJob(id, now);
 }
 
 }  // namespace hookrelay::store

@@ -73,10 +73,17 @@ class FaultInjectingStore final : public Store {
   Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
   Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
                                 int max_attempts, TimePoint now) override;
+  Result<int64_t> CreateReplays(const std::vector<NewReplay>& replays) override;
   Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
   Result<int64_t> CountDeliveries(DeliveryStatus status) override;
   Status AppendAudit(const AuditEntry& entry) override;
   Result<AuditPage> ListAudit(const std::string& cursor, int limit) override;
+  Status CreateReplayJob(const ReplayJob& job) override;
+  Result<std::optional<ReplayJob>> GetReplayJob(const std::string& id) override;
+  Result<std::optional<ReplayJob>> ClaimReplayJob(TimePoint now, Duration lease,
+                                                  const std::string& owner) override;
+  Status UpdateReplayJob(const ReplayJob& job, const std::string& owner) override;
+  Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id, TimePoint now) override;
 
  private:
   struct Fault {

@@ -25,6 +25,25 @@ std::optional<DeliveryStatus> ParseDeliveryStatus(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view ReplayJobStateName(ReplayJobState s) {
+  switch (s) {
+    case ReplayJobState::kQueued: return "queued";
+    case ReplayJobState::kRunning: return "running";
+    case ReplayJobState::kDone: return "done";
+    case ReplayJobState::kCancelled: return "cancelled";
+    case ReplayJobState::kFailed: return "failed";
+  }
+  return "queued";
+}
+
+std::optional<ReplayJobState> ParseReplayJobState(std::string_view name) {
+  for (ReplayJobState s : {ReplayJobState::kQueued, ReplayJobState::kRunning, ReplayJobState::kDone,
+                           ReplayJobState::kCancelled, ReplayJobState::kFailed}) {
+    if (ReplayJobStateName(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
 Result<AppendResult> Store::AppendEventSync(NewEvent event) {
   // Shared with the callback: the store thread may still be inside set_value when this thread
   // wakes up and returns.

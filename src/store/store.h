@@ -93,6 +93,14 @@ struct Attempt {
   std::string response_snippet;  // the first 4 KiB of the response body
 };
 
+// One replay chain to create (Store::CreateReplays).
+struct NewReplay {
+  std::string event_id;
+  std::string destination;
+  int max_attempts = 1;
+  TimePoint due{};
+};
+
 // The new state of a delivery after an attempt (written with the attempt, atomically).
 struct DeliveryUpdate {
   DeliveryStatus status = DeliveryStatus::kDelivered;
@@ -138,6 +146,32 @@ struct AuditEntry {
 struct AuditPage {
   std::vector<AuditEntry> items;
   std::string next_cursor;
+};
+
+// A bulk replay job (POST /api/v1/replays): any node may claim it, so all its state is here.
+enum class ReplayJobState { kQueued, kRunning, kDone, kCancelled, kFailed };
+std::string_view ReplayJobStateName(ReplayJobState s);  // "queued", "running", …
+std::optional<ReplayJobState> ParseReplayJobState(std::string_view name);
+inline bool IsFinal(ReplayJobState s) {
+  return s == ReplayJobState::kDone || s == ReplayJobState::kCancelled ||
+         s == ReplayJobState::kFailed;
+}
+
+struct ReplayJob {
+  std::string id;  // ULID, chosen by the caller
+  TimePoint created_at{};
+  TimePoint updated_at{};  // set by the store on every write
+  std::string filter;      // JSON text: {"status", "source", "destination", "since", "until"}
+  double rate = 0;         // chains created per second
+  ReplayJobState state = ReplayJobState::kQueued;
+  int64_t total = 0;   // events to replay (known once the runner has counted them; else 0)
+  int64_t done = 0;    // events whose replay chains were created
+  int64_t failed = 0;  // events that could not be replayed (past the replay window, …)
+  std::string cursor;  // where the runner resumes (a ListEvents cursor); empty: from the start
+  std::optional<std::string> error;  // why the job failed
+  std::optional<TimePoint> lease_until;
+  std::string lease_owner;
+  bool operator==(const ReplayJob&) const = default;
 };
 
 // The store of events, deliveries and attempts. Every method is thread-safe.
@@ -204,6 +238,11 @@ class Store {
   virtual Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
                                         int max_attempts, TimePoint now) = 0;
 
+  // Many replays in one transaction (a bulk replay's batch): each starts a chain as CreateReplay
+  // does, due at its own `due` (which may be in the future: the engine sends it then). Replays of
+  // events that no longer exist are skipped. Returns how many chains were created.
+  virtual Result<int64_t> CreateReplays(const std::vector<NewReplay>& replays) = 0;
+
   // Deletes up to `batch` events received before `cutoff` whose deliveries are all final
   // (delivered or failed; or that have none), with their deliveries and attempts, in one short
   // transaction (so ingest never waits long). Events with a delivery still scheduled,
@@ -220,6 +259,24 @@ class Store {
   // next_cursor from an earlier page; empty for the first page). Pages stay stable while new
   // entries are appended. kInvalidArgument for a cursor this store did not make.
   virtual Result<AuditPage> ListAudit(const std::string& cursor, int limit) = 0;
+
+  // Bulk replay jobs. CreateReplayJob stores `job` as given (kInvalidArgument for an empty id,
+  // kFailedPrecondition when the id exists).
+  virtual Status CreateReplayJob(const ReplayJob& job) = 0;
+  virtual Result<std::optional<ReplayJob>> GetReplayJob(const std::string& id) = 0;
+  // Leases the oldest job that is kQueued, or kRunning with a lease expired at `now` (its node
+  // died): it becomes kRunning with lease_until = now + lease and lease_owner = owner. nullopt
+  // when there is none.
+  virtual Result<std::optional<ReplayJob>> ClaimReplayJob(TimePoint now, Duration lease,
+                                                          const std::string& owner) = 0;
+  // Writes a claimed job's progress (state, total, done, failed, cursor, error, lease_until).
+  // kFailedPrecondition when the job is no longer leased by `owner` or is no longer kRunning
+  // (cancelled: the runner stops); kNotFound when there is no such job. Nothing is written then.
+  virtual Status UpdateReplayJob(const ReplayJob& job, const std::string& owner) = 0;
+  // A kQueued or kRunning job becomes kCancelled (lease cleared); a final job is left as it is.
+  // Returns the job as it is afterwards; nullopt when there is no such job.
+  virtual Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id,
+                                                           TimePoint now) = 0;
 };
 
 struct SqliteOptions {

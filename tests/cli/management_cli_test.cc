@@ -211,6 +211,37 @@ TEST_F(ManagementCliTest, ReplayAFailedDelivery) {
   EXPECT_EQ(Cli({"replay"}).exit_code, 2);
 }
 
+TEST_F(ManagementCliTest, BulkReplayOfFailedEventsShowsProgressAndTotals) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(Ingest("{\"bulk\":" + std::to_string(i) + "}"));
+  for (const std::string& id : ids) ASSERT_TRUE(WaitForDelivery(id, "ops", "failed"));
+  sink_.SetDefault("/fail", SinkResponse::Status(200));
+
+  RunResult r = Cli({"replay", "--status", "failed", "--destination", "ops", "--rate", "20/s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, " done: 5 replayed, 0 failed, of 5");
+  // stderr is not a terminal here: plain progress lines, no bar, ending at 100%.
+  EXPECT_CONTAINS(r.err, "100% 5/5 (0 failed) done");
+  EXPECT_LACKS(r.err, "[#");
+  for (const std::string& id : ids) EXPECT_TRUE(WaitForDelivery(id, "ops", "delivered")) << id;
+
+  // Nothing failed is left: --json shows an empty job, done at once.
+  json::value job = CliJson({"replay", "--status", "failed", "--rate", "100"});
+  EXPECT_EQ(job.at("state").as_string(), "done");
+  EXPECT_EQ(job.at("total").as_int64(), 0);
+
+  json::value queued = CliJson({"replay", "--status", "failed", "--no-wait"});
+  EXPECT_FALSE(queued.at("id").as_string().empty());
+  EXPECT_EQ(queued.at("rate").as_double(), 50.0);
+
+  RunResult bad = Cli({"replay", "--status", "failed", "--rate", "fast"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_CONTAINS(bad.err, "rate");
+  EXPECT_EQ(Cli({"replay", ids[0], "--status", "failed"}).exit_code, 2);
+  EXPECT_EQ(Cli({"replay", "--status", "failed", "--since", "1d", "--no-wait"}).exit_code, 0);
+  EXPECT_EQ(Cli({"replay", "--status", "failed", "--since", "someday"}).exit_code, 2);
+}
+
 TEST_F(ManagementCliTest, PauseResumeResetBreaker) {
   RunResult r = Cli({"destinations", "pause", "billing", "--reason", "deploy"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

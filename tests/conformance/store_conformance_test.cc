@@ -915,6 +915,134 @@ TEST_P(StoreConformanceTest, AuditSurvivesEventPurge) {
   EXPECT_EQ(store_->ListAudit("", 10)->items.size(), 1u);
 }
 
+TEST_P(StoreConformanceTest, CreateReplaysStartsChainsDueWhenToldAndSkipsMissingEvents) {
+  const std::string a = Append(MakeEvent(clock_, random_, "{}", {"billing", "crm"}));
+  const std::string b = Append(MakeEvent(clock_, random_, "{}", {"billing"}));
+  const TimePoint later = clock_.Now() + seconds(5);
+  Result<int64_t> created =
+      store_->CreateReplays({{a, "billing", 3, later},
+                             {"01JNOSUCHEVENT0000000000000", "billing", 3, later},
+                             {a, "billing", 3, later + milliseconds(2)},
+                             {b, "billing", 2, later + milliseconds(4)}});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_EQ(*created, 3);
+  auto ds = store_->GetDeliveries(a);
+  ASSERT_TRUE(ds.ok());
+  std::vector<int> chains;
+  for (const Delivery& d : *ds) {
+    if (d.destination != "billing") continue;
+    chains.push_back(d.chain);
+    if (d.chain > 0) {
+      EXPECT_EQ(d.status, DeliveryStatus::kScheduled);
+      EXPECT_EQ(d.max_attempts, 3);
+      EXPECT_EQ(d.attempts, 0);
+    }
+  }
+  std::sort(chains.begin(), chains.end());
+  EXPECT_EQ(chains, (std::vector<int>{0, 1, 2}));
+  // Not due before their time.
+  auto due = store_->ClaimDue(clock_.Now(), 100, seconds(30), "n1");
+  ASSERT_TRUE(due.ok());
+  for (const Delivery& d : *due) EXPECT_EQ(d.chain, 0);
+  auto next = store_->NextDueAt("billing");
+  ASSERT_TRUE(next.ok());
+  EXPECT_TRUE(next->has_value());
+  auto later_due = store_->ClaimDue(later + seconds(1), 100, seconds(30), "n1");
+  ASSERT_TRUE(later_due.ok());
+  EXPECT_EQ(later_due->size(), 3u);
+  EXPECT_EQ(*store_->CreateReplays({}), 0);
+}
+
+// --- Bulk replay jobs ---------------------------------------------------------------------------
+
+ReplayJob MakeReplayJob(const std::string& id, TimePoint created_at) {
+  ReplayJob j;
+  j.id = id;
+  j.created_at = created_at;
+  j.filter = R"({"status":"failed","destination":"billing"})";
+  j.rate = 12.5;
+  return j;
+}
+
+TEST_P(StoreConformanceTest, ReplayJobRoundTripsAndIdsAreUnique) {
+  ReplayJob j = MakeReplayJob("job-1", clock_.Now());
+  ASSERT_TRUE(store_->CreateReplayJob(j).ok());
+  EXPECT_EQ(store_->CreateReplayJob(j).code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(store_->CreateReplayJob(MakeReplayJob("", clock_.Now())).code(),
+            Status::Code::kInvalidArgument);
+  Result<std::optional<ReplayJob>> got = store_->GetReplayJob("job-1");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  j.updated_at = (*got)->updated_at;
+  EXPECT_EQ(**got, j);
+  got = store_->GetReplayJob("nope");
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(got->has_value());
+}
+
+TEST_P(StoreConformanceTest, ReplayJobsAreClaimedOldestFirstAndOnlyOnceWhileLeased) {
+  ASSERT_TRUE(store_->CreateReplayJob(MakeReplayJob("b", clock_.Now() + seconds(1))).ok());
+  ASSERT_TRUE(store_->CreateReplayJob(MakeReplayJob("a", clock_.Now())).ok());
+  auto first = store_->ClaimReplayJob(clock_.Now(), seconds(30), "n1");
+  ASSERT_TRUE(first.ok() && first->has_value());
+  EXPECT_EQ((*first)->id, "a");
+  EXPECT_EQ((*first)->state, ReplayJobState::kRunning);
+  EXPECT_EQ((*first)->lease_owner, "n1");
+  auto second = store_->ClaimReplayJob(clock_.Now(), seconds(30), "n2");
+  ASSERT_TRUE(second.ok() && second->has_value());
+  EXPECT_EQ((*second)->id, "b");
+  auto none = store_->ClaimReplayJob(clock_.Now(), seconds(30), "n2");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  // n1 dies: once its lease expires another node takes the job over, and n1 can no longer write.
+  auto taken = store_->ClaimReplayJob(clock_.Now() + seconds(31), seconds(30), "n2");
+  ASSERT_TRUE(taken.ok() && taken->has_value());
+  EXPECT_EQ((*taken)->id, "a");
+  ReplayJob stale = **first;
+  stale.done = 5;
+  EXPECT_EQ(store_->UpdateReplayJob(stale, "n1").code(), Status::Code::kFailedPrecondition);
+  ReplayJob j = **taken;
+  j.total = 10;
+  j.done = 4;
+  j.failed = 1;
+  j.cursor = "c1";
+  ASSERT_TRUE(store_->UpdateReplayJob(j, "n2").ok());
+  auto got = store_->GetReplayJob("a");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->done, 4);
+  EXPECT_EQ((*got)->failed, 1);
+  EXPECT_EQ((*got)->total, 10);
+  EXPECT_EQ((*got)->cursor, "c1");
+  // Done: final, lease cleared, never claimed again.
+  j.state = ReplayJobState::kDone;
+  Status done_status = store_->UpdateReplayJob(j, "n2");
+  ASSERT_TRUE(done_status.ok()) << done_status.ToString();
+  got = store_->GetReplayJob("a");
+  EXPECT_EQ((*got)->state, ReplayJobState::kDone);
+  EXPECT_FALSE((*got)->lease_until.has_value());
+  EXPECT_EQ(store_->UpdateReplayJob(j, "n2").code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(store_->UpdateReplayJob(MakeReplayJob("zz", clock_.Now()), "n2").code(),
+            Status::Code::kNotFound);
+}
+
+TEST_P(StoreConformanceTest, CancelledReplayJobStopsItsRunnerAndFinalJobsStay) {
+  ASSERT_TRUE(store_->CreateReplayJob(MakeReplayJob("a", clock_.Now())).ok());
+  auto claimed = store_->ClaimReplayJob(clock_.Now(), seconds(30), "n1");
+  ASSERT_TRUE(claimed.ok() && claimed->has_value());
+  auto cancelled = store_->CancelReplayJob("a", clock_.Now());
+  ASSERT_TRUE(cancelled.ok() && cancelled->has_value());
+  EXPECT_EQ((*cancelled)->state, ReplayJobState::kCancelled);
+  EXPECT_EQ(store_->UpdateReplayJob(**claimed, "n1").code(), Status::Code::kFailedPrecondition);
+  auto none = store_->ClaimReplayJob(clock_.Now() + hours(1), seconds(30), "n2");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  auto again = store_->CancelReplayJob("a", clock_.Now());
+  ASSERT_TRUE(again.ok() && again->has_value());
+  EXPECT_EQ((*again)->state, ReplayJobState::kCancelled);
+  auto missing = store_->CancelReplayJob("nope", clock_.Now());
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value());
+}
+
 Result<std::unique_ptr<Store>> OpenSqlite(const std::string& dir, const Clock& clock) {
   return OpenSqliteStore({.dir = dir}, clock);
 }

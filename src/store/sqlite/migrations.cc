@@ -97,6 +97,27 @@ CREATE TABLE audit (
   detail TEXT NOT NULL
 );
 )sql"},
+    {4, "bulk replay jobs", R"sql(
+-- POST /api/v1/replays: one row per job; any node claims a queued job (or one whose lease
+-- expired) and records its progress here.
+CREATE TABLE replays (
+  id TEXT PRIMARY KEY NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  filter TEXT NOT NULL,
+  rate REAL NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'cancelled', 'failed')),
+  total INTEGER NOT NULL DEFAULT 0,
+  done INTEGER NOT NULL DEFAULT 0,
+  failed INTEGER NOT NULL DEFAULT 0,
+  cursor TEXT NOT NULL DEFAULT '',
+  error TEXT,
+  lease_until INTEGER,
+  lease_owner TEXT NOT NULL DEFAULT ''
+);
+-- Claims look at unfinished jobs only, oldest first.
+CREATE INDEX replays_open ON replays(state, created_at) WHERE state IN ('queued', 'running');
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

@@ -54,6 +54,11 @@ Statement& Statement::BindInt(int i, int64_t v) {
   return *this;
 }
 
+Statement& Statement::BindDouble(int i, double v) {
+  NoteBind(sqlite3_bind_double(stmt_, i, v));
+  return *this;
+}
+
 Statement& Statement::BindText(int i, std::string_view v) {
   NoteBind(sqlite3_bind_text64(stmt_, i, v.data(), v.size(), SQLITE_STATIC, SQLITE_UTF8));
   return *this;
@@ -102,6 +107,8 @@ Status Statement::Exec(std::string_view what) {
 bool Statement::IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
 int64_t Statement::Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+double Statement::Double(int col) const { return sqlite3_column_double(stmt_, col); }
 
 std::string Statement::Text(int col) const {
   const unsigned char* p = sqlite3_column_text(stmt_, col);

@@ -46,6 +46,7 @@ class Statement {
   // Text and blobs are bound without copying (SQLITE_STATIC): REQUIRES the bytes outlive this
   // Statement. Bind errors are remembered and returned by the next Step()/Exec().
   Statement& BindInt(int i, int64_t v);
+  Statement& BindDouble(int i, double v);
   Statement& BindText(int i, std::string_view v);
   Statement& BindBlob(int i, std::string_view v);  // zero-length binds an empty blob, not NULL
   Statement& BindNull(int i);
@@ -62,6 +63,7 @@ class Statement {
 
   bool IsNull(int col) const;
   int64_t Int(int col) const;
+  double Double(int col) const;
   std::string Text(int col) const;
   std::string Blob(int col) const;
   TimePoint Time(int col) const { return FromUnixMillis(Int(col)); }

@@ -42,6 +42,13 @@ class ApiHandlerTest : public ::testing::Test {
         store::test::MakeEvent(clock_, random_, "{}", {"billing"}, "github"));
     ASSERT_TRUE(r.ok());
     event_id_ = r->id;
+    // A bulk replay job under the same id, so every "{id}" route has something to show.
+    store::ReplayJob job;
+    job.id = event_id_;
+    job.created_at = clock_.Now();
+    job.filter = R"({"status":"failed"})";
+    job.rate = 50;
+    ASSERT_TRUE(store_->CreateReplayJob(job).ok());
     ApiHandler::Controls controls;
     controls.pause = [this](const std::string& d, const std::string& reason) {
       std::lock_guard lock(calls_mu_);
@@ -61,6 +68,10 @@ class ApiHandlerTest : public ::testing::Test {
     controls.wake = [this] {
       std::lock_guard lock(calls_mu_);
       calls_.push_back("wake");
+    };
+    controls.replay_job_queued = [this] {
+      std::lock_guard lock(calls_mu_);
+      calls_.push_back("replay_job_queued");
     };
     handler_ = std::make_unique<ApiHandler>(
         [](std::string_view h) { return h == kToken; }, *store_, registry_,
@@ -431,6 +442,72 @@ TEST_F(ApiHandlerTest, OpenApiReferencesResolve) {
     }
   }
   EXPECT_GT(refs, 10);
+}
+
+TEST_F(ApiHandlerTest, BulkReplayQueuesAJobShowsAndCancelsIt) {
+  // The fixture's event failed at billing.
+  {
+    store::NewEvent e = store::test::MakeEvent(clock_, random_, "{}", {"billing"}, "github");
+    e.deliveries[0].status = store::DeliveryStatus::kFailed;
+    ASSERT_TRUE(store_->AppendEventSync(std::move(e)).ok());
+  }
+  http::Response r = handler_->Respond(Post("/api/v1/replays", ""));
+  ASSERT_EQ(r.status, 202) << r.body;
+  json::value job = json::parse(r.body);
+  EXPECT_EQ(job.at("state").as_string(), "queued");
+  EXPECT_EQ(job.at("total").as_int64(), 1);
+  EXPECT_EQ(job.at("done").as_int64(), 0);
+  EXPECT_EQ(job.at("rate").as_double(), 50.0);  // the default without a destination
+  EXPECT_EQ(job.at("filter"), json::parse(R"({"status": "failed"})"));
+  EXPECT_TRUE(job.at("error").is_null());
+  const std::string id(job.at("id").as_string());
+  EXPECT_EQ(Calls().back(), "replay_job_queued");
+
+  r = handler_->Respond(Get("/api/v1/replays/" + id));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("id").as_string(), id);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/replays/nope")).status, 404);
+
+  r = handler_->Respond(Get("/api/v1/replays/" + id, "DELETE"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("state").as_string(), "cancelled");
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/replays/nope", "DELETE")).status, 404);
+
+  // The destination's rate limit is the default rate; an explicit rate wins.
+  model::Catalog catalog = test::MakeCatalog();
+  catalog.destinations.at("crm").rate_limit = 7;
+  ASSERT_TRUE(registry_.Replace(catalog).ok());
+  r = handler_->Respond(Post("/api/v1/replays", R"({"destination": "crm"})"));
+  ASSERT_EQ(r.status, 202) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("rate").as_double(), 7.0);
+  EXPECT_EQ(json::parse(r.body).at("total").as_int64(), 0);
+  r = handler_->Respond(Post("/api/v1/replays", R"({"destination": "crm", "rate": "2/s"})"));
+  ASSERT_EQ(r.status, 202) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("rate").as_double(), 2.0);
+
+  // Audit: who asked for what, and the cancel.
+  json::value audit = json::parse(handler_->Respond(Get("/api/v1/audit")).body);
+  const json::array& items = audit.at("items").as_array();
+  ASSERT_GE(items.size(), 4u);
+  EXPECT_EQ(items[3].at("action").as_string(), "bulk_replay");
+  EXPECT_EQ(items[3].at("target").as_string(), id);
+  EXPECT_EQ(items[3].at("count").as_int64(), 1);
+  EXPECT_EQ(items[3].at("detail").at("rate").as_double(), 50.0);
+  EXPECT_EQ(items[2].at("action").as_string(), "cancel_replay");
+}
+
+TEST_F(ApiHandlerTest, BulkReplayRejectsBadRequests) {
+  for (const char* body :
+       {R"({"rate": "fast"})", R"({"rate": 0})", R"({"rate": true})", R"({"status": "nope"})",
+        R"({"since": "yesterday"})", R"({"destination": "nope"})", R"({"colour": "red"})", "[]"}) {
+    http::Response r = handler_->Respond(Post("/api/v1/replays", body));
+    EXPECT_EQ(r.status, 400) << body << ": " << r.body;
+  }
+  EXPECT_EQ(json::parse(handler_->Respond(Post("/api/v1/replays", R"({"rate": "x"})")).body)
+                .at("error")
+                .at("field")
+                .as_string(),
+            "rate");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "cli/api_client.h"
 #include "cli/events_command.h"
+#include "cli/replay_command.h"
 #include "common/time_format.h"
 
 namespace hookrelay::cli {
@@ -305,6 +306,23 @@ TEST(EventsCommandTest, TimeFlagsAcceptRfc3339OrADurationBeforeNow) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().field(), "--since");
   EXPECT_CONTAINS(bad.status().message(), "\"yesterday\"");
+}
+
+TEST(BulkReplayRenderTest, ProgressBarAndTotals) {
+  json::object job = json::parse(R"({"id": "01JOB", "state": "running", "total": 200, "done": 98,
+                                     "failed": 2, "rate": 50, "error": null})")
+                         .as_object();
+  EXPECT_EQ(RenderBulkReplayProgress(job, true),
+            "[###############...............] 50% 100/200 (2 failed) running");
+  EXPECT_EQ(RenderBulkReplayProgress(job, false), "50% 100/200 (2 failed) running");
+  job["state"] = "done";
+  job["total"] = 0;
+  EXPECT_EQ(RenderBulkReplayProgress(job, false), "100% 100/0 (2 failed) done");
+  job["state"] = "failed";
+  job["error"] = "rate must be positive";
+  EXPECT_EQ(
+      RenderBulkReplayResult(job),
+      "Bulk replay 01JOB failed: 98 replayed, 2 failed, of 0\nerror: rate must be positive\n");
 }
 
 }  // namespace

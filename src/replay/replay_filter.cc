@@ -1,0 +1,81 @@
+#include "replay/replay_filter.h"
+
+#include <boost/json.hpp>
+
+#include "common/time_format.h"
+
+namespace hookrelay::replay {
+
+namespace json = boost::json;
+
+namespace {
+
+Result<std::string> StringField(const json::value& v, std::string_view name) {
+  if (!v.is_string()) {
+    return Status::InvalidArgument(std::string(name) + ": must be a string", std::string(name));
+  }
+  return std::string(v.get_string());
+}
+
+Result<TimePoint> TimeField(const json::value& v, std::string_view name) {
+  Result<std::string> s = StringField(v, name);
+  if (!s.ok()) return s.status();
+  std::optional<TimePoint> t = ParseRfc3339(*s);
+  if (!t) {
+    return Status::InvalidArgument(std::string(name) + ": must be an RFC 3339 time",
+                                   std::string(name));
+  }
+  return *t;
+}
+
+}  // namespace
+
+Result<ReplayFilter> ParseReplayFilter(std::string_view json_text) {
+  boost::system::error_code ec;
+  json::value v = json::parse(json_text, ec);
+  if (ec || !v.is_object()) return Status::InvalidArgument("filter: must be a JSON object");
+  ReplayFilter f;
+  for (const auto& [key, value] : v.get_object()) {
+    if (key == "status") {
+      Result<std::string> s = StringField(value, "status");
+      if (!s.ok()) return s.status();
+      std::optional<store::DeliveryStatus> st = store::ParseDeliveryStatus(*s);
+      if (!st) return Status::InvalidArgument("status: unknown status \"" + *s + "\"", "status");
+      f.status = *st;
+    } else if (key == "source" || key == "destination") {
+      Result<std::string> s = StringField(value, key);
+      if (!s.ok()) return s.status();
+      (key == "source" ? f.source : f.destination) = *s;
+    } else if (key == "since" || key == "until") {
+      Result<TimePoint> t = TimeField(value, key);
+      if (!t.ok()) return t.status();
+      (key == "since" ? f.since : f.until) = *t;
+    } else {
+      return Status::InvalidArgument("unknown field \"" + std::string(key) + "\"",
+                                     std::string(key));
+    }
+  }
+  return f;
+}
+
+std::string ReplayFilterToJson(const ReplayFilter& f) {
+  json::object o;
+  o["status"] = store::DeliveryStatusName(f.status);
+  if (f.source) o["source"] = *f.source;
+  if (f.destination) o["destination"] = *f.destination;
+  if (f.since) o["since"] = FormatRfc3339(*f.since);
+  if (f.until) o["until"] = FormatRfc3339(*f.until);
+  return json::serialize(o);
+}
+
+store::EventFilter ToEventFilter(const ReplayFilter& f) {
+  store::EventFilter e;
+  e.status = f.status;
+  e.source = f.source;
+  e.destination = f.destination;
+  e.since = f.since;
+  e.until = f.until;
+  return e;
+}
+
+}  // namespace hookrelay::replay

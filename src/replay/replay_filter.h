@@ -1,0 +1,32 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "store/store.h"
+
+namespace hookrelay::replay {
+
+// What a bulk replay replays: the events matching the filter (as GET /api/v1/events would list
+// them), to each of their destinations whose latest delivery chain is in `status` (and is
+// `destination`, when set).
+struct ReplayFilter {
+  store::DeliveryStatus status = store::DeliveryStatus::kFailed;
+  std::optional<std::string> source;
+  std::optional<std::string> destination;
+  std::optional<TimePoint> since;  // received_at >= since
+  std::optional<TimePoint> until;  // received_at < until
+  bool operator==(const ReplayFilter&) const = default;
+};
+
+// {"status": "failed", "source"?, "destination"?, "since"?, "until"?} (times RFC 3339). Unknown
+// fields and wrong types are kInvalidArgument naming the field; a missing status is "failed".
+Result<ReplayFilter> ParseReplayFilter(std::string_view json_text);
+std::string ReplayFilterToJson(const ReplayFilter& filter);
+
+store::EventFilter ToEventFilter(const ReplayFilter& filter);
+
+}  // namespace hookrelay::replay

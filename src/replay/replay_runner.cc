@@ -1,0 +1,230 @@
+#include "replay/replay_runner.h"
+
+#include <algorithm>
+#include <map>
+
+#include "pacing/replay_pacer.h"
+
+namespace hookrelay::replay {
+
+std::vector<std::string> ReplayTargets(const std::vector<store::Delivery>& deliveries,
+                                       const ReplayFilter& filter) {
+  std::vector<std::string> order;
+  std::map<std::string, const store::Delivery*> latest;
+  for (const store::Delivery& d : deliveries) {
+    auto [it, inserted] = latest.emplace(d.destination, &d);
+    if (inserted) order.push_back(d.destination);
+    if (d.chain > it->second->chain) it->second = &d;
+  }
+  std::vector<std::string> targets;
+  for (const std::string& name : order) {
+    if (filter.destination && *filter.destination != name) continue;
+    if (latest[name]->status != filter.status) continue;
+    targets.push_back(name);
+  }
+  return targets;
+}
+
+Result<int64_t> CountReplayable(store::Store& store, const ReplayFilter& filter, int page_size) {
+  const store::EventFilter events = ToEventFilter(filter);
+  int64_t total = 0;
+  std::string cursor;
+  do {
+    Result<store::EventPage> page = store.ListEvents(events, cursor, page_size);
+    if (!page.ok()) return page.status();
+    for (const store::Event& e : page->items) {
+      Result<std::vector<store::Delivery>> ds = store.GetDeliveries(e.id);
+      if (!ds.ok()) return ds.status();
+      if (!ReplayTargets(*ds, filter).empty()) ++total;
+    }
+    cursor = page->next_cursor;
+  } while (!cursor.empty());
+  return total;
+}
+
+ReplayRunner::ReplayRunner(store::Store& store, const model::Registry& registry, const Clock& clock,
+                           Random& random, std::function<void()> wake, ReplayRunnerOptions options)
+    : store_(store),
+      registry_(registry),
+      clock_(clock),
+      wake_(std::move(wake)),
+      options_(std::move(options)),
+      random_(random) {}
+
+ReplayRunner::~ReplayRunner() { Stop(); }
+
+void ReplayRunner::Start() { thread_ = std::thread(&ReplayRunner::Loop, this); }
+
+void ReplayRunner::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void ReplayRunner::Notify() {
+  {
+    std::lock_guard lock(mu_);
+    notified_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool ReplayRunner::Stopping() {
+  std::lock_guard lock(mu_);
+  return stopping_;
+}
+
+bool ReplayRunner::SleepUntil(TimePoint t) {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    if (stopping_) return false;
+    const Duration left = t - clock_.Now();
+    if (left <= Duration::zero()) return true;
+    cv_.wait_for(lock, left, [this] { return stopping_; });
+  }
+}
+
+void ReplayRunner::Loop() {
+  for (;;) {
+    Result<bool> ran = RunOnce();
+    if (ran.ok() && *ran) continue;  // look for the next job at once
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, options_.poll_interval, [this] { return stopping_ || notified_; });
+    notified_ = false;
+    if (stopping_) return;
+  }
+}
+
+Result<bool> ReplayRunner::RunOnce() {
+  if (Stopping()) return false;
+  Result<std::optional<store::ReplayJob>> job =
+      store_.ClaimReplayJob(clock_.Now(), options_.lease, options_.node_id);
+  if (!job.ok()) return job.status();
+  if (!job->has_value()) return false;
+  Status s = RunJob(std::move(**job));
+  if (!s.ok() && s.code() != Status::Code::kFailedPrecondition) return s;
+  return true;
+}
+
+Status ReplayRunner::Save(store::ReplayJob& job) {
+  job.lease_until = clock_.Now() + options_.lease;
+  return store_.UpdateReplayJob(job, options_.node_id);
+}
+
+bool ReplayRunner::BreakerOpen(const std::string& destination) {
+  Result<std::optional<policy::BreakerSnapshot>> b = store_.GetBreaker(destination);
+  return b.ok() && b->has_value() && (*b)->state == policy::BreakerState::kOpen &&
+         (*b)->open_until && *(*b)->open_until > clock_.Now();
+}
+
+bool ReplayRunner::WaitForBreaker(const std::string& destination, bool* waited) {
+  for (;;) {
+    Result<std::optional<policy::BreakerSnapshot>> b = store_.GetBreaker(destination);
+    const TimePoint now = clock_.Now();
+    if (!b.ok() || !b->has_value() || (*b)->state != policy::BreakerState::kOpen ||
+        !(*b)->open_until || *(*b)->open_until <= now) {
+      return true;
+    }
+    *waited = true;
+    // In steps, so a breaker reset (or a cancelled job's next progress write) is seen soon.
+    if (!SleepUntil(std::min(*(*b)->open_until, now + std::chrono::seconds(1)))) return false;
+  }
+}
+
+Status ReplayRunner::RunJob(store::ReplayJob job) {
+  Result<ReplayFilter> filter = ParseReplayFilter(job.filter);
+  if (!filter.ok() || !(job.rate > 0)) {
+    job.state = store::ReplayJobState::kFailed;
+    job.error = filter.ok() ? "rate must be positive" : filter.status().message();
+    return Save(job);
+  }
+  const store::EventFilter events = ToEventFilter(*filter);
+  // The total, unless the API counted it already (a resumed job keeps its count).
+  if (job.total == 0 && job.cursor.empty() && job.done == 0 && job.failed == 0) {
+    Result<int64_t> total = CountReplayable(store_, *filter, options_.page_size);
+    if (!total.ok()) return total.status();
+    job.total = *total;
+    HR_RETURN_IF_ERROR(Save(job));
+  }
+
+  const Duration slot = std::max(Duration(1), Duration(static_cast<int64_t>(1000 / job.rate)));
+  std::optional<pacing::ReplayPacer> pacer;
+  pacer.emplace(job.rate, clock_.Now(), random_);
+  // Chains are created in batches, each due at its paced time (at most `lookahead` ahead), so
+  // one store commit covers many chains and the engine sends each when it is due.
+  std::vector<store::NewReplay> pending;
+  auto flush = [&]() -> Status {
+    if (pending.empty()) return Status::Ok();
+    // A cancel stops the job before its next batch, not only at the next progress write.
+    Result<std::optional<store::ReplayJob>> now = store_.GetReplayJob(job.id);
+    if (!now.ok()) return now.status();
+    if (!now->has_value() || (*now)->state != store::ReplayJobState::kRunning ||
+        (*now)->lease_owner != options_.node_id) {
+      return Status::FailedPrecondition("replay job " + job.id + " was cancelled");
+    }
+    Result<int64_t> created = store_.CreateReplays(pending);
+    if (!created.ok()) return created.status();
+    pending.clear();
+    if (wake_) wake_();
+    return Status::Ok();
+  };
+  Duration last_save = clock_.MonotonicNow();
+  std::string cursor = job.cursor;
+  for (;;) {
+    Result<store::EventPage> page = store_.ListEvents(events, cursor, options_.page_size);
+    if (!page.ok()) return page.status();
+    for (const store::Event& e : page->items) {
+      Result<std::vector<store::Delivery>> ds = store_.GetDeliveries(e.id);
+      if (!ds.ok()) return ds.status();
+      const std::vector<std::string> targets = ReplayTargets(*ds, *filter);
+      if (targets.empty()) continue;
+      std::shared_ptr<const model::Catalog> catalog = registry_.Get();
+      bool replayed = false;
+      for (const std::string& name : targets) {
+        const model::Destination* d = catalog->FindDestination(name);
+        if (!d || clock_.Now() > e.received_at + d->policy.replay_window) continue;
+        bool waited = false;
+        if (BreakerOpen(name)) {
+          HR_RETURN_IF_ERROR(flush());  // what is already paced goes out before the wait
+          if (!WaitForBreaker(name, &waited)) return Status::Ok();
+        }
+        // After a pause the pace restarts: no burst of the slots missed while waiting.
+        if (waited) pacer.emplace(job.rate, clock_.Now(), random_);
+        TimePoint at = pacer->Next();
+        // Behind the pace (a slow store): start the pace again from now rather than catch up,
+        // which would send a burst above the rate.
+        if (clock_.Now() - at > slot) {
+          pacer.emplace(job.rate, clock_.Now(), random_);
+          at = pacer->Next();
+        }
+        if (at - options_.lookahead > clock_.Now()) {
+          HR_RETURN_IF_ERROR(flush());
+          if (!SleepUntil(at - options_.lookahead)) return Status::Ok();
+        }
+        pending.push_back({e.id, name, d->policy.max_attempts, std::max(at, clock_.Now())});
+        replayed = true;
+      }
+      ++(replayed ? job.done : job.failed);
+      if (clock_.MonotonicNow() - last_save >= options_.progress_interval) {
+        HR_RETURN_IF_ERROR(flush());
+        HR_RETURN_IF_ERROR(Save(job));  // kFailedPrecondition: cancelled
+        last_save = clock_.MonotonicNow();
+      }
+    }
+    HR_RETURN_IF_ERROR(flush());
+    cursor = page->next_cursor;
+    job.cursor = cursor;
+    if (cursor.empty()) break;
+    HR_RETURN_IF_ERROR(Save(job));
+    last_save = clock_.MonotonicNow();
+  }
+  job.state = store::ReplayJobState::kDone;
+  // Events can change between the count and the walk; the final total is what was processed.
+  job.total = job.done + job.failed;
+  return Save(job);
+}
+
+}  // namespace hookrelay::replay

@@ -1,0 +1,101 @@
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/random.h"
+#include "common/result.h"
+#include "model/registry.h"
+#include "replay/replay_filter.h"
+#include "store/store.h"
+
+namespace hookrelay::replay {
+
+struct ReplayRunnerOptions {
+  std::string node_id = "node";  // lease owner of the jobs this runner claims
+  // A claimed job's lease; renewed with every progress write (at least every progress_interval),
+  // so only a dead node's job becomes claimable by another node.
+  Duration lease = std::chrono::seconds(60);
+  Duration poll_interval = std::chrono::seconds(1);  // how often to look for a queued job
+  Duration progress_interval = std::chrono::milliseconds(250);
+  int page_size = 100;  // events read per ListEvents page
+  // Chains are created (in one store commit per batch) up to this long before they are due; the
+  // engine sends each at its due time. Also how late a cancel can be: chains already created go.
+  Duration lookahead = std::chrono::milliseconds(100);
+};
+
+// The events a bulk replay sends `event_id` to: for each destination of its deliveries whose
+// latest chain is in filter.status (and is filter.destination when set), in delivery order.
+std::vector<std::string> ReplayTargets(const std::vector<store::Delivery>& deliveries,
+                                       const ReplayFilter& filter);
+
+// How many events a bulk replay with `filter` would replay now (ReplayTargets not empty).
+Result<int64_t> CountReplayable(store::Store& store, const ReplayFilter& filter,
+                                int page_size = 500);
+
+// Runs bulk replay jobs (store::ReplayJob) on its own thread: claims a queued job (or one whose
+// node died), counts the matching events (total), then walks them page by page and, for each
+// event and target destination, creates a replay chain due at the time the job's ReplayPacer
+// gives (Store::CreateReplays, in batches at most `lookahead` ahead of the due times), so the
+// engine sends them at the job's rate with jitter. Before each chain it waits while the
+// destination's breaker is open. Events it cannot replay (destination no longer configured, past
+// its replay window) count as failed. Progress is written at least every progress_interval; a write
+// refused because the job was cancelled stops the job at once. Delivery is at least once per chain:
+// a node dying mid-page makes the next claimant redo that page.
+//
+// Thread-safe. All references must outlive the runner.
+class ReplayRunner {
+ public:
+  // `wake` is called after chains are created (DeliveryEngine::Wake); may be empty.
+  ReplayRunner(store::Store& store, const model::Registry& registry, const Clock& clock,
+               Random& random, std::function<void()> wake, ReplayRunnerOptions options = {});
+  ~ReplayRunner();
+  ReplayRunner(const ReplayRunner&) = delete;
+  ReplayRunner& operator=(const ReplayRunner&) = delete;
+
+  void Start();  // REQUIRES: not started
+  // Stops the thread: a running job keeps its lease (another node, or this one after a restart,
+  // resumes it once the lease expires). Idempotent.
+  void Stop();
+  // Wakes the thread to look for a job now (after POST /api/v1/replays).
+  void Notify();
+
+  // Claims and runs one job to its end on the calling thread (tests). False when there was none.
+  Result<bool> RunOnce();
+
+ private:
+  void Loop();
+  // Waits until `clock` reaches `t` (real time); false when stopping.
+  bool SleepUntil(TimePoint t);
+  bool Stopping();
+  // Runs a claimed job; returns when it is final, cancelled or the runner stops.
+  Status RunJob(store::ReplayJob job);
+  // Writes progress (renewing the lease). kFailedPrecondition: cancelled, stop.
+  Status Save(store::ReplayJob& job);
+  // True while `destination`'s breaker is open (per the store, shared by all nodes).
+  bool BreakerOpen(const std::string& destination);
+  // Waits while `destination`'s breaker is open; false when stopping.
+  bool WaitForBreaker(const std::string& destination, bool* waited);
+
+  store::Store& store_;
+  const model::Registry& registry_;
+  const Clock& clock_;
+  std::function<void()> wake_;
+  const ReplayRunnerOptions options_;
+
+  Random& random_;  // used by the runner's thread only, or shared if thread-safe (SystemRandom)
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // GUARDED_BY(mu_)
+  bool notified_ = false;  // GUARDED_BY(mu_)
+  std::thread thread_;
+};
+
+}  // namespace hookrelay::replay

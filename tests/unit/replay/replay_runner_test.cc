@@ -1,0 +1,252 @@
+#include "replay/replay_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/random.h"
+#include "conformance/store_test_util.h"
+#include "policy/retry_policy.h"
+#include "replay/replay_filter.h"
+#include "store/store.h"
+#include "support/process.h"
+
+namespace hookrelay::replay {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::seconds;
+using store::DeliveryStatus;
+
+store::Delivery D(std::string destination, int chain, DeliveryStatus status) {
+  store::Delivery d;
+  d.destination = std::move(destination);
+  d.chain = chain;
+  d.status = status;
+  return d;
+}
+
+TEST(ReplayTargetsTest, TheLatestChainPerDestinationDecides) {
+  std::vector<store::Delivery> ds = {
+      D("a", 0, DeliveryStatus::kFailed), D("b", 0, DeliveryStatus::kFailed),
+      D("a", 1, DeliveryStatus::kDelivered), D("c", 0, DeliveryStatus::kDelivered)};
+  ReplayFilter f;
+  EXPECT_EQ(ReplayTargets(ds, f), std::vector<std::string>{"b"});
+  f.status = DeliveryStatus::kDelivered;
+  EXPECT_EQ(ReplayTargets(ds, f), (std::vector<std::string>{"a", "c"}));
+  f.destination = "c";
+  EXPECT_EQ(ReplayTargets(ds, f), std::vector<std::string>{"c"});
+  f.destination = "b";
+  EXPECT_TRUE(ReplayTargets(ds, f).empty());
+}
+
+TEST(ReplayFilterTest, RoundTripsAndNamesBadFields) {
+  auto f = ParseReplayFilter(
+      R"({"destination": "billing", "source": "gh", "since": "2026-11-30T06:00:00Z"})");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(f->status, DeliveryStatus::kFailed);
+  EXPECT_EQ(f->destination, "billing");
+  auto again = ParseReplayFilter(ReplayFilterToJson(*f));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *f);
+  EXPECT_EQ(ParseReplayFilter(R"({"status": "nope"})").status().field(), "status");
+  EXPECT_EQ(ParseReplayFilter(R"({"since": "yesterday"})").status().field(), "since");
+  EXPECT_EQ(ParseReplayFilter(R"({"destination": 3})").status().field(), "destination");
+  EXPECT_EQ(ParseReplayFilter(R"({"colour": "red"})").status().field(), "colour");
+  EXPECT_FALSE(ParseReplayFilter("[]").ok());
+}
+
+// The runner against a real SQLite store. It paces in real time, so the clock is the system
+// clock and the rate high.
+class ReplayRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = store::OpenSqliteStore({.dir = dir_.path()}, clock_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    model::Catalog catalog;
+    for (const char* name : {"billing", "crm"}) {
+      model::Destination d;
+      d.name = name;
+      d.url = std::string("https://example.com/") + name;
+      d.policy = *policy::PresetPolicy("default");
+      d.policy.max_attempts = 3;
+      catalog.destinations.emplace(name, std::move(d));
+    }
+    ASSERT_TRUE(registry_.Replace(std::move(catalog)).ok());
+  }
+
+  // An event to `destinations`, each delivery in `status`, received `age` ago.
+  std::string AddEvent(std::vector<std::string> destinations, DeliveryStatus status,
+                       Duration age = Duration::zero()) {
+    store::NewEvent e = store::test::MakeEvent(clock_, random_, "{}", std::move(destinations));
+    e.received_at = clock_.Now() - age;
+    for (store::NewDelivery& d : e.deliveries) d.status = status;
+    auto r = store_->AppendEventSync(std::move(e));
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r->id : "";
+  }
+
+  store::ReplayJob Job(const std::string& filter, double rate = 2000) {
+    store::ReplayJob j;
+    j.id = NewUlid(clock_, random_);
+    j.created_at = clock_.Now();
+    j.filter = filter;
+    j.rate = rate;
+    EXPECT_TRUE(store_->CreateReplayJob(j).ok());
+    return j;
+  }
+
+  store::ReplayJob Get(const std::string& id) {
+    auto j = store_->GetReplayJob(id);
+    EXPECT_TRUE(j.ok() && j->has_value());
+    return j.ok() && j->has_value() ? **j : store::ReplayJob{};
+  }
+
+  int Chains(const std::string& event_id, const std::string& destination) {
+    int n = 0;
+    auto ds = store_->GetDeliveries(event_id);
+    EXPECT_TRUE(ds.ok());
+    if (!ds.ok()) return -1;
+    for (const store::Delivery& d : *ds) {
+      n += d.destination == destination && d.chain > 0;
+    }
+    return n;
+  }
+
+  hookrelay::testing::TempDir dir_;
+  const Clock& clock_ = SystemClock::Instance();
+  SeededRandom random_{7};
+  std::unique_ptr<store::Store> store_;
+  model::Registry registry_;
+  std::atomic<int> wakes_{0};
+};
+
+TEST_F(ReplayRunnerTest, ReplaysEachMatchingEventOnceAndCountsWhatItCannot) {
+  std::vector<std::string> failed;
+  for (int i = 0; i < 30; ++i) failed.push_back(AddEvent({"billing"}, DeliveryStatus::kFailed));
+  const std::string both = AddEvent({"billing", "crm"}, DeliveryStatus::kFailed);
+  const std::string delivered = AddEvent({"billing"}, DeliveryStatus::kDelivered);
+  const std::string old = AddEvent({"billing"}, DeliveryStatus::kFailed, hours(24 * 40));
+  const std::string gone = AddEvent({"nowhere"}, DeliveryStatus::kFailed);
+  store::ReplayJob job = Job(R"({"status":"failed"})");
+
+  ReplayRunnerOptions options;
+  options.page_size = 7;  // several pages
+  ReplayRunner runner(
+      *store_, registry_, clock_, random_, [this] { ++wakes_; }, options);
+  Result<bool> ran = runner.RunOnce();
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  EXPECT_TRUE(*ran);
+  store::ReplayJob after = Get(job.id);
+  EXPECT_EQ(after.state, store::ReplayJobState::kDone);
+  EXPECT_EQ(after.done, 31);
+  EXPECT_EQ(after.failed, 2);  // past the 30-day window; destination no longer configured
+  EXPECT_EQ(after.total, 33);
+  EXPECT_FALSE(after.lease_until.has_value());
+  for (const std::string& id : failed) EXPECT_EQ(Chains(id, "billing"), 1) << id;
+  EXPECT_EQ(Chains(both, "billing"), 1);
+  EXPECT_EQ(Chains(both, "crm"), 1);
+  EXPECT_EQ(Chains(delivered, "billing"), 0);
+  EXPECT_EQ(Chains(old, "billing"), 0);
+  EXPECT_GE(wakes_.load(), 1);  // after each batch of chains
+  auto ds = store_->GetDeliveries(failed[0]);
+  ASSERT_TRUE(ds.ok());
+  for (const store::Delivery& d : *ds) {
+    if (d.chain == 1) {
+      EXPECT_EQ(d.max_attempts, 3);
+    }
+  }
+  // Nothing left: the same filter again replays nothing (the latest chains are scheduled now).
+  EXPECT_FALSE(*runner.RunOnce());
+  store::ReplayJob again = Job(R"({"status":"failed"})");
+  ASSERT_TRUE(*runner.RunOnce());
+  // Only the two it could not replay match again, and still cannot be replayed.
+  EXPECT_EQ(Get(again.id).done, 0);
+  EXPECT_EQ(Get(again.id).failed, 2);
+}
+
+TEST_F(ReplayRunnerTest, DestinationFilterAndPace) {
+  for (int i = 0; i < 20; ++i) AddEvent({"billing", "crm"}, DeliveryStatus::kFailed);
+  store::ReplayJob job = Job(R"({"status":"failed","destination":"crm"})", 100);
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
+  const TimePoint start = clock_.Now();
+  ASSERT_TRUE(*runner.RunOnce());
+  EXPECT_EQ(Get(job.id).done, 20);
+  // 20 at 100/s: the chains are due one per 10 ms slot (created up to 100 ms ahead), the last
+  // in [190 ms, 200 ms), in the order they were created.
+  EXPECT_GE(clock_.Now() - start, std::chrono::milliseconds(80));
+  std::vector<std::pair<int64_t, TimePoint>> due;  // (delivery id, next_attempt_at)
+  auto page = store_->ListEvents({}, "", 100);
+  ASSERT_TRUE(page.ok());
+  for (const store::Event& e : page->items) {
+    EXPECT_EQ(Chains(e.id, "crm"), 1);
+    EXPECT_EQ(Chains(e.id, "billing"), 0);
+    auto ds = store_->GetDeliveries(e.id);
+    ASSERT_TRUE(ds.ok());
+    for (const store::Delivery& d : *ds) {
+      if (d.chain == 1) due.emplace_back(d.id, d.next_attempt_at);
+    }
+  }
+  ASSERT_EQ(due.size(), 20u);
+  std::sort(due.begin(), due.end());
+  for (size_t i = 1; i < due.size(); ++i) EXPECT_LE(due[i - 1].second, due[i].second) << i;
+  EXPECT_GE(due.back().second - start, std::chrono::milliseconds(185));
+  EXPECT_LT(due.back().second - due.front().second, std::chrono::milliseconds(260));
+}
+
+TEST_F(ReplayRunnerTest, WaitsWhileTheBreakerIsOpen) {
+  AddEvent({"billing"}, DeliveryStatus::kFailed);
+  policy::BreakerSnapshot open;
+  open.state = policy::BreakerState::kOpen;
+  open.open_until = clock_.Now() + std::chrono::milliseconds(300);
+  ASSERT_TRUE(store_->PutBreaker("billing", open).ok());
+  store::ReplayJob job = Job(R"({})");
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
+  const TimePoint start = clock_.Now();
+  ASSERT_TRUE(*runner.RunOnce());
+  EXPECT_GE(clock_.Now() - start, std::chrono::milliseconds(290));
+  EXPECT_EQ(Get(job.id).done, 1);
+}
+
+TEST_F(ReplayRunnerTest, ABadJobFailsWithTheReasonAndCancelledJobsAreNotRun) {
+  store::ReplayJob bad = Job(R"({"status":"nope"})");
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
+  ASSERT_TRUE(*runner.RunOnce());
+  EXPECT_EQ(Get(bad.id).state, store::ReplayJobState::kFailed);
+  EXPECT_TRUE(Get(bad.id).error.has_value());
+  AddEvent({"billing"}, DeliveryStatus::kFailed);
+  store::ReplayJob cancelled = Job(R"({})");
+  ASSERT_TRUE(store_->CancelReplayJob(cancelled.id, clock_.Now()).ok());
+  EXPECT_FALSE(*runner.RunOnce());
+}
+
+TEST_F(ReplayRunnerTest, TheThreadPicksUpQueuedJobsAndStopsPromptly) {
+  for (int i = 0; i < 5; ++i) AddEvent({"billing"}, DeliveryStatus::kFailed);
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
+  runner.Start();
+  store::ReplayJob job = Job(R"({})");
+  runner.Notify();
+  for (int i = 0; i < 200 && Get(job.id).state != store::ReplayJobState::kDone; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(Get(job.id).done, 5);
+  // A slow job (1/s) is left running, with its lease, when the runner stops.
+  for (int i = 0; i < 5; ++i) AddEvent({"crm"}, DeliveryStatus::kFailed);
+  store::ReplayJob slow = Job(R"({"destination":"crm"})", 1);
+  runner.Notify();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const TimePoint stop = clock_.Now();
+  runner.Stop();
+  EXPECT_LT(clock_.Now() - stop, seconds(1));
+  EXPECT_EQ(Get(slow.id).state, store::ReplayJobState::kRunning);
+}
+
+}  // namespace
+}  // namespace hookrelay::replay
