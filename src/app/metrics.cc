@@ -70,6 +70,9 @@ std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::Eng
          "Age of the oldest due-but-unsent delivery (0 when none); alerts past the threshold.");
   out << "hookrelay_due_backlog_oldest_age_seconds "
       << static_cast<double>(e.oldest_due_age.count()) / 1000.0 << "\n";
+  Metric(out, "hookrelay_due_backlog", "gauge",
+         "Scheduled deliveries due now but not yet sent (checked once a second).");
+  out << "hookrelay_due_backlog " << e.due_backlog << "\n";
   Metric(out, "hookrelay_breakers_open", "gauge", "Destinations whose breaker is not closed.");
   out << "hookrelay_breakers_open " << e.breakers_open << "\n";
 

@@ -427,13 +427,15 @@ void DeliveryEngine::Record(Completion c) {
 }
 
 void DeliveryEngine::CheckStall(TimePoint now) {
-  auto due = store_.NextDueAt();
+  auto oldest = store_.OldestDueAt(now);
   Duration age{0};
-  if (due.ok() && due->has_value() && **due < now) age = now - **due;
+  if (oldest.ok() && oldest->has_value()) age = now - **oldest;
+  auto due = store_.CountDue(now);
   bool stalled;
   {
     std::lock_guard lock(mu_);
     stats_.oldest_due_age = age;
+    if (due.ok()) stats_.due_backlog = *due;
     int64_t open = 0;
     for (const auto& [name, s] : dests_) {
       open += s->breaker.state() != policy::BreakerState::kClosed;

@@ -47,6 +47,7 @@ struct EngineStats {
   int64_t in_flight = 0;                 // gauge
   int64_t breakers_open = 0;             // gauge
   Duration oldest_due_age{0};            // gauge: age of the oldest due-but-unsent delivery
+  int64_t due_backlog = 0;               // gauge: scheduled deliveries due now but not yet sent
   std::vector<int64_t> latency_buckets;  // attempt latency histogram, see kLatencyBoundsMs
   int64_t latency_sum_ms = 0;
 };

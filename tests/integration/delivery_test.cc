@@ -339,6 +339,10 @@ TEST_F(DeliveryTest, StalledBacklogRaisesAnAlert) {
   size_t at = metrics.find(name);
   ASSERT_NE(at, std::string::npos);
   EXPECT_GT(std::stod(metrics.substr(at + name.size())), 0.5) << metrics.substr(at, 60);
+  const std::string backlog = "\nhookrelay_due_backlog ";
+  at = metrics.find(backlog);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GE(std::stoi(metrics.substr(at + backlog.size())), 1) << "the rate limit holds work back";
   // The rate limit held: about one request per second reached the endpoint.
   size_t sent = 0;
   for (const SinkRequest& r : sink_.Requests()) sent += r.path == "/h";
