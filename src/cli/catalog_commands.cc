@@ -20,6 +20,22 @@ TimePoint Now() { return SystemClock::Instance().Now(); }
 using ListRenderer = std::function<std::string(const json::array&)>;
 using ItemRenderer = std::function<std::string(const json::object&)>;
 
+// Prints an API answer that must be one object: as JSON, or through `render`. Returns the exit
+// code (1 with the API's message on an error).
+int PrintObject(const std::string& command, const Result<json::value>& answer, bool as_json,
+                const ItemRenderer& render) {
+  if (!answer.ok()) return ReportApiError(command, answer.status());
+  if (!answer->is_object()) {
+    return ReportApiError(command, Status::Internal("the API answered with a non-object"));
+  }
+  if (as_json) {
+    PrintJson(*answer);
+  } else {
+    std::cout << render(answer->get_object());
+  }
+  return 0;
+}
+
 // `<resource> list`: GET /api/v1/<resource>, the "items" as a table.
 void AddList(CLI::App* parent, const std::string& resource, ListRenderer render, int& exit_code) {
   auto common = std::make_shared<ManagementOptions>();
@@ -60,21 +76,8 @@ void AddShow(CLI::App* parent, const std::string& resource, const std::string& w
   show->callback([resource, render, common, name, &exit_code] {
     const std::string command = resource + " show";
     ApiClient client = MakeClient(*common);
-    Result<json::value> item = client.Get("/api/v1/" + resource + "/" + PercentEncode(*name));
-    if (!item.ok()) {
-      exit_code = ReportApiError(command, item.status());
-      return;
-    }
-    if (!item->is_object()) {
-      exit_code = ReportApiError(command, Status::Internal("the API answered with a non-object"));
-      return;
-    }
-    if (common->json) {
-      PrintJson(*item);
-    } else {
-      std::cout << render(item->get_object());
-    }
-    exit_code = 0;
+    exit_code = PrintObject(command, client.Get("/api/v1/" + resource + "/" + PercentEncode(*name)),
+                            common->json, render);
   });
 }
 
@@ -94,23 +97,11 @@ void AddControl(CLI::App* parent, const std::string& verb, const std::string& do
     json::object body;
     if (!reason->empty()) body["reason"] = *reason;
     ApiClient client = MakeClient(*common);
-    Result<json::value> item =
-        client.Post("/api/v1/destinations/" + PercentEncode(*name) + "/" + verb, body);
-    if (!item.ok()) {
-      exit_code = ReportApiError(command, item.status());
-      return;
-    }
-    if (!item->is_object()) {
-      exit_code = ReportApiError(command, Status::Internal("the API answered with a non-object"));
-      return;
-    }
-    if (common->json) {
-      PrintJson(*item);
-    } else {
-      std::cout << done << " " << *name << "\n\n"
-                << RenderDestinationDetail(item->get_object(), Now());
-    }
-    exit_code = 0;
+    exit_code = PrintObject(
+        command, client.Post("/api/v1/destinations/" + PercentEncode(*name) + "/" + verb, body),
+        common->json, [&](const json::object& destination) {
+          return done + " " + *name + "\n\n" + RenderDestinationDetail(destination, Now());
+        });
   });
 }
 
