@@ -72,10 +72,16 @@ void FaultInjectingStore::FailAllRecordAttempts(Status status) {
   Arm(record_attempt_fault_, 0, true, std::move(status));
 }
 
+void FaultInjectingStore::FailCatalogChanges(int n, Status status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Arm(catalog_fault_, n, false, std::move(status));
+}
+
 void FaultInjectingStore::Heal() {
   std::lock_guard<std::mutex> lock(mu_);
   append_fault_ = Fault{};
   record_attempt_fault_ = Fault{};
+  catalog_fault_ = Fault{};
 }
 
 void FaultInjectingStore::AppendEvent(NewEvent event, AppendCallback done) {
@@ -203,6 +209,19 @@ Status FaultInjectingStore::UpdateReplayJob(const ReplayJob& job, const std::str
 Result<std::optional<ReplayJob>> FaultInjectingStore::CancelReplayJob(const std::string& id,
                                                                       TimePoint now) {
   return target_->CancelReplayJob(id, now);
+}
+
+Result<std::vector<CatalogObject>> FaultInjectingStore::ListCatalog() {
+  return target_->ListCatalog();
+}
+
+Status FaultInjectingStore::ApplyCatalogChange(const CatalogChange& change) {
+  if (Status fault = Take(catalog_fault_); !fault.ok()) return fault;
+  return target_->ApplyCatalogChange(change);
+}
+
+Result<int64_t> FaultInjectingStore::CountOpenDeliveries(const std::string& destination) {
+  return target_->CountOpenDeliveries(destination);
 }
 
 }  // namespace hookrelay::store

@@ -20,7 +20,8 @@ namespace hookrelay::store {
 // A failed operation never reaches the target, so nothing of it is stored.
 //
 // Faults exist for AppendEvent (reported through its callback, which runs on this wrapper's own
-// callback thread, never inline, as the Store contract promises) and RecordAttempt (returned).
+// callback thread, never inline, as the Store contract promises), RecordAttempt and
+// ApplyCatalogChange (returned).
 // Every other method is forwarded unchanged. Thread-safe; the knobs may be turned while other
 // threads use the store.
 class FaultInjectingStore final : public Store {
@@ -41,6 +42,8 @@ class FaultInjectingStore final : public Store {
   // The same for RecordAttempt.
   void FailRecordAttempts(int n, Status status);
   void FailAllRecordAttempts(Status status);
+  // The next `n` ApplyCatalogChange calls fail with `status`.
+  void FailCatalogChanges(int n, Status status);
   // Removes every fault: all operations reach the target again.
   void Heal();
 
@@ -84,6 +87,9 @@ class FaultInjectingStore final : public Store {
                                                   const std::string& owner) override;
   Status UpdateReplayJob(const ReplayJob& job, const std::string& owner) override;
   Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id, TimePoint now) override;
+  Result<std::vector<CatalogObject>> ListCatalog() override;
+  Status ApplyCatalogChange(const CatalogChange& change) override;
+  Result<int64_t> CountOpenDeliveries(const std::string& destination) override;
 
  private:
   struct Fault {
@@ -102,6 +108,7 @@ class FaultInjectingStore final : public Store {
   std::mutex mu_;
   Fault append_fault_;          // GUARDED_BY(mu_)
   Fault record_attempt_fault_;  // GUARDED_BY(mu_)
+  Fault catalog_fault_;         // GUARDED_BY(mu_)
   std::atomic<int64_t> failed_appends_{0};
   std::atomic<int64_t> failed_record_attempts_{0};
 

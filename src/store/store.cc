@@ -44,6 +44,15 @@ std::optional<ReplayJobState> ParseReplayJobState(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view CatalogKindName(CatalogKind k) {
+  switch (k) {
+    case CatalogKind::kSource: return "source";
+    case CatalogKind::kDestination: return "destination";
+    case CatalogKind::kRoute: return "route";
+  }
+  return "source";
+}
+
 Result<AppendResult> Store::AppendEventSync(NewEvent event) {
   // Shared with the callback: the store thread may still be inside set_value when this thread
   // wakes up and returns.

@@ -174,6 +174,32 @@ struct ReplayJob {
   bool operator==(const ReplayJob&) const = default;
 };
 
+// The catalog (sources, destinations, routes) as written: the API's JSON of each object, secrets
+// included, so the store can rebuild the live catalog at start. The config file's objects are
+// written here at every start (origin "config"); objects created through the API have origin
+// "api" and survive restarts.
+enum class CatalogKind { kSource, kDestination, kRoute };
+std::string_view CatalogKindName(CatalogKind k);  // "source", "destination", "route"
+
+struct CatalogObject {
+  CatalogKind kind = CatalogKind::kSource;
+  std::string name;    // a source's or destination's name; a route's id
+  std::string spec;    // JSON text of the object, secrets included: never shown as it is
+  std::string origin;  // "config" or "api"
+  TimePoint created_at{};  // set by the store when the object is first written
+  TimePoint updated_at{};  // set by the store on every write
+  bool operator==(const CatalogObject&) const = default;
+};
+
+// One change to the catalog, applied in one transaction with its audit entry: `put` objects are
+// inserted or replaced (keeping their created_at and their place in the order), `remove` ones are
+// deleted (absent ones are ignored).
+struct CatalogChange {
+  std::vector<CatalogObject> put;
+  std::vector<std::pair<CatalogKind, std::string>> remove;
+  std::optional<AuditEntry> audit;  // appended in the same transaction when set
+};
+
 // The store of events, deliveries and attempts. Every method is thread-safe.
 // Implementations: SqliteStore (embedded, default) and, later, PostgresStore.
 class Store {
@@ -277,6 +303,14 @@ class Store {
   // Returns the job as it is afterwards; nullopt when there is no such job.
   virtual Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id,
                                                            TimePoint now) = 0;
+
+  // The catalog: every object, in the order they were first written. ApplyCatalogChange writes
+  // a change and its audit entry atomically (kInvalidArgument for an empty name or spec).
+  virtual Result<std::vector<CatalogObject>> ListCatalog() = 0;
+  virtual Status ApplyCatalogChange(const CatalogChange& change) = 0;
+  // How many deliveries to `destination` are not final yet (scheduled, delivering or paused):
+  // a destination with any cannot be deleted without losing them.
+  virtual Result<int64_t> CountOpenDeliveries(const std::string& destination) = 0;
 };
 
 struct SqliteOptions {

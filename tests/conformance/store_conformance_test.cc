@@ -1043,6 +1043,116 @@ TEST_P(StoreConformanceTest, CancelledReplayJobStopsItsRunnerAndFinalJobsStay) {
   EXPECT_FALSE(missing->has_value());
 }
 
+CatalogObject MakeCatalogObject(CatalogKind kind, std::string name, std::string spec,
+                                std::string origin = "api") {
+  CatalogObject o;
+  o.kind = kind;
+  o.name = std::move(name);
+  o.spec = std::move(spec);
+  o.origin = std::move(origin);
+  return o;
+}
+
+TEST_P(StoreConformanceTest, CatalogKeepsObjectsInFirstWrittenOrderWithTheirAudit) {
+  auto empty = store_->ListCatalog();
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_TRUE(empty->empty());
+
+  const TimePoint t0 = clock_.Now();
+  CatalogChange first;
+  first.put = {MakeCatalogObject(CatalogKind::kSource, "github", R"({"name":"github"})", "config"),
+               MakeCatalogObject(CatalogKind::kDestination, "billing",
+                                 R"({"name":"billing","url":"https://b.example/h"})"),
+               MakeCatalogObject(CatalogKind::kRoute, "github->billing",
+                                 R"({"source":"github","destination":"billing"})")};
+  first.audit = MakeAudit(t0, "config_change", "config file", 3);
+  ASSERT_TRUE(store_->ApplyCatalogChange(first).ok());
+  clock_.Advance(seconds(5));
+
+  // Same name, other kind: a separate object. Rewriting an object keeps its place and
+  // created_at; removing an absent one is not an error.
+  CatalogChange second;
+  second.put = {MakeCatalogObject(CatalogKind::kDestination, "github",
+                                  R"({"name":"github","url":"https://g.example/h"})"),
+                MakeCatalogObject(CatalogKind::kSource, "github",
+                                  R"({"name":"github","max_body":"1MiB"})")};
+  second.remove = {{CatalogKind::kRoute, "github->billing"}, {CatalogKind::kSource, "nope"}};
+  ASSERT_TRUE(store_->ApplyCatalogChange(second).ok());
+
+  auto listed = store_->ListCatalog();
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 3u);
+  const CatalogObject& src = (*listed)[0];
+  EXPECT_EQ(src.kind, CatalogKind::kSource);
+  EXPECT_EQ(src.name, "github");
+  EXPECT_EQ(src.spec, R"({"name":"github","max_body":"1MiB"})");
+  EXPECT_EQ(src.origin, "api");
+  EXPECT_EQ(src.created_at, t0);
+  EXPECT_EQ(src.updated_at, t0 + seconds(5));
+  EXPECT_EQ((*listed)[1].kind, CatalogKind::kDestination);
+  EXPECT_EQ((*listed)[1].name, "billing");
+  EXPECT_EQ((*listed)[1].updated_at, t0);
+  EXPECT_EQ((*listed)[2].kind, CatalogKind::kDestination);
+  EXPECT_EQ((*listed)[2].name, "github");
+
+  auto audit = store_->ListAudit("", 10);
+  ASSERT_TRUE(audit.ok());
+  ASSERT_EQ(audit->items.size(), 1u);  // only the change that carried an entry
+  EXPECT_EQ(audit->items[0].action, "config_change");
+  EXPECT_EQ(audit->items[0].count, 3);
+}
+
+TEST_P(StoreConformanceTest, CatalogChangeRefusesBadObjectsAndWritesNothing) {
+  CatalogChange bad;
+  bad.put = {MakeCatalogObject(CatalogKind::kSource, "a", R"({"name":"a"})"),
+             MakeCatalogObject(CatalogKind::kSource, "", R"({})")};
+  bad.audit = MakeAudit(clock_.Now(), "config_change", "source a", 1);
+  EXPECT_EQ(store_->ApplyCatalogChange(bad).code(), Status::Code::kInvalidArgument);
+  bad.put = {MakeCatalogObject(CatalogKind::kSource, "a", "")};
+  EXPECT_EQ(store_->ApplyCatalogChange(bad).code(), Status::Code::kInvalidArgument);
+  bad.put = {MakeCatalogObject(CatalogKind::kSource, "a", R"({"name":"a"})", "elsewhere")};
+  EXPECT_EQ(store_->ApplyCatalogChange(bad).code(), Status::Code::kInvalidArgument);
+  bad.put = {MakeCatalogObject(CatalogKind::kSource, "a", R"({"name":"a"})")};
+  bad.audit->action = "";
+  EXPECT_EQ(store_->ApplyCatalogChange(bad).code(), Status::Code::kInvalidArgument);
+  auto listed = store_->ListCatalog();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+  auto audit = store_->ListAudit("", 10);
+  ASSERT_TRUE(audit.ok());
+  EXPECT_TRUE(audit->items.empty());
+}
+
+TEST_P(StoreConformanceTest, CountOpenDeliveriesCountsWhatIsNotFinal) {
+  auto none = store_->CountOpenDeliveries("billing");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(*none, 0);
+  for (int i = 0; i < 3; ++i) Append(MakeEvent(clock_, random_, "{}", {"billing", "crm"}));
+  auto three = store_->CountOpenDeliveries("billing");
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ(*three, 3);
+  // Delivered and failed ones are final; paused and delivering ones are not.
+  std::vector<Delivery> claimed = Claim(clock_.Now(), 2, seconds(30), "n1", "billing");
+  ASSERT_EQ(claimed.size(), 2u);
+  EXPECT_EQ(*store_->CountOpenDeliveries("billing"), 3);
+  for (size_t i = 0; i < claimed.size(); ++i) {
+    Attempt a;
+    a.delivery_id = claimed[i].id;
+    a.n = 1;
+    a.started_at = clock_.Now();
+    a.status_code = i == 0 ? 200 : 404;
+    DeliveryUpdate u;
+    u.status = i == 0 ? DeliveryStatus::kDelivered : DeliveryStatus::kFailed;
+    u.next_attempt_at = clock_.Now();
+    ASSERT_TRUE(store_->RecordAttempt(a, u, "n1").ok());
+  }
+  EXPECT_EQ(*store_->CountOpenDeliveries("billing"), 1);
+  ASSERT_TRUE(store_->PauseDeliveries("billing", "maintenance").ok());
+  EXPECT_EQ(*store_->CountOpenDeliveries("billing"), 1);
+  EXPECT_EQ(*store_->CountOpenDeliveries("crm"), 3);
+  EXPECT_EQ(*store_->CountOpenDeliveries("nope"), 0);
+}
+
 Result<std::unique_ptr<Store>> OpenSqlite(const std::string& dir, const Clock& clock) {
   return OpenSqliteStore({.dir = dir}, clock);
 }

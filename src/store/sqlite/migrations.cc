@@ -118,6 +118,21 @@ CREATE TABLE replays (
 -- Claims look at unfinished jobs only, oldest first.
 CREATE INDEX replays_open ON replays(state, created_at) WHERE state IN ('queued', 'running');
 )sql"},
+    {5, "catalog", R"sql(
+-- Sources, destinations and routes as written (JSON, secrets included), so objects created
+-- through the API survive a restart. The config file's objects are rewritten at every start
+-- (origin 'config'). seq keeps the order objects were first written in (route order).
+CREATE TABLE catalog (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL CHECK (kind IN ('source', 'destination', 'route')),
+  name TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  origin TEXT NOT NULL CHECK (origin IN ('config', 'api')),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  UNIQUE (kind, name)
+);
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

@@ -837,20 +837,28 @@ Result<int64_t> SqliteStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
   });
 }
 
+namespace {
+
+Status InsertAudit(Connection& db, const AuditEntry& entry) {
+  Result<Statement> ins = db.Prepare(
+      "INSERT INTO audit(at, actor, action, target, count, detail)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  if (!ins.ok()) return ins.status();
+  ins->BindTime(1, entry.at)
+      .BindText(2, entry.actor)
+      .BindText(3, entry.action)
+      .BindText(4, entry.target)
+      .BindInt(5, entry.count)
+      .BindText(6, entry.detail);
+  return ins->Exec("append audit entry " + entry.action);
+}
+
+}  // namespace
+
 Status SqliteStore::AppendAudit(const AuditEntry& entry) {
   if (entry.action.empty()) return Status::InvalidArgument("audit action is empty", "action");
   Result<Unit> r = Write<Unit>([&entry](Connection& db) -> Result<Unit> {
-    Result<Statement> ins = db.Prepare(
-        "INSERT INTO audit(at, actor, action, target, count, detail)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-    if (!ins.ok()) return ins.status();
-    ins->BindTime(1, entry.at)
-        .BindText(2, entry.actor)
-        .BindText(3, entry.action)
-        .BindText(4, entry.target)
-        .BindInt(5, entry.count)
-        .BindText(6, entry.detail);
-    HR_RETURN_IF_ERROR(ins->Exec("append audit entry " + entry.action));
+    HR_RETURN_IF_ERROR(InsertAudit(db, entry));
     return Unit{};
   });
   return r.ok() ? Status::Ok() : r.status();
@@ -1260,6 +1268,89 @@ Result<std::optional<ReplayJob>> SqliteStore::GetReplayJob(const std::string& id
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
   return SelectReplayJob(**db, id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Catalog
+
+Result<std::vector<CatalogObject>> SqliteStore::ListCatalog() {
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q = (*db)->Prepare(
+      "SELECT kind, name, spec, origin, created_at, updated_at FROM catalog ORDER BY seq");
+  if (!q.ok()) return q.status();
+  std::vector<CatalogObject> out;
+  for (;;) {
+    Result<bool> row = q->Step("list catalog");
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    CatalogObject o;
+    const std::string kind = q->Text(0);
+    if (kind == "destination") {
+      o.kind = CatalogKind::kDestination;
+    } else if (kind == "route") {
+      o.kind = CatalogKind::kRoute;
+    }
+    o.name = q->Text(1);
+    o.spec = q->Text(2);
+    o.origin = q->Text(3);
+    o.created_at = q->Time(4);
+    o.updated_at = q->Time(5);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+Status SqliteStore::ApplyCatalogChange(const CatalogChange& change) {
+  for (const CatalogObject& o : change.put) {
+    if (o.name.empty()) return Status::InvalidArgument("catalog object name is empty", "name");
+    if (o.spec.empty()) return Status::InvalidArgument("catalog object spec is empty", "spec");
+    if (o.origin != "config" && o.origin != "api") {
+      return Status::InvalidArgument("catalog origin must be config or api", "origin");
+    }
+  }
+  if (change.audit && change.audit->action.empty()) {
+    return Status::InvalidArgument("audit action is empty", "action");
+  }
+  const TimePoint now = clock_.Now();
+  Result<Unit> r = Write<Unit>([&change, now](Connection& db) -> Result<Unit> {
+    for (const auto& [kind, name] : change.remove) {
+      Result<Statement> del = db.Prepare("DELETE FROM catalog WHERE kind = ?1 AND name = ?2");
+      if (!del.ok()) return del.status();
+      del->BindText(1, CatalogKindName(kind)).BindText(2, name);
+      HR_RETURN_IF_ERROR(del->Exec("delete catalog object " + name));
+    }
+    for (const CatalogObject& o : change.put) {
+      Result<Statement> up = db.Prepare(
+          "INSERT INTO catalog(kind, name, spec, origin, created_at, updated_at)"
+          " VALUES (?1, ?2, ?3, ?4, ?5, ?5)"
+          " ON CONFLICT(kind, name) DO UPDATE SET spec = excluded.spec,"
+          " origin = excluded.origin, updated_at = excluded.updated_at");
+      if (!up.ok()) return up.status();
+      up->BindText(1, CatalogKindName(o.kind))
+          .BindText(2, o.name)
+          .BindText(3, o.spec)
+          .BindText(4, o.origin)
+          .BindTime(5, now);
+      HR_RETURN_IF_ERROR(up->Exec("write catalog object " + o.name));
+    }
+    if (change.audit) HR_RETURN_IF_ERROR(InsertAudit(db, *change.audit));
+    return Unit{};
+  });
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<int64_t> SqliteStore::CountOpenDeliveries(const std::string& destination) {
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q = (*db)->Prepare(
+      "SELECT COUNT(*) FROM deliveries WHERE destination = ?1"
+      " AND status IN ('scheduled', 'delivering', 'paused')");
+  if (!q.ok()) return q.status();
+  q->BindText(1, destination);
+  Result<bool> row = q->Step("count open deliveries");
+  if (!row.ok()) return row.status();
+  return *row ? q->Int(0) : int64_t{0};
 }
 
 }  // namespace hookrelay::store

@@ -23,7 +23,7 @@ namespace hookrelay::store {
 //
 // Writes. One writer thread owns the only write connection. Every write method (AppendEvent,
 // ClaimDue, RecordAttempt, PutBreaker, Pause/ResumeDeliveries, CreateReplay, PurgeEventsBefore,
-// AppendAudit) queues an operation for it. The writer takes everything queued (up to max_batch
+// AppendAudit, ApplyCatalogChange, …) queues an operation for it. The writer takes everything queued (up to max_batch
 // operations), runs them in ONE transaction, then COMMITs once: one WAL fsync per batch, however
 // many events it holds (group commit). One operation's failure (a constraint, a full disk) fails
 // only that operation: the operations first run without savepoints (they are costly and failures
@@ -88,6 +88,9 @@ class SqliteStore final : public Store {
                                                   const std::string& owner) override;
   Status UpdateReplayJob(const ReplayJob& job, const std::string& owner) override;
   Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id, TimePoint now) override;
+  Result<std::vector<CatalogObject>> ListCatalog() override;
+  Status ApplyCatalogChange(const CatalogChange& change) override;
+  Result<int64_t> CountOpenDeliveries(const std::string& destination) override;
 
   // Counters of the writer, for tests, benchmarks and metrics. Monotonic.
   struct WriterStats {
