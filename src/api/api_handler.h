@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "api/api_routes.h"
+#include "catalog/catalog_service.h"
 #include "common/clock.h"
 #include "delivery/engine.h"
 #include "http/server.h"
@@ -41,6 +42,9 @@ class ApiHandler {
     std::function<Status(const std::string& destination)> reset_breaker;
     std::function<void()> wake;               // new replay deliveries are due now
     std::function<void()> replay_job_queued;  // ReplayRunner::Notify
+    // Creates, updates and deletes sources, destinations and routes; nullptr: those routes
+    // answer 503 "unavailable".
+    catalog::CatalogService* catalog = nullptr;
   };
 
   // All references must outlive the handler. `clock` dates replays and audit entries and
@@ -75,6 +79,11 @@ class ApiHandler {
   http::Response CreateBulkReplay(const http::Request& request) const;
   http::Response CancelBulkReplay(const http::Request& request, const std::string& id) const;
   http::Response ListAudit(const http::Request& request) const;
+  // POST, PATCH and DELETE of sources, destinations and routes, through controls_.catalog.
+  http::Response ChangeCatalog(const http::Request& request, RouteId route,
+                               const std::string& name) const;
+  // The API view of a catalog object (a destination with its live state).
+  http::Response CatalogView(store::CatalogKind kind, const std::string& name) const;
   http::Response DestinationView(const model::Destination& d) const;
   // Appends an audit entry for a change made on behalf of `request`'s token.
   Status Audit(const http::Request& request, std::string action, std::string target, int64_t count,

@@ -1,5 +1,7 @@
 #include "api/api_json.h"
 
+#include <cctype>
+
 #include <boost/json.hpp>
 #include <charconv>
 
@@ -369,6 +371,30 @@ json::object ReplayJobToJson(const store::ReplayJob& job) {
   o["updated_at"] = FormatRfc3339(job.updated_at);
   o["error"] = job.error ? json::value(*job.error) : json::value(nullptr);
   return o;
+}
+
+Result<json::value> ParseCatalogBody(std::string_view body) {
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return Status::InvalidArgument("body: a JSON object is required", "body");
+  }
+  auto o = ParseObjectBody(body);
+  if (!o.ok()) return o.status();
+  return json::value(std::move(*o));
+}
+
+std::string PathSegment(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
 }
 
 }  // namespace hookrelay::api

@@ -69,6 +69,11 @@ boost::json::object RouteListToJson(const model::Catalog& catalog);
 // hex digits of the token's SHA-256 — enough to tell tokens apart, never the token itself.
 std::string AuditActor(std::string_view authorization);
 
+// The JSON body of a catalog create or update: required, a JSON object.
+Result<boost::json::value> ParseCatalogBody(std::string_view body);
+// `text` percent-encoded for one path segment (everything but RFC 3986 unreserved characters).
+std::string PathSegment(std::string_view text);
+
 // The optional body of POST /api/v1/destinations/{name}/pause: {"reason": "…"}. An empty body
 // gives `default_reason`. InvalidArgument for malformed JSON (field "body"), a field other than
 // "reason" (field names it) or a reason that is not a non-empty string.

@@ -18,20 +18,29 @@ enum class RouteId {
   kGetBulkReplay,
   kCancelBulkReplay,
   kListDestinations,
+  kCreateDestination,
   kGetDestination,
+  kUpdateDestination,
+  kDeleteDestination,
   kPauseDestination,
   kResumeDestination,
   kResetBreaker,
   kListSources,
+  kCreateSource,
   kGetSource,
+  kUpdateSource,
+  kDeleteSource,
   kListRoutes,
+  kCreateRoute,
+  kGetRoute,
+  kDeleteRoute,
   kListAudit,
   kOpenApi,
 };
 
 struct ApiRoute {
   RouteId id;
-  std::string_view method;  // "GET", "POST" or "DELETE" (HEAD is served wherever GET is)
+  std::string_view method;  // "GET", "POST", "PATCH" or "DELETE" (HEAD is served wherever GET is)
   // OpenAPI-style template; a "{name}" segment matches any one non-empty path segment.
   std::string_view path;
 };

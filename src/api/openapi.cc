@@ -124,6 +124,18 @@ constexpr std::string_view kDocument = R"json({
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DestinationList"}}}},
           "401": {"$ref": "#/components/responses/Unauthenticated"}
         }
+      },
+      "post": {
+        "operationId": "createDestination",
+        "summary": "Create a destination (url, policy, signing_secret, limits, breaker); it is stored and survives restarts",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DestinationInput"}}}},
+        "responses": {
+          "201": {"description": "the destination as GET shows it; Location names it",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Destination"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "409": {"$ref": "#/components/responses/Conflict"}
+        }
       }
     },
     "/api/v1/destinations/{name}": {
@@ -136,6 +148,33 @@ constexpr std::string_view kDocument = R"json({
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Destination"}}}},
           "401": {"$ref": "#/components/responses/Unauthenticated"},
           "404": {"$ref": "#/components/responses/NotFound"}
+        }
+      },
+      "patch": {
+        "operationId": "updateDestination",
+        "summary": "Change a destination created through the API with a JSON merge patch (RFC 7396): given fields replace, null resets, secrets not mentioned are kept",
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "requestBody": {"required": true, "content": {"application/merge-patch+json": {"schema": {"type": "object"}},
+                                                     "application/json": {"schema": {"type": "object"}}}},
+        "responses": {
+          "200": {"description": "the destination after the change",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Destination"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"},
+          "409": {"$ref": "#/components/responses/Conflict"}
+        }
+      },
+      "delete": {
+        "operationId": "deleteDestination",
+        "summary": "Delete a destination created through the API (409 while routes name it or deliveries to it are not final)",
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {
+          "200": {"description": "the destination that was deleted, as GET showed it",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Destination"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"},
+          "409": {"$ref": "#/components/responses/Conflict"}
         }
       }
     },
@@ -197,6 +236,18 @@ constexpr std::string_view kDocument = R"json({
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/List"}}}},
           "401": {"$ref": "#/components/responses/Unauthenticated"}
         }
+      },
+      "post": {
+        "operationId": "createSource",
+        "summary": "Create a source (verify, dedup, max_body); it is stored and survives restarts",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SourceInput"}}}},
+        "responses": {
+          "201": {"description": "the source as GET shows it; Location names it",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Source"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "409": {"$ref": "#/components/responses/Conflict"}
+        }
       }
     },
     "/api/v1/sources/{name}": {
@@ -210,6 +261,33 @@ constexpr std::string_view kDocument = R"json({
           "401": {"$ref": "#/components/responses/Unauthenticated"},
           "404": {"$ref": "#/components/responses/NotFound"}
         }
+      },
+      "patch": {
+        "operationId": "updateSource",
+        "summary": "Change a source created through the API with a JSON merge patch (RFC 7396): given fields replace, null resets, secrets not mentioned are kept",
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "requestBody": {"required": true, "content": {"application/merge-patch+json": {"schema": {"type": "object"}},
+                                                     "application/json": {"schema": {"type": "object"}}}},
+        "responses": {
+          "200": {"description": "the source after the change",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Source"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"},
+          "409": {"$ref": "#/components/responses/Conflict"}
+        }
+      },
+      "delete": {
+        "operationId": "deleteSource",
+        "summary": "Delete a source created through the API (409 while routes name it)",
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {
+          "200": {"description": "the source that was deleted, as GET showed it",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Source"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"},
+          "409": {"$ref": "#/components/responses/Conflict"}
+        }
       }
     },
     "/api/v1/routes": {
@@ -220,6 +298,43 @@ constexpr std::string_view kDocument = R"json({
           "200": {"description": "all routes",
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/List"}}}},
           "401": {"$ref": "#/components/responses/Unauthenticated"}
+        }
+      },
+      "post": {
+        "operationId": "createRoute",
+        "summary": "Create a route (every event of the source goes to the destination); it is stored and survives restarts",
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RouteInput"}}}},
+        "responses": {
+          "201": {"description": "the route as GET shows it; Location names it",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Route"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "409": {"$ref": "#/components/responses/Conflict"}
+        }
+      }
+    },
+    "/api/v1/routes/{id}": {
+      "get": {
+        "operationId": "getRoute",
+        "summary": "One route",
+        "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {
+          "200": {"description": "the route",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Route"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"}
+        }
+      },
+      "delete": {
+        "operationId": "deleteRoute",
+        "summary": "Delete a route created through the API",
+        "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {
+          "200": {"description": "the route that was deleted, as GET showed it",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Route"}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"},
+          "409": {"$ref": "#/components/responses/Conflict"}
         }
       }
     },
@@ -261,6 +376,8 @@ constexpr std::string_view kDocument = R"json({
                           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
       "FailedPrecondition": {"description": "valid, but not possible now (e.g. past the replay window)",
                              "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+      "Conflict": {"description": "the name is taken, the object is defined in the config file, or it is still in use (routes, deliveries not final)",
+                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
       "NotFound": {"description": "no such event, destination or source",
                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     },
@@ -379,7 +496,49 @@ constexpr std::string_view kDocument = R"json({
       },
       "Source": {
         "type": "object", "description": "the source JSON of the config; verify.secrets shown as secrets_set (a count)",
-        "required": ["name"], "properties": {"name": {"type": "string"}}
+        "required": ["name"], "properties": {"name": {"type": "string"},
+                                             "origin": {"type": "string", "enum": ["config", "api"]}}
+      },
+      "Route": {
+        "type": "object", "required": ["id", "source", "destination"],
+        "properties": {"id": {"type": "string"}, "source": {"type": "string"}, "destination": {"type": "string"},
+                       "origin": {"type": "string", "enum": ["config", "api"]}}
+      },
+      "Duration": {"type": "string", "description": "250ms, 5s, 5m, 3h, 1d", "pattern": "^[0-9]+(ms|s|m|h|d)$"},
+      "SourceInput": {
+        "type": "object", "required": ["name"], "additionalProperties": false,
+        "properties": {
+          "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},
+          "verify": {"type": "object", "additionalProperties": false, "required": ["scheme", "secrets"],
+                     "properties": {"scheme": {"type": "string", "enum": ["github", "stripe", "shopify", "standard", "hmac"]},
+                                    "secrets": {"type": "array", "items": {"type": "string"}, "description": "write-only"},
+                                    "tolerance": {"$ref": "#/components/schemas/Duration"},
+                                    "header": {"type": "string"}, "algorithm": {"type": "string", "enum": ["sha1", "sha256", "sha512"]},
+                                    "encoding": {"type": "string", "enum": ["hex", "base64"]}, "prefix": {"type": "string"}}},
+          "dedup": {"type": "object", "description": "{\"header\": \"X-GitHub-Delivery\"} or {\"json\": \"id\"}"},
+          "max_body": {"type": "string", "description": "e.g. 5MiB"}
+        }
+      },
+      "DestinationInput": {
+        "type": "object", "required": ["name", "url"], "additionalProperties": false,
+        "properties": {
+          "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},
+          "url": {"type": "string", "format": "uri", "description": "http(s), no user-info"},
+          "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+          "policy": {"type": ["string", "object"], "description": "a preset name or a policy object"},
+          "signing_secret": {"type": "string", "description": "whsec_ + base64; write-only"},
+          "max_concurrency": {"type": "integer", "minimum": 1},
+          "rate_limit": {"type": "string", "description": "e.g. 100/s"},
+          "breaker": {"type": "object"},
+          "ordered": {"type": "boolean"},
+          "replay_window": {"$ref": "#/components/schemas/Duration"},
+          "paused": {"type": "boolean"}, "allow_private": {"type": "boolean"}, "pause_on_gone": {"type": "boolean"}
+        }
+      },
+      "RouteInput": {
+        "type": "object", "required": ["source", "destination"], "additionalProperties": false,
+        "properties": {"source": {"type": "string"}, "destination": {"type": "string"},
+                       "id": {"type": "string", "description": "default source->destination"}}
       }
     }
   }

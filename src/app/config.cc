@@ -202,6 +202,23 @@ Status ParseRoot(const json::object& root, Config& config) {
   HR_RETURN_IF_ERROR(ParseList(root, "sources", model::ParseSource, sources));
   HR_RETURN_IF_ERROR(ParseList(root, "destinations", model::ParseDestination, destinations));
   HR_RETURN_IF_ERROR(ParseList(root, "routes", model::ParseRoute, config.catalog.routes));
+  for (auto [key, kind] : {std::pair{"sources", store::CatalogKind::kSource},
+                           std::pair{"destinations", store::CatalogKind::kDestination},
+                           std::pair{"routes", store::CatalogKind::kRoute}}) {
+    const json::value* list = root.if_contains(key);
+    if (!list) continue;
+    const json::array& items = list->as_array();  // ParseList checked it
+    for (size_t i = 0; i < items.size(); ++i) {
+      store::CatalogObject o;
+      o.kind = kind;
+      o.name = kind == store::CatalogKind::kSource        ? sources[i].name
+               : kind == store::CatalogKind::kDestination ? destinations[i].name
+                                                          : config.catalog.routes[i].id;
+      o.spec = json::serialize(items[i]);
+      o.origin = "config";
+      config.catalog_objects.push_back(std::move(o));
+    }
+  }
   for (size_t i = 0; i < sources.size(); ++i) {
     std::string name = sources[i].name;
     if (!config.catalog.sources.emplace(name, std::move(sources[i])).second) {
@@ -216,6 +233,9 @@ Status ParseRoot(const json::object& root, Config& config) {
                                      "destinations[" + std::to_string(i) + "].name");
     }
   }
+  for (auto& [name, source] : config.catalog.sources) source.origin = "config";
+  for (auto& [name, destination] : config.catalog.destinations) destination.origin = "config";
+  for (model::Route& route : config.catalog.routes) route.origin = "config";
   return config.catalog.Validate();
 }
 

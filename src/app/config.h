@@ -2,11 +2,13 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "alerts/alerts_config.h"
 #include "common/clock.h"
 #include "common/result.h"
 #include "model/registry.h"
+#include "store/store.h"
 
 namespace hookrelay::app {
 
@@ -43,6 +45,9 @@ struct Config {
   RetentionConfig retention;
   alerts::AlertsConfig alerts;
   model::Catalog catalog;
+  // The same sources, destinations and routes as written in the file (their JSON), in file
+  // order, with origin "config": what the catalog store is seeded with at start.
+  std::vector<store::CatalogObject> catalog_objects;
 };
 
 // Loads a TOML config file:

@@ -12,6 +12,7 @@
 #include "app/config.h"
 #include "app/metrics.h"
 #include "app/router.h"
+#include "catalog/catalog_service.h"
 #include "common/crypto.h"
 #include "common/random.h"
 #include "delivery/engine.h"
@@ -87,7 +88,6 @@ int Serve(const ServeOptions& options) {
   if (!token.ok()) return Fail(2, token.status().message());
 
   model::Registry registry;
-  if (Status st = registry.Replace(config.catalog); !st.ok()) return Fail(2, st.ToString());
 
   delivery::Sender::Options sender_options;
   sender_options.allow_private_destinations = config.server.allow_private_destinations;
@@ -103,6 +103,16 @@ int Serve(const ServeOptions& options) {
   engine_options.stall_threshold = config.delivery.stall_threshold;
   delivery::DeliveryEngine engine(*store, registry, *sender, alert_dispatcher.get(), clock, random,
                                   engine_options);
+  // The catalog lives in the store (objects created through the API survive restarts); the config
+  // file's objects are merged in at every start and stay owned by the file.
+  catalog::CatalogService catalog(*store, registry, clock, [&engine] { engine.Wake(); });
+  {
+    auto notes = catalog.Load(options.config_path.empty()
+                                  ? std::nullopt
+                                  : std::make_optional(config.catalog_objects));
+    if (!notes.ok()) return Fail(2, "catalog: " + notes.status().message());
+    for (const std::string& note : *notes) std::cout << "hookrelay: " << note << std::endl;
+  }
   // Deletes events past the longest replay window whose deliveries are all final, in small
   // batches so ingest keeps flowing.
   retention::RetentionOptions retention_options;
@@ -135,7 +145,8 @@ int Serve(const ServeOptions& options) {
                 return engine.ResetBreaker(destination);
               },
           .wake = [&engine] { engine.Wake(); },
-          .replay_job_queued = [&replays] { replays.Notify(); }},
+          .replay_job_queued = [&replays] { replays.Notify(); },
+          .catalog = &catalog},
       clock);
   Router router(
       ingest, *store,
@@ -159,8 +170,9 @@ int Serve(const ServeOptions& options) {
   replays.Start();
 
   std::cout << "hookrelay " << HOOKRELAY_VERSION << " listening on " << (*server)->url()
-            << " (data: " << config.store.dir << "; " << config.catalog.sources.size()
-            << " sources, " << config.catalog.destinations.size() << " destinations)" << std::endl;
+            << " (data: " << config.store.dir << "; " << registry.Get()->sources.size()
+            << " sources, " << registry.Get()->destinations.size() << " destinations)"
+            << std::endl;
 
   int sig = 0;
   sigwait(&signals, &sig);

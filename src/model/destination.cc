@@ -1,5 +1,7 @@
 #include "model/destination.h"
 
+#include <cctype>
+
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
 
@@ -133,9 +135,19 @@ Result<Destination> ParseDestination(const json::value& v) {
   return d;
 }
 
+bool IsCredentialHeader(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "cookie") return true;
+  for (std::string_view part : {"auth", "token", "secret", "key", "password", "signature"}) {
+    if (lower.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
 json::object DestinationToJson(const Destination& d) {
   json::object headers;
-  for (const auto& [k, v] : d.headers) headers[k] = v;
+  for (const auto& [k, v] : d.headers) headers[k] = IsCredentialHeader(k) ? kRedacted : v;
   json::object o{
       {"name", d.name},
       {"url", d.url},
@@ -150,6 +162,7 @@ json::object DestinationToJson(const Destination& d) {
       {"allow_private", d.allow_private},
       {"pause_on_gone", d.pause_on_gone},
   };
+  if (!d.origin.empty()) o["origin"] = d.origin;
   if (d.rate_limit) {
     double per_s = *d.rate_limit;
     if (per_s >= 1 && per_s == static_cast<double>(static_cast<int64_t>(per_s))) {

@@ -27,13 +27,21 @@ struct Destination {
   bool allow_private = false;
   // 410 Gone pauses the destination (Standard Webhooks' recommendation).
   bool pause_on_gone = true;
+  // Where it was defined: "config" (the config file) or "api"; set by the catalog, not parsed.
+  std::string origin;
 };
 
 // The destination JSON of ARCHITECTURE.md section 3 (plus "paused", "allow_private",
 // "pause_on_gone"). Errors name the field ("url", "policy.cap", "breaker.open[1]").
 Result<Destination> ParseDestination(const boost::json::value& v);
-// Secrets are never included: "signing_secret" becomes "signing_secret_set": true|false.
+// Secrets are never included: "signing_secret" becomes "signing_secret_set": true|false, and the
+// values of headers that carry credentials (IsCredentialHeader) are shown as kRedacted.
 boost::json::object DestinationToJson(const Destination& d);
+
+inline constexpr std::string_view kRedacted = "(redacted)";
+// Header names whose values are credentials: Cookie, and any name containing auth, token,
+// secret, key, password or signature (case-insensitive): Authorization, X-Api-Key, …
+bool IsCredentialHeader(std::string_view name);
 
 // Checks a destination URL: absolute http or https with a host; no user-info (credentials in
 // URLs end up in logs). The address itself is checked at connect time (SSRF guard).

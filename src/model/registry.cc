@@ -26,6 +26,12 @@ Result<Route> ParseRoute(const json::value& v) {
   if (const json::value* id = o.if_contains("id")) {
     auto s = GetString(*id, "id");
     if (!s.ok()) return s.status();
+    if (s->empty() || s->size() > 128) {
+      return Status::InvalidArgument("must be 1 to 128 characters", "id");
+    }
+    for (unsigned char c : *s) {
+      if (c < 0x20 || c == 0x7f) return Status::InvalidArgument("must not contain control characters", "id");
+    }
     r.id = *s;
   } else {
     r.id = r.source + "->" + r.destination;
@@ -34,7 +40,9 @@ Result<Route> ParseRoute(const json::value& v) {
 }
 
 json::object RouteToJson(const Route& r) {
-  return json::object{{"id", r.id}, {"source", r.source}, {"destination", r.destination}};
+  json::object o{{"id", r.id}, {"source", r.source}, {"destination", r.destination}};
+  if (!r.origin.empty()) o["origin"] = r.origin;
+  return o;
 }
 
 const Source* Catalog::FindSource(const std::string& name) const {

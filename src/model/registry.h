@@ -18,6 +18,7 @@ struct Route {
   std::string id;  // "source->destination" unless given
   std::string source;
   std::string destination;
+  std::string origin;  // "config" or "api"; set by the catalog, not parsed
 };
 Result<Route> ParseRoute(const boost::json::value& v);  // {"source", "destination", "id"?}
 boost::json::object RouteToJson(const Route& r);

@@ -171,6 +171,7 @@ json::object SourceToJson(const Source& s) {
     case DedupRule::Kind::kHeader: o["dedup"] = json::object{{"header", s.dedup.key}}; break;
     case DedupRule::Kind::kJson: o["dedup"] = json::object{{"json", s.dedup.key}}; break;
   }
+  if (!s.origin.empty()) o["origin"] = s.origin;
   return o;
 }
 

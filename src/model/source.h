@@ -40,6 +40,8 @@ struct Source {
   std::optional<VerifyConfig> verify;
   DedupRule dedup;  // defaults from the verify scheme when not given
   uint64_t max_body = kDefaultMaxBody;
+  // Where it was defined: "config" (the config file) or "api"; set by the catalog, not parsed.
+  std::string origin;
 };
 
 // {"name", "verify": {...}, "dedup": {"header": "X"} | {"json": "id"}, "max_body": "5MiB"}.

@@ -107,7 +107,8 @@ class ApiHandlerTest : public ::testing::Test {
   std::string Concrete(std::string_view tmpl) const {
     std::string p(tmpl);
     for (auto [param, value] :
-         {std::pair<std::string, std::string>{"{id}", event_id_},
+         {std::pair<std::string, std::string>{
+              "{id}", p.find("/routes/") != std::string::npos ? "github->billing" : event_id_},
           {"{name}", p.find("/sources/") != std::string::npos ? "github" : "billing"}}) {
       if (size_t at = p.find(param); at != std::string::npos) p.replace(at, param.size(), value);
     }
@@ -188,7 +189,7 @@ TEST_F(ApiHandlerTest, UnknownPathIs404AndOtherMethodIs405WithAllow) {
   EXPECT_EQ(r.status, 405);
   EXPECT_EQ(Header(r, "Allow"), "GET, HEAD");
   EXPECT_EQ(json::parse(r.body).at("error").at("code").as_string(), "method_not_allowed");
-  EXPECT_EQ(handler_->Respond(Get("/api/v1/destinations/billing", "DELETE")).status, 405);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/destinations/billing/pause", "DELETE")).status, 405);
 }
 
 TEST_F(ApiHandlerTest, UnknownIdsAndNamesAre404) {
@@ -223,6 +224,12 @@ TEST_F(ApiHandlerTest, ServesEachRouteAndNoSecrets) {
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body).at("name").as_string(), "github");
   for (const ApiRoute& route : ApiRoutes()) {
+    // Catalog changes have their own contract tests (api_catalog_test.cc).
+    if (route.method == "PATCH" || (route.method == "DELETE" && route.id != RouteId::kCancelBulkReplay) ||
+        route.id == RouteId::kCreateSource || route.id == RouteId::kCreateDestination ||
+        route.id == RouteId::kCreateRoute) {
+      continue;
+    }
     http::Response res = handler_->Respond(Get(Concrete(route.path), std::string(route.method)));
     EXPECT_EQ(res.status / 100, 2) << route.path << ": " << res.body;
     EXPECT_EQ(res.body.find(test::kSigningSecret), std::string::npos) << route.path;
@@ -396,7 +403,18 @@ TEST_F(ApiHandlerTest, OpenApiDocumentMatchesTheRouteTable) {
       EXPECT_TRUE(op.as_object().contains("responses")) << path;
       // Probe it: the handler serves exactly this.
       http::Response r = handler_->Respond(Get(Concrete(path), m));
-      EXPECT_EQ(r.status / 100, 2) << m << " " << path << ": " << r.body;
+      const bool catalog_change =
+          (m == "POST" && (path == "/api/v1/sources" || path == "/api/v1/destinations" ||
+                           path == "/api/v1/routes")) ||
+          m == "PATCH" || (m == "DELETE" && path != "/api/v1/replays/{id}");
+      if (catalog_change) {
+        // This fixture has no catalog service: served, but "not available here" (the catalog
+        // routes have their own contract tests in api_catalog_test.cc).
+        EXPECT_EQ(r.status, 503) << m << " " << path << ": " << r.body;
+        EXPECT_NE(r.body.find("changing the catalog"), std::string::npos) << r.body;
+      } else {
+        EXPECT_EQ(r.status / 100, 2) << m << " " << path << ": " << r.body;
+      }
       EXPECT_EQ(handler_->Respond(Get(Concrete(path), "PUT")).status, 405) << path;
       // Path parameters are documented as such.
       size_t brace = std::string_view(path).find('{');

@@ -1,0 +1,213 @@
+#include "catalog/catalog_service.h"
+
+#include <boost/json.hpp>
+
+namespace hookrelay::catalog {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view kAction = "config_change";
+
+json::array Strings(const std::vector<std::string>& v) {
+  json::array a;
+  for (const std::string& s : v) a.emplace_back(s);
+  return a;
+}
+
+}  // namespace
+
+CatalogService::CatalogService(store::Store& store, model::Registry& registry, const Clock& clock,
+                               std::function<void()> on_change)
+    : store_(store), registry_(registry), clock_(clock), on_change_(std::move(on_change)) {}
+
+Result<std::vector<std::string>> CatalogService::Load(
+    const std::optional<std::vector<store::CatalogObject>>& config_objects) {
+  std::lock_guard lock(mu_);
+  auto stored = store_.ListCatalog();
+  if (!stored.ok()) return stored.status();
+  SeedPlan plan = PlanSeed(*stored, config_objects);
+  auto catalog = BuildCatalog(plan.objects);
+  if (!catalog.ok()) return catalog.status();
+  if (!plan.change.put.empty() || !plan.change.remove.empty()) {
+    store::AuditEntry e;
+    e.at = clock_.Now();
+    e.actor = "config";
+    e.action = std::string(kAction);
+    e.target = "config file";
+    e.count = static_cast<int64_t>(plan.added.size() + plan.updated.size() + plan.removed.size());
+    e.detail = json::serialize(json::object{{"added", Strings(plan.added)},
+                                            {"updated", Strings(plan.updated)},
+                                            {"removed", Strings(plan.removed)}});
+    plan.change.audit = std::move(e);
+    HR_RETURN_IF_ERROR(store_.ApplyCatalogChange(plan.change));
+    plan.notes.push_back("catalog: from the config file " + std::to_string(plan.added.size()) +
+                         " added, " + std::to_string(plan.updated.size()) + " updated, " +
+                         std::to_string(plan.removed.size()) + " removed");
+  }
+  HR_RETURN_IF_ERROR(registry_.Replace(std::move(*catalog)));
+  objects_ = std::move(plan.objects);
+  return plan.notes;
+}
+
+const store::CatalogObject* CatalogService::Find(store::CatalogKind kind,
+                                                 const std::string& name) const {
+  for (const store::CatalogObject& o : objects_) {
+    if (o.kind == kind && o.name == name) return &o;
+  }
+  return nullptr;
+}
+
+Status CatalogService::RefuseConfigOwned(const store::CatalogObject& o,
+                                         std::string_view verb) const {
+  if (o.origin != "config") return Status::Ok();
+  return Status::FailedPrecondition(
+      Describe(o.kind, o.name) + " is defined in the config file; " + std::string(verb) +
+      " it there and restart hookrelay (the next start would undo an API change to it)");
+}
+
+Result<std::string> CatalogService::Create(store::CatalogKind kind, const json::value& body,
+                                           const std::string& actor) {
+  if (!body.is_object()) return Status::InvalidArgument("the body must be a JSON object");
+  auto name = ObjectName(kind, body);
+  if (!name.ok()) return name.status();
+  std::lock_guard lock(mu_);
+  if (Find(kind, *name)) {
+    return Status::AlreadyExists(Describe(kind, *name) + " already exists");
+  }
+  if (kind == store::CatalogKind::kRoute) {
+    auto route = model::ParseRoute(body);
+    if (!route.ok()) return route.status();
+    std::shared_ptr<const model::Catalog> live = registry_.Get();
+    if (!live->FindSource(route->source)) {
+      return Status::InvalidArgument("no source \"" + route->source + "\"", "source");
+    }
+    if (!live->FindDestination(route->destination)) {
+      return Status::InvalidArgument("no destination \"" + route->destination + "\"",
+                                     "destination");
+    }
+    for (const model::Route& r : live->routes) {
+      if (r.source == route->source && r.destination == route->destination) {
+        return Status::AlreadyExists("a route from \"" + r.source + "\" to \"" + r.destination +
+                                     "\" already exists (id \"" + r.id + "\")");
+      }
+    }
+  }
+  store::CatalogObject o;
+  o.kind = kind;
+  o.name = *name;
+  o.spec = json::serialize(body);
+  o.origin = "api";
+  std::vector<store::CatalogObject> objects = objects_;
+  objects.push_back(o);
+  store::CatalogChange change;
+  change.put.push_back(std::move(o));
+  HR_RETURN_IF_ERROR(
+      Commit(std::move(objects), std::move(change), actor, "create", kind, *name, {}));
+  return *name;
+}
+
+Status CatalogService::Update(store::CatalogKind kind, const std::string& name,
+                              const json::value& patch, const std::string& actor) {
+  if (kind == store::CatalogKind::kRoute) {
+    return Status::InvalidArgument("a route cannot be changed; delete it and create another");
+  }
+  if (!patch.is_object()) {
+    return Status::InvalidArgument("the body must be a JSON object (a JSON merge patch)");
+  }
+  if (const json::value* n = patch.get_object().if_contains("name")) {
+    if (!n->is_string() || n->get_string() != name) {
+      return Status::InvalidArgument(
+          "cannot be changed; create a new " + std::string(store::CatalogKindName(kind)) +
+              " and delete this one",
+          "name");
+    }
+  }
+  std::lock_guard lock(mu_);
+  const store::CatalogObject* existing = Find(kind, name);
+  if (!existing) return Status::NotFound(Describe(kind, name) + " does not exist");
+  HR_RETURN_IF_ERROR(RefuseConfigOwned(*existing, "change"));
+  boost::system::error_code ec;
+  json::value current = json::parse(existing->spec, ec);
+  if (ec) return Status::Internal("stored " + Describe(kind, name) + " is not JSON");
+  json::value merged = MergePatch(current, patch);
+  auto parsed = ObjectName(kind, merged);
+  if (!parsed.ok()) return parsed.status();
+  store::CatalogObject updated = *existing;
+  updated.spec = json::serialize(merged);
+  std::vector<store::CatalogObject> objects = objects_;
+  for (store::CatalogObject& o : objects) {
+    if (o.kind == kind && o.name == name) o = updated;
+  }
+  json::array fields;  // which fields changed, never their values (they may be secrets)
+  for (const auto& kv : patch.get_object()) fields.emplace_back(kv.key());
+  store::CatalogChange change;
+  change.put.push_back(std::move(updated));
+  return Commit(std::move(objects), std::move(change), actor, "update", kind, name,
+                json::object{{"fields", std::move(fields)}});
+}
+
+Status CatalogService::Remove(store::CatalogKind kind, const std::string& name,
+                              const std::string& actor) {
+  std::lock_guard lock(mu_);
+  const store::CatalogObject* existing = Find(kind, name);
+  if (!existing) return Status::NotFound(Describe(kind, name) + " does not exist");
+  HR_RETURN_IF_ERROR(RefuseConfigOwned(*existing, "delete"));
+  if (kind != store::CatalogKind::kRoute) {
+    std::string routes;
+    for (const model::Route& r : registry_.Get()->routes) {
+      const std::string& end =
+          kind == store::CatalogKind::kSource ? r.source : r.destination;
+      if (end == name) routes += (routes.empty() ? "\"" : ", \"") + r.id + "\"";
+    }
+    if (!routes.empty()) {
+      return Status::FailedPrecondition(Describe(kind, name) + " is still routed (" + routes +
+                                        "); delete those routes first");
+    }
+  }
+  if (kind == store::CatalogKind::kDestination) {
+    auto open = store_.CountOpenDeliveries(name);
+    if (!open.ok()) return open.status();
+    if (*open > 0) {
+      return Status::FailedPrecondition(
+          Describe(kind, name) + " has " + std::to_string(*open) +
+          " deliveries that are not delivered or failed yet (scheduled, delivering or paused); "
+          "deleting it would strand them. Wait until they finish (resume it if it is paused), "
+          "then delete it");
+    }
+  }
+  std::vector<store::CatalogObject> objects;
+  for (const store::CatalogObject& o : objects_) {
+    if (!(o.kind == kind && o.name == name)) objects.push_back(o);
+  }
+  store::CatalogChange change;
+  change.remove.emplace_back(kind, name);
+  return Commit(std::move(objects), std::move(change), actor, "delete", kind, name, {});
+}
+
+Status CatalogService::Commit(std::vector<store::CatalogObject> objects,
+                              store::CatalogChange change, const std::string& actor,
+                              const std::string& op, store::CatalogKind kind,
+                              const std::string& name, json::object detail) {
+  auto catalog = BuildCatalog(objects);
+  if (!catalog.ok()) return catalog.status();
+  store::AuditEntry e;
+  e.at = clock_.Now();
+  e.actor = actor;
+  e.action = std::string(kAction);
+  e.target = std::string(store::CatalogKindName(kind)) + " " + name;
+  e.count = 1;
+  detail["op"] = op;
+  detail["kind"] = store::CatalogKindName(kind);
+  detail["name"] = name;
+  e.detail = json::serialize(detail);
+  change.audit = std::move(e);
+  HR_RETURN_IF_ERROR(store_.ApplyCatalogChange(change));
+  HR_RETURN_IF_ERROR(registry_.Replace(std::move(*catalog)));
+  objects_ = std::move(objects);
+  if (on_change_) on_change_();
+  return Status::Ok();
+}
+
+}  // namespace hookrelay::catalog

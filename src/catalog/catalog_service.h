@@ -1,0 +1,77 @@
+#pragma once
+
+#include <boost/json/value.hpp>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "catalog/catalog_plan.h"
+#include "common/clock.h"
+#include "common/result.h"
+#include "model/registry.h"
+#include "store/store.h"
+
+namespace hookrelay::catalog {
+
+// The catalog of sources, destinations and routes, kept in the store so that objects created
+// through the API survive restarts, and installed in the Registry that ingest, delivery and the
+// API read. Every change is validated against the whole catalog, written to the store together
+// with its audit entry ("config_change"), and only then made live: a change the store refused
+// leaves the live catalog as it was.
+//
+// Objects from the config file (origin "config") are owned by that file: the API refuses to
+// change or delete them (kFailedPrecondition, "change it in the config file") instead of making
+// a change the next start would silently undo.
+//
+// Thread-safe; changes are serialized.
+class CatalogService {
+ public:
+  // `store` and `registry` must outlive the service. `on_change` (may be empty) runs after every
+  // change made live, e.g. to wake the delivery engine for a new destination.
+  CatalogService(store::Store& store, model::Registry& registry, const Clock& clock,
+                 std::function<void()> on_change = {});
+
+  // At start: merges the config file's objects (nullopt: no config file) into the stored
+  // catalog as PlanSeed describes, writes the difference with one audit entry (actor "config"),
+  // and installs the result. Returns the lines worth logging. An error (a stored object that no
+  // longer parses, a store failure) leaves the registry untouched.
+  Result<std::vector<std::string>> Load(
+      const std::optional<std::vector<store::CatalogObject>>& config_objects);
+
+  // Creates an object from its API JSON. kInvalidArgument (naming the field) for a bad object or
+  // a route naming an unknown source or destination; kAlreadyExists for a taken name (or a route
+  // between the same pair). Returns the new object's name (a route's id).
+  Result<std::string> Create(store::CatalogKind kind, const boost::json::value& body,
+                             const std::string& actor);
+  // Applies a JSON merge patch (RFC 7396) to a source or destination: given members replace,
+  // null resets to the default, secrets not mentioned are kept. kNotFound, kFailedPrecondition
+  // for a config-file object, kInvalidArgument for a bad result or a renaming.
+  Status Update(store::CatalogKind kind, const std::string& name, const boost::json::value& patch,
+                const std::string& actor);
+  // Deletes an object. kFailedPrecondition for a config-file object, a source or destination
+  // that routes still name, or a destination with deliveries not final yet (they would be lost).
+  Status Remove(store::CatalogKind kind, const std::string& name, const std::string& actor);
+
+ private:
+  using Key = std::pair<store::CatalogKind, std::string>;
+  // Validates `objects`, writes `change` with an audit entry, installs. REQUIRES mu_.
+  Status Commit(std::vector<store::CatalogObject> objects, store::CatalogChange change,
+                const std::string& actor, const std::string& op, store::CatalogKind kind,
+                const std::string& name, boost::json::object detail);
+  // The stored object, or nullptr. REQUIRES mu_.
+  const store::CatalogObject* Find(store::CatalogKind kind, const std::string& name) const;
+  Status RefuseConfigOwned(const store::CatalogObject& o, std::string_view verb) const;
+
+  store::Store& store_;
+  model::Registry& registry_;
+  const Clock& clock_;
+  std::function<void()> on_change_;
+
+  std::mutex mu_;
+  std::vector<store::CatalogObject> objects_;  // GUARDED_BY(mu_): as stored, in order
+};
+
+}  // namespace hookrelay::catalog

@@ -1,0 +1,313 @@
+// Contract tests of the catalog endpoints: POST/PATCH/DELETE of sources, destinations and routes,
+// against a real SQLite store (behind the fault injector) and a real CatalogService.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "api/api_handler.h"
+#include "api/api_routes.h"
+#include "catalog/catalog_service.h"
+#include "store/fault_injecting_store.h"
+#include "support/process.h"
+#include "unit/api/api_test_util.h"
+
+namespace hookrelay::api {
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::string_view kToken = "Bearer catalog-token-0123456789";
+const std::string kHeaderSecret = "Bearer header-credential-do-not-show";
+
+class ApiCatalogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = store::OpenSqliteStore({.dir = dir_.path()}, clock_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::make_unique<store::FaultInjectingStore>(std::move(*s));
+    catalog_ = std::make_unique<catalog::CatalogService>(*store_, registry_, clock_,
+                                                         [this] { ++wakes_; });
+    // The config file defines source "github" and destination "billing".
+    std::vector<store::CatalogObject> config;
+    for (auto [kind, name, spec] :
+         {std::tuple{store::CatalogKind::kSource, "github",
+                     R"({"name": "github", "verify": {"scheme": "github", "secrets": [")" +
+                         test::kVerifySecret + R"("]}})"},
+          std::tuple{store::CatalogKind::kDestination, "billing",
+                     std::string(R"({"name": "billing", "url": "https://billing.example/h"})")}}) {
+      config.push_back({.kind = kind, .name = name, .spec = spec, .origin = "config"});
+    }
+    auto loaded = catalog_->Load(config);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    ApiHandler::Controls controls;
+    controls.catalog = catalog_.get();
+    handler_ = std::make_unique<ApiHandler>(
+        [](std::string_view h) { return h == kToken; }, *store_, registry_,
+        [] { return std::map<std::string, delivery::DestinationState>(); }, std::move(controls),
+        clock_);
+  }
+
+  http::Response Call(std::string method, std::string target, std::string body = "",
+                      std::string auth = std::string(kToken)) {
+    http::Request r;
+    r.method = std::move(method);
+    r.target = target;
+    r.path = target;
+    EXPECT_TRUE(http::DecodePathSegments(r.path, r.segments));
+    if (!auth.empty()) r.headers.emplace_back("Authorization", auth);
+    r.body = std::move(body);
+    return handler_->Respond(r);
+  }
+
+  static std::string Header(const http::Response& r, std::string_view name) {
+    for (const auto& [n, v] : r.headers) {
+      if (http::EqualsIgnoreCase(n, name)) return v;
+    }
+    return "";
+  }
+
+  static void ExpectNoSecrets(const http::Response& r) {
+    EXPECT_EQ(r.body.find(test::kVerifySecret), std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find(test::kSigningSecret), std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find(kHeaderSecret), std::string::npos) << r.body;
+  }
+
+  hookrelay::testing::TempDir dir_;
+  FakeClock clock_;
+  std::unique_ptr<store::FaultInjectingStore> store_;
+  model::Registry registry_;
+  std::unique_ptr<catalog::CatalogService> catalog_;
+  std::unique_ptr<ApiHandler> handler_;
+  int wakes_ = 0;
+};
+
+TEST_F(ApiCatalogTest, CreateShowUpdateDeleteEachKind) {
+  http::Response r = Call("POST", "/api/v1/sources",
+                          R"({"name": "shop", "verify": {"scheme": "shopify", "secrets": [")" +
+                              test::kVerifySecret + R"("]}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(Header(r, "Location"), "/api/v1/sources/shop");
+  json::value v = json::parse(r.body);
+  EXPECT_EQ(v.at("origin").as_string(), "api");
+  EXPECT_EQ(v.at("verify").at("secrets_set").as_int64(), 1);
+  EXPECT_EQ(v.at("dedup").at("header").as_string(), "X-Shopify-Webhook-Id");
+  ExpectNoSecrets(r);
+
+  r = Call("POST", "/api/v1/destinations",
+           R"({"name": "crm", "url": "https://crm.example/in", "policy": "pro",
+               "headers": {"Authorization": ")" + kHeaderSecret + R"(", "X-Env": "prod"},
+               "signing_secret": ")" + test::kSigningSecret + R"(", "rate_limit": "20/s"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  v = json::parse(r.body);
+  EXPECT_EQ(v.at("headers").at("Authorization").as_string(), model::kRedacted);
+  EXPECT_EQ(v.at("headers").at("X-Env").as_string(), "prod");
+  EXPECT_TRUE(v.at("signing_secret_set").as_bool());
+  EXPECT_EQ(v.at("breaker").at("state").as_string(), "closed");  // the live view
+  ExpectNoSecrets(r);
+
+  r = Call("POST", "/api/v1/routes", R"({"source": "shop", "destination": "crm"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("id").as_string(), "shop->crm");
+  EXPECT_EQ(Header(r, "Location"), "/api/v1/routes/shop-%3Ecrm");
+  r = Call("GET", Header(r, "Location"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("destination").as_string(), "crm");
+  EXPECT_EQ(wakes_, 3);
+
+  // Live at once: events of "shop" now go to "crm".
+  ASSERT_EQ(registry_.Get()->DestinationsOf("shop").size(), 1u);
+  r = Call("GET", "/api/v1/routes");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body).at("items").as_array().size(), 1u);
+
+  r = Call("PATCH", "/api/v1/destinations/crm",
+           R"({"url": "https://crm2.example/in", "rate_limit": null, "headers": {"X-Env": "dev"}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  v = json::parse(r.body);
+  EXPECT_EQ(v.at("url").as_string(), "https://crm2.example/in");
+  EXPECT_EQ(v.at("rate_limit"), nullptr);
+  EXPECT_EQ(v.at("headers").at("Authorization").as_string(), model::kRedacted);  // kept
+  EXPECT_EQ(v.at("headers").at("X-Env").as_string(), "dev");
+  EXPECT_TRUE(v.at("signing_secret_set").as_bool());
+  r = Call("PATCH", "/api/v1/sources/shop", R"({"max_body": "1MiB"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("max_body").as_string(), "1MiB");
+  EXPECT_EQ(json::parse(r.body).at("verify").at("secrets_set").as_int64(), 1);
+
+  r = Call("DELETE", "/api/v1/routes/shop-%3Ecrm");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("id").as_string(), "shop->crm");
+  ASSERT_EQ(Call("DELETE", "/api/v1/destinations/crm").status, 200);
+  ASSERT_EQ(Call("DELETE", "/api/v1/sources/shop").status, 200);
+  for (std::string_view gone : {"/api/v1/sources/shop", "/api/v1/destinations/crm",
+                                "/api/v1/routes/shop-%3Ecrm"}) {
+    r = Call("GET", std::string(gone));
+    EXPECT_EQ(r.status, 404) << gone;
+    EXPECT_EQ(Call("DELETE", std::string(gone)).status, 404) << gone;
+  }
+
+  // Every change is in the audit trail under the token's actor, with no secret in it.
+  r = Call("GET", "/api/v1/audit");
+  ASSERT_EQ(r.status, 200);
+  ExpectNoSecrets(r);
+  const json::value page = json::parse(r.body);
+  const json::array& items = page.at("items").as_array();
+  std::vector<std::string> seen;
+  for (const json::value& e : items) {
+    if (e.at("actor").as_string() == "config") continue;  // the start that seeded the catalog
+    EXPECT_EQ(e.at("action").as_string(), "config_change");
+    EXPECT_EQ(e.at("actor").as_string().subview().substr(0, 6), "token:");
+    seen.push_back(std::string(e.at("detail").at("op").as_string()) + " " +
+                   std::string(e.at("target").as_string()));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{
+                      "delete source shop", "delete destination crm", "delete route shop->crm",
+                      "update source shop", "update destination crm", "create route shop->crm",
+                      "create destination crm", "create source shop"}));
+}
+
+TEST_F(ApiCatalogTest, BadInputIs400NamingTheField) {
+  ASSERT_EQ(Call("POST", "/api/v1/destinations", R"({"name": "d", "url": "https://d.example"})")
+                .status,
+            201);
+  struct Case {
+    const char* method;
+    const char* path;
+    const char* body;
+    const char* field;
+  };
+  for (const Case& c : std::vector<Case>{
+           // Not a JSON object at all.
+           {"POST", "/api/v1/sources", "", "body"},
+           {"POST", "/api/v1/sources", "{\"name\": ", "body"},
+           {"POST", "/api/v1/destinations", "[1, 2]", "body"},
+           {"PATCH", "/api/v1/destinations/d", "", "body"},
+           // Missing fields.
+           {"POST", "/api/v1/sources", "{}", "name"},
+           {"POST", "/api/v1/destinations", R"({"name": "x"})", "url"},
+           {"POST", "/api/v1/routes", R"({"source": "github"})", "destination"},
+           {"POST", "/api/v1/sources", R"({"name": "x", "verify": {"scheme": "github"}})",
+            "verify.secrets"},
+           // Wrong types.
+           {"POST", "/api/v1/sources", R"({"name": 5})", "name"},
+           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "max_concurrency": "8"})",
+            "max_concurrency"},
+           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "headers": ["a"]})",
+            "headers"},
+           {"POST", "/api/v1/routes", R"({"source": "github", "destination": 1})", "destination"},
+           {"PATCH", "/api/v1/destinations/d", R"({"paused": "yes"})", "paused"},
+           // Unknown fields.
+           {"POST", "/api/v1/sources", R"({"name": "x", "colour": "red"})", "colour"},
+           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "retries": 3})",
+            "retries"},
+           {"POST", "/api/v1/routes", R"({"source": "github", "destination": "d", "via": "x"})",
+            "via"},
+           {"PATCH", "/api/v1/destinations/d", R"({"colour": "red"})", "colour"},
+           // Bad durations, sizes, rates.
+           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "replay_window": "3 days"})",
+            "replay_window"},
+           {"POST", "/api/v1/destinations",
+            R"({"name": "x", "url": "https://x", "policy": {"strategy": "exponential", "base": "soon"}})",
+            "policy.base"},
+           {"POST", "/api/v1/sources",
+            R"({"name": "x", "verify": {"scheme": "stripe", "secrets": ["s"], "tolerance": "-5m"}})",
+            "verify.tolerance"},
+           {"POST", "/api/v1/sources", R"({"name": "x", "max_body": "huge"})", "max_body"},
+           {"PATCH", "/api/v1/destinations/d", R"({"rate_limit": "fast"})", "rate_limit"},
+           // Bad URLs.
+           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "ftp://x.example/"})", "url"},
+           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://u:p@x.example/"})", "url"},
+           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "not a url"})", "url"},
+           {"PATCH", "/api/v1/destinations/d", R"({"url": "/relative"})", "url"},
+           // Unknown names and renames.
+           {"POST", "/api/v1/routes", R"({"source": "nope", "destination": "d"})", "source"},
+           {"POST", "/api/v1/routes", R"({"source": "github", "destination": "nope"})", "destination"},
+           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "policy": "nope"})",
+            "policy.preset"},
+           {"PATCH", "/api/v1/destinations/d", R"({"name": "e"})", "name"},
+       }) {
+    http::Response r = Call(c.method, c.path, c.body);
+    EXPECT_EQ(r.status, 400) << c.method << " " << c.path << " " << c.body << ": " << r.body;
+    json::value e = json::parse(r.body).at("error");
+    EXPECT_EQ(e.at("code").as_string(), "invalid_argument") << c.body;
+    ASSERT_TRUE(e.as_object().contains("field")) << c.body << ": " << r.body;
+    EXPECT_EQ(e.at("field").as_string(), c.field) << c.body << ": " << r.body;
+    // The message names the field too, so it reads on its own.
+    EXPECT_EQ(e.at("message").as_string().subview().find(c.field), 0u) << r.body;
+  }
+  // Nothing refused changed the catalog.
+  EXPECT_EQ(registry_.Get()->sources.size(), 1u);
+  EXPECT_EQ(registry_.Get()->destinations.size(), 2u);
+  EXPECT_TRUE(registry_.Get()->routes.empty());
+  EXPECT_EQ(registry_.Get()->FindDestination("d")->url, "https://d.example");
+}
+
+TEST_F(ApiCatalogTest, ConflictsAndUnknownNames) {
+  ASSERT_EQ(Call("POST", "/api/v1/routes", R"({"source": "github", "destination": "billing"})")
+                .status,
+            201);
+  struct Case {
+    const char* method;
+    const char* path;
+    const char* body;
+    int status;
+    const char* code;
+    const char* says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"POST", "/api/v1/sources", R"({"name": "github"})", 409, "already_exists",
+            "already exists"},
+           {"POST", "/api/v1/routes", R"({"source": "github", "destination": "billing", "id": "x"})",
+            409, "already_exists", "already exists"},
+           {"PATCH", "/api/v1/sources/github", R"({"max_body": "1MiB"})", 409,
+            "failed_precondition", "config file"},
+           {"DELETE", "/api/v1/destinations/billing", "", 409, "failed_precondition", "config file"},
+           {"PATCH", "/api/v1/sources/nope", R"({"max_body": "1MiB"})", 404, "not_found", "nope"},
+           {"PATCH", "/api/v1/destinations/nope", R"({})", 404, "not_found", "nope"},
+           {"DELETE", "/api/v1/sources/nope", "", 404, "not_found", "nope"},
+           {"DELETE", "/api/v1/routes/nope", "", 404, "not_found", "nope"},
+           {"DELETE", "/api/v1/routes/github-%3Ebilling", "{\"force\": true}", 400,
+            "invalid_argument", "force"},
+       }) {
+    http::Response r = Call(c.method, c.path, c.body);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.path << ": " << r.body;
+    json::value e = json::parse(r.body).at("error");
+    EXPECT_EQ(e.at("code").as_string(), c.code) << r.body;
+    EXPECT_NE(e.at("message").as_string().subview().find(c.says), std::string::npos) << r.body;
+  }
+  // PATCH of a route is not a thing: 405 with what is allowed.
+  http::Response r = Call("PATCH", "/api/v1/routes/github-%3Ebilling", "{}");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(Header(r, "Allow"), "GET, HEAD, DELETE");
+}
+
+TEST_F(ApiCatalogTest, EveryCatalogRouteNeedsTheToken) {
+  for (const ApiRoute& route : ApiRoutes()) {
+    if (route.method == "GET") continue;
+    std::string path(route.path);
+    for (std::string_view param : {"{name}", "{id}"}) {
+      if (size_t at = path.find(param); at != std::string::npos) path.replace(at, param.size(), "x");
+    }
+    for (const std::string& auth : {std::string(), std::string("Bearer wrong")}) {
+      http::Response r = Call(std::string(route.method), path, R"({"name": "x"})", auth);
+      EXPECT_EQ(r.status, 401) << route.method << " " << path;
+    }
+  }
+  EXPECT_EQ(registry_.Get()->sources.size(), 1u);
+}
+
+TEST_F(ApiCatalogTest, AStoreThatCannotWriteIs503AndChangesNothing) {
+  store_->FailCatalogChanges(2, Status::ResourceExhausted("database or disk is full"));
+  http::Response r = Call("POST", "/api/v1/sources", R"({"name": "shop"})");
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("error").at("code").as_string(), "unavailable");
+  EXPECT_EQ(Call("GET", "/api/v1/sources/shop").status, 404);
+  r = Call("POST", "/api/v1/routes", R"({"source": "github", "destination": "billing"})");
+  EXPECT_EQ(r.status, 503) << r.body;
+  EXPECT_TRUE(registry_.Get()->routes.empty());
+  EXPECT_EQ(wakes_, 0);
+  EXPECT_EQ(Call("POST", "/api/v1/sources", R"({"name": "shop"})").status, 201);
+}
+
+}  // namespace
+}  // namespace hookrelay::api
