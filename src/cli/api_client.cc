@@ -109,6 +109,11 @@ Result<json::value> ApiClient::Post(std::string_view path, const json::value& bo
   return Perform("POST", path, &text);
 }
 
+Result<json::value> ApiClient::Patch(std::string_view path, const json::value& body) {
+  std::string text = json::serialize(body);
+  return Perform("PATCH", path, &text);
+}
+
 Result<json::value> ApiClient::Delete(std::string_view path) {
   return Perform("DELETE", path, nullptr);
 }

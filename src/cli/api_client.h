@@ -47,6 +47,7 @@ class ApiClient {
   // with a message naming the URL and libcurl's reason; API errors as in InterpretResponse.
   Result<boost::json::value> Get(std::string_view path);
   Result<boost::json::value> Post(std::string_view path, const boost::json::value& body);
+  Result<boost::json::value> Patch(std::string_view path, const boost::json::value& body);
   Result<boost::json::value> Delete(std::string_view path);
 
  private:

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/catalog_edit.h"
 #include "cli/management_command.h"
 #include "cli/render.h"
 
@@ -19,22 +20,6 @@ TimePoint Now() { return SystemClock::Instance().Now(); }
 
 using ListRenderer = std::function<std::string(const json::array&)>;
 using ItemRenderer = std::function<std::string(const json::object&)>;
-
-// Prints an API answer that must be one object: as JSON, or through `render`. Returns the exit
-// code (1 with the API's message on an error).
-int PrintObject(const std::string& command, const Result<json::value>& answer, bool as_json,
-                const ItemRenderer& render) {
-  if (!answer.ok()) return ReportApiError(command, answer.status());
-  if (!answer->is_object()) {
-    return ReportApiError(command, Status::Internal("the API answered with a non-object"));
-  }
-  if (as_json) {
-    PrintJson(*answer);
-  } else {
-    std::cout << render(answer->get_object());
-  }
-  return 0;
-}
 
 // `<resource> list`: GET /api/v1/<resource>, the "items" as a table.
 void AddList(CLI::App* parent, const std::string& resource, ListRenderer render, int& exit_code) {
@@ -76,7 +61,7 @@ void AddShow(CLI::App* parent, const std::string& resource, const std::string& w
   show->callback([resource, render, common, name, &exit_code] {
     const std::string command = resource + " show";
     ApiClient client = MakeClient(*common);
-    exit_code = PrintObject(command, client.Get("/api/v1/" + resource + "/" + PercentEncode(*name)),
+    exit_code = PrintApiObject(command, client.Get("/api/v1/" + resource + "/" + PercentEncode(*name)),
                             common->json, render);
   });
 }
@@ -97,7 +82,7 @@ void AddControl(CLI::App* parent, const std::string& verb, const std::string& do
     json::object body;
     if (!reason->empty()) body["reason"] = *reason;
     ApiClient client = MakeClient(*common);
-    exit_code = PrintObject(
+    exit_code = PrintApiObject(
         command, client.Post("/api/v1/destinations/" + PercentEncode(*name) + "/" + verb, body),
         common->json, [&](const json::object& destination) {
           return done + " " + *name + "\n\n" + RenderDestinationDetail(destination, Now());
@@ -108,13 +93,13 @@ void AddControl(CLI::App* parent, const std::string& verb, const std::string& do
 }  // namespace
 
 void AddCatalogCommands(CLI::App& app, int& exit_code) {
-  CLI::App* sources = app.add_subcommand("sources", "Inspect webhook sources (the API)");
+  CLI::App* sources = app.add_subcommand("sources", "Webhook sources: list, show, add, update, rm (the API)");
   sources->require_subcommand(1);
   AddList(sources, "sources", RenderSourceList, exit_code);
   AddShow(sources, "sources", "source", RenderSourceDetail, exit_code);
 
   CLI::App* destinations = app.add_subcommand(
-      "destinations", "Inspect and control destinations and their breakers (the API)");
+      "destinations", "Destinations: list, show, add, update, rm, pause, resume, reset-breaker (the API)");
   destinations->require_subcommand(1);
   AddList(
       destinations, "destinations",
@@ -129,9 +114,12 @@ void AddCatalogCommands(CLI::App& app, int& exit_code) {
   AddControl(destinations, "reset-breaker", "Reset the breaker of",
              "Close a destination's circuit breaker and send again", exit_code);
 
-  CLI::App* routes = app.add_subcommand("routes", "Inspect routes from sources to destinations");
+  CLI::App* routes = app.add_subcommand("routes", "Routes from sources to destinations (the API)");
   routes->require_subcommand(1);
   AddList(routes, "routes", RenderRouteList, exit_code);
+  AddShow(routes, "routes", "route", RenderRouteDetail, exit_code);
+
+  AddCatalogEditCommands(sources, destinations, routes, exit_code);
 }
 
 }  // namespace hookrelay::cli

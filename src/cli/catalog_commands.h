@@ -6,8 +6,9 @@ class App;
 
 namespace hookrelay::cli {
 
-// Registers `sources list|show NAME`, `destinations list|show NAME` and `routes list` (read-only
-// views of the API; add/rm come later). `exit_code` is set after parsing.
+// Registers `sources`, `destinations` and `routes` with list|show (and pause|resume|
+// reset-breaker for destinations) plus the commands of catalog_edit.h (add|update|rm).
+// `exit_code` is set after parsing.
 void AddCatalogCommands(CLI::App& app, int& exit_code);
 
 }  // namespace hookrelay::cli

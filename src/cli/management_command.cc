@@ -25,4 +25,19 @@ int ReportApiError(std::string_view command, const Status& status) {
 
 void PrintJson(const boost::json::value& v) { std::cout << boost::json::serialize(v) << "\n"; }
 
+int PrintApiObject(std::string_view command, const Result<boost::json::value>& answer,
+                   bool as_json,
+                   const std::function<std::string(const boost::json::object&)>& render) {
+  if (!answer.ok()) return ReportApiError(command, answer.status());
+  if (!answer->is_object()) {
+    return ReportApiError(command, Status::Internal("the API answered with a non-object"));
+  }
+  if (as_json) {
+    PrintJson(*answer);
+  } else {
+    std::cout << render(answer->get_object());
+  }
+  return 0;
+}
+
 }  // namespace hookrelay::cli

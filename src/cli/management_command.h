@@ -1,11 +1,12 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <functional>
 #include <string>
 #include <string_view>
 
 #include "cli/api_client.h"
-#include "common/status.h"
+#include "common/result.h"
 
 namespace CLI {
 class App;
@@ -34,5 +35,10 @@ int ReportApiError(std::string_view command, const Status& status);
 
 // Prints `v` as one line of JSON.
 void PrintJson(const boost::json::value& v);
+
+// Prints an API answer that must be one object: as JSON with `as_json`, else through `render`.
+// Returns the exit code: 0, or 1 with the API's message on an error.
+int PrintApiObject(std::string_view command, const Result<boost::json::value>& answer,
+                   bool as_json, const std::function<std::string(const boost::json::object&)>& render);
 
 }  // namespace hookrelay::cli

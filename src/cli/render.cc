@@ -255,15 +255,29 @@ std::string RenderEventDetail(const json::object& event, TimePoint now) {
   return out.str();
 }
 
+namespace {
+
+// Where a catalog object was defined: "config file" or "API" ("-" when the server does not say).
+std::string OriginText(const json::object& o) {
+  const json::value* origin = Field(o, "origin");
+  if (!origin || !origin->is_string()) return "-";
+  if (origin->get_string() == "config") return "config file";
+  if (origin->get_string() == "api") return "API";
+  return std::string(origin->get_string());
+}
+
+}  // namespace
+
 std::string RenderSourceList(const json::array& items) {
   if (items.empty()) return "No sources.\n";
   std::vector<std::vector<std::string>> rows;
   for (const json::value& v : items) {
     if (!v.is_object()) continue;
     const json::object& s = v.get_object();
-    rows.push_back({Text(s, "name"), VerifyText(s), DedupText(s), Text(s, "max_body")});
+    rows.push_back({Text(s, "name"), VerifyText(s), DedupText(s), Text(s, "max_body"),
+                    OriginText(s)});
   }
-  return Table({"NAME", "VERIFY", "DEDUP", "MAX BODY"}, rows);
+  return Table({"NAME", "VERIFY", "DEDUP", "MAX BODY", "DEFINED IN"}, rows);
 }
 
 std::string RenderSourceDetail(const json::object& s) {
@@ -281,6 +295,7 @@ std::string RenderSourceDetail(const json::object& s) {
   out << "\n";
   out << "  dedup     " << DedupText(s) << "\n";
   out << "  max body  " << Text(s, "max_body") << "\n";
+  out << "  defined   " << OriginText(s) << "\n";
   return out.str();
 }
 
@@ -312,6 +327,16 @@ std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
   const json::value* secret = Field(d, "signing_secret_set");
   out << "  signing      "
       << (secret && secret->is_bool() ? (secret->get_bool() ? "secret set" : "none") : "-") << "\n";
+  if (const json::object* headers = Object(d, "headers"); headers && !headers->empty()) {
+    out << "  headers     ";
+    bool first = true;
+    for (const auto& [k, v] : *headers) {
+      out << (first ? " " : "               ") << std::string(k) << ": "
+          << (v.is_string() ? std::string(v.get_string()) : "-") << "\n";
+      first = false;
+    }
+  }
+  out << "  defined      " << OriginText(d) << "\n";
   return out.str();
 }
 
@@ -321,9 +346,14 @@ std::string RenderRouteList(const json::array& items) {
   for (const json::value& v : items) {
     if (!v.is_object()) continue;
     const json::object& r = v.get_object();
-    rows.push_back({Text(r, "id"), Text(r, "source"), Text(r, "destination")});
+    rows.push_back({Text(r, "id"), Text(r, "source"), Text(r, "destination"), OriginText(r)});
   }
-  return Table({"ID", "SOURCE", "DESTINATION"}, rows);
+  return Table({"ID", "SOURCE", "DESTINATION", "DEFINED IN"}, rows);
+}
+
+std::string RenderRouteDetail(const json::object& r) {
+  return "Route " + Text(r, "id") + "\n  from     " + Text(r, "source") + "\n  to       " +
+         Text(r, "destination") + "\n  defined  " + OriginText(r) + "\n";
 }
 
 std::string RenderReplayResult(const json::object& result) {

@@ -40,8 +40,9 @@ std::string RenderSourceDetail(const boost::json::object& source);
 std::string RenderDestinationList(const boost::json::array& items, TimePoint now);
 std::string RenderDestinationDetail(const boost::json::object& destination, TimePoint now);
 
-// `hookrelay routes list`.
+// `hookrelay routes list` / `show`.
 std::string RenderRouteList(const boost::json::array& items);
+std::string RenderRouteDetail(const boost::json::object& route);
 
 // The 202 answer of a replay, one line per new chain: "replayed 01J… to billing (chain 1,
 // delivery 42)"; "nothing replayed" when there is none.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -51,6 +52,7 @@ class ManagementCliTest : public ::testing::Test {
         "\"50ms\", max_attempts = 2, timeout = \"2s\" }\n"
         "\n[[routes]]\nsource = \"src\"\ndestination = \"billing\"\n"
         "\n[[routes]]\nsource = \"src\"\ndestination = \"ops\"\n";
+    server_config_ = config;
     server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
         config, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
     ASSERT_TRUE(server_->ok()) << server_->output();
@@ -98,6 +100,7 @@ class ManagementCliTest : public ::testing::Test {
 
   TempDir dir_;
   Sink sink_;
+  std::string server_config_;
   std::unique_ptr<HookrelayServer> server_;
 };
 
@@ -298,7 +301,9 @@ TEST_F(ManagementCliTest, BadUsageExitsTwo) {
                                         {"events", "list", "--status", "bogus"},
                                         {"events", "list", "--since", "yesterday"},
                                         {"sources", "show"},
-                                        {"routes", "show", "x"},
+                                        {"routes", "show"},
+                                        {"routes", "rm"},
+                                        {"sources", "add"},
                                         {"events", "list", "--nope"}}) {
     RunResult r = Cli(args);
     std::string joined;
@@ -306,6 +311,131 @@ TEST_F(ManagementCliTest, BadUsageExitsTwo) {
     EXPECT_EQ(r.exit_code, 2) << joined << "\n" << r.out << r.err;
   }
   EXPECT_TRUE(sink_.Requests().empty());
+}
+
+// The catalog through the CLI: add a source, a destination (at the sink) and a route; events
+// of the new source arrive at the sink; update and rm; the objects survive a restart; config-file
+// objects are refused; bad flags are usage errors (2), API refusals are 1.
+TEST_F(ManagementCliTest, SourcesDestinationsRoutesAddUpdateRm) {
+  const std::string secret_file = dir_.path() + "/signing-secret";
+  const std::string signing_secret = "whsec_c2lnbmluZy1rZXktMDEyMzQ1Njc4OQ==";
+  {
+    std::ofstream(secret_file) << signing_secret << "\n";
+  }
+  RunResult src = Cli({"sources", "add", "shop", "--dedup-json", "id", "--max-body", "64KiB"});
+  ASSERT_EQ(src.exit_code, 0) << src.err;
+  EXPECT_CONTAINS(src.out, "Created source shop");
+  EXPECT_CONTAINS(src.out, "json id");
+  EXPECT_CONTAINS(src.out, "64KiB");
+  EXPECT_CONTAINS(src.out, "API");
+
+  json::value dest = CliJson({"destinations", "add", "crm", sink_.url("/crm"), "--allow-private",
+                              "--header", "Authorization: Bearer header-secret-xyz", "--header",
+                              "X-Env: test", "--signing-secret", "@" + secret_file,
+                              "--max-concurrency", "4"});
+  ASSERT_TRUE(dest.is_object());
+  EXPECT_EQ(dest.at("url").as_string(), sink_.url("/crm"));
+  EXPECT_EQ(dest.at("origin").as_string(), "api");
+  EXPECT_TRUE(dest.at("signing_secret_set").as_bool());
+  EXPECT_EQ(dest.at("headers").at("X-Env").as_string(), "test");
+  EXPECT_LACKS(json::serialize(dest), "header-secret-xyz");
+  EXPECT_LACKS(json::serialize(dest), signing_secret);
+
+  RunResult route = Cli({"routes", "add", "shop", "crm"});
+  ASSERT_EQ(route.exit_code, 0) << route.err;
+  EXPECT_CONTAINS(route.out, "shop->crm");
+  RunResult routes = Cli({"routes", "list"});
+  ASSERT_EQ(routes.exit_code, 0) << routes.err;
+  EXPECT_CONTAINS(routes.out, "DEFINED IN");
+  EXPECT_CONTAINS(routes.out, "shop->crm");
+  EXPECT_CONTAINS(routes.out, "config file");  // src->billing, src->ops
+
+  // Live at once: an event of the new source reaches the new destination, signed, with the
+  // configured header.
+  HttpConnection conn(server_->port());
+  HttpResponse in = conn.Send("POST", "/in/shop", {{"Content-Type", "application/json"}},
+                              R"({"id": "evt_1"})");
+  ASSERT_EQ(in.status, 202) << in.body;
+  ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
+  std::vector<testing::SinkRequest> got = sink_.Requests();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].path, "/crm");
+  EXPECT_EQ(got[0].body, R"({"id": "evt_1"})");
+  EXPECT_EQ(got[0].Header("Authorization").value_or(""), "Bearer header-secret-xyz");
+  EXPECT_TRUE(got[0].Header("webhook-signature").has_value());
+
+  RunResult upd = Cli({"destinations", "update", "crm", "--endpoint", sink_.url("/crm2"),
+                       "--rate-limit", "50/s"});
+  ASSERT_EQ(upd.exit_code, 0) << upd.err;
+  EXPECT_CONTAINS(upd.out, "Updated destination crm");
+  EXPECT_CONTAINS(upd.out, sink_.url("/crm2"));
+  EXPECT_CONTAINS(upd.out, "50/s");
+  EXPECT_CONTAINS(upd.out, "Authorization: (redacted)");  // kept, never shown
+
+  // Refusals: the API says why (exit 1); bad flags never reach it (exit 2).
+  RunResult routed = Cli({"sources", "rm", "shop"});
+  EXPECT_EQ(routed.exit_code, 1);
+  EXPECT_CONTAINS(routed.err, "still routed");
+  RunResult config_owned = Cli({"destinations", "update", "billing", "--rate-limit", "1/s"});
+  EXPECT_EQ(config_owned.exit_code, 1);
+  EXPECT_CONTAINS(config_owned.err, "defined in the config file");
+  RunResult bad_url = Cli({"destinations", "add", "x", "ftp://example.com/"});
+  EXPECT_EQ(bad_url.exit_code, 1);
+  EXPECT_CONTAINS(bad_url.err, "url: must be http(s)");
+  EXPECT_CONTAINS(bad_url.err, "(field: url)");
+  RunResult bad_window = Cli({"destinations", "add", "x", "https://x.example", "--replay-window",
+                              "soon"});
+  EXPECT_EQ(bad_window.exit_code, 1);
+  EXPECT_CONTAINS(bad_window.err, "replay_window");
+  RunResult unknown = Cli({"routes", "add", "shop", "nope"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_CONTAINS(unknown.err, "no destination \"nope\"");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"destinations", "add", "x"},                                   // no URL
+           {"destinations", "update", "crm"},                              // nothing to change
+           {"destinations", "add", "x", "https://x.example", "--header", "no-colon"},
+           {"destinations", "add", "x", "https://x.example", "--policy", "{bad json"},
+           {"sources", "add", "x", "--spec", "@/nonexistent/spec.json"},
+           {"sources", "add", "x", "--dedup-json", "id", "--dedup-header", "X-Id"},
+           {"routes", "add", "shop"},
+       }) {
+    RunResult r = Cli(args);
+    std::string joined;
+    for (const auto& a : args) joined += a + " ";
+    EXPECT_EQ(r.exit_code, 2) << joined << "\n" << r.out << r.err;
+  }
+
+  // A restart keeps what the API created (and the config file's objects).
+  ASSERT_EQ(server_->Stop(), 0);
+  server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
+      server_config_, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
+  ASSERT_TRUE(server_->ok()) << server_->output();
+  json::value shown = CliJson({"destinations", "show", "crm"});
+  ASSERT_TRUE(shown.is_object());
+  EXPECT_EQ(shown.at("url").as_string(), sink_.url("/crm2"));
+  EXPECT_EQ(shown.at("rate_limit").as_string(), "50/s");
+  json::value list = CliJson({"sources", "list"});
+  ASSERT_TRUE(list.is_object());
+  EXPECT_EQ(list.at("items").as_array().size(), 2u);  // src (config file) and shop (API)
+
+  RunResult rm_route = Cli({"routes", "rm", "shop->crm"});
+  ASSERT_EQ(rm_route.exit_code, 0) << rm_route.err;
+  EXPECT_CONTAINS(rm_route.out, "Deleted route shop->crm");
+  ASSERT_EQ(Cli({"sources", "rm", "shop"}).exit_code, 0);
+  RunResult rm_dest = Cli({"destinations", "rm", "crm", "--json"});
+  ASSERT_EQ(rm_dest.exit_code, 0) << rm_dest.err;
+  EXPECT_EQ(json::parse(rm_dest.out).at("name").as_string(), "crm");
+  RunResult gone = Cli({"destinations", "show", "crm"});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_CONTAINS(gone.err, "404");
+
+  // Every change is in the audit trail, none with a secret.
+  HttpConnection conn2(server_->port());
+  HttpResponse audit = conn2.Send("GET", "/api/v1/audit", {{"Authorization", std::string("Bearer ") + kToken}});
+  ASSERT_EQ(audit.status, 200) << audit.body;
+  EXPECT_LACKS(audit.body, "header-secret-xyz");
+  EXPECT_LACKS(audit.body, signing_secret);
+  EXPECT_CONTAINS(audit.body, "\"target\":\"destination crm\"");
 }
 
 TEST(ManagementCliNoServerTest, UnreachableServerIsAClearError) {

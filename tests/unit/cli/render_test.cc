@@ -152,36 +152,38 @@ TEST_F(RenderTest, Sources) {
   json::array items = json::parse(R"([
     {"name": "github", "max_body": "5MiB",
      "verify": {"scheme": "github", "secrets_set": 2, "tolerance": "5m"},
-     "dedup": {"header": "X-GitHub-Delivery"}},
-    {"name": "plain", "max_body": "64KiB", "verify": null, "dedup": null}])")
+     "dedup": {"header": "X-GitHub-Delivery"}, "origin": "config"},
+    {"name": "plain", "max_body": "64KiB", "verify": null, "dedup": null, "origin": "api"}])")
                           .as_array();
   EXPECT_EQ(RenderSourceList(items),
-            "NAME    VERIFY  DEDUP                     MAX BODY\n"
-            "github  github  header X-GitHub-Delivery  5MiB\n"
-            "plain   none    none                      64KiB\n");
+            "NAME    VERIFY  DEDUP                     MAX BODY  DEFINED IN\n"
+            "github  github  header X-GitHub-Delivery  5MiB      config file\n"
+            "plain   none    none                      64KiB     API\n");
   std::string detail = RenderSourceDetail(items[0].as_object());
   EXPECT_CONTAINS(detail, "Source github\n");
   EXPECT_CONTAINS(detail, "  verify    github (2 secrets, tolerance 5m)\n");
   EXPECT_CONTAINS(detail, "  dedup     header X-GitHub-Delivery\n");
   EXPECT_CONTAINS(detail, "  max body  5MiB\n");
+  EXPECT_CONTAINS(detail, "  defined   config file\n");
   EXPECT_LACKS(RenderSourceDetail(items[1].as_object()), "secret");
   EXPECT_EQ(RenderSourceList(json::array{}), "No sources.\n");
 }
 
-const char* kDestinations = R"([
-  {"name": "billing", "url": "https://example.com/hooks", "headers": {},
+const char* kDestinations = R"json([
+  {"name": "billing", "url": "https://example.com/hooks",
    "policy": {"preset": "pro", "strategy": "ladder", "max_attempts": 5, "max_duration": "0s",
               "timeout": "30s"},
    "signing_secret_set": true, "max_concurrency": 16, "rate_limit": "100/s", "paused": false,
    "breaker": {"state": "open", "consecutive_failures": 20, "open_until": "2026-11-30T06:12:00Z",
                "trips": 1},
-   "paused_reason": null, "allowed_concurrency": 4, "in_flight": 0},
+   "paused_reason": null, "allowed_concurrency": 4, "in_flight": 0, "origin": "api",
+   "headers": {"Authorization": "(redacted)", "X-Env": "prod"}},
   {"name": "ops", "url": "http://127.0.0.1:9/x", "headers": {},
    "policy": {"strategy": "exponential", "max_attempts": 3, "max_duration": "1h",
               "timeout": "5s"},
    "signing_secret_set": false, "max_concurrency": 2, "rate_limit": null, "paused": true,
    "breaker": {"state": "closed", "consecutive_failures": 0, "open_until": null, "trips": 0},
-   "paused_reason": "410 Gone", "allowed_concurrency": 2, "in_flight": 1}])";
+   "paused_reason": "410 Gone", "allowed_concurrency": 2, "in_flight": 1}])json";
 
 TEST_F(RenderTest, DestinationList) {
   std::string out = RenderDestinationList(json::parse(kDestinations).as_array(), now_);
@@ -208,6 +210,9 @@ TEST_F(RenderTest, DestinationDetail) {
   EXPECT_CONTAINS(billing, "  policy       pro: ladder, 5 attempts, timeout 30s\n");
   EXPECT_CONTAINS(billing, "  rate limit   100/s\n");
   EXPECT_CONTAINS(billing, "  signing      secret set\n");
+  EXPECT_CONTAINS(billing, "  headers      Authorization: (redacted)\n"
+                           "               X-Env: prod\n");
+  EXPECT_CONTAINS(billing, "  defined      API\n");
   std::string ops = RenderDestinationDetail(items[1].as_object(), now_);
   EXPECT_CONTAINS(ops, "  state        paused (410 Gone)\n");
   EXPECT_CONTAINS(ops, "  breaker      closed; 0 consecutive failures; tripped 0 times\n");
@@ -218,12 +223,15 @@ TEST_F(RenderTest, DestinationDetail) {
 
 TEST_F(RenderTest, Routes) {
   json::array items = json::parse(R"([{"id": 1, "source": "github", "destination": "billing"},
-                                      {"id": "r2", "source": "stripe", "destination": "ops"}])")
+                                      {"id": "r2", "source": "stripe", "destination": "ops",
+                                       "origin": "api"}])")
                           .as_array();
   EXPECT_EQ(RenderRouteList(items),
-            "ID  SOURCE  DESTINATION\n"
-            "1   github  billing\n"
-            "r2  stripe  ops\n");
+            "ID  SOURCE  DESTINATION  DEFINED IN\n"
+            "1   github  billing      -\n"
+            "r2  stripe  ops          API\n");
+  EXPECT_EQ(RenderRouteDetail(items[1].as_object()),
+            "Route r2\n  from     stripe\n  to       ops\n  defined  API\n");
   EXPECT_EQ(RenderRouteList(json::array{}), "No routes.\n");
 }
 

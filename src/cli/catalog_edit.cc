@@ -1,0 +1,257 @@
+#include "cli/catalog_edit.h"
+
+#include <CLI/CLI.hpp>
+#include <boost/json.hpp>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+
+#include "cli/management_command.h"
+#include "cli/render.h"
+#include "common/clock.h"
+
+namespace hookrelay::cli {
+
+namespace json = boost::json;
+
+namespace {
+
+// --spec: a JSON object, given inline or as @FILE.
+Result<json::object> SpecObject(const std::string& spec) {
+  if (spec.empty()) return json::object();
+  auto text = ReadValueArg(spec, "--spec");
+  if (!text.ok()) return text.status();
+  boost::system::error_code ec;
+  json::value v = json::parse(*text, ec);
+  if (ec) return Status::InvalidArgument("--spec: not JSON: " + ec.message(), "--spec");
+  if (!v.is_object()) return Status::InvalidArgument("--spec: must be a JSON object", "--spec");
+  return std::move(v.get_object());
+}
+
+json::object& SubObject(json::object& o, std::string_view key) {
+  json::value& v = o[key];
+  if (!v.is_object()) v = json::object();
+  return v.get_object();
+}
+
+Status NothingToChange(const json::object& body, bool update) {
+  if (update && body.empty()) {
+    return Status::InvalidArgument("nothing to change: give a flag (see --help) or --spec");
+  }
+  return Status::Ok();
+}
+
+std::string Plural(const std::string& kind) { return kind + "s"; }
+
+// `<kind>s add|update`: builds the body from the flags, POSTs or PATCHes it, prints the object.
+template <typename Flags>
+void AddWrite(CLI::App* parent, const std::string& kind, bool update,
+              const std::function<void(CLI::App*, Flags&)>& add_flags,
+              const std::function<Result<json::object>(const std::string&, const Flags&, bool)>&
+                  build,
+              const std::function<std::string(const json::object&)>& render, int& exit_code) {
+  auto common = std::make_shared<ManagementOptions>();
+  auto name = std::make_shared<std::string>();
+  auto flags = std::make_shared<Flags>();
+  CLI::App* cmd = parent->add_subcommand(
+      update ? "update" : "add",
+      update ? "Change a " + kind + " created through the API (only the flags given)"
+             : "Create a " + kind + " (stored; it survives restarts)");
+  cmd->add_option("name", *name, kind + " name")->required();
+  add_flags(cmd, *flags);
+  AddManagementOptions(cmd, *common);
+  cmd->callback([=, &exit_code] {
+    const std::string command = Plural(kind) + (update ? " update" : " add");
+    auto body = build(*name, *flags, update);
+    if (!body.ok()) {
+      std::cerr << "hookrelay " << command << ": " << body.status().message() << "\n";
+      exit_code = 2;
+      return;
+    }
+    ApiClient client = MakeClient(*common);
+    auto answer = update ? client.Patch("/api/v1/" + Plural(kind) + "/" + PercentEncode(*name),
+                                        *body)
+                         : client.Post("/api/v1/" + Plural(kind), *body);
+    exit_code = PrintApiObject(command, answer, common->json, [&](const json::object& o) {
+      return std::string(update ? "Updated " : "Created ") + kind + " " + *name + "\n\n" +
+             render(o);
+    });
+  });
+}
+
+// `<kind>s rm NAME`: DELETE, then "Deleted <kind> NAME".
+void AddRemove(CLI::App* parent, const std::string& kind, int& exit_code) {
+  auto common = std::make_shared<ManagementOptions>();
+  auto name = std::make_shared<std::string>();
+  CLI::App* cmd = parent->add_subcommand("rm", "Delete a " + kind + " created through the API");
+  cmd->add_option("name", *name, kind == "route" ? "route id" : kind + " name")->required();
+  AddManagementOptions(cmd, *common);
+  cmd->callback([=, &exit_code] {
+    ApiClient client = MakeClient(*common);
+    exit_code = PrintApiObject(
+        Plural(kind) + " rm", client.Delete("/api/v1/" + Plural(kind) + "/" + PercentEncode(*name)),
+        common->json, [&](const json::object&) { return "Deleted " + kind + " " + *name + "\n"; });
+  });
+}
+
+void AddSourceFlags(CLI::App* cmd, SourceFlags& f) {
+  cmd->add_option("--verify", f.verify, "Signature scheme: github, stripe, shopify, standard, hmac");
+  cmd->add_option("--secret", f.secrets,
+                  "Verification secret (repeat while rotating; @FILE or @- reads it)");
+  cmd->add_option("--dedup-header", f.dedup_header, "Header naming a provider's retry, e.g. "
+                                                    "X-GitHub-Delivery");
+  cmd->add_option("--dedup-json", f.dedup_json, "Top-level JSON field naming a retry, e.g. id");
+  cmd->add_option("--max-body", f.max_body, "Largest body accepted, e.g. 1MiB (default 5MiB)");
+  cmd->add_option("--spec", f.spec, "The whole source as JSON (or @FILE); flags go over it");
+}
+
+// --url is the API's (every management command has it), so the destination's URL is a
+// positional argument of `add` and --endpoint of `update`.
+void AddDestinationFlags(CLI::App* cmd, DestinationFlags& f) {
+  if (cmd->get_name() == "add") {
+    cmd->add_option("url", f.url, "Where deliveries go (http or https)")->required();
+  } else {
+    cmd->add_option("--endpoint", f.url, "The destination's new URL (http or https)");
+  }
+  cmd->add_option("--policy", f.policy, "Retry policy: a preset name or a policy JSON object");
+  cmd->add_option("--header", f.headers, "Header sent with every delivery, \"Name: value\" "
+                                         "(repeatable; @FILE or @- reads the value)");
+  cmd->add_option("--signing-secret", f.signing_secret,
+                  "Standard Webhooks secret whsec_… (@FILE or @- reads it)");
+  cmd->add_option("--max-concurrency", f.max_concurrency, "Requests in flight at most");
+  cmd->add_option("--rate-limit", f.rate_limit, "e.g. 100/s");
+  cmd->add_option("--replay-window", f.replay_window, "How long failed events stay replayable, "
+                                                      "e.g. 30d");
+  cmd->add_flag("--allow-private", f.allow_private,
+                "Allow a loopback or private address for this destination");
+  cmd->add_option("--spec", f.spec, "The whole destination as JSON (or @FILE); flags go over it");
+}
+
+}  // namespace
+
+Result<std::string> ReadValueArg(const std::string& value, const std::string& flag) {
+  if (value.size() < 2 || value[0] != '@') return value;
+  const std::string path = value.substr(1);
+  std::string text;
+  if (path == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Status::InvalidArgument(flag + ": cannot read " + path, flag);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
+Result<json::object> BuildSourceBody(const std::string& name, const SourceFlags& flags,
+                                     bool update) {
+  auto body = SpecObject(flags.spec);
+  if (!body.ok()) return body.status();
+  if (!update) (*body)["name"] = name;
+  if (!flags.verify.empty()) SubObject(*body, "verify")["scheme"] = flags.verify;
+  if (!flags.secrets.empty()) {
+    json::array secrets;
+    for (const std::string& s : flags.secrets) {
+      auto secret = ReadValueArg(s, "--secret");
+      if (!secret.ok()) return secret.status();
+      secrets.emplace_back(*secret);
+    }
+    SubObject(*body, "verify")["secrets"] = std::move(secrets);
+  }
+  if (!flags.dedup_header.empty() && !flags.dedup_json.empty()) {
+    return Status::InvalidArgument("give --dedup-header or --dedup-json, not both");
+  }
+  if (!flags.dedup_header.empty() || !flags.dedup_json.empty()) {
+    json::object dedup;
+    const bool header = !flags.dedup_header.empty();
+    dedup[header ? "header" : "json"] = header ? flags.dedup_header : flags.dedup_json;
+    if (update) dedup[header ? "json" : "header"] = nullptr;  // a merge patch: drop the other
+    (*body)["dedup"] = std::move(dedup);
+  }
+  if (!flags.max_body.empty()) (*body)["max_body"] = flags.max_body;
+  HR_RETURN_IF_ERROR(NothingToChange(*body, update));
+  return body;
+}
+
+Result<json::object> BuildDestinationBody(const std::string& name, const DestinationFlags& flags,
+                                          bool update) {
+  auto body = SpecObject(flags.spec);
+  if (!body.ok()) return body.status();
+  if (!update) (*body)["name"] = name;
+  if (!flags.url.empty()) (*body)["url"] = flags.url;
+  if (!flags.policy.empty()) {
+    if (flags.policy.front() == '{') {
+      boost::system::error_code ec;
+      json::value p = json::parse(flags.policy, ec);
+      if (ec) return Status::InvalidArgument("--policy: not JSON: " + ec.message(), "--policy");
+      (*body)["policy"] = std::move(p);
+    } else {
+      (*body)["policy"] = flags.policy;
+    }
+  }
+  for (const std::string& h : flags.headers) {
+    const size_t colon = h.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      return Status::InvalidArgument("--header: \"" + h + "\" is not \"Name: value\"", "--header");
+    }
+    std::string value = h.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(" \t"));
+    auto read = ReadValueArg(value, "--header");
+    if (!read.ok()) return read.status();
+    SubObject(*body, "headers")[h.substr(0, colon)] = *read;
+  }
+  if (!flags.signing_secret.empty()) {
+    auto secret = ReadValueArg(flags.signing_secret, "--signing-secret");
+    if (!secret.ok()) return secret.status();
+    (*body)["signing_secret"] = *secret;
+  }
+  if (flags.max_concurrency) (*body)["max_concurrency"] = *flags.max_concurrency;
+  if (!flags.rate_limit.empty()) (*body)["rate_limit"] = flags.rate_limit;
+  if (!flags.replay_window.empty()) (*body)["replay_window"] = flags.replay_window;
+  if (flags.allow_private) (*body)["allow_private"] = true;
+  HR_RETURN_IF_ERROR(NothingToChange(*body, update));
+  return body;
+}
+
+void AddCatalogEditCommands(CLI::App* sources, CLI::App* destinations, CLI::App* routes,
+                            int& exit_code) {
+  for (bool update : {false, true}) {
+    AddWrite<SourceFlags>(sources, "source", update, AddSourceFlags, BuildSourceBody,
+                          RenderSourceDetail, exit_code);
+    AddWrite<DestinationFlags>(
+        destinations, "destination", update, AddDestinationFlags, BuildDestinationBody,
+        [](const json::object& d) {
+          return RenderDestinationDetail(d, SystemClock::Instance().Now());
+        },
+        exit_code);
+  }
+  AddRemove(sources, "source", exit_code);
+  AddRemove(destinations, "destination", exit_code);
+
+  {  // routes add SOURCE DESTINATION [--id ID]
+    auto common = std::make_shared<ManagementOptions>();
+    auto source = std::make_shared<std::string>();
+    auto destination = std::make_shared<std::string>();
+    auto id = std::make_shared<std::string>();
+    CLI::App* cmd = routes->add_subcommand("add", "Send every event of a source to a destination");
+    cmd->add_option("source", *source, "source name")->required();
+    cmd->add_option("destination", *destination, "destination name")->required();
+    cmd->add_option("--id", *id, "Route id (default SOURCE->DESTINATION)");
+    AddManagementOptions(cmd, *common);
+    cmd->callback([=, &exit_code] {
+      json::object body{{"source", *source}, {"destination", *destination}};
+      if (!id->empty()) body["id"] = *id;
+      ApiClient client = MakeClient(*common);
+      exit_code = PrintApiObject("routes add", client.Post("/api/v1/routes", body), common->json,
+                                 [](const json::object& r) {
+                                   return "Created route\n\n" + RenderRouteDetail(r);
+                                 });
+    });
+  }
+  AddRemove(routes, "route", exit_code);
+}
+
+}  // namespace hookrelay::cli

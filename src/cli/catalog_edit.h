@@ -1,0 +1,66 @@
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace CLI {
+class App;
+}
+
+namespace hookrelay::cli {
+
+// Registers the commands that change the catalog through the API:
+//   sources add NAME [--verify SCHEME --secret S…] [--dedup-header H | --dedup-json F]
+//                    [--max-body SIZE] [--spec JSON|@FILE]      POST /api/v1/sources
+//   sources update NAME [the same flags]                        PATCH /api/v1/sources/NAME
+//   sources rm NAME                                              DELETE
+//   destinations add NAME URL [--policy P] [--header "K: V"…] [--signing-secret S]
+//                    [--max-concurrency N] [--rate-limit R] [--replay-window D]
+//                    [--allow-private] [--spec JSON|@FILE]
+//   destinations update NAME [--endpoint URL] [the same flags] | destinations rm NAME
+//   routes add SOURCE DESTINATION [--id ID] | routes show ID | routes rm ID
+// Secret values may be given as @FILE (or @- for standard input) so they stay out of the shell
+// history and the process list. `exit_code` is set after parsing.
+void AddCatalogEditCommands(CLI::App* sources, CLI::App* destinations, CLI::App* routes,
+                            int& exit_code);
+
+// The flags of `sources add|update`; empty means "not given".
+struct SourceFlags {
+  std::string spec;  // a whole source object (JSON or @FILE), the flags go over it
+  std::string verify;
+  std::vector<std::string> secrets;
+  std::string dedup_header;
+  std::string dedup_json;
+  std::string max_body;
+};
+
+// The flags of `destinations add|update`.
+struct DestinationFlags {
+  std::string spec;
+  std::string url;     // positional in `add`, --endpoint in `update` (--url is the API's)
+  std::string policy;  // a preset name, or a policy JSON object
+  std::vector<std::string> headers;  // "Name: value"
+  std::string signing_secret;
+  std::optional<int64_t> max_concurrency;
+  std::string rate_limit;
+  std::string replay_window;
+  bool allow_private = false;
+};
+
+// "@FILE" is the file's contents without the trailing newline ("@-": standard input); anything
+// else is itself. kInvalidArgument naming `flag` when the file cannot be read.
+Result<std::string> ReadValueArg(const std::string& value, const std::string& flag);
+
+// The JSON body for POST (update = false: `name` set) or PATCH (update = true: only what the
+// flags give, as a merge patch). kInvalidArgument naming the flag for a bad --spec, --policy or
+// --header, and for an update that changes nothing.
+Result<boost::json::object> BuildSourceBody(const std::string& name, const SourceFlags& flags,
+                                            bool update);
+Result<boost::json::object> BuildDestinationBody(const std::string& name,
+                                                 const DestinationFlags& flags, bool update);
+
+}  // namespace hookrelay::cli

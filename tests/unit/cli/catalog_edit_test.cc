@@ -1,0 +1,84 @@
+#include "cli/catalog_edit.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <fstream>
+
+#include "support/process.h"
+
+namespace hookrelay::cli {
+namespace {
+
+namespace json = boost::json;
+
+TEST(CatalogEditTest, SourceBodyFromFlagsOverTheSpec) {
+  SourceFlags f;
+  f.spec = R"({"max_body": "1MiB", "verify": {"tolerance": "10m"}})";
+  f.verify = "stripe";
+  f.secrets = {"whsec_one", "whsec_two"};
+  f.dedup_json = "id";
+  auto body = BuildSourceBody("pay", f, false);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ(json::value(*body), json::parse(R"({"max_body": "1MiB", "name": "pay",
+      "verify": {"tolerance": "10m", "scheme": "stripe", "secrets": ["whsec_one", "whsec_two"]},
+      "dedup": {"json": "id"}})"));
+  // An update is a merge patch: no name, and the other dedup key is cleared.
+  SourceFlags u;
+  u.dedup_header = "X-Id";
+  auto patch = BuildSourceBody("pay", u, true);
+  ASSERT_TRUE(patch.ok());
+  EXPECT_EQ(json::value(*patch), json::parse(R"({"dedup": {"header": "X-Id", "json": null}})"));
+  EXPECT_FALSE(BuildSourceBody("pay", SourceFlags{}, true).ok());  // nothing to change
+  SourceFlags both;
+  both.dedup_header = "X";
+  both.dedup_json = "id";
+  EXPECT_FALSE(BuildSourceBody("pay", both, false).ok());
+}
+
+TEST(CatalogEditTest, DestinationBodyParsesPolicyHeadersAndSecretFiles) {
+  hookrelay::testing::TempDir dir;
+  const std::string file = dir.path() + "/secret";
+  std::ofstream(file) << "whsec_abc\n";
+  DestinationFlags f;
+  f.url = "https://x.example/h";
+  f.policy = R"({"strategy": "exponential", "base": "1s"})";
+  f.headers = {"Authorization: Bearer t", "X-Env:prod", "X-Key: @" + file};
+  f.signing_secret = "@" + file;
+  f.max_concurrency = 3;
+  f.rate_limit = "10/s";
+  f.replay_window = "3d";
+  f.allow_private = true;
+  auto body = BuildDestinationBody("d", f, false);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ(json::value(*body), json::parse(R"({"name": "d", "url": "https://x.example/h",
+      "policy": {"strategy": "exponential", "base": "1s"},
+      "headers": {"Authorization": "Bearer t", "X-Env": "prod", "X-Key": "whsec_abc"},
+      "signing_secret": "whsec_abc", "max_concurrency": 3, "rate_limit": "10/s",
+      "replay_window": "3d", "allow_private": true})"));
+  DestinationFlags preset;
+  preset.url = "https://x.example";
+  preset.policy = "pro";
+  EXPECT_EQ(BuildDestinationBody("d", preset, false)->at("policy"), "pro");
+
+  for (auto bad : {DestinationFlags{.policy = "{nope"}, DestinationFlags{.headers = {"nocolon"}},
+                   DestinationFlags{.headers = {": v"}},
+                   DestinationFlags{.spec = "[1]"},
+                   DestinationFlags{.signing_secret = "@/nonexistent/file"}}) {
+    auto r = BuildDestinationBody("d", bad, false);
+    EXPECT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  }
+}
+
+TEST(CatalogEditTest, ReadValueArgReadsFilesOnlyAfterAnAt) {
+  EXPECT_EQ(*ReadValueArg("plain", "--x"), "plain");
+  EXPECT_EQ(*ReadValueArg("@", "--x"), "@");
+  auto missing = ReadValueArg("@/nonexistent/x", "--secret");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("--secret: cannot read /nonexistent/x"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace hookrelay::cli
