@@ -1,5 +1,6 @@
 #include "ingest/ingest_service.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include "common/id.h"
@@ -47,6 +48,16 @@ std::vector<std::string> ConnectionTokens(const http::HeaderList& headers) {
 http::Response Accepted(const std::string& id, bool duplicate) {
   http::Response r;
   r.status = 202;
+  // Ids are ULIDs (Crockford base32), which need no JSON escaping; anything else goes through the
+  // serializer.
+  const bool plain = std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+  });
+  if (plain) {
+    r.body.reserve(id.size() + 32);
+    r.body.append(R"({"id":")").append(id).append(duplicate ? R"(","duplicate":true})" : R"("})");
+    return r;
+  }
   json::object body{{"id", id}};
   if (duplicate) body["duplicate"] = true;
   r.body = json::serialize(body);
@@ -56,11 +67,16 @@ http::Response Accepted(const std::string& id, bool duplicate) {
 }  // namespace
 
 std::vector<store::Header> KeptHeaders(const http::HeaderList& headers) {
+  http::HeaderList copy = headers;
+  return KeptHeaders(std::move(copy));
+}
+
+std::vector<store::Header> KeptHeaders(http::HeaderList&& headers) {
   std::vector<std::string> tokens = ConnectionTokens(headers);
   std::vector<store::Header> kept;
   kept.reserve(headers.size());
-  for (const auto& [name, value] : headers) {
-    if (!IsHopByHop(name, tokens)) kept.push_back({name, value});
+  for (auto& [name, value] : headers) {
+    if (!IsHopByHop(name, tokens)) kept.push_back({std::move(name), std::move(value)});
   }
   return kept;
 }
@@ -101,16 +117,16 @@ Duration DedupWindow(const model::Catalog& catalog, const std::string& source) {
 }
 
 store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& source,
-                           const http::Request& request, std::string id, TimePoint now) {
+                           http::Request request, std::string id, TimePoint now) {
   store::NewEvent e;
   e.id = std::move(id);
   e.source = source.name;
   e.received_at = now;
-  e.headers = KeptHeaders(request.headers);
   e.content_type = std::string(request.Header("Content-Type").value_or(""));
-  e.body = request.body;
   e.dedup_key = DedupKey(source.dedup, request, request.body);
   if (e.dedup_key) e.dedup_window = DedupWindow(catalog, source.name);
+  e.headers = KeptHeaders(std::move(request.headers));
+  e.body = std::move(request.body);
   for (const model::Destination* d : catalog.DestinationsOf(source.name)) {
     store::NewDelivery nd;
     nd.destination = d->name;
@@ -167,7 +183,8 @@ void IngestService::Handle(http::Request request, const std::string& source,
       return;
     }
   }
-  store::NewEvent event = BuildEvent(*catalog, *s, request, NewUlid(clock_, random_), now);
+  store::NewEvent event =
+      BuildEvent(*catalog, *s, std::move(request), NewUlid(clock_, random_), now);
   store_.AppendEvent(std::move(event), [this, respond = std::move(respond)](
                                            Result<store::AppendResult> result) {
     if (!result.ok()) {

@@ -19,6 +19,7 @@ namespace hookrelay::ingest {
 // the fields it names, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade, Proxy-*), and the
 // framing fields Content-Length and Expect. Order and names are kept as received.
 std::vector<store::Header> KeptHeaders(const http::HeaderList& headers);
+std::vector<store::Header> KeptHeaders(http::HeaderList&& headers);  // moves the kept fields
 
 // The dedup key of a request under `rule`: a header's value, or a top-level JSON field of the
 // body (a string, or a number printed as JSON). nullopt when the rule is none, the header is
@@ -31,9 +32,10 @@ std::optional<std::string> DedupKey(const model::DedupRule& rule, const http::Re
 Duration DedupWindow(const model::Catalog& catalog, const std::string& source);
 
 // Builds what to store for a request to `source`: the event with one delivery per route (paused
-// destinations get paused deliveries). Pure.
+// destinations get paused deliveries). Pure. The body and header fields are moved out of
+// `request` (pass a copy to keep them).
 store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& source,
-                           const http::Request& request, std::string id, TimePoint now);
+                           http::Request request, std::string id, TimePoint now);
 
 // Counters for /metrics and tests. Monotonic.
 struct IngestStats {
