@@ -49,6 +49,29 @@ TEST(KeptHeadersTest, DropsHopByHopAndFramingKeepsTheRestInOrder) {
   for (const auto& h : kept) names.push_back(h.name);
   EXPECT_EQ(names, (std::vector<std::string>{"Host", "Content-Type", "X-GitHub-Delivery",
                                              "x-custom", "X-Custom"}));
+  // The moving overload keeps exactly the same fields, values included.
+  http::HeaderList moved_from = in;
+  EXPECT_EQ(KeptHeaders(std::move(moved_from)), kept);
+}
+
+TEST(BuildEventTest, TakesTheBodyAndFieldsAsReceived) {
+  model::Catalog c = TwoDestinations();
+  c.sources["src"].dedup = {model::DedupRule::Kind::kJson, "a"};
+  const std::string body = R"({"a":"k1"})";
+  http::Request r = MakeRequest({{"Content-Type", "application/json"}, {"X-Sig", "s1"}}, body);
+  store::NewEvent e = BuildEvent(c, c.sources["src"], r, "01ID", TimePoint{});
+  EXPECT_EQ(e.body, body);
+  EXPECT_EQ(e.content_type, "application/json");
+  EXPECT_EQ(e.dedup_key, "k1");
+  ASSERT_EQ(e.headers.size(), 2u);
+  EXPECT_EQ(e.headers[1].name, "X-Sig");
+  EXPECT_EQ(e.headers[1].value, "s1");
+  // Moved in (as ingest does), the same event: the dedup key is read before the body moves.
+  store::NewEvent moved = BuildEvent(c, c.sources["src"], std::move(r), "01ID", TimePoint{});
+  EXPECT_EQ(moved.body, body);
+  EXPECT_EQ(moved.headers, e.headers);
+  EXPECT_EQ(moved.content_type, "application/json");
+  EXPECT_EQ(moved.dedup_key, "k1");
 }
 
 TEST(DedupKeyTest, HeaderAndJsonField) {
