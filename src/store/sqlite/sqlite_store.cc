@@ -653,57 +653,100 @@ Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Du
       });
 }
 
+namespace {
+
+// Whether delivery `id` is leased by `owner`: kNotFound / kFailedPrecondition when not (or the
+// error of the query). Writes nothing.
+Status CheckLease(Connection& db, int64_t id, const std::string& owner) {
+  Result<Statement> q = db.Prepare("SELECT status, lease_owner FROM deliveries WHERE id = ?1");
+  if (!q.ok()) return q.status();
+  q->BindInt(1, id);
+  Result<bool> row = q->Step("check lease of delivery");
+  if (!row.ok()) return row.status();
+  const std::string what = "delivery " + std::to_string(id);
+  if (!*row) return Status::NotFound(what + " not found");
+  if (q->Text(0) != DeliveryStatusName(DeliveryStatus::kDelivering) || q->Text(1) != owner) {
+    return Status::FailedPrecondition(what + " is not leased by " + owner);
+  }
+  return Status::Ok();
+}
+
+// Inserts the attempt and writes the delivery's new state (lease cleared). REQUIRES: the lease
+// was checked in the same transaction.
+Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate& update,
+                    TimePoint now) {
+  {
+    Result<Statement> ins = db.Prepare(
+        "INSERT INTO attempts(delivery_id, n, started_at, duration_ms, status_code, error,"
+        " retry_after, snippet) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    if (!ins.ok()) return ins.status();
+    std::optional<int64_t> code;
+    if (attempt.status_code) code = *attempt.status_code;
+    ins->BindInt(1, attempt.delivery_id)
+        .BindInt(2, attempt.n)
+        .BindTime(3, attempt.started_at)
+        .BindInt(4, attempt.duration_ms)
+        .BindOptInt(5, code)
+        .BindOptText(6, attempt.error)
+        .BindOptText(7, attempt.retry_after)
+        .BindBlob(8, attempt.response_snippet);
+    HR_RETURN_IF_ERROR(ins->Exec("insert attempt"));
+  }
+  Result<Statement> up = db.Prepare(
+      "UPDATE deliveries SET status = ?2, attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
+      " first_failure_at = ?6, last_delay_ms = ?7, reason = ?8, lease_until = NULL,"
+      " lease_owner = '', updated_at = ?9 WHERE id = ?1");
+  if (!up.ok()) return up.status();
+  up->BindInt(1, attempt.delivery_id)
+      .BindText(2, DeliveryStatusName(update.status))
+      .BindInt(3, attempt.n)
+      .BindTime(4, update.next_attempt_at)
+      .BindOptTime(5, update.deadline)
+      .BindOptTime(6, update.first_failure_at)
+      .BindInt(7, update.last_delay.count())
+      .BindOptText(8, update.reason)
+      .BindTime(9, now);
+  return up->Exec("update delivery");
+}
+
+}  // namespace
+
 Status SqliteStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                                   const std::string& owner) {
   const TimePoint now = clock_.Now();
   Result<Unit> r = Write<Unit>([&attempt, &update, &owner, now](Connection& db) -> Result<Unit> {
-    const std::string what = "delivery " + std::to_string(attempt.delivery_id);
-    {
-      Result<Statement> q = db.Prepare("SELECT status, lease_owner FROM deliveries WHERE id = ?1");
-      if (!q.ok()) return q.status();
-      q->BindInt(1, attempt.delivery_id);
-      Result<bool> row = q->Step("check lease of " + what);
-      if (!row.ok()) return row.status();
-      if (!*row) return Status::NotFound(what + " not found");
-      if (q->Text(0) != DeliveryStatusName(DeliveryStatus::kDelivering) || q->Text(1) != owner) {
-        return Status::FailedPrecondition(what + " is not leased by " + owner);
-      }
-    }
-    {
-      Result<Statement> ins = db.Prepare(
-          "INSERT INTO attempts(delivery_id, n, started_at, duration_ms, status_code, error,"
-          " retry_after, snippet) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-      if (!ins.ok()) return ins.status();
-      std::optional<int64_t> code;
-      if (attempt.status_code) code = *attempt.status_code;
-      ins->BindInt(1, attempt.delivery_id)
-          .BindInt(2, attempt.n)
-          .BindTime(3, attempt.started_at)
-          .BindInt(4, attempt.duration_ms)
-          .BindOptInt(5, code)
-          .BindOptText(6, attempt.error)
-          .BindOptText(7, attempt.retry_after)
-          .BindBlob(8, attempt.response_snippet);
-      HR_RETURN_IF_ERROR(ins->Exec("insert attempt of " + what));
-    }
-    Result<Statement> up = db.Prepare(
-        "UPDATE deliveries SET status = ?2, attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
-        " first_failure_at = ?6, last_delay_ms = ?7, reason = ?8, lease_until = NULL,"
-        " lease_owner = '', updated_at = ?9 WHERE id = ?1");
-    if (!up.ok()) return up.status();
-    up->BindInt(1, attempt.delivery_id)
-        .BindText(2, DeliveryStatusName(update.status))
-        .BindInt(3, attempt.n)
-        .BindTime(4, update.next_attempt_at)
-        .BindOptTime(5, update.deadline)
-        .BindOptTime(6, update.first_failure_at)
-        .BindInt(7, update.last_delay.count())
-        .BindOptText(8, update.reason)
-        .BindTime(9, now);
-    HR_RETURN_IF_ERROR(up->Exec("update " + what));
+    HR_RETURN_IF_ERROR(CheckLease(db, attempt.delivery_id, owner));
+    HR_RETURN_IF_ERROR(WriteAttempt(db, attempt, update, now));
     return Unit{};
   });
   return r.ok() ? Status::Ok() : r.status();
+}
+
+std::vector<Status> SqliteStore::RecordAttempts(const std::vector<AttemptRecord>& records,
+                                                const std::string& owner) {
+  if (records.empty()) return {};
+  const TimePoint now = clock_.Now();
+  // One write operation for the whole batch. A record whose lease is gone is answered on its own
+  // and writes nothing; any other error fails the operation, which the writer rolls back alone.
+  Result<std::vector<Status>> r = Write<std::vector<Status>>(
+      [&records, &owner, now](Connection& db) -> Result<std::vector<Status>> {
+        std::vector<Status> out;
+        out.reserve(records.size());
+        for (const AttemptRecord& rec : records) {
+          Status lease = CheckLease(db, rec.attempt.delivery_id, owner);
+          if (lease.code() == Status::Code::kNotFound ||
+              lease.code() == Status::Code::kFailedPrecondition) {
+            out.push_back(std::move(lease));
+            continue;
+          }
+          HR_RETURN_IF_ERROR(lease);
+          HR_RETURN_IF_ERROR(WriteAttempt(db, rec.attempt, rec.update, now));
+          out.push_back(Status::Ok());
+        }
+        return out;
+      });
+  if (!r.ok()) return std::vector<Status>(records.size(), r.status());
+  return std::move(*r);
 }
 
 Status SqliteStore::PutBreaker(const std::string& destination,
