@@ -636,18 +636,24 @@ Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Du
         }
         std::vector<Delivery> claimed;
         claimed.reserve(ids.size());
+        // One statement per delivery: the lease is written and the row read back together.
+        Result<Statement> up =
+            db.Prepare(std::string("UPDATE deliveries SET status = 'delivering', lease_until = ?2,"
+                                   " lease_owner = ?3, updated_at = ?4 WHERE id = ?1 RETURNING ") +
+                       kDeliveryColumns);
+        if (!up.ok()) return up.status();
         for (int64_t id : ids) {
-          {
-            Result<Statement> up = db.Prepare(
-                "UPDATE deliveries SET status = 'delivering', lease_until = ?2, lease_owner = ?3,"
-                " updated_at = ?4 WHERE id = ?1");
-            if (!up.ok()) return up.status();
-            up->BindInt(1, id).BindTime(2, now + lease).BindText(3, owner).BindTime(4, now);
-            HR_RETURN_IF_ERROR(up->Exec("lease delivery"));
-          }
-          Result<Delivery> d = LoadDelivery(db, id);
+          up->BindInt(1, id).BindTime(2, now + lease).BindText(3, owner).BindTime(4, now);
+          Result<bool> row = up->Step("lease delivery");
+          if (!row.ok()) return row.status();
+          if (!*row) return Status::Internal("delivery " + std::to_string(id) + " vanished");
+          Result<Delivery> d = ReadDelivery(*up);
           if (!d.ok()) return d.status();
           claimed.push_back(std::move(*d));
+          // Finish the statement (RETURNING rows are produced once it has run) and rewind it.
+          Result<bool> done = up->Step("lease delivery");
+          if (!done.ok()) return done.status();
+          up->Reset();
         }
         return claimed;
       });
