@@ -661,9 +661,9 @@ Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Du
 
 namespace {
 
-// Whether delivery `id` is leased by `owner`: kNotFound / kFailedPrecondition when not (or the
-// error of the query). Writes nothing.
-Status CheckLease(Connection& db, int64_t id, const std::string& owner) {
+// Why delivery `id` is not leased by `owner` (kNotFound / kFailedPrecondition), or the error of
+// the query. Writes nothing.
+Status LeaseRefusal(Connection& db, int64_t id, const std::string& owner) {
   Result<Statement> q = db.Prepare("SELECT status, lease_owner FROM deliveries WHERE id = ?1");
   if (!q.ok()) return q.status();
   q->BindInt(1, id);
@@ -674,45 +674,57 @@ Status CheckLease(Connection& db, int64_t id, const std::string& owner) {
   if (q->Text(0) != DeliveryStatusName(DeliveryStatus::kDelivering) || q->Text(1) != owner) {
     return Status::FailedPrecondition(what + " is not leased by " + owner);
   }
-  return Status::Ok();
+  return Status::Internal(what + " is leased by " + owner + " but was not updated");
 }
 
-// Inserts the attempt and writes the delivery's new state (lease cleared). REQUIRES: the lease
-// was checked in the same transaction.
+// Writes the delivery's new state (lease cleared) if `owner` holds its lease, and inserts the
+// attempt. When the lease is not held, sets *refused and returns why (kNotFound /
+// kFailedPrecondition), having written nothing; after any other error the caller must roll back
+// (the update may have been written).
 Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate& update,
-                    TimePoint now) {
+                    const std::string& owner, TimePoint now, bool* refused) {
+  *refused = false;
   {
-    Result<Statement> ins = db.Prepare(
-        "INSERT INTO attempts(delivery_id, n, started_at, duration_ms, status_code, error,"
-        " retry_after, snippet) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-    if (!ins.ok()) return ins.status();
-    std::optional<int64_t> code;
-    if (attempt.status_code) code = *attempt.status_code;
-    ins->BindInt(1, attempt.delivery_id)
-        .BindInt(2, attempt.n)
-        .BindTime(3, attempt.started_at)
-        .BindInt(4, attempt.duration_ms)
-        .BindOptInt(5, code)
-        .BindOptText(6, attempt.error)
-        .BindOptText(7, attempt.retry_after)
-        .BindBlob(8, attempt.response_snippet);
-    HR_RETURN_IF_ERROR(ins->Exec("insert attempt"));
+    // The lease check is part of the update; only a refused record looks further.
+    Result<Statement> up = db.Prepare(
+        "UPDATE deliveries SET status = ?2, attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
+        " first_failure_at = ?6, last_delay_ms = ?7, reason = ?8, lease_until = NULL,"
+        " lease_owner = '', updated_at = ?9"
+        " WHERE id = ?1 AND status = 'delivering' AND lease_owner = ?10");
+    if (!up.ok()) return up.status();
+    up->BindInt(1, attempt.delivery_id)
+        .BindText(2, DeliveryStatusName(update.status))
+        .BindInt(3, attempt.n)
+        .BindTime(4, update.next_attempt_at)
+        .BindOptTime(5, update.deadline)
+        .BindOptTime(6, update.first_failure_at)
+        .BindInt(7, update.last_delay.count())
+        .BindOptText(8, update.reason)
+        .BindTime(9, now)
+        .BindText(10, owner);
+    HR_RETURN_IF_ERROR(up->Exec("update delivery"));
   }
-  Result<Statement> up = db.Prepare(
-      "UPDATE deliveries SET status = ?2, attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
-      " first_failure_at = ?6, last_delay_ms = ?7, reason = ?8, lease_until = NULL,"
-      " lease_owner = '', updated_at = ?9 WHERE id = ?1");
-  if (!up.ok()) return up.status();
-  up->BindInt(1, attempt.delivery_id)
-      .BindText(2, DeliveryStatusName(update.status))
-      .BindInt(3, attempt.n)
-      .BindTime(4, update.next_attempt_at)
-      .BindOptTime(5, update.deadline)
-      .BindOptTime(6, update.first_failure_at)
-      .BindInt(7, update.last_delay.count())
-      .BindOptText(8, update.reason)
-      .BindTime(9, now);
-  return up->Exec("update delivery");
+  if (db.Changes() == 0) {
+    Status why = LeaseRefusal(db, attempt.delivery_id, owner);
+    *refused =
+        why.code() == Status::Code::kNotFound || why.code() == Status::Code::kFailedPrecondition;
+    return why;
+  }
+  Result<Statement> ins = db.Prepare(
+      "INSERT INTO attempts(delivery_id, n, started_at, duration_ms, status_code, error,"
+      " retry_after, snippet) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  if (!ins.ok()) return ins.status();
+  std::optional<int64_t> code;
+  if (attempt.status_code) code = *attempt.status_code;
+  ins->BindInt(1, attempt.delivery_id)
+      .BindInt(2, attempt.n)
+      .BindTime(3, attempt.started_at)
+      .BindInt(4, attempt.duration_ms)
+      .BindOptInt(5, code)
+      .BindOptText(6, attempt.error)
+      .BindOptText(7, attempt.retry_after)
+      .BindBlob(8, attempt.response_snippet);
+  return ins->Exec("insert attempt");
 }
 
 }  // namespace
@@ -721,8 +733,8 @@ Status SqliteStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& 
                                   const std::string& owner) {
   const TimePoint now = clock_.Now();
   Result<Unit> r = Write<Unit>([&attempt, &update, &owner, now](Connection& db) -> Result<Unit> {
-    HR_RETURN_IF_ERROR(CheckLease(db, attempt.delivery_id, owner));
-    HR_RETURN_IF_ERROR(WriteAttempt(db, attempt, update, now));
+    bool refused;
+    HR_RETURN_IF_ERROR(WriteAttempt(db, attempt, update, owner, now, &refused));
     return Unit{};
   });
   return r.ok() ? Status::Ok() : r.status();
@@ -739,15 +751,10 @@ std::vector<Status> SqliteStore::RecordAttempts(const std::vector<AttemptRecord>
         std::vector<Status> out;
         out.reserve(records.size());
         for (const AttemptRecord& rec : records) {
-          Status lease = CheckLease(db, rec.attempt.delivery_id, owner);
-          if (lease.code() == Status::Code::kNotFound ||
-              lease.code() == Status::Code::kFailedPrecondition) {
-            out.push_back(std::move(lease));
-            continue;
-          }
-          HR_RETURN_IF_ERROR(lease);
-          HR_RETURN_IF_ERROR(WriteAttempt(db, rec.attempt, rec.update, now));
-          out.push_back(Status::Ok());
+          bool refused;
+          Status st = WriteAttempt(db, rec.attempt, rec.update, owner, now, &refused);
+          if (!st.ok() && !refused) return st;
+          out.push_back(std::move(st));
         }
         return out;
       });
