@@ -366,8 +366,10 @@ void DeliveryEngine::Complete(Completion c) {
     std::lock_guard lock(mu_);
     Dest& s = StateOf(c.destination->name, *c.destination);
     s.in_flight = std::max(0, s.in_flight - 1);
-    notify = !wake_;
-    wake_ = true;
+    // With a claim out, the scheduler is woken when it answers, and the next claim takes this
+    // slot then; waking it now would find nothing to do.
+    notify = s.claims_out == 0 && !wake_;
+    if (s.claims_out == 0) wake_ = true;
   }
   if (notify) cv_.notify_all();
   {
