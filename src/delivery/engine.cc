@@ -14,6 +14,11 @@ namespace {
 
 constexpr Duration kPauseSweepEvery = std::chrono::seconds(1);
 constexpr Duration kStallCheckEvery = std::chrono::seconds(1);
+// At most this many attempt results are recorded in one store write.
+constexpr size_t kMaxRecordBatch = 512;
+// Threads claiming (and reading the events of) due deliveries; one claim per destination at a
+// time, so this is how many destinations claim at once.
+constexpr int kClaimerThreads = 4;
 
 bool IsOverload(const policy::AttemptOutcome& o) {
   return o.error == policy::TransportError::kTimeout ||
@@ -38,13 +43,31 @@ struct DeliveryEngine::Dest {
   bool paused = false;  // by the operator or after 410 Gone
   std::string paused_reason;
   TimePoint last_pause_sweep{};
+  int claims_out = 0;      // claims queued or running (at most one)
+  TimePoint idle_until{};  // a claim came up short: nothing is due before this
+};
+
+struct DeliveryEngine::ClaimJob {
+  std::shared_ptr<const model::Destination> destination;
+  int want = 0;  // slots reserved for it (Dest::in_flight)
+  bool probe = false;
+  TimePoint now{};
+  uint64_t work_gen = 0;  // DeliveryEngine::work_gen_ when it was queued
 };
 
 struct DeliveryEngine::Completion {
-  model::Destination destination;
+  std::shared_ptr<const model::Destination> destination;  // shared by a claim's deliveries
   store::Delivery delivery;
   SendResult result;
   bool not_sent = false;  // the event was gone: record a failure without an HTTP attempt
+};
+
+// What follows from one completion: the decision and what to record.
+struct DeliveryEngine::Decided {
+  TimePoint now{};
+  policy::RetryDecision decision;
+  store::Attempt attempt;
+  store::DeliveryUpdate update;
 };
 
 DeliveryEngine::DeliveryEngine(store::Store& store, model::Registry& registry, Sender& sender,
@@ -64,6 +87,9 @@ DeliveryEngine::~DeliveryEngine() { Stop(std::chrono::seconds(0)); }
 
 void DeliveryEngine::Start() {
   scheduler_ = std::thread(&DeliveryEngine::Loop, this);
+  for (int i = 0; i < kClaimerThreads; ++i) {
+    claimers_.emplace_back(&DeliveryEngine::ClaimerLoop, this);
+  }
   for (int i = 0; i < std::max(1, options_.recorder_threads); ++i) {
     recorders_.emplace_back(&DeliveryEngine::RecorderLoop, this);
   }
@@ -77,6 +103,17 @@ void DeliveryEngine::Stop(Duration grace) {
   }
   cv_.notify_all();
   if (scheduler_.joinable()) scheduler_.join();
+  // Claims not started are dropped (their deliveries stay due); claims running finish and send.
+  {
+    std::lock_guard lock(mu_);
+    claim_stopping_ = true;
+    claim_jobs_.clear();
+  }
+  claim_cv_.notify_all();
+  for (auto& t : claimers_) {
+    if (t.joinable()) t.join();
+  }
+  claimers_.clear();
   // Let attempts in flight finish and be recorded, within the grace period.
   const Duration deadline = clock_.MonotonicNow() + grace;
   for (;;) {
@@ -102,6 +139,10 @@ void DeliveryEngine::Wake() {
   {
     std::lock_guard lock(mu_);
     wake_ = true;
+    // New work may be due anywhere: forget what short claims said about when to look again (and
+    // make claims running now forget it too).
+    work_gen_++;
+    for (auto& [name, dest] : dests_) dest->idle_until = TimePoint{};
   }
   cv_.notify_all();
 }
@@ -177,6 +218,11 @@ TimePoint DeliveryEngine::ServeDestination(const model::Destination& d, TimePoin
                            : "circuit breaker open until " + FormatRfc3339(*b.open_until);
       }
       if (!operator_paused) next = std::min(later, *b.open_until);
+    } else if (s.claims_out > 0 || now < s.idle_until) {
+      // A claim is on its way (the slots it frees are taken by the next one, so each claim
+      // gathers every slot freed while the last one committed), or nothing is due before
+      // idle_until.
+      if (s.claims_out == 0) next = std::min(next, s.idle_until);
     } else if (b.state != policy::BreakerState::kClosed) {
       // Half-open (or open and due to half-open): exactly one probe, when none is out.
       if (s.in_flight == 0) {
@@ -199,49 +245,92 @@ TimePoint DeliveryEngine::ServeDestination(const model::Destination& d, TimePoin
       if (tokens < want) next = std::min(next, now + s.bucket->TimeUntilNext(now));
       want = tokens;
     }
+    if (want > 0) {
+      // Reserved until the claim answers (RunClaim frees what it did not find).
+      s.in_flight += want;
+      s.claims_out++;
+    }
   }
   if (persist) PersistBreaker(d.name, *persist);
   if (sweep) (void)store_.PauseDeliveries(d.name, sweep_reason);
   if (resume) (void)store_.ResumeDeliveries(d.name, now);
   if (want <= 0) return next;
-
-  const Duration lease = d.policy.timeout + options_.lease_margin;
-  auto claimed = store_.ClaimDue(now, want, lease, options_.node_id, d.name);
-  if (!claimed.ok()) {
-    std::cerr << "hookrelay: cannot claim deliveries for " << d.name << ": "
-              << claimed.status().message() << std::endl;
-    return later;
-  }
-  if (probe && claimed->empty()) {
-    // Nothing to probe with: the breaker stays half-open and lets the next request through.
+  {
     std::lock_guard lock(mu_);
-    Dest& s = StateOf(d.name, d);
-    policy::BreakerSnapshot snapshot = s.breaker.snapshot();
-    snapshot.probe_in_flight = false;
-    s.breaker = policy::CircuitBreaker(d.breaker, snapshot);
+    claim_jobs_.push_back(
+        ClaimJob{std::make_shared<const model::Destination>(d), want, probe, now, work_gen_});
   }
-  for (store::Delivery& delivery : *claimed) Dispatch(d, std::move(delivery));
-  if (static_cast<int>(claimed->size()) < want) {
-    auto due = store_.NextDueAt(d.name);
-    if (due.ok() && due->has_value()) next = std::min(next, std::max(now, **due));
-  }
+  claim_cv_.notify_one();
   return next;
 }
 
-void DeliveryEngine::Dispatch(const model::Destination& d, store::Delivery delivery) {
+void DeliveryEngine::ClaimerLoop() {
+  for (;;) {
+    ClaimJob job;
+    {
+      std::unique_lock lock(mu_);
+      claim_cv_.wait(lock, [this] { return claim_stopping_ || !claim_jobs_.empty(); });
+      if (claim_stopping_) return;
+      job = std::move(claim_jobs_.front());
+      claim_jobs_.pop_front();
+    }
+    RunClaim(job);
+  }
+}
+
+void DeliveryEngine::RunClaim(const ClaimJob& job) {
+  const model::Destination& d = *job.destination;
+  const Duration lease = d.policy.timeout + options_.lease_margin;
+  auto claimed = store_.ClaimDue(job.now, job.want, lease, options_.node_id, d.name);
+  int got = 0;
+  std::optional<TimePoint> idle_until;
+  if (!claimed.ok()) {
+    std::cerr << "hookrelay: cannot claim deliveries for " << d.name << ": "
+              << claimed.status().message() << std::endl;
+    idle_until = job.now + options_.poll_interval;
+  } else {
+    got = static_cast<int>(claimed->size());
+    if (got < job.want) {
+      // The due work ran out: no point asking again before the next delivery is due (unless new
+      // work arrives meanwhile, see Wake).
+      idle_until = job.now + options_.poll_interval;
+      auto due = store_.NextDueAt(d.name);
+      if (due.ok() && due->has_value()) idle_until = std::min(*idle_until, **due);
+    }
+  }
   {
     std::lock_guard lock(mu_);
-    StateOf(d.name, d).in_flight++;
-    stats_.in_flight++;
+    Dest& s = StateOf(d.name, d);
+    // The slots reserved for deliveries that were not there are free again.
+    s.in_flight = std::max(0, s.in_flight - (job.want - got));
+    s.claims_out = std::max(0, s.claims_out - 1);
+    if (idle_until && job.work_gen == work_gen_) s.idle_until = *idle_until;
+    if (job.probe && got == 0) {
+      // Nothing to probe with: the breaker stays half-open and lets the next request through.
+      policy::BreakerSnapshot snapshot = s.breaker.snapshot();
+      snapshot.probe_in_flight = false;
+      s.breaker = policy::CircuitBreaker(d.breaker, snapshot);
+    }
+    stats_.in_flight += got;
+    wake_ = true;
   }
+  cv_.notify_all();
+  if (claimed.ok()) {
+    for (store::Delivery& delivery : *claimed) Dispatch(job.destination, std::move(delivery));
+  }
+}
+
+void DeliveryEngine::Dispatch(const std::shared_ptr<const model::Destination>& dest,
+                              store::Delivery delivery) {
+  const model::Destination& d = *dest;
   auto event = store_.GetEvent(delivery.event_id);
   if (!event.ok() || !event->has_value()) {
-    Completion c{d, std::move(delivery), {}, true};
+    Completion c{dest, std::move(delivery), {}, true};
     c.result.started_at = clock_.Now();
     c.result.outcome.error = policy::TransportError::kOther;
     c.result.error_detail = event.ok() ? "the event is no longer stored (past its replay window)"
                                        : "cannot read the event: " + event.status().message();
-    Record(std::move(c));
+    Complete(std::move(c));
     return;
   }
   const store::Event& e = **event;
@@ -261,38 +350,88 @@ void DeliveryEngine::Dispatch(const model::Destination& d, store::Delivery deliv
     req.headers.push_back(std::move(h));
   }
   req.body = e.body;
-  sender_.Send(std::move(req), [this, d, delivery = std::move(delivery)](SendResult r) mutable {
-    {
-      std::lock_guard lock(rec_mu_);
-      completions_.push_back(Completion{d, std::move(delivery), std::move(r), false});
-    }
-    rec_cv_.notify_one();
+  sender_.Send(std::move(req), [this, dest, delivery = std::move(delivery)](SendResult r) mutable {
+    Complete(Completion{std::move(dest), std::move(delivery), std::move(r), false});
   });
 }
 
+void DeliveryEngine::Complete(Completion c) {
+  bool notify;
+  // The request is over: its slot at the destination is free at once, while the result waits
+  // for its turn to be recorded (the delivery stays leased until then, so nothing else takes
+  // it). Waiting for the record's commit before sending the next request would make every
+  // destination's throughput max_concurrency / (request + commit) instead of max_concurrency /
+  // request.
+  {
+    std::lock_guard lock(mu_);
+    Dest& s = StateOf(c.destination->name, *c.destination);
+    s.in_flight = std::max(0, s.in_flight - 1);
+    // With a claim out, the scheduler is woken when it answers, and the next claim takes this
+    // slot then; waking it now would find nothing to do.
+    notify = s.claims_out == 0 && !wake_;
+    if (s.claims_out == 0) wake_ = true;
+  }
+  if (notify) cv_.notify_all();
+  {
+    std::lock_guard lock(rec_mu_);
+    notify = completions_.empty();
+    completions_.push_back(std::move(c));
+  }
+  // A recorder that finds results waiting takes them all; only an empty queue has sleepers.
+  if (notify) rec_cv_.notify_one();
+}
+
 void DeliveryEngine::RecorderLoop() {
+  std::vector<Completion> batch;
   for (;;) {
-    Completion c;
     {
       std::unique_lock lock(rec_mu_);
       rec_cv_.wait(lock, [this] { return rec_stopping_ || !completions_.empty(); });
       if (completions_.empty()) return;
-      c = std::move(completions_.back());
-      completions_.pop_back();
+      // Everything that finished while the last batch was being written, up to the cap: one
+      // store write (one commit) records them all.
+      const size_t n = std::min(completions_.size(), kMaxRecordBatch);
+      batch.assign(std::make_move_iterator(completions_.end() - static_cast<std::ptrdiff_t>(n)),
+                   std::make_move_iterator(completions_.end()));
+      completions_.resize(completions_.size() - n);
     }
-    Record(std::move(c));
+    RecordBatch(batch);
+    batch.clear();
   }
 }
 
-void DeliveryEngine::Record(Completion c) {
-  const model::Destination& d = c.destination;
+void DeliveryEngine::RecordBatch(std::vector<Completion>& batch) {
+  std::vector<Decided> decided;
+  decided.reserve(batch.size());
+  std::vector<store::AttemptRecord> records;
+  records.reserve(batch.size());
+  for (Completion& c : batch) {
+    decided.push_back(Decide(c));
+    records.push_back({decided.back().attempt, decided.back().update});
+  }
+  std::vector<Status> recorded = store_.RecordAttempts(records, options_.node_id);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Status& st = i < recorded.size() ? recorded[i] : Status::Internal("not recorded");
+    if (!st.ok()) {
+      std::cerr << "hookrelay: cannot record attempt " << decided[i].attempt.n << " of delivery "
+                << batch[i].delivery.id << ": " << st.message() << std::endl;
+    }
+    Settle(batch[i], decided[i]);
+  }
+  Wake();
+}
+
+DeliveryEngine::Decided DeliveryEngine::Decide(const Completion& c) {
+  const model::Destination& d = *c.destination;
   const store::Delivery& delivery = c.delivery;
-  const TimePoint now = clock_.Now();
+  Decided out;
+  out.now = clock_.Now();
+  const TimePoint now = out.now;
   policy::DeliveryProgress progress;
   progress.attempt = delivery.attempts + 1;
   progress.first_failure_at = delivery.first_failure_at;
   progress.previous_delay = delivery.last_delay;
-  policy::RetryDecision decision;
+  policy::RetryDecision& decision = out.decision;
   policy::AttemptOutcome outcome = c.result.outcome;
   // An event that is gone cannot be sent, ever: treat it as a final outcome (kPrivateAddress is
   // the one final transport class) and replace the reason below.
@@ -307,7 +446,7 @@ void DeliveryEngine::Record(Completion c) {
     decision.reason += " (" + c.result.error_detail + ")";
   }
 
-  store::Attempt attempt;
+  store::Attempt& attempt = out.attempt;
   attempt.delivery_id = delivery.id;
   attempt.n = progress.attempt;
   attempt.started_at = c.result.started_at;
@@ -319,7 +458,7 @@ void DeliveryEngine::Record(Completion c) {
   attempt.retry_after = c.result.outcome.retry_after;
   attempt.response_snippet = c.result.snippet;
 
-  store::DeliveryUpdate update;
+  store::DeliveryUpdate& update = out.update;
   update.deadline = decision.deadline;
   update.first_failure_at = decision.first_failure_at;
   update.next_attempt_at = now;
@@ -337,11 +476,14 @@ void DeliveryEngine::Record(Completion c) {
       update.reason = decision.reason;
       break;
   }
-  Status recorded = store_.RecordAttempt(attempt, update, options_.node_id);
-  if (!recorded.ok()) {
-    std::cerr << "hookrelay: cannot record attempt " << attempt.n << " of delivery " << delivery.id
-              << ": " << recorded.message() << std::endl;
-  }
+  return out;
+}
+
+void DeliveryEngine::Settle(const Completion& c, const Decided& decided) {
+  const model::Destination& d = *c.destination;
+  const TimePoint now = decided.now;
+  const policy::RetryDecision& decision = decided.decision;
+  const store::Attempt& attempt = decided.attempt;
 
   // Breaker, pacing and counters.
   std::vector<alerts::Alert> raise;
@@ -351,7 +493,6 @@ void DeliveryEngine::Record(Completion c) {
   {
     std::lock_guard lock(mu_);
     Dest& s = StateOf(d.name, d);
-    s.in_flight = std::max(0, s.in_flight - 1);
     stats_.in_flight = std::max<int64_t>(0, stats_.in_flight - 1);
     if (!c.not_sent) {
       stats_.attempts++;
@@ -423,7 +564,6 @@ void DeliveryEngine::Record(Completion c) {
   if (persist) PersistBreaker(d.name, *persist);
   if (pause_now) (void)store_.PauseDeliveries(d.name, pause_reason);
   for (auto& a : raise) RaiseAlert(std::move(a));
-  Wake();
 }
 
 void DeliveryEngine::CheckStall(TimePoint now) {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,7 +33,9 @@ struct EngineOptions {
   Duration poll_interval = std::chrono::seconds(1);
   // The oldest due-but-unsent delivery older than this raises a kStalled alert.
   Duration stall_threshold = std::chrono::minutes(5);
-  int recorder_threads = 16;  // threads recording attempt results (group-committed together)
+  // Threads recording attempt results. Each takes every result that finished meanwhile and
+  // records them in one store write; a second thread prepares the next batch while one commits.
+  int recorder_threads = 2;
 };
 
 // What the engine counts; monotonic except the gauges.
@@ -44,7 +47,7 @@ struct EngineStats {
   int64_t delivered = 0;
   int64_t failed = 0;
   int64_t retries_scheduled = 0;
-  int64_t in_flight = 0;                 // gauge
+  int64_t in_flight = 0;                 // gauge: claimed, not yet recorded
   int64_t breakers_open = 0;             // gauge
   Duration oldest_due_age{0};            // gauge: age of the oldest due-but-unsent delivery
   int64_t due_backlog = 0;               // gauge: scheduled deliveries due now but not yet sent
@@ -58,7 +61,7 @@ inline constexpr int64_t kLatencyBoundsMs[] = {5,    10,   25,   50,    100,   2
 struct DestinationState {
   policy::BreakerSnapshot breaker;
   int allowed_concurrency = 0;
-  int in_flight = 0;
+  int in_flight = 0;    // requests out at the destination (results being recorded not counted)
   bool paused = false;  // by config/API or after 410 Gone
   std::string paused_reason;
 };
@@ -98,13 +101,24 @@ class DeliveryEngine {
  private:
   struct Dest;
   struct Completion;
+  struct Decided;
+  struct ClaimJob;
 
   void Loop();
   // Claims and sends what `name` may send now; returns the earliest time worth looking again.
   TimePoint ServeDestination(const model::Destination& d, TimePoint now);
-  void Dispatch(const model::Destination& d, store::Delivery delivery);
+  void ClaimerLoop();
+  // Claims what `job` reserved slots for, frees the slots of what was not found, and sends.
+  void RunClaim(const ClaimJob& job);
+  void Dispatch(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery);
+  // Queues a finished attempt for the recorders.
+  void Complete(Completion c);
   void RecorderLoop();
-  void Record(Completion c);
+  // Records the attempts of `batch` in one store write, then updates breakers, pacing, counters
+  // and alerts for each (a delivery counts as delivered only once its record is committed).
+  void RecordBatch(std::vector<Completion>& batch);
+  Decided Decide(const Completion& c);
+  void Settle(const Completion& c, const Decided& decided);
   void CheckStall(TimePoint now);
   void RaiseAlert(alerts::Alert a);
   Dest& StateOf(const std::string& name, const model::Destination& d);  // REQUIRES mu_ held
@@ -123,7 +137,12 @@ class DeliveryEngine {
   bool wake_ = false;                                   // GUARDED_BY(mu_)
   bool stopping_ = false;                               // GUARDED_BY(mu_)
   std::map<std::string, std::unique_ptr<Dest>> dests_;  // GUARDED_BY(mu_)
-  EngineStats stats_;                                   // GUARDED_BY(mu_)
+  uint64_t work_gen_ = 0;                               // GUARDED_BY(mu_); bumped by Wake()
+  std::condition_variable claim_cv_;
+  std::deque<ClaimJob> claim_jobs_;  // GUARDED_BY(mu_)
+  bool claim_stopping_ = false;      // GUARDED_BY(mu_)
+  std::vector<std::thread> claimers_;
+  EngineStats stats_;  // GUARDED_BY(mu_)
   TimePoint last_stall_check_{};
 
   std::mutex rec_mu_;

@@ -29,6 +29,9 @@ using policy::TransportError;
 // A response cut short this way still counts with the status it sent.
 constexpr size_t kDrainLimit = 1024 * 1024;
 
+// Easy handles kept for reuse after their transfer completed.
+constexpr size_t kMaxIdleHandles = 1024;
+
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) ==
@@ -277,6 +280,7 @@ struct Sender::Impl {
     }
     curl_multi_wakeup(multi);
     thread.join();
+    for (CURL* e : idle_handles) curl_easy_cleanup(e);
     curl_multi_cleanup(multi);
   }
 
@@ -285,8 +289,9 @@ struct Sender::Impl {
     {
       std::lock_guard<std::mutex> lock(mu);
       if (!stopping) {
+        const bool was_empty = pending.empty();
         pending.push_back({std::move(request), std::move(done)});
-        curl_multi_wakeup(multi);
+        if (was_empty) curl_multi_wakeup(multi);  // otherwise it was woken already
         return;
       }
     }
@@ -374,7 +379,13 @@ struct Sender::Impl {
       }
     }
 
-    CURL* e = curl_easy_init();
+    CURL* e = nullptr;
+    if (!idle_handles.empty()) {
+      e = idle_handles.back();
+      idle_handles.pop_back();
+    } else {
+      e = curl_easy_init();
+    }
     if (e == nullptr) {
       Finish(t->request.tag, std::move(t->done), t->started_at, Duration(0), TransportError::kOther,
              "curl_easy_init failed");
@@ -451,6 +462,13 @@ struct Sender::Impl {
       active.erase(t.get());
       curl_multi_remove_handle(multi, e);
       Complete(*t, code);
+      // The handle is kept for a later transfer (creating one per attempt costs more than the
+      // attempt's own work); reset clears every option set for this one.
+      if (idle_handles.size() < kMaxIdleHandles) {
+        curl_easy_reset(e);
+        idle_handles.push_back(e);
+        t->easy = nullptr;
+      }
     }
   }
 
@@ -529,6 +547,7 @@ struct Sender::Impl {
   bool stopping = false;                 // GUARDED_BY(mu)
   std::vector<Pending> pending;          // GUARDED_BY(mu)
   std::unordered_set<Transfer*> active;  // owned; only touched on the sender thread
+  std::vector<CURL*> idle_handles;       // owned, reset, ready for reuse; sender thread only
   std::thread thread;
 };
 

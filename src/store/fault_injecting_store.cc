@@ -109,6 +109,32 @@ Status FaultInjectingStore::RecordAttempt(const Attempt& attempt, const Delivery
   return target_->RecordAttempt(attempt, update, owner);
 }
 
+std::vector<Status> FaultInjectingStore::RecordAttempts(const std::vector<AttemptRecord>& records,
+                                                        const std::string& owner) {
+  // Each record takes its own injected failure, as if recorded one by one; the rest reach the
+  // target together.
+  std::vector<Status> out(records.size());
+  std::vector<AttemptRecord> pass;
+  std::vector<size_t> where;
+  for (size_t i = 0; i < records.size(); ++i) {
+    Status fault = Take(record_attempt_fault_);
+    if (!fault.ok()) {
+      failed_record_attempts_.fetch_add(1);
+      out[i] = std::move(fault);
+    } else {
+      pass.push_back(records[i]);
+      where.push_back(i);
+    }
+  }
+  if (pass.empty()) return out;
+  std::vector<Status> recorded = target_->RecordAttempts(pass, owner);
+  for (size_t j = 0; j < where.size(); ++j) {
+    out[where[j]] = j < recorded.size() ? std::move(recorded[j])
+                                        : Status::Internal("the target answered too few records");
+  }
+  return out;
+}
+
 Result<std::optional<Event>> FaultInjectingStore::GetEvent(const std::string& id) {
   return target_->GetEvent(id);
 }

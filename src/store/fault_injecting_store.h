@@ -20,8 +20,8 @@ namespace hookrelay::store {
 // A failed operation never reaches the target, so nothing of it is stored.
 //
 // Faults exist for AppendEvent (reported through its callback, which runs on this wrapper's own
-// callback thread, never inline, as the Store contract promises), RecordAttempt and
-// ApplyCatalogChange (returned).
+// callback thread, never inline, as the Store contract promises), RecordAttempt(s) (returned;
+// in a batch, per record) and ApplyCatalogChange (returned).
 // Every other method is forwarded unchanged. Thread-safe; the knobs may be turned while other
 // threads use the store.
 class FaultInjectingStore final : public Store {
@@ -39,7 +39,7 @@ class FaultInjectingStore final : public Store {
   void FailAppends(int n, Status status);
   // Every append fails with `status` until Heal().
   void FailAllAppends(Status status);
-  // The same for RecordAttempt.
+  // The same for RecordAttempt; RecordAttempts fails each record of a batch as one call.
   void FailRecordAttempts(int n, Status status);
   void FailAllRecordAttempts(Status status);
   // The next `n` ApplyCatalogChange calls fail with `status`.
@@ -67,6 +67,8 @@ class FaultInjectingStore final : public Store {
   Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) override;
   Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                        const std::string& owner) override;
+  std::vector<Status> RecordAttempts(const std::vector<AttemptRecord>& records,
+                                     const std::string& owner) override;
   Result<std::optional<policy::BreakerSnapshot>> GetBreaker(
       const std::string& destination) override;
   Status PutBreaker(const std::string& destination,

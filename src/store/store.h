@@ -111,6 +111,12 @@ struct DeliveryUpdate {
   std::optional<std::string> reason;
 };
 
+// One attempt with the delivery's new state, for Store::RecordAttempts.
+struct AttemptRecord {
+  Attempt attempt;
+  DeliveryUpdate update;
+};
+
 struct EventFilter {
   std::optional<DeliveryStatus> status;  // events with at least one delivery in this status
   std::optional<std::string> source;
@@ -246,6 +252,14 @@ class Store {
   // no such delivery. Nothing is written when it fails.
   virtual Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                                const std::string& owner) = 0;
+  // Records many attempts as RecordAttempt does, all in one transaction (one commit for the
+  // batch). Returns one Status per record, in order: kFailedPrecondition / kNotFound for a record
+  // whose delivery is not leased by `owner` / does not exist (nothing of that record is written;
+  // the others are). When the batch cannot be written (a failed commit, a full disk), every
+  // record reports that error and nothing is written. Each record is durable when this returns OK
+  // for it.
+  virtual std::vector<Status> RecordAttempts(const std::vector<AttemptRecord>& records,
+                                             const std::string& owner) = 0;
 
   // Breaker state per destination, shared by all nodes using the store.
   virtual Result<std::optional<policy::BreakerSnapshot>> GetBreaker(

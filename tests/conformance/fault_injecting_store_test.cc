@@ -126,6 +126,38 @@ TEST_F(FaultInjectingStoreTest, FailsRecordAttemptsAndWritesNothing) {
   EXPECT_EQ(store_->RecordAttempt(a, u, "s").code(), Status::Code::kFailedPrecondition);
 }
 
+TEST_F(FaultInjectingStoreTest, RecordAttemptsFailsRecordByRecord) {
+  NewEvent e1 = MakeEvent(clock_, random_), e2 = MakeEvent(clock_, random_);
+  ASSERT_TRUE(Append(e1).ok());
+  ASSERT_TRUE(Append(e2).ok());
+  std::vector<Delivery> claimed = *store_->ClaimDue(clock_.Now(), 2, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 2u);
+  const DeliveryUpdate u{DeliveryStatus::kDelivered, clock_.Now()};
+  std::vector<AttemptRecord> batch = {
+      {{claimed[0].id, 1, clock_.Now(), 5, 200, std::nullopt, std::nullopt, ""}, u},
+      {{claimed[1].id, 1, clock_.Now(), 5, 200, std::nullopt, std::nullopt, ""}, u}};
+
+  // One injected failure: the first record fails and writes nothing; the second is recorded.
+  store_->FailRecordAttempts(1, Status::Unavailable("commit failed"));
+  std::vector<Status> st = store_->RecordAttempts(batch, "s");
+  ASSERT_EQ(st.size(), 2u);
+  EXPECT_EQ(st[0].code(), Status::Code::kUnavailable);
+  EXPECT_TRUE(st[1].ok()) << st[1].ToString();
+  EXPECT_TRUE(base_->GetAttempts(claimed[0].id)->empty());
+  EXPECT_EQ(base_->GetAttempts(claimed[1].id)->size(), 1u);
+  EXPECT_EQ(store_->failed_record_attempts(), 1);
+
+  store_->FailAllRecordAttempts(Status::ResourceExhausted("disk full"));
+  st = store_->RecordAttempts({batch[0]}, "s");
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(st[0].code(), Status::Code::kResourceExhausted);
+  store_->Heal();
+  st = store_->RecordAttempts(batch, "s");
+  ASSERT_EQ(st.size(), 2u);
+  EXPECT_TRUE(st[0].ok()) << st[0].ToString();
+  EXPECT_EQ(st[1].code(), Status::Code::kFailedPrecondition);  // recorded above already
+}
+
 TEST_F(FaultInjectingStoreTest, CountsFaultsExactlyUnderConcurrency) {
   constexpr int kThreads = 8;
   constexpr int kPerThread = 50;

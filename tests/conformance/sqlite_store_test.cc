@@ -349,6 +349,60 @@ TEST_F(SqliteStoreTest, GroupCommitBatchesSynchronousWriters) {
   EXPECT_LE(r.stats.largest_batch, 16);
 }
 
+TEST_F(SqliteStoreTest, RecordAttemptsIsOneWriteOperation) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  constexpr int kN = 50;
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_TRUE(store->AppendEventSync(MakeEvent(clock_, random_)).ok());
+  }
+  std::vector<Delivery> claimed = *store->ClaimDue(clock_.Now(), kN, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), static_cast<size_t>(kN));
+  std::vector<AttemptRecord> batch;
+  for (const Delivery& d : claimed) {
+    batch.push_back({{d.id, 1, clock_.Now(), 1, 200, std::nullopt, std::nullopt, ""},
+                     {DeliveryStatus::kDelivered, clock_.Now()}});
+  }
+  const SqliteStore::WriterStats before = store->writer_stats();
+  std::vector<Status> st = store->RecordAttempts(batch, "s");
+  const SqliteStore::WriterStats after = store->writer_stats();
+  ASSERT_EQ(st.size(), batch.size());
+  for (const Status& s : st) EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(after.ops - before.ops, 1);
+  EXPECT_EQ(after.commits - before.commits, 1);
+  EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kDelivered), kN);
+}
+
+TEST_F(SqliteStoreTest, RecordAttemptsOnAFullDiskFailsEveryRecordAndWritesNothing) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  constexpr int kN = 20;
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_TRUE(store->AppendEventSync(MakeEvent(clock_, random_)).ok());
+  }
+  std::vector<Delivery> claimed = *store->ClaimDue(clock_.Now(), kN, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), static_cast<size_t>(kN));
+  std::vector<AttemptRecord> batch;
+  for (const Delivery& d : claimed) {
+    // Large snippets, so the batch cannot fit in what is left.
+    batch.push_back({{d.id, 1, clock_.Now(), 1, 200, std::nullopt, std::nullopt,
+                      RandomBytes(random_, 64 * 1024)},
+                     {DeliveryStatus::kDelivered, clock_.Now()}});
+  }
+  const int64_t pages = std::stoll(*store->WriterPragma("page_count"));
+  ASSERT_TRUE(store->SetMaxPageCount(pages + 4).ok());
+  std::vector<Status> st = store->RecordAttempts(batch, "s");
+  ASSERT_EQ(st.size(), batch.size());
+  for (const Status& s : st) EXPECT_EQ(s.code(), Status::Code::kResourceExhausted) << s.ToString();
+  EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kDelivering), kN);
+  EXPECT_TRUE(store->GetAttempts(claimed[0].id)->empty());
+
+  ASSERT_TRUE(store->SetMaxPageCount(0).ok());
+  st = store->RecordAttempts(batch, "s");
+  for (const Status& s : st) EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kDelivered), kN);
+}
+
 TEST_F(SqliteStoreTest, BatchIsCappedAtMaxBatch) {
   std::unique_ptr<SqliteStore> store = Open({.max_batch = 4});
   ASSERT_NE(store, nullptr);

@@ -422,6 +422,92 @@ TEST_P(StoreConformanceTest, RecordAttemptByAnotherOwnerIsRefused) {
   EXPECT_EQ(store_->RecordAttempt(a, u, "sender-a").code(), Status::Code::kNotFound);
 }
 
+TEST_P(StoreConformanceTest, RecordAttemptsRecordsEachAndRefusesWhatIsNotLeased) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(Append(MakeEvent(clock_, random_)));
+  const TimePoint t0 = clock_.Now();
+  std::vector<Delivery> claimed = Claim(t0, 3, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 3u);
+  const int64_t unclaimed = Deliveries(ids[3])[0].id;
+  EXPECT_TRUE(store_->RecordAttempts({}, "s").empty());
+
+  clock_.Advance(milliseconds(7));
+  std::vector<AttemptRecord> batch = {
+      {{claimed[0].id, 1, t0, 4, 200, std::nullopt, std::nullopt, "ok"},
+       {DeliveryStatus::kDelivered, t0}},
+      {{unclaimed, 1, t0, 4, 200, std::nullopt, std::nullopt, ""},
+       {DeliveryStatus::kDelivered, t0}},
+      {{claimed[1].id, 1, t0, 6, 503, std::nullopt, "30", "busy"},
+       {DeliveryStatus::kScheduled, t0 + seconds(30), t0 + hours(1), t0, seconds(30),
+        "attempt 1 of 5 failed: 503"}},
+      {{987654, 1, t0, 1, 200, std::nullopt, std::nullopt, ""}, {DeliveryStatus::kDelivered, t0}},
+      {{claimed[2].id, 1, t0, 9, std::nullopt, "timeout", std::nullopt, ""},
+       {DeliveryStatus::kFailed, t0, std::nullopt, t0, Duration(0), "gave up: timeout"}},
+  };
+  std::vector<Status> st = store_->RecordAttempts(batch, "s");
+  ASSERT_EQ(st.size(), batch.size());
+  EXPECT_TRUE(st[0].ok()) << st[0].ToString();
+  EXPECT_EQ(st[1].code(), Status::Code::kFailedPrecondition) << st[1].ToString();
+  EXPECT_TRUE(st[2].ok()) << st[2].ToString();
+  EXPECT_EQ(st[3].code(), Status::Code::kNotFound) << st[3].ToString();
+  EXPECT_TRUE(st[4].ok()) << st[4].ToString();
+
+  Delivery d0 = Deliveries(ids[0])[0];
+  EXPECT_EQ(d0.status, DeliveryStatus::kDelivered);
+  EXPECT_EQ(d0.attempts, 1);
+  EXPECT_FALSE(d0.lease_until.has_value());
+  EXPECT_EQ(d0.lease_owner, "");
+  EXPECT_EQ(d0.updated_at, clock_.Now());
+  Delivery d1 = Deliveries(ids[1])[0];
+  EXPECT_EQ(d1.status, DeliveryStatus::kScheduled);
+  EXPECT_EQ(d1.next_attempt_at, t0 + seconds(30));
+  EXPECT_EQ(d1.deadline, t0 + hours(1));
+  EXPECT_EQ(d1.first_failure_at, t0);
+  EXPECT_EQ(d1.last_delay, seconds(30));
+  EXPECT_EQ(d1.reason, "attempt 1 of 5 failed: 503");
+  Delivery d2 = Deliveries(ids[2])[0];
+  EXPECT_EQ(d2.status, DeliveryStatus::kFailed);
+  EXPECT_EQ(d2.reason, "gave up: timeout");
+  // The refused record wrote nothing.
+  Delivery d3 = Deliveries(ids[3])[0];
+  EXPECT_EQ(d3.status, DeliveryStatus::kScheduled);
+  EXPECT_EQ(d3.attempts, 0);
+  EXPECT_TRUE(store_->GetAttempts(unclaimed)->empty());
+
+  Result<std::vector<Attempt>> a1 = store_->GetAttempts(claimed[1].id);
+  ASSERT_TRUE(a1.ok());
+  ASSERT_EQ(a1->size(), 1u);
+  EXPECT_EQ((*a1)[0].status_code, 503);
+  EXPECT_EQ((*a1)[0].retry_after, "30");
+  EXPECT_EQ((*a1)[0].response_snippet, "busy");
+  Result<std::vector<Attempt>> a2 = store_->GetAttempts(claimed[2].id);
+  ASSERT_TRUE(a2.ok());
+  ASSERT_EQ(a2->size(), 1u);
+  EXPECT_EQ((*a2)[0].error, "timeout");
+  EXPECT_EQ(Count(DeliveryStatus::kDelivering), 0);
+
+  // Leases are gone now: the same batch again is refused record by record.
+  st = store_->RecordAttempts({batch[0], batch[2]}, "s");
+  ASSERT_EQ(st.size(), 2u);
+  EXPECT_EQ(st[0].code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(st[1].code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(store_->GetAttempts(claimed[0].id)->size(), 1u);
+}
+
+TEST_P(StoreConformanceTest, RecordAttemptsByAnotherOwnerIsRefused) {
+  std::string id = Append(MakeEvent(clock_, random_));
+  std::vector<Delivery> claimed = Claim(clock_.Now(), 1, seconds(30), "sender-a");
+  ASSERT_EQ(claimed.size(), 1u);
+  std::vector<Status> st = store_->RecordAttempts(
+      {{{claimed[0].id, 1, clock_.Now(), 5, 200, std::nullopt, std::nullopt, ""},
+        {DeliveryStatus::kDelivered, clock_.Now()}}},
+      "sender-b");
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(st[0].code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(Deliveries(id)[0].status, DeliveryStatus::kDelivering);
+  EXPECT_TRUE(store_->GetAttempts(claimed[0].id)->empty());
+}
+
 TEST_P(StoreConformanceTest, PauseAndResumeDestination) {
   std::string b1 = Append(MakeEvent(clock_, random_, "1", {"billing"}));
   std::string b2 = Append(MakeEvent(clock_, random_, "2", {"billing"}));

@@ -104,6 +104,8 @@ Status Statement::Exec(std::string_view what) {
   }
 }
 
+void Statement::Reset() { sqlite3_reset(stmt_); }
+
 bool Statement::IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
 int64_t Statement::Int(int col) const { return sqlite3_column_int64(stmt_, col); }

@@ -60,6 +60,8 @@ class Statement {
   Result<bool> Step(std::string_view what);
   // Runs the statement to completion, ignoring any rows.
   Status Exec(std::string_view what);
+  // Rewinds the statement to run it again; bindings are kept (bind again to change them).
+  void Reset();
 
   bool IsNull(int col) const;
   int64_t Int(int col) const;

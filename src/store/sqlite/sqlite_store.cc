@@ -636,60 +636,61 @@ Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Du
         }
         std::vector<Delivery> claimed;
         claimed.reserve(ids.size());
+        // One statement per delivery: the lease is written and the row read back together.
+        Result<Statement> up =
+            db.Prepare(std::string("UPDATE deliveries SET status = 'delivering', lease_until = ?2,"
+                                   " lease_owner = ?3, updated_at = ?4 WHERE id = ?1 RETURNING ") +
+                       kDeliveryColumns);
+        if (!up.ok()) return up.status();
         for (int64_t id : ids) {
-          {
-            Result<Statement> up = db.Prepare(
-                "UPDATE deliveries SET status = 'delivering', lease_until = ?2, lease_owner = ?3,"
-                " updated_at = ?4 WHERE id = ?1");
-            if (!up.ok()) return up.status();
-            up->BindInt(1, id).BindTime(2, now + lease).BindText(3, owner).BindTime(4, now);
-            HR_RETURN_IF_ERROR(up->Exec("lease delivery"));
-          }
-          Result<Delivery> d = LoadDelivery(db, id);
+          up->BindInt(1, id).BindTime(2, now + lease).BindText(3, owner).BindTime(4, now);
+          Result<bool> row = up->Step("lease delivery");
+          if (!row.ok()) return row.status();
+          if (!*row) return Status::Internal("delivery " + std::to_string(id) + " vanished");
+          Result<Delivery> d = ReadDelivery(*up);
           if (!d.ok()) return d.status();
           claimed.push_back(std::move(*d));
+          // Finish the statement (RETURNING rows are produced once it has run) and rewind it.
+          Result<bool> done = up->Step("lease delivery");
+          if (!done.ok()) return done.status();
+          up->Reset();
         }
         return claimed;
       });
 }
 
-Status SqliteStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
-                                  const std::string& owner) {
-  const TimePoint now = clock_.Now();
-  Result<Unit> r = Write<Unit>([&attempt, &update, &owner, now](Connection& db) -> Result<Unit> {
-    const std::string what = "delivery " + std::to_string(attempt.delivery_id);
-    {
-      Result<Statement> q = db.Prepare("SELECT status, lease_owner FROM deliveries WHERE id = ?1");
-      if (!q.ok()) return q.status();
-      q->BindInt(1, attempt.delivery_id);
-      Result<bool> row = q->Step("check lease of " + what);
-      if (!row.ok()) return row.status();
-      if (!*row) return Status::NotFound(what + " not found");
-      if (q->Text(0) != DeliveryStatusName(DeliveryStatus::kDelivering) || q->Text(1) != owner) {
-        return Status::FailedPrecondition(what + " is not leased by " + owner);
-      }
-    }
-    {
-      Result<Statement> ins = db.Prepare(
-          "INSERT INTO attempts(delivery_id, n, started_at, duration_ms, status_code, error,"
-          " retry_after, snippet) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-      if (!ins.ok()) return ins.status();
-      std::optional<int64_t> code;
-      if (attempt.status_code) code = *attempt.status_code;
-      ins->BindInt(1, attempt.delivery_id)
-          .BindInt(2, attempt.n)
-          .BindTime(3, attempt.started_at)
-          .BindInt(4, attempt.duration_ms)
-          .BindOptInt(5, code)
-          .BindOptText(6, attempt.error)
-          .BindOptText(7, attempt.retry_after)
-          .BindBlob(8, attempt.response_snippet);
-      HR_RETURN_IF_ERROR(ins->Exec("insert attempt of " + what));
-    }
+namespace {
+
+// Why delivery `id` is not leased by `owner` (kNotFound / kFailedPrecondition), or the error of
+// the query. Writes nothing.
+Status LeaseRefusal(Connection& db, int64_t id, const std::string& owner) {
+  Result<Statement> q = db.Prepare("SELECT status, lease_owner FROM deliveries WHERE id = ?1");
+  if (!q.ok()) return q.status();
+  q->BindInt(1, id);
+  Result<bool> row = q->Step("check lease of delivery");
+  if (!row.ok()) return row.status();
+  const std::string what = "delivery " + std::to_string(id);
+  if (!*row) return Status::NotFound(what + " not found");
+  if (q->Text(0) != DeliveryStatusName(DeliveryStatus::kDelivering) || q->Text(1) != owner) {
+    return Status::FailedPrecondition(what + " is not leased by " + owner);
+  }
+  return Status::Internal(what + " is leased by " + owner + " but was not updated");
+}
+
+// Writes the delivery's new state (lease cleared) if `owner` holds its lease, and inserts the
+// attempt. When the lease is not held, sets *refused and returns why (kNotFound /
+// kFailedPrecondition), having written nothing; after any other error the caller must roll back
+// (the update may have been written).
+Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate& update,
+                    const std::string& owner, TimePoint now, bool* refused) {
+  *refused = false;
+  {
+    // The lease check is part of the update; only a refused record looks further.
     Result<Statement> up = db.Prepare(
         "UPDATE deliveries SET status = ?2, attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
         " first_failure_at = ?6, last_delay_ms = ?7, reason = ?8, lease_until = NULL,"
-        " lease_owner = '', updated_at = ?9 WHERE id = ?1");
+        " lease_owner = '', updated_at = ?9"
+        " WHERE id = ?1 AND status = 'delivering' AND lease_owner = ?10");
     if (!up.ok()) return up.status();
     up->BindInt(1, attempt.delivery_id)
         .BindText(2, DeliveryStatusName(update.status))
@@ -699,11 +700,66 @@ Status SqliteStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& 
         .BindOptTime(6, update.first_failure_at)
         .BindInt(7, update.last_delay.count())
         .BindOptText(8, update.reason)
-        .BindTime(9, now);
-    HR_RETURN_IF_ERROR(up->Exec("update " + what));
+        .BindTime(9, now)
+        .BindText(10, owner);
+    HR_RETURN_IF_ERROR(up->Exec("update delivery"));
+  }
+  if (db.Changes() == 0) {
+    Status why = LeaseRefusal(db, attempt.delivery_id, owner);
+    *refused =
+        why.code() == Status::Code::kNotFound || why.code() == Status::Code::kFailedPrecondition;
+    return why;
+  }
+  Result<Statement> ins = db.Prepare(
+      "INSERT INTO attempts(delivery_id, n, started_at, duration_ms, status_code, error,"
+      " retry_after, snippet) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  if (!ins.ok()) return ins.status();
+  std::optional<int64_t> code;
+  if (attempt.status_code) code = *attempt.status_code;
+  ins->BindInt(1, attempt.delivery_id)
+      .BindInt(2, attempt.n)
+      .BindTime(3, attempt.started_at)
+      .BindInt(4, attempt.duration_ms)
+      .BindOptInt(5, code)
+      .BindOptText(6, attempt.error)
+      .BindOptText(7, attempt.retry_after)
+      .BindBlob(8, attempt.response_snippet);
+  return ins->Exec("insert attempt");
+}
+
+}  // namespace
+
+Status SqliteStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
+                                  const std::string& owner) {
+  const TimePoint now = clock_.Now();
+  Result<Unit> r = Write<Unit>([&attempt, &update, &owner, now](Connection& db) -> Result<Unit> {
+    bool refused;
+    HR_RETURN_IF_ERROR(WriteAttempt(db, attempt, update, owner, now, &refused));
     return Unit{};
   });
   return r.ok() ? Status::Ok() : r.status();
+}
+
+std::vector<Status> SqliteStore::RecordAttempts(const std::vector<AttemptRecord>& records,
+                                                const std::string& owner) {
+  if (records.empty()) return {};
+  const TimePoint now = clock_.Now();
+  // One write operation for the whole batch. A record whose lease is gone is answered on its own
+  // and writes nothing; any other error fails the operation, which the writer rolls back alone.
+  Result<std::vector<Status>> r = Write<std::vector<Status>>(
+      [&records, &owner, now](Connection& db) -> Result<std::vector<Status>> {
+        std::vector<Status> out;
+        out.reserve(records.size());
+        for (const AttemptRecord& rec : records) {
+          bool refused;
+          Status st = WriteAttempt(db, rec.attempt, rec.update, owner, now, &refused);
+          if (!st.ok() && !refused) return st;
+          out.push_back(std::move(st));
+        }
+        return out;
+      });
+  if (!r.ok()) return std::vector<Status>(records.size(), r.status());
+  return std::move(*r);
 }
 
 Status SqliteStore::PutBreaker(const std::string& destination,

@@ -68,6 +68,8 @@ class SqliteStore final : public Store {
   Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) override;
   Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                        const std::string& owner) override;
+  std::vector<Status> RecordAttempts(const std::vector<AttemptRecord>& records,
+                                     const std::string& owner) override;
   Result<std::optional<policy::BreakerSnapshot>> GetBreaker(
       const std::string& destination) override;
   Status PutBreaker(const std::string& destination,
