@@ -155,6 +155,19 @@ void DeliveryEngine::Loop() {
     for (const auto& [name, d] : catalog->destinations) {
       wake_at = std::min(wake_at, ServeDestination(d, now));
     }
+    {
+      // Forget destinations deleted from the catalog once nothing of theirs is out, so their
+      // breakers leave the metrics and a new destination of the same name starts afresh.
+      std::lock_guard lock(mu_);
+      for (auto it = dests_.begin(); it != dests_.end();) {
+        const Dest& s = *it->second;
+        if (!catalog->FindDestination(it->first) && s.in_flight == 0 && s.claims_out == 0) {
+          it = dests_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
     if (now - last_stall_check_ >= kStallCheckEvery) {
       last_stall_check_ = now;
       CheckStall(now);
@@ -181,6 +194,11 @@ DeliveryEngine::Dest& DeliveryEngine::StateOf(const std::string& name,
     it = dests_.emplace(name, std::make_unique<Dest>(d, snapshot)).first;
   }
   Dest& s = *it->second;
+  if (!(s.breaker.config() == d.breaker)) {
+    // The destination was changed (through the API): new thresholds and open periods apply from
+    // now on; the breaker's state (failures counted, open until, trips) carries over.
+    s.breaker = policy::CircuitBreaker(d.breaker, s.breaker.snapshot());
+  }
   if (s.max_concurrency != d.max_concurrency) {
     s.max_concurrency = d.max_concurrency;
     s.concurrency = pacing::AdaptiveConcurrency(d.max_concurrency);

@@ -315,6 +315,39 @@ TEST_F(DeliveryTest, BreakerOpensPausesProbesAndAlertsByEmail) {
   EXPECT_EQ((*breaker)->trips, 1);
 }
 
+// A destination created and then changed through the API: the engine applies the new breaker
+// at once (threshold 3 instead of 50), keeping the state counted so far.
+TEST_F(DeliveryTest, BreakerChangedThroughTheApiAppliesAtOnce) {
+  for (int i = 0; i < 20; ++i) sink_.Enqueue(SinkResponse::Status(503));
+  Start(Config({}));
+  HttpConnection api(server_->port());
+  const testing::HeaderList auth{{"Authorization", "Bearer test-admin-token-0123"},
+                                 {"Content-Type", "application/json"}};
+  HttpResponse r = api.Send(
+      "POST", "/api/v1/destinations", auth,
+      R"({"name": "d", "allow_private": true, "max_concurrency": 1, "url": ")" + sink_.url("/h") +
+          R"(", "policy": {"strategy": "exponential", "jitter": "none", "base": "10ms",
+             "cap": "10ms", "max_attempts": 50, "max_duration": "1m"},
+             "breaker": {"threshold": 50, "open": ["1m"]}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  ASSERT_EQ(api.Send("POST", "/api/v1/routes", auth, R"({"source": "src", "destination": "d"})")
+                .status,
+            201);
+  // The engine has seen d (threshold 50) before the change.
+  ASSERT_TRUE(WaitForMetric("hookrelay_destination_allowed_concurrency{destination=\"d\"} 1"));
+  r = api.Send("PATCH", "/api/v1/destinations/d", auth,
+               R"({"breaker": {"threshold": 3, "open": ["1m"]}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("breaker").at("state").as_string(), "closed");
+  Ingest("x");
+  ASSERT_TRUE(sink_.WaitForRequests(3, 10s));
+  std::this_thread::sleep_for(1s);  // with the old threshold, 47 more would come by now
+  EXPECT_EQ(sink_.RequestCount(), 3u) << "the breaker opens after 3 failures, not 50";
+  r = api.Send("GET", "/api/v1/destinations/d", {{"Authorization", "Bearer test-admin-token-0123"}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("breaker").at("state").as_string(), "open") << r.body;
+}
+
 // A backlog that is due but cannot be sent (a 1/s rate limit) shows in the oldest-due metric and,
 // past the stall threshold, raises an alert (here to an alert webhook on the sink).
 TEST_F(DeliveryTest, StalledBacklogRaisesAnAlert) {
