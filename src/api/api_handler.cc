@@ -163,6 +163,13 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kResetBreaker: return DestinationControl(request, m.route->id, m.params[0]);
     case RouteId::kReplayEvent: return ReplayEvent(request, m.params[0]);
     case RouteId::kCreateBulkReplay: return CreateBulkReplay(request);
+    case RouteId::kListBulkReplays: {
+      auto q = ParseAuditQuery(request);  // the same ?cursor=&limit= (1–1000, default 100)
+      if (!q.ok()) return FromStatus(q.status());
+      auto page = store_.ListReplayJobs(q->cursor, q->limit);
+      if (!page.ok()) return FromStatus(page.status());
+      return Json(ReplayJobPageToJson(*page));
+    }
     case RouteId::kGetBulkReplay: {
       auto job = store_.GetReplayJob(m.params[0]);
       if (!job.ok()) return FromStatus(job.status());

@@ -373,6 +373,13 @@ json::object ReplayJobToJson(const store::ReplayJob& job) {
   return o;
 }
 
+json::object ReplayJobPageToJson(const store::ReplayJobPage& page) {
+  json::array items;
+  for (const store::ReplayJob& job : page.items) items.push_back(ReplayJobToJson(job));
+  return List(std::move(items), page.next_cursor.empty() ? json::value(nullptr)
+                                                         : json::value(page.next_cursor));
+}
+
 Result<json::value> ParseCatalogBody(std::string_view body) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     return Status::InvalidArgument("body: a JSON object is required", "body");

@@ -117,5 +117,7 @@ Result<BulkReplayRequest> ParseBulkReplayBody(std::string_view body);
 // {"id", "state", "total", "done", "failed", "rate", "filter": {…}, "created_at", "updated_at",
 // "error": null | "…"}
 boost::json::object ReplayJobToJson(const store::ReplayJob& job);
+// {"items": [ReplayJobToJson…], "next_cursor": "…" | null}.
+boost::json::object ReplayJobPageToJson(const store::ReplayJobPage& page);
 
 }  // namespace hookrelay::api

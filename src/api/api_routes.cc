@@ -10,6 +10,7 @@ constexpr ApiRoute kRoutes[] = {
     {RouteId::kListEvents, "GET", "/api/v1/events"},
     {RouteId::kGetEvent, "GET", "/api/v1/events/{id}"},
     {RouteId::kReplayEvent, "POST", "/api/v1/events/{id}/replay"},
+    {RouteId::kListBulkReplays, "GET", "/api/v1/replays"},
     {RouteId::kCreateBulkReplay, "POST", "/api/v1/replays"},
     {RouteId::kGetBulkReplay, "GET", "/api/v1/replays/{id}"},
     {RouteId::kCancelBulkReplay, "DELETE", "/api/v1/replays/{id}"},

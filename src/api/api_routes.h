@@ -14,6 +14,7 @@ enum class RouteId {
   kListEvents,
   kGetEvent,
   kReplayEvent,
+  kListBulkReplays,
   kCreateBulkReplay,
   kGetBulkReplay,
   kCancelBulkReplay,

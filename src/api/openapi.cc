@@ -73,6 +73,22 @@ constexpr std::string_view kDocument = R"json({
       }
     },
     "/api/v1/replays": {
+      "get": {
+        "operationId": "listBulkReplays",
+        "summary": "Bulk replay jobs, newest first, with their progress",
+        "parameters": [
+          {"name": "cursor", "in": "query", "schema": {"type": "string"},
+           "description": "next_cursor of the previous page"},
+          {"name": "limit", "in": "query",
+           "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}}
+        ],
+        "responses": {
+          "200": {"description": "one page",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ReplayJobPage"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"}
+        }
+      },
       "post": {
         "operationId": "createBulkReplay",
         "summary": "Replay every event matching a filter, paced at a rate with jitter, as a job any node runs",
@@ -480,6 +496,11 @@ constexpr std::string_view kDocument = R"json({
                        "created_at": {"type": "string", "format": "date-time"},
                        "updated_at": {"type": "string", "format": "date-time"},
                        "error": {"type": ["string", "null"]}}
+      },
+      "ReplayJobPage": {
+        "type": "object", "required": ["items", "next_cursor"],
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/ReplayJob"}},
+                       "next_cursor": {"type": ["string", "null"]}}
       },
       "AuditEntry": {
         "type": "object", "required": ["id", "at", "actor", "action", "target", "count", "detail"],

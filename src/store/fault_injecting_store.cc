@@ -223,6 +223,10 @@ Result<std::optional<ReplayJob>> FaultInjectingStore::GetReplayJob(const std::st
   return target_->GetReplayJob(id);
 }
 
+Result<ReplayJobPage> FaultInjectingStore::ListReplayJobs(const std::string& cursor, int limit) {
+  return target_->ListReplayJobs(cursor, limit);
+}
+
 Result<std::optional<ReplayJob>> FaultInjectingStore::ClaimReplayJob(TimePoint now, Duration lease,
                                                                      const std::string& owner) {
   return target_->ClaimReplayJob(now, lease, owner);

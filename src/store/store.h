@@ -206,6 +206,12 @@ struct CatalogChange {
   std::optional<AuditEntry> audit;  // appended in the same transaction when set
 };
 
+// Newest first. `next_cursor` is opaque; empty when there is no next page.
+struct ReplayJobPage {
+  std::vector<ReplayJob> items;
+  std::string next_cursor;
+};
+
 // The store of events, deliveries and attempts. Every method is thread-safe.
 // Implementations: SqliteStore (embedded, default) and, later, PostgresStore.
 class Store {
@@ -304,6 +310,10 @@ class Store {
   // kFailedPrecondition when the id exists).
   virtual Status CreateReplayJob(const ReplayJob& job) = 0;
   virtual Result<std::optional<ReplayJob>> GetReplayJob(const std::string& id) = 0;
+  // Up to `limit` (clamped to [1, 1000]) jobs, newest first, starting after `cursor` (a
+  // next_cursor from an earlier page; empty for the first). Pages stay stable while jobs are
+  // added (job ids are time-ordered ULIDs). kInvalidArgument for a cursor that cannot be one.
+  virtual Result<ReplayJobPage> ListReplayJobs(const std::string& cursor, int limit) = 0;
   // Leases the oldest job that is kQueued, or kRunning with a lease expired at `now` (its node
   // died): it becomes kRunning with lease_until = now + lease and lease_owner = owner. nullopt
   // when there is none.

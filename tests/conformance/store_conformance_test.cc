@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/id.h"
 #include "common/random.h"
 #include "conformance/store_test_util.h"
 #include "store/fault_injecting_store.h"
@@ -1127,6 +1128,49 @@ TEST_P(StoreConformanceTest, CancelledReplayJobStopsItsRunnerAndFinalJobsStay) {
   auto missing = store_->CancelReplayJob("nope", clock_.Now());
   ASSERT_TRUE(missing.ok());
   EXPECT_FALSE(missing->has_value());
+}
+
+TEST_P(StoreConformanceTest, ReplayJobsListNewestFirstInStablePages) {
+  auto empty = store_->ListReplayJobs("", 10);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_TRUE(empty->items.empty());
+  EXPECT_TRUE(empty->next_cursor.empty());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) {
+    ReplayJob job;
+    job.id = NewUlid(clock_, random_);
+    job.created_at = clock_.Now();
+    job.filter = R"({"status":"failed"})";
+    job.rate = 10 + i;
+    ASSERT_TRUE(store_->CreateReplayJob(job).ok());
+    ids.push_back(job.id);
+    clock_.Advance(seconds(1));
+  }
+  auto p1 = store_->ListReplayJobs("", 2);
+  ASSERT_TRUE(p1.ok()) << p1.status().ToString();
+  ASSERT_EQ(p1->items.size(), 2u);
+  EXPECT_EQ(p1->items[0].id, ids[4]);
+  EXPECT_EQ(p1->items[1].id, ids[3]);
+  EXPECT_EQ(p1->items[0].rate, 14);
+  ASSERT_FALSE(p1->next_cursor.empty());
+  // A new job does not shift the pages being read.
+  ReplayJob later;
+  later.id = NewUlid(clock_, random_);
+  later.created_at = clock_.Now();
+  later.filter = "{}";
+  ASSERT_TRUE(store_->CreateReplayJob(later).ok());
+  auto p2 = store_->ListReplayJobs(p1->next_cursor, 2);
+  ASSERT_TRUE(p2.ok());
+  ASSERT_EQ(p2->items.size(), 2u);
+  EXPECT_EQ(p2->items[0].id, ids[2]);
+  EXPECT_EQ(p2->items[1].id, ids[1]);
+  auto p3 = store_->ListReplayJobs(p2->next_cursor, 2);
+  ASSERT_TRUE(p3.ok());
+  ASSERT_EQ(p3->items.size(), 1u);
+  EXPECT_EQ(p3->items[0].id, ids[0]);
+  EXPECT_TRUE(p3->next_cursor.empty());
+  EXPECT_EQ(store_->ListReplayJobs(std::string(200, 'x'), 2).status().code(),
+            Status::Code::kInvalidArgument);
 }
 
 CatalogObject MakeCatalogObject(CatalogKind kind, std::string name, std::string spec,

@@ -1320,6 +1320,33 @@ Result<std::optional<ReplayJob>> SqliteStore::CancelReplayJob(const std::string&
       });
 }
 
+Result<ReplayJobPage> SqliteStore::ListReplayJobs(const std::string& cursor, int limit) {
+  limit = std::clamp(limit, 1, 1000);
+  // Job ids are ULIDs (time-ordered); the cursor is the last id of the previous page.
+  if (cursor.size() > 128) return Status::InvalidArgument("invalid cursor", "cursor");
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q = (*db)->Prepare(std::string("SELECT ") + kReplayJobColumns +
+                                       " FROM replays WHERE ?1 = '' OR id < ?1"
+                                       " ORDER BY id DESC LIMIT ?2");
+  if (!q.ok()) return q.status();
+  q->BindText(1, cursor).BindInt(2, limit + 1);  // one more than asked: is there a next page?
+  ReplayJobPage page;
+  for (;;) {
+    Result<bool> row = q->Step("list replay jobs");
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    if (static_cast<int>(page.items.size()) == limit) {
+      page.next_cursor = page.items.back().id;
+      break;
+    }
+    Result<ReplayJob> j = ReadReplayJob(*q);
+    if (!j.ok()) return j.status();
+    page.items.push_back(std::move(*j));
+  }
+  return page;
+}
+
 Result<std::optional<ReplayJob>> SqliteStore::GetReplayJob(const std::string& id) {
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();

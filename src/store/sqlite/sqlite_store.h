@@ -86,6 +86,7 @@ class SqliteStore final : public Store {
   Result<AuditPage> ListAudit(const std::string& cursor, int limit) override;
   Status CreateReplayJob(const ReplayJob& job) override;
   Result<std::optional<ReplayJob>> GetReplayJob(const std::string& id) override;
+  Result<ReplayJobPage> ListReplayJobs(const std::string& cursor, int limit) override;
   Result<std::optional<ReplayJob>> ClaimReplayJob(TimePoint now, Duration lease,
                                                   const std::string& owner) override;
   Status UpdateReplayJob(const ReplayJob& job, const std::string& owner) override;

@@ -514,6 +514,27 @@ TEST_F(ApiHandlerTest, BulkReplayQueuesAJobShowsAndCancelsIt) {
   EXPECT_EQ(items[2].at("action").as_string(), "cancel_replay");
 }
 
+TEST_F(ApiHandlerTest, BulkReplaysAreListedNewestFirst) {
+  clock_.Advance(std::chrono::seconds(1));
+  http::Response created = handler_->Respond(Post("/api/v1/replays", R"({"status": "failed"})"));
+  ASSERT_EQ(created.status, 202) << created.body;
+  const std::string newest(json::parse(created.body).at("id").as_string());
+  http::Response r = handler_->Respond(Get("/api/v1/replays?limit=1"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value page = json::parse(r.body);
+  ASSERT_EQ(page.at("items").as_array().size(), 1u);
+  EXPECT_EQ(page.at("items").as_array()[0].at("id").as_string(), newest);
+  ASSERT_TRUE(page.at("next_cursor").is_string());
+  r = handler_->Respond(
+      Get("/api/v1/replays?limit=10&cursor=" + std::string(page.at("next_cursor").as_string())));
+  ASSERT_EQ(r.status, 200) << r.body;
+  page = json::parse(r.body);
+  ASSERT_EQ(page.at("items").as_array().size(), 1u);  // the fixture's job
+  EXPECT_EQ(page.at("items").as_array()[0].at("id").as_string(), event_id_);
+  EXPECT_TRUE(page.at("next_cursor").is_null());
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/replays?limit=0")).status, 400);
+}
+
 TEST_F(ApiHandlerTest, BulkReplayRejectsBadRequests) {
   for (const char* body :
        {R"({"rate": "fast"})", R"({"rate": 0})", R"({"rate": true})", R"({"status": "nope"})",
