@@ -143,7 +143,9 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
       return Json(EventPageToJson(*page));
     }
     case RouteId::kGetEvent: {
-      auto detail = LoadEventDetail(store_, m.params[0]);
+      auto with_body = ParseEventDetailQuery(request);
+      if (!with_body.ok()) return FromStatus(with_body.status());
+      auto detail = LoadEventDetail(store_, m.params[0], *with_body);
       if (!detail.ok()) return FromStatus(detail.status());
       if (!detail->has_value()) return NotFound("event", m.params[0]);
       return Json(**detail);

@@ -140,12 +140,12 @@ json::object EventPageToJson(const store::EventPage& page) {
 }
 
 json::object EventDetailToJson(const store::Event& e,
-                               const std::vector<DeliveryDetail>& deliveries) {
+                               const std::vector<DeliveryDetail>& deliveries, bool with_body) {
   json::object o = EventSummaryToJson(e);
   json::array headers;
   for (const store::Header& h : e.headers) headers.push_back(json::array{h.name, h.value});
   o["headers"] = std::move(headers);
-  o["body_base64"] = Base64Encode(e.body);
+  if (with_body) o["body_base64"] = Base64Encode(e.body);
   json::array ds;
   for (const DeliveryDetail& dd : deliveries) {
     const store::Delivery& d = dd.delivery;
@@ -178,7 +178,15 @@ json::object EventDetailToJson(const store::Event& e,
   return o;
 }
 
-Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const std::string& id) {
+Result<bool> ParseEventDetailQuery(const http::RequestHead& head) {
+  std::optional<std::string> body = Param(head, "body");
+  if (!body || *body == "true") return true;
+  if (*body == "false") return false;
+  return Status::InvalidArgument("body: must be true or false", "body");
+}
+
+Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const std::string& id,
+                                                    bool with_body) {
   auto event = store.GetEvent(id);
   if (!event.ok()) return event.status();
   if (!event->has_value()) return std::optional<json::object>();
@@ -191,7 +199,7 @@ Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const s
     if (!attempts.ok()) return attempts.status();
     details.push_back({std::move(d), std::move(*attempts)});
   }
-  return std::optional<json::object>(EventDetailToJson(**event, details));
+  return std::optional<json::object>(EventDetailToJson(**event, details, with_body));
 }
 
 json::object DestinationViewToJson(const model::Destination& d,

@@ -45,11 +45,17 @@ struct DeliveryDetail {
 // "headers": [[name, value]…], "body_base64", "deliveries": [{"destination", "status", "attempt",
 // "max_attempts", "next_attempt_at" (null unless scheduled), "deadline", "reason", "chain",
 // "attempts": [{"n", "started_at", "duration_ms", "status_code", "error", "retry_after"}]}]}.
+// Without `with_body`, "body_base64" is left out (a 5 MiB body is ~7 MB of base64).
 boost::json::object EventDetailToJson(const store::Event& e,
-                                      const std::vector<DeliveryDetail>& deliveries);
+                                      const std::vector<DeliveryDetail>& deliveries,
+                                      bool with_body = true);
 // Reads the event, its deliveries and their attempts; nullopt when there is no such event.
 Result<std::optional<boost::json::object>> LoadEventDetail(store::Store& store,
-                                                           const std::string& id);
+                                                           const std::string& id,
+                                                           bool with_body = true);
+// The query of GET /api/v1/events/{id}: `body=true|false` (default true), whether to include
+// body_base64. kInvalidArgument (field "body") for another value.
+Result<bool> ParseEventDetailQuery(const http::RequestHead& head);
 
 // DestinationToJson (no secrets) plus the live state: "breaker": {"state",
 // "consecutive_failures", "open_until", "trips"}, "paused" (configured or by the engine),

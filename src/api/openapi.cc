@@ -45,7 +45,9 @@ constexpr std::string_view kDocument = R"json({
       "get": {
         "operationId": "getEvent",
         "summary": "One event with its deliveries and their attempts",
-        "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}},
+                       {"name": "body", "in": "query", "schema": {"type": "boolean", "default": true},
+                        "description": "false leaves body_base64 out"}],
         "responses": {
           "200": {"description": "the event",
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EventDetail"}}}},
@@ -446,13 +448,13 @@ constexpr std::string_view kDocument = R"json({
       },
       "EventDetail": {
         "type": "object",
-        "required": ["id", "source", "received_at", "size", "headers", "body_base64", "deliveries"],
+        "required": ["id", "source", "received_at", "size", "headers", "deliveries"],
         "properties": {
           "id": {"type": "string"}, "source": {"type": "string"},
           "received_at": {"$ref": "#/components/schemas/Time"}, "size": {"type": "integer"},
           "headers": {"type": "array", "items": {"type": "array", "items": {"type": "string"},
                                                  "minItems": 2, "maxItems": 2}},
-          "body_base64": {"type": "string"},
+          "body_base64": {"type": "string", "description": "absent with ?body=false"},
           "deliveries": {"type": "array", "items": {"$ref": "#/components/schemas/Delivery"}}
         }
       },

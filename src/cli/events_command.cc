@@ -132,7 +132,9 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
     AddManagementOptions(show, *common);
     show->callback([id, common, &exit_code] {
       ApiClient client = MakeClient(*common);
-      Result<json::value> event = client.Get("/api/v1/events/" + PercentEncode(*id));
+      // The table does not show the body: do not fetch it (--json gets the whole event).
+      Result<json::value> event = client.Get("/api/v1/events/" + PercentEncode(*id) +
+                                             (common->json ? "" : "?body=false"));
       if (!event.ok()) {
         exit_code = ReportApiError("events show", event.status());
         return;

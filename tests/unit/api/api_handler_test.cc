@@ -514,6 +514,21 @@ TEST_F(ApiHandlerTest, BulkReplayQueuesAJobShowsAndCancelsIt) {
   EXPECT_EQ(items[2].at("action").as_string(), "cancel_replay");
 }
 
+TEST_F(ApiHandlerTest, EventDetailCanLeaveTheBodyOut) {
+  http::Response r = handler_->Respond(Get("/api/v1/events/" + event_id_));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("body_base64").as_string(), "e30=");  // "{}"
+  r = handler_->Respond(Get("/api/v1/events/" + event_id_ + "?body=false"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value v = json::parse(r.body);
+  EXPECT_FALSE(v.as_object().contains("body_base64"));
+  EXPECT_EQ(v.at("size").as_int64(), 2);
+  EXPECT_EQ(v.at("deliveries").as_array().size(), 1u);
+  r = handler_->Respond(Get("/api/v1/events/" + event_id_ + "?body=no"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(), "body");
+}
+
 TEST_F(ApiHandlerTest, BulkReplaysAreListedNewestFirst) {
   clock_.Advance(std::chrono::seconds(1));
   http::Response created = handler_->Respond(Post("/api/v1/replays", R"({"status": "failed"})"));
