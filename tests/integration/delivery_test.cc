@@ -472,10 +472,15 @@ TEST_F(DeliveryTest, FailingDestinationDoesNotSlowAHealthyOne) {
     server.Kill();
     return std::chrono::duration<double>(took).count();
   };
-  const double alone = run(false);
-  const double beside_failing = run(true);
+  // Interleaved runs, the fastest of each kept: other jobs on the machine only ever lengthen a
+  // run, so the minimum is the figure that compares the engine with itself.
+  double alone = 1e9, beside_failing = 1e9;
+  for (int round = 0; round < 3; ++round) {
+    alone = std::min(alone, run(false));
+    beside_failing = std::min(beside_failing, run(true));
+  }
   std::cerr << "healthy destination alone: " << alone
-            << " s, beside a timing-out one: " << beside_failing << " s\n";
+            << " s, beside a timing-out one: " << beside_failing << " s (fastest of 3 each)\n";
   EXPECT_LE(beside_failing, alone * 1.10 + 0.05);
 }
 
