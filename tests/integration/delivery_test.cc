@@ -437,16 +437,19 @@ TEST_F(DeliveryTest, CrashWithDeliveriesInFlightLosesNone) {
 
 // A destination that times out does not slow deliveries to a healthy one by more than 10%.
 TEST_F(DeliveryTest, FailingDestinationDoesNotSlowAHealthyOne) {
-  constexpr int kEvents = 400;
+  constexpr int kEvents = 1000;
   sink_.SetDefault("/fast", SinkResponse::Status(200).WithDelay(5ms));
   sink_.SetDefault("/slow", SinkResponse::Hang());
+  sink_.SetDefault("/other", SinkResponse::Status(200).WithDelay(5ms));
   const std::string policy = Policy(
       R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "50ms", max_attempts = 100, timeout = "500ms")");
+  // Both runs have the same catalog (every event goes to "fast" and to "other", so ingest writes
+  // the same rows); only whether "other" answers or hangs until its timeout differs.
   auto run = [&](bool with_slow) {
     TempDir dir;
     std::vector<std::pair<std::string, std::string>> dests = {
-        {"fast", "url = \"" + sink_.url("/fast") + "\"\n" + policy}};
-    if (with_slow) dests.push_back({"slow", "url = \"" + sink_.url("/slow") + "\"\n" + policy});
+        {"fast", "url = \"" + sink_.url("/fast") + "\"\n" + policy},
+        {"other", "url = \"" + sink_.url(with_slow ? "/slow" : "/other") + "\"\n" + policy}};
     HookrelayServer server({Config(dests), dir.path() + "/data", {}, {}});
     EXPECT_TRUE(server.ok()) << server.output();
     const size_t before = sink_.Requests().size();
@@ -474,14 +477,15 @@ TEST_F(DeliveryTest, FailingDestinationDoesNotSlowAHealthyOne) {
   };
   // Interleaved runs, the fastest of each kept: other jobs on the machine only ever lengthen a
   // run, so the minimum is the figure that compares the engine with itself.
-  double alone = 1e9, beside_failing = 1e9;
+  double beside_healthy = 1e9, beside_failing = 1e9;
   for (int round = 0; round < 3; ++round) {
-    alone = std::min(alone, run(false));
+    beside_healthy = std::min(beside_healthy, run(false));
     beside_failing = std::min(beside_failing, run(true));
   }
-  std::cerr << "healthy destination alone: " << alone
+  std::cerr << "healthy destination beside a healthy one: " << beside_healthy
             << " s, beside a timing-out one: " << beside_failing << " s (fastest of 3 each)\n";
-  EXPECT_LE(beside_failing, alone * 1.10 + 0.05);
+  // 10%, plus 20 ms for the timer resolution of one short run.
+  EXPECT_LE(beside_failing, beside_healthy * 1.10 + 0.02);
 }
 
 }  // namespace
