@@ -166,7 +166,7 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kReplayEvent: return ReplayEvent(request, m.params[0]);
     case RouteId::kCreateBulkReplay: return CreateBulkReplay(request);
     case RouteId::kListBulkReplays: {
-      auto q = ParseAuditQuery(request);  // the same ?cursor=&limit= (1–1000, default 100)
+      auto q = ParsePageQuery(request);
       if (!q.ok()) return FromStatus(q.status());
       auto page = store_.ListReplayJobs(q->cursor, q->limit);
       if (!page.ok()) return FromStatus(page.status());
@@ -276,7 +276,7 @@ http::Response ApiHandler::ChangeCatalog(const http::Request& request, RouteId r
   const std::string collection = kind == store::CatalogKind::kSource        ? "sources"
                                  : kind == store::CatalogKind::kDestination ? "destinations"
                                                                             : "routes";
-  r.headers.emplace_back("Location", "/api/v1/" + collection + "/" + PathSegment(*created));
+  r.headers.emplace_back("Location", "/api/v1/" + collection + "/" + http::PercentEncode(*created));
   return r;
 }
 
@@ -398,7 +398,7 @@ http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::
 }
 
 http::Response ApiHandler::ListAudit(const http::Request& request) const {
-  auto q = ParseAuditQuery(request);
+  auto q = ParsePageQuery(request);
   if (!q.ok()) return FromStatus(q.status());
   auto page = store_.ListAudit(q->cursor, q->limit);
   if (!page.ok()) return FromStatus(page.status());

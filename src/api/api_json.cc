@@ -1,7 +1,5 @@
 #include "api/api_json.h"
 
-#include <cctype>
-
 #include <boost/json.hpp>
 #include <charconv>
 
@@ -303,10 +301,10 @@ json::object ReplayResultToJson(const std::string& event_id,
   return {{"event", event_id}, {"replays", std::move(replays)}};
 }
 
-Result<AuditQuery> ParseAuditQuery(const http::RequestHead& head) {
-  AuditQuery q;
+Result<PageQuery> ParsePageQuery(const http::RequestHead& head) {
+  PageQuery q;
   q.cursor = Param(head, "cursor").value_or("");
-  auto limit = LimitParam(head, kDefaultAuditLimit);
+  auto limit = LimitParam(head, kDefaultPageLimit);
   if (!limit.ok()) return limit.status();
   q.limit = *limit;
   return q;
@@ -395,21 +393,6 @@ Result<json::value> ParseCatalogBody(std::string_view body) {
   auto o = ParseObjectBody(body);
   if (!o.ok()) return o.status();
   return json::value(std::move(*o));
-}
-
-std::string PathSegment(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  return out;
 }
 
 }  // namespace hookrelay::api

@@ -77,8 +77,6 @@ std::string AuditActor(std::string_view authorization);
 
 // The JSON body of a catalog create or update: required, a JSON object.
 Result<boost::json::value> ParseCatalogBody(std::string_view body);
-// `text` percent-encoded for one path segment (everything but RFC 3986 unreserved characters).
-std::string PathSegment(std::string_view text);
 
 // The optional body of POST /api/v1/destinations/{name}/pause: {"reason": "…"}. An empty body
 // gives `default_reason`. InvalidArgument for malformed JSON (field "body"), a field other than
@@ -100,13 +98,14 @@ bool PastReplayWindow(TimePoint received_at, Duration window, TimePoint now);
 boost::json::object ReplayResultToJson(const std::string& event_id,
                                        const std::vector<store::Delivery>& created);
 
-inline constexpr int kDefaultAuditLimit = 100;
-// GET /api/v1/audit?cursor=&limit= (limit 1–1000). InvalidArgument names the parameter.
-struct AuditQuery {
+inline constexpr int kDefaultPageLimit = 100;
+// ?cursor=&limit= of the paged lists other than events (audit, replays; limit 1–1000).
+// InvalidArgument names the parameter.
+struct PageQuery {
   std::string cursor;
-  int limit = kDefaultAuditLimit;
+  int limit = kDefaultPageLimit;
 };
-Result<AuditQuery> ParseAuditQuery(const http::RequestHead& head);
+Result<PageQuery> ParsePageQuery(const http::RequestHead& head);
 // {"id", "at", "actor", "action", "target", "count", "detail"}; detail is the stored JSON text
 // parsed back (null when empty or not JSON).
 boost::json::object AuditEntryToJson(const store::AuditEntry& e);

@@ -46,22 +46,6 @@ ApiConfig ResolveApiConfig(const std::string& url_flag, const std::string& token
   return c;
 }
 
-std::string PercentEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 Result<json::value> InterpretResponse(long status, std::string_view body, std::string_view url) {
   boost::system::error_code ec;
   json::value v = body.empty() ? json::value() : json::parse(body, ec);

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "http/request.h"
 
 // A small blocking client of the management API (/api/v1) for the CLI, on libcurl's easy
 // interface. Not thread-safe; one per command.
@@ -26,8 +27,8 @@ struct ApiConfig {
 ApiConfig ResolveApiConfig(const std::string& url_flag, const std::string& token_flag);
 
 // Percent-encodes everything but RFC 3986 unreserved characters, for a path segment or a query
-// value.
-std::string PercentEncode(std::string_view text);
+// value (the server's http::PercentEncode).
+using http::PercentEncode;
 
 // The API's answer as a result: a 2xx JSON body is the value; any other status becomes an error
 // whose message is the API's own ("HTTP 401 unauthenticated: missing or wrong bearer token",

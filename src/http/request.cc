@@ -65,6 +65,22 @@ Response JsonError(int status, std::string_view code, std::string_view message,
   return r;
 }
 
+std::string PercentEncode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 bool PercentDecode(std::string_view in, bool plus_is_space, std::string& out) {
   out.reserve(out.size() + in.size());
   for (size_t i = 0; i < in.size(); ++i) {

@@ -71,5 +71,7 @@ bool DecodePathSegments(std::string_view path, std::vector<std::string>& segment
 
 // Decodes %XX escapes (and '+' as a space when `plus_is_space`). False when malformed.
 bool PercentDecode(std::string_view in, bool plus_is_space, std::string& out);
+// Encodes everything but RFC 3986 unreserved characters, for a path segment or a query value.
+std::string PercentEncode(std::string_view text);
 
 }  // namespace hookrelay::http
