@@ -9,6 +9,7 @@
 
 #include "alerts/alert_text.h"
 #include "common/crypto.h"
+#include "common/thread_name.h"
 #include "common/time_format.h"
 
 namespace hookrelay::alerts {
@@ -164,6 +165,7 @@ AlertDispatcher::Stats AlertDispatcher::stats() const {
 }
 
 void AlertDispatcher::Run() {
+  NameThisThread("hr-alerts");
   std::unique_lock lock(mu_);
   while (!stopping_) {
     Enqueue(batcher_.Due(clock_.Now()));

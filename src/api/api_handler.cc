@@ -8,6 +8,7 @@
 #include "api/openapi.h"
 #include "common/id.h"
 #include "common/random.h"
+#include "common/thread_name.h"
 #include "replay/replay_filter.h"
 #include "replay/replay_runner.h"
 
@@ -75,6 +76,7 @@ ApiHandler::~ApiHandler() {
 }
 
 void ApiHandler::WorkerLoop() {
+  NameThisThread("hr-api");
   std::unique_lock lock(mu_);
   for (;;) {
     cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });

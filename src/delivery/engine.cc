@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "common/thread_name.h"
 #include "common/time_format.h"
 #include "common/units.h"
 #include "model/destination.h"
@@ -148,6 +149,7 @@ void DeliveryEngine::Wake() {
 }
 
 void DeliveryEngine::Loop() {
+  NameThisThread("hr-scheduler");
   for (;;) {
     const TimePoint now = clock_.Now();
     auto catalog = registry_.Get();
@@ -283,6 +285,7 @@ TimePoint DeliveryEngine::ServeDestination(const model::Destination& d, TimePoin
 }
 
 void DeliveryEngine::ClaimerLoop() {
+  NameThisThread("hr-claimer");
   for (;;) {
     ClaimJob job;
     {
@@ -400,6 +403,7 @@ void DeliveryEngine::Complete(Completion c) {
 }
 
 void DeliveryEngine::RecorderLoop() {
+  NameThisThread("hr-recorder");
   std::vector<Completion> batch;
   for (;;) {
     {

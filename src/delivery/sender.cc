@@ -14,6 +14,8 @@
 #include <thread>
 #include <unordered_set>
 
+#include "common/thread_name.h"
+
 namespace hookrelay::delivery {
 namespace {
 
@@ -301,6 +303,7 @@ struct Sender::Impl {
   }
 
   void Run() {
+    NameThisThread("hr-sender");
     std::vector<Pending> batch;
     while (true) {
       {

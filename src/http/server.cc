@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/thread_name.h"
 #include "common/units.h"
 
 namespace hookrelay::http {
@@ -925,6 +926,7 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, Hand
       sigemptyset(&signals);
       for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2}) sigaddset(&signals, sig);
       pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+      NameThisThread("hr-http");
       w->ioc.run();
     });
   }

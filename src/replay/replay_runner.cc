@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/thread_name.h"
 #include "pacing/replay_pacer.h"
 
 namespace hookrelay::replay {
@@ -88,6 +89,7 @@ bool ReplayRunner::SleepUntil(TimePoint t) {
 }
 
 void ReplayRunner::Loop() {
+  NameThisThread("hr-replay");
   for (;;) {
     Result<bool> ran = RunOnce();
     if (ran.ok() && *ran) continue;  // look for the next job at once

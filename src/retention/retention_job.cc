@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "common/thread_name.h"
 #include "retention/retention_policy.h"
 
 namespace hookrelay::retention {
@@ -31,6 +32,7 @@ bool RetentionJob::SleepUnlessStopped(Duration d) {
 }
 
 void RetentionJob::Loop() {
+  NameThisThread("hr-retention");
   if (!SleepUnlessStopped(Duration::zero())) return;
   do {
     Result<int64_t> purged = RunOnce();

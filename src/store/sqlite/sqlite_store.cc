@@ -15,6 +15,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/thread_name.h"
 #include "store/sqlite/migrations.h"
 
 namespace hookrelay::store {
@@ -362,6 +363,7 @@ Result<T> SqliteStore::Write(std::function<Result<T>(Connection&)> fn) {
 }
 
 void SqliteStore::WriterLoop() {
+  NameThisThread("hr-store-write");
   std::vector<std::unique_ptr<WriteOp>> batch;
   batch.reserve(max_batch_);
   for (;;) {
