@@ -1,10 +1,13 @@
 // bench/prestore: fills a data directory with events through the Store API (group-committed), so
 // the delivery and backlog benchmarks start from a known backlog without going through HTTP.
 //
-//   prestore DIR EVENTS DESTINATION DUE_IN_MS [SPREAD_MS] [BODY_BYTES] [IDS_FILE]
+//   prestore DIR EVENTS DESTINATION DUE_IN_MS [SPREAD_MS] [BODY_BYTES] [IDS_FILE|-] [IN_FLIGHT]
 //
 // Each event gets one delivery to DESTINATION, due at now + DUE_IN_MS + i * SPREAD_MS / EVENTS.
-// With IDS_FILE, writes "id due_unix_ms" per event (for lateness measurements).
+// With IDS_FILE, writes "id due_unix_ms" per event (for lateness measurements). IN_FLIGHT
+// (default 4096) caps the appends waiting for their commit: the ingest suite sets it to wrk's
+// connection count to measure what the store alone sustains under HTTP's concurrency.
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
@@ -22,7 +25,7 @@ using namespace hookrelay;
 int main(int argc, char** argv) {
   if (argc < 5) {
     std::cerr << "usage: prestore DIR EVENTS DESTINATION DUE_IN_MS [SPREAD_MS] [BODY_BYTES] "
-                 "[IDS_FILE]\n";
+                 "[IDS_FILE|-] [IN_FLIGHT]\n";
     return 2;
   }
   const std::string dir = argv[1];
@@ -32,7 +35,12 @@ int main(int argc, char** argv) {
   const long spread_ms = argc > 5 ? std::stol(argv[5]) : 0;
   const size_t body_bytes = argc > 6 ? std::stoul(argv[6]) : 1024;
   std::ofstream ids;
-  if (argc > 7) ids.open(argv[7]);
+  if (argc > 7 && std::string(argv[7]) != "-") ids.open(argv[7]);
+  const long window = argc > 8 ? std::stol(argv[8]) : 4096;
+  if (window < 1) {
+    std::cerr << "prestore: IN_FLIGHT must be at least 1\n";
+    return 2;
+  }
 
   const Clock& clock = SystemClock::Instance();
   SeededRandom random(42);
@@ -50,7 +58,6 @@ int main(int argc, char** argv) {
   std::mutex mu;
   std::condition_variable cv;
   long outstanding = 0, failed = 0;
-  constexpr long kWindow = 4096;
   const TimePoint start = clock.Now();
   for (long i = 0; i < events; ++i) {
     store::NewEvent e;
@@ -66,7 +73,7 @@ int main(int argc, char** argv) {
     e.deliveries.push_back(d);
     if (ids.is_open()) ids << e.id << " " << ToUnixMillis(d.next_attempt_at) << "\n";
     std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return outstanding < kWindow; });
+    cv.wait(lock, [&] { return outstanding < window; });
     ++outstanding;
     lock.unlock();
     store->AppendEvent(std::move(e), [&](Result<store::AppendResult> r) {
@@ -79,6 +86,8 @@ int main(int argc, char** argv) {
   std::unique_lock lock(mu);
   cv.wait(lock, [&] { return outstanding == 0; });
   const double secs = static_cast<double>((clock.Now() - start).count()) / 1000.0;
-  std::cout << "prestored " << events - failed << " events in " << secs << " s\n";
+  std::cout << "prestored " << events - failed << " events in " << secs << " s ("
+            << static_cast<long>(static_cast<double>(events - failed) / std::max(secs, 0.001))
+            << " events/s, at most " << window << " in flight)\n";
   return failed == 0 ? 0 : 1;
 }
