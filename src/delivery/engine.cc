@@ -56,19 +56,24 @@ struct DeliveryEngine::ClaimJob {
   uint64_t work_gen = 0;  // DeliveryEngine::work_gen_ when it was queued
 };
 
-struct DeliveryEngine::Completion {
-  std::shared_ptr<const model::Destination> destination;  // shared by a claim's deliveries
-  store::Delivery delivery;
-  SendResult result;
-  bool not_sent = false;  // the event was gone: record a failure without an HTTP attempt
-};
-
 // What follows from one completion: the decision and what to record.
 struct DeliveryEngine::Decided {
   TimePoint now{};
   policy::RetryDecision decision;
   store::Attempt attempt;
   store::DeliveryUpdate update;
+};
+
+struct DeliveryEngine::Completion {
+  std::shared_ptr<const model::Destination> destination;  // shared by a claim's deliveries
+  store::Delivery delivery;
+  SendResult result;
+  bool not_sent = false;  // the event was gone: record a failure without an HTTP attempt
+  // Filled in by Complete, as soon as the attempt ends: the decision, and what the outcome did
+  // to the destination's breaker (fed then, not once the record is committed, so no request
+  // leaves after the failure that opened it).
+  Decided decided;
+  policy::BreakerTransition breaker = policy::BreakerTransition::kNone;
 };
 
 DeliveryEngine::DeliveryEngine(store::Store& store, model::Registry& registry, Sender& sender,
@@ -378,15 +383,37 @@ void DeliveryEngine::Dispatch(const std::shared_ptr<const model::Destination>& d
 
 void DeliveryEngine::Complete(Completion c) {
   bool notify;
+  c.decided = Decide(c);
   // The request is over: its slot at the destination is free at once, while the result waits
   // for its turn to be recorded (the delivery stays leased until then, so nothing else takes
   // it). Waiting for the record's commit before sending the next request would make every
   // destination's throughput max_concurrency / (request + commit) instead of max_concurrency /
-  // request.
+  // request. The breaker and the pacing learn the outcome now too: the next claim must already
+  // see an open breaker or a halved concurrency.
   {
     std::lock_guard lock(mu_);
     Dest& s = StateOf(c.destination->name, *c.destination);
     s.in_flight = std::max(0, s.in_flight - 1);
+    const TimePoint now = c.decided.now;
+    switch (c.decided.decision.outcome_class) {
+      case policy::OutcomeClass::kSuccess:
+        c.breaker = s.breaker.RecordSuccess(now);
+        s.concurrency.OnSuccess();
+        // A closing breaker lets the backlog ramp up again instead of arriving all at once.
+        if (c.breaker == policy::BreakerTransition::kClosed) s.concurrency.SlowStart();
+        break;
+      case policy::OutcomeClass::kRetryable:
+        c.breaker = s.breaker.RecordFailure(now);
+        if (IsOverload(c.result.outcome)) {
+          s.concurrency.OnOverload();
+        } else {
+          s.concurrency.OnOtherFailure();
+        }
+        break;
+      case policy::OutcomeClass::kFinal:
+        s.concurrency.OnOtherFailure();
+        break;
+    }
     // With a claim out, the scheduler is woken when it answers, and the next claim takes this
     // slot then; waking it now would find nothing to do.
     notify = s.claims_out == 0 && !wake_;
@@ -423,22 +450,17 @@ void DeliveryEngine::RecorderLoop() {
 }
 
 void DeliveryEngine::RecordBatch(std::vector<Completion>& batch) {
-  std::vector<Decided> decided;
-  decided.reserve(batch.size());
   std::vector<store::AttemptRecord> records;
   records.reserve(batch.size());
-  for (Completion& c : batch) {
-    decided.push_back(Decide(c));
-    records.push_back({decided.back().attempt, decided.back().update});
-  }
+  for (Completion& c : batch) records.push_back({c.decided.attempt, c.decided.update});
   std::vector<Status> recorded = store_.RecordAttempts(records, options_.node_id);
   for (size_t i = 0; i < batch.size(); ++i) {
     const Status& st = i < recorded.size() ? recorded[i] : Status::Internal("not recorded");
     if (!st.ok()) {
-      std::cerr << "hookrelay: cannot record attempt " << decided[i].attempt.n << " of delivery "
-                << batch[i].delivery.id << ": " << st.message() << std::endl;
+      std::cerr << "hookrelay: cannot record attempt " << batch[i].decided.attempt.n
+                << " of delivery " << batch[i].delivery.id << ": " << st.message() << std::endl;
     }
-    Settle(batch[i], decided[i]);
+    Settle(batch[i]);
   }
   Wake();
 }
@@ -501,13 +523,14 @@ DeliveryEngine::Decided DeliveryEngine::Decide(const Completion& c) {
   return out;
 }
 
-void DeliveryEngine::Settle(const Completion& c, const Decided& decided) {
+void DeliveryEngine::Settle(const Completion& c) {
   const model::Destination& d = *c.destination;
+  const Decided& decided = c.decided;
   const TimePoint now = decided.now;
   const policy::RetryDecision& decision = decided.decision;
   const store::Attempt& attempt = decided.attempt;
 
-  // Breaker, pacing and counters.
+  // Counters, and what the breaker's transition (see Complete) calls for.
   std::vector<alerts::Alert> raise;
   std::optional<policy::BreakerSnapshot> persist;
   bool pause_now = false;
@@ -526,26 +549,11 @@ void DeliveryEngine::Settle(const Completion& c, const Decided& decided) {
       }
       stats_.latency_buckets[bucket]++;
     }
-    policy::BreakerTransition tr = policy::BreakerTransition::kNone;
+    const policy::BreakerTransition tr = c.breaker;
     switch (decision.outcome_class) {
-      case policy::OutcomeClass::kSuccess:
-        stats_.attempts_success++;
-        tr = s.breaker.RecordSuccess(now);
-        s.concurrency.OnSuccess();
-        break;
-      case policy::OutcomeClass::kRetryable:
-        stats_.attempts_retryable++;
-        tr = s.breaker.RecordFailure(now);
-        if (IsOverload(c.result.outcome)) {
-          s.concurrency.OnOverload();
-        } else {
-          s.concurrency.OnOtherFailure();
-        }
-        break;
-      case policy::OutcomeClass::kFinal:
-        stats_.attempts_final++;
-        s.concurrency.OnOtherFailure();
-        break;
+      case policy::OutcomeClass::kSuccess: stats_.attempts_success++; break;
+      case policy::OutcomeClass::kRetryable: stats_.attempts_retryable++; break;
+      case policy::OutcomeClass::kFinal: stats_.attempts_final++; break;
     }
     if (decision.kind == policy::DecisionKind::kDelivered) stats_.delivered++;
     if (decision.kind == policy::DecisionKind::kRetry) stats_.retries_scheduled++;
@@ -568,7 +576,6 @@ void DeliveryEngine::Settle(const Completion& c, const Decided& decided) {
                        1, s.breaker.snapshot().open_until});
     } else if (tr == policy::BreakerTransition::kClosed) {
       persist = s.breaker.snapshot();
-      s.concurrency.SlowStart();
       raise.push_back({alerts::Alert::Kind::kBreakerClosed, d.name, now,
                        "a probe succeeded; deliveries resume with slow start", 1, std::nullopt});
     }

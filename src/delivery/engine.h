@@ -111,14 +111,16 @@ class DeliveryEngine {
   // Claims what `job` reserved slots for, frees the slots of what was not found, and sends.
   void RunClaim(const ClaimJob& job);
   void Dispatch(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery);
-  // Queues a finished attempt for the recorders.
+  // Decides a finished attempt, tells the destination's breaker and pacing, and queues it for
+  // the recorders.
   void Complete(Completion c);
   void RecorderLoop();
-  // Records the attempts of `batch` in one store write, then updates breakers, pacing, counters
-  // and alerts for each (a delivery counts as delivered only once its record is committed).
+  // Records the attempts of `batch` in one store write, then updates counters and alerts for
+  // each (a delivery counts as delivered only once its record is committed). Breakers and
+  // pacing learned the outcomes already, in Complete.
   void RecordBatch(std::vector<Completion>& batch);
   Decided Decide(const Completion& c);
-  void Settle(const Completion& c, const Decided& decided);
+  void Settle(const Completion& c);
   void CheckStall(TimePoint now);
   void RaiseAlert(alerts::Alert a);
   Dest& StateOf(const std::string& name, const model::Destination& d);  // REQUIRES mu_ held

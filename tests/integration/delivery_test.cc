@@ -315,6 +315,21 @@ TEST_F(DeliveryTest, BreakerOpensPausesProbesAndAlertsByEmail) {
   EXPECT_EQ((*breaker)->trips, 1);
 }
 
+// The failure that opens the breaker stops the next request at once: with one request at a time
+// and 30 events waiting, exactly `threshold` requests reach a failing sink (the breaker learns
+// each outcome when the response arrives, not once its record is committed).
+TEST_F(DeliveryTest, NoRequestLeavesAfterTheFailureThatOpensTheBreaker) {
+  for (int i = 0; i < 40; ++i) sink_.Enqueue(SinkResponse::Status(503));
+  Start(Config({{"billing", "url = \"" + sink_.url("/h") + "\"\nmax_concurrency = 1\n" +
+                                Policy(R"(strategy = "exponential", jitter = "none", base = "10ms", cap = "10ms", max_attempts = 50, max_duration = "1m")") +
+                                "\nbreaker = { threshold = 5, open = [\"1m\"] }"}}));
+  for (int i = 0; i < 30; ++i) Ingest("event " + std::to_string(i));
+  ASSERT_TRUE(sink_.WaitForRequests(5, 10s));
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(sink_.RequestCount(), 5u) << "no request may leave once the 5th failure opened it";
+  ASSERT_TRUE(WaitForMetric("hookrelay_breakers_open 1"));
+}
+
 // A destination created and then changed through the API: the engine applies the new breaker
 // at once (threshold 3 instead of 50), keeping the state counted so far.
 TEST_F(DeliveryTest, BreakerChangedThroughTheApiAppliesAtOnce) {
