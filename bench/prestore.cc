@@ -15,6 +15,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/allocator.h"
 #include "common/clock.h"
 #include "common/id.h"
 #include "common/random.h"
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  TuneAllocator();  // as `hookrelay serve` does
   const Clock& clock = SystemClock::Instance();
   SeededRandom random(42);
   store::SqliteOptions options;

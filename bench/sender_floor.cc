@@ -17,6 +17,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/allocator.h"
 #include "common/clock.h"
 #include "delivery/sender.h"
 
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: sender_floor curl|sender URL CONCURRENCY REQUESTS\n";
     return 2;
   }
+  TuneAllocator();  // as `hookrelay serve` does
   const std::string body(1024, 'x');
   const auto start = std::chrono::steady_clock::now();
   const long ok = mode == "curl" ? RunCurl(url, concurrency, requests, body)

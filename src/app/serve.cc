@@ -1,6 +1,5 @@
 #include "app/serve.h"
 
-#include <malloc.h>
 #include <signal.h>
 
 #include <cstdlib>
@@ -14,6 +13,7 @@
 #include "app/metrics.h"
 #include "app/router.h"
 #include "catalog/catalog_service.h"
+#include "common/allocator.h"
 #include "common/crypto.h"
 #include "common/random.h"
 #include "delivery/engine.h"
@@ -32,18 +32,6 @@ constexpr Duration kShutdownGrace = std::chrono::seconds(10);
 int Fail(int code, const std::string& message) {
   std::cerr << "hookrelay serve: " << message << std::endl;
   return code;
-}
-
-// glibc returns freed memory at the top of a thread's heap to the kernel once more than
-// M_TRIM_THRESHOLD (128 KiB by default) is free there. The store writer and the sender allocate
-// and free batches of that size all the time, so every batch ended in madvise(MADV_DONTNEED): a
-// TLB shootdown across both cores, then page faults to get the memory back. Measured on the
-// deliver benchmark: about a third of the writer's time, and 1.6x the CPU per delivery. Keeping
-// up to 16 MiB free per heap (and sending only allocations over 4 MiB, such as large bodies,
-// straight to mmap) stops the churn at the cost of a few MiB of resident memory.
-void TuneAllocator() {
-  mallopt(M_MMAP_THRESHOLD, 4 << 20);
-  mallopt(M_TRIM_THRESHOLD, 16 << 20);
 }
 
 // The lease owner name of this data directory, stable across restarts.

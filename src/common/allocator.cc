@@ -1,0 +1,12 @@
+#include "common/allocator.h"
+
+#include <malloc.h>
+
+namespace hookrelay {
+
+void TuneAllocator() {
+  mallopt(M_MMAP_THRESHOLD, 4 << 20);
+  mallopt(M_TRIM_THRESHOLD, 16 << 20);
+}
+
+}  // namespace hookrelay
