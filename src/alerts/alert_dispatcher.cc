@@ -266,6 +266,7 @@ bool AlertDispatcher::SendEmail(const Alert& a, Duration timeout, std::string& e
   curl_easy_setopt(c, CURLOPT_READDATA, &upload);
   curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(upload.data.size()));
   if (config_.starttls) curl_easy_setopt(c, CURLOPT_USE_SSL, static_cast<long>(CURLUSESSL_ALL));
+  if (!config_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, config_.ca_file.c_str());
   if (!config_.username.empty()) {
     curl_easy_setopt(c, CURLOPT_USERNAME, config_.username.c_str());
     curl_easy_setopt(c, CURLOPT_PASSWORD, config_.password.c_str());
@@ -303,6 +304,7 @@ bool AlertDispatcher::PostWebhook(const Alert& a, Duration timeout, std::string&
   char errbuf[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(c, CURLOPT_URL, config_.webhook_url.c_str());
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (!config_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, config_.ca_file.c_str());
   curl_easy_setopt(c, CURLOPT_POST, 1L);
   curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
   curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));

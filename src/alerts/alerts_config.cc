@@ -61,12 +61,13 @@ Result<AlertsConfig> ParseAlertsConfig(const json::value& v) {
   if (!v.is_object()) return Status::InvalidArgument("the alerts settings must be an object");
   const json::object& o = v.as_object();
   HR_RETURN_IF_ERROR(model::CheckKnownFields(
-      o, {"smtp_url", "from", "to", "username", "password", "starttls", "webhook_url", "window"}));
+      o, {"smtp_url", "from", "to", "username", "password", "starttls", "ca_file", "webhook_url",
+          "window"}));
   AlertsConfig c;
   for (auto [field, target] :
        {std::pair{"smtp_url", &c.smtp_url}, std::pair{"from", &c.from},
         std::pair{"username", &c.username}, std::pair{"password", &c.password},
-        std::pair{"webhook_url", &c.webhook_url}}) {
+        std::pair{"ca_file", &c.ca_file}, std::pair{"webhook_url", &c.webhook_url}}) {
     const json::value* f = o.if_contains(field);
     if (!f || f->is_null()) continue;
     auto s = model::GetString(*f, field);
@@ -118,6 +119,11 @@ Result<AlertsConfig> ParseAlertsConfig(const json::value& v) {
   if (!c.password.empty() && c.username.empty()) {
     return Status::InvalidArgument("is required with password", "username");
   }
+  if (!c.username.empty() && !c.starttls && !c.smtp_url.starts_with("smtps://")) {
+    return Status::InvalidArgument(
+        "SMTP credentials are only sent over TLS: set starttls = true, or use an smtps:// URL",
+        "starttls");
+  }
   if (!c.webhook_url.empty()) {
     HR_RETURN_IF_ERROR(ValidateUrl(c.webhook_url, "webhook_url", {"http", "https"}));
   }
@@ -134,6 +140,7 @@ json::object AlertsConfigToJson(const AlertsConfig& c) {
       {"username", c.username},
       {"password_set", !c.password.empty()},
       {"starttls", c.starttls},
+      {"ca_file", c.ca_file},
       {"webhook_url", c.webhook_url},
       {"window", FormatDuration(c.window)},
   };

@@ -196,6 +196,10 @@ Status ParseRoot(const json::object& root, Config& config) {
     auto alerts = alerts::ParseAlertsConfig(*s);
     if (!alerts.ok()) return alerts.status().WithFieldPrefix("alerts");
     config.alerts = *alerts;
+    if (!config.alerts.ca_file.empty() && !std::ifstream(config.alerts.ca_file)) {
+      return Status::InvalidArgument("cannot read " + config.alerts.ca_file, "ca_file")
+          .WithFieldPrefix("alerts");
+    }
   }
   std::vector<model::Source> sources;
   std::vector<model::Destination> destinations;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 namespace hookrelay::testing {
@@ -40,15 +41,32 @@ bool Accepts(int port) {
   return ok;
 }
 
-SmtpServer::SmtpServer() : port_(FreePort()), maildir_(dir_.path() + "/mail") {
-  process_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{"/usr/bin/python3", "-m", "aiosmtpd", "-n", "-l",
-                               "127.0.0.1:" + std::to_string(port_), "-c",
-                               "aiosmtpd.handlers.Mailbox", maildir_},
-      dir_.path());
+SmtpServer::SmtpServer(Options options) : port_(FreePort()), maildir_(dir_.path() + "/mail") {
+  std::vector<std::string> argv{"/usr/bin/python3", HOOKRELAY_TEST_SUPPORT_DIR "/smtp_server.py",
+                                "--port",           std::to_string(port_),
+                                "--maildir",        maildir_};
+  if (options.starttls) {
+    // A certificate for 127.0.0.1, valid for a day: what the client must be told to trust.
+    RunResult openssl = RunProgram(
+        {"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+         dir_.path() + "/key.pem", "-out", ca_file(), "-subj", "/CN=127.0.0.1", "-addext",
+         "subjectAltName=IP:127.0.0.1", "-days", "1"});
+    if (openssl.exit_code != 0) {
+      setup_error_ =
+          "openssl could not make a certificate (run scripts/install-deps): " + openssl.err;
+      return;
+    }
+    argv.insert(argv.end(), {"--cert", ca_file(), "--key", dir_.path() + "/key.pem"});
+  }
+  if (!options.username.empty()) {
+    argv.insert(argv.end(), {"--user", options.username, "--password", options.password, "--log",
+                             dir_.path() + "/logins"});
+  }
+  process_ = std::make_unique<ChildProcess>(argv, dir_.path());
 }
 
 ::testing::AssertionResult SmtpServer::Ready() {
+  if (!process_) return ::testing::AssertionFailure() << setup_error_;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
   while (!Accepts(port_) && process_->Running() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -68,6 +86,13 @@ std::vector<std::string> SmtpServer::Messages() const {
       out.push_back(ReadFile(e.path().string()));
     }
   }
+  return out;
+}
+
+std::vector<std::string> SmtpServer::Logins() const {
+  std::vector<std::string> out;
+  std::istringstream in(ReadFile(dir_.path() + "/logins"));
+  for (std::string line; std::getline(in, line);) out.push_back(line);
   return out;
 }
 

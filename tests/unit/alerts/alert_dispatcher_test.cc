@@ -223,6 +223,69 @@ TEST(AlertDispatcherTest, EmailAndWebhookBothGetEachAlert) {
   EXPECT_EQ(json::parse(receiver.requests()[0].body).at("kind"), "destination_paused");
 }
 
+// A mail relay as most providers run it: STARTTLS required, then AUTH. The certificate is the
+// relay's own (ca_file), verified; the login arrives over TLS and the message is delivered.
+TEST(AlertDispatcherTest, EmailOverStartTlsWithLogin) {
+  SmtpServer smtp({.starttls = true, .username = "relay", .password = "s3cret-pw"});
+  ASSERT_TRUE(smtp.Ready());
+  FakeClock clock;
+  AlertsConfig config = EmailConfig(smtp.url());
+  config.starttls = true;
+  config.username = "relay";
+  config.password = "s3cret-pw";
+  config.ca_file = smtp.ca_file();
+  AlertDispatcher dispatcher(config, clock, FastOptions());
+  dispatcher.Raise(Make(K::kBreakerOpened, "billing", clock.Now(), "20 consecutive failures"));
+  ASSERT_TRUE(PollUntil([&] { return smtp.Messages().size() == 1; }));
+  EXPECT_THAT(smtp.Messages()[0], HasSubstr("billing: circuit breaker opened"));
+  EXPECT_THAT(smtp.Logins(), ::testing::ElementsAre(::testing::EndsWith(" relay ok tls")));
+  EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().sent == 1; }));
+  EXPECT_EQ(dispatcher.stats().failed, 0);
+}
+
+// Each way the secure setup can go wrong ends in a failed, logged alert, never in a message sent
+// in clear or to an unverified server, and the password is never printed.
+TEST(AlertDispatcherTest, StartTlsAndLoginFailuresAreReported) {
+  SmtpServer tls({.starttls = true, .username = "relay", .password = "s3cret-pw"});
+  SmtpServer plain;  // offers no STARTTLS
+  ASSERT_TRUE(tls.Ready());
+  ASSERT_TRUE(plain.Ready());
+  struct Case {
+    std::string name;
+    std::string url;
+    std::string password;
+    std::string ca_file;
+  };
+  const std::vector<Case> cases{
+      {"untrusted certificate (no ca_file)", tls.url(), "s3cret-pw", ""},
+      {"wrong password", tls.url(), "wrong-password-123", tls.ca_file()},
+      {"server without STARTTLS", plain.url(), "s3cret-pw", tls.ca_file()},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeClock clock;
+    AlertsConfig config = EmailConfig(c.url);
+    config.starttls = true;
+    config.username = "relay";
+    config.password = c.password;
+    config.ca_file = c.ca_file;
+    ::testing::internal::CaptureStderr();
+    {
+      AlertDispatcher dispatcher(config, clock, FastOptions());
+      dispatcher.Raise(Make(K::kBreakerOpened, "billing", clock.Now(), "20 consecutive failures"));
+      EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().failed == 1; }));
+      EXPECT_EQ(dispatcher.stats().sent, 0);
+    }
+    std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_THAT(err, HasSubstr("email alert breaker_opened for destination billing failed: "));
+    EXPECT_THAT(err, Not(HasSubstr(c.password)));
+  }
+  EXPECT_TRUE(tls.Messages().empty());
+  EXPECT_TRUE(plain.Messages().empty());
+  // Only the wrong password got as far as AUTH, and over TLS.
+  EXPECT_THAT(tls.Logins(), ::testing::ElementsAre(::testing::EndsWith(" relay refused tls")));
+}
+
 TEST(AlertDispatcherTest, FailuresAreCountedAndLoggedWithoutThePassword) {
   FakeClock clock;
   AlertsConfig config = EmailConfig("smtp://127.0.0.1:" + std::to_string(FreePort()));

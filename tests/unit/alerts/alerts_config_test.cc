@@ -45,6 +45,33 @@ TEST(AlertsConfigTest, FullConfig) {
   EXPECT_TRUE(c->enabled());
 }
 
+// A password goes over TLS or not at all: STARTTLS required, or smtps://.
+TEST(AlertsConfigTest, CredentialsNeedTls) {
+  const std::string mail = R"("from": "a@example.com", "to": "b@example.com")";
+  auto plain = Parse(R"({"smtp_url": "smtp://m.example.com", "username": "u", "password": "p", )" +
+                     mail + "}");
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.status().field(), "starttls");
+  EXPECT_NE(plain.status().message().find("only sent over TLS"), std::string::npos);
+  EXPECT_TRUE(Parse(R"({"smtp_url": "smtp://m.example.com", "username": "u", "password": "p", )"
+                    R"("starttls": true, )" +
+                    mail + "}")
+                  .ok());
+  EXPECT_TRUE(Parse(R"({"smtp_url": "smtps://m.example.com", "username": "u", "password": "p", )" +
+                    mail + "}")
+                  .ok());
+  // Without credentials, plain smtp:// stays allowed (a relay on the same host).
+  EXPECT_TRUE(Parse(R"({"smtp_url": "smtp://127.0.0.1:25", )" + mail + "}").ok());
+}
+
+TEST(AlertsConfigTest, CaFileIsKeptAndShown) {
+  auto c = Parse(R"({"smtp_url": "smtps://m.example.com", "from": "a@example.com",
+                     "to": "b@example.com", "ca_file": "/etc/hookrelay/mail-ca.pem"})");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->ca_file, "/etc/hookrelay/mail-ca.pem");
+  EXPECT_EQ(AlertsConfigToJson(*c).at("ca_file"), "/etc/hookrelay/mail-ca.pem");
+}
+
 TEST(AlertsConfigTest, WebhookOnlyAndSmtpsAndSingleRecipient) {
   auto w = Parse(R"({"webhook_url": "http://127.0.0.1:9000/alerts"})");
   ASSERT_TRUE(w.ok()) << w.status().ToString();

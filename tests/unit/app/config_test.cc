@@ -128,6 +128,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "hookrelay.toml:4: sources[1].name: duplicate source name"},
         BadCase{"[[destinations]]\nname = \"a\"\nurl = \"http://x\"\nordered = true\n",
                 "hookrelay.toml:4: destinations[0].ordered: ordered delivery is not implemented"},
+        BadCase{"[alerts]\nsmtp_url = \"smtps://m.example.com\"\nfrom = \"a@example.com\"\n"
+                "to = \"b@example.com\"\nca_file = \"/nonexistent/ca.pem\"\n",
+                "hookrelay.toml:5: alerts.ca_file: cannot read /nonexistent/ca.pem"},
+        BadCase{"[alerts]\nsmtp_url = \"smtp://m.example.com\"\nfrom = \"a@example.com\"\n"
+                "to = \"b@example.com\"\nusername = \"u\"\npassword = \"p\"\n",
+                "alerts.starttls: SMTP credentials are only sent over TLS"},
         BadCase{"[server\n", "hookrelay.toml:1: "}));
 
 TEST(ConfigTest, MissingFileIsAClearError) {
