@@ -107,4 +107,21 @@ std::string RenderRetentionMetrics(const retention::RetentionStats& stats) {
   return out.str();
 }
 
+std::string RenderAlertMetrics(const alerts::AlertDispatcher::Stats& stats) {
+  std::ostringstream out;
+  Metric(out, "hookrelay_alerts_raised_total", "counter",
+         "Alerts raised (breaker opened or closed, deliveries failed, destination paused, stall).");
+  out << "hookrelay_alerts_raised_total " << stats.raised << "\n";
+  Metric(out, "hookrelay_alerts_sent_total", "counter",
+         "Alert messages accepted by the SMTP server or the alert webhook (one per channel).");
+  out << "hookrelay_alerts_sent_total " << stats.sent << "\n";
+  Metric(out, "hookrelay_alerts_failed_total", "counter",
+         "Alert messages that could not be sent (see the log for why).");
+  out << "hookrelay_alerts_failed_total " << stats.failed << "\n";
+  Metric(out, "hookrelay_alerts_dropped_total", "counter",
+         "Alerts never sent: the queue was full, or time ran out at shutdown.");
+  out << "hookrelay_alerts_dropped_total " << stats.dropped << "\n";
+  return out.str();
+}
+
 }  // namespace hookrelay::app

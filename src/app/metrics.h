@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "alerts/alert_dispatcher.h"
 #include "delivery/engine.h"
 #include "ingest/ingest_service.h"
 #include "retention/retention_job.h"
@@ -15,5 +16,8 @@ std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::Eng
 
 // Retention counters, in the same format (appended to RenderMetrics' output).
 std::string RenderRetentionMetrics(const retention::RetentionStats& stats);
+
+// Alert counters (all 0 when no alert channel is configured), in the same format.
+std::string RenderAlertMetrics(const alerts::AlertDispatcher::Stats& stats);
 
 }  // namespace hookrelay::app

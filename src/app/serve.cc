@@ -152,9 +152,11 @@ int Serve(const ServeOptions& options) {
       clock);
   Router router(
       ingest, *store,
-      [&ingest, &engine, &retention] {
+      [&ingest, &engine, &retention, &alert_dispatcher] {
         return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations()) +
-               RenderRetentionMetrics(retention.stats());
+               RenderRetentionMetrics(retention.stats()) +
+               RenderAlertMetrics(alert_dispatcher ? alert_dispatcher->stats()
+                                                   : alerts::AlertDispatcher::Stats{});
       },
       api.get());
 

@@ -306,6 +306,15 @@ TEST_F(DeliveryTest, BreakerOpensPausesProbesAndAlertsByEmail) {
   }
   ASSERT_FALSE(opened.empty()) << "the breaker alert should arrive by email";
   EXPECT_NE(opened.find("503"), std::string::npos) << opened;
+  bool counted = false;  // the message lands just before libcurl reads the server's 250
+  for (int i = 0; i < 100 && !counted; ++i) {
+    const std::string metrics = HttpConnection(server_->port()).Send("GET", "/metrics").body;
+    counted = metrics.find("hookrelay_alerts_sent_total 0\n") == std::string::npos &&
+              metrics.find("hookrelay_alerts_sent_total ") != std::string::npos &&
+              metrics.find("hookrelay_alerts_failed_total 0\n") != std::string::npos;
+    if (!counted) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(counted) << "the sent alert shows in /metrics";
   auto deliveries = StopAndLoad(id);
   EXPECT_EQ(deliveries[0].status, store::DeliveryStatus::kDelivered);
   EXPECT_EQ(deliveries[0].attempts, 6) << "no attempts are spent while the breaker is open";
