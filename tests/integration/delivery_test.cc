@@ -474,14 +474,31 @@ TEST_F(DeliveryTest, FailingDestinationDoesNotSlowAHealthyOne) {
     std::vector<std::pair<std::string, std::string>> dests = {
         {"fast", "url = \"" + sink_.url("/fast") + "\"\n" + policy},
         {"other", "url = \"" + sink_.url(with_slow ? "/slow" : "/other") + "\"\n" + policy}};
-    HookrelayServer server({Config(dests), dir.path() + "/data", {}, {}});
+    HookrelayServer server({Config(dests),
+                            dir.path() + "/data",
+                            {},
+                            {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123"}}});
     EXPECT_TRUE(server.ok()) << server.output();
-    const size_t before = sink_.Requests().size();
-    const auto start = std::chrono::steady_clock::now();
+    // Both destinations wait while the events are stored, so the clock measures delivery only
+    // (ingest over one connection would otherwise be most of it, and most of its noise).
+    HttpConnection api(server.port());
+    const testing::HeaderList auth{{"Authorization", "Bearer test-admin-token-0123"}};
+    for (const char* name : {"fast", "other"}) {
+      EXPECT_EQ(api.Send("POST", std::string("/api/v1/destinations/") + name + "/pause", auth)
+                    .status,
+                200);
+    }
     {
       HttpConnection conn(server.port());
       for (int i = 0; i < kEvents; ++i)
         EXPECT_EQ(conn.Send("POST", "/in/src", {}, "x").status, 202);
+    }
+    const size_t before = sink_.Requests().size();
+    const auto start = std::chrono::steady_clock::now();
+    for (const char* name : {"fast", "other"}) {
+      EXPECT_EQ(api.Send("POST", std::string("/api/v1/destinations/") + name + "/resume", auth)
+                    .status,
+                200);
     }
     // Wait until the healthy destination has all of them.
     auto fast_count = [&] {
