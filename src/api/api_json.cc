@@ -222,7 +222,12 @@ json::object DestinationViewToJson(const model::Destination& d,
     reason = "paused in the configuration";
   }
   o["paused_reason"] = std::move(reason);
-  o["allowed_concurrency"] = state->allowed_concurrency;
+  // Just after a change of max_concurrency (PATCH), the engine has not seen it yet; it will
+  // start the new limit afresh, so that is what is shown.
+  o["allowed_concurrency"] =
+      state->max_concurrency != 0 && state->max_concurrency != d.max_concurrency
+          ? pacing::AdaptiveConcurrency(d.max_concurrency).allowed()
+          : state->allowed_concurrency;
   o["in_flight"] = state->in_flight;
   return o;
 }

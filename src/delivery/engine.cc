@@ -640,8 +640,9 @@ std::map<std::string, DestinationState> DeliveryEngine::Destinations() const {
   std::lock_guard lock(mu_);
   std::map<std::string, DestinationState> out;
   for (const auto& [name, s] : dests_) {
-    out[name] = DestinationState{s->breaker.snapshot(), s->concurrency.allowed(), s->in_flight,
-                                 s->paused, s->paused_reason};
+    out[name] = DestinationState{s->breaker.snapshot(), s->concurrency.allowed(),
+                                 s->max_concurrency,     s->in_flight,
+                                 s->paused,              s->paused_reason};
   }
   return out;
 }

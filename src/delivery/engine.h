@@ -61,6 +61,7 @@ inline constexpr int64_t kLatencyBoundsMs[] = {5,    10,   25,   50,    100,   2
 struct DestinationState {
   policy::BreakerSnapshot breaker;
   int allowed_concurrency = 0;
+  int max_concurrency = 0;  // the limit allowed_concurrency was computed under
   int in_flight = 0;    // requests out at the destination (results being recorded not counted)
   bool paused = false;  // by config/API or after 410 Gone
   std::string paused_reason;

@@ -296,6 +296,23 @@ TEST(CatalogJsonTest, DestinationShowsTheEnginesBreakerAndPause) {
   EXPECT_EQ(o.at("in_flight").as_int64(), 1);
 }
 
+// Right after a PATCH of max_concurrency the engine's state still has the old limit: the view
+// shows what the engine will start the new one with, never more than the new maximum.
+TEST(CatalogJsonTest, AllowedConcurrencyFollowsAChangedMaximum) {
+  model::Catalog c = test::MakeCatalog();
+  model::Destination d = *c.FindDestination("billing");
+  delivery::DestinationState s;
+  s.allowed_concurrency = 16;
+  s.max_concurrency = 16;
+  d.max_concurrency = 16;
+  EXPECT_EQ(DestinationViewToJson(d, &s).at("allowed_concurrency").as_int64(), 16);
+  d.max_concurrency = 4;
+  EXPECT_EQ(DestinationViewToJson(d, &s).at("allowed_concurrency").as_int64(), 4);
+  s.allowed_concurrency = 2;  // the engine has it now, and halved it after a 503
+  s.max_concurrency = 4;
+  EXPECT_EQ(DestinationViewToJson(d, &s).at("allowed_concurrency").as_int64(), 2);
+}
+
 TEST(CatalogJsonTest, ListsAreItemsWithNullCursor) {
   model::Catalog c = test::MakeCatalog();
   std::map<std::string, delivery::DestinationState> states;
