@@ -34,9 +34,10 @@ long RunCurl(const std::string& url, long concurrency, long requests, const std:
   curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, concurrency);
   curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, concurrency);
   curl_slist* headers = nullptr;
-  for (const char* h : {"Content-Type: application/json", "Expect:",
-                        "webhook-id: evt_01JDQ3W8Z6Y0R6F3G3X6K5V9T1", "webhook-timestamp: 1764500000",
-                        "webhook-signature: v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="}) {
+  for (const char* h :
+       {"Content-Type: application/json", "Expect:", "webhook-id: evt_01JDQ3W8Z6Y0R6F3G3X6K5V9T1",
+        "webhook-timestamp: 1764500000",
+        "webhook-signature: v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="}) {
     headers = curl_slist_append(headers, h);
   }
   long started = 0, finished = 0, ok = 0;

@@ -60,9 +60,8 @@ Status ValidateAddress(std::string_view a, const std::string& field) {
 Result<AlertsConfig> ParseAlertsConfig(const json::value& v) {
   if (!v.is_object()) return Status::InvalidArgument("the alerts settings must be an object");
   const json::object& o = v.as_object();
-  HR_RETURN_IF_ERROR(model::CheckKnownFields(
-      o, {"smtp_url", "from", "to", "username", "password", "starttls", "ca_file", "webhook_url",
-          "window"}));
+  HR_RETURN_IF_ERROR(model::CheckKnownFields(o, {"smtp_url", "from", "to", "username", "password",
+                                                 "starttls", "ca_file", "webhook_url", "window"}));
   AlertsConfig c;
   for (auto [field, target] :
        {std::pair{"smtp_url", &c.smtp_url}, std::pair{"from", &c.from},

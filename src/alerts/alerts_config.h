@@ -22,13 +22,13 @@ struct AlertsConfig {
   std::string smtp_url;  // "smtp://host:port" or "smtps://host:port"; empty: no email
   std::string from;      // envelope and header sender
   std::vector<std::string> to;
-  std::string username;     // SMTP AUTH, when set
-  std::string password;     // never shown (AlertsConfigToJson says "password_set")
-  bool starttls = false;    // require STARTTLS on smtp:// (smtps:// is TLS from the start)
+  std::string username;   // SMTP AUTH, when set
+  std::string password;   // never shown (AlertsConfigToJson says "password_set")
+  bool starttls = false;  // require STARTTLS on smtp:// (smtps:// is TLS from the start)
   // PEM certificates of the authorities to trust for the SMTP server and the alert webhook
   // (a private mail relay's CA), instead of the system's. Certificates are always verified.
   std::string ca_file;
-  std::string webhook_url;  // http(s); receives each alert as JSON; empty: none
+  std::string webhook_url;                    // http(s); receives each alert as JSON; empty: none
   Duration window = std::chrono::minutes(5);  // batching and repeat-suppression window
 
   bool email_enabled() const { return !smtp_url.empty() && !to.empty(); }

@@ -137,8 +137,8 @@ json::object EventPageToJson(const store::EventPage& page) {
   return List(std::move(items), std::move(next));
 }
 
-json::object EventDetailToJson(const store::Event& e,
-                               const std::vector<DeliveryDetail>& deliveries, bool with_body) {
+json::object EventDetailToJson(const store::Event& e, const std::vector<DeliveryDetail>& deliveries,
+                               bool with_body) {
   json::object o = EventSummaryToJson(e);
   json::array headers;
   for (const store::Header& h : e.headers) headers.push_back(json::array{h.name, h.value});
@@ -387,8 +387,8 @@ json::object ReplayJobToJson(const store::ReplayJob& job) {
 json::object ReplayJobPageToJson(const store::ReplayJobPage& page) {
   json::array items;
   for (const store::ReplayJob& job : page.items) items.push_back(ReplayJobToJson(job));
-  return List(std::move(items), page.next_cursor.empty() ? json::value(nullptr)
-                                                         : json::value(page.next_cursor));
+  return List(std::move(items),
+              page.next_cursor.empty() ? json::value(nullptr) : json::value(page.next_cursor));
 }
 
 Result<json::value> ParseCatalogBody(std::string_view body) {

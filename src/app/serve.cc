@@ -109,9 +109,8 @@ int Serve(const ServeOptions& options) {
   // file's objects are merged in at every start and stay owned by the file.
   catalog::CatalogService catalog(*store, registry, clock, [&engine] { engine.Wake(); });
   {
-    auto notes = catalog.Load(options.config_path.empty()
-                                  ? std::nullopt
-                                  : std::make_optional(config.catalog_objects));
+    auto notes = catalog.Load(
+        options.config_path.empty() ? std::nullopt : std::make_optional(config.catalog_objects));
     if (!notes.ok()) return Fail(2, "catalog: " + notes.status().message());
     for (const std::string& note : *notes) std::cout << "hookrelay: " << note << std::endl;
   }
@@ -175,8 +174,7 @@ int Serve(const ServeOptions& options) {
 
   std::cout << "hookrelay " << HOOKRELAY_VERSION << " listening on " << (*server)->url()
             << " (data: " << config.store.dir << "; " << registry.Get()->sources.size()
-            << " sources, " << registry.Get()->destinations.size() << " destinations)"
-            << std::endl;
+            << " sources, " << registry.Get()->destinations.size() << " destinations)" << std::endl;
 
   int sig = 0;
   sigwait(&signals, &sig);

@@ -138,8 +138,8 @@ SeedPlan PlanSeed(const std::vector<store::CatalogObject>& stored,
     if (o.kind == store::CatalogKind::kRoute && o.origin == "api") {
       boost::system::error_code ec;
       json::value spec = json::parse(o.spec, ec);
-      auto route = ec ? Result<model::Route>(Status::InvalidArgument("not JSON"))
-                      : model::ParseRoute(spec);
+      auto route =
+          ec ? Result<model::Route>(Status::InvalidArgument("not JSON")) : model::ParseRoute(spec);
       if (route.ok()) {
         std::string missing;
         if (!sources.count(route->source)) {
@@ -148,8 +148,9 @@ SeedPlan PlanSeed(const std::vector<store::CatalogObject>& stored,
           missing = "destination \"" + route->destination + "\"";
         }
         if (!missing.empty()) {
-          plan.notes.push_back(Describe(o.kind, o.name) + " (created through the API) removed: its " +
-                               missing + " no longer exists");
+          plan.notes.push_back(Describe(o.kind, o.name) +
+                               " (created through the API) removed: its " + missing +
+                               " no longer exists");
           plan.removed.push_back(Describe(o.kind, o.name));
           plan.change.remove.push_back(KeyOf(o));
           continue;

@@ -26,8 +26,8 @@ Result<model::Catalog> BuildCatalog(const std::vector<store::CatalogObject>& obj
 
 // What a start does to the stored catalog given the config file's objects.
 struct SeedPlan {
-  store::CatalogChange change;                 // to write (no audit entry; the caller adds it)
-  std::vector<store::CatalogObject> objects;   // the catalog afterwards, in order
+  store::CatalogChange change;                // to write (no audit entry; the caller adds it)
+  std::vector<store::CatalogObject> objects;  // the catalog afterwards, in order
   std::vector<std::string> added, updated, removed;  // Describe() of each, for the audit entry
   std::vector<std::string> notes;                    // lines worth logging
 };

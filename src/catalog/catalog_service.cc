@@ -118,10 +118,10 @@ Status CatalogService::Update(store::CatalogKind kind, const std::string& name,
   }
   if (const json::value* n = patch.get_object().if_contains("name")) {
     if (!n->is_string() || n->get_string() != name) {
-      return Status::InvalidArgument(
-          "cannot be changed; create a new " + std::string(store::CatalogKindName(kind)) +
-              " and delete this one",
-          "name");
+      return Status::InvalidArgument("cannot be changed; create a new " +
+                                         std::string(store::CatalogKindName(kind)) +
+                                         " and delete this one",
+                                     "name");
     }
   }
   std::lock_guard lock(mu_);
@@ -157,8 +157,7 @@ Status CatalogService::Remove(store::CatalogKind kind, const std::string& name,
   if (kind != store::CatalogKind::kRoute) {
     std::string routes;
     for (const model::Route& r : registry_.Get()->routes) {
-      const std::string& end =
-          kind == store::CatalogKind::kSource ? r.source : r.destination;
+      const std::string& end = kind == store::CatalogKind::kSource ? r.source : r.destination;
       if (end == name) routes += (routes.empty() ? "\"" : ", \"") + r.id + "\"";
     }
     if (!routes.empty()) {

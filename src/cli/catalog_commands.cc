@@ -61,8 +61,9 @@ void AddShow(CLI::App* parent, const std::string& resource, const std::string& w
   show->callback([resource, render, common, name, &exit_code] {
     const std::string command = resource + " show";
     ApiClient client = MakeClient(*common);
-    exit_code = PrintApiObject(command, client.Get("/api/v1/" + resource + "/" + PercentEncode(*name)),
-                            common->json, render);
+    exit_code =
+        PrintApiObject(command, client.Get("/api/v1/" + resource + "/" + PercentEncode(*name)),
+                       common->json, render);
   });
 }
 
@@ -93,13 +94,15 @@ void AddControl(CLI::App* parent, const std::string& verb, const std::string& do
 }  // namespace
 
 void AddCatalogCommands(CLI::App& app, int& exit_code) {
-  CLI::App* sources = app.add_subcommand("sources", "Webhook sources: list, show, add, update, rm (the API)");
+  CLI::App* sources =
+      app.add_subcommand("sources", "Webhook sources: list, show, add, update, rm (the API)");
   sources->require_subcommand(1);
   AddList(sources, "sources", RenderSourceList, exit_code);
   AddShow(sources, "sources", "source", RenderSourceDetail, exit_code);
 
   CLI::App* destinations = app.add_subcommand(
-      "destinations", "Destinations: list, show, add, update, rm, pause, resume, reset-breaker (the API)");
+      "destinations",
+      "Destinations: list, show, add, update, rm, pause, resume, reset-breaker (the API)");
   destinations->require_subcommand(1);
   AddList(
       destinations, "destinations",

@@ -47,11 +47,11 @@ std::string Plural(const std::string& kind) { return kind + "s"; }
 
 // `<kind>s add|update`: builds the body from the flags, POSTs or PATCHes it, prints the object.
 template <typename Flags>
-void AddWrite(CLI::App* parent, const std::string& kind, bool update,
-              const std::function<void(CLI::App*, Flags&)>& add_flags,
-              const std::function<Result<json::object>(const std::string&, const Flags&, bool)>&
-                  build,
-              const std::function<std::string(const json::object&)>& render, int& exit_code) {
+void AddWrite(
+    CLI::App* parent, const std::string& kind, bool update,
+    const std::function<void(CLI::App*, Flags&)>& add_flags,
+    const std::function<Result<json::object>(const std::string&, const Flags&, bool)>& build,
+    const std::function<std::string(const json::object&)>& render, int& exit_code) {
   auto common = std::make_shared<ManagementOptions>();
   auto name = std::make_shared<std::string>();
   auto flags = std::make_shared<Flags>();
@@ -71,9 +71,9 @@ void AddWrite(CLI::App* parent, const std::string& kind, bool update,
       return;
     }
     ApiClient client = MakeClient(*common);
-    auto answer = update ? client.Patch("/api/v1/" + Plural(kind) + "/" + PercentEncode(*name),
-                                        *body)
-                         : client.Post("/api/v1/" + Plural(kind), *body);
+    auto answer = update
+                      ? client.Patch("/api/v1/" + Plural(kind) + "/" + PercentEncode(*name), *body)
+                      : client.Post("/api/v1/" + Plural(kind), *body);
     exit_code = PrintApiObject(command, answer, common->json, [&](const json::object& o) {
       return std::string(update ? "Updated " : "Created ") + kind + " " + *name + "\n\n" +
              render(o);
@@ -97,11 +97,13 @@ void AddRemove(CLI::App* parent, const std::string& kind, int& exit_code) {
 }
 
 void AddSourceFlags(CLI::App* cmd, SourceFlags& f) {
-  cmd->add_option("--verify", f.verify, "Signature scheme: github, stripe, shopify, standard, hmac");
+  cmd->add_option("--verify", f.verify,
+                  "Signature scheme: github, stripe, shopify, standard, hmac");
   cmd->add_option("--secret", f.secrets,
                   "Verification secret (repeat while rotating; @FILE or @- reads it)");
-  cmd->add_option("--dedup-header", f.dedup_header, "Header naming a provider's retry, e.g. "
-                                                    "X-GitHub-Delivery");
+  cmd->add_option("--dedup-header", f.dedup_header,
+                  "Header naming a provider's retry, e.g. "
+                  "X-GitHub-Delivery");
   cmd->add_option("--dedup-json", f.dedup_json, "Top-level JSON field naming a retry, e.g. id");
   cmd->add_option("--max-body", f.max_body, "Largest body accepted, e.g. 1MiB (default 5MiB)");
   cmd->add_option("--spec", f.spec, "The whole source as JSON (or @FILE); flags go over it");
@@ -116,14 +118,16 @@ void AddDestinationFlags(CLI::App* cmd, DestinationFlags& f) {
     cmd->add_option("--endpoint", f.url, "The destination's new URL (http or https)");
   }
   cmd->add_option("--policy", f.policy, "Retry policy: a preset name or a policy JSON object");
-  cmd->add_option("--header", f.headers, "Header sent with every delivery, \"Name: value\" "
-                                         "(repeatable; @FILE or @- reads the value)");
+  cmd->add_option("--header", f.headers,
+                  "Header sent with every delivery, \"Name: value\" "
+                  "(repeatable; @FILE or @- reads the value)");
   cmd->add_option("--signing-secret", f.signing_secret,
                   "Standard Webhooks secret whsec_… (@FILE or @- reads it)");
   cmd->add_option("--max-concurrency", f.max_concurrency, "Requests in flight at most");
   cmd->add_option("--rate-limit", f.rate_limit, "e.g. 100/s");
-  cmd->add_option("--replay-window", f.replay_window, "How long failed events stay replayable, "
-                                                      "e.g. 30d");
+  cmd->add_option("--replay-window", f.replay_window,
+                  "How long failed events stay replayable, "
+                  "e.g. 30d");
   cmd->add_flag("--allow-private", f.allow_private,
                 "Allow a loopback or private address for this destination");
   cmd->add_option("--spec", f.spec, "The whole destination as JSON (or @FILE); flags go over it");
@@ -245,10 +249,9 @@ void AddCatalogEditCommands(CLI::App* sources, CLI::App* destinations, CLI::App*
       json::object body{{"source", *source}, {"destination", *destination}};
       if (!id->empty()) body["id"] = *id;
       ApiClient client = MakeClient(*common);
-      exit_code = PrintApiObject("routes add", client.Post("/api/v1/routes", body), common->json,
-                                 [](const json::object& r) {
-                                   return "Created route\n\n" + RenderRouteDetail(r);
-                                 });
+      exit_code = PrintApiObject(
+          "routes add", client.Post("/api/v1/routes", body), common->json,
+          [](const json::object& r) { return "Created route\n\n" + RenderRouteDetail(r); });
     });
   }
   AddRemove(routes, "route", exit_code);

@@ -133,8 +133,8 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
     show->callback([id, common, &exit_code] {
       ApiClient client = MakeClient(*common);
       // The table does not show the body: do not fetch it (--json gets the whole event).
-      Result<json::value> event = client.Get("/api/v1/events/" + PercentEncode(*id) +
-                                             (common->json ? "" : "?body=false"));
+      Result<json::value> event =
+          client.Get("/api/v1/events/" + PercentEncode(*id) + (common->json ? "" : "?body=false"));
       if (!event.ok()) {
         exit_code = ReportApiError("events show", event.status());
         return;

@@ -25,8 +25,7 @@ int ReportApiError(std::string_view command, const Status& status) {
 
 void PrintJson(const boost::json::value& v) { std::cout << boost::json::serialize(v) << "\n"; }
 
-int PrintApiObject(std::string_view command, const Result<boost::json::value>& answer,
-                   bool as_json,
+int PrintApiObject(std::string_view command, const Result<boost::json::value>& answer, bool as_json,
                    const std::function<std::string(const boost::json::object&)>& render) {
   if (!answer.ok()) return ReportApiError(command, answer.status());
   if (!answer->is_object()) {

@@ -38,7 +38,7 @@ void PrintJson(const boost::json::value& v);
 
 // Prints an API answer that must be one object: as JSON with `as_json`, else through `render`.
 // Returns the exit code: 0, or 1 with the API's message on an error.
-int PrintApiObject(std::string_view command, const Result<boost::json::value>& answer,
-                   bool as_json, const std::function<std::string(const boost::json::object&)>& render);
+int PrintApiObject(std::string_view command, const Result<boost::json::value>& answer, bool as_json,
+                   const std::function<std::string(const boost::json::object&)>& render);
 
 }  // namespace hookrelay::cli

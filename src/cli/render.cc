@@ -274,8 +274,8 @@ std::string RenderSourceList(const json::array& items) {
   for (const json::value& v : items) {
     if (!v.is_object()) continue;
     const json::object& s = v.get_object();
-    rows.push_back({Text(s, "name"), VerifyText(s), DedupText(s), Text(s, "max_body"),
-                    OriginText(s)});
+    rows.push_back(
+        {Text(s, "name"), VerifyText(s), DedupText(s), Text(s, "max_body"), OriginText(s)});
   }
   return Table({"NAME", "VERIFY", "DEDUP", "MAX BODY", "DEFINED IN"}, rows);
 }

@@ -410,9 +410,7 @@ void DeliveryEngine::Complete(Completion c) {
           s.concurrency.OnOtherFailure();
         }
         break;
-      case policy::OutcomeClass::kFinal:
-        s.concurrency.OnOtherFailure();
-        break;
+      case policy::OutcomeClass::kFinal: s.concurrency.OnOtherFailure(); break;
     }
     // With a claim out, the scheduler is woken when it answers, and the next claim takes this
     // slot then; waking it now would find nothing to do.
@@ -640,9 +638,12 @@ std::map<std::string, DestinationState> DeliveryEngine::Destinations() const {
   std::lock_guard lock(mu_);
   std::map<std::string, DestinationState> out;
   for (const auto& [name, s] : dests_) {
-    out[name] = DestinationState{s->breaker.snapshot(), s->concurrency.allowed(),
-                                 s->max_concurrency,     s->in_flight,
-                                 s->paused,              s->paused_reason};
+    out[name] = DestinationState{s->breaker.snapshot(),
+                                 s->concurrency.allowed(),
+                                 s->max_concurrency,
+                                 s->in_flight,
+                                 s->paused,
+                                 s->paused_reason};
   }
   return out;
 }

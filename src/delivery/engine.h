@@ -62,8 +62,8 @@ struct DestinationState {
   policy::BreakerSnapshot breaker;
   int allowed_concurrency = 0;
   int max_concurrency = 0;  // the limit allowed_concurrency was computed under
-  int in_flight = 0;    // requests out at the destination (results being recorded not counted)
-  bool paused = false;  // by config/API or after 410 Gone
+  int in_flight = 0;        // requests out at the destination (results being recorded not counted)
+  bool paused = false;      // by config/API or after 410 Gone
   std::string paused_reason;
 };
 

@@ -1,9 +1,8 @@
 #include "model/destination.h"
 
-#include <cctype>
-
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
+#include <cctype>
 
 #include "common/crypto.h"
 #include "common/units.h"
@@ -129,8 +128,7 @@ Result<Destination> ParseDestination(const json::value& v) {
   if (d.ordered) {
     // Refused rather than silently ignored: a user asking for ordering must not get reordering.
     return Status::InvalidArgument(
-        "ordered delivery is not implemented yet; remove it (deliveries are unordered)",
-        "ordered");
+        "ordered delivery is not implemented yet; remove it (deliveries are unordered)", "ordered");
   }
   return d;
 }

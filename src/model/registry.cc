@@ -30,7 +30,8 @@ Result<Route> ParseRoute(const json::value& v) {
       return Status::InvalidArgument("must be 1 to 128 characters", "id");
     }
     for (unsigned char c : *s) {
-      if (c < 0x20 || c == 0x7f) return Status::InvalidArgument("must not contain control characters", "id");
+      if (c < 0x20 || c == 0x7f)
+        return Status::InvalidArgument("must not contain control characters", "id");
     }
     r.id = *s;
   } else {

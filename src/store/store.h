@@ -189,9 +189,9 @@ std::string_view CatalogKindName(CatalogKind k);  // "source", "destination", "r
 
 struct CatalogObject {
   CatalogKind kind = CatalogKind::kSource;
-  std::string name;    // a source's or destination's name; a route's id
-  std::string spec;    // JSON text of the object, secrets included: never shown as it is
-  std::string origin;  // "config" or "api"
+  std::string name;        // a source's or destination's name; a route's id
+  std::string spec;        // JSON text of the object, secrets included: never shown as it is
+  std::string origin;      // "config" or "api"
   TimePoint created_at{};  // set by the store when the object is first written
   TimePoint updated_at{};  // set by the store on every write
   bool operator==(const CatalogObject&) const = default;

@@ -319,9 +319,7 @@ TEST_F(ManagementCliTest, BadUsageExitsTwo) {
 TEST_F(ManagementCliTest, SourcesDestinationsRoutesAddUpdateRm) {
   const std::string secret_file = dir_.path() + "/signing-secret";
   const std::string signing_secret = "whsec_c2lnbmluZy1rZXktMDEyMzQ1Njc4OQ==";
-  {
-    std::ofstream(secret_file) << signing_secret << "\n";
-  }
+  { std::ofstream(secret_file) << signing_secret << "\n"; }
   RunResult src = Cli({"sources", "add", "shop", "--dedup-json", "id", "--max-body", "64KiB"});
   ASSERT_EQ(src.exit_code, 0) << src.err;
   EXPECT_CONTAINS(src.out, "Created source shop");
@@ -329,10 +327,10 @@ TEST_F(ManagementCliTest, SourcesDestinationsRoutesAddUpdateRm) {
   EXPECT_CONTAINS(src.out, "64KiB");
   EXPECT_CONTAINS(src.out, "API");
 
-  json::value dest = CliJson({"destinations", "add", "crm", sink_.url("/crm"), "--allow-private",
-                              "--header", "Authorization: Bearer header-secret-xyz", "--header",
-                              "X-Env: test", "--signing-secret", "@" + secret_file,
-                              "--max-concurrency", "4"});
+  json::value dest =
+      CliJson({"destinations", "add", "crm", sink_.url("/crm"), "--allow-private", "--header",
+               "Authorization: Bearer header-secret-xyz", "--header", "X-Env: test",
+               "--signing-secret", "@" + secret_file, "--max-concurrency", "4"});
   ASSERT_TRUE(dest.is_object());
   EXPECT_EQ(dest.at("url").as_string(), sink_.url("/crm"));
   EXPECT_EQ(dest.at("origin").as_string(), "api");
@@ -353,8 +351,8 @@ TEST_F(ManagementCliTest, SourcesDestinationsRoutesAddUpdateRm) {
   // Live at once: an event of the new source reaches the new destination, signed, with the
   // configured header.
   HttpConnection conn(server_->port());
-  HttpResponse in = conn.Send("POST", "/in/shop", {{"Content-Type", "application/json"}},
-                              R"({"id": "evt_1"})");
+  HttpResponse in =
+      conn.Send("POST", "/in/shop", {{"Content-Type", "application/json"}}, R"({"id": "evt_1"})");
   ASSERT_EQ(in.status, 202) << in.body;
   ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
   std::vector<testing::SinkRequest> got = sink_.Requests();
@@ -364,8 +362,8 @@ TEST_F(ManagementCliTest, SourcesDestinationsRoutesAddUpdateRm) {
   EXPECT_EQ(got[0].Header("Authorization").value_or(""), "Bearer header-secret-xyz");
   EXPECT_TRUE(got[0].Header("webhook-signature").has_value());
 
-  RunResult upd = Cli({"destinations", "update", "crm", "--endpoint", sink_.url("/crm2"),
-                       "--rate-limit", "50/s"});
+  RunResult upd = Cli(
+      {"destinations", "update", "crm", "--endpoint", sink_.url("/crm2"), "--rate-limit", "50/s"});
   ASSERT_EQ(upd.exit_code, 0) << upd.err;
   EXPECT_CONTAINS(upd.out, "Updated destination crm");
   EXPECT_CONTAINS(upd.out, sink_.url("/crm2"));
@@ -383,16 +381,16 @@ TEST_F(ManagementCliTest, SourcesDestinationsRoutesAddUpdateRm) {
   EXPECT_EQ(bad_url.exit_code, 1);
   EXPECT_CONTAINS(bad_url.err, "url: must be http(s)");
   EXPECT_CONTAINS(bad_url.err, "(field: url)");
-  RunResult bad_window = Cli({"destinations", "add", "x", "https://x.example", "--replay-window",
-                              "soon"});
+  RunResult bad_window =
+      Cli({"destinations", "add", "x", "https://x.example", "--replay-window", "soon"});
   EXPECT_EQ(bad_window.exit_code, 1);
   EXPECT_CONTAINS(bad_window.err, "replay_window");
   RunResult unknown = Cli({"routes", "add", "shop", "nope"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_CONTAINS(unknown.err, "no destination \"nope\"");
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"destinations", "add", "x"},                                   // no URL
-           {"destinations", "update", "crm"},                              // nothing to change
+           {"destinations", "add", "x"},       // no URL
+           {"destinations", "update", "crm"},  // nothing to change
            {"destinations", "add", "x", "https://x.example", "--header", "no-colon"},
            {"destinations", "add", "x", "https://x.example", "--policy", "{bad json"},
            {"sources", "add", "x", "--spec", "@/nonexistent/spec.json"},
@@ -431,7 +429,8 @@ TEST_F(ManagementCliTest, SourcesDestinationsRoutesAddUpdateRm) {
 
   // Every change is in the audit trail, none with a secret.
   HttpConnection conn2(server_->port());
-  HttpResponse audit = conn2.Send("GET", "/api/v1/audit", {{"Authorization", std::string("Bearer ") + kToken}});
+  HttpResponse audit =
+      conn2.Send("GET", "/api/v1/audit", {{"Authorization", std::string("Bearer ") + kToken}});
   ASSERT_EQ(audit.status, 200) << audit.body;
   EXPECT_LACKS(audit.body, "header-secret-xyz");
   EXPECT_LACKS(audit.body, signing_secret);

@@ -1202,10 +1202,10 @@ TEST_P(StoreConformanceTest, CatalogKeepsObjectsInFirstWrittenOrderWithTheirAudi
   // Same name, other kind: a separate object. Rewriting an object keeps its place and
   // created_at; removing an absent one is not an error.
   CatalogChange second;
-  second.put = {MakeCatalogObject(CatalogKind::kDestination, "github",
-                                  R"({"name":"github","url":"https://g.example/h"})"),
-                MakeCatalogObject(CatalogKind::kSource, "github",
-                                  R"({"name":"github","max_body":"1MiB"})")};
+  second.put = {
+      MakeCatalogObject(CatalogKind::kDestination, "github",
+                        R"({"name":"github","url":"https://g.example/h"})"),
+      MakeCatalogObject(CatalogKind::kSource, "github", R"({"name":"github","max_body":"1MiB"})")};
   second.remove = {{CatalogKind::kRoute, "github->billing"}, {CatalogKind::kSource, "nope"}};
   ASSERT_TRUE(store_->ApplyCatalogChange(second).ok());
 

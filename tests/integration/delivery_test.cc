@@ -329,9 +329,12 @@ TEST_F(DeliveryTest, BreakerOpensPausesProbesAndAlertsByEmail) {
 // each outcome when the response arrives, not once its record is committed).
 TEST_F(DeliveryTest, NoRequestLeavesAfterTheFailureThatOpensTheBreaker) {
   for (int i = 0; i < 40; ++i) sink_.Enqueue(SinkResponse::Status(503));
-  Start(Config({{"billing", "url = \"" + sink_.url("/h") + "\"\nmax_concurrency = 1\n" +
-                                Policy(R"(strategy = "exponential", jitter = "none", base = "10ms", cap = "10ms", max_attempts = 50, max_duration = "1m")") +
-                                "\nbreaker = { threshold = 5, open = [\"1m\"] }"}}));
+  Start(Config(
+      {{"billing",
+        "url = \"" + sink_.url("/h") + "\"\nmax_concurrency = 1\n" +
+            Policy(
+                R"(strategy = "exponential", jitter = "none", base = "10ms", cap = "10ms", max_attempts = 50, max_duration = "1m")") +
+            "\nbreaker = { threshold = 5, open = [\"1m\"] }"}}));
   for (int i = 0; i < 30; ++i) Ingest("event " + std::to_string(i));
   ASSERT_TRUE(sink_.WaitForRequests(5, 10s));
   std::this_thread::sleep_for(1s);
@@ -354,9 +357,9 @@ TEST_F(DeliveryTest, BreakerChangedThroughTheApiAppliesAtOnce) {
              "cap": "10ms", "max_attempts": 50, "max_duration": "1m"},
              "breaker": {"threshold": 50, "open": ["1m"]}})");
   ASSERT_EQ(r.status, 201) << r.body;
-  ASSERT_EQ(api.Send("POST", "/api/v1/routes", auth, R"({"source": "src", "destination": "d"})")
-                .status,
-            201);
+  ASSERT_EQ(
+      api.Send("POST", "/api/v1/routes", auth, R"({"source": "src", "destination": "d"})").status,
+      201);
   // The engine has seen d (threshold 50) before the change.
   ASSERT_TRUE(WaitForMetric("hookrelay_destination_allowed_concurrency{destination=\"d\"} 1"));
   r = api.Send("PATCH", "/api/v1/destinations/d", auth,
@@ -367,7 +370,8 @@ TEST_F(DeliveryTest, BreakerChangedThroughTheApiAppliesAtOnce) {
   ASSERT_TRUE(sink_.WaitForRequests(3, 10s));
   std::this_thread::sleep_for(1s);  // with the old threshold, 47 more would come by now
   EXPECT_EQ(sink_.RequestCount(), 3u) << "the breaker opens after 3 failures, not 50";
-  r = api.Send("GET", "/api/v1/destinations/d", {{"Authorization", "Bearer test-admin-token-0123"}});
+  r = api.Send("GET", "/api/v1/destinations/d",
+               {{"Authorization", "Bearer test-admin-token-0123"}});
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body).at("breaker").at("state").as_string(), "open") << r.body;
 }
@@ -484,9 +488,9 @@ TEST_F(DeliveryTest, FailingDestinationDoesNotSlowAHealthyOne) {
     HttpConnection api(server.port());
     const testing::HeaderList auth{{"Authorization", "Bearer test-admin-token-0123"}};
     for (const char* name : {"fast", "other"}) {
-      EXPECT_EQ(api.Send("POST", std::string("/api/v1/destinations/") + name + "/pause", auth)
-                    .status,
-                200);
+      EXPECT_EQ(
+          api.Send("POST", std::string("/api/v1/destinations/") + name + "/pause", auth).status,
+          200);
     }
     {
       HttpConnection conn(server.port());
@@ -496,9 +500,9 @@ TEST_F(DeliveryTest, FailingDestinationDoesNotSlowAHealthyOne) {
     const size_t before = sink_.Requests().size();
     const auto start = std::chrono::steady_clock::now();
     for (const char* name : {"fast", "other"}) {
-      EXPECT_EQ(api.Send("POST", std::string("/api/v1/destinations/") + name + "/resume", auth)
-                    .status,
-                200);
+      EXPECT_EQ(
+          api.Send("POST", std::string("/api/v1/destinations/") + name + "/resume", auth).status,
+          200);
     }
     // Wait until the healthy destination has all of them.
     auto fast_count = [&] {

@@ -12,8 +12,8 @@
 
 #include "common/clock.h"
 #include "common/crypto.h"
-#include "store/store.h"
 #include "integration/integration_util.h"
+#include "store/store.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
 #include "support/process.h"

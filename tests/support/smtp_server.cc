@@ -47,10 +47,10 @@ SmtpServer::SmtpServer(Options options) : port_(FreePort()), maildir_(dir_.path(
                                 "--maildir",        maildir_};
   if (options.starttls) {
     // A certificate for 127.0.0.1, valid for a day: what the client must be told to trust.
-    RunResult openssl = RunProgram(
-        {"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
-         dir_.path() + "/key.pem", "-out", ca_file(), "-subj", "/CN=127.0.0.1", "-addext",
-         "subjectAltName=IP:127.0.0.1", "-days", "1"});
+    RunResult openssl =
+        RunProgram({"/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    dir_.path() + "/key.pem", "-out", ca_file(), "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1"});
     if (openssl.exit_code != 0) {
       setup_error_ =
           "openssl could not make a certificate (run scripts/install-deps): " + openssl.err;

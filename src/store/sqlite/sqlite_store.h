@@ -23,17 +23,17 @@ namespace hookrelay::store {
 //
 // Writes. One writer thread owns the only write connection. Every write method (AppendEvent,
 // ClaimDue, RecordAttempt, PutBreaker, Pause/ResumeDeliveries, CreateReplay, PurgeEventsBefore,
-// AppendAudit, ApplyCatalogChange, …) queues an operation for it. The writer takes everything queued (up to max_batch
-// operations), runs them in ONE transaction, then COMMITs once: one WAL fsync per batch, however
-// many events it holds (group commit). One operation's failure (a constraint, a full disk) fails
-// only that operation: the operations first run without savepoints (they are costly and failures
-// are rare); if one fails, the transaction is rolled back and the batch runs again with each
-// operation inside its own SAVEPOINT, so the failing one is rolled back alone. Completions run
-// after the COMMIT, on the writer thread, in queue order. If BEGIN or COMMIT fails, every operation
-// of the batch reports it (kResourceExhausted when the disk is full, kUnavailable otherwise), the
-// transaction is rolled back and the writer goes on with the next batch. When SQLite itself rolls
-// the transaction back in the middle (it does so on SQLITE_FULL), only the operation that hit the
-// error fails; the others are run again in a new transaction.
+// AppendAudit, ApplyCatalogChange, …) queues an operation for it. The writer takes everything
+// queued (up to max_batch operations), runs them in ONE transaction, then COMMITs once: one WAL
+// fsync per batch, however many events it holds (group commit). One operation's failure (a
+// constraint, a full disk) fails only that operation: the operations first run without savepoints
+// (they are costly and failures are rare); if one fails, the transaction is rolled back and the
+// batch runs again with each operation inside its own SAVEPOINT, so the failing one is rolled back
+// alone. Completions run after the COMMIT, on the writer thread, in queue order. If BEGIN or COMMIT
+// fails, every operation of the batch reports it (kResourceExhausted when the disk is full,
+// kUnavailable otherwise), the transaction is rolled back and the writer goes on with the next
+// batch. When SQLite itself rolls the transaction back in the middle (it does so on SQLITE_FULL),
+// only the operation that hit the error fails; the others are run again in a new transaction.
 //
 // Reads use a small pool of their own connections and never wait for the writer: WAL readers see
 // the last committed state.

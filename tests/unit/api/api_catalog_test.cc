@@ -25,8 +25,8 @@ class ApiCatalogTest : public ::testing::Test {
     auto s = store::OpenSqliteStore({.dir = dir_.path()}, clock_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::make_unique<store::FaultInjectingStore>(std::move(*s));
-    catalog_ = std::make_unique<catalog::CatalogService>(*store_, registry_, clock_,
-                                                         [this] { ++wakes_; });
+    catalog_ =
+        std::make_unique<catalog::CatalogService>(*store_, registry_, clock_, [this] { ++wakes_; });
     // The config file defines source "github" and destination "billing".
     std::vector<store::CatalogObject> config;
     for (auto [kind, name, spec] :
@@ -95,8 +95,10 @@ TEST_F(ApiCatalogTest, CreateShowUpdateDeleteEachKind) {
 
   r = Call("POST", "/api/v1/destinations",
            R"({"name": "crm", "url": "https://crm.example/in", "policy": "pro",
-               "headers": {"Authorization": ")" + kHeaderSecret + R"(", "X-Env": "prod"},
-               "signing_secret": ")" + test::kSigningSecret + R"(", "rate_limit": "20/s"})");
+               "headers": {"Authorization": ")" +
+               kHeaderSecret + R"(", "X-Env": "prod"},
+               "signing_secret": ")" +
+               test::kSigningSecret + R"(", "rate_limit": "20/s"})");
   ASSERT_EQ(r.status, 201) << r.body;
   v = json::parse(r.body);
   EXPECT_EQ(v.at("headers").at("Authorization").as_string(), model::kRedacted);
@@ -120,8 +122,9 @@ TEST_F(ApiCatalogTest, CreateShowUpdateDeleteEachKind) {
   ASSERT_EQ(r.status, 200);
   EXPECT_EQ(json::parse(r.body).at("items").as_array().size(), 1u);
 
-  r = Call("PATCH", "/api/v1/destinations/crm",
-           R"({"url": "https://crm2.example/in", "rate_limit": null, "headers": {"X-Env": "dev"}})");
+  r = Call(
+      "PATCH", "/api/v1/destinations/crm",
+      R"({"url": "https://crm2.example/in", "rate_limit": null, "headers": {"X-Env": "dev"}})");
   ASSERT_EQ(r.status, 200) << r.body;
   v = json::parse(r.body);
   EXPECT_EQ(v.at("url").as_string(), "https://crm2.example/in");
@@ -139,8 +142,8 @@ TEST_F(ApiCatalogTest, CreateShowUpdateDeleteEachKind) {
   EXPECT_EQ(json::parse(r.body).at("id").as_string(), "shop->crm");
   ASSERT_EQ(Call("DELETE", "/api/v1/destinations/crm").status, 200);
   ASSERT_EQ(Call("DELETE", "/api/v1/sources/shop").status, 200);
-  for (std::string_view gone : {"/api/v1/sources/shop", "/api/v1/destinations/crm",
-                                "/api/v1/routes/shop-%3Ecrm"}) {
+  for (std::string_view gone :
+       {"/api/v1/sources/shop", "/api/v1/destinations/crm", "/api/v1/routes/shop-%3Ecrm"}) {
     r = Call("GET", std::string(gone));
     EXPECT_EQ(r.status, 404) << gone;
     EXPECT_EQ(Call("DELETE", std::string(gone)).status, 404) << gone;
@@ -160,72 +163,75 @@ TEST_F(ApiCatalogTest, CreateShowUpdateDeleteEachKind) {
     seen.push_back(std::string(e.at("detail").at("op").as_string()) + " " +
                    std::string(e.at("target").as_string()));
   }
-  EXPECT_EQ(seen, (std::vector<std::string>{
-                      "delete source shop", "delete destination crm", "delete route shop->crm",
-                      "update source shop", "update destination crm", "create route shop->crm",
-                      "create destination crm", "create source shop"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"delete source shop", "delete destination crm",
+                                            "delete route shop->crm", "update source shop",
+                                            "update destination crm", "create route shop->crm",
+                                            "create destination crm", "create source shop"}));
 }
 
 TEST_F(ApiCatalogTest, BadInputIs400NamingTheField) {
-  ASSERT_EQ(Call("POST", "/api/v1/destinations", R"({"name": "d", "url": "https://d.example"})")
-                .status,
-            201);
+  ASSERT_EQ(
+      Call("POST", "/api/v1/destinations", R"({"name": "d", "url": "https://d.example"})").status,
+      201);
   struct Case {
     const char* method;
     const char* path;
     const char* body;
     const char* field;
   };
-  for (const Case& c : std::vector<Case>{
-           // Not a JSON object at all.
-           {"POST", "/api/v1/sources", "", "body"},
-           {"POST", "/api/v1/sources", "{\"name\": ", "body"},
-           {"POST", "/api/v1/destinations", "[1, 2]", "body"},
-           {"PATCH", "/api/v1/destinations/d", "", "body"},
-           // Missing fields.
-           {"POST", "/api/v1/sources", "{}", "name"},
-           {"POST", "/api/v1/destinations", R"({"name": "x"})", "url"},
-           {"POST", "/api/v1/routes", R"({"source": "github"})", "destination"},
-           {"POST", "/api/v1/sources", R"({"name": "x", "verify": {"scheme": "github"}})",
-            "verify.secrets"},
-           // Wrong types.
-           {"POST", "/api/v1/sources", R"({"name": 5})", "name"},
-           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "max_concurrency": "8"})",
-            "max_concurrency"},
-           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "headers": ["a"]})",
-            "headers"},
-           {"POST", "/api/v1/routes", R"({"source": "github", "destination": 1})", "destination"},
-           {"PATCH", "/api/v1/destinations/d", R"({"paused": "yes"})", "paused"},
-           // Unknown fields.
-           {"POST", "/api/v1/sources", R"({"name": "x", "colour": "red"})", "colour"},
-           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "retries": 3})",
-            "retries"},
-           {"POST", "/api/v1/routes", R"({"source": "github", "destination": "d", "via": "x"})",
-            "via"},
-           {"PATCH", "/api/v1/destinations/d", R"({"colour": "red"})", "colour"},
-           // Bad durations, sizes, rates.
-           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "replay_window": "3 days"})",
-            "replay_window"},
-           {"POST", "/api/v1/destinations",
-            R"({"name": "x", "url": "https://x", "policy": {"strategy": "exponential", "base": "soon"}})",
-            "policy.base"},
-           {"POST", "/api/v1/sources",
-            R"({"name": "x", "verify": {"scheme": "stripe", "secrets": ["s"], "tolerance": "-5m"}})",
-            "verify.tolerance"},
-           {"POST", "/api/v1/sources", R"({"name": "x", "max_body": "huge"})", "max_body"},
-           {"PATCH", "/api/v1/destinations/d", R"({"rate_limit": "fast"})", "rate_limit"},
-           // Bad URLs.
-           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "ftp://x.example/"})", "url"},
-           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://u:p@x.example/"})", "url"},
-           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "not a url"})", "url"},
-           {"PATCH", "/api/v1/destinations/d", R"({"url": "/relative"})", "url"},
-           // Unknown names and renames.
-           {"POST", "/api/v1/routes", R"({"source": "nope", "destination": "d"})", "source"},
-           {"POST", "/api/v1/routes", R"({"source": "github", "destination": "nope"})", "destination"},
-           {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "policy": "nope"})",
-            "policy.preset"},
-           {"PATCH", "/api/v1/destinations/d", R"({"name": "e"})", "name"},
-       }) {
+  for (
+      const Case& c : std::vector<Case>{
+          // Not a JSON object at all.
+          {"POST", "/api/v1/sources", "", "body"},
+          {"POST", "/api/v1/sources", "{\"name\": ", "body"},
+          {"POST", "/api/v1/destinations", "[1, 2]", "body"},
+          {"PATCH", "/api/v1/destinations/d", "", "body"},
+          // Missing fields.
+          {"POST", "/api/v1/sources", "{}", "name"},
+          {"POST", "/api/v1/destinations", R"({"name": "x"})", "url"},
+          {"POST", "/api/v1/routes", R"({"source": "github"})", "destination"},
+          {"POST", "/api/v1/sources", R"({"name": "x", "verify": {"scheme": "github"}})",
+           "verify.secrets"},
+          // Wrong types.
+          {"POST", "/api/v1/sources", R"({"name": 5})", "name"},
+          {"POST", "/api/v1/destinations",
+           R"({"name": "x", "url": "https://x", "max_concurrency": "8"})", "max_concurrency"},
+          {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "headers": ["a"]})",
+           "headers"},
+          {"POST", "/api/v1/routes", R"({"source": "github", "destination": 1})", "destination"},
+          {"PATCH", "/api/v1/destinations/d", R"({"paused": "yes"})", "paused"},
+          // Unknown fields.
+          {"POST", "/api/v1/sources", R"({"name": "x", "colour": "red"})", "colour"},
+          {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "retries": 3})",
+           "retries"},
+          {"POST", "/api/v1/routes", R"({"source": "github", "destination": "d", "via": "x"})",
+           "via"},
+          {"PATCH", "/api/v1/destinations/d", R"({"colour": "red"})", "colour"},
+          // Bad durations, sizes, rates.
+          {"POST", "/api/v1/destinations",
+           R"({"name": "x", "url": "https://x", "replay_window": "3 days"})", "replay_window"},
+          {"POST", "/api/v1/destinations",
+           R"({"name": "x", "url": "https://x", "policy": {"strategy": "exponential", "base": "soon"}})",
+           "policy.base"},
+          {"POST", "/api/v1/sources",
+           R"({"name": "x", "verify": {"scheme": "stripe", "secrets": ["s"], "tolerance": "-5m"}})",
+           "verify.tolerance"},
+          {"POST", "/api/v1/sources", R"({"name": "x", "max_body": "huge"})", "max_body"},
+          {"PATCH", "/api/v1/destinations/d", R"({"rate_limit": "fast"})", "rate_limit"},
+          // Bad URLs.
+          {"POST", "/api/v1/destinations", R"({"name": "x", "url": "ftp://x.example/"})", "url"},
+          {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://u:p@x.example/"})",
+           "url"},
+          {"POST", "/api/v1/destinations", R"({"name": "x", "url": "not a url"})", "url"},
+          {"PATCH", "/api/v1/destinations/d", R"({"url": "/relative"})", "url"},
+          // Unknown names and renames.
+          {"POST", "/api/v1/routes", R"({"source": "nope", "destination": "d"})", "source"},
+          {"POST", "/api/v1/routes", R"({"source": "github", "destination": "nope"})",
+           "destination"},
+          {"POST", "/api/v1/destinations", R"({"name": "x", "url": "https://x", "policy": "nope"})",
+           "policy.preset"},
+          {"PATCH", "/api/v1/destinations/d", R"({"name": "e"})", "name"},
+      }) {
     http::Response r = Call(c.method, c.path, c.body);
     EXPECT_EQ(r.status, 400) << c.method << " " << c.path << " " << c.body << ": " << r.body;
     json::value e = json::parse(r.body).at("error");
@@ -243,9 +249,9 @@ TEST_F(ApiCatalogTest, BadInputIs400NamingTheField) {
 }
 
 TEST_F(ApiCatalogTest, ConflictsAndUnknownNames) {
-  ASSERT_EQ(Call("POST", "/api/v1/routes", R"({"source": "github", "destination": "billing"})")
-                .status,
-            201);
+  ASSERT_EQ(
+      Call("POST", "/api/v1/routes", R"({"source": "github", "destination": "billing"})").status,
+      201);
   struct Case {
     const char* method;
     const char* path;
@@ -257,11 +263,13 @@ TEST_F(ApiCatalogTest, ConflictsAndUnknownNames) {
   for (const Case& c : std::vector<Case>{
            {"POST", "/api/v1/sources", R"({"name": "github"})", 409, "already_exists",
             "already exists"},
-           {"POST", "/api/v1/routes", R"({"source": "github", "destination": "billing", "id": "x"})",
-            409, "already_exists", "already exists"},
+           {"POST", "/api/v1/routes",
+            R"({"source": "github", "destination": "billing", "id": "x"})", 409, "already_exists",
+            "already exists"},
            {"PATCH", "/api/v1/sources/github", R"({"max_body": "1MiB"})", 409,
             "failed_precondition", "config file"},
-           {"DELETE", "/api/v1/destinations/billing", "", 409, "failed_precondition", "config file"},
+           {"DELETE", "/api/v1/destinations/billing", "", 409, "failed_precondition",
+            "config file"},
            {"PATCH", "/api/v1/sources/nope", R"({"max_body": "1MiB"})", 404, "not_found", "nope"},
            {"PATCH", "/api/v1/destinations/nope", R"({})", 404, "not_found", "nope"},
            {"DELETE", "/api/v1/sources/nope", "", 404, "not_found", "nope"},
@@ -286,7 +294,8 @@ TEST_F(ApiCatalogTest, EveryCatalogRouteNeedsTheToken) {
     if (route.method == "GET") continue;
     std::string path(route.path);
     for (std::string_view param : {"{name}", "{id}"}) {
-      if (size_t at = path.find(param); at != std::string::npos) path.replace(at, param.size(), "x");
+      if (size_t at = path.find(param); at != std::string::npos)
+        path.replace(at, param.size(), "x");
     }
     for (const std::string& auth : {std::string(), std::string("Bearer wrong")}) {
       http::Response r = Call(std::string(route.method), path, R"({"name": "x"})", auth);

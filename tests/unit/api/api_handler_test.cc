@@ -225,7 +225,8 @@ TEST_F(ApiHandlerTest, ServesEachRouteAndNoSecrets) {
   EXPECT_EQ(json::parse(r.body).at("name").as_string(), "github");
   for (const ApiRoute& route : ApiRoutes()) {
     // Catalog changes have their own contract tests (api_catalog_test.cc).
-    if (route.method == "PATCH" || (route.method == "DELETE" && route.id != RouteId::kCancelBulkReplay) ||
+    if (route.method == "PATCH" ||
+        (route.method == "DELETE" && route.id != RouteId::kCancelBulkReplay) ||
         route.id == RouteId::kCreateSource || route.id == RouteId::kCreateDestination ||
         route.id == RouteId::kCreateRoute) {
       continue;

@@ -24,8 +24,8 @@ CatalogObject Source(std::string name, std::string origin, std::string extra = "
   return Obj(CatalogKind::kSource, name, R"({"name":")" + name + "\"" + extra + "}", origin);
 }
 CatalogObject Dest(std::string name, std::string origin, std::string url = "https://x.example/h") {
-  return Obj(CatalogKind::kDestination, name,
-             R"({"name":")" + name + R"(","url":")" + url + "\"}", origin);
+  return Obj(CatalogKind::kDestination, name, R"({"name":")" + name + R"(","url":")" + url + "\"}",
+             origin);
 }
 CatalogObject Route(std::string source, std::string dest, std::string origin) {
   return Obj(CatalogKind::kRoute, source + "->" + dest,
@@ -68,8 +68,8 @@ TEST(MergePatchTest, FollowsRfc7396) {
 }
 
 TEST(BuildCatalogTest, ParsesEveryObjectCarriesOriginAndValidatesRoutes) {
-  auto c = BuildCatalog({Source("github", "config"), Dest("billing", "api"),
-                         Route("github", "billing", "api")});
+  auto c = BuildCatalog(
+      {Source("github", "config"), Dest("billing", "api"), Route("github", "billing", "api")});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->sources.at("github").origin, "config");
   EXPECT_EQ(c->destinations.at("billing").origin, "api");
@@ -89,9 +89,9 @@ TEST(BuildCatalogTest, ParsesEveryObjectCarriesOriginAndValidatesRoutes) {
 }
 
 TEST(PlanSeedTest, FirstStartWritesTheConfigFile) {
-  SeedPlan p = PlanSeed({}, std::vector<CatalogObject>{Source("github", "config"),
-                                                       Dest("billing", "config"),
-                                                       Route("github", "billing", "config")});
+  SeedPlan p =
+      PlanSeed({}, std::vector<CatalogObject>{Source("github", "config"), Dest("billing", "config"),
+                                              Route("github", "billing", "config")});
   EXPECT_EQ(p.change.put.size(), 3u);
   EXPECT_TRUE(p.change.remove.empty());
   EXPECT_EQ(p.added.size(), 3u);
@@ -112,21 +112,20 @@ TEST(PlanSeedTest, AnUnchangedConfigFileChangesNothing) {
 }
 
 TEST(PlanSeedTest, TheConfigFileWinsForWhatItDefinesAndApiObjectsStay) {
-  std::vector<CatalogObject> stored = {Source("github", "config"), Dest("billing", "config"),
-                                       Dest("old", "config"), Dest("crm", "api"),
-                                       Dest("shared", "api"), Route("github", "crm", "api"),
+  std::vector<CatalogObject> stored = {Source("github", "config"),   Dest("billing", "config"),
+                                       Dest("old", "config"),        Dest("crm", "api"),
+                                       Dest("shared", "api"),        Route("github", "crm", "api"),
                                        Route("github", "old", "api")};
-  std::vector<CatalogObject> config = {
-      Source("github", "config"), Dest("billing", "config", "https://new.example/h"),
-      Dest("shared", "config"), Source("stripe", "config")};
+  std::vector<CatalogObject> config = {Source("github", "config"),
+                                       Dest("billing", "config", "https://new.example/h"),
+                                       Dest("shared", "config"), Source("stripe", "config")};
   SeedPlan p = PlanSeed(stored, config);
   // billing changed in the file; shared now defined by the file (replacing the API's one);
   // old left the file, and the API route to it goes with it; stripe is new.
-  EXPECT_EQ(p.updated, (std::vector<std::string>{"destination \"billing\"",
-                                                 "destination \"shared\""}));
+  EXPECT_EQ(p.updated,
+            (std::vector<std::string>{"destination \"billing\"", "destination \"shared\""}));
   EXPECT_EQ(p.added, (std::vector<std::string>{"source \"stripe\""}));
-  EXPECT_EQ(p.removed, (std::vector<std::string>{"destination \"old\"",
-                                                 "route \"github->old\""}));
+  EXPECT_EQ(p.removed, (std::vector<std::string>{"destination \"old\"", "route \"github->old\""}));
   EXPECT_EQ(Names(p.objects),
             (std::vector<std::string>{"source:github:config", "destination:billing:config",
                                       "destination:crm:api", "destination:shared:config",

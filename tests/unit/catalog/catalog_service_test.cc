@@ -28,7 +28,8 @@ class CatalogServiceTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     faults_ = std::make_unique<store::FaultInjectingStore>(std::move(*s));
     registry_ = std::make_unique<model::Registry>();
-    service_ = std::make_unique<CatalogService>(*faults_, *registry_, clock_, [this] { ++changes_; });
+    service_ =
+        std::make_unique<CatalogService>(*faults_, *registry_, clock_, [this] { ++changes_; });
   }
 
   std::vector<std::string> Load(std::optional<std::vector<store::CatalogObject>> config) {
@@ -70,10 +71,10 @@ TEST_F(CatalogServiceTest, CreatedObjectsGoLiveAndSurviveARestart) {
   ASSERT_TRUE(Create(CatalogKind::kSource, R"({"name": "shop"})").ok());
   ASSERT_TRUE(Create(CatalogKind::kDestination,
                      std::string(R"({"name": "billing", "url": "https://b.example/h",
-                                     "signing_secret": ")") + kSecret + "\"}")
+                                     "signing_secret": ")") +
+                         kSecret + "\"}")
                   .ok());
-  ASSERT_TRUE(
-      Create(CatalogKind::kRoute, R"({"source": "shop", "destination": "billing"})").ok());
+  ASSERT_TRUE(Create(CatalogKind::kRoute, R"({"source": "shop", "destination": "billing"})").ok());
   EXPECT_EQ(changes_, 3);
   auto live = registry_->Get();
   ASSERT_NE(live->FindSource("shop"), nullptr);
@@ -108,7 +109,8 @@ TEST_F(CatalogServiceTest, BadObjectsAreRefusedNamingTheField) {
     const char* field;
   };
   ASSERT_TRUE(Create(CatalogKind::kSource, R"({"name": "shop"})").ok());
-  ASSERT_TRUE(Create(CatalogKind::kDestination, R"({"name": "d", "url": "https://d.example"})").ok());
+  ASSERT_TRUE(
+      Create(CatalogKind::kDestination, R"({"name": "d", "url": "https://d.example"})").ok());
   ASSERT_TRUE(Create(CatalogKind::kRoute, R"({"source": "shop", "destination": "d"})").ok());
   for (const Case& c : std::vector<Case>{
            {CatalogKind::kSource, R"({})", Status::Code::kInvalidArgument, "name"},
@@ -116,7 +118,8 @@ TEST_F(CatalogServiceTest, BadObjectsAreRefusedNamingTheField) {
            {CatalogKind::kSource, R"({"name": "a b"})", Status::Code::kInvalidArgument, "name"},
            {CatalogKind::kSource, R"({"name": "x", "colour": "red"})",
             Status::Code::kInvalidArgument, "colour"},
-           {CatalogKind::kSource, R"({"name": "x", "verify": {"scheme": "nope", "secrets": ["s"]}})",
+           {CatalogKind::kSource,
+            R"({"name": "x", "verify": {"scheme": "nope", "secrets": ["s"]}})",
             Status::Code::kInvalidArgument, "verify.scheme"},
            {CatalogKind::kSource, R"({"name": "x", "max_body": "lots"})",
             Status::Code::kInvalidArgument, "max_body"},
@@ -124,9 +127,11 @@ TEST_F(CatalogServiceTest, BadObjectsAreRefusedNamingTheField) {
            {CatalogKind::kDestination, R"({"name": "x"})", Status::Code::kInvalidArgument, "url"},
            {CatalogKind::kDestination, R"({"name": "x", "url": "ftp://x"})",
             Status::Code::kInvalidArgument, "url"},
-           {CatalogKind::kDestination, R"({"name": "x", "url": "https://x", "replay_window": "3 days"})",
+           {CatalogKind::kDestination,
+            R"({"name": "x", "url": "https://x", "replay_window": "3 days"})",
             Status::Code::kInvalidArgument, "replay_window"},
-           {CatalogKind::kDestination, R"({"name": "x", "url": "https://x", "max_concurrency": "8"})",
+           {CatalogKind::kDestination,
+            R"({"name": "x", "url": "https://x", "max_concurrency": "8"})",
             Status::Code::kInvalidArgument, "max_concurrency"},
            {CatalogKind::kDestination, R"({"name": "x", "url": "https://x", "policy": "nope"})",
             Status::Code::kInvalidArgument, "policy.preset"},
@@ -191,8 +196,8 @@ TEST_F(CatalogServiceTest, UpdateMergesKeepsSecretsAndRefusesRenames) {
 
 TEST_F(CatalogServiceTest, ConfigFileObjectsCannotBeChangedThroughTheApi) {
   Load(std::vector<store::CatalogObject>{ConfigSource("github")});
-  Status update = service_->Update(CatalogKind::kSource, "github",
-                                   json::parse(R"({"max_body": "1MiB"})"), "t");
+  Status update =
+      service_->Update(CatalogKind::kSource, "github", json::parse(R"({"max_body": "1MiB"})"), "t");
   EXPECT_EQ(update.code(), Status::Code::kFailedPrecondition);
   EXPECT_NE(update.message().find("config file"), std::string::npos);
   EXPECT_EQ(service_->Remove(CatalogKind::kSource, "github", "t").code(),
@@ -215,7 +220,8 @@ TEST_F(CatalogServiceTest, ConfigFileObjectsCannotBeChangedThroughTheApi) {
 TEST_F(CatalogServiceTest, RemoveRefusesWhatIsStillInUse) {
   Load(std::nullopt);
   ASSERT_TRUE(Create(CatalogKind::kSource, R"({"name": "shop"})").ok());
-  ASSERT_TRUE(Create(CatalogKind::kDestination, R"({"name": "d", "url": "https://d.example"})").ok());
+  ASSERT_TRUE(
+      Create(CatalogKind::kDestination, R"({"name": "d", "url": "https://d.example"})").ok());
   ASSERT_TRUE(Create(CatalogKind::kRoute, R"({"source": "shop", "destination": "d"})").ok());
   Status routed = service_->Remove(CatalogKind::kSource, "shop", "t");
   EXPECT_EQ(routed.code(), Status::Code::kFailedPrecondition);
@@ -251,10 +257,10 @@ TEST_F(CatalogServiceTest, AStoreFailureLeavesTheLiveCatalogAsItWas) {
   faults_->FailCatalogChanges(3, Status::ResourceExhausted("disk full"));
   EXPECT_EQ(Create(CatalogKind::kSource, R"({"name": "other"})").code(),
             Status::Code::kResourceExhausted);
-  EXPECT_EQ(service_
-                ->Update(CatalogKind::kSource, "shop", json::parse(R"({"max_body": "1KiB"})"), "t")
-                .code(),
-            Status::Code::kResourceExhausted);
+  EXPECT_EQ(
+      service_->Update(CatalogKind::kSource, "shop", json::parse(R"({"max_body": "1KiB"})"), "t")
+          .code(),
+      Status::Code::kResourceExhausted);
   EXPECT_EQ(service_->Remove(CatalogKind::kSource, "shop", "t").code(),
             Status::Code::kResourceExhausted);
   auto live = registry_->Get();

@@ -62,8 +62,7 @@ TEST(CatalogEditTest, DestinationBodyParsesPolicyHeadersAndSecretFiles) {
   EXPECT_EQ(BuildDestinationBody("d", preset, false)->at("policy"), "pro");
 
   for (auto bad : {DestinationFlags{.policy = "{nope"}, DestinationFlags{.headers = {"nocolon"}},
-                   DestinationFlags{.headers = {": v"}},
-                   DestinationFlags{.spec = "[1]"},
+                   DestinationFlags{.headers = {": v"}}, DestinationFlags{.spec = "[1]"},
                    DestinationFlags{.signing_secret = "@/nonexistent/file"}}) {
     auto r = BuildDestinationBody("d", bad, false);
     EXPECT_FALSE(r.ok());

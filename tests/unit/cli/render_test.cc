@@ -210,8 +210,9 @@ TEST_F(RenderTest, DestinationDetail) {
   EXPECT_CONTAINS(billing, "  policy       pro: ladder, 5 attempts, timeout 30s\n");
   EXPECT_CONTAINS(billing, "  rate limit   100/s\n");
   EXPECT_CONTAINS(billing, "  signing      secret set\n");
-  EXPECT_CONTAINS(billing, "  headers      Authorization: (redacted)\n"
-                           "               X-Env: prod\n");
+  EXPECT_CONTAINS(billing,
+                  "  headers      Authorization: (redacted)\n"
+                  "               X-Env: prod\n");
   EXPECT_CONTAINS(billing, "  defined      API\n");
   std::string ops = RenderDestinationDetail(items[1].as_object(), now_);
   EXPECT_CONTAINS(ops, "  state        paused (410 Gone)\n");

@@ -102,7 +102,7 @@ TEST_F(RetentionJobTest, PurgesFinishedEventsPastTheLongestWindowKeepsPendingOne
     EXPECT_TRUE(Exists(id)) << id;
     EXPECT_EQ(store_->GetDeliveries(id)->size(), 2u) << id;
   }
-  EXPECT_EQ(*store_->CountDeliveries(DeliveryStatus::kScheduled), 6);  // retrying 2 + young 4
+  EXPECT_EQ(*store_->CountDeliveries(DeliveryStatus::kScheduled), 6);   // retrying 2 + young 4
   EXPECT_EQ(*store_->CountDeliveries(DeliveryStatus::kDelivering), 2);  // still sending
   EXPECT_EQ(*store_->CountDeliveries(DeliveryStatus::kDelivered), 0);
 
