@@ -182,6 +182,9 @@ Status CatalogService::Remove(store::CatalogKind kind, const std::string& name,
   }
   store::CatalogChange change;
   change.remove.emplace_back(kind, name);
+  // Checked again where it counts, in the delete's transaction (a replay may add one meanwhile);
+  // the count above gives the friendlier message in the usual case.
+  if (kind == store::CatalogKind::kDestination) change.require_no_open_deliveries = {name};
   return Commit(std::move(objects), std::move(change), actor, "delete", kind, name, {});
 }
 

@@ -204,6 +204,10 @@ struct CatalogChange {
   std::vector<CatalogObject> put;
   std::vector<std::pair<CatalogKind, std::string>> remove;
   std::optional<AuditEntry> audit;  // appended in the same transaction when set
+  // Destinations that must have no delivery left that is not final (scheduled, delivering,
+  // paused), checked in the change's own transaction: a replay that adds one just before
+  // cannot slip between the check and a delete. Otherwise FailedPrecondition, nothing written.
+  std::vector<std::string> require_no_open_deliveries;
 };
 
 // Newest first. `next_cursor` is opaque; empty when there is no next page.

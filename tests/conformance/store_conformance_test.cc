@@ -1253,6 +1253,36 @@ TEST_P(StoreConformanceTest, CatalogChangeRefusesBadObjectsAndWritesNothing) {
   EXPECT_TRUE(audit->items.empty());
 }
 
+TEST_P(StoreConformanceTest, CatalogChangeRequiringNoOpenDeliveriesChecksInItsTransaction) {
+  CatalogChange add;
+  add.put = {MakeCatalogObject(CatalogKind::kDestination, "billing",
+                               R"({"name":"billing","url":"https://b.example/h"})")};
+  ASSERT_TRUE(store_->ApplyCatalogChange(add).ok());
+  Append(MakeEvent(clock_, random_, "{}", {"billing"}));
+
+  CatalogChange del;
+  del.remove = {{CatalogKind::kDestination, "billing"}};
+  del.audit = MakeAudit(clock_.Now(), "config_change", "destination billing", 1);
+  del.require_no_open_deliveries = {"billing"};
+  Status refused = store_->ApplyCatalogChange(del);
+  EXPECT_EQ(refused.code(), Status::Code::kFailedPrecondition) << refused.ToString();
+  EXPECT_NE(refused.message().find("1 deliveries that are not delivered or failed"),
+            std::string::npos)
+      << refused.message();
+  auto listed = store_->ListCatalog();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 1u) << "nothing removed";
+  auto audit = store_->ListAudit("", 10);
+  ASSERT_TRUE(audit.ok());
+  EXPECT_TRUE(audit->items.empty()) << "nor audited";
+
+  del.require_no_open_deliveries = {"crm"};  // another destination's: nothing open there
+  EXPECT_TRUE(store_->ApplyCatalogChange(del).ok());
+  listed = store_->ListCatalog();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+}
+
 TEST_P(StoreConformanceTest, CountOpenDeliveriesCountsWhatIsNotFinal) {
   auto none = store_->CountOpenDeliveries("billing");
   ASSERT_TRUE(none.ok()) << none.status().ToString();

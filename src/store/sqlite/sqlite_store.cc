@@ -590,6 +590,10 @@ constexpr char kDestinationDueSql[] =
     "  WHERE destination = ?3 AND status = 'delivering' AND lease_until <= ?1"
     "  ORDER BY lease_until, id LIMIT ?2))"
     " ORDER BY due, id LIMIT ?2";
+// A destination's deliveries that are not final yet (?1: the destination).
+constexpr char kCountOpenDeliveriesSql[] =
+    "SELECT COUNT(*) FROM deliveries WHERE destination = ?1"
+    " AND status IN ('scheduled', 'delivering', 'paused')";
 // Whether kDueSql (kDestinationDueSql with ?2) would find anything; stops at the first row.
 constexpr char kAnyDueSql[] =
     "SELECT EXISTS (SELECT 1 FROM deliveries WHERE status = 'scheduled' AND next_attempt_at <= ?1)"
@@ -1399,6 +1403,18 @@ Status SqliteStore::ApplyCatalogChange(const CatalogChange& change) {
   }
   const TimePoint now = clock_.Now();
   Result<Unit> r = Write<Unit>([&change, now](Connection& db) -> Result<Unit> {
+    for (const std::string& destination : change.require_no_open_deliveries) {
+      Result<Statement> q = db.Prepare(kCountOpenDeliveriesSql);
+      if (!q.ok()) return q.status();
+      q->BindText(1, destination);
+      Result<bool> row = q->Step("count open deliveries");
+      if (!row.ok()) return row.status();
+      if (const int64_t open = *row ? q->Int(0) : 0; open > 0) {
+        return Status::FailedPrecondition("destination \"" + destination + "\" has " +
+                                          std::to_string(open) +
+                                          " deliveries that are not delivered or failed yet");
+      }
+    }
     for (const auto& [kind, name] : change.remove) {
       Result<Statement> del = db.Prepare("DELETE FROM catalog WHERE kind = ?1 AND name = ?2");
       if (!del.ok()) return del.status();
@@ -1428,9 +1444,7 @@ Status SqliteStore::ApplyCatalogChange(const CatalogChange& change) {
 Result<int64_t> SqliteStore::CountOpenDeliveries(const std::string& destination) {
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
-  Result<Statement> q = (*db)->Prepare(
-      "SELECT COUNT(*) FROM deliveries WHERE destination = ?1"
-      " AND status IN ('scheduled', 'delivering', 'paused')");
+  Result<Statement> q = (*db)->Prepare(kCountOpenDeliveriesSql);
   if (!q.ok()) return q.status();
   q->BindText(1, destination);
   Result<bool> row = q->Step("count open deliveries");
