@@ -1,6 +1,8 @@
 #include "cli/render.h"
 
 #include <boost/json.hpp>
+#include <boost/url/parse.hpp>
+#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <sstream>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "common/time_format.h"
+#include "delivery/sender.h"
 
 namespace hookrelay::cli {
 
@@ -312,10 +315,38 @@ std::string RenderDestinationList(const json::array& items, TimePoint now) {
   return Table({"NAME", "URL", "STATE", "BREAKER", "FAILURES", "CONCURRENCY"}, rows);
 }
 
+namespace {
+
+// The host of `url` when it is an address the sender refuses without allow_private: a literal
+// loopback, private, link-local or unspecified IP, or localhost. "" otherwise (a name may still
+// resolve to such an address; only the sender can tell).
+std::string RefusedLiteralHost(const std::string& url) {
+  auto u = boost::urls::parse_absolute_uri(url);
+  if (!u) return "";
+  const std::string host = u->host_address();
+  if (u->host_type() == boost::urls::host_type::ipv4 ||
+      u->host_type() == boost::urls::host_type::ipv6) {
+    return delivery::IsPrivateAddress(host) ? host : "";
+  }
+  std::string lower;
+  for (char c : host) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower == "localhost" || lower.ends_with(".localhost") ? host : "";
+}
+
+}  // namespace
+
 std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
   std::ostringstream out;
   out << "Destination " << Text(d, "name") << "\n";
   out << "  url          " << Text(d, "url") << "\n";
+  const json::value* allow = Field(d, "allow_private");
+  if (const std::string host = RefusedLiteralHost(Text(d, "url"));
+      !host.empty() && !(allow && allow->is_bool() && allow->get_bool())) {
+    out << "  note         " << host
+        << " is a loopback or private address: deliveries to it are refused unless the\n"
+           "               destination allows it (--allow-private) or the server runs with\n"
+           "               --allow-private-destinations\n";
+  }
   out << "  state        " << PausedText(d) << "\n";
   out << "  breaker      " << BreakerText(Object(d, "breaker"), now, true) << "\n";
   out << "  concurrency  " << Text(d, "allowed_concurrency") << " allowed of "

@@ -220,6 +220,30 @@ TEST_F(RenderTest, DestinationDetail) {
   EXPECT_CONTAINS(ops, "  policy       custom: exponential, 3 attempts within 1h, timeout 5s\n");
   EXPECT_CONTAINS(ops, "  rate limit   none\n");
   EXPECT_CONTAINS(ops, "  signing      none\n");
+  // ops points at 127.0.0.1 without allow_private: the detail says deliveries will be refused.
+  EXPECT_CONTAINS(ops,
+                  "  note         127.0.0.1 is a loopback or private address: deliveries to "
+                  "it are refused unless the\n");
+  EXPECT_EQ(billing.find("note"), std::string::npos) << billing;
+}
+
+TEST_F(RenderTest, DestinationDetailNotesAddressesTheSenderRefuses) {
+  auto detail = [&](std::string url, bool allow_private) {
+    json::object d = json::parse(kDestinations).as_array()[0].as_object();
+    d["url"] = url;
+    d["allow_private"] = allow_private;
+    return RenderDestinationDetail(d, now_);
+  };
+  for (const char* url :
+       {"http://127.0.0.1:9000/h", "http://10.1.2.3/h", "http://[::1]:8080/h",
+        "http://localhost:9000/h", "https://api.LOCALHOST/h", "http://169.254.169.254/latest"}) {
+    EXPECT_NE(detail(url, false).find("  note  "), std::string::npos) << url;
+    EXPECT_EQ(detail(url, true).find("  note  "), std::string::npos) << url;
+  }
+  for (const char* url :
+       {"https://example.com/h", "http://93.184.216.34/h", "https://internal.example.com/h"}) {
+    EXPECT_EQ(detail(url, false).find("  note  "), std::string::npos) << url;
+  }
 }
 
 TEST_F(RenderTest, Routes) {
