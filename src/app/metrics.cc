@@ -10,6 +10,14 @@ void Metric(std::ostringstream& out, const char* name, const char* type, const c
   out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
 }
 
+// A metric with one unlabelled sample: HELP, TYPE and the value.
+template <typename T>
+void Single(std::ostringstream& out, const char* name, const char* type, const char* help,
+            T value) {
+  Metric(out, name, type, help);
+  out << name << " " << value << "\n";
+}
+
 // Label values escape backslash, quote and newline.
 std::string Label(const std::string& v) {
   std::string out;
@@ -29,23 +37,21 @@ std::string Label(const std::string& v) {
 std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::EngineStats& e,
                           const std::map<std::string, delivery::DestinationState>& dests) {
   std::ostringstream out;
-  Metric(out, "hookrelay_events_ingested_total", "counter", "Events stored and acknowledged.");
-  out << "hookrelay_events_ingested_total " << ingest.accepted.load() << "\n";
-  Metric(out, "hookrelay_events_duplicate_total", "counter",
-         "Arrivals answered with an earlier event's id (dedup).");
-  out << "hookrelay_events_duplicate_total " << ingest.duplicates.load() << "\n";
-  Metric(out, "hookrelay_ingest_rejected_total", "counter",
-         "Ingest requests refused with a 4xx (unknown source, bad signature, ...).");
-  out << "hookrelay_ingest_rejected_total " << ingest.rejected.load() << "\n";
-  Metric(out, "hookrelay_ingest_store_failures_total", "counter",
-         "Ingest requests answered 503 because the event could not be stored.");
-  out << "hookrelay_ingest_store_failures_total " << ingest.store_failures.load() << "\n";
+  Single(out, "hookrelay_events_ingested_total", "counter", "Events stored and acknowledged.",
+         ingest.accepted.load());
+  Single(out, "hookrelay_events_duplicate_total", "counter",
+         "Arrivals answered with an earlier event's id (dedup).", ingest.duplicates.load());
+  Single(out, "hookrelay_ingest_rejected_total", "counter",
+         "Ingest requests refused with a 4xx (unknown source, bad signature, ...).",
+         ingest.rejected.load());
+  Single(out, "hookrelay_ingest_store_failures_total", "counter",
+         "Ingest requests answered 503 because the event could not be stored.",
+         ingest.store_failures.load());
 
-  Metric(out, "hookrelay_deliveries_delivered_total", "counter", "Deliveries that got a 2xx.");
-  out << "hookrelay_deliveries_delivered_total " << e.delivered << "\n";
-  Metric(out, "hookrelay_deliveries_failed_total", "counter",
-         "Deliveries given up (exhausted, past deadline, or not retryable).");
-  out << "hookrelay_deliveries_failed_total " << e.failed << "\n";
+  Single(out, "hookrelay_deliveries_delivered_total", "counter", "Deliveries that got a 2xx.",
+         e.delivered);
+  Single(out, "hookrelay_deliveries_failed_total", "counter",
+         "Deliveries given up (exhausted, past deadline, or not retryable).", e.failed);
   Metric(out, "hookrelay_attempts_total", "counter", "HTTP attempts by outcome class.");
   out << "hookrelay_attempts_total{outcome=\"success\"} " << e.attempts_success << "\n"
       << "hookrelay_attempts_total{outcome=\"retryable\"} " << e.attempts_retryable << "\n"
@@ -64,17 +70,14 @@ std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::Eng
   }
   out << "hookrelay_attempt_duration_seconds_sum " << static_cast<double>(e.latency_sum_ms) / 1000.0
       << "\nhookrelay_attempt_duration_seconds_count " << cumulative << "\n";
-  Metric(out, "hookrelay_attempts_in_flight", "gauge", "Attempts being sent now.");
-  out << "hookrelay_attempts_in_flight " << e.in_flight << "\n";
-  Metric(out, "hookrelay_due_backlog_oldest_age_seconds", "gauge",
-         "Age of the oldest due-but-unsent delivery (0 when none); alerts past the threshold.");
-  out << "hookrelay_due_backlog_oldest_age_seconds "
-      << static_cast<double>(e.oldest_due_age.count()) / 1000.0 << "\n";
-  Metric(out, "hookrelay_due_backlog", "gauge",
-         "Scheduled deliveries due now but not yet sent (checked once a second).");
-  out << "hookrelay_due_backlog " << e.due_backlog << "\n";
-  Metric(out, "hookrelay_breakers_open", "gauge", "Destinations whose breaker is not closed.");
-  out << "hookrelay_breakers_open " << e.breakers_open << "\n";
+  Single(out, "hookrelay_attempts_in_flight", "gauge", "Attempts being sent now.", e.in_flight);
+  Single(out, "hookrelay_due_backlog_oldest_age_seconds", "gauge",
+         "Age of the oldest due-but-unsent delivery (0 when none); alerts past the threshold.",
+         static_cast<double>(e.oldest_due_age.count()) / 1000.0);
+  Single(out, "hookrelay_due_backlog", "gauge",
+         "Scheduled deliveries due now but not yet sent (checked once a second).", e.due_backlog);
+  Single(out, "hookrelay_breakers_open", "gauge", "Destinations whose breaker is not closed.",
+         e.breakers_open);
 
   Metric(out, "hookrelay_destination_allowed_concurrency", "gauge",
          "Adaptive concurrency limit per destination.");
@@ -98,29 +101,26 @@ std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::Eng
 
 std::string RenderRetentionMetrics(const retention::RetentionStats& stats) {
   std::ostringstream out;
-  Metric(out, "hookrelay_retention_purged_events_total", "counter",
-         "Events deleted past the replay window (with their deliveries and attempts).");
-  out << "hookrelay_retention_purged_events_total " << stats.purged_events << "\n";
-  Metric(out, "hookrelay_retention_failed_passes_total", "counter",
-         "Retention passes that stopped on a store error.");
-  out << "hookrelay_retention_failed_passes_total " << stats.failed_passes << "\n";
+  Single(out, "hookrelay_retention_purged_events_total", "counter",
+         "Events deleted past the replay window (with their deliveries and attempts).",
+         stats.purged_events);
+  Single(out, "hookrelay_retention_failed_passes_total", "counter",
+         "Retention passes that stopped on a store error.", stats.failed_passes);
   return out.str();
 }
 
 std::string RenderAlertMetrics(const alerts::AlertDispatcher::Stats& stats) {
   std::ostringstream out;
-  Metric(out, "hookrelay_alerts_raised_total", "counter",
-         "Alerts raised (breaker opened or closed, deliveries failed, destination paused, stall).");
-  out << "hookrelay_alerts_raised_total " << stats.raised << "\n";
-  Metric(out, "hookrelay_alerts_sent_total", "counter",
-         "Alert messages accepted by the SMTP server or the alert webhook (one per channel).");
-  out << "hookrelay_alerts_sent_total " << stats.sent << "\n";
-  Metric(out, "hookrelay_alerts_failed_total", "counter",
-         "Alert messages that could not be sent (see the log for why).");
-  out << "hookrelay_alerts_failed_total " << stats.failed << "\n";
-  Metric(out, "hookrelay_alerts_dropped_total", "counter",
-         "Alerts never sent: the queue was full, or time ran out at shutdown.");
-  out << "hookrelay_alerts_dropped_total " << stats.dropped << "\n";
+  Single(out, "hookrelay_alerts_raised_total", "counter",
+         "Alerts raised (breaker opened or closed, deliveries failed, destination paused, stall).",
+         stats.raised);
+  Single(out, "hookrelay_alerts_sent_total", "counter",
+         "Alert messages accepted by the SMTP server or the alert webhook (one per channel).",
+         stats.sent);
+  Single(out, "hookrelay_alerts_failed_total", "counter",
+         "Alert messages that could not be sent (see the log for why).", stats.failed);
+  Single(out, "hookrelay_alerts_dropped_total", "counter",
+         "Alerts never sent: the queue was full, or time ran out at shutdown.", stats.dropped);
   return out.str();
 }
 

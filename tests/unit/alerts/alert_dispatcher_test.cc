@@ -223,6 +223,21 @@ TEST(AlertDispatcherTest, EmailAndWebhookBothGetEachAlert) {
   EXPECT_EQ(json::parse(receiver.requests()[0].body).at("kind"), "destination_paused");
 }
 
+// Raises one breaker alert through a dispatcher with `config`, expects it to fail (and nothing
+// sent), and returns what the dispatcher logged.
+std::string RaiseOneThatFails(const AlertsConfig& config, FakeClock& clock) {
+  ::testing::internal::CaptureStderr();
+  {
+    AlertDispatcher dispatcher(config, clock, FastOptions());
+    dispatcher.Raise(Make(K::kBreakerOpened, "billing", clock.Now(), "20 consecutive failures"));
+    EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().failed == 1; }));
+    EXPECT_EQ(dispatcher.stats().sent, 0);
+  }
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, HasSubstr("email alert breaker_opened for destination billing failed: "));
+  return err;
+}
+
 // A mail relay as most providers run it: STARTTLS required, then AUTH. The certificate is the
 // relay's own (ca_file), verified; the login arrives over TLS and the message is delivered.
 TEST(AlertDispatcherTest, EmailOverStartTlsWithLogin) {
@@ -269,15 +284,7 @@ TEST(AlertDispatcherTest, StartTlsAndLoginFailuresAreReported) {
     config.username = "relay";
     config.password = c.password;
     config.ca_file = c.ca_file;
-    ::testing::internal::CaptureStderr();
-    {
-      AlertDispatcher dispatcher(config, clock, FastOptions());
-      dispatcher.Raise(Make(K::kBreakerOpened, "billing", clock.Now(), "20 consecutive failures"));
-      EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().failed == 1; }));
-      EXPECT_EQ(dispatcher.stats().sent, 0);
-    }
-    std::string err = ::testing::internal::GetCapturedStderr();
-    EXPECT_THAT(err, HasSubstr("email alert breaker_opened for destination billing failed: "));
+    std::string err = RaiseOneThatFails(config, clock);
     EXPECT_THAT(err, Not(HasSubstr(c.password)));
   }
   EXPECT_TRUE(tls.Messages().empty());
@@ -291,15 +298,7 @@ TEST(AlertDispatcherTest, FailuresAreCountedAndLoggedWithoutThePassword) {
   AlertsConfig config = EmailConfig("smtp://127.0.0.1:" + std::to_string(FreePort()));
   config.username = "relay";
   config.password = "hunter2-very-secret";
-  ::testing::internal::CaptureStderr();
-  {
-    AlertDispatcher dispatcher(config, clock, FastOptions());
-    dispatcher.Raise(Make(K::kBreakerOpened, "billing", clock.Now(), "20 consecutive failures"));
-    EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().failed == 1; }));
-    EXPECT_EQ(dispatcher.stats().sent, 0);
-  }
-  std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_THAT(err, HasSubstr("email alert breaker_opened for destination billing failed: "));
+  std::string err = RaiseOneThatFails(config, clock);
   EXPECT_THAT(err, Not(HasSubstr("hunter2")));
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
 }
