@@ -59,6 +59,15 @@ class SqliteStoreTest : public ::testing::Test {
     return row.ok() && *row ? q->Int(0) : -1;
   }
 
+  // Appends `n` events (one delivery each) and claims all their deliveries.
+  std::vector<Delivery> AppendAndClaim(SqliteStore& store, int n) {
+    for (int i = 0; i < n; ++i) EXPECT_TRUE(store.AppendEventSync(MakeEvent(clock_, random_)).ok());
+    auto claimed = store.ClaimDue(clock_.Now(), n, seconds(30), "s");
+    EXPECT_TRUE(claimed.ok()) << claimed.status().ToString();
+    EXPECT_EQ(claimed.ok() ? claimed->size() : 0u, static_cast<size_t>(n));
+    return claimed.ok() ? *claimed : std::vector<Delivery>{};
+  }
+
   hookrelay::testing::TempDir dir_;
   FakeClock clock_;
   SeededRandom random_{7};
@@ -353,10 +362,7 @@ TEST_F(SqliteStoreTest, RecordAttemptsIsOneWriteOperation) {
   std::unique_ptr<SqliteStore> store = Open();
   ASSERT_NE(store, nullptr);
   constexpr int kN = 50;
-  for (int i = 0; i < kN; ++i) {
-    ASSERT_TRUE(store->AppendEventSync(MakeEvent(clock_, random_)).ok());
-  }
-  std::vector<Delivery> claimed = *store->ClaimDue(clock_.Now(), kN, seconds(30), "s");
+  std::vector<Delivery> claimed = AppendAndClaim(*store, kN);
   ASSERT_EQ(claimed.size(), static_cast<size_t>(kN));
   std::vector<AttemptRecord> batch;
   for (const Delivery& d : claimed) {
@@ -377,10 +383,7 @@ TEST_F(SqliteStoreTest, RecordAttemptsOnAFullDiskFailsEveryRecordAndWritesNothin
   std::unique_ptr<SqliteStore> store = Open();
   ASSERT_NE(store, nullptr);
   constexpr int kN = 20;
-  for (int i = 0; i < kN; ++i) {
-    ASSERT_TRUE(store->AppendEventSync(MakeEvent(clock_, random_)).ok());
-  }
-  std::vector<Delivery> claimed = *store->ClaimDue(clock_.Now(), kN, seconds(30), "s");
+  std::vector<Delivery> claimed = AppendAndClaim(*store, kN);
   ASSERT_EQ(claimed.size(), static_cast<size_t>(kN));
   std::vector<AttemptRecord> batch;
   for (const Delivery& d : claimed) {
