@@ -2,7 +2,6 @@
 
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
-#include <cctype>
 #include <cstdio>
 #include <ctime>
 #include <sstream>
@@ -317,20 +316,13 @@ std::string RenderDestinationList(const json::array& items, TimePoint now) {
 
 namespace {
 
-// The host of `url` when it is an address the sender refuses without allow_private: a literal
-// loopback, private, link-local or unspecified IP, or localhost. "" otherwise (a name may still
-// resolve to such an address; only the sender can tell).
+// The host of `url` when the sender refuses it without allow_private (IsRefusedLiteralHost),
+// else "" (a name may still resolve to such an address; only the sender can tell).
 std::string RefusedLiteralHost(const std::string& url) {
   auto u = boost::urls::parse_absolute_uri(url);
   if (!u) return "";
   const std::string host = u->host_address();
-  if (u->host_type() == boost::urls::host_type::ipv4 ||
-      u->host_type() == boost::urls::host_type::ipv6) {
-    return delivery::IsPrivateAddress(host) ? host : "";
-  }
-  std::string lower;
-  for (char c : host) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower == "localhost" || lower.ends_with(".localhost") ? host : "";
+  return delivery::IsRefusedLiteralHost(host) ? host : "";
 }
 
 }  // namespace

@@ -369,15 +369,9 @@ struct Sender::Impl {
       t->via_proxy = true;
       // The proxy resolves the name and connects, so the socket guard only sees the proxy. What
       // can be judged here is a literal address or "localhost" in the URL.
-      const std::string host = Lower(url.host);
-      unsigned char ignored[16];
-      const bool numeric = inet_pton(AF_INET, host.c_str(), ignored) == 1 ||
-                           inet_pton(AF_INET6, host.c_str(), ignored) == 1;
-      const bool localhost =
-          host == "localhost" || (host.size() > 10 && host.ends_with(".localhost"));
-      if (!t->allow_private && ((numeric && IsPrivateAddress(host)) || localhost)) {
+      if (!t->allow_private && IsRefusedLiteralHost(url.host)) {
         Finish(t->request.tag, std::move(t->done), t->started_at, Duration(0),
-               TransportError::kPrivateAddress, RefusedDetail(host));
+               TransportError::kPrivateAddress, RefusedDetail(Lower(url.host)));
         return;
       }
     }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -97,6 +98,11 @@ class Sender {
 // are judged by their IPv4 part. `address` is a numeric IPv4 or IPv6 literal; anything that does
 // not parse is treated as private (refused).
 bool IsPrivateAddress(const std::string& address);
+
+// True when a URL's host (brackets and zone removed) is refused without allow_private before any
+// name is resolved: a literal address IsPrivateAddress refuses, or localhost / *.localhost (any
+// case). A name that merely resolves to such an address is caught at connect time instead.
+bool IsRefusedLiteralHost(std::string_view host);
 
 // The Standard Webhooks headers for an event: webhook-id, webhook-timestamp (Unix seconds of
 // `now`) and, when `signing_key` (the decoded bytes of a whsec_ secret) is set,

@@ -1,5 +1,6 @@
 #include <arpa/inet.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -62,6 +63,16 @@ bool IsPrivateAddress(const std::string& address) {
   if (inet_pton(AF_INET, address.c_str(), buf) == 1) return IsPrivateV4(V4At(buf));
   if (inet_pton(AF_INET6, address.c_str(), buf) == 1) return IsPrivateV6(buf);
   return true;  // not a numeric address: refuse
+}
+
+bool IsRefusedLiteralHost(std::string_view host) {
+  std::string lower(host);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "localhost" || (lower.size() > 10 && lower.ends_with(".localhost"))) return true;
+  unsigned char ignored[16];
+  const bool numeric = inet_pton(AF_INET, lower.c_str(), ignored) == 1 ||
+                       inet_pton(AF_INET6, lower.c_str(), ignored) == 1;
+  return numeric && IsPrivateAddress(lower);
 }
 
 }  // namespace hookrelay::delivery

@@ -73,5 +73,18 @@ TEST(IsPrivateAddressTest, Table) {
   EXPECT_TRUE(IsPrivateAddress(std::string("8.8.8.8\0", 8)));
 }
 
+// What can be refused from the URL alone: literal private addresses and localhost; names are left
+// to the connect-time check.
+TEST(SsrfTest, RefusedLiteralHosts) {
+  for (const char* host : {"127.0.0.1", "10.1.2.3", "::1", "169.254.169.254", "0.0.0.0",
+                           "localhost", "LocalHost", "api.localhost", "A.LOCALHOST"}) {
+    EXPECT_TRUE(IsRefusedLiteralHost(host)) << host;
+  }
+  for (const char* host : {"8.8.8.8", "2001:4860:4860::8888", "example.com", "internal.corp",
+                           "localhost.example.com", ".localhost", "127.1"}) {
+    EXPECT_FALSE(IsRefusedLiteralHost(host)) << host;
+  }
+}
+
 }  // namespace
 }  // namespace hookrelay::delivery
