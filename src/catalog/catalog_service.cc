@@ -165,27 +165,24 @@ Status CatalogService::Remove(store::CatalogKind kind, const std::string& name,
                                         "); delete those routes first");
     }
   }
-  if (kind == store::CatalogKind::kDestination) {
-    auto open = store_.CountOpenDeliveries(name);
-    if (!open.ok()) return open.status();
-    if (*open > 0) {
-      return Status::FailedPrecondition(
-          Describe(kind, name) + " has " + std::to_string(*open) +
-          " deliveries that are not delivered or failed yet (scheduled, delivering or paused); "
-          "deleting it would strand them. Wait until they finish (resume it if it is paused), "
-          "then delete it");
-    }
-  }
   std::vector<store::CatalogObject> objects;
   for (const store::CatalogObject& o : objects_) {
     if (!(o.kind == kind && o.name == name)) objects.push_back(o);
   }
   store::CatalogChange change;
   change.remove.emplace_back(kind, name);
-  // Checked again where it counts, in the delete's transaction (a replay may add one meanwhile);
-  // the count above gives the friendlier message in the usual case.
-  if (kind == store::CatalogKind::kDestination) change.require_no_open_deliveries = {name};
-  return Commit(std::move(objects), std::move(change), actor, "delete", kind, name, {});
+  if (kind != store::CatalogKind::kDestination) {
+    return Commit(std::move(objects), std::move(change), actor, "delete", kind, name, {});
+  }
+  // Deliveries not final yet would be stranded. Checked in the delete's own transaction, so a
+  // replay adding one just before cannot slip between the check and the delete.
+  change.require_no_open_deliveries = {name};
+  Status st = Commit(std::move(objects), std::move(change), actor, "delete", kind, name, {});
+  if (st.code() != Status::Code::kFailedPrecondition) return st;
+  return Status::FailedPrecondition(
+      st.message() +
+      " (scheduled, delivering or paused); deleting it would strand them. Wait until they finish "
+      "(resume it if it is paused), then delete it");
 }
 
 Status CatalogService::Commit(std::vector<store::CatalogObject> objects,

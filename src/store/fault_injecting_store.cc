@@ -250,8 +250,4 @@ Status FaultInjectingStore::ApplyCatalogChange(const CatalogChange& change) {
   return target_->ApplyCatalogChange(change);
 }
 
-Result<int64_t> FaultInjectingStore::CountOpenDeliveries(const std::string& destination) {
-  return target_->CountOpenDeliveries(destination);
-}
-
 }  // namespace hookrelay::store

@@ -92,7 +92,6 @@ class FaultInjectingStore final : public Store {
   Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id, TimePoint now) override;
   Result<std::vector<CatalogObject>> ListCatalog() override;
   Status ApplyCatalogChange(const CatalogChange& change) override;
-  Result<int64_t> CountOpenDeliveries(const std::string& destination) override;
 
  private:
   struct Fault {

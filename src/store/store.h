@@ -206,7 +206,8 @@ struct CatalogChange {
   std::optional<AuditEntry> audit;  // appended in the same transaction when set
   // Destinations that must have no delivery left that is not final (scheduled, delivering,
   // paused), checked in the change's own transaction: a replay that adds one just before
-  // cannot slip between the check and a delete. Otherwise FailedPrecondition, nothing written.
+  // cannot slip between the check and a delete. Otherwise FailedPrecondition ("destination "d"
+  // has N deliveries that are not delivered or failed yet"), nothing written.
   std::vector<std::string> require_no_open_deliveries;
 };
 
@@ -336,9 +337,6 @@ class Store {
   // a change and its audit entry atomically (kInvalidArgument for an empty name or spec).
   virtual Result<std::vector<CatalogObject>> ListCatalog() = 0;
   virtual Status ApplyCatalogChange(const CatalogChange& change) = 0;
-  // How many deliveries to `destination` are not final yet (scheduled, delivering or paused):
-  // a destination with any cannot be deleted without losing them.
-  virtual Result<int64_t> CountOpenDeliveries(const std::string& destination) = 0;
 };
 
 struct SqliteOptions {

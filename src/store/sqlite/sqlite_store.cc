@@ -590,10 +590,6 @@ constexpr char kDestinationDueSql[] =
     "  WHERE destination = ?3 AND status = 'delivering' AND lease_until <= ?1"
     "  ORDER BY lease_until, id LIMIT ?2))"
     " ORDER BY due, id LIMIT ?2";
-// A destination's deliveries that are not final yet (?1: the destination).
-constexpr char kCountOpenDeliveriesSql[] =
-    "SELECT COUNT(*) FROM deliveries WHERE destination = ?1"
-    " AND status IN ('scheduled', 'delivering', 'paused')";
 // Whether kDueSql (kDestinationDueSql with ?2) would find anything; stops at the first row.
 constexpr char kAnyDueSql[] =
     "SELECT EXISTS (SELECT 1 FROM deliveries WHERE status = 'scheduled' AND next_attempt_at <= ?1)"
@@ -1404,7 +1400,9 @@ Status SqliteStore::ApplyCatalogChange(const CatalogChange& change) {
   const TimePoint now = clock_.Now();
   Result<Unit> r = Write<Unit>([&change, now](Connection& db) -> Result<Unit> {
     for (const std::string& destination : change.require_no_open_deliveries) {
-      Result<Statement> q = db.Prepare(kCountOpenDeliveriesSql);
+      Result<Statement> q = db.Prepare(
+          "SELECT COUNT(*) FROM deliveries WHERE destination = ?1"
+          " AND status IN ('scheduled', 'delivering', 'paused')");
       if (!q.ok()) return q.status();
       q->BindText(1, destination);
       Result<bool> row = q->Step("count open deliveries");
@@ -1439,17 +1437,6 @@ Status SqliteStore::ApplyCatalogChange(const CatalogChange& change) {
     return Unit{};
   });
   return r.ok() ? Status::Ok() : r.status();
-}
-
-Result<int64_t> SqliteStore::CountOpenDeliveries(const std::string& destination) {
-  Result<Reader> db = AcquireReader();
-  if (!db.ok()) return db.status();
-  Result<Statement> q = (*db)->Prepare(kCountOpenDeliveriesSql);
-  if (!q.ok()) return q.status();
-  q->BindText(1, destination);
-  Result<bool> row = q->Step("count open deliveries");
-  if (!row.ok()) return row.status();
-  return *row ? q->Int(0) : int64_t{0};
 }
 
 }  // namespace hookrelay::store

@@ -93,7 +93,6 @@ class SqliteStore final : public Store {
   Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id, TimePoint now) override;
   Result<std::vector<CatalogObject>> ListCatalog() override;
   Status ApplyCatalogChange(const CatalogChange& change) override;
-  Result<int64_t> CountOpenDeliveries(const std::string& destination) override;
 
   // Counters of the writer, for tests, benchmarks and metrics. Monotonic.
   struct WriterStats {
