@@ -12,12 +12,8 @@ using store::CatalogKind;
 using store::CatalogObject;
 
 CatalogObject Obj(CatalogKind kind, std::string name, std::string spec, std::string origin) {
-  CatalogObject o;
-  o.kind = kind;
-  o.name = std::move(name);
-  o.spec = std::move(spec);
-  o.origin = std::move(origin);
-  return o;
+  return {
+      .kind = kind, .name = std::move(name), .spec = std::move(spec), .origin = std::move(origin)};
 }
 
 CatalogObject Source(std::string name, std::string origin, std::string extra = "") {
