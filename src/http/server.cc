@@ -17,8 +17,8 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/status.hpp>
 #include <charconv>
-#include <cstring>
 #include <condition_variable>
+#include <cstring>
 #include <future>
 #include <limits>
 #include <list>
@@ -239,11 +239,12 @@ class RequestParser final : public bhttp::basic_parser<true> {
 // parsers in front of or behind it may not.
 bool HasObsFold(const char* p, size_t n) {
   const char* end = p + n;
-  for (const char* lf = static_cast<const char*>(std::memchr(p, '\n', n)); lf && lf + 1 < end;
-       lf = static_cast<const char*>(std::memchr(lf + 1, '\n', static_cast<size_t>(end - lf - 1)))) {
+  while (true) {
+    const char* lf = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    if (lf == nullptr || lf + 1 >= end) return false;
     if (lf[1] == ' ' || lf[1] == '\t') return true;
+    p = lf + 1;
   }
-  return false;
 }
 
 // Connections are counted per client: an IPv4 address, or the /64 of an IPv6 address (one host
@@ -379,7 +380,7 @@ struct Worker {
   std::list<std::shared_ptr<Session>> sessions;  // open connections; owning
   std::thread thread;
 
-  int in_flight = 0;      // requests begun and not yet answered
+  int in_flight = 0;  // requests begun and not yet answered
   // Sessions with no byte of a request yet (Phase::kIdle), and closures of one of them that the
   // acceptor asked for and that have not run yet. Read by the acceptor to pick where to make room.
   std::atomic<int> idle{0};
@@ -727,8 +728,7 @@ void Session::Parse() {
     }
   }
   if (!parser_->request_line_done()) {
-    Fail(414, "uri_too_long",
-         "request line too long (limit " + FormatByteSize(header_limit) + ")");
+    Fail(414, "uri_too_long", "request line too long (limit " + FormatByteSize(header_limit) + ")");
     return;
   }
   Fail(431, "headers_too_large",
@@ -884,12 +884,12 @@ void Session::Fail(int status, std::string_view code, std::string message) {
 void Session::RefuseBody() {
   worker_->server->stats->refused_max_body_memory.fetch_add(1, std::memory_order_relaxed);
   const uint64_t max = worker_->options.max_body_memory;
-  std::string message =
-      request_.content_length && *request_.content_length > max
-          ? "request body of " + std::to_string(*request_.content_length) +
-                " bytes is larger than the server's max_body_memory (" + FormatByteSize(max) + ")"
-          : "too many request bodies in memory (max_body_memory " + FormatByteSize(max) +
-                "); retry shortly";
+  std::string message = request_.content_length && *request_.content_length > max
+                            ? "request body of " + std::to_string(*request_.content_length) +
+                                  " bytes is larger than the server's max_body_memory (" +
+                                  FormatByteSize(max) + ")"
+                            : "too many request bodies in memory (max_body_memory " +
+                                  FormatByteSize(max) + "); retry shortly";
   Response response = JsonError(503, "unavailable", message);
   response.headers.emplace_back("Retry-After", "1");
   keep_alive_ = false;
@@ -1201,15 +1201,15 @@ void Server::Impl::Refuse(const std::shared_ptr<Worker>& worker, Socket socket,
     socket.close(ignored);
     return;
   }
-  asio::post(worker->ioc, [worker, socket = std::move(socket), peer,
-                           response = std::move(response)]() mutable {
-    if (worker->stopped.load(std::memory_order_relaxed)) {
-      worker->server->refusing.fetch_sub(1, std::memory_order_relaxed);
-      return;
-    }
-    std::make_shared<Session>(worker, std::move(socket), peer, /*counted=*/false)
-        ->Refuse(std::move(response));
-  });
+  asio::post(worker->ioc,
+             [worker, socket = std::move(socket), peer, response = std::move(response)]() mutable {
+               if (worker->stopped.load(std::memory_order_relaxed)) {
+                 worker->server->refusing.fetch_sub(1, std::memory_order_relaxed);
+                 return;
+               }
+               std::make_shared<Session>(worker, std::move(socket), peer, /*counted=*/false)
+                   ->Refuse(std::move(response));
+             });
 }
 
 bool Server::Impl::AddClient(const ClientKey& key) {

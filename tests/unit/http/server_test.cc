@@ -879,11 +879,13 @@ TEST_F(ServerTest, ConnectionsPerClientAddressAreCapped) {
 TEST_F(ServerTest, TransferEncodingOtherThanExactlyChunkedIs400) {
   StartServer();
   const std::string second = "GET /second HTTP/1.1\r\nHost: x\r\n\r\n";
-  for (std::string te : {"gzip", "identity", "chunked, identity", "xchunked", "chunked, chunked",
-                         "gzip, chunked", "", "chunked;q=1", "chunked\r\nTransfer-Encoding: chunked",
-                         "gzip\r\nTransfer-Encoding: chunked", "gzip\r\nContent-Length: 3"}) {
-    std::string raw = SendRaw(port(), "POST /first HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te +
-                                          "\r\n\r\n" + second);
+  for (std::string te :
+       {"gzip", "identity", "chunked, identity", "xchunked", "chunked, chunked", "gzip, chunked",
+        "", "chunked;q=1", "chunked\r\nTransfer-Encoding: chunked",
+        "gzip\r\nTransfer-Encoding: chunked", "gzip\r\nContent-Length: 3"}) {
+    std::string raw =
+        SendRaw(port(), "POST /first HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te + "\r\n\r\n" +
+                            second);
     EXPECT_EQ(StatusOf(raw), 400) << te << " → " << raw;
     EXPECT_FALSE(Contains(raw, "/second")) << te << " → " << raw;
     EXPECT_TRUE(Contains(raw, "Connection: close\r\n")) << raw;
@@ -961,7 +963,8 @@ TEST_F(ServerTest, BodyMemoryIsBudgetedAndReleased) {
   };
   const std::string body(600, 'b');
   HttpConnection holder(port());
-  auto answered = std::async(std::launch::async, [&] { return holder.Send("POST", "/", {}, body); });
+  auto answered =
+      std::async(std::launch::async, [&] { return holder.Send("POST", "/", {}, body); });
   auto held = deferred.Take();
   ASSERT_TRUE(held);
   EXPECT_EQ(server_->stats().body_memory_bytes.load(), 600u);
@@ -1013,7 +1016,8 @@ TEST_F(ServerTest, FoldedLinesDuplicateHostAndLongRequestLinesAreRefused) {
     std::string raw = SendRaw(port(), bad);
     EXPECT_EQ(StatusOf(raw), 400) << bad << " → " << raw;
   }
-  std::string raw = SendRaw(port(), "GET /" + std::string(2000, 't') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string raw =
+      SendRaw(port(), "GET /" + std::string(2000, 't') + " HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(StatusOf(raw), 414) << raw;
   EXPECT_TRUE(Contains(raw, "request line too long")) << raw;
   // A target that never ends, too.
