@@ -149,11 +149,12 @@ int Serve(const ServeOptions& options) {
           .replay_job_queued = [&replays] { replays.Notify(); },
           .catalog = &catalog},
       clock);
+  http::ServerStats http_stats;  // outlives the server
   Router router(
       ingest, *store,
-      [&ingest, &engine, &retention, &alert_dispatcher] {
+      [&ingest, &engine, &retention, &alert_dispatcher, &http_stats] {
         return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations()) +
-               RenderRetentionMetrics(retention.stats()) +
+               RenderHttpMetrics(http_stats) + RenderRetentionMetrics(retention.stats()) +
                RenderAlertMetrics(alert_dispatcher ? alert_dispatcher->stats()
                                                    : alerts::AlertDispatcher::Stats{});
       },
@@ -166,6 +167,10 @@ int Serve(const ServeOptions& options) {
   http.header_timeout = config.server.header_timeout;
   http.body_timeout = config.server.body_timeout;
   http.idle_timeout = config.server.idle_timeout;
+  http.max_connections = config.server.max_connections;
+  http.max_connections_per_client = config.server.max_connections_per_client;
+  http.max_body_memory = config.server.max_body_memory;
+  http.stats = &http_stats;
   auto server = http::Server::Start(http, router);
   if (!server.ok()) return Fail(1, server.status().message());
   engine.Start();
