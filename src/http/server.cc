@@ -474,6 +474,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool idle() const { return phase_ == Phase::kIdle || phase_ == Phase::kLinger; }
   // May be closed to make room for a new connection: it has not sent a byte of a request.
   bool evictable() const { return phase_ == Phase::kIdle && counted_; }
+  // Some request came on this connection before (it is idle between keep-alive requests).
+  bool used() const { return used_; }
   SteadyTime deadline() const { return deadline_; }
 
  private:
@@ -514,6 +516,7 @@ class Session : public std::enable_shared_from_this<Session> {
   const ClientKey client_;
   const bool counted_;
   bool marked_idle_ = false;  // counted in worker_->idle
+  bool used_ = false;         // a request began on this connection
   BodyReservation reservation_;
 
   Phase phase_ = Phase::kIdle;
@@ -616,6 +619,7 @@ void Session::StartRequest(Duration first_byte_wait) {
 
 void Session::EnterHead() {
   phase_ = Phase::kHead;
+  used_ = true;
   MarkIdle(false);
   SetDeadline(worker_->options.header_timeout);
   BeginInFlight();
@@ -1066,18 +1070,25 @@ void Worker::Sweep() {
   }
 }
 
-// Closes the connection that has been open longest among those that have not sent a byte of a
-// request, to make room for a new one. False when there is none.
+// Closes one idle connection (no byte of a request yet) to make room for a new one: the oldest
+// that never carried a request (what a client holding connections open leaves), else the oldest
+// idle keep-alive connection. False when there is none.
 bool Worker::CloseOldestIdle() {
-  for (auto it = sessions.rbegin(); it != sessions.rend(); ++it) {  // oldest last
+  Session* victim = nullptr;
+  for (auto it = sessions.rbegin(); it != sessions.rend(); ++it) {  // oldest first
     Session* s = it->get();
     if (!s->evictable()) continue;
-    auto keep = s->shared_from_this();
-    s->Close();
-    server->stats->idle_closed.fetch_add(1, std::memory_order_relaxed);
-    return true;
+    if (!s->used()) {
+      victim = s;
+      break;
+    }
+    if (victim == nullptr) victim = s;
   }
-  return false;
+  if (victim == nullptr) return false;
+  auto keep = victim->shared_from_this();
+  victim->Close();
+  server->stats->idle_closed.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 void Worker::BeginDrain() {

@@ -325,8 +325,8 @@ TEST_F(HttpHardeningTest, IdleConnectionsGiveWayAndEachClientHasItsOwnCap) {
   for (const char* from : {"127.0.0.3", "127.0.0.4", "127.0.0.5"}) {
     held.push_back(std::make_unique<RawConnection>(port(), from));
   }
-  // Health checks and senders still get in: the oldest idle connections are closed for them.
-  for (int i = 0; i < 4; ++i) {
+  // Health checks and senders still get in: idle connections are closed for them.
+  {
     HttpConnection health(port());
     EXPECT_EQ(health.Send("GET", "/healthz").status, 200);
     HttpConnection ready(port());
@@ -334,8 +334,13 @@ TEST_F(HttpHardeningTest, IdleConnectionsGiveWayAndEachClientHasItsOwnCap) {
     HttpConnection sender(port());
     EXPECT_EQ(sender.Send("POST", "/in/s", {}, "{}").status, 202);
   }
-  EXPECT_TRUE(held[0]->ReadUntilClose(seconds(5)).empty());
-  EXPECT_TRUE(held[0]->closed()) << "the oldest idle connection was closed";
+  int closed = 0;
+  for (auto& c : held) {
+    c->ReadUntilClose(milliseconds(200));
+    if (c->closed()) ++closed;
+  }
+  // (4 when the server had not yet seen the close of the connection before.)
+  EXPECT_GE(closed, 3) << "one idle connection closed for each newcomer";
 
   // A connection in the middle of a request is not closed for a newcomer.
   RawConnection busy(port(), "127.0.0.6");
@@ -355,7 +360,9 @@ TEST_F(HttpHardeningTest, IdleConnectionsGiveWayAndEachClientHasItsOwnCap) {
   EXPECT_TRUE(
       Contains(metrics, "hookrelay_http_refused_total{reason=\"max_connections_per_client\"} 1\n"))
       << metrics;
-  EXPECT_TRUE(Contains(metrics, "hookrelay_http_idle_closed_total ")) << metrics;
+  EXPECT_TRUE(
+      Contains(metrics, "hookrelay_http_idle_closed_total " + std::to_string(closed) + "\n"))
+      << metrics;
 }
 
 // Point 5: lenient parsing that other HTTP implementations read differently.

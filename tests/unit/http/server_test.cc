@@ -845,6 +845,30 @@ TEST_F(ServerTest, OldestIdleConnectionMakesRoomForANewOne) {
   EXPECT_EQ(server_->stats().refused_max_connections.load(), 0u);
 }
 
+TEST_F(ServerTest, ConnectionsThatNeverSentARequestGiveWayFirst) {
+  ServerOptions o = Options();
+  o.threads = 1;
+  o.max_connections = 3;
+  StartServer(o);
+  std::vector<std::unique_ptr<RawConnection>> used;
+  for (int i = 0; i < 2; ++i) {
+    used.push_back(std::make_unique<RawConnection>(port()));
+    ASSERT_TRUE(used.back()->Write("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_EQ(StatusOf(used.back()->ReadUntil("\r\n\r\n", seconds(5))), 200);
+  }
+  RawConnection silent(port());
+  auto start = SteadyClock::now();
+  while (server_->stats().connections.load() < 3 && Since(start) < seconds(5)) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  HttpConnection c(port());
+  EXPECT_EQ(c.Send("GET", "/").status, 200);
+  silent.ReadUntilClose(seconds(5));
+  EXPECT_TRUE(silent.closed()) << "the connection that never sent a byte was closed";
+  used[0]->ReadUntilClose(milliseconds(100));
+  EXPECT_FALSE(used[0]->closed()) << "not the older keep-alive one";
+}
+
 TEST_F(ServerTest, ConnectionsPerClientAddressAreCapped) {
   ServerOptions o = Options();
   o.max_connections_per_client = 2;
