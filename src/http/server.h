@@ -66,7 +66,8 @@ struct ServerOptions {
   int max_connections = 10000;
   // Open connections per client address (IPv4 address, or IPv6 /64); the next one is answered
   // 429 with Retry-After and closed. 0: no per-client cap. Behind a reverse proxy every
-  // connection comes from the proxy's address.
+  // connection comes from the proxy's address. (Refusals are answered with a short lingering
+  // close; past 64 of them under way at once, further refused connections are closed unanswered.)
   int max_connections_per_client = 256;
   // Request body bytes held in memory by all connections together, from the moment a body is
   // announced (Content-Length) or grows (chunked) until its request is answered or the connection

@@ -900,6 +900,21 @@ TEST_F(ServerTest, ConnectionsPerClientAddressAreCapped) {
   EXPECT_TRUE(served);
 }
 
+TEST_F(ServerTest, Ipv6ClientsAreCountedTogether) {
+  ServerOptions o = Options();
+  o.listen = "[::1]:0";
+  o.max_connections_per_client = 1;
+  auto started = Server::Start(o, handler_);
+  if (!started.ok()) GTEST_SKIP() << "no IPv6 loopback: " << started.status().ToString();
+  server_ = std::move(started).value();
+  HttpConnection first(port(), "::1");
+  EXPECT_EQ(first.Send("GET", "/").status, 200);
+  HttpConnection second(port(), "::1");
+  HttpResponse r = second.Send("GET", "/");
+  EXPECT_EQ(r.status, 429) << r.body;
+  EXPECT_EQ(r.Header("Retry-After"), "1");
+}
+
 TEST_F(ServerTest, TransferEncodingOtherThanExactlyChunkedIs400) {
   StartServer();
   const std::string second = "GET /second HTTP/1.1\r\nHost: x\r\n\r\n";
