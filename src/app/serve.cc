@@ -10,6 +10,7 @@
 #include "api/api_handler.h"
 #include "app/admin_token.h"
 #include "app/config.h"
+#include "app/fd_limit.h"
 #include "app/metrics.h"
 #include "app/router.h"
 #include "catalog/catalog_service.h"
@@ -167,7 +168,11 @@ int Serve(const ServeOptions& options) {
   http.header_timeout = config.server.header_timeout;
   http.body_timeout = config.server.body_timeout;
   http.idle_timeout = config.server.idle_timeout;
-  http.max_connections = config.server.max_connections;
+  const ConnectionLimit connection_limit = FitConnectionsToFdLimit(config.server.max_connections);
+  if (!connection_limit.note.empty()) {
+    std::cout << "hookrelay: " << connection_limit.note << std::endl;
+  }
+  http.max_connections = connection_limit.max_connections;
   http.max_connections_per_client = config.server.max_connections_per_client;
   http.max_body_memory = config.server.max_body_memory;
   http.stats = &http_stats;
