@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <fstream>
 #include <map>
@@ -65,9 +66,10 @@ int LineOf(const std::map<std::string, int>& lines, std::string field) {
 Status ParseServer(const json::value& v, ServerConfig& s) {
   if (!v.is_object()) return Status::InvalidArgument("must be a table", "");
   const json::object& o = v.as_object();
-  HR_RETURN_IF_ERROR(
-      model::CheckKnownFields(o, {"listen", "threads", "max_header", "header_timeout",
-                                  "body_timeout", "idle_timeout", "allow_private_destinations"}));
+  HR_RETURN_IF_ERROR(model::CheckKnownFields(
+      o, {"listen", "threads", "max_header", "header_timeout", "body_timeout", "idle_timeout",
+          "allow_private_destinations", "max_connections", "max_connections_per_client",
+          "max_body_memory"}));
   if (const auto* f = o.if_contains("listen")) {
     auto r = model::GetString(*f, "listen");
     if (!r.ok()) return r.status();
@@ -100,6 +102,30 @@ Status ParseServer(const json::value& v, ServerConfig& s) {
     auto r = model::GetBool(*f, "allow_private_destinations");
     if (!r.ok()) return r.status();
     s.allow_private_destinations = *r;
+  }
+  if (const auto* f = o.if_contains("max_connections")) {
+    auto r = model::GetInt(*f, "max_connections", 1, 1000000);
+    if (!r.ok()) return r.status();
+    s.max_connections = static_cast<int>(*r);
+  }
+  if (const auto* f = o.if_contains("max_connections_per_client")) {
+    auto r = model::GetInt(*f, "max_connections_per_client", 0, 1000000);
+    if (!r.ok()) return r.status();
+    if (*r > s.max_connections) {
+      return Status::InvalidArgument("must not exceed max_connections (" +
+                                         std::to_string(s.max_connections) + "); 0 means no cap",
+                                     "max_connections_per_client");
+    }
+    s.max_connections_per_client = static_cast<int>(*r);
+  } else {
+    s.max_connections_per_client = std::min(s.max_connections_per_client, s.max_connections);
+  }
+  if (const auto* f = o.if_contains("max_body_memory")) {
+    auto r = model::GetByteSize(*f, "max_body_memory");
+    if (!r.ok()) return r.status();
+    if (*r < (64u << 10))
+      return Status::InvalidArgument("must be at least 64KiB", "max_body_memory");
+    s.max_body_memory = *r;
   }
   return Status::Ok();
 }

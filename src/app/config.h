@@ -20,6 +20,9 @@ struct ServerConfig {
   Duration body_timeout = std::chrono::seconds(30);
   Duration idle_timeout = std::chrono::seconds(60);
   bool allow_private_destinations = false;
+  int max_connections = 10000;
+  int max_connections_per_client = 256;  // 0: no per-client cap
+  uint64_t max_body_memory = 256 << 20;
 };
 
 struct StoreConfig {
@@ -52,7 +55,8 @@ struct Config {
 
 // Loads a TOML config file:
 //   [server] listen, threads, max_header, header_timeout, body_timeout, idle_timeout,
-//            allow_private_destinations
+//            allow_private_destinations, max_connections, max_connections_per_client,
+//            max_body_memory
 //   [store]  dir | postgres_url
 //   [delivery] lease_margin, poll_interval, stall_threshold
 //   [retention] interval, batch

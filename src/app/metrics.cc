@@ -124,4 +124,25 @@ std::string RenderAlertMetrics(const alerts::AlertDispatcher::Stats& stats) {
   return out.str();
 }
 
+std::string RenderHttpMetrics(const http::ServerStats& stats) {
+  std::ostringstream out;
+  Single(out, "hookrelay_http_connections", "gauge", "Open HTTP connections.",
+         stats.connections.load());
+  Single(out, "hookrelay_http_body_memory_bytes", "gauge",
+         "Request body bytes held in memory now (bounded by max_body_memory).",
+         stats.body_memory_bytes.load());
+  Metric(out, "hookrelay_http_refused_total", "counter",
+         "Connections or requests refused by a server limit, by the setting that refused them.");
+  out << "hookrelay_http_refused_total{reason=\"max_connections\"} "
+      << stats.refused_max_connections.load() << "\n"
+      << "hookrelay_http_refused_total{reason=\"max_connections_per_client\"} "
+      << stats.refused_max_connections_per_client.load() << "\n"
+      << "hookrelay_http_refused_total{reason=\"max_body_memory\"} "
+      << stats.refused_max_body_memory.load() << "\n";
+  Single(out, "hookrelay_http_idle_closed_total", "counter",
+         "Idle connections (no request byte yet) closed to make room for new ones.",
+         stats.idle_closed.load());
+  return out.str();
+}
+
 }  // namespace hookrelay::app

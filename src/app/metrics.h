@@ -5,6 +5,7 @@
 
 #include "alerts/alert_dispatcher.h"
 #include "delivery/engine.h"
+#include "http/server.h"
 #include "ingest/ingest_service.h"
 #include "retention/retention_job.h"
 
@@ -19,5 +20,8 @@ std::string RenderRetentionMetrics(const retention::RetentionStats& stats);
 
 // Alert counters (all 0 when no alert channel is configured), in the same format.
 std::string RenderAlertMetrics(const alerts::AlertDispatcher::Stats& stats);
+
+// The HTTP server's connection and refusal counters, in the same format.
+std::string RenderHttpMetrics(const http::ServerStats& stats);
 
 }  // namespace hookrelay::app

@@ -10,6 +10,7 @@
 #include "api/api_handler.h"
 #include "app/admin_token.h"
 #include "app/config.h"
+#include "app/fd_limit.h"
 #include "app/metrics.h"
 #include "app/router.h"
 #include "catalog/catalog_service.h"
@@ -149,11 +150,12 @@ int Serve(const ServeOptions& options) {
           .replay_job_queued = [&replays] { replays.Notify(); },
           .catalog = &catalog},
       clock);
+  http::ServerStats http_stats;  // outlives the server
   Router router(
       ingest, *store,
-      [&ingest, &engine, &retention, &alert_dispatcher] {
+      [&ingest, &engine, &retention, &alert_dispatcher, &http_stats] {
         return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations()) +
-               RenderRetentionMetrics(retention.stats()) +
+               RenderHttpMetrics(http_stats) + RenderRetentionMetrics(retention.stats()) +
                RenderAlertMetrics(alert_dispatcher ? alert_dispatcher->stats()
                                                    : alerts::AlertDispatcher::Stats{});
       },
@@ -166,6 +168,14 @@ int Serve(const ServeOptions& options) {
   http.header_timeout = config.server.header_timeout;
   http.body_timeout = config.server.body_timeout;
   http.idle_timeout = config.server.idle_timeout;
+  const ConnectionLimit connection_limit = FitConnectionsToFdLimit(config.server.max_connections);
+  if (!connection_limit.note.empty()) {
+    std::cout << "hookrelay: " << connection_limit.note << std::endl;
+  }
+  http.max_connections = connection_limit.max_connections;
+  http.max_connections_per_client = config.server.max_connections_per_client;
+  http.max_body_memory = config.server.max_body_memory;
+  http.stats = &http_stats;
   auto server = http::Server::Start(http, router);
   if (!server.ok()) return Fail(1, server.status().message());
   engine.Start();

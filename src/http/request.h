@@ -32,6 +32,7 @@ struct RequestHead {
   std::vector<std::string> segments;
   std::string query;  // after '?', raw, without the '?'; empty when absent
   // Header fields in arrival order, names as sent (repeated fields stay separate entries).
+  // Trailer fields of a chunked body are not here: the server drops them.
   HeaderList headers;
   std::string remote_address;  // peer IP: "127.0.0.1", "::1"
   uint16_t remote_port = 0;

@@ -18,9 +18,11 @@
 #include <boost/beast/http/status.hpp>
 #include <charconv>
 #include <condition_variable>
+#include <cstring>
 #include <future>
 #include <limits>
 #include <list>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -53,15 +55,77 @@ constexpr uint64_t kMaxBodyReserve = 64 * 1024 * 1024;
 constexpr Duration kMaxLinger = std::chrono::seconds(2);
 constexpr SteadyTime kNoDeadline = SteadyTime::max();
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+// Beyond what is left of the header limit, a pending chunk-size line may hold this much (the
+// CRLF ending the previous chunk, the size digits).
+constexpr uint64_t kChunkLineSlack = 64;
+// Connections being answered with a refusal at the same time (each writes an error and
+// lingers briefly); past this, further ones are closed without an answer.
+constexpr int kMaxRefusing = 64;
 
 std::string ToStdString(BeastStringView s) { return std::string(s.data(), s.size()); }
 
+// Body bytes one connection holds against ServerOptions::max_body_memory, a budget shared by
+// all connections (one atomic: no lock on the request path).
+class BodyReservation {
+ public:
+  void Bind(std::atomic<uint64_t>& pool, uint64_t max) {
+    pool_ = &pool;
+    max_ = max;
+  }
+  // Adds `n` bytes; false (and nothing taken) when the pool would pass its maximum.
+  bool Take(uint64_t n) {
+    uint64_t current = pool_->load(std::memory_order_relaxed);
+    do {
+      if (n > max_ || current > max_ - n) return false;
+    } while (!pool_->compare_exchange_weak(current, current + n, std::memory_order_relaxed));
+    held_ += n;
+    return true;
+  }
+  void Release() {
+    if (held_ == 0) return;
+    pool_->fetch_sub(held_, std::memory_order_relaxed);
+    held_ = 0;
+  }
+  uint64_t held() const { return held_; }
+
+ private:
+  std::atomic<uint64_t>* pool_ = nullptr;
+  uint64_t max_ = 0;
+  uint64_t held_ = 0;
+};
+
 // Parses a request straight into a Request: fields land in arrival order with their original
 // names, and the body is appended to Request::body without an intermediate message object.
+// Also notes what Beast accepts but hookrelay refuses (see FramingError), drops trailer fields,
+// and bounds chunk extensions and trailers by what is left of the header limit.
 class RequestParser final : public bhttp::basic_parser<true> {
  public:
-  explicit RequestParser(Request& request) : request_(request) {}
+  RequestParser(Request& request, BodyReservation& reservation)
+      : request_(request), reservation_(reservation) {}
   bool expect_continue() const { return expect_continue_; }
+  bool request_line_done() const { return request_line_done_; }
+  bool ext_too_long() const { return ext_too_long_; }
+  bool out_of_body_memory() const { return out_of_body_memory_; }
+  uint64_t framing_left() const { return framing_left_; }
+  // Bytes of chunk extensions and trailer fields still allowed; set once the head is read.
+  void set_framing_left(uint64_t n) { framing_left_ = n; }
+  // The largest body this request may have (a chunked body's reservation grows up to it).
+  void set_body_cap(uint64_t n) { body_cap_ = n; }
+
+  // Why the head just read must be refused with 400 although Beast accepted it; empty if not.
+  std::string_view FramingError() const {
+    if (te_fields_ > 0) {
+      // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing; §6.3: a
+      // coding list not ending in chunked cannot be framed, and hookrelay implements no coding
+      // but chunked.
+      if (request_.version < 11) return "Transfer-Encoding is not allowed in an HTTP/1.0 request";
+      if (te_other_ || te_codings_ != 1) {
+        return "unsupported Transfer-Encoding: only \"chunked\" is implemented";
+      }
+    }
+    if (hosts_ > 1) return "more than one Host header field";
+    return {};
+  }
 
  private:
   void on_request_impl(bhttp::verb, BeastStringView method, BeastStringView target, int version,
@@ -69,13 +133,30 @@ class RequestParser final : public bhttp::basic_parser<true> {
     request_.method.assign(method.data(), method.size());
     request_.target.assign(target.data(), target.size());
     request_.version = version;
+    request_line_done_ = true;
   }
   void on_response_impl(int, BeastStringView, int, error_code&) override {}
   void on_field_impl(bhttp::field name, BeastStringView name_string, BeastStringView value,
-                     error_code&) override {
+                     error_code& ec) override {
+    if (is_header_done()) {
+      // A trailer field: counted against the header limit, then dropped, so that a trailer can
+      // never pass for a header (Host, Content-Type, a signature).
+      const uint64_t size = name_string.size() + value.size() + 4;  // ": " and CRLF
+      if (size > framing_left_) {
+        ec = bhttp::error::header_limit;
+        return;
+      }
+      framing_left_ -= size;
+      return;
+    }
     if (name == bhttp::field::expect &&
         EqualsIgnoreCase({value.data(), value.size()}, "100-continue")) {
       expect_continue_ = true;
+    } else if (name == bhttp::field::transfer_encoding) {
+      ++te_fields_;
+      CountCodings({value.data(), value.size()});
+    } else if (name == bhttp::field::host) {
+      ++hosts_;
     }
     request_.headers.emplace_back(ToStdString(name_string), ToStdString(value));
   }
@@ -89,16 +170,102 @@ class RequestParser final : public bhttp::basic_parser<true> {
     request_.body.append(body.data(), body.size());
     return body.size();
   }
-  void on_chunk_header_impl(uint64_t, BeastStringView, error_code&) override {}
-  size_t on_chunk_body_impl(uint64_t, BeastStringView body, error_code&) override {
+  void on_chunk_header_impl(uint64_t, BeastStringView extensions, error_code& ec) override {
+    if (extensions.size() > framing_left_) {
+      ext_too_long_ = true;
+      ec = bhttp::error::bad_chunk_extension;
+      return;
+    }
+    framing_left_ -= extensions.size();
+  }
+  size_t on_chunk_body_impl(uint64_t, BeastStringView body, error_code& ec) override {
+    const uint64_t needed = request_.body.size() + body.size();
+    if (needed > reservation_.held() && !Grow(needed)) {
+      out_of_body_memory_ = true;
+      ec = bhttp::error::body_limit;
+      return 0;
+    }
     request_.body.append(body.data(), body.size());
     return body.size();
   }
   void on_finish_impl(error_code&) override {}
 
+  // Grows the reservation (and the body's capacity with it, so the two agree) geometrically.
+  bool Grow(uint64_t needed) {
+    constexpr uint64_t kMinStep = 16 * 1024;
+    const uint64_t held = reservation_.held();
+    const uint64_t wanted =
+        std::max(needed, std::min(std::max(held * 2, kMinStep), std::max(body_cap_, needed)));
+    if (!reservation_.Take(wanted - held) && !reservation_.Take(needed - held)) return false;
+    request_.body.reserve(static_cast<size_t>(reservation_.held()));
+    return true;
+  }
+
+  void CountCodings(std::string_view list) {
+    while (true) {
+      size_t comma = list.find(',');
+      std::string_view coding = list.substr(0, comma);
+      while (!coding.empty() && (coding.front() == ' ' || coding.front() == '\t')) {
+        coding.remove_prefix(1);
+      }
+      while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t')) {
+        coding.remove_suffix(1);
+      }
+      if (!coding.empty()) {  // empty list elements are allowed (RFC 9110 §5.6.1)
+        ++te_codings_;
+        if (!EqualsIgnoreCase(coding, "chunked")) te_other_ = true;
+      }
+      if (comma == std::string_view::npos) return;
+      list.remove_prefix(comma + 1);
+    }
+  }
+
   Request& request_;
+  BodyReservation& reservation_;
+  uint64_t body_cap_ = 0;
+  uint64_t framing_left_ = 0;
+  int te_fields_ = 0;
+  int te_codings_ = 0;
+  int hosts_ = 0;
+  bool te_other_ = false;
   bool expect_continue_ = false;
+  bool request_line_done_ = false;
+  bool ext_too_long_ = false;
+  bool out_of_body_memory_ = false;
 };
+
+// True when `n` bytes of a request head hold obsolete line folding: a line that starts with
+// SP or HTAB (RFC 9112 §5.2). Beast joins such lines; hookrelay refuses them, since other
+// parsers in front of or behind it may not.
+bool HasObsFold(const char* p, size_t n) {
+  const char* end = p + n;
+  while (true) {
+    const char* lf = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    if (lf == nullptr || lf + 1 >= end) return false;
+    if (lf[1] == ' ' || lf[1] == '\t') return true;
+    p = lf + 1;
+  }
+}
+
+// Connections are counted per client: an IPv4 address, or the /64 of an IPv6 address (one host
+// usually has a whole /64). IPv4-mapped IPv6 addresses count as IPv4.
+using ClientKey = std::array<unsigned char, 17>;
+
+ClientKey ClientKeyOf(const asio::ip::address& address) {
+  ClientKey key{};
+  if (address.is_v6() && !address.to_v6().is_v4_mapped()) {
+    auto bytes = address.to_v6().to_bytes();
+    std::copy(bytes.begin(), bytes.begin() + 8, key.begin());
+    key[16] = 6;
+    return key;
+  }
+  auto v4 = address.is_v4() ? address.to_v4()
+                            : asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+  auto bytes = v4.to_bytes();
+  std::copy(bytes.begin(), bytes.end(), key.begin());
+  key[16] = 4;
+  return key;
+}
 
 bool IsTokenChar(char c) {
   if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
@@ -201,6 +368,7 @@ struct Worker {
 
   void ArmSweep();
   void Sweep();
+  bool CloseOldestIdle();
   void BeginDrain();
   void ReportDrained();
   void FinalDrain();
@@ -212,7 +380,11 @@ struct Worker {
   std::list<std::shared_ptr<Session>> sessions;  // open connections; owning
   std::thread thread;
 
-  int in_flight = 0;      // requests begun and not yet answered
+  int in_flight = 0;  // requests begun and not yet answered
+  // Sessions with no byte of a request yet (Phase::kIdle), and closures of one of them that the
+  // acceptor asked for and that have not run yet. Read by the acceptor to pick where to make room.
+  std::atomic<int> idle{0};
+  std::atomic<int> evictions_pending{0};
   bool draining = false;  // BeginDrain ran: idle connections are closed, no new requests
   // Set by Shutdown before anything else, so every response written after Shutdown began
   // carries Connection: close even before BeginDrain reaches this loop.
@@ -238,6 +410,11 @@ struct Server::Impl {
   Impl(const ServerOptions& options, Handler& handler) : options(options), handler(handler) {}
 
   void Accept();
+  void Admit(const std::shared_ptr<Worker>& worker, Socket socket, const tcp::endpoint& peer);
+  void Refuse(const std::shared_ptr<Worker>& worker, Socket socket, const tcp::endpoint& peer,
+              Response response);
+  bool AddClient(const ClientKey& key);
+  void RemoveClient(const ClientKey& key);
   void StopAccepting();
   void Shutdown(Duration grace);
 
@@ -248,7 +425,13 @@ struct Server::Impl {
   std::optional<asio::basic_socket_acceptor<tcp, asio::io_context::executor_type>> acceptor;
   std::optional<Timer> accept_backoff;
   size_t next_worker = 0;  // used by the accepting thread only
-  std::atomic<int> connections{0};
+  ServerStats own_stats;
+  ServerStats* stats = options.stats ? options.stats : &own_stats;
+  // Connections being answered with a refusal (not counted in stats->connections); bounded so
+  // that refusing cannot itself exhaust descriptors.
+  std::atomic<int> refusing{0};
+  std::mutex clients_mu;
+  std::map<ClientKey, int> clients;  // GUARDED_BY(clients_mu): open connections per client
   uint16_t port = 0;
   std::string url;
 
@@ -269,10 +452,19 @@ namespace {
 // connection ends. `deadline_` is the end of the current phase; the worker's sweep enforces it.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(std::shared_ptr<Worker> worker, Socket socket)
-      : worker_(std::move(worker)), socket_(std::move(socket)) {}
+  // `counted`: the connection is in stats->connections and the per-client count (else it is
+  // being refused, and counted in Server::Impl::refusing).
+  Session(std::shared_ptr<Worker> worker, Socket socket, const tcp::endpoint& peer, bool counted)
+      : worker_(std::move(worker)),
+        socket_(std::move(socket)),
+        remote_address_(peer.address().to_string()),
+        remote_port_(peer.port()),
+        client_(ClientKeyOf(peer.address())),
+        counted_(counted) {}
 
   void Start();
+  // Writes `response` (a refusal) and closes.
+  void Refuse(Response response);
   void Close();
   void OnDeadline();
   // Completes request `seq` with `response`. Any thread.
@@ -280,6 +472,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Neither reading a request nor answering one: safe to close when draining.
   bool idle() const { return phase_ == Phase::kIdle || phase_ == Phase::kLinger; }
+  // May be closed to make room for a new connection: it has not sent a byte of a request.
+  bool evictable() const { return phase_ == Phase::kIdle && counted_; }
+  // Some request came on this connection before (it is idle between keep-alive requests).
+  bool used() const { return used_; }
   SteadyTime deadline() const { return deadline_; }
 
  private:
@@ -295,6 +491,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void Dispatch();
   void OnResponse(uint64_t seq, Response response);
   void Fail(int status, std::string_view code, std::string message);
+  void FailFraming(bool trailers);
+  bool PendingTrailers() const;
+  void RefuseBody();
+  void MarkIdle(bool idle);
+  void Link();
   void Respond(Response response, bool close);
   void SerializeHead(const Response& response, int status, bool close);
   void OnWritten(const error_code& ec);
@@ -312,6 +513,11 @@ class Session : public std::enable_shared_from_this<Session> {
   bool linked_ = false;
   std::string remote_address_;
   uint16_t remote_port_ = 0;
+  const ClientKey client_;
+  const bool counted_;
+  bool marked_idle_ = false;  // counted in worker_->idle
+  bool used_ = false;         // a request began on this connection
+  BodyReservation reservation_;
 
   Phase phase_ = Phase::kIdle;
   SteadyTime deadline_ = kNoDeadline;
@@ -354,19 +560,32 @@ struct ResponderState {
   std::atomic<bool> done{false};
 };
 
-void Session::Start() {
+void Session::Link() {
   worker_->sessions.push_front(shared_from_this());
   self_it_ = worker_->sessions.begin();
   linked_ = true;
+  reservation_.Bind(worker_->server->stats->body_memory_bytes, worker_->options.max_body_memory);
+}
+
+void Session::Start() {
+  Link();
   error_code ec;
-  tcp::endpoint peer = socket_.remote_endpoint(ec);
-  if (!ec) {
-    remote_address_ = peer.address().to_string();
-    remote_port_ = peer.port();
-  }
   // Responses go out in one write each; don't let Nagle hold back the tail of one.
   socket_.set_option(tcp::no_delay(true), ec);
   StartRequest(worker_->options.header_timeout);
+}
+
+void Session::Refuse(Response response) {
+  Link();
+  keep_alive_ = false;
+  response.headers.emplace_back("Retry-After", "1");
+  Respond(std::move(response), /*close=*/true);
+}
+
+void Session::MarkIdle(bool idle) {
+  if (idle == marked_idle_ || !counted_) return;
+  marked_idle_ = idle;
+  worker_->idle.fetch_add(idle ? 1 : -1, std::memory_order_relaxed);
 }
 
 void Session::StartRequest(Duration first_byte_wait) {
@@ -376,7 +595,7 @@ void Session::StartRequest(Duration first_byte_wait) {
   }
   request_ = Request{};
   request_.headers.reserve(16);
-  parser_.emplace(request_);
+  parser_.emplace(request_, reservation_);
   // One more than our limit, so that our own check below (which counts the whole head) is the
   // one that fires.
   parser_->header_limit(static_cast<uint32_t>(
@@ -392,6 +611,7 @@ void Session::StartRequest(Duration first_byte_wait) {
     Parse();
   } else {
     phase_ = Phase::kIdle;
+    MarkIdle(true);
     SetDeadline(first_byte_wait);
     Read(kHeadReadSize);
   }
@@ -399,6 +619,8 @@ void Session::StartRequest(Duration first_byte_wait) {
 
 void Session::EnterHead() {
   phase_ = Phase::kHead;
+  used_ = true;
+  MarkIdle(false);
   SetDeadline(worker_->options.header_timeout);
   BeginInFlight();
 }
@@ -443,6 +665,10 @@ void Session::Parse() {
   while (true) {
     if (!parser_->is_header_done()) {
       size_t used = parser_->put(buffer_.data(), ec);
+      if (HasObsFold(static_cast<const char*>(buffer_.data().data()), used)) {
+        Fail(400, "bad_request", "obsolete line folding in a header field");
+        return;
+      }
       buffer_.consume(used);
       head_bytes_ += used;
       if (ec == bhttp::error::need_more) {
@@ -472,10 +698,28 @@ void Session::Parse() {
     buffer_.consume(used);
     if (ec == bhttp::error::need_more) {
       if (used == 0) {
+        // Beast holds a chunk-size line or the trailer section until its end has arrived: bound
+        // what it may wait for by what is left of the header limit.
+        if (buffer_.size() > parser_->framing_left() + kChunkLineSlack) {
+          FailFraming(PendingTrailers());
+          return;
+        }
         Read(kHeadReadSize);
         return;
       }
       continue;
+    }
+    if (ec == bhttp::error::header_limit) {  // only trailer fields get here
+      FailFraming(true);
+      return;
+    }
+    if (ec == bhttp::error::bad_chunk_extension && parser_->ext_too_long()) {
+      FailFraming(false);
+      return;
+    }
+    if (ec == bhttp::error::body_limit && parser_->out_of_body_memory()) {
+      RefuseBody();
+      return;
     }
     if (ec == bhttp::error::body_limit) {
       Fail(413, "payload_too_large",
@@ -487,8 +731,40 @@ void Session::Parse() {
       return;
     }
   }
+  if (!parser_->request_line_done()) {
+    Fail(414, "uri_too_long", "request line too long (limit " + FormatByteSize(header_limit) + ")");
+    return;
+  }
   Fail(431, "headers_too_large",
        "request headers too large (limit " + FormatByteSize(header_limit) + ")");
+}
+
+// A chunked body's framing passed what is left of the header limit: 431 for the trailer
+// section, 400 for a chunk-size line and its extensions.
+void Session::FailFraming(bool trailers) {
+  const std::string limit = FormatByteSize(worker_->options.header_limit);
+  if (trailers) {
+    Fail(431, "headers_too_large",
+         "request headers and trailer fields too large (limit " + limit + ")");
+  } else {
+    Fail(400, "bad_request",
+         "chunk extensions too long (they count against the header limit of " + limit + ")");
+  }
+}
+
+// Whether the bytes Beast is holding back are the trailer section: the last chunk's size line
+// ("0", "000;ext") is complete, and its fields are not.
+bool Session::PendingTrailers() const {
+  const auto data = buffer_.data();
+  std::string_view pending(static_cast<const char*>(data.data()), data.size());
+  if (pending.substr(0, 2) == "\r\n") pending.remove_prefix(2);
+  const size_t eol = pending.find("\r\n");
+  if (eol == std::string_view::npos) return false;
+  const std::string_view line = pending.substr(0, eol);
+  const size_t digits = line.find_first_not_of('0');
+  if (digits == 0) return false;
+  return digits == std::string_view::npos || line[digits] == ';' || line[digits] == ' ' ||
+         line[digits] == '\t';
 }
 
 // Returns true when the body should be read now; false when the request was answered or a
@@ -498,6 +774,10 @@ bool Session::OnHeadComplete() {
   version_ = request_.version;
   keep_alive_ = parser_->keep_alive();
   head_only_ = request_.method == "HEAD";
+  if (std::string_view error = parser_->FramingError(); !error.empty()) {
+    Fail(400, "bad_request", std::string(error));
+    return false;
+  }
   if (auto cl = parser_->content_length()) request_.content_length = *cl;
   request_.chunked = parser_->chunked();
   request_.remote_address = remote_address_;
@@ -533,8 +813,15 @@ bool Session::OnHeadComplete() {
     return false;
   }
   if (!has_body) return true;
+  if (request_.content_length && !reservation_.Take(*request_.content_length)) {
+    RefuseBody();
+    return false;
+  }
   body_limit_ = limit;
   parser_->body_limit(limit);
+  parser_->set_body_cap(limit);
+  parser_->set_framing_left(options.header_limit > head_bytes_ ? options.header_limit - head_bytes_
+                                                               : 0);
   parser_->eager(true);
   phase_ = Phase::kBody;
   SetDeadline(options.body_timeout);
@@ -598,7 +885,23 @@ void Session::Fail(int status, std::string_view code, std::string message) {
   Respond(JsonError(status, code, message), /*close=*/true);
 }
 
+void Session::RefuseBody() {
+  worker_->server->stats->refused_max_body_memory.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t max = worker_->options.max_body_memory;
+  std::string message = request_.content_length && *request_.content_length > max
+                            ? "request body of " + std::to_string(*request_.content_length) +
+                                  " bytes is larger than the server's max_body_memory (" +
+                                  FormatByteSize(max) + ")"
+                            : "too many request bodies in memory (max_body_memory " +
+                                  FormatByteSize(max) + "); retry shortly";
+  Response response = JsonError(503, "unavailable", message);
+  response.headers.emplace_back("Retry-After", "1");
+  keep_alive_ = false;
+  Respond(std::move(response), /*close=*/true);
+}
+
 void Session::Respond(Response response, bool close) {
+  reservation_.Release();  // answered: the body's share of max_body_memory goes back
   int status = response.status;
   if (status < 200 || status > 599) status = 500;
   const bool no_body = status == 204 || status == 304;
@@ -706,9 +1009,17 @@ void Session::Close() {
   phase_ = Phase::kClosed;
   deadline_ = kNoDeadline;
   EndInFlight();
+  MarkIdle(false);
+  reservation_.Release();
   error_code ec;
   socket_.close(ec);  // completes pending operations with operation_aborted
-  worker_->server->connections.fetch_sub(1, std::memory_order_relaxed);
+  Server::Impl& server = *worker_->server;
+  if (counted_) {
+    server.stats->connections.fetch_sub(1, std::memory_order_relaxed);
+    server.RemoveClient(client_);
+  } else {
+    server.refusing.fetch_sub(1, std::memory_order_relaxed);
+  }
   if (linked_) {
     linked_ = false;
     // May be the last reference; it is released when this function returns.
@@ -759,6 +1070,27 @@ void Worker::Sweep() {
   }
 }
 
+// Closes one idle connection (no byte of a request yet) to make room for a new one: the oldest
+// that never carried a request (what a client holding connections open leaves), else the oldest
+// idle keep-alive connection. False when there is none.
+bool Worker::CloseOldestIdle() {
+  Session* victim = nullptr;
+  for (auto it = sessions.rbegin(); it != sessions.rend(); ++it) {  // oldest first
+    Session* s = it->get();
+    if (!s->evictable()) continue;
+    if (!s->used()) {
+      victim = s;
+      break;
+    }
+    if (victim == nullptr) victim = s;
+  }
+  if (victim == nullptr) return false;
+  auto keep = victim->shared_from_this();
+  victim->Close();
+  server->stats->idle_closed.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 void Worker::BeginDrain() {
   draining = true;
   for (auto it = sessions.begin(); it != sessions.end();) {
@@ -806,21 +1138,106 @@ void Server::Impl::Accept() {
       });
       return;
     }
-    if (connections.fetch_add(1, std::memory_order_relaxed) >= options.max_connections) {
-      connections.fetch_sub(1, std::memory_order_relaxed);
-      error_code ignored;
-      socket.close(ignored);
+    error_code peer_ec;
+    const tcp::endpoint peer = socket.remote_endpoint(peer_ec);
+    if (peer_ec) {  // already gone
+      socket.close(peer_ec);
     } else {
-      asio::post(worker->ioc, [worker, socket = std::move(socket)]() mutable {
-        if (worker->stopped.load(std::memory_order_relaxed)) {
-          worker->server->connections.fetch_sub(1, std::memory_order_relaxed);
-          return;
-        }
-        std::make_shared<Session>(worker, std::move(socket))->Start();
-      });
+      Admit(worker, std::move(socket), peer);
     }
     Accept();
   });
+}
+
+// Runs on the accepting thread. Applies the per-client cap, then the global one: past
+// max_connections the worker with the most idle connections closes its oldest one (the count
+// may pass the limit by the few accepts that happen before those closes run).
+void Server::Impl::Admit(const std::shared_ptr<Worker>& worker, Socket socket,
+                         const tcp::endpoint& peer) {
+  const ClientKey key = ClientKeyOf(peer.address());
+  if (!AddClient(key)) {
+    stats->refused_max_connections_per_client.fetch_add(1, std::memory_order_relaxed);
+    Refuse(worker, std::move(socket), peer,
+           JsonError(429, "too_many_connections",
+                     "too many connections from " + peer.address().to_string() +
+                         " (max_connections_per_client " +
+                         std::to_string(options.max_connections_per_client) + ")"));
+    return;
+  }
+  const int64_t open = stats->connections.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (open > options.max_connections) {
+    std::shared_ptr<Worker> victim;
+    int most = 0;
+    for (const auto& w : workers) {
+      int room = w->idle.load(std::memory_order_relaxed) -
+                 w->evictions_pending.load(std::memory_order_relaxed);
+      if (room > most) {
+        most = room;
+        victim = w;
+      }
+    }
+    if (!victim) {
+      stats->connections.fetch_sub(1, std::memory_order_relaxed);
+      RemoveClient(key);
+      stats->refused_max_connections.fetch_add(1, std::memory_order_relaxed);
+      Refuse(worker, std::move(socket), peer,
+             JsonError(503, "unavailable",
+                       "too many open connections (max_connections " +
+                           std::to_string(options.max_connections) + "); retry shortly"));
+      return;
+    }
+    victim->evictions_pending.fetch_add(1, std::memory_order_relaxed);
+    asio::post(victim->ioc, [victim] {
+      victim->evictions_pending.fetch_sub(1, std::memory_order_relaxed);
+      victim->CloseOldestIdle();
+    });
+  }
+  asio::post(worker->ioc, [worker, socket = std::move(socket), peer]() mutable {
+    if (worker->stopped.load(std::memory_order_relaxed)) {
+      worker->server->stats->connections.fetch_sub(1, std::memory_order_relaxed);
+      worker->server->RemoveClient(ClientKeyOf(peer.address()));
+      return;
+    }
+    std::make_shared<Session>(worker, std::move(socket), peer, /*counted=*/true)->Start();
+  });
+}
+
+// Answers a refused connection (on `worker`, with a short lingering close so the answer is not
+// lost to a reset), unless too many refusals are already under way.
+void Server::Impl::Refuse(const std::shared_ptr<Worker>& worker, Socket socket,
+                          const tcp::endpoint& peer, Response response) {
+  if (refusing.fetch_add(1, std::memory_order_relaxed) >= kMaxRefusing) {
+    refusing.fetch_sub(1, std::memory_order_relaxed);
+    error_code ignored;
+    socket.close(ignored);
+    return;
+  }
+  asio::post(worker->ioc,
+             [worker, socket = std::move(socket), peer, response = std::move(response)]() mutable {
+               if (worker->stopped.load(std::memory_order_relaxed)) {
+                 worker->server->refusing.fetch_sub(1, std::memory_order_relaxed);
+                 return;
+               }
+               std::make_shared<Session>(worker, std::move(socket), peer, /*counted=*/false)
+                   ->Refuse(std::move(response));
+             });
+}
+
+bool Server::Impl::AddClient(const ClientKey& key) {
+  std::lock_guard<std::mutex> lock(clients_mu);
+  int& count = clients[key];
+  if (options.max_connections_per_client > 0 && count >= options.max_connections_per_client) {
+    if (count == 0) clients.erase(key);
+    return false;
+  }
+  ++count;
+  return true;
+}
+
+void Server::Impl::RemoveClient(const ClientKey& key) {
+  std::lock_guard<std::mutex> lock(clients_mu);
+  auto it = clients.find(key);
+  if (it != clients.end() && --it->second <= 0) clients.erase(it);
 }
 
 void Server::Impl::StopAccepting() {
@@ -878,6 +1295,13 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, Hand
   if (options.threads < 1) return Status::InvalidArgument("threads must be at least 1", "threads");
   if (options.max_connections < 1) {
     return Status::InvalidArgument("max_connections must be at least 1", "max_connections");
+  }
+  if (options.max_connections_per_client < 0) {
+    return Status::InvalidArgument("max_connections_per_client must not be negative",
+                                   "max_connections_per_client");
+  }
+  if (options.max_body_memory < 1) {
+    return Status::InvalidArgument("max_body_memory must be at least 1 byte", "max_body_memory");
   }
   for (auto [d, name] : {std::pair{options.header_timeout, "header_timeout"},
                          std::pair{options.body_timeout, "body_timeout"},
@@ -938,6 +1362,8 @@ Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Server::~Server() { impl_->Shutdown(Duration(0)); }
 
 uint16_t Server::port() const { return impl_->port; }
+
+const ServerStats& Server::stats() const { return *impl_->stats; }
 
 std::string Server::url() const { return impl_->url; }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -41,6 +42,8 @@ class Handler {
   virtual void OnRequest(Request request, Responder respond) = 0;
 };
 
+struct ServerStats;
+
 struct ServerOptions {
   // host:port to bind; port 0 picks a free port. IPv6 as "[::1]:0"; an empty host ("":8080)
   // binds all IPv4 interfaces.
@@ -57,7 +60,33 @@ struct ServerOptions {
   // the lingering close (at most 2s) that keeps a final response from being lost to a reset.
   Duration idle_timeout = std::chrono::seconds(60);
   Duration write_timeout = std::chrono::seconds(30);  // writing one response → close
-  int max_connections = 10000;  // further connections are accepted and closed at once
+  // Open connections. A connection past the limit makes the server close its oldest idle
+  // connection (one that has sent no byte of a request yet) to make room; when there is none, the
+  // newcomer is answered 503 with Retry-After and closed.
+  int max_connections = 10000;
+  // Open connections per client address (IPv4 address, or IPv6 /64); the next one is answered
+  // 429 with Retry-After and closed. 0: no per-client cap. Behind a reverse proxy every
+  // connection comes from the proxy's address. (Refusals are answered with a short lingering
+  // close; past 64 of them under way at once, further refused connections are closed unanswered.)
+  int max_connections_per_client = 256;
+  // Request body bytes held in memory by all connections together, from the moment a body is
+  // announced (Content-Length) or grows (chunked) until its request is answered or the connection
+  // closes. A request that does not fit is answered 503 with Retry-After and the connection closed.
+  uint64_t max_body_memory = 256 * 1024 * 1024;
+  // Where the server keeps its counters (e.g. for /metrics); nullptr: its own, see Server::stats().
+  // Must outlive the Server.
+  ServerStats* stats = nullptr;
+};
+
+// Counters the server updates as it runs; read them from any thread.
+struct ServerStats {
+  std::atomic<int64_t> connections{0};         // open connections (gauge)
+  std::atomic<uint64_t> body_memory_bytes{0};  // body bytes reserved now (gauge)
+  // Connections or requests refused, by reason (counters).
+  std::atomic<uint64_t> refused_max_connections{0};             // 503: full, nothing idle
+  std::atomic<uint64_t> refused_max_connections_per_client{0};  // 429
+  std::atomic<uint64_t> refused_max_body_memory{0};             // 503 before/while reading a body
+  std::atomic<uint64_t> idle_closed{0};  // idle connections closed to make room (counter)
 };
 
 // An HTTP/1.1 server (Boost.Beast parser on Asio).
@@ -66,8 +95,14 @@ struct ServerOptions {
 // connection's work is serialized without locks (each loop is an implicit strand). Keep-alive and
 // pipelining are supported (pipelined requests are answered in order, one at a time); HTTP/1.0
 // connections close after the response unless they ask for keep-alive. Protocol errors are
-// answered with JSON errors (400 malformed, 408 timeout, 413 body too large, 431 headers too
-// large) and the connection is closed.
+// answered with JSON errors (400 malformed, 408 timeout, 413 body too large, 414 request line
+// too long, 431 headers too large) and the connection is closed.
+//
+// Parsing is strict where other HTTP implementations could read the same bytes differently
+// (RFC 9112): a Transfer-Encoding other than exactly "chunked" (or any on HTTP/1.0), obsolete
+// line folding, and more than one Host field are 400. Chunk extensions and trailer fields count
+// against header_limit together with the head (400 and 431 past it); trailer fields are read and
+// dropped, never added to RequestHead::headers.
 //
 // The I/O threads block SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2, so those reach the
 // application's own threads.
@@ -83,6 +118,9 @@ class Server {
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
+
+  // The server's counters (ServerOptions::stats when one was given).
+  const ServerStats& stats() const;
 
   // The bound port (useful with port 0).
   uint16_t port() const;

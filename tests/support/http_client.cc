@@ -162,9 +162,20 @@ bool HttpConnection::WaitForClose(std::chrono::milliseconds wait) {
   }
 }
 
-RawConnection::RawConnection(uint16_t port) {
+RawConnection::RawConnection(uint16_t port, const std::string& from) {
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd_ < 0) throw std::runtime_error(std::string("RawConnection: socket: ") + strerror(errno));
+  if (!from.empty()) {
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    if (::inet_pton(AF_INET, from.c_str(), &local.sin_addr) != 1 ||
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
+      std::string err = strerror(errno);
+      ::close(fd_);
+      fd_ = -1;
+      throw std::runtime_error("RawConnection: bind to " + from + ": " + err);
+    }
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);

@@ -56,8 +56,9 @@ class HttpConnection {
 // A TCP connection for sending arbitrary bytes (malformed requests, slow clients).
 class RawConnection {
  public:
-  // Connects to 127.0.0.1:port; throws on failure.
-  explicit RawConnection(uint16_t port);
+  // Connects to 127.0.0.1:port; throws on failure. `from` (e.g. "127.0.0.2") binds the client
+  // end to that loopback address first, so one test can act as several clients.
+  explicit RawConnection(uint16_t port, const std::string& from = "");
   ~RawConnection();
   RawConnection(const RawConnection&) = delete;
   RawConnection& operator=(const RawConnection&) = delete;

@@ -134,7 +134,35 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"[alerts]\nsmtp_url = \"smtp://m.example.com\"\nfrom = \"a@example.com\"\n"
                 "to = \"b@example.com\"\nusername = \"u\"\npassword = \"p\"\n",
                 "alerts.starttls: SMTP credentials are only sent over TLS"},
+        BadCase{"[server]\nmax_connections = 0\n", "hookrelay.toml:2: server.max_connections"},
+        BadCase{"[server]\nmax_connections = 10\nmax_connections_per_client = 11\n",
+                "hookrelay.toml:3: server.max_connections_per_client: must not exceed "
+                "max_connections (10)"},
+        BadCase{"[server]\nmax_body_memory = \"1KiB\"\n",
+                "hookrelay.toml:2: server.max_body_memory: must be at least 64KiB"},
         BadCase{"[server\n", "hookrelay.toml:1: "}));
+
+TEST(ConfigTest, ServerConnectionAndMemoryLimits) {
+  auto defaults = ParseConfig("", "empty.toml");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->server.max_connections, 10000);
+  EXPECT_EQ(defaults->server.max_connections_per_client, 256);
+  EXPECT_EQ(defaults->server.max_body_memory, 256u << 20);
+
+  auto c = ParseConfig(
+      "[server]\nmax_connections = 500\nmax_connections_per_client = 0\n"
+      "max_body_memory = \"64MiB\"\n",
+      "hookrelay.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server.max_connections, 500);
+  EXPECT_EQ(c->server.max_connections_per_client, 0);
+  EXPECT_EQ(c->server.max_body_memory, 64u << 20);
+
+  // A global limit below the default per-client cap lowers the cap with it.
+  auto small = ParseConfig("[server]\nmax_connections = 100\n", "hookrelay.toml");
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  EXPECT_EQ(small->server.max_connections_per_client, 100);
+}
 
 TEST(ConfigTest, MissingFileIsAClearError) {
   auto c = LoadConfigFile("/nonexistent/hookrelay.toml");

@@ -785,28 +785,285 @@ TEST_F(ServerTest, ManyConcurrentKeepAliveClients) {
   EXPECT_EQ(handler_.requests.load(), kClients * kRequests);
 }
 
-TEST_F(ServerTest, ConnectionsBeyondTheLimitAreClosed) {
+TEST_F(ServerTest, ConnectionsBeyondTheLimitAreRefusedWhenNoneIsIdle) {
   ServerOptions o = Options();
   o.max_connections = 1;
   StartServer(o);
-  auto first = std::make_unique<HttpConnection>(port());
-  EXPECT_EQ(first->Send("GET", "/").status, 200);
+  // The one connection is in the middle of a request: it is not closed for a newcomer.
+  RawConnection first(port());
+  ASSERT_TRUE(first.Write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab"));
+  auto start = SteadyClock::now();
+  while (server_->stats().connections.load() == 0 && Since(start) < seconds(5)) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  ASSERT_EQ(server_->stats().connections.load(), 1);
 
   RawConnection extra(port());
   extra.Write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-  EXPECT_EQ(StatusOf(extra.ReadUntilClose(seconds(5))), 0);
+  std::string raw = extra.ReadUntilClose(seconds(5));
+  EXPECT_EQ(StatusOf(raw), 503) << raw;
+  EXPECT_TRUE(Contains(raw, "Retry-After: 1\r\n")) << raw;
+  EXPECT_TRUE(Contains(raw, "max_connections 1")) << raw;
   EXPECT_TRUE(extra.closed());
-  EXPECT_EQ(first->Send("GET", "/").status, 200);
+  EXPECT_EQ(server_->stats().refused_max_connections.load(), 1u);
+
+  ASSERT_TRUE(first.Write("cd"));
+  EXPECT_EQ(StatusOf(first.ReadUntil("\r\n\r\n", seconds(5))), 200);
 
   // Once the first connection is gone, there is room again (the server notices asynchronously).
-  first.reset();
+  first.ShutdownWrite();
+  first.ReadUntilClose(seconds(5));
   bool served = false;
-  auto start = SteadyClock::now();
+  start = SteadyClock::now();
   while (!served && Since(start) < seconds(5)) {
     served = StatusOf(SendRaw(port(), "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
                               seconds(2))) == 200;
   }
   EXPECT_TRUE(served);
+}
+
+TEST_F(ServerTest, OldestIdleConnectionMakesRoomForANewOne) {
+  ServerOptions o = Options();
+  o.max_connections = 3;
+  StartServer(o);
+  std::vector<std::unique_ptr<RawConnection>> idle;
+  for (int i = 0; i < 3; ++i) {
+    idle.push_back(std::make_unique<RawConnection>(port()));
+    // A request and its answer: the server has the connection (idle again, kept alive).
+    ASSERT_TRUE(idle.back()->Write("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_EQ(StatusOf(idle.back()->ReadUntil("\r\n\r\n", seconds(5))), 200);
+  }
+  EXPECT_EQ(server_->stats().connections.load(), 3);
+  {
+    HttpConnection c(port());
+    EXPECT_EQ(c.Send("GET", "/").status, 200);
+  }
+  idle[0]->ReadUntilClose(seconds(5));
+  EXPECT_TRUE(idle[0]->closed()) << "the oldest idle connection was closed";
+  EXPECT_FALSE(idle[1]->closed());
+  EXPECT_EQ(server_->stats().idle_closed.load(), 1u);
+  EXPECT_EQ(server_->stats().refused_max_connections.load(), 0u);
+}
+
+TEST_F(ServerTest, ConnectionsThatNeverSentARequestGiveWayFirst) {
+  ServerOptions o = Options();
+  o.threads = 1;
+  o.max_connections = 3;
+  StartServer(o);
+  std::vector<std::unique_ptr<RawConnection>> used;
+  for (int i = 0; i < 2; ++i) {
+    used.push_back(std::make_unique<RawConnection>(port()));
+    ASSERT_TRUE(used.back()->Write("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_EQ(StatusOf(used.back()->ReadUntil("\r\n\r\n", seconds(5))), 200);
+  }
+  RawConnection silent(port());
+  auto start = SteadyClock::now();
+  while (server_->stats().connections.load() < 3 && Since(start) < seconds(5)) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  HttpConnection c(port());
+  EXPECT_EQ(c.Send("GET", "/").status, 200);
+  silent.ReadUntilClose(seconds(5));
+  EXPECT_TRUE(silent.closed()) << "the connection that never sent a byte was closed";
+  used[0]->ReadUntilClose(milliseconds(100));
+  EXPECT_FALSE(used[0]->closed()) << "not the older keep-alive one";
+}
+
+TEST_F(ServerTest, ConnectionsPerClientAddressAreCapped) {
+  ServerOptions o = Options();
+  o.max_connections_per_client = 2;
+  StartServer(o);
+  RawConnection a(port(), "127.0.0.2"), b(port(), "127.0.0.2");
+  for (RawConnection* c : {&a, &b}) {
+    ASSERT_TRUE(c->Write("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
+    ASSERT_EQ(StatusOf(c->ReadUntil("\r\n\r\n", seconds(5))), 200);
+  }
+  RawConnection third(port(), "127.0.0.2");
+  std::string raw = third.ReadUntilClose(seconds(5));
+  EXPECT_EQ(StatusOf(raw), 429) << raw;
+  EXPECT_TRUE(Contains(raw, "too many connections from 127.0.0.2")) << raw;
+  EXPECT_TRUE(Contains(raw, "Retry-After: 1\r\n")) << raw;
+  EXPECT_EQ(server_->stats().refused_max_connections_per_client.load(), 1u);
+
+  // Another address is not affected, and a closed connection frees its slot.
+  HttpConnection other(port(), "127.0.0.1");
+  EXPECT_EQ(other.Send("GET", "/").status, 200);
+  a.ShutdownWrite();
+  a.ReadUntilClose(seconds(5));
+  bool served = false;
+  auto start = SteadyClock::now();
+  while (!served && Since(start) < seconds(5)) {
+    RawConnection again(port(), "127.0.0.2");
+    again.Write("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    served = StatusOf(again.ReadUntilClose(seconds(2))) == 200;
+  }
+  EXPECT_TRUE(served);
+}
+
+TEST_F(ServerTest, Ipv6ClientsAreCountedTogether) {
+  ServerOptions o = Options();
+  o.listen = "[::1]:0";
+  o.max_connections_per_client = 1;
+  auto started = Server::Start(o, handler_);
+  if (!started.ok()) GTEST_SKIP() << "no IPv6 loopback: " << started.status().ToString();
+  server_ = std::move(started).value();
+  HttpConnection first(port(), "::1");
+  EXPECT_EQ(first.Send("GET", "/").status, 200);
+  HttpConnection second(port(), "::1");
+  HttpResponse r = second.Send("GET", "/");
+  EXPECT_EQ(r.status, 429) << r.body;
+  EXPECT_EQ(r.Header("Retry-After"), "1");
+}
+
+TEST_F(ServerTest, TransferEncodingOtherThanExactlyChunkedIs400) {
+  StartServer();
+  const std::string second = "GET /second HTTP/1.1\r\nHost: x\r\n\r\n";
+  for (std::string te :
+       {"gzip", "identity", "chunked, identity", "xchunked", "chunked, chunked", "gzip, chunked",
+        "", "chunked;q=1", "chunked\r\nTransfer-Encoding: chunked",
+        "gzip\r\nTransfer-Encoding: chunked", "gzip\r\nContent-Length: 3"}) {
+    std::string raw =
+        SendRaw(port(), "POST /first HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te + "\r\n\r\n" +
+                            second);
+    EXPECT_EQ(StatusOf(raw), 400) << te << " → " << raw;
+    EXPECT_FALSE(Contains(raw, "/second")) << te << " → " << raw;
+    EXPECT_TRUE(Contains(raw, "Connection: close\r\n")) << raw;
+  }
+  std::string raw =
+      SendRaw(port(), "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 400) << raw;
+  EXPECT_TRUE(Contains(raw, "HTTP/1.0")) << raw;
+  EXPECT_EQ(handler_.requests.load(), 0);
+
+  // Exactly chunked, in any case, with optional whitespace and empty list elements, is fine.
+  for (std::string te : {"chunked", "CHUNKED", " \tChunked\t ", ", chunked,"}) {
+    raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: " +
+                              te + "\r\n\r\n1\r\na\r\n0\r\n\r\n");
+    EXPECT_EQ(StatusOf(raw), 200) << te << " → " << raw;
+  }
+}
+
+TEST_F(ServerTest, TrailersAreDroppedAndCountAgainstTheHeaderLimit) {
+  ServerOptions o = Options();
+  o.header_limit = 1024;
+  StartServer(o);
+  handler_.on_request = [](Request request, Responder respond) {
+    Response r = TestHandler::Echo(request);
+    std::string names;
+    for (const auto& [name, value] : request.headers) names += name + ",";
+    r.headers.emplace_back("X-Names", names);
+    respond(std::move(r));
+  };
+  std::string raw = SendRaw(port(),
+                            "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                            "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n"
+                            "Host: evil\r\nX-Trailer: t\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 200) << raw;
+  EXPECT_TRUE(Contains(raw, "X-Names: Host,Connection,Transfer-Encoding,\r\n")) << raw;
+
+  // 1 KiB of head and trailers together: a trailer section that fits alone does not fit after
+  // a large head, and one that never ends is cut off at the limit.
+  raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(600, 'p') +
+                            "\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: " +
+                            std::string(500, 't') + "\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 431) << raw;
+  EXPECT_TRUE(Contains(raw, "trailer fields too large")) << raw;
+  RawConnection endless(port());
+  endless.Write("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n");
+  for (int i = 0; i < 100 && endless.Write("X-T: " + std::string(100, 't') + "\r\n"); ++i) {
+  }
+  raw = endless.ReadUntilClose(seconds(5));
+  EXPECT_EQ(StatusOf(raw), 431) << raw;
+
+  // Chunk extensions count too: one long one, or many short ones.
+  raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;" +
+                            std::string(2000, 'e') + "\r\nabc\r\n0\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 400) << raw;
+  EXPECT_TRUE(Contains(raw, "chunk extensions too long")) << raw;
+  std::string chunks;
+  for (int i = 0; i < 100; ++i) chunks += "1;e=" + std::string(20, 'x') + "\r\na\r\n";
+  raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                            chunks + "0\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 400) << raw;
+  EXPECT_EQ(handler_.requests.load(), 1);
+}
+
+TEST_F(ServerTest, BodyMemoryIsBudgetedAndReleased) {
+  ServerOptions o = Options();
+  o.max_body_memory = 1000;
+  StartServer(o);
+  Deferred deferred;
+  handler_.on_request = [&](Request request, Responder respond) {
+    if (request.method == "GET") {
+      respond(TestHandler::Echo(request));
+      return;
+    }
+    deferred.Add(std::move(request), std::move(respond));
+  };
+  const std::string body(600, 'b');
+  HttpConnection holder(port());
+  auto answered =
+      std::async(std::launch::async, [&] { return holder.Send("POST", "/", {}, body); });
+  auto held = deferred.Take();
+  ASSERT_TRUE(held);
+  EXPECT_EQ(server_->stats().body_memory_bytes.load(), 600u);
+
+  // The handler still holds the first body: a second does not fit.
+  std::string raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 600\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 503) << raw;
+  EXPECT_TRUE(Contains(raw, "Retry-After: 1\r\n")) << raw;
+  EXPECT_TRUE(Contains(raw, "max_body_memory")) << raw;
+  // A chunked one is refused as it grows past the budget.
+  raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n" +
+                            body + "\r\n0\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 503) << raw;
+  // Bodiless requests are not affected.
+  HttpConnection other(port());
+  EXPECT_EQ(other.Send("GET", "/").status, 200);
+  EXPECT_EQ(server_->stats().refused_max_body_memory.load(), 2u);
+
+  held->second(TestHandler::Echo(held->first));
+  EXPECT_EQ(answered.get().status, 200);
+  EXPECT_EQ(server_->stats().body_memory_bytes.load(), 0u);
+
+  // A connection that dies with its body half-sent gives its share back too.
+  {
+    RawConnection dying(port());
+    dying.Write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 600\r\n\r\nabc");
+    auto start = SteadyClock::now();
+    while (server_->stats().body_memory_bytes.load() != 600 && Since(start) < seconds(5)) {
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+    EXPECT_EQ(server_->stats().body_memory_bytes.load(), 600u);
+  }
+  auto start = SteadyClock::now();
+  while (server_->stats().body_memory_bytes.load() != 0 && Since(start) < seconds(5)) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  EXPECT_EQ(server_->stats().body_memory_bytes.load(), 0u);
+}
+
+TEST_F(ServerTest, FoldedLinesDuplicateHostAndLongRequestLinesAreRefused) {
+  ServerOptions o = Options();
+  o.header_limit = 1024;
+  StartServer(o);
+  for (std::string bad : {"GET / HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n",
+                          "GET / HTTP/1.1\r\nHost: x\r\nX-A: a\r\n\tb\r\n\r\n",
+                          "GET / HTTP/1.1\r\nHost: x\r\nX-A:\r\n b\r\n\r\n",
+                          "GET / HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+                          "GET / HTTP/1.1\r\nHost: x\r\nHOST: x\r\n\r\n"}) {
+    std::string raw = SendRaw(port(), bad);
+    EXPECT_EQ(StatusOf(raw), 400) << bad << " → " << raw;
+  }
+  std::string raw =
+      SendRaw(port(), "GET /" + std::string(2000, 't') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 414) << raw;
+  EXPECT_TRUE(Contains(raw, "request line too long")) << raw;
+  // A target that never ends, too.
+  RawConnection c(port());
+  c.Write("GET /" + std::string(4000, 't'));
+  EXPECT_EQ(StatusOf(c.ReadUntilClose(seconds(5))), 414);
+  EXPECT_EQ(handler_.requests.load(), 0);
 }
 
 }  // namespace

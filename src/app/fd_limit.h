@@ -1,0 +1,28 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hookrelay::app {
+
+// Descriptors kept for everything but inbound connections: the delivery sender's connections
+// (512), refusals being answered (64), the store's files, logs and pipes.
+inline constexpr uint64_t kReservedDescriptors = 640;
+
+// How many inbound connections fit under an open-file limit of `fd_limit`: `wanted`, or fewer
+// (at least 1) when the limit leaves less room than that after kReservedDescriptors. Pure.
+int ConnectionsWithinFdLimit(int wanted, uint64_t fd_limit);
+
+struct ConnectionLimit {
+  int max_connections = 0;  // what to configure the server with
+  uint64_t fd_limit = 0;    // the process's soft open-file limit afterwards
+  std::string note;         // non-empty when max_connections had to be lowered: say why
+};
+
+// Raises the process's soft open-file limit (RLIMIT_NOFILE) to its hard limit, then fits
+// `wanted` connections under it. Past the limit the kernel refuses new descriptors before the
+// server can pick an idle connection to close, so a configured max_connections above it would
+// not hold.
+ConnectionLimit FitConnectionsToFdLimit(int wanted);
+
+}  // namespace hookrelay::app

@@ -1,0 +1,392 @@
+// Black-box tests of the ingest endpoint's HTTP hardening (issue 11): the real `hookrelay serve`
+// binary on 127.0.0.1, raw sockets for the malformed and hostile requests, and afterwards the
+// real SQLite store it wrote.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "integration/integration_util.h"
+#include "store/store.h"
+#include "support/hookrelay_server.h"
+#include "support/http_client.h"
+#include "support/process.h"
+
+namespace hookrelay {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::HookrelayServer;
+using testing::HttpConnection;
+using testing::HttpResponse;
+using testing::RawConnection;
+using testing::TempDir;
+
+// Only settings that existed before the hardening, so the protocol tests fail on the old binary
+// for the protocol reason, not because it refused the config.
+constexpr const char* kConfig = R"(
+[server]
+header_timeout = "2s"
+body_timeout = "2s"
+max_header = "8KiB"
+
+[[sources]]
+name = "s"
+)";
+
+// Small limits so that a test can reach them.
+constexpr const char* kLimitsConfig = R"(
+[server]
+header_timeout = "5s"
+body_timeout = "5s"
+max_connections = 6
+max_connections_per_client = 3
+max_body_memory = "64KiB"
+
+[[sources]]
+name = "s"
+)";
+
+int StatusOf(std::string_view raw) {
+  if (raw.size() < 12 || raw.substr(0, 9) != "HTTP/1.1 ") return 0;
+  return std::stoi(std::string(raw.substr(9, 3)));
+}
+
+// How many responses a raw byte stream holds.
+int CountResponses(std::string_view raw) {
+  int n = 0;
+  for (size_t at = raw.find("HTTP/1.1 "); at != std::string_view::npos;
+       at = raw.find("HTTP/1.1 ", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+bool Contains(std::string_view haystack, std::string_view needle) {
+  return haystack.find(needle) != std::string_view::npos;
+}
+
+class HttpHardeningTest : public ::testing::Test {
+ protected:
+  void Start(const char* config = kConfig) {
+    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
+        config, data_dir(), {}, {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123456789"}}});
+    ASSERT_TRUE(server_->ok()) << server_->output();
+  }
+  std::string data_dir() const { return dir_.path() + "/data"; }
+  uint16_t port() const { return server_->port(); }
+
+  // Stops the server and returns every stored event.
+  std::vector<store::Event> StopAndReadEvents() {
+    EXPECT_EQ(server_->Stop(), 0);
+    auto store = testing::OpenStoreAt(data_dir());
+    std::vector<store::Event> events;
+    if (!store) return events;
+    auto page = store->ListEvents({}, "", 1000);
+    EXPECT_TRUE(page.ok());
+    if (!page.ok()) return events;
+    for (const auto& summary : page->items) {
+      auto event = store->GetEvent(summary.id);
+      if (event.ok() && *event) events.push_back(**event);
+    }
+    return events;
+  }
+
+  std::string Metrics() {
+    HttpConnection c(port());
+    return c.Send("GET", "/metrics").body;
+  }
+
+  // Waits until /metrics shows `bytes` of request bodies held in memory.
+  bool WaitForBodyMemory(uint64_t bytes) {
+    const std::string line = "hookrelay_http_body_memory_bytes " + std::to_string(bytes) + "\n";
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < seconds(5)) {
+      if (Contains(Metrics(), line)) return true;
+    }
+    return false;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<HookrelayServer> server_;
+};
+
+// Point 1: a Transfer-Encoding that does not end in (exactly) chunked cannot frame a body; when
+// it was taken as "no body", the body was parsed as a second, smuggled request.
+TEST_F(HttpHardeningTest, TransferEncodingOtherThanChunkedIs400AndNothingIsSmuggled) {
+  Start();
+  const std::string smuggled =
+      "POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Content-Length: 14\r\n\r\n{\"smuggled\":1}";
+  for (std::string te : {"Transfer-Encoding: gzip", "Transfer-Encoding: identity",
+                         "Transfer-Encoding: chunked, identity", "Transfer-Encoding: xchunked",
+                         "Transfer-Encoding: chunked, chunked", "Transfer-Encoding: gzip, chunked",
+                         "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked",
+                         "Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip",
+                         "Transfer-Encoding:", "Transfer-Encoding: gzip\r\nContent-Length: 3",
+                         "Content-Length: 3\r\nTransfer-Encoding: gzip"}) {
+    std::string raw = testing::SendRaw(
+        port(), "POST /in/s HTTP/1.1\r\nHost: x\r\n" + te + "\r\n\r\n" + smuggled, seconds(5));
+    EXPECT_EQ(StatusOf(raw), 400) << te << " → " << raw;
+    EXPECT_EQ(CountResponses(raw), 1) << te << " → " << raw;
+    EXPECT_TRUE(Contains(raw, "Connection: close\r\n")) << raw;
+  }
+  // HTTP/1.0 has no transfer codings: its framing is faulty even with chunked.
+  std::string raw = testing::SendRaw(
+      port(),
+      "POST /in/s HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n" + smuggled);
+  EXPECT_EQ(StatusOf(raw), 400) << raw;
+  EXPECT_EQ(CountResponses(raw), 1) << raw;
+
+  // Case and whitespace do not matter for the one coding that is implemented.
+  raw = testing::SendRaw(port(),
+                         "POST /in/s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                         "Transfer-Encoding: \t CHUNKED \r\n\r\n7\r\n{\"a\":1}\r\n0\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 202) << raw;
+
+  auto events = StopAndReadEvents();
+  ASSERT_EQ(events.size(), 1u) << "only the well-framed chunked request is stored";
+  EXPECT_EQ(events[0].body, "{\"a\":1}");
+}
+
+// Point 2: trailer fields are bounded by max_header, and never become the event's headers.
+TEST_F(HttpHardeningTest, TrailersAreBoundedAndNeverStoredAsHeaders) {
+  Start();
+  std::string raw = testing::SendRaw(port(),
+                                     "POST /in/s HTTP/1.1\r\nHost: real\r\nConnection: close\r\n"
+                                     "Content-Type: application/json\r\n"
+                                     "Transfer-Encoding: chunked\r\n\r\n"
+                                     "2\r\n{}\r\n0\r\nHost: evil\r\nContent-Type: text/evil\r\n"
+                                     "X-From-Trailer: 1\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 202) << raw;
+
+  // A trailer section that never ends is cut off once it passes max_header (8 KiB), without
+  // waiting for the body timeout, and without buffering what follows.
+  {
+    RawConnection c(port());
+    ASSERT_TRUE(
+        c.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                "2\r\n{}\r\n0\r\n"));
+    const std::string line = "X-Pad: " + std::string(1000, 'p') + "\r\n";
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 64 && c.Write(line); ++i) {
+    }
+    std::string got = c.ReadUntilClose(seconds(5));
+    EXPECT_EQ(StatusOf(got), 431) << got;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2)) << "not the body timeout";
+  }
+  // The same when the whole oversized trailer section arrives at once.
+  raw = testing::SendRaw(port(),
+                         "POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         "2\r\n{}\r\n0\r\nX-Big: " +
+                             std::string(20000, 't') + "\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 431) << raw;
+  // Many small trailer fields count too.
+  std::string many;
+  for (int i = 0; i < 2000; ++i) many += "T: " + std::to_string(i) + "\r\n";
+  raw = testing::SendRaw(port(),
+                         "POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         "2\r\n{}\r\n0\r\n" +
+                             many + "\r\n");
+  EXPECT_EQ(StatusOf(raw), 431) << raw;
+
+  // Chunk extensions are bounded as well: one endless extension, and many small ones.
+  {
+    RawConnection c(port());
+    ASSERT_TRUE(
+        c.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                "2;ext="));
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 64 && c.Write(std::string(1000, 'e')); ++i) {
+    }
+    std::string got = c.ReadUntilClose(seconds(5));
+    EXPECT_EQ(StatusOf(got), 400) << got;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2)) << "not the body timeout";
+  }
+  std::string chunks;
+  for (int i = 0; i < 200; ++i) chunks += "1;e=" + std::string(100, 'x') + "\r\n \r\n";
+  raw = testing::SendRaw(
+      port(), "POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks +
+                  "0\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 400) << raw;
+
+  auto events = StopAndReadEvents();
+  ASSERT_EQ(events.size(), 1u);
+  int hosts = 0;
+  for (const auto& h : events[0].headers) {
+    EXPECT_NE(h.value, "evil") << h.name;
+    EXPECT_NE(h.value, "text/evil") << h.name;
+    EXPECT_NE(h.name, "X-From-Trailer");
+    if (h.name == "Host") ++hosts;
+  }
+  EXPECT_EQ(hosts, 1);
+  EXPECT_EQ(events[0].content_type, "application/json");
+}
+
+// Point 3: body bytes held in memory have a global budget (max_body_memory, 64 KiB here).
+TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
+  Start(kLimitsConfig);
+  const std::string body(40 * 1024, 'b');
+  const std::string head =
+      "POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\n\r\n";
+  // A holds 40 KiB of the budget while its body is still arriving.
+  RawConnection a(port());
+  ASSERT_TRUE(a.Write(head + body.substr(0, 100)));
+  ASSERT_TRUE(WaitForBodyMemory(40960));
+  // B would take the total to 80 KiB: refused at once, before its body.
+  {
+    RawConnection b(port(), "127.0.0.2");
+    ASSERT_TRUE(b.Write(head));
+    std::string got = b.ReadUntilClose(seconds(5));
+    EXPECT_EQ(StatusOf(got), 503) << got;
+    EXPECT_TRUE(Contains(got, "Retry-After: ")) << got;
+  }
+  // A body larger than the whole budget can never fit.
+  {
+    HttpConnection c(port());
+    HttpResponse r = c.Send("POST", "/in/s", {}, std::string(100 * 1024, 'x'));
+    EXPECT_EQ(r.status, 503);
+    EXPECT_FALSE(r.Header("Retry-After").empty());
+  }
+  // Requests without a body are not affected.
+  {
+    HttpConnection c(port());
+    EXPECT_EQ(c.Send("GET", "/healthz").status, 200);
+  }
+  // Answering A gives its share back.
+  ASSERT_TRUE(a.Write(body.substr(100)));
+  EXPECT_EQ(StatusOf(a.ReadUntil("\r\n\r\n", seconds(5))), 202);
+  {
+    RawConnection b(port());
+    ASSERT_TRUE(b.Write(head + body));
+    EXPECT_EQ(StatusOf(b.ReadUntil("\r\n\r\n", seconds(5))), 202);
+  }
+  // So does a connection that dies half-way through its body.
+  {
+    RawConnection dying(port());
+    ASSERT_TRUE(dying.Write(head + body.substr(0, 1000)));
+    // Once the server has read its head, it holds 40 KiB of the budget.
+    EXPECT_TRUE(WaitForBodyMemory(40960));
+  }
+  // A chunked body counts as it grows.
+  {
+    RawConnection chunked(port());
+    std::string chunk(20 * 1024, 'c');
+    std::string request = "POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (int i = 0; i < 5; ++i) request += "5000\r\n" + chunk + "\r\n";
+    request += "0\r\n\r\n";
+    chunked.Write(request);
+    EXPECT_EQ(StatusOf(chunked.ReadUntilClose(seconds(5))), 503);
+  }
+  bool fits = false;
+  const auto start = std::chrono::steady_clock::now();
+  while (!fits && std::chrono::steady_clock::now() - start < seconds(5)) {
+    HttpConnection c(port());
+    fits = c.Send("POST", "/in/s", {}, body).status == 202;
+  }
+  EXPECT_TRUE(fits) << "the budget of closed connections was released";
+  std::string metrics = Metrics();
+  EXPECT_TRUE(Contains(metrics, "hookrelay_http_refused_total{reason=\"max_body_memory\"} "))
+      << metrics;
+  EXPECT_TRUE(Contains(metrics, "hookrelay_http_body_memory_bytes 0\n")) << metrics;
+  auto events = StopAndReadEvents();
+  EXPECT_EQ(events.size(), 3u);
+}
+
+// Point 4: connection limits are settings, counted per client address, and idle connections
+// give way so that health checks and real senders still get in.
+TEST_F(HttpHardeningTest, IdleConnectionsGiveWayAndEachClientHasItsOwnCap) {
+  Start(kLimitsConfig);
+  // One client (127.0.0.2) may hold 3 connections; its 4th is refused with an answer.
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 3; ++i) held.push_back(std::make_unique<RawConnection>(port(), "127.0.0.2"));
+  {
+    // The server counts a connection once its accept has run; a request on each makes sure.
+    for (auto& c : held) {
+      ASSERT_TRUE(c->Write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+      EXPECT_EQ(StatusOf(c->ReadUntil("}", seconds(5))), 200);
+    }
+    RawConnection fourth(port(), "127.0.0.2");
+    std::string got = fourth.ReadUntilClose(seconds(5));
+    EXPECT_EQ(StatusOf(got), 429) << got;
+    EXPECT_TRUE(Contains(got, "Retry-After: ")) << got;
+    EXPECT_TRUE(fourth.closed());
+  }
+  // Others are not affected.
+  {
+    HttpConnection c(port());
+    EXPECT_EQ(c.Send("POST", "/in/s", {}, "{}").status, 202);
+  }
+  // Fill the global limit (6) with idle connections from three more clients.
+  for (const char* from : {"127.0.0.3", "127.0.0.4", "127.0.0.5"}) {
+    held.push_back(std::make_unique<RawConnection>(port(), from));
+  }
+  // Health checks and senders still get in: idle connections are closed for them.
+  {
+    HttpConnection health(port());
+    EXPECT_EQ(health.Send("GET", "/healthz").status, 200);
+    HttpConnection ready(port());
+    EXPECT_EQ(ready.Send("GET", "/readyz").status, 200);
+    HttpConnection sender(port());
+    EXPECT_EQ(sender.Send("POST", "/in/s", {}, "{}").status, 202);
+  }
+  int closed = 0;
+  for (auto& c : held) {
+    c->ReadUntilClose(milliseconds(200));
+    if (c->closed()) ++closed;
+  }
+  // (4 when the server had not yet seen the close of the connection before.)
+  EXPECT_GE(closed, 3) << "one idle connection closed for each newcomer";
+
+  // A connection in the middle of a request is not closed for a newcomer.
+  RawConnection busy(port(), "127.0.0.6");
+  const std::string body(1000, 'b');
+  ASSERT_TRUE(busy.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n" +
+                         body.substr(0, 10)));
+  for (int i = 0; i < 8; ++i) {
+    HttpConnection c(port());
+    EXPECT_EQ(c.Send("GET", "/healthz").status, 200);
+  }
+  ASSERT_TRUE(busy.Write(body.substr(10)));
+  EXPECT_EQ(StatusOf(busy.ReadUntil("\r\n\r\n", seconds(5))), 202);
+
+  std::string metrics = Metrics();
+  EXPECT_TRUE(Contains(metrics, "# TYPE hookrelay_http_connections gauge\n")) << metrics;
+  EXPECT_TRUE(Contains(metrics, "hookrelay_http_connections ")) << metrics;
+  EXPECT_TRUE(
+      Contains(metrics, "hookrelay_http_refused_total{reason=\"max_connections_per_client\"} 1\n"))
+      << metrics;
+  EXPECT_TRUE(
+      Contains(metrics, "hookrelay_http_idle_closed_total " + std::to_string(closed) + "\n"))
+      << metrics;
+}
+
+// Point 5: lenient parsing that other HTTP implementations read differently.
+TEST_F(HttpHardeningTest, ObsoleteFoldingDuplicateHostAndLongTargetsAreRefused) {
+  Start();
+  const std::string tail = "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
+  for (std::string bad : {"POST /in/s HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n" + tail,
+                          "POST /in/s HTTP/1.1\r\nHost: x\r\nX-A: a\r\n\tb\r\n" + tail,
+                          "POST /in/s HTTP/1.1\r\nHost: x\r\nX-A:\r\n b\r\n" + tail,
+                          "POST /in/s HTTP/1.1\r\nHost: x\r\nHost: y\r\n" + tail,
+                          "POST /in/s HTTP/1.1\r\nHost: x\r\nhost: x\r\n" + tail}) {
+    std::string raw = testing::SendRaw(port(), bad);
+    EXPECT_EQ(StatusOf(raw), 400) << bad << " → " << raw;
+  }
+  std::string raw = testing::SendRaw(
+      port(), "POST /in/s?" + std::string(100 * 1024, 'q') + " HTTP/1.1\r\nHost: x\r\n" + tail);
+  EXPECT_EQ(StatusOf(raw), 414) << raw.substr(0, 200);
+  // A long header field is still 431.
+  raw = testing::SendRaw(port(), "POST /in/s HTTP/1.1\r\nHost: x\r\nX-Big: " +
+                                     std::string(10000, 'h') + "\r\n" + tail);
+  EXPECT_EQ(StatusOf(raw), 431) << raw.substr(0, 200);
+
+  EXPECT_TRUE(StopAndReadEvents().empty());
+}
+
+}  // namespace
+}  // namespace hookrelay
