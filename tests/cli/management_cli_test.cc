@@ -449,7 +449,7 @@ TEST_F(ManagementCliTest, TheTokenNeverGoesToADestinationUrl) {
   Sink trap;
   const std::string with_path = trap.url("/new-endpoint");
   ASSERT_EQ(Cli({"sources", "add", "shop"}).exit_code, 0);
-  RunResult made = Cli({"destinations", "add", "shop", "--url", "https://shop.example/hook"});
+  RunResult made = Cli({"destinations", "add", "shop", "https://shop.example/hook"});
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const std::string id = Ingest(R"({"n": 1})");
   const std::vector<std::vector<std::string>> commands = {
