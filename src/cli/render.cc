@@ -153,6 +153,16 @@ std::string PausedText(const json::object& d) {
   return Present(d, "paused_reason") ? "paused (" + Text(d, "paused_reason") + ")" : "paused";
 }
 
+// `text` cut to `width` characters, the last one "…", when it is longer.
+std::string Cut(const std::string& text, size_t width) {
+  std::vector<size_t> starts;  // where each UTF-8 character begins
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
+  }
+  if (width == 0 || starts.size() <= width) return text;
+  return text.substr(0, starts[width - 1]) + "…";
+}
+
 // Where a time in a paused reason is rendered like every other time.
 std::string PausedText(const json::object& d, TimePoint now) {
   return LocalizeTimes(PausedText(d), now);
@@ -172,11 +182,17 @@ std::string AttemptResult(const json::object& a) {
 std::string RenderTable(const std::vector<std::string>& header,
                         const std::vector<std::vector<std::string>>& rows,
                         const std::string& indent) {
+  // Widths in characters, not bytes, so "…" or "é" keeps the columns straight.
+  auto chars = [](const std::string& s) {
+    size_t n = 0;
+    for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return n;
+  };
   std::vector<size_t> width(header.size());
-  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (size_t i = 0; i < header.size(); ++i) width[i] = chars(header[i]);
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
-      width[i] = std::max(width[i], row[i].size());
+      width[i] = std::max(width[i], chars(row[i]));
     }
   }
   std::string out;
@@ -184,7 +200,7 @@ std::string RenderTable(const std::vector<std::string>& header,
     std::string l = indent;
     for (size_t i = 0; i < cells.size(); ++i) {
       l += cells[i];
-      if (i + 1 < cells.size()) l += std::string(width[i] - cells[i].size() + 2, ' ');
+      if (i + 1 < cells.size()) l += std::string(width[i] - chars(cells[i]) + 2, ' ');
     }
     while (!l.empty() && l.back() == ' ') l.pop_back();
     out += l + "\n";
@@ -436,10 +452,21 @@ std::string RenderDestinationList(const json::array& items, TimePoint now) {
     if (!v.is_object()) continue;
     const json::object& d = v.get_object();
     const json::object* b = Object(d, "breaker");
-    rows.push_back({Text(d, "name"), Text(d, "url"), PausedText(d, now), BreakerText(b, now, false),
-                    b ? Text(*b, "consecutive_failures") : "-", Text(d, "allowed_concurrency")});
+    rows.push_back({Text(d, "name"), Cut(PausedText(d, now), 20), BreakerText(b, now, false),
+                    b ? Text(*b, "consecutive_failures") : "-", Text(d, "url")});
   }
-  return Table({"NAME", "URL", "STATE", "BREAKER", "FAILURES", "CONCURRENCY"}, rows);
+  // The URL goes last and is cut to what is left of 80 columns (at least 20), so the table
+  // reads in a terminal; `show` and --json have it whole, and the concurrency.
+  const std::vector<std::string> header = {"NAME", "STATE", "BREAKER", "FAILURES", "URL"};
+  size_t used = 0;
+  for (size_t i = 0; i + 1 < header.size(); ++i) {
+    size_t w = header[i].size();
+    for (const auto& row : rows) w = std::max(w, row[i].size());
+    used += w + 2;
+  }
+  const size_t url_width = used + 20 < 80 ? 80 - used : 20;
+  for (auto& row : rows) row.back() = Cut(row.back(), url_width);
+  return Table(header, rows);
 }
 
 namespace {
@@ -463,8 +490,9 @@ std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
   if (const std::string host = RefusedLiteralHost(Text(d, "url"));
       !host.empty() && !(allow && allow->is_bool() && allow->get_bool())) {
     out << "  note         " << host
-        << " is a loopback or private address: deliveries to it are refused unless the\n"
-           "               destination allows it (--allow-private) or the server runs with\n"
+        << " is a loopback or private address: deliveries to it\n"
+           "               are refused unless the destination allows it\n"
+           "               (--allow-private) or the server runs with\n"
            "               --allow-private-destinations\n";
   }
   out << "  state        " << PausedText(d, now) << "\n";

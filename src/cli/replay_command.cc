@@ -1,6 +1,7 @@
 #include "cli/replay_command.h"
 
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -193,6 +195,26 @@ void CatchInterrupt() {
   sigaction(SIGINT, &sa, nullptr);
 }
 
+// Columns of the terminal on stderr (COLUMNS, else 80 when it cannot be asked).
+size_t TerminalWidth() {
+  winsize ws{};
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* c = std::getenv("COLUMNS"); c && std::atoi(c) > 0) return std::atoi(c);
+  return 80;
+}
+
+// A line redrawn with "\r" must not wrap, or every redraw leaves a line behind.
+std::string FitLine(std::string text, size_t width) {
+  if (width > 1 && text.size() > width - 1) {
+    text.resize(width - 1);
+    while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) {
+      text.pop_back();  // never half a UTF-8 character
+    }
+    if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+  }
+  return text;
+}
+
 int Interrupted(const std::string& id, bool tty) {
   if (tty) std::cerr << "\n";
   std::cerr << "hookrelay replay: interrupted; job " << id
@@ -255,7 +277,7 @@ int RunBulkReplay(const BulkOptions& o, const ManagementOptions& common) {
     if (g_interrupted) return Interrupted(id, tty);
     const std::string text = RenderBulkReplayProgress(job, tty, SystemClock::Instance().Now());
     if (tty) {
-      std::cerr << "\r" << text << "\033[K" << std::flush;
+      std::cerr << "\r" << FitLine(text, TerminalWidth()) << "\033[K" << std::flush;
     } else if (text != last_text && (now - last_line >= kPlainProgressEvery || Final(state))) {
       std::cerr << "replay " << id << ": " << text << "\n";
       last_line = now;

@@ -172,9 +172,11 @@ TEST_F(RenderTest, NumbersArePlain) {
   json::array items = json::parse(R"([{"name": "d", "url": "https://x.example/h",
       "allowed_concurrency": 3.0, "breaker": {"state": "closed", "consecutive_failures": 2.0}}])")
                           .as_array();
-  std::string out = RenderDestinationList(items, now_);
+  std::string out = RenderDestinationList(items, now_) +
+                    RenderDestinationDetail(items[0].as_object(), now_);
   EXPECT_LACKS(out, "E0");
-  EXPECT_CONTAINS(out, "  3\n");
+  EXPECT_CONTAINS(out, "  concurrency  3 allowed");
+  EXPECT_CONTAINS(out, "closed   2 ");
 }
 
 TEST_F(RenderTest, EventDetailToleratesMissingFields) {
@@ -236,12 +238,19 @@ const char* kDestinations = R"json([
 TEST_F(RenderTest, DestinationList) {
   std::string out = RenderDestinationList(json::parse(kDestinations).as_array(), now_);
   EXPECT_EQ(out,
-            "NAME     URL                        STATE              BREAKER        FAILURES"
-            "  CONCURRENCY\n"
-            "billing  https://example.com/hooks  active             open (in 10m)  20"
-            "        4\n"
-            "ops      http://127.0.0.1:9/x       paused (410 Gone)  closed         0"
-            "         2\n");
+            "NAME     STATE              BREAKER        FAILURES  URL\n"
+            "billing  active             open (in 10m)  20        https://example.com/hooks\n"
+            "ops      paused (410 Gone)  closed         0         http://127.0.0.1:9/x\n");
+  // Long URLs and reasons are cut, so the table reads at 80 columns.
+  json::array long_items = json::parse(kDestinations).as_array();
+  long_items[1].as_object()["url"] = "https://billing.internal.example.com/hooks/very/long/path";
+  long_items[1].as_object()["paused_reason"] =
+      "deploy of billing v2 until 2026-11-30T08:00:00Z, ask #ops";
+  std::string cut = RenderDestinationList(long_items, now_);
+  EXPECT_CONTAINS(cut, "ops      paused (deploy of b…  closed         0         https://billing.in");
+  for (size_t at = 0, end; (end = cut.find('\n', at)) != std::string::npos; at = end + 1) {
+    EXPECT_LE(end - at, 80u + 2 * 2) << cut;  // two "…" of 3 bytes each
+  }
   EXPECT_EQ(RenderDestinationList(json::array{}, now_), "No destinations.\n");
 }
 
@@ -271,7 +280,7 @@ TEST_F(RenderTest, DestinationDetail) {
   // ops points at 127.0.0.1 without allow_private: the detail says deliveries will be refused.
   EXPECT_CONTAINS(ops,
                   "  note         127.0.0.1 is a loopback or private address: deliveries to "
-                  "it are refused unless the\n");
+                  "it\n               are refused unless the destination allows it\n");
   EXPECT_EQ(billing.find("note"), std::string::npos) << billing;
 }
 
