@@ -57,8 +57,12 @@ Status CheckApiAddress(std::string_view url, std::string_view from) {
                                    "e.g. " +
                                    std::string(kDefaultApiUrl));
   }
-  if ((!u->path().empty() && u->path() != "/") || u->has_query() || u->has_fragment() ||
-      u->has_userinfo()) {
+  if (u->has_userinfo()) {  // never echo it: it may hold a password
+    return Status::InvalidArgument(std::string(from) +
+                                   " carries user info (user:password@): refused; the API's "
+                                   "address is http://HOST:PORT and the token goes in --token");
+  }
+  if ((!u->path().empty() && u->path() != "/") || u->has_query() || u->has_fragment()) {
     return Status::InvalidArgument(
         shown +
         " has a path, query or fragment, like a destination's URL: refused, so the admin token "

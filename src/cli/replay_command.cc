@@ -364,8 +364,9 @@ void AddReplayCommand(CLI::App& app, int& exit_code) {
   CLI::App* replay = app.add_subcommand(
       "replay",
       "Deliver an event again (a new delivery chain, the same webhook-id); with --status, every "
-      "event matching a filter, paced (a bulk replay job)");
-  replay->add_option("id", *id, "Event id (omit with --status)");
+      "event matching a filter, paced (a bulk replay job); list, status JOB, cancel JOB: the jobs");
+  replay->add_option("id", *id,
+                     "Event id (omit with --status); list, status and cancel are subcommands");
   replay->add_option("--destination", *destination,
                      "Only to this destination (one the event was routed to)");
   replay->add_option("--status", bulk->status,

@@ -383,6 +383,7 @@ TEST(ApiClientTest, AnApiAddressThatLooksLikeADestinationIsRefused) {
     Status s = CheckApiAddress(bad, "--server");
     EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << bad;
   }
+  EXPECT_LACKS(CheckApiAddress("http://user:pw-secret@h:1", "--server").message(), "pw-secret");
   Status s = CheckApiAddress("http://127.0.0.1:18153/new-endpoint", "HOOKRELAY_URL");
   EXPECT_CONTAINS(s.message(), "HOOKRELAY_URL \"http://127.0.0.1:18153/new-endpoint\"");
   EXPECT_CONTAINS(s.message(), "--server");
