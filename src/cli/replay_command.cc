@@ -393,7 +393,8 @@ void AddReplayCommand(CLI::App& app, int& exit_code) {
       return;
     }
     if (id->empty()) {
-      std::cerr << "hookrelay replay: give an event id, or --status failed for a bulk replay\n";
+      std::cerr << "hookrelay replay: give an event id, --status failed for a bulk replay, or "
+                   "list | status JOB | cancel JOB for the bulk replay jobs\n";
       exit_code = 2;
       return;
     }

@@ -172,8 +172,8 @@ TEST_F(RenderTest, NumbersArePlain) {
   json::array items = json::parse(R"([{"name": "d", "url": "https://x.example/h",
       "allowed_concurrency": 3.0, "breaker": {"state": "closed", "consecutive_failures": 2.0}}])")
                           .as_array();
-  std::string out = RenderDestinationList(items, now_) +
-                    RenderDestinationDetail(items[0].as_object(), now_);
+  std::string out =
+      RenderDestinationList(items, now_) + RenderDestinationDetail(items[0].as_object(), now_);
   EXPECT_LACKS(out, "E0");
   EXPECT_CONTAINS(out, "  concurrency  3 allowed");
   EXPECT_CONTAINS(out, "closed   2 ");
@@ -247,7 +247,8 @@ TEST_F(RenderTest, DestinationList) {
   long_items[1].as_object()["paused_reason"] =
       "deploy of billing v2 until 2026-11-30T08:00:00Z, ask #ops";
   std::string cut = RenderDestinationList(long_items, now_);
-  EXPECT_CONTAINS(cut, "ops      paused (deploy of b…  closed         0         https://billing.in");
+  EXPECT_CONTAINS(cut,
+                  "ops      paused (deploy of b…  closed         0         https://billing.in");
   for (size_t at = 0, end; (end = cut.find('\n', at)) != std::string::npos; at = end + 1) {
     EXPECT_LE(end - at, 80u + 2 * 2) << cut;  // two "…" of 3 bytes each
   }
