@@ -73,6 +73,13 @@ Status CheckApiAddress(std::string_view url, std::string_view from) {
 }
 
 Status CheckToken(std::string_view token) {
+  for (char c : token) {  // a CR or LF would end the Authorization header and start another
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return Status::InvalidArgument(
+          "the admin token (HOOKRELAY_TOKEN or --token) contains a control character; copy it "
+          "again without the line break");
+    }
+  }
   if (!token.empty()) return Status::Ok();
   return Status::InvalidArgument(
       "no admin token: set HOOKRELAY_TOKEN (or pass --token); `hookrelay serve` prints it at "

@@ -34,7 +34,8 @@ ApiConfig ResolveApiConfig(const std::string& server_flag, const std::string& to
 // ("--server" or "HOOKRELAY_URL"). Pure.
 Status CheckApiAddress(std::string_view url, std::string_view from);
 
-// kInvalidArgument saying which variable or flag to set when `token` is empty. Pure.
+// kInvalidArgument saying which variable or flag to set when `token` is empty, or that it holds a
+// control character (a CR or LF would inject a header). Pure.
 Status CheckToken(std::string_view token);
 
 // Percent-encodes everything but RFC 3986 unreserved characters, for a path segment or a query

@@ -393,6 +393,8 @@ TEST(ApiClientTest, AnApiAddressThatLooksLikeADestinationIsRefused) {
 
 TEST(ApiClientTest, AMissingTokenSaysWhatToSet) {
   EXPECT_TRUE(CheckToken("t").ok());
+  EXPECT_FALSE(CheckToken("tok\r\nX-Injected: 1").ok());
+  EXPECT_LACKS(CheckToken("tok\nsecret-part").message(), "secret-part");
   Status s = CheckToken("");
   EXPECT_CONTAINS(s.message(), "HOOKRELAY_TOKEN");
   EXPECT_CONTAINS(s.message(), "--token");
