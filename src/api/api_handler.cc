@@ -9,6 +9,7 @@
 #include "common/id.h"
 #include "common/random.h"
 #include "common/thread_name.h"
+#include "http/json_text.h"
 #include "replay/replay_filter.h"
 #include "replay/replay_runner.h"
 
@@ -24,7 +25,7 @@ constexpr double kDefaultBulkReplayRate = 50;  // per second, when the destinati
 
 http::Response Json(const json::object& o) {
   http::Response r;
-  r.body = json::serialize(o);
+  r.body = http::SerializeJson(o);  // plain numbers: "rate": 50, not 5E1
   return r;
 }
 
@@ -434,7 +435,7 @@ http::Response ApiHandler::CreateBulkReplay(const http::Request& request) const 
   if (Status s = store_.CreateReplayJob(job); !s.ok()) return FromStatus(s);
   if (controls_.replay_job_queued) controls_.replay_job_queued();
   json::object detail{{"filter", json::parse(job.filter)}, {"rate", rate}};
-  if (Status s = Audit(request, "bulk_replay", job.id, job.total, json::serialize(detail));
+  if (Status s = Audit(request, "bulk_replay", job.id, job.total, http::SerializeJson(detail));
       !s.ok()) {
     return FromStatus(s);
   }

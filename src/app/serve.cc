@@ -184,7 +184,10 @@ int Serve(const ServeOptions& options) {
 
   std::cout << "hookrelay " << HOOKRELAY_VERSION << " listening on " << (*server)->url()
             << " (data: " << config.store.dir << "; " << registry.Get()->sources.size()
-            << " sources, " << registry.Get()->destinations.size() << " destinations)" << std::endl;
+            << (registry.Get()->sources.size() == 1 ? " source, " : " sources, ")
+            << registry.Get()->destinations.size()
+            << (registry.Get()->destinations.size() == 1 ? " destination)" : " destinations)")
+            << std::endl;
 
   int sig = 0;
   sigwait(&signals, &sig);

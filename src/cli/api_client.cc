@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <boost/json.hpp>
+#include <boost/url/parse.hpp>
 #include <cstdlib>
 #include <memory>
 
@@ -37,13 +38,52 @@ std::string Snippet(std::string_view body) {
 
 }  // namespace
 
-ApiConfig ResolveApiConfig(const std::string& url_flag, const std::string& token_flag) {
+ApiConfig ResolveApiConfig(const std::string& server_flag, const std::string& token_flag) {
   ApiConfig c;
-  c.url = !url_flag.empty() ? url_flag : Env("HOOKRELAY_URL");
+  c.url = !server_flag.empty() ? server_flag : Env("HOOKRELAY_URL");
   if (c.url.empty()) c.url = kDefaultApiUrl;
   while (!c.url.empty() && c.url.back() == '/') c.url.pop_back();
   c.token = !token_flag.empty() ? token_flag : Env("HOOKRELAY_TOKEN");
+  if (c.token.empty()) c.token = Env("HOOKRELAY_ADMIN_TOKEN");
   return c;
+}
+
+Status CheckApiAddress(std::string_view url, std::string_view from) {
+  const std::string shown = std::string(from) + " \"" + std::string(url) + "\"";
+  auto u = boost::urls::parse_uri(url);  // with a fragment, unlike parse_absolute_uri
+  if (!u || (u->scheme() != "http" && u->scheme() != "https") || u->host().empty()) {
+    return Status::InvalidArgument(shown +
+                                   " is not the API's address: expected http://HOST:PORT, "
+                                   "e.g. " +
+                                   std::string(kDefaultApiUrl));
+  }
+  if (u->has_userinfo()) {  // never echo it: it may hold a password
+    return Status::InvalidArgument(std::string(from) +
+                                   " carries user info (user:password@): refused; the API's "
+                                   "address is http://HOST:PORT and the token goes in --token");
+  }
+  if ((!u->path().empty() && u->path() != "/") || u->has_query() || u->has_fragment()) {
+    return Status::InvalidArgument(
+        shown +
+        " has a path, query or fragment, like a destination's URL: refused, so the admin token "
+        "goes nowhere else. --server (or HOOKRELAY_URL) is the API's address, http://HOST:PORT; "
+        "--url is a destination's URL, in `destinations add` and `destinations update`");
+  }
+  return Status::Ok();
+}
+
+Status CheckToken(std::string_view token) {
+  for (char c : token) {  // a CR or LF would end the Authorization header and start another
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return Status::InvalidArgument(
+          "the admin token (HOOKRELAY_TOKEN or --token) contains a control character; copy it "
+          "again without the line break");
+    }
+  }
+  if (!token.empty()) return Status::Ok();
+  return Status::InvalidArgument(
+      "no admin token: set HOOKRELAY_TOKEN (or pass --token); `hookrelay serve` prints it at "
+      "its first start");
 }
 
 Result<json::value> InterpretResponse(long status, std::string_view body, std::string_view url) {
@@ -77,7 +117,10 @@ Result<json::value> InterpretResponse(long status, std::string_view body, std::s
   } else {
     message += " from " + std::string(url);
   }
-  if (status == 401 || status == 403) return Status::Unauthenticated(message);
+  if (status == 401) {
+    return Status::Unauthenticated(message + " (check HOOKRELAY_TOKEN or --token)");
+  }
+  if (status == 403) return Status::Unauthenticated(message);
   if (status == 404) return Status::NotFound(message);
   if (status >= 400 && status < 500) return Status::InvalidArgument(message);
   return Status::Unavailable(message);
@@ -139,7 +182,7 @@ Result<json::value> ApiClient::Perform(const char* method, std::string_view path
     // errbuf names the host and port but never the headers, so the token cannot leak here.
     std::string why = errbuf[0] ? errbuf : curl_easy_strerror(rc);
     return Status::Unavailable("cannot reach the hookrelay API at " + config_.url + ": " + why +
-                               " (is `hookrelay serve` running? set --url or HOOKRELAY_URL)");
+                               " (is `hookrelay serve` running? set --server or HOOKRELAY_URL)");
   }
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

@@ -22,9 +22,21 @@ struct ApiConfig {
   std::string token;
 };
 
-// --url, else HOOKRELAY_URL, else kDefaultApiUrl; --token, else HOOKRELAY_TOKEN, else empty.
-// Empty flag values count as absent.
-ApiConfig ResolveApiConfig(const std::string& url_flag, const std::string& token_flag);
+// --server, else HOOKRELAY_URL, else kDefaultApiUrl; --token, else HOOKRELAY_TOKEN, else
+// HOOKRELAY_ADMIN_TOKEN (the name `hookrelay serve` reads), else empty. Empty values count as
+// absent.
+ApiConfig ResolveApiConfig(const std::string& server_flag, const std::string& token_flag);
+
+// The API address must be only a scheme and an authority: "http://127.0.0.1:8080" (a trailing
+// "/" is fine). A path, a query or a fragment means a destination's URL was given in its place,
+// and the admin token would go to that server: kInvalidArgument, saying that --server is the
+// API's address and --url the destination's. `from` names where the address came from
+// ("--server" or "HOOKRELAY_URL"). Pure.
+Status CheckApiAddress(std::string_view url, std::string_view from);
+
+// kInvalidArgument saying which variable or flag to set when `token` is empty, or that it holds a
+// control character (a CR or LF would inject a header). Pure.
+Status CheckToken(std::string_view token);
 
 // Percent-encodes everything but RFC 3986 unreserved characters, for a path segment or a query
 // value (the server's http::PercentEncode).

@@ -61,16 +61,16 @@ void AddWrite(
              : "Create a " + kind + " (stored; it survives restarts)");
   cmd->add_option("name", *name, kind + " name")->required();
   add_flags(cmd, *flags);
-  AddManagementOptions(cmd, *common);
+  AddManagementOptions(cmd, *common, /*has_destination_url=*/kind == "destination");
   cmd->callback([=, &exit_code] {
     const std::string command = Plural(kind) + (update ? " update" : " add");
+    ApiClient client = MakeClient(*common);  // first: an API address mixed up with --url
     auto body = build(*name, *flags, update);
     if (!body.ok()) {
       std::cerr << "hookrelay " << command << ": " << body.status().message() << "\n";
       exit_code = 2;
       return;
     }
-    ApiClient client = MakeClient(*common);
     auto answer = update
                       ? client.Patch("/api/v1/" + Plural(kind) + "/" + PercentEncode(*name), *body)
                       : client.Post("/api/v1/" + Plural(kind), *body);
@@ -109,13 +109,15 @@ void AddSourceFlags(CLI::App* cmd, SourceFlags& f) {
   cmd->add_option("--spec", f.spec, "The whole source as JSON (or @FILE); flags go over it");
 }
 
-// --url is the API's (every management command has it), so the destination's URL is a
-// positional argument of `add` and --endpoint of `update`.
+// The destination's URL is --url in `add` and `update` (`add` also takes it positionally); the
+// API's address is --server, so the two cannot be mistaken.
 void AddDestinationFlags(CLI::App* cmd, DestinationFlags& f) {
   if (cmd->get_name() == "add") {
-    cmd->add_option("url", f.url, "Where deliveries go (http or https)")->required();
+    cmd->add_option("url", f.url, "Where deliveries go (http or https); or --url");
+    cmd->add_option("--url", f.url_flag, "Where deliveries go (http or https)");
   } else {
-    cmd->add_option("--endpoint", f.url, "The destination's new URL (http or https)");
+    cmd->add_option("--url", f.url_flag, "The destination's new URL (http or https)");
+    cmd->add_option("--endpoint", f.endpoint)->group("");  // the old name of --url
   }
   cmd->add_option("--policy", f.policy, "Retry policy: a preset name or a policy JSON object");
   cmd->add_option("--header", f.headers,
@@ -185,7 +187,20 @@ Result<json::object> BuildDestinationBody(const std::string& name, const Destina
   auto body = SpecObject(flags.spec);
   if (!body.ok()) return body.status();
   if (!update) (*body)["name"] = name;
-  if (!flags.url.empty()) (*body)["url"] = flags.url;
+  std::string url;
+  for (const std::string* given : {&flags.url, &flags.url_flag, &flags.endpoint}) {
+    if (given->empty()) continue;
+    if (!url.empty() && url != *given) {
+      return Status::InvalidArgument("the destination's URL is given twice: give it once (--url)",
+                                     "--url");
+    }
+    url = *given;
+  }
+  if (!url.empty()) (*body)["url"] = url;
+  if (!update && url.empty() && !body->contains("url")) {
+    return Status::InvalidArgument(
+        "give the destination's URL: `destinations add NAME URL` or --url URL", "--url");
+  }
   if (!flags.policy.empty()) {
     if (flags.policy.front() == '{') {
       boost::system::error_code ec;

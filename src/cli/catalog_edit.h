@@ -18,10 +18,12 @@ namespace hookrelay::cli {
 //                    [--max-body SIZE] [--spec JSON|@FILE]      POST /api/v1/sources
 //   sources update NAME [the same flags]                        PATCH /api/v1/sources/NAME
 //   sources rm NAME                                              DELETE
-//   destinations add NAME URL [--policy P] [--header "K: V"…] [--signing-secret S]
+//   destinations add NAME (URL | --url URL) [--policy P] [--header "K: V"…] [--signing-secret S]
 //                    [--max-concurrency N] [--rate-limit R] [--replay-window D]
 //                    [--allow-private] [--spec JSON|@FILE]
-//   destinations update NAME [--endpoint URL] [the same flags] | destinations rm NAME
+//   destinations update NAME [--url URL] [the same flags] | destinations rm NAME
+// (--url is the destination's URL; the API's address is --server. `update` still takes
+// --endpoint, hidden, as another name of --url.)
 //   routes add SOURCE DESTINATION [--id ID] | routes show ID | routes rm ID
 // Secret values may be given as @FILE (or @- for standard input) so they stay out of the shell
 // history and the process list. `exit_code` is set after parsing.
@@ -41,7 +43,9 @@ struct SourceFlags {
 // The flags of `destinations add|update`.
 struct DestinationFlags {
   std::string spec;
-  std::string url;     // positional in `add`, --endpoint in `update` (--url is the API's)
+  std::string url;       // the positional URL of `add`
+  std::string url_flag;  // --url (add and update)
+  std::string endpoint;  // --endpoint (update; the old name of --url, hidden)
   std::string policy;  // a preset name, or a policy JSON object
   std::vector<std::string> headers;  // "Name: value"
   std::string signing_secret;

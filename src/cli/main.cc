@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "hookrelay: record every webhook durably, deliver it with retries, replay what "
       "failed"};
+  app.name("hookrelay");
   app.set_version_flag("--version", std::string("hookrelay ") + HOOKRELAY_VERSION);
   app.require_subcommand(1);
   int exit_code = 0;
@@ -20,8 +21,23 @@ int main(int argc, char** argv) {
   hookrelay::cli::AddEventsCommand(app, exit_code);
   hookrelay::cli::AddCatalogCommands(app, exit_code);
   hookrelay::cli::AddReplayCommand(app, exit_code);
+  if (argc <= 1) {  // no command: what there is to run, not only "a subcommand is required"
+    std::cerr << app.help() << "\nGive a command; `hookrelay COMMAND --help` tells more.\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RequiredError& e) {
+    // `hookrelay events`: the usage of the command given, with its subcommands.
+    const CLI::App* deepest = &app;
+    while (!deepest->get_subcommands().empty()) deepest = deepest->get_subcommands().front();
+    if (deepest != &app && deepest->get_require_subcommand_min() > 0 &&
+        deepest->get_subcommands().empty() &&
+        std::string(e.what()).find("subcommand") != std::string::npos) {
+      std::cerr << deepest->help() << "\n" << e.what() << "\n";
+      return 2;
+    }
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const CLI::ParseError& e) {
     // Usage errors exit 2, as documented; --help and --version exit 0.
     int rc = app.exit(e);

@@ -2,20 +2,40 @@
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
+#include <cstdlib>
 #include <iostream>
+
+#include "http/json_text.h"
 
 namespace hookrelay::cli {
 
-void AddManagementOptions(CLI::App* cmd, ManagementOptions& options) {
-  cmd->add_option(
-      "--url", options.url,
-      std::string("API base URL (default: HOOKRELAY_URL, else ") + kDefaultApiUrl + ")");
-  cmd->add_option("--token", options.token, "Admin bearer token (default: HOOKRELAY_TOKEN)");
+void AddManagementOptions(CLI::App* cmd, ManagementOptions& options, bool has_destination_url) {
+  cmd->add_option("--server", options.server,
+                  std::string("The hookrelay API's address, http://HOST:PORT (default: "
+                              "HOOKRELAY_URL, else ") +
+                      kDefaultApiUrl + ")");
+  cmd->add_option("--token", options.token,
+                  "Admin bearer token (default: HOOKRELAY_TOKEN, or HOOKRELAY_ADMIN_TOKEN)");
   cmd->add_flag("--json", options.json, "Print the API's JSON instead of a table");
+  if (!has_destination_url) cmd->add_option("--url", options.stray_url)->group("");
 }
 
 ApiClient MakeClient(const ManagementOptions& options) {
-  return ApiClient(ResolveApiConfig(options.url, options.token));
+  if (!options.stray_url.empty()) {
+    throw CLI::ValidationError(
+        "--url is a destination's URL (in `destinations add` and `destinations update`); this "
+        "command takes none. The API's address is --server (or HOOKRELAY_URL)");
+  }
+  const char* env = std::getenv("HOOKRELAY_URL");
+  const bool from_flag = !options.server.empty();
+  if (from_flag || (env && *env)) {
+    Status s = CheckApiAddress(from_flag ? std::string_view(options.server) : std::string_view(env),
+                               from_flag ? "--server" : "HOOKRELAY_URL");
+    if (!s.ok()) throw CLI::ValidationError(s.message());
+  }
+  ApiConfig config = ResolveApiConfig(options.server, options.token);
+  if (Status s = CheckToken(config.token); !s.ok()) throw CLI::ValidationError(s.message());
+  return ApiClient(std::move(config));
 }
 
 int ReportApiError(std::string_view command, const Status& status) {
@@ -23,7 +43,7 @@ int ReportApiError(std::string_view command, const Status& status) {
   return 1;
 }
 
-void PrintJson(const boost::json::value& v) { std::cout << boost::json::serialize(v) << "\n"; }
+void PrintJson(const boost::json::value& v) { std::cout << http::SerializeJson(v) << "\n"; }
 
 int PrintApiObject(std::string_view command, const Result<boost::json::value>& answer, bool as_json,
                    const std::function<std::string(const boost::json::object&)>& render) {

@@ -12,21 +12,30 @@ namespace CLI {
 class App;
 }
 
-// What every management subcommand (events, sources, destinations, routes) shares: the
+// What every management subcommand (events, sources, destinations, routes, replay) shares: the
 // connection flags, --json, and how API errors reach the user (exit 1, the API's message).
+//
+// --server is the API's address, --url a destination's (only `destinations add|update` take it).
+// A command line that would send the admin token anywhere but an API address is refused before
+// any request (exit 2): see CheckApiAddress.
 
 namespace hookrelay::cli {
 
 struct ManagementOptions {
-  std::string url;    // --url; see ResolveApiConfig
-  std::string token;  // --token
-  bool json = false;  // --json
+  std::string server;     // --server; see ResolveApiConfig
+  std::string token;      // --token
+  bool json = false;      // --json
+  std::string stray_url;  // a hidden --url on commands that have no destination URL
 };
 
-// Adds --url, --token and --json to `cmd`.
-void AddManagementOptions(CLI::App* cmd, ManagementOptions& options);
+// Adds --server, --token and --json to `cmd`; unless `has_destination_url`, also a hidden --url
+// that only exists to refuse itself with a message naming --server.
+void AddManagementOptions(CLI::App* cmd, ManagementOptions& options,
+                          bool has_destination_url = false);
 
-// A client for the resolved URL and token.
+// A client for the resolved address and token. Throws CLI::ValidationError (exit 2, before any
+// request) for an API address with a path, query or fragment, for a stray --url, and when no
+// token is set.
 ApiClient MakeClient(const ManagementOptions& options);
 
 // Prints "hookrelay <command>: <message>" to stderr and returns the exit code for an API or

@@ -10,6 +10,7 @@
 
 #include "common/time_format.h"
 #include "delivery/sender.h"
+#include "http/json_text.h"
 
 namespace hookrelay::cli {
 
@@ -29,7 +30,7 @@ std::string Text(const json::value* v) {
   if (v->is_int64()) return std::to_string(v->get_int64());
   if (v->is_uint64()) return std::to_string(v->get_uint64());
   if (v->is_bool()) return v->get_bool() ? "yes" : "no";
-  return json::serialize(*v);
+  return http::SerializeJson(*v);  // plain numbers, never "3E0"
 }
 
 std::string Text(const json::object& o, std::string_view key) { return Text(Field(o, key)); }
@@ -44,30 +45,10 @@ const json::object* Object(const json::object& o, std::string_view key) {
   return v && v->is_object() ? &v->get_object() : nullptr;
 }
 
-// Columns left-aligned, two spaces apart, no trailing blanks.
 std::string Table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& rows,
                   const std::string& indent = "") {
-  std::vector<size_t> width(header.size());
-  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
-      width[i] = std::max(width[i], row[i].size());
-    }
-  }
-  std::string out;
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string l = indent;
-    for (size_t i = 0; i < cells.size(); ++i) {
-      l += cells[i];
-      if (i + 1 < cells.size()) l += std::string(width[i] - cells[i].size() + 2, ' ');
-    }
-    while (!l.empty() && l.back() == ' ') l.pop_back();
-    out += l + "\n";
-  };
-  line(header);
-  for (const auto& row : rows) line(row);
-  return out;
+  return RenderTable(header, rows, indent);
 }
 
 // A span of time, truncated to seconds: its two largest non-zero units ("3m", "1h5m", "2d3h").
@@ -113,7 +94,19 @@ std::string Plural(int64_t n, const char* word) {
 std::string BreakerText(const json::object* b, TimePoint now, bool with_details) {
   if (!b) return "-";
   std::string out = Text(*b, "state");
-  if (Present(*b, "open_until")) out += " until " + FormatApiTime(Field(*b, "open_until"), now);
+  if (Present(*b, "open_until")) {
+    // The detail names the zone; the list is short: "open (in 10m)".
+    const json::value* until = Field(*b, "open_until");
+    std::optional<TimePoint> t =
+        until->is_string() ? ParseRfc3339(until->get_string()) : std::nullopt;
+    if (!t) {
+      out += " until " + Text(until);
+    } else if (with_details) {
+      out += " until " + FormatLocalAndRelative(*t, now, /*with_zone=*/true);
+    } else {
+      out += " (" + FormatRelative(*t, now) + ")";
+    }
+  }
   if (with_details) {
     const json::value* failures = Field(*b, "consecutive_failures");
     if (failures && failures->is_number()) {
@@ -130,7 +123,8 @@ std::string BreakerText(const json::object* b, TimePoint now, bool with_details)
 std::string PolicyText(const json::object* p) {
   if (!p) return "-";
   std::string out = Present(*p, "preset") ? Text(*p, "preset") : "custom";
-  out += ": " + Text(*p, "strategy") + ", " + Text(*p, "max_attempts") + " attempts";
+  out += ": " + Text(*p, "strategy") + ", " + Text(*p, "max_attempts") +
+         (Text(*p, "max_attempts") == "1" ? " attempt" : " attempts");
   if (Present(*p, "max_duration") && Text(*p, "max_duration") != "0s") {
     out += " within " + Text(*p, "max_duration");
   }
@@ -159,6 +153,21 @@ std::string PausedText(const json::object& d) {
   return Present(d, "paused_reason") ? "paused (" + Text(d, "paused_reason") + ")" : "paused";
 }
 
+// `text` cut to `width` characters, the last one "…", when it is longer.
+std::string Cut(const std::string& text, size_t width) {
+  std::vector<size_t> starts;  // where each UTF-8 character begins
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
+  }
+  if (width == 0 || starts.size() <= width) return text;
+  return text.substr(0, starts[width - 1]) + "…";
+}
+
+// Where a time in a paused reason is rendered like every other time.
+std::string PausedText(const json::object& d, TimePoint now) {
+  return LocalizeTimes(PausedText(d), now);
+}
+
 // "HTTP 500", "error: connection refused", or both.
 std::string AttemptResult(const json::object& a) {
   std::string out;
@@ -170,6 +179,37 @@ std::string AttemptResult(const json::object& a) {
 
 }  // namespace
 
+std::string RenderTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows,
+                        const std::string& indent) {
+  // Widths in characters, not bytes, so "…" or "é" keeps the columns straight.
+  auto chars = [](const std::string& s) {
+    size_t n = 0;
+    for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return n;
+  };
+  std::vector<size_t> width(header.size());
+  for (size_t i = 0; i < header.size(); ++i) width[i] = chars(header[i]);
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], chars(row[i]));
+    }
+  }
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string l = indent;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      l += cells[i];
+      if (i + 1 < cells.size()) l += std::string(width[i] - chars(cells[i]) + 2, ' ');
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  line(header);
+  for (const auto& row : rows) line(row);
+  return out;
+}
+
 std::string FormatRelative(TimePoint t, TimePoint now) {
   Duration diff = t - now;
   if (diff < std::chrono::seconds(1) && diff > -std::chrono::seconds(1)) return "now";
@@ -177,24 +217,119 @@ std::string FormatRelative(TimePoint t, TimePoint now) {
   return Span(-diff) + " ago";
 }
 
-std::string FormatLocalAndRelative(TimePoint t, TimePoint now) {
+namespace {
+
+// "14:05:31" on now's local day, else "2026-12-01 14:05:31" (without seconds: "14:05").
+std::string LocalClock(TimePoint t, TimePoint now, bool seconds = true) {
   std::tm tm = LocalTm(t);
   std::tm today = LocalTm(now);
   char buf[64];
-  if (tm.tm_year == today.tm_year && tm.tm_yday == today.tm_yday) {
-    std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
-  } else {
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  }
-  return std::string(buf) + ", " + FormatRelative(t, now);
+  const bool same_day = tm.tm_year == today.tm_year && tm.tm_yday == today.tm_yday;
+  const char* format = same_day ? (seconds ? "%H:%M:%S" : "%H:%M")
+                                : (seconds ? "%Y-%m-%d %H:%M:%S" : "%Y-%m-%d %H:%M");
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
 }
 
-std::string FormatApiTime(const json::value* t, TimePoint now) {
+// "23:08:19 (in 28m)": a time inside a sentence.
+std::string ClockInText(TimePoint t, TimePoint now, bool seconds = true) {
+  return LocalClock(t, now, seconds) + " (" + FormatRelative(t, now) + ")";
+}
+
+bool Digits(std::string_view s, size_t at, size_t n) {
+  if (at + n > s.size()) return false;
+  for (size_t i = at; i < at + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return true;
+}
+
+// The length of an RFC 3339 timestamp starting at `at` ("2026-11-30T23:08:19.642Z"), or 0.
+size_t TimestampLength(std::string_view s, size_t at) {
+  if (!(Digits(s, at, 4) && s[at + 4] == '-' && Digits(s, at + 5, 2) && s[at + 7] == '-' &&
+        Digits(s, at + 8, 2) && at + 10 < s.size() && (s[at + 10] == 'T' || s[at + 10] == 't') &&
+        Digits(s, at + 11, 2) && s[at + 13] == ':' && Digits(s, at + 14, 2) && s[at + 16] == ':' &&
+        Digits(s, at + 17, 2))) {
+    return 0;
+  }
+  size_t i = at + 19;
+  if (i < s.size() && s[i] == '.') {
+    size_t j = i + 1;
+    while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j;
+    if (j == i + 1) return 0;
+    i = j;
+  }
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) return i + 1 - at;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-') && Digits(s, i + 1, 2) && i + 3 < s.size() &&
+      s[i + 3] == ':' && Digits(s, i + 4, 2)) {
+    return i + 6 - at;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string FormatLocalAndRelative(TimePoint t, TimePoint now, bool with_zone) {
+  std::string out = LocalClock(t, now);
+  if (with_zone) out += " " + LocalZoneName(t);
+  return out + ", " + FormatRelative(t, now);
+}
+
+std::string FormatApiTime(const json::value* t, TimePoint now, bool with_zone) {
   if (!t || t->is_null()) return "-";
   if (!t->is_string()) return Text(t);
   std::optional<TimePoint> parsed = ParseRfc3339(t->get_string());
   if (!parsed) return std::string(t->get_string());
-  return FormatLocalAndRelative(*parsed, now);
+  return FormatLocalAndRelative(*parsed, now, with_zone);
+}
+
+std::string LocalZoneName(TimePoint now) {
+  std::tm tm = LocalTm(now);
+  char buf[64];
+  if (std::strftime(buf, sizeof buf, "%Z", &tm) == 0 || buf[0] == '\0') return "local time";
+  return buf;
+}
+
+std::string LocalizeTimes(std::string_view text, TimePoint now) {
+  std::string out;
+  size_t copied = 0;
+  for (size_t i = 0; i + 20 <= text.size(); ++i) {
+    if (i > 0 && text[i - 1] >= '0' && text[i - 1] <= '9') continue;  // inside a longer number
+    const size_t n = TimestampLength(text, i);
+    if (n == 0) continue;
+    std::optional<TimePoint> t = ParseRfc3339(text.substr(i, n));
+    if (!t) continue;
+    out.append(text.substr(copied, i - copied));
+    out += ClockInText(*t, now);
+    copied = i + n;
+    i = copied - 1;
+  }
+  out.append(text.substr(copied));
+  return out;
+}
+
+std::string RenderWaiting(const json::value* waiting, TimePoint now) {
+  if (!waiting || !waiting->is_object()) return "";
+  const json::object& w = waiting->get_object();
+  const std::string reason = Text(w, "reason");
+  const std::string destination = Text(w, "destination");
+  std::string out;
+  if (reason == "breaker_open") {
+    out = "breaker open on " + destination;
+  } else if (reason == "destination_paused") {
+    out = "destination " + destination + " is paused";
+  } else if (Present(w, "message")) {
+    return LocalizeTimes(Text(w, "message"), now);
+  } else {
+    out = reason;
+  }
+  const json::value* until = Field(w, "until");
+  if (until && until->is_string()) {
+    if (std::optional<TimePoint> t = ParseRfc3339(until->get_string())) {
+      out += " until " + ClockInText(*t, now, /*seconds=*/false);
+    }
+  }
+  return out;
 }
 
 std::string RenderEventList(const json::array& items, TimePoint now) {
@@ -206,14 +341,15 @@ std::string RenderEventList(const json::array& items, TimePoint now) {
     rows.push_back({Text(e, "id"), Text(e, "source"), FormatApiTime(Field(e, "received_at"), now),
                     Bytes(Field(e, "size"))});
   }
-  return Table({"ID", "SOURCE", "RECEIVED", "SIZE"}, rows);
+  return Table({"ID", "SOURCE", "RECEIVED (" + LocalZoneName(now) + ")", "SIZE"}, rows);
 }
 
 std::string RenderEventDetail(const json::object& event, TimePoint now) {
   std::ostringstream out;
   out << "Event " << Text(event, "id") << "\n";
   out << "  source    " << Text(event, "source") << "\n";
-  out << "  received  " << FormatApiTime(Field(event, "received_at"), now) << "\n";
+  out << "  received  " << FormatApiTime(Field(event, "received_at"), now, /*with_zone=*/true)
+      << "\n";
   out << "  size      " << Bytes(Field(event, "size")) << "\n";
   const json::value* deliveries = Field(event, "deliveries");
   if (!deliveries || !deliveries->is_array() || deliveries->get_array().empty()) {
@@ -233,11 +369,14 @@ std::string RenderEventDetail(const json::object& event, TimePoint now) {
     if (Present(d, "next_attempt_at")) {
       out << "  next retry " << FormatApiTime(Field(d, "next_attempt_at"), now) << "\n";
     }
-    if (Present(d, "deadline")) {
+    // The deadline matters only while the delivery can still be tried.
+    const std::string status = Text(d, "status");
+    if (Present(d, "deadline") &&
+        (status == "scheduled" || status == "delivering" || status == "paused")) {
       out << "  deadline " << FormatApiTime(Field(d, "deadline"), now) << "\n";
     }
     if (Present(d, "reason")) {
-      out << "  reason: " << Text(d, "reason") << "\n";
+      out << "  reason: " << LocalizeTimes(Text(d, "reason"), now) << "\n";
     } else if (Text(d, "status") == "failed") {
       out << "  reason: not recorded\n";
     }
@@ -291,8 +430,13 @@ std::string RenderSourceDetail(const json::object& s) {
         << Plural(Field(*v, "secrets_set") && Field(*v, "secrets_set")->is_number()
                       ? Field(*v, "secrets_set")->to_number<int64_t>()
                       : 0,
-                  "secret")
-        << ", tolerance " << Text(*v, "tolerance") << ")";
+                  "secret");
+    // Only the schemes that sign a timestamp check it against the tolerance.
+    const std::string scheme = Text(*v, "scheme");
+    if ((scheme == "stripe" || scheme == "standard") && Present(*v, "tolerance")) {
+      out << ", tolerance " << Text(*v, "tolerance");
+    }
+    out << ")";
   }
   out << "\n";
   out << "  dedup     " << DedupText(s) << "\n";
@@ -308,10 +452,21 @@ std::string RenderDestinationList(const json::array& items, TimePoint now) {
     if (!v.is_object()) continue;
     const json::object& d = v.get_object();
     const json::object* b = Object(d, "breaker");
-    rows.push_back({Text(d, "name"), Text(d, "url"), PausedText(d), BreakerText(b, now, false),
-                    b ? Text(*b, "consecutive_failures") : "-", Text(d, "allowed_concurrency")});
+    rows.push_back({Text(d, "name"), Cut(PausedText(d, now), 20), BreakerText(b, now, false),
+                    b ? Text(*b, "consecutive_failures") : "-", Text(d, "url")});
   }
-  return Table({"NAME", "URL", "STATE", "BREAKER", "FAILURES", "CONCURRENCY"}, rows);
+  // The URL goes last and is cut to what is left of 80 columns (at least 20), so the table
+  // reads in a terminal; `show` and --json have it whole, and the concurrency.
+  const std::vector<std::string> header = {"NAME", "STATE", "BREAKER", "FAILURES", "URL"};
+  size_t used = 0;
+  for (size_t i = 0; i + 1 < header.size(); ++i) {
+    size_t w = header[i].size();
+    for (const auto& row : rows) w = std::max(w, row[i].size());
+    used += w + 2;
+  }
+  const size_t url_width = used + 20 < 80 ? 80 - used : 20;
+  for (auto& row : rows) row.back() = Cut(row.back(), url_width);
+  return Table(header, rows);
 }
 
 namespace {
@@ -335,11 +490,12 @@ std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
   if (const std::string host = RefusedLiteralHost(Text(d, "url"));
       !host.empty() && !(allow && allow->is_bool() && allow->get_bool())) {
     out << "  note         " << host
-        << " is a loopback or private address: deliveries to it are refused unless the\n"
-           "               destination allows it (--allow-private) or the server runs with\n"
+        << " is a loopback or private address: deliveries to it\n"
+           "               are refused unless the destination allows it\n"
+           "               (--allow-private) or the server runs with\n"
            "               --allow-private-destinations\n";
   }
-  out << "  state        " << PausedText(d) << "\n";
+  out << "  state        " << PausedText(d, now) << "\n";
   out << "  breaker      " << BreakerText(Object(d, "breaker"), now, true) << "\n";
   out << "  concurrency  " << Text(d, "allowed_concurrency") << " allowed of "
       << Text(d, "max_concurrency") << " max";

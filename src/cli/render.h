@@ -3,6 +3,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 
@@ -18,12 +20,32 @@ namespace hookrelay::cli {
 std::string FormatRelative(TimePoint t, TimePoint now);
 
 // Local time, and relative: "14:05:31, in 3m" on now's local day, else
-// "2026-12-01 06:00:00, in 23h55m".
-std::string FormatLocalAndRelative(TimePoint t, TimePoint now);
+// "2026-12-01 06:00:00, in 23h55m"; with `with_zone`, the zone after the clock:
+// "14:05:31 CET, in 3m". A table or a detail view names the zone once (a column header
+// "RECEIVED (CET)", or its first time), not in every cell.
+std::string FormatLocalAndRelative(TimePoint t, TimePoint now, bool with_zone = false);
 
 // The same for an RFC 3339 string from the API; "-" for null or missing, the text itself when it
 // does not parse.
-std::string FormatApiTime(const boost::json::value* t, TimePoint now);
+std::string FormatApiTime(const boost::json::value* t, TimePoint now, bool with_zone = false);
+
+// The local zone's abbreviation at `now` ("UTC", "CET", "PDT").
+std::string LocalZoneName(TimePoint now);
+
+// `text` with every RFC 3339 timestamp in it ("until 2026-11-30T23:08:19.642Z") rendered like
+// the rest of the output: local clock and relative, "until 23:08:19 (in 28m)" (with the date
+// when not on now's local day). Text without timestamps is returned as it is.
+std::string LocalizeTimes(std::string_view text, TimePoint now);
+
+// A bulk replay job's "waiting" field (null, or {"reason", "destination", "until", "message"}):
+// "breaker open on analytics until 23:39 (in 28m)", "destination analytics is paused"; the
+// message with its times localized for a reason this CLI does not know; "" when null or absent.
+std::string RenderWaiting(const boost::json::value* waiting, TimePoint now);
+
+// Columns left-aligned, two spaces apart, no trailing blanks.
+std::string RenderTable(const std::vector<std::string>& header,
+                        const std::vector<std::vector<std::string>>& rows,
+                        const std::string& indent = "");
 
 // `hookrelay events list`: ID, SOURCE, RECEIVED, SIZE; "No events." when `items` is empty.
 std::string RenderEventList(const boost::json::array& items, TimePoint now);

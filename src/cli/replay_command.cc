@@ -1,11 +1,16 @@
 #include "cli/replay_command.h"
 
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -14,6 +19,7 @@
 #include "cli/events_command.h"
 #include "cli/management_command.h"
 #include "cli/render.h"
+#include "http/json_text.h"
 
 namespace hookrelay::cli {
 
@@ -51,7 +57,7 @@ bool Final(const std::string& state) {
 
 }  // namespace
 
-std::string RenderBulkReplayProgress(const json::object& job, bool bar) {
+std::string RenderBulkReplayProgress(const json::object& job, bool bar, TimePoint now) {
   const int64_t total = Field(job, "total");
   const int64_t done = Field(job, "done");
   const int64_t failed = Field(job, "failed");
@@ -65,7 +71,101 @@ std::string RenderBulkReplayProgress(const json::object& job, bool bar) {
   }
   out << percent << "% " << processed << "/" << total << " (" << failed << " failed) "
       << State(job);
+  if (!Final(State(job))) {
+    if (std::string waiting = RenderWaiting(job.if_contains("waiting"), now); !waiting.empty()) {
+      out << "; waiting: " << waiting;
+    }
+  }
   return out.str();
+}
+
+std::string FormatRatePerSecond(double per_second) {
+  for (auto [scale, unit] : {std::pair{1.0, "/s"}, {60.0, "/m"}, {3600.0, "/h"}}) {
+    const double n = per_second * scale;
+    if (n >= 1 && std::fabs(n - std::round(n)) < 1e-9) {
+      return std::to_string(static_cast<int64_t>(std::round(n))) + unit;
+    }
+  }
+  return http::SerializeJson(json::value(per_second)) + "/s";
+}
+
+namespace {
+
+std::string RateText(const json::object& job) {
+  const json::value* rate = job.if_contains("rate");
+  if (!rate || !rate->is_number()) return "-";
+  return FormatRatePerSecond(rate->to_number<double>());
+}
+
+std::string Str(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (!v || v->is_null()) return "-";
+  if (v->is_string()) return std::string(v->get_string());
+  return http::SerializeJson(*v);
+}
+
+// "status=failed destination=ops since 06:00:00": the job's filter, times local.
+std::string FilterText(const json::object& job, TimePoint now) {
+  const json::value* f = job.if_contains("filter");
+  if (!f || !f->is_object() || f->get_object().empty()) return "-";
+  std::string out;
+  for (const auto& [key, value] : f->get_object()) {
+    if (!out.empty()) out += ", ";
+    std::string text =
+        value.is_string() ? std::string(value.get_string()) : http::SerializeJson(value);
+    out += std::string(key) + " " + LocalizeTimes(text, now);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RenderBulkReplayJob(const json::object& job, TimePoint now) {
+  std::ostringstream out;
+  out << "Bulk replay " << Str(job, "id") << ": " << State(job) << "\n";
+  json::object progress = job;
+  progress.erase("waiting");
+  std::string p = RenderBulkReplayProgress(progress, false, now);
+  out << "  progress  " << p.substr(0, p.rfind(' ')) << "\n";
+  if (!Final(State(job))) {
+    if (std::string waiting = RenderWaiting(job.if_contains("waiting"), now); !waiting.empty()) {
+      out << "  waiting   " << waiting << "\n";
+    }
+  }
+  out << "  filter    " << FilterText(job, now) << "\n";
+  out << "  rate      " << RateText(job) << "\n";
+  out << "  created   " << FormatApiTime(job.if_contains("created_at"), now, /*with_zone=*/true)
+      << "\n";
+  out << "  updated   " << FormatApiTime(job.if_contains("updated_at"), now) << "\n";
+  const json::value* error = job.if_contains("error");
+  if (error && error->is_string()) {
+    out << "  error     " << LocalizeTimes(error->get_string(), now) << "\n";
+  }
+  if (!Final(State(job))) {
+    const std::string id = Str(job, "id");
+    out << "Cancel it with `hookrelay replay cancel " << id << "`.\n";
+  }
+  return out.str();
+}
+
+std::string RenderBulkReplayList(const json::array& jobs, TimePoint now) {
+  if (jobs.empty()) return "No bulk replays.\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const json::value& v : jobs) {
+    if (!v.is_object()) continue;
+    const json::object& job = v.get_object();
+    std::string progress = std::to_string(Field(job, "done") + Field(job, "failed")) + "/" +
+                           std::to_string(Field(job, "total"));
+    if (Field(job, "failed") > 0)
+      progress += " (" + std::to_string(Field(job, "failed")) + " failed)";
+    std::string state = State(job);
+    const json::value* waiting = job.if_contains("waiting");
+    if (!Final(state) && waiting && waiting->is_object()) state += ", waiting";
+    rows.push_back({Str(job, "id"), state, progress, RateText(job),
+                    FormatApiTime(job.if_contains("created_at"), now)});
+  }
+  return RenderTable({"ID", "STATE", "PROGRESS", "RATE", "CREATED (" + LocalZoneName(now) + ")"},
+                     rows);
 }
 
 std::string RenderBulkReplayResult(const json::object& job) {
@@ -81,9 +181,52 @@ std::string RenderBulkReplayResult(const json::object& job) {
 
 namespace {
 
+volatile std::sig_atomic_t g_interrupted = 0;
+
+void OnInterrupt(int) { g_interrupted = 1; }
+
+// While a bulk replay is watched, Ctrl-C stops the watching, not the job: the loop notices the
+// flag, says so and exits 130. No SA_RESTART, so a blocked poll returns at once.
+void CatchInterrupt() {
+  struct sigaction sa {};
+  sa.sa_handler = OnInterrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+// Columns of the terminal on stderr (COLUMNS, else 80 when it cannot be asked).
+size_t TerminalWidth() {
+  winsize ws{};
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (const char* c = std::getenv("COLUMNS"); c && std::atoi(c) > 0) return std::atoi(c);
+  return 80;
+}
+
+// A line redrawn with "\r" must not wrap, or every redraw leaves a line behind.
+std::string FitLine(std::string text, size_t width) {
+  if (width > 1 && text.size() > width - 1) {
+    text.resize(width - 1);
+    while (!text.empty() && (static_cast<unsigned char>(text.back()) & 0xC0) == 0x80) {
+      text.pop_back();  // never half a UTF-8 character
+    }
+    if (!text.empty() && static_cast<unsigned char>(text.back()) >= 0xC0) text.pop_back();
+  }
+  return text;
+}
+
+int Interrupted(const std::string& id, bool tty) {
+  if (tty) std::cerr << "\n";
+  std::cerr << "hookrelay replay: interrupted; job " << id
+            << " keeps running on the server; watch it with `hookrelay replay status " << id
+            << "`, cancel it with `hookrelay replay cancel " << id << "`\n";
+  return 130;
+}
+
 // POST /api/v1/replays, then (unless no_wait) polls the job to its end, drawing progress on
 // stderr. Returns the exit code.
 int RunBulkReplay(const BulkOptions& o, const ManagementOptions& common) {
+  ApiClient client = MakeClient(common);
   json::object body;
   body["status"] = o.status;
   if (!o.destination.empty()) body["destination"] = o.destination;
@@ -102,7 +245,6 @@ int RunBulkReplay(const BulkOptions& o, const ManagementOptions& common) {
   // A bare number is per second.
   if (!o.rate.empty())
     body["rate"] = o.rate.find('/') == std::string::npos ? o.rate + "/s" : o.rate;
-  ApiClient client = MakeClient(common);
   Result<json::value> created = client.Post("/api/v1/replays", body);
   if (!created.ok()) return ReportApiError("replay", created.status());
   if (!created->is_object()) {
@@ -118,20 +260,24 @@ int RunBulkReplay(const BulkOptions& o, const ManagementOptions& common) {
     if (common.json) {
       PrintJson(job);
     } else {
-      std::cout << "Bulk replay " << id << " queued: " << Field(job, "total") << " events at "
-                << json::serialize(job["rate"]) << "/s\n";
+      const int64_t total = Field(job, "total");
+      std::cout << "Bulk replay " << id << " queued: " << total
+                << (total == 1 ? " event" : " events") << " at " << RateText(job)
+                << "; watch it with `hookrelay replay status " << id << "`\n";
     }
     return 0;
   }
   const bool tty = isatty(STDERR_FILENO) == 1;
+  CatchInterrupt();
   auto last_line = std::chrono::steady_clock::now() - kPlainProgressEvery;
   std::string last_text;
   for (;;) {
     const std::string state = State(job);
     const auto now = std::chrono::steady_clock::now();
-    const std::string text = RenderBulkReplayProgress(job, tty);
+    if (g_interrupted) return Interrupted(id, tty);
+    const std::string text = RenderBulkReplayProgress(job, tty, SystemClock::Instance().Now());
     if (tty) {
-      std::cerr << "\r" << text << "\033[K" << std::flush;
+      std::cerr << "\r" << FitLine(text, TerminalWidth()) << "\033[K" << std::flush;
     } else if (text != last_text && (now - last_line >= kPlainProgressEvery || Final(state))) {
       std::cerr << "replay " << id << ": " << text << "\n";
       last_line = now;
@@ -139,7 +285,9 @@ int RunBulkReplay(const BulkOptions& o, const ManagementOptions& common) {
     }
     if (Final(state)) break;
     std::this_thread::sleep_for(kPollEvery);
+    if (g_interrupted) return Interrupted(id, tty);
     Result<json::value> got = client.Get("/api/v1/replays/" + PercentEncode(id));
+    if (g_interrupted) return Interrupted(id, tty);
     if (!got.ok()) {
       if (tty) std::cerr << "\n";
       return ReportApiError("replay", got.status());
@@ -155,6 +303,57 @@ int RunBulkReplay(const BulkOptions& o, const ManagementOptions& common) {
   return State(job) == "done" ? 0 : 1;
 }
 
+// replay list | replay status JOB | replay cancel JOB.
+void AddJobCommands(CLI::App* replay, int& exit_code) {
+  {
+    auto common = std::make_shared<ManagementOptions>();
+    CLI::App* list = replay->add_subcommand("list", "List bulk replay jobs, newest first");
+    AddManagementOptions(list, *common);
+    list->callback([common, &exit_code] {
+      ApiClient client = MakeClient(*common);
+      Result<json::value> page = client.Get("/api/v1/replays");
+      if (!page.ok()) {
+        exit_code = ReportApiError("replay list", page.status());
+        return;
+      }
+      const json::value* items =
+          page->is_object() ? page->get_object().if_contains("items") : nullptr;
+      if (!items || !items->is_array()) {
+        exit_code = ReportApiError("replay list",
+                                   Status::Internal("the API answered without an \"items\" list"));
+        return;
+      }
+      if (common->json) {
+        PrintJson(*page);
+      } else {
+        std::cout << RenderBulkReplayList(items->get_array(), SystemClock::Instance().Now());
+      }
+      exit_code = 0;
+    });
+  }
+  for (bool cancel : {false, true}) {
+    auto common = std::make_shared<ManagementOptions>();
+    auto job = std::make_shared<std::string>();
+    CLI::App* cmd = replay->add_subcommand(
+        cancel ? "cancel" : "status",
+        cancel ? "Cancel a bulk replay job (chains already created keep going)"
+               : "Show a bulk replay job: progress, and why it waits");
+    cmd->add_option("job", *job, "Job id (from `hookrelay replay list`)")->required();
+    AddManagementOptions(cmd, *common);
+    cmd->callback([cancel, common, job, &exit_code] {
+      ApiClient client = MakeClient(*common);
+      const std::string path = "/api/v1/replays/" + PercentEncode(*job);
+      exit_code = PrintApiObject(
+          cancel ? "replay cancel" : "replay status",
+          cancel ? client.Delete(path) : client.Get(path), common->json,
+          [cancel](const json::object& o) {
+            return std::string(cancel ? "Cancelled; chains already created still go out.\n" : "") +
+                   RenderBulkReplayJob(o, SystemClock::Instance().Now());
+          });
+    });
+  }
+}
+
 }  // namespace
 
 void AddReplayCommand(CLI::App& app, int& exit_code) {
@@ -165,8 +364,9 @@ void AddReplayCommand(CLI::App& app, int& exit_code) {
   CLI::App* replay = app.add_subcommand(
       "replay",
       "Deliver an event again (a new delivery chain, the same webhook-id); with --status, every "
-      "event matching a filter, paced (a bulk replay job)");
-  replay->add_option("id", *id, "Event id (omit with --status)");
+      "event matching a filter, paced (a bulk replay job); list, status JOB, cancel JOB: the jobs");
+  replay->add_option("id", *id,
+                     "Event id (omit with --status); list, status and cancel are subcommands");
   replay->add_option("--destination", *destination,
                      "Only to this destination (one the event was routed to)");
   replay->add_option("--status", bulk->status,
@@ -179,7 +379,9 @@ void AddReplayCommand(CLI::App& app, int& exit_code) {
                      "Bulk: pace, e.g. 50/s (default: the destination's rate_limit, else 50/s)");
   replay->add_flag("--no-wait", bulk->no_wait, "Bulk: print the job id and return at once");
   AddManagementOptions(replay, *common);
-  replay->callback([id, destination, bulk, common, &exit_code] {
+  AddJobCommands(replay, exit_code);
+  replay->callback([replay, id, destination, bulk, common, &exit_code] {
+    if (!replay->get_subcommands().empty()) return;  // replay list|status|cancel did the work
     if (!bulk->status.empty()) {
       if (!id->empty()) {
         std::cerr << "hookrelay replay: give an event id or --status, not both\n";
@@ -191,7 +393,8 @@ void AddReplayCommand(CLI::App& app, int& exit_code) {
       return;
     }
     if (id->empty()) {
-      std::cerr << "hookrelay replay: give an event id, or --status failed for a bulk replay\n";
+      std::cerr << "hookrelay replay: give an event id, --status failed for a bulk replay, or "
+                   "list | status JOB | cancel JOB for the bulk replay jobs\n";
       exit_code = 2;
       return;
     }

@@ -8,6 +8,7 @@
 
 #include "common/random.h"
 #include "common/units.h"
+#include "http/json_text.h"
 
 namespace hookrelay::cli {
 
@@ -47,7 +48,7 @@ std::string Describe(const policy::RetryPolicy& p) {
     out << " from " << FormatDuration(p.base);
   }
   out << "; jitter " << policy::JitterName(p.jitter) << "; cap " << FormatDuration(p.cap) << "; "
-      << p.max_attempts << " attempts; max duration "
+      << p.max_attempts << (p.max_attempts == 1 ? " attempt" : " attempts") << "; max duration "
       << (p.max_duration.count() ? FormatDuration(p.max_duration) : std::string("none"))
       << "; timeout " << FormatDuration(p.timeout) << "; replay window "
       << FormatDuration(p.replay_window);
@@ -61,13 +62,15 @@ std::string RenderScheduleText(const policy::RetryPolicy& p, const policy::Sched
   out << "Policy " << Describe(p) << "\n\n";
   out << "  attempt  delay      at (since first failure)\n";
   for (const auto& a : s.attempts) {
-    std::string delay = a.n == 1 ? "-" : FormatDuration(a.delay);
+    // Rounded for reading (jitter gives "1m46s692ms"); --json keeps the exact values.
+    std::string delay = a.n == 1 ? "-" : FormatDurationRounded(a.delay);
     char line[128];
     std::snprintf(line, sizeof line, "  %7d  %-9s  +%s\n", a.n, delay.c_str(),
-                  FormatDuration(a.at).c_str());
+                  FormatDurationRounded(a.at).c_str());
     out << line;
   }
-  out << "\nGives up at +" << FormatDuration(s.gives_up_after) << ": " << s.gives_up_reason << "\n";
+  out << "\nGives up at +" << FormatDurationRounded(s.gives_up_after) << ": " << s.gives_up_reason
+      << "\n";
   return out.str();
 }
 
@@ -118,7 +121,7 @@ void AddScheduleCommand(CLI::App& app, int& exit_code) {
     }
     policy::Schedule schedule = policy::PlanSchedule(*policy, *random);
     if (options->json) {
-      std::cout << json::serialize(RenderScheduleJson(*policy, schedule)) << "\n";
+      std::cout << http::SerializeJson(RenderScheduleJson(*policy, schedule)) << "\n";
     } else {
       std::cout << RenderScheduleText(*policy, schedule);
     }

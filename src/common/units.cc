@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <iterator>
 #include <limits>
 
 namespace hookrelay {
@@ -61,6 +62,20 @@ Result<Duration> ParseDuration(std::string_view text) {
     } else if (unit == "d") {
       scale = 86'400'000, rank = 4;
     } else if (unit.empty()) {
+      // "5 sec": name what follows the blanks, it is what the writer meant as the unit.
+      size_t blanks = 0;
+      while (blanks < rest.size() && rest[blanks] == ' ') ++blanks;
+      size_t word = 0;
+      while (blanks + word < rest.size() &&
+             std::isalpha(static_cast<unsigned char>(rest[blanks + word]))) {
+        ++word;
+      }
+      if (blanks > 0 && word > 0) {
+        return Status::InvalidArgument(
+            "duration " + shown + " has unknown unit \"" + std::string(rest.substr(blanks, word)) +
+            "\" after a space; write the number and a unit together, e.g. \"" + std::to_string(n) +
+            "s\" (units: ms, s, m, h, d)");
+      }
       return Status::InvalidArgument("duration " + shown +
                                      " has no unit; write e.g. \"30s\" (units: ms, s, m, h, d)");
     } else {
@@ -103,6 +118,40 @@ std::string FormatDuration(Duration d) {
     }
   }
   return out;
+}
+
+std::string FormatDurationRounded(Duration d) {
+  struct Unit {
+    int64_t scale;
+    const char* name;
+  };
+  static constexpr Unit kUnits[] = {
+      {86'400'000, "d"}, {3'600'000, "h"}, {60'000, "m"}, {1000, "s"}, {1, "ms"}};
+  int64_t ms = d.count();
+  if (ms < 0) {
+    if (ms == std::numeric_limits<int64_t>::min()) return FormatDuration(d);
+    return "-" + FormatDurationRounded(Duration(-ms));
+  }
+  size_t largest = 0;
+  while (largest < std::size(kUnits) - 1 && ms < kUnits[largest].scale) ++largest;
+  if (largest == std::size(kUnits) - 1 || ms % kUnits[largest].scale == 0) {
+    return FormatDuration(d);  // milliseconds, or one unit: exact
+  }
+  if (kUnits[largest].scale == 1000 && ms >= 10'000) {
+    // Ten seconds and more: whole seconds ("46s", not "46s692ms"); "1m0s" when it carries.
+    ms = (ms + 500) / 1000 * 1000;
+    return ms >= 60'000 ? "1m0s" : std::to_string(ms / 1000) + "s";
+  }
+  const int64_t step = kUnits[largest + 1].scale;
+  ms = (ms + step / 2) / step * step;
+  if (ms % kUnits[largest].scale == 0 || (largest > 0 && ms >= kUnits[largest - 1].scale)) {
+    // Rounding carried into a whole unit ("59m59.7s" → "1h0m"): show the two units from there.
+    while (largest > 0 && ms >= kUnits[largest - 1].scale) --largest;
+  }
+  const Unit& big = kUnits[largest];
+  const Unit& small = kUnits[largest + 1];
+  return std::to_string(ms / big.scale) + big.name + std::to_string(ms % big.scale / small.scale) +
+         small.name;
 }
 
 Result<uint64_t> ParseByteSize(std::string_view text) {

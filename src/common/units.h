@@ -17,6 +17,13 @@ Result<Duration> ParseDuration(std::string_view text);
 // 90061001 → "1d1h1m1s1ms". Negative durations get a leading '-'.
 std::string FormatDuration(Duration d);
 
+// For display (a table column, a message): like FormatDuration, but a value of more than one unit
+// is rounded to the unit below its largest and shows those two: 106692ms → "1m47s",
+// 600458ms → "10m0s", 5400000 → "1h30m"; from 10s to a minute whole seconds (46692 → "47s"),
+// below that milliseconds stay (2500 → "2s500ms"). One-unit values stay exact ("5m").
+// Keep FormatDuration where the value must survive a round trip (config, JSON).
+std::string FormatDurationRounded(Duration d);
+
 // Byte sizes: "512", "512B", "64KiB", "5MiB", "1GiB", and decimal "10KB", "5MB", "1GB".
 Result<uint64_t> ParseByteSize(std::string_view text);
 // "5MiB", "64KiB", "1000B": binary units when exact, else bytes.

@@ -40,7 +40,8 @@ Status CheckTimestamp(int64_t unix_seconds, TimePoint now, Duration tolerance) {
                                    FormatDuration(tolerance));
   }
   if (std::llabs(skew_ms) > tolerance.count()) {
-    return Status::Unauthenticated("timestamp is " + FormatDuration(Duration(std::llabs(skew_ms))) +
+    return Status::Unauthenticated("timestamp is " +
+                                   FormatDurationRounded(Duration(std::llabs(skew_ms))) +
                                    (skew_ms > 0 ? " old" : " in the future") +
                                    ", outside the tolerance of " + FormatDuration(tolerance));
   }

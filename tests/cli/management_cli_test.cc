@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <csignal>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -235,7 +236,11 @@ TEST_F(ManagementCliTest, BulkReplayOfFailedEventsShowsProgressAndTotals) {
 
   json::value queued = CliJson({"replay", "--status", "failed", "--no-wait"});
   EXPECT_FALSE(queued.at("id").as_string().empty());
-  EXPECT_EQ(queued.at("rate").as_double(), 50.0);
+  EXPECT_EQ(queued.at("rate"), 50);  // a plain integer, not 5E1
+  RunResult queued_text = Cli({"replay", "--status", "failed", "--no-wait", "--rate", "3"});
+  EXPECT_EQ(queued_text.exit_code, 0) << queued_text.err;
+  EXPECT_CONTAINS(queued_text.out, " at 3/s");
+  EXPECT_LACKS(queued_text.out, "E0");
 
   RunResult bad = Cli({"replay", "--status", "failed", "--rate", "fast"});
   EXPECT_EQ(bad.exit_code, 1);
@@ -362,8 +367,8 @@ TEST_F(ManagementCliTest, SourcesDestinationsRoutesAddUpdateRm) {
   EXPECT_EQ(got[0].Header("Authorization").value_or(""), "Bearer header-secret-xyz");
   EXPECT_TRUE(got[0].Header("webhook-signature").has_value());
 
-  RunResult upd = Cli(
-      {"destinations", "update", "crm", "--endpoint", sink_.url("/crm2"), "--rate-limit", "50/s"});
+  RunResult upd =
+      Cli({"destinations", "update", "crm", "--url", sink_.url("/crm2"), "--rate-limit", "50/s"});
   ASSERT_EQ(upd.exit_code, 0) << upd.err;
   EXPECT_CONTAINS(upd.out, "Updated destination crm");
   EXPECT_CONTAINS(upd.out, sink_.url("/crm2"));
@@ -437,6 +442,162 @@ TEST_F(ManagementCliTest, SourcesDestinationsRoutesAddUpdateRm) {
   EXPECT_CONTAINS(audit.body, "\"target\":\"destination crm\"");
 }
 
+// Issue 10.1: a destination's URL given where the API's address goes (or the other way round)
+// must never send the admin token to it. A listener on a free port stands for the destination;
+// every management command is run with --url, --server and --endpoint mixed up.
+TEST_F(ManagementCliTest, TheTokenNeverGoesToADestinationUrl) {
+  Sink trap;
+  const std::string with_path = trap.url("/new-endpoint");
+  ASSERT_EQ(Cli({"sources", "add", "shop"}).exit_code, 0);
+  RunResult made = Cli({"destinations", "add", "shop", "https://shop.example/hook"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string id = Ingest(R"({"n": 1})");
+  const std::vector<std::vector<std::string>> commands = {
+      {"events", "list"},
+      {"events", "show", id},
+      {"sources", "list"},
+      {"sources", "show", "shop"},
+      {"sources", "add", "shop2"},
+      {"sources", "update", "shop", "--max-body", "1MiB"},
+      {"sources", "rm", "nosuch"},
+      {"destinations", "list"},
+      {"destinations", "show", "shop"},
+      {"destinations", "add", "shop3"},
+      {"destinations", "update", "shop"},
+      {"destinations", "rm", "nosuch"},
+      {"destinations", "pause", "shop"},
+      {"destinations", "resume", "shop"},
+      {"destinations", "reset-breaker", "shop"},
+      {"routes", "list"},
+      {"routes", "show", "src->billing"},
+      {"routes", "add", "shop", "shop"},
+      {"routes", "rm", "nosuch"},
+      {"replay", id},
+      {"replay", "--status", "failed", "--no-wait"},
+      {"replay", "list"},
+      {"replay", "status", "nosuch"},
+      {"replay", "cancel", "nosuch"},
+  };
+  const std::vector<std::vector<std::string>> mixes = {
+      {"--url", with_path},
+      {"--url", trap.url("/")},
+      {"--endpoint", with_path},
+      {"--server", with_path},
+      {"--server", trap.url("/?x=1")},
+      {"--server", trap.url("/#f")},
+      {"--server", with_path, "--url", with_path},
+  };
+  for (const auto& command : commands) {
+    for (const auto& mix : mixes) {
+      std::vector<std::string> args = command;
+      args.insert(args.end(), mix.begin(), mix.end());
+      RunResult r = Cli(args);
+      std::string joined;
+      for (const auto& a : args) joined += a + " ";
+      EXPECT_LACKS(r.out + r.err, kToken);
+      // Refused before any request (2), unless the command takes a destination URL: then it went
+      // to the real API (HOOKRELAY_URL).
+      if (mix[0] == "--server") {
+        EXPECT_EQ(r.exit_code, 2) << joined << "\n" << r.err;
+        EXPECT_CONTAINS(r.err, "--server");
+        EXPECT_CONTAINS(r.err, "--url is a destination's URL");
+      }
+    }
+  }
+  // The same address in HOOKRELAY_URL is refused too.
+  RunResult env = RunProgram({HOOKRELAY_BINARY, "events", "list"}, {}, 60s,
+                             {{"HOOKRELAY_URL", with_path}, {"HOOKRELAY_TOKEN", kToken}});
+  EXPECT_EQ(env.exit_code, 2);
+  EXPECT_CONTAINS(env.err, "HOOKRELAY_URL");
+  EXPECT_TRUE(trap.Requests().empty())
+      << trap.Requests().size() << " requests, the first " << trap.Requests()[0].method << " "
+      << trap.Requests()[0].target;
+
+  // The destination's URL is --url in add and update (add also takes it positionally).
+  json::value updated = CliJson({"destinations", "update", "shop", "--url", with_path});
+  EXPECT_EQ(updated.at("url").as_string(), with_path);
+  json::value added = CliJson({"destinations", "add", "shop4", "--url", "https://b.example/h"});
+  EXPECT_EQ(added.at("url").as_string(), "https://b.example/h");
+  EXPECT_EQ(
+      Cli({"destinations", "add", "shop5", "https://a.example/", "--url", "https://b.example/"})
+          .exit_code,
+      2);
+  EXPECT_TRUE(trap.Requests().empty());
+}
+
+TEST_F(ManagementCliTest, AMissingTokenSaysWhatToSet) {
+  RunResult r = RunProgram(
+      {HOOKRELAY_BINARY, "sources", "list"}, {}, 60s,
+      {{"HOOKRELAY_URL", server_->url()}, {"HOOKRELAY_TOKEN", ""}, {"HOOKRELAY_ADMIN_TOKEN", ""}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_CONTAINS(r.err, "HOOKRELAY_TOKEN");
+  EXPECT_CONTAINS(r.err, "--token");
+  // HOOKRELAY_ADMIN_TOKEN, the name the server reads, works for the CLI too.
+  RunResult alias = RunProgram({HOOKRELAY_BINARY, "sources", "list"}, {}, 60s,
+                               {{"HOOKRELAY_URL", server_->url()},
+                                {"HOOKRELAY_TOKEN", ""},
+                                {"HOOKRELAY_ADMIN_TOKEN", kToken}});
+  EXPECT_EQ(alias.exit_code, 0) << alias.err;
+  EXPECT_CONTAINS(alias.out, "src");
+  // Plurals: one source is "1 source".
+  EXPECT_LACKS(server_->output(), "1 sources");
+}
+
+// Ctrl-C while a bulk replay is watched: the job keeps running, and the CLI says so and how to
+// watch or cancel it (exit 130); `replay list | status | cancel` do that.
+TEST_F(ManagementCliTest, BulkReplayJobsCanBeListedWatchedAndCancelled) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) ids.push_back(Ingest("{\"slow\":" + std::to_string(i) + "}"));
+  for (const std::string& id : ids) ASSERT_TRUE(WaitForDelivery(id, "ops", "failed")) << id;
+  testing::ChildProcess watch(
+      {HOOKRELAY_BINARY, "replay", "--status", "failed", "--destination", "ops", "--rate", "1/h"},
+      dir_.path(), {{"HOOKRELAY_URL", server_->url()}, {"HOOKRELAY_TOKEN", kToken}});
+  ASSERT_TRUE(watch.WaitForOutput("(0 failed)", 20s)) << watch.Stderr();
+  const std::string err = watch.Stderr();
+  const size_t at = err.find("replay ");
+  ASSERT_NE(at, std::string::npos) << err;
+  const std::string job = err.substr(at + 7, err.find(':', at) - at - 7);
+  watch.Signal(SIGINT);
+  EXPECT_EQ(watch.Wait(20s), 130) << watch.Stderr();
+  EXPECT_CONTAINS(watch.Stderr(), "job " + job + " keeps running on the server");
+  EXPECT_CONTAINS(watch.Stderr(), "`hookrelay replay status " + job + "`");
+  EXPECT_CONTAINS(watch.Stderr(), "`hookrelay replay cancel " + job + "`");
+
+  RunResult list = Cli({"replay", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_CONTAINS(list.out, job);
+  EXPECT_CONTAINS(list.out, "1/h");
+  RunResult status = Cli({"replay", "status", job});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_TRUE(Contains(status.out, "Bulk replay " + job + ": running") ||
+              Contains(status.out, "Bulk replay " + job + ": queued"))
+      << status.out;
+  EXPECT_CONTAINS(status.out, "/3");
+  RunResult cancel = Cli({"replay", "cancel", job});
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_CONTAINS(cancel.out, "cancelled");
+  EXPECT_EQ(CliJson({"replay", "status", job}).at("state"), "cancelled");
+  EXPECT_EQ(Cli({"replay", "status", "nosuch"}).exit_code, 1);
+  EXPECT_EQ(Cli({"replay", "status"}).exit_code, 2);
+  // `replay EVENT_ID` still replays one event.
+  RunResult one = Cli({"replay", ids[0], "--destination", "ops"});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_CONTAINS(one.out, "Replayed " + ids[0] + " to ops");
+}
+
+TEST(ManagementCliNoServerTest, NoArgumentsPrintsTheCommands) {
+  RunResult r = RunProgram({HOOKRELAY_BINARY});
+  EXPECT_EQ(r.exit_code, 2);
+  for (const char* command :
+       {"serve", "events", "sources", "destinations", "routes", "replay", "schedule"}) {
+    EXPECT_CONTAINS(r.err, command);
+  }
+  RunResult events = RunProgram({HOOKRELAY_BINARY, "events"});
+  EXPECT_EQ(events.exit_code, 2);
+  EXPECT_CONTAINS(events.err, "list");
+  EXPECT_CONTAINS(events.err, "show");
+}
+
 TEST(ManagementCliNoServerTest, UnreachableServerIsAClearError) {
   // Port 1 on loopback: nothing listens, the connection is refused.
   RunResult r = RunProgram({HOOKRELAY_BINARY, "events", "list"}, {}, 60s,
@@ -444,7 +605,9 @@ TEST(ManagementCliNoServerTest, UnreachableServerIsAClearError) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_CONTAINS(r.err, "cannot reach the hookrelay API at http://127.0.0.1:1");
   EXPECT_LACKS(r.err, "tok-1");
-  RunResult flag = RunProgram({HOOKRELAY_BINARY, "sources", "list", "--url", "http://127.0.0.1:1"});
+  RunResult flag =
+      RunProgram({HOOKRELAY_BINARY, "sources", "list", "--server", "http://127.0.0.1:1"}, {}, 60s,
+                 {{"HOOKRELAY_TOKEN", "tok-1"}});
   EXPECT_EQ(flag.exit_code, 1);
   EXPECT_CONTAINS(flag.err, "http://127.0.0.1:1");
 }

@@ -79,6 +79,33 @@ TEST(ScheduleCliTest, DefaultPresetIsJitteredAndSeedable) {
   }
 }
 
+// Jittered delays are rounded for the table ("1m47s", not "1m46s692ms"), so every row keeps its
+// columns; --json keeps the exact values, as plain numbers (never "1.5E0").
+TEST(ScheduleCliTest, JitteredDelaysAreRoundedInTheTable) {
+  RunResult r = Schedule({"--policy", "default", "--seed", "7"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t rows = 0;
+  size_t start = r.out.find("  attempt");
+  ASSERT_NE(start, std::string::npos) << r.out;
+  for (size_t at = r.out.find('\n', start) + 1; at < r.out.size() && r.out[at] != '\n';) {
+    size_t end = r.out.find('\n', at);
+    std::string line = r.out.substr(at, end - at);
+    EXPECT_EQ(line.find("ms"), std::string::npos) << line;  // no 1m46s692ms
+    EXPECT_EQ(line.find('+'), 22u) << "columns broken: " << line;
+    ++rows;
+    at = end + 1;
+  }
+  EXPECT_GT(rows, 3u);
+  RunResult j =
+      Schedule({"--policy-json",
+                R"({"strategy":"exponential","jitter":"none","base":"1500ms","cap":"10s",)"
+                R"("max_attempts":3})",
+                "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_NE(j.out.find("\"delay_s\":1.5,"), std::string::npos) << j.out;
+  EXPECT_EQ(j.out.find("E0"), std::string::npos) << j.out;
+}
+
 TEST(ScheduleCliTest, CustomPolicyJson) {
   json::object doc = ScheduleJson(
       {"--policy-json",

@@ -476,7 +476,9 @@ TEST_F(ApiHandlerTest, BulkReplayQueuesAJobShowsAndCancelsIt) {
   EXPECT_EQ(job.at("state").as_string(), "queued");
   EXPECT_EQ(job.at("total").as_int64(), 1);
   EXPECT_EQ(job.at("done").as_int64(), 0);
-  EXPECT_EQ(job.at("rate").as_double(), 50.0);  // the default without a destination
+  EXPECT_EQ(job.at("rate").to_number<double>(), 50.0);  // the default without a destination
+  // Plain numbers, never "5E1": an integral rate is an integer.
+  EXPECT_NE(r.body.find("\"rate\":50,"), std::string::npos) << r.body;
   EXPECT_EQ(job.at("filter"), json::parse(R"({"status": "failed"})"));
   EXPECT_TRUE(job.at("error").is_null());
   const std::string id(job.at("id").as_string());
@@ -498,11 +500,11 @@ TEST_F(ApiHandlerTest, BulkReplayQueuesAJobShowsAndCancelsIt) {
   ASSERT_TRUE(registry_.Replace(catalog).ok());
   r = handler_->Respond(Post("/api/v1/replays", R"({"destination": "crm"})"));
   ASSERT_EQ(r.status, 202) << r.body;
-  EXPECT_EQ(json::parse(r.body).at("rate").as_double(), 7.0);
+  EXPECT_EQ(json::parse(r.body).at("rate").to_number<double>(), 7.0);
   EXPECT_EQ(json::parse(r.body).at("total").as_int64(), 0);
   r = handler_->Respond(Post("/api/v1/replays", R"({"destination": "crm", "rate": "2/s"})"));
   ASSERT_EQ(r.status, 202) << r.body;
-  EXPECT_EQ(json::parse(r.body).at("rate").as_double(), 2.0);
+  EXPECT_EQ(json::parse(r.body).at("rate").to_number<double>(), 2.0);
 
   // Audit: who asked for what, and the cancel.
   json::value audit = json::parse(handler_->Respond(Get("/api/v1/audit")).body);
@@ -511,8 +513,13 @@ TEST_F(ApiHandlerTest, BulkReplayQueuesAJobShowsAndCancelsIt) {
   EXPECT_EQ(items[3].at("action").as_string(), "bulk_replay");
   EXPECT_EQ(items[3].at("target").as_string(), id);
   EXPECT_EQ(items[3].at("count").as_int64(), 1);
-  EXPECT_EQ(items[3].at("detail").at("rate").as_double(), 50.0);
+  EXPECT_EQ(items[3].at("detail").at("rate").to_number<double>(), 50.0);
   EXPECT_EQ(items[2].at("action").as_string(), "cancel_replay");
+
+  // A fractional rate is a plain decimal.
+  r = handler_->Respond(Post("/api/v1/replays", R"({"destination": "crm", "rate": "1/m"})"));
+  ASSERT_EQ(r.status, 202) << r.body;
+  EXPECT_NE(r.body.find("\"rate\":0.016666666666666666,"), std::string::npos) << r.body;
 }
 
 TEST_F(ApiHandlerTest, EventDetailCanLeaveTheBodyOut) {

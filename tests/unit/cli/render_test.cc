@@ -85,7 +85,7 @@ TEST_F(RenderTest, EventList) {
                           .as_array();
   std::string out = RenderEventList(items, now_);
   EXPECT_EQ(out,
-            "ID          SOURCE  RECEIVED                       SIZE\n"
+            "ID          SOURCE  RECEIVED (UTC)                 SIZE\n"
             "01JAAA      stripe  06:00:00, 1m59s ago            1234 B\n"
             "01JBBBBBBB  gh      2026-11-29 05:00:00, 1d1h ago  7 B\n");
   EXPECT_EQ(RenderEventList(json::array{}, now_), "No events.\n");
@@ -114,7 +114,7 @@ TEST_F(RenderTest, EventDetail) {
   std::string out = RenderEventDetail(json::parse(kEventDetail).as_object(), now_);
   EXPECT_CONTAINS(out, "Event 01JEVENT\n");
   EXPECT_CONTAINS(out, "  source    stripe\n");
-  EXPECT_CONTAINS(out, "  received  06:00:00, 1m59s ago\n");
+  EXPECT_CONTAINS(out, "  received  06:00:00 UTC, 1m59s ago\n");  // the zone, once
   EXPECT_CONTAINS(out, "  size      1234 B\n");
   EXPECT_CONTAINS(out, "Delivery to billing: scheduled, attempt 1 of 5\n");
   EXPECT_CONTAINS(out, "  next retry 06:05:00, in 3m\n");
@@ -132,6 +132,51 @@ TEST_F(RenderTest, EventDetail) {
   // Only the scheduled delivery has a next retry; no reason shown for healthy deliveries.
   EXPECT_EQ(out.find("next retry"), out.rfind("next retry"));
   EXPECT_EQ(out.find("reason:"), out.rfind("reason:"));
+  EXPECT_EQ(out.find(" UTC"), out.rfind(" UTC")) << out;
+}
+
+// A deadline is shown only while the delivery can still be tried; a time inside a reason is
+// rendered like every other time (local, relative), not as the API's RFC 3339 text.
+TEST_F(RenderTest, EventDetailDeadlinesAndTimesInReasons) {
+  json::object event = json::parse(R"json({"id": "e", "received_at": "2026-11-30T06:00:00Z",
+    "deliveries": [
+      {"destination": "a", "status": "delivered", "deadline": "2026-12-01T06:00:00Z",
+       "attempts": []},
+      {"destination": "b", "status": "failed", "deadline": "2026-12-01T06:00:00Z",
+       "reason": "gave up", "attempts": []},
+      {"destination": "c", "status": "paused", "deadline": "2026-12-01T06:30:00Z",
+       "reason": "breaker open until 2026-11-30T06:30:19.642Z", "attempts": []}]})json")
+                           .as_object();
+  std::string out = RenderEventDetail(event, now_);
+  EXPECT_EQ(out.find("deadline"), out.rfind("deadline")) << out;
+  EXPECT_CONTAINS(out, "  deadline 2026-12-01 06:30:00, in 1d\n");
+  EXPECT_CONTAINS(out, "  reason: breaker open until 06:30:19 (in 28m19s)\n");
+  EXPECT_LACKS(out, "2026-11-30T");
+}
+
+TEST_F(RenderTest, TimesInsideText) {
+  EXPECT_EQ(LocalizeTimes("until 2026-11-30T06:30:19.642Z", now_), "until 06:30:19 (in 28m19s)");
+  EXPECT_EQ(LocalizeTimes("from 2026-11-29T06:00:00+01:00 to 2026-11-30T06:00:00Z.", now_),
+            "from 2026-11-29 05:00:00 (1d1h ago) to 06:00:00 (2m ago).");
+  EXPECT_EQ(LocalizeTimes("no time here", now_), "no time here");
+  EXPECT_EQ(LocalizeTimes("2026-13-45T99:00:00Z x 12026-11-30T06:00:00Z", now_),
+            "2026-13-45T99:00:00Z x 12026-11-30T06:00:00Z");
+  EXPECT_EQ(LocalizeTimes("", now_), "");
+  SetTz("CET-1");
+  EXPECT_EQ(LocalizeTimes("paused until 2026-11-30T23:08:19Z", now_),
+            "paused until 2026-12-01 00:08:19 (in 17h6m)");
+  EXPECT_EQ(LocalZoneName(now_), "CET");
+}
+
+TEST_F(RenderTest, NumbersArePlain) {
+  json::array items = json::parse(R"([{"name": "d", "url": "https://x.example/h",
+      "allowed_concurrency": 3.0, "breaker": {"state": "closed", "consecutive_failures": 2.0}}])")
+                          .as_array();
+  std::string out =
+      RenderDestinationList(items, now_) + RenderDestinationDetail(items[0].as_object(), now_);
+  EXPECT_LACKS(out, "E0");
+  EXPECT_CONTAINS(out, "  concurrency  3 allowed");
+  EXPECT_CONTAINS(out, "closed   2 ");
 }
 
 TEST_F(RenderTest, EventDetailToleratesMissingFields) {
@@ -161,7 +206,12 @@ TEST_F(RenderTest, Sources) {
             "plain   none    none                      64KiB     API\n");
   std::string detail = RenderSourceDetail(items[0].as_object());
   EXPECT_CONTAINS(detail, "Source github\n");
-  EXPECT_CONTAINS(detail, "  verify    github (2 secrets, tolerance 5m)\n");
+  // GitHub signs no timestamp: no tolerance applies, so none is shown.
+  EXPECT_CONTAINS(detail, "  verify    github (2 secrets)\n");
+  json::object stripe = items[0].as_object();
+  stripe["verify"].as_object()["scheme"] = "stripe";
+  stripe["verify"].as_object()["secrets_set"] = 1;
+  EXPECT_CONTAINS(RenderSourceDetail(stripe), "  verify    stripe (1 secret, tolerance 5m)\n");
   EXPECT_CONTAINS(detail, "  dedup     header X-GitHub-Delivery\n");
   EXPECT_CONTAINS(detail, "  max body  5MiB\n");
   EXPECT_CONTAINS(detail, "  defined   config file\n");
@@ -188,12 +238,20 @@ const char* kDestinations = R"json([
 TEST_F(RenderTest, DestinationList) {
   std::string out = RenderDestinationList(json::parse(kDestinations).as_array(), now_);
   EXPECT_EQ(out,
-            "NAME     URL                        STATE              BREAKER"
-            "                      FAILURES  CONCURRENCY\n"
-            "billing  https://example.com/hooks  active             open until 06:12:00, in 10m"
-            "  20        4\n"
-            "ops      http://127.0.0.1:9/x       paused (410 Gone)  closed"
-            "                       0         2\n");
+            "NAME     STATE              BREAKER        FAILURES  URL\n"
+            "billing  active             open (in 10m)  20        https://example.com/hooks\n"
+            "ops      paused (410 Gone)  closed         0         http://127.0.0.1:9/x\n");
+  // Long URLs and reasons are cut, so the table reads at 80 columns.
+  json::array long_items = json::parse(kDestinations).as_array();
+  long_items[1].as_object()["url"] = "https://billing.internal.example.com/hooks/very/long/path";
+  long_items[1].as_object()["paused_reason"] =
+      "deploy of billing v2 until 2026-11-30T08:00:00Z, ask #ops";
+  std::string cut = RenderDestinationList(long_items, now_);
+  EXPECT_CONTAINS(cut,
+                  "ops      paused (deploy of b…  closed         0         https://billing.in");
+  for (size_t at = 0, end; (end = cut.find('\n', at)) != std::string::npos; at = end + 1) {
+    EXPECT_LE(end - at, 80u + 2 * 2) << cut;  // two "…" of 3 bytes each
+  }
   EXPECT_EQ(RenderDestinationList(json::array{}, now_), "No destinations.\n");
 }
 
@@ -204,7 +262,7 @@ TEST_F(RenderTest, DestinationDetail) {
   EXPECT_CONTAINS(billing, "  url          https://example.com/hooks\n");
   EXPECT_CONTAINS(billing, "  state        active\n");
   EXPECT_CONTAINS(billing,
-                  "  breaker      open until 06:12:00, in 10m; 20 consecutive failures; "
+                  "  breaker      open until 06:12:00 UTC, in 10m; 20 consecutive failures; "
                   "tripped 1 time\n");
   EXPECT_CONTAINS(billing, "  concurrency  4 allowed of 16 max, 0 in flight\n");
   EXPECT_CONTAINS(billing, "  policy       pro: ladder, 5 attempts, timeout 30s\n");
@@ -223,7 +281,7 @@ TEST_F(RenderTest, DestinationDetail) {
   // ops points at 127.0.0.1 without allow_private: the detail says deliveries will be refused.
   EXPECT_CONTAINS(ops,
                   "  note         127.0.0.1 is a loopback or private address: deliveries to "
-                  "it are refused unless the\n");
+                  "it\n               are refused unless the destination allows it\n");
   EXPECT_EQ(billing.find("note"), std::string::npos) << billing;
 }
 
@@ -270,7 +328,8 @@ TEST(ApiClientTest, InterpretsSuccessAndApiErrors) {
       "http://h");
   ASSERT_FALSE(unauth.ok());
   EXPECT_EQ(unauth.status().code(), Status::Code::kUnauthenticated);
-  EXPECT_EQ(unauth.status().message(), "HTTP 401 unauthenticated: bad token");
+  EXPECT_EQ(unauth.status().message(),
+            "HTTP 401 unauthenticated: bad token (check HOOKRELAY_TOKEN or --token)");
 
   auto bad = InterpretResponse(
       400, R"({"error": {"code": "invalid_argument", "message": "must be …", "field": "since"}})",
@@ -291,6 +350,7 @@ TEST(ApiClientTest, InterpretsSuccessAndApiErrors) {
 TEST(ApiClientTest, ResolvesUrlAndTokenFromFlagsThenEnvironment) {
   unsetenv("HOOKRELAY_URL");
   unsetenv("HOOKRELAY_TOKEN");
+  unsetenv("HOOKRELAY_ADMIN_TOKEN");
   ApiConfig d = ResolveApiConfig("", "");
   EXPECT_EQ(d.url, "http://127.0.0.1:8080");
   EXPECT_EQ(d.token, "");
@@ -302,8 +362,45 @@ TEST(ApiClientTest, ResolvesUrlAndTokenFromFlagsThenEnvironment) {
   ApiConfig f = ResolveApiConfig("http://flag:2", "flag-token");
   EXPECT_EQ(f.url, "http://flag:2");
   EXPECT_EQ(f.token, "flag-token");
+  // HOOKRELAY_ADMIN_TOKEN, the name `hookrelay serve` reads, is accepted too.
+  unsetenv("HOOKRELAY_TOKEN");
+  setenv("HOOKRELAY_ADMIN_TOKEN", "admin-env-token", 1);
+  EXPECT_EQ(ResolveApiConfig("", "").token, "admin-env-token");
+  setenv("HOOKRELAY_TOKEN", "env-token", 1);
+  EXPECT_EQ(ResolveApiConfig("", "").token, "env-token");  // HOOKRELAY_TOKEN first
   unsetenv("HOOKRELAY_URL");
   unsetenv("HOOKRELAY_TOKEN");
+  unsetenv("HOOKRELAY_ADMIN_TOKEN");
+}
+
+TEST(ApiClientTest, AnApiAddressThatLooksLikeADestinationIsRefused) {
+  for (const char* ok : {"http://127.0.0.1:8080", "http://127.0.0.1:8080/", "https://relay.example",
+                         "http://[::1]:9000"}) {
+    EXPECT_TRUE(CheckApiAddress(ok, "--server").ok()) << ok;
+  }
+  for (const char* bad :
+       {"http://127.0.0.1:18153/new-endpoint", "http://h:1/?x=1", "http://h:1#frag",
+        "http://h:1/api/v1", "http://user:pw@h:1", "ftp://h:1", "127.0.0.1:8080", "", "http://"}) {
+    Status s = CheckApiAddress(bad, "--server");
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << bad;
+  }
+  EXPECT_LACKS(CheckApiAddress("http://user:pw-secret@h:1", "--server").message(), "pw-secret");
+  Status s = CheckApiAddress("http://127.0.0.1:18153/new-endpoint", "HOOKRELAY_URL");
+  EXPECT_CONTAINS(s.message(), "HOOKRELAY_URL \"http://127.0.0.1:18153/new-endpoint\"");
+  EXPECT_CONTAINS(s.message(), "--server");
+  EXPECT_CONTAINS(s.message(), "--url is a destination's URL");
+}
+
+TEST(ApiClientTest, AMissingTokenSaysWhatToSet) {
+  EXPECT_TRUE(CheckToken("t").ok());
+  EXPECT_FALSE(CheckToken("tok\r\nX-Injected: 1").ok());
+  EXPECT_LACKS(CheckToken("tok\nsecret-part").message(), "secret-part");
+  Status s = CheckToken("");
+  EXPECT_CONTAINS(s.message(), "HOOKRELAY_TOKEN");
+  EXPECT_CONTAINS(s.message(), "--token");
+  // A 401 says the same.
+  auto r = InterpretResponse(401, R"({"error":{"code":"unauthenticated","message":"no"}})", "u");
+  EXPECT_CONTAINS(r.status().message(), "HOOKRELAY_TOKEN or --token");
 }
 
 TEST(ApiClientTest, TransportErrorsNameTheUrlButNotTheToken) {
@@ -345,17 +442,82 @@ TEST(BulkReplayRenderTest, ProgressBarAndTotals) {
   json::object job = json::parse(R"({"id": "01JOB", "state": "running", "total": 200, "done": 98,
                                      "failed": 2, "rate": 50, "error": null})")
                          .as_object();
-  EXPECT_EQ(RenderBulkReplayProgress(job, true),
+  const TimePoint now = At("2026-11-30T23:11:00Z");
+  EXPECT_EQ(RenderBulkReplayProgress(job, true, now),
             "[###############...............] 50% 100/200 (2 failed) running");
-  EXPECT_EQ(RenderBulkReplayProgress(job, false), "50% 100/200 (2 failed) running");
+  EXPECT_EQ(RenderBulkReplayProgress(job, false, now), "50% 100/200 (2 failed) running");
   job["state"] = "done";
   job["total"] = 0;
-  EXPECT_EQ(RenderBulkReplayProgress(job, false), "100% 100/0 (2 failed) done");
+  EXPECT_EQ(RenderBulkReplayProgress(job, false, now), "100% 100/0 (2 failed) done");
   job["state"] = "failed";
   job["error"] = "rate must be positive";
   EXPECT_EQ(
       RenderBulkReplayResult(job),
       "Bulk replay 01JOB failed: 98 replayed, 2 failed, of 0\nerror: rate must be positive\n");
+}
+
+// The job JSON's "waiting" field (CONTRACTS.md) says why a job makes no progress.
+TEST(BulkReplayRenderTest, ProgressSaysWhyItWaits) {
+  setenv("TZ", "UTC0", 1);
+  tzset();
+  const TimePoint now = At("2026-11-30T23:11:00Z");
+  json::object job = json::parse(R"({"id": "01JOB", "state": "running", "total": 2, "done": 0,
+      "failed": 0, "rate": 50,
+      "waiting": {"reason": "breaker_open", "destination": "analytics",
+                  "until": "2026-11-30T23:39:00Z",
+                  "message": "breaker open on analytics until 2026-11-30T23:39:00Z"}})")
+                         .as_object();
+  EXPECT_EQ(RenderBulkReplayProgress(job, false, now),
+            "0% 0/2 (0 failed) running; waiting: breaker open on analytics until 23:39 (in 28m)");
+  job["waiting"].as_object()["until"] = nullptr;
+  EXPECT_EQ(RenderBulkReplayProgress(job, false, now),
+            "0% 0/2 (0 failed) running; waiting: breaker open on analytics");
+  job["waiting"] = json::parse(R"({"reason": "destination_paused", "destination": "crm",
+                                   "until": null, "message": "destination crm is paused"})");
+  EXPECT_EQ(RenderBulkReplayProgress(job, false, now),
+            "0% 0/2 (0 failed) running; waiting: destination crm is paused");
+  // A reason this CLI does not know: the server's message, its times local.
+  job["waiting"] = json::parse(R"({"reason": "maintenance", "destination": null,
+      "until": "2026-11-30T23:20:00Z", "message": "store busy until 2026-11-30T23:20:00Z"})");
+  EXPECT_EQ(RenderBulkReplayProgress(job, false, now),
+            "0% 0/2 (0 failed) running; waiting: store busy until 23:20:00 (in 9m)");
+  std::string detail = RenderBulkReplayJob(job, now);
+  EXPECT_CONTAINS(detail, "Bulk replay 01JOB: running\n");
+  EXPECT_CONTAINS(detail, "  progress  0% 0/2 (0 failed)\n");
+  EXPECT_CONTAINS(detail, "  waiting   store busy until 23:20:00 (in 9m)\n");
+  EXPECT_CONTAINS(detail, "  rate      50/s\n");
+  EXPECT_CONTAINS(detail, "hookrelay replay cancel 01JOB");
+  // No field, or null: nothing extra.
+  job["waiting"] = nullptr;
+  EXPECT_EQ(RenderBulkReplayProgress(job, false, now), "0% 0/2 (0 failed) running");
+  job.erase("waiting");
+  EXPECT_EQ(RenderBulkReplayProgress(job, false, now), "0% 0/2 (0 failed) running");
+  EXPECT_LACKS(RenderBulkReplayJob(job, now), "waiting");
+}
+
+TEST(BulkReplayRenderTest, JobListAndRates) {
+  setenv("TZ", "UTC0", 1);
+  tzset();
+  const TimePoint now = At("2026-11-30T06:02:00Z");
+  json::array jobs = json::parse(R"([
+    {"id": "01JAAAAAAAAAAAAAAAAAAAAAAA", "state": "running", "total": 2000, "done": 10,
+     "failed": 2, "rate": 0.5, "created_at": "2026-11-30T06:00:00Z",
+     "waiting": {"reason": "breaker_open", "destination": "a", "until": null}},
+    {"id": "01JBBBBBBBBBBBBBBBBBBBBBBB", "state": "done", "total": 5, "done": 5, "failed": 0,
+     "rate": 50, "created_at": "2026-11-30T05:00:00Z"}])")
+                         .as_array();
+  EXPECT_EQ(RenderBulkReplayList(jobs, now),
+            "ID                          STATE             PROGRESS            RATE  "
+            "CREATED (UTC)\n"
+            "01JAAAAAAAAAAAAAAAAAAAAAAA  running, waiting  12/2000 (2 failed)  30/m  "
+            "06:00:00, 2m ago\n"
+            "01JBBBBBBBBBBBBBBBBBBBBBBB  done              5/5                 50/s  "
+            "05:00:00, 1h2m ago\n");
+  EXPECT_EQ(RenderBulkReplayList(json::array{}, now), "No bulk replays.\n");
+  EXPECT_EQ(FormatRatePerSecond(3), "3/s");
+  EXPECT_EQ(FormatRatePerSecond(1.0 / 60), "1/m");
+  EXPECT_EQ(FormatRatePerSecond(5.0 / 3600), "5/h");
+  EXPECT_EQ(FormatRatePerSecond(0.3 / 3600), "0.00008333333333333333/s");
 }
 
 }  // namespace

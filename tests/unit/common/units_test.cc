@@ -33,6 +33,27 @@ TEST(DurationTest, RejectsMalformedWithReason) {
   }
   EXPECT_NE(ParseDuration("5").status().message().find("no unit"), std::string::npos);
   EXPECT_NE(ParseDuration("5x").status().message().find("unknown unit"), std::string::npos);
+  // "5 sec": the message names the unit that was meant and lists the valid ones.
+  const std::string spaced = ParseDuration("5 sec").status().message();
+  EXPECT_NE(spaced.find("unknown unit \"sec\""), std::string::npos) << spaced;
+  EXPECT_NE(spaced.find("ms, s, m, h, d"), std::string::npos) << spaced;
+  EXPECT_EQ(spaced.find("no unit"), std::string::npos) << spaced;
+}
+
+TEST(DurationTest, FormatsRoundedForDisplay) {
+  EXPECT_EQ(FormatDurationRounded(milliseconds(106692)), "1m47s");  // jitter: 1m46s692ms
+  EXPECT_EQ(FormatDurationRounded(milliseconds(600458)), "10m0s");  // "10m458ms old"
+  EXPECT_EQ(FormatDurationRounded(minutes(5)), "5m");               // one unit: exact
+  EXPECT_EQ(FormatDurationRounded(hours(3) + minutes(35)), "3h35m");
+  EXPECT_EQ(FormatDurationRounded(hours(1) + minutes(30) + seconds(29)), "1h30m");
+  EXPECT_EQ(FormatDurationRounded(milliseconds(46692)), "47s");
+  EXPECT_EQ(FormatDurationRounded(milliseconds(59831)), "1m0s");
+  EXPECT_EQ(FormatDurationRounded(milliseconds(2500)), "2s500ms");
+  EXPECT_EQ(FormatDurationRounded(milliseconds(250)), "250ms");
+  EXPECT_EQ(FormatDurationRounded(milliseconds(0)), "0s");
+  EXPECT_EQ(FormatDurationRounded(milliseconds(3599700)), "1h0m");  // 59m59.7s carries
+  EXPECT_EQ(FormatDurationRounded(hours(25) + minutes(40)), "1d2h");
+  EXPECT_EQ(FormatDurationRounded(seconds(-90) - milliseconds(400)), "-1m30s");
 }
 
 TEST(DurationTest, RejectsOverflow) {
