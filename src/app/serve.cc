@@ -1,14 +1,20 @@
 #include "app/serve.h"
 
 #include <signal.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "alerts/alert_dispatcher.h"
 #include "api/api_handler.h"
 #include "app/admin_token.h"
+#include "app/auth_throttle.h"
 #include "app/config.h"
 #include "app/metrics.h"
 #include "app/router.h"
@@ -34,6 +40,55 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
+// The log goes to stderr, one line per event; stdout keeps what a person starting the server
+// reads (the address, the admin token).
+void SetUpLogging() {
+  auto logger = spdlog::stderr_logger_mt("hookrelay");
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+  logger->set_level(spdlog::level::info);
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(std::move(logger));
+}
+
+// The admin token from the environment: HOOKRELAY_TOKEN (the name the CLI reads too), or its
+// alias HOOKRELAY_ADMIN_TOKEN. Sets `name` to the variable used.
+std::string EnvToken(std::string& name) {
+  const char* token = std::getenv("HOOKRELAY_TOKEN");
+  const char* alias = std::getenv("HOOKRELAY_ADMIN_TOKEN");
+  if (token != nullptr && *token != '\0') {
+    if (alias != nullptr && *alias != '\0' && std::string_view(alias) != token) {
+      spdlog::warn("HOOKRELAY_TOKEN and HOOKRELAY_ADMIN_TOKEN differ; using HOOKRELAY_TOKEN");
+    }
+    name = "HOOKRELAY_TOKEN";
+    return token;
+  }
+  if (alias != nullptr && *alias != '\0') {
+    name = "HOOKRELAY_ADMIN_TOKEN";
+    return alias;
+  }
+  return {};
+}
+
+// Warns about the data directory and the files in it that others than the owner may read: they
+// hold every payload and the sources' and destinations' secrets.
+void WarnAboutOpenPermissions(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto check = [](const fs::path& p, bool is_dir) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0 || (st.st_mode & 077) == 0) return;
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    spdlog::warn("{} is accessible to other users (mode {}); it holds secrets: chmod {} {}",
+                 p.string(), mode, is_dir ? "700" : "600", p.string());
+  };
+  if (!fs::is_directory(dir, ec)) return;
+  check(dir, true);
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file(ec)) check(entry.path(), false);
+  }
+}
+
 // The lease owner name of this data directory, stable across restarts.
 std::string NodeId(const std::string& dir) {
   const std::string path = dir + "/node-id";
@@ -49,6 +104,10 @@ std::string NodeId(const std::string& dir) {
 
 int Serve(const ServeOptions& options) {
   TuneAllocator();
+  SetUpLogging();
+  // Every file this process creates holds secrets or payloads: owner only, whatever the
+  // caller's umask (SQLite's -wal and -shm files, node-id, the token hash).
+  ::umask(077);
   Config config;
   if (!options.config_path.empty()) {
     auto loaded = LoadConfigFile(options.config_path);
@@ -62,6 +121,12 @@ int Serve(const ServeOptions& options) {
   if (!config.store.postgres_url.empty()) {
     return Fail(2, "the PostgreSQL store is not available yet; use the embedded store (--data)");
   }
+  std::string env_name;
+  const std::string env_token = EnvToken(env_name);
+  auto token_plan = PlanAdminToken(config.store.dir, env_token, env_name);
+  if (!token_plan.ok()) return Fail(2, token_plan.status().message());
+  for (const std::string& w : token_plan->warnings) spdlog::warn("{}", w);
+  WarnAboutOpenPermissions(config.store.dir);
 
   // Signals are handled by sigwait below; block them before any thread starts so every thread
   // inherits the mask and none is interrupted.
@@ -84,10 +149,6 @@ int Serve(const ServeOptions& options) {
                 "cannot open the store in " + config.store.dir + ": " + opened.status().message());
   }
   std::unique_ptr<store::Store> store = std::move(*opened);
-
-  const char* env_token = std::getenv("HOOKRELAY_ADMIN_TOKEN");
-  auto token = SetUpAdminToken(config.store.dir, env_token ? env_token : "", std::cout);
-  if (!token.ok()) return Fail(2, token.status().message());
 
   model::Registry registry;
 
@@ -129,7 +190,7 @@ int Serve(const ServeOptions& options) {
 
   ingest::IngestService ingest(registry, *store, clock, random);
   ingest.SetOnStored([&engine] { engine.Wake(); });
-  const AdminToken& admin_token = *token;
+  const AdminToken admin_token = token_plan->token();
   auto api = std::make_unique<api::ApiHandler>(
       [&admin_token](std::string_view authorization) {
         return admin_token.CheckAuthorizationHeader(authorization);
@@ -149,15 +210,27 @@ int Serve(const ServeOptions& options) {
           .replay_job_queued = [&replays] { replays.Notify(); },
           .catalog = &catalog},
       clock);
+  AuthThrottleOptions throttle_options;
+  if (options.auth_block_ms > 0) {
+    throttle_options.block = std::chrono::milliseconds(options.auth_block_ms);
+    throttle_options.window = throttle_options.block;
+  }
+  AuthThrottle auth_throttle(clock, throttle_options);
   Router router(
       ingest, *store,
-      [&ingest, &engine, &retention, &alert_dispatcher] {
+      [&ingest, &engine, &retention, &alert_dispatcher, &auth_throttle] {
         return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations()) +
                RenderRetentionMetrics(retention.stats()) +
-               RenderAlertMetrics(alert_dispatcher ? alert_dispatcher->stats()
-                                                   : alerts::AlertDispatcher::Stats{});
+               RenderAlertMetrics([&] {
+                 auto stats = alert_dispatcher ? alert_dispatcher->stats()
+                                                : alerts::AlertDispatcher::Stats{};
+                 // Raised counts with no channel configured too (nothing is sent then).
+                 stats.raised = engine.Stats().alerts_raised;
+                 return stats;
+               }()) +
+               RenderAuthMetrics(auth_throttle.stats());
       },
-      api.get());
+      api.get(), &auth_throttle);
 
   http::ServerOptions http;
   http.listen = config.server.listen;
@@ -167,7 +240,15 @@ int Serve(const ServeOptions& options) {
   http.body_timeout = config.server.body_timeout;
   http.idle_timeout = config.server.idle_timeout;
   auto server = http::Server::Start(http, router);
-  if (!server.ok()) return Fail(1, server.status().message());
+  if (!server.ok()) {
+    return Fail(server.status().code() == Status::Code::kInvalidArgument ? 2 : 1,
+                server.status().message());
+  }
+  // Only now that the address is bound: a start-up that failed showed no token and stored none.
+  if (Status s = CommitAdminToken(config.store.dir, *token_plan, std::cout); !s.ok()) {
+    (*server)->Shutdown(std::chrono::seconds(0));
+    return Fail(1, s.message());
+  }
   engine.Start();
   retention.Start();
   replays.Start();
@@ -175,11 +256,14 @@ int Serve(const ServeOptions& options) {
   std::cout << "hookrelay " << HOOKRELAY_VERSION << " listening on " << (*server)->url()
             << " (data: " << config.store.dir << "; " << registry.Get()->sources.size()
             << " sources, " << registry.Get()->destinations.size() << " destinations)" << std::endl;
+  spdlog::info("hookrelay {} started on {} (data {}, node {})", HOOKRELAY_VERSION,
+               (*server)->url(), config.store.dir, engine_options.node_id);
 
   int sig = 0;
   sigwait(&signals, &sig);
   std::cout << "hookrelay: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
             << " received; finishing in-flight requests" << std::endl;
+  spdlog::info("{} received: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   router.SetDraining();
   (*server)->Shutdown(kShutdownGrace);
   server->reset();
@@ -191,6 +275,7 @@ int Serve(const ServeOptions& options) {
   alert_dispatcher.reset();     // flushes pending alert batches
   store.reset();                // drains queued writes before closing
   std::cout << "hookrelay: stopped" << std::endl;
+  spdlog::info("stopped");
   return 0;
 }
 
