@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -43,6 +44,7 @@ int Fail(int code, const std::string& message) {
 // The log goes to stderr, one line per event; stdout keeps what a person starting the server
 // reads (the address, the admin token).
 void SetUpLogging() {
+  if (spdlog::get("hookrelay")) return;
   auto logger = spdlog::stderr_logger_mt("hookrelay");
   logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
   logger->set_level(spdlog::level::info);
@@ -100,6 +102,30 @@ std::string NodeId(const std::string& dir) {
   return id;
 }
 
+// Answers 503 "starting" until Set() gives it the real handler, so the address can be bound
+// before the parts behind it exist. Set(nullptr) goes back to 503 (a start-up that fails late).
+class StartingHandler final : public http::Handler {
+ public:
+  void Set(http::Handler* h) { target_.store(h, std::memory_order_release); }
+
+  HeadDecision OnHead(const http::RequestHead& head) override {
+    if (http::Handler* h = target_.load(std::memory_order_acquire)) return h->OnHead(head);
+    HeadDecision d;
+    d.reject = http::JsonError(503, "unavailable", "starting");
+    return d;
+  }
+  void OnRequest(http::Request request, http::Responder respond) override {
+    if (http::Handler* h = target_.load(std::memory_order_acquire)) {
+      h->OnRequest(std::move(request), std::move(respond));
+      return;
+    }
+    respond(http::JsonError(503, "unavailable", "starting"));
+  }
+
+ private:
+  std::atomic<http::Handler*> target_{nullptr};
+};
+
 }  // namespace
 
 int Serve(const ServeOptions& options) {
@@ -139,6 +165,23 @@ int Serve(const ServeOptions& options) {
 
   const Clock& clock = SystemClock::Instance();
   Random& random = SystemRandom::Instance();
+
+  // The address is bound before the store is opened or anything is written: an address in use
+  // or an invalid one fails here, with nothing created. Requests answer 503 until the router is
+  // ready.
+  StartingHandler handler;
+  http::ServerOptions http;
+  http.listen = config.server.listen;
+  http.threads = config.server.threads;
+  http.header_limit = config.server.max_header;
+  http.header_timeout = config.server.header_timeout;
+  http.body_timeout = config.server.body_timeout;
+  http.idle_timeout = config.server.idle_timeout;
+  auto server = http::Server::Start(http, handler);
+  if (!server.ok()) {
+    return Fail(server.status().code() == Status::Code::kInvalidArgument ? 2 : 1,
+                server.status().message());
+  }
 
   store::SqliteOptions sqlite;
   sqlite.dir = config.store.dir;
@@ -232,22 +275,13 @@ int Serve(const ServeOptions& options) {
       },
       api.get(), &auth_throttle);
 
-  http::ServerOptions http;
-  http.listen = config.server.listen;
-  http.threads = config.server.threads;
-  http.header_limit = config.server.max_header;
-  http.header_timeout = config.server.header_timeout;
-  http.body_timeout = config.server.body_timeout;
-  http.idle_timeout = config.server.idle_timeout;
-  auto server = http::Server::Start(http, router);
-  if (!server.ok()) {
-    return Fail(server.status().code() == Status::Code::kInvalidArgument ? 2 : 1,
-                server.status().message());
-  }
-  // Only now that the address is bound: a start-up that failed showed no token and stored none.
-  if (Status s = CommitAdminToken(config.store.dir, *token_plan, std::cout); !s.ok()) {
+  handler.Set(&router);
+  // Only now that everything is set up and the address bound: a start-up that failed showed no
+  // token and stored none.
+  if (Status st = CommitAdminToken(config.store.dir, *token_plan, std::cout); !st.ok()) {
+    handler.Set(nullptr);
     (*server)->Shutdown(std::chrono::seconds(0));
-    return Fail(1, s.message());
+    return Fail(1, st.message());
   }
   engine.Start();
   retention.Start();
