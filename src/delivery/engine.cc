@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/redact.h"
 #include "common/thread_name.h"
 #include "common/time_format.h"
 #include "common/units.h"
@@ -576,7 +577,8 @@ void DeliveryEngine::Settle(const Completion& c) {
       stats_.failed++;
       s.failed++;
       spdlog::info("delivery {} of event {} to {} failed for good after attempt {}: {}",
-                   c.delivery.id, c.delivery.event_id, d.name, attempt.n, decision.reason);
+                   c.delivery.id, c.delivery.event_id, d.name, attempt.n,
+                   RedactUrlCredentials(decision.reason));
       raise.push_back(
           {alerts::Alert::Kind::kDeliveriesFailed, d.name, now, decision.reason, 1, std::nullopt});
     }
@@ -590,7 +592,7 @@ void DeliveryEngine::Settle(const Completion& c) {
                    "last: {}",
                    d.name, FormatRfc3339(s.breaker.snapshot().open_until.value_or(now)),
                    s.breaker.snapshot().trips, s.breaker.snapshot().consecutive_failures,
-                   decision.reason);
+                   RedactUrlCredentials(decision.reason));
       raise.push_back({alerts::Alert::Kind::kBreakerOpened, d.name, now,
                        std::to_string(s.breaker.snapshot().consecutive_failures) +
                            " consecutive failed attempts; last: " + decision.reason,
