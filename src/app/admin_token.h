@@ -29,10 +29,10 @@ inline constexpr size_t kStrongTokenLength = 32;
 struct AdminTokenPlan {
   enum class Origin { kEnvironment, kStored, kGenerated };
   Origin origin = Origin::kGenerated;
-  std::string env_name;     // kEnvironment: the variable it came from
-  std::string sha256_hex;   // the hash requests are checked against
-  std::string generated;    // kGenerated: the token, to be shown once
-  bool store_hash = false;  // write sha256_hex to dir/admin-token.sha256 on commit
+  std::string env_name;               // kEnvironment: the variable it came from
+  std::string sha256_hex;             // the hash requests are checked against
+  std::string generated;              // kGenerated: the token, to be shown once
+  bool store_hash = false;            // write sha256_hex to dir/admin-token.sha256 on commit
   std::vector<std::string> warnings;  // e.g. a weak token from the environment
 
   AdminToken token() const { return AdminToken(sha256_hex); }

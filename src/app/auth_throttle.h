@@ -34,7 +34,7 @@ struct AuthThrottleOptions {
 class AuthThrottle {
  public:
   struct Failure {
-    int failures = 0;        // wrong tokens in the current window, this one included
+    int failures = 0;         // wrong tokens in the current window, this one included
     Duration blocked_for{0};  // > 0: this failure started a block this long
   };
   struct Stats {

@@ -103,19 +103,19 @@ std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::Eng
   for (const auto& [name, s] : dests) {
     out << "hookrelay_deliveries_total{destination=\"" << Label(name)
         << "\",outcome=\"delivered\"} " << s.delivered << "\n"
-        << "hookrelay_deliveries_total{destination=\"" << Label(name)
-        << "\",outcome=\"failed\"} " << s.failed << "\n";
+        << "hookrelay_deliveries_total{destination=\"" << Label(name) << "\",outcome=\"failed\"} "
+        << s.failed << "\n";
   }
   Metric(out, "hookrelay_destination_attempts_total", "counter",
          "HTTP attempts per destination by outcome class (success, retryable, final).");
   for (const auto& [name, s] : dests) {
     const std::string l = Label(name);
-    out << "hookrelay_destination_attempts_total{destination=\"" << l
-        << "\",outcome=\"success\"} " << s.attempts_success << "\n"
+    out << "hookrelay_destination_attempts_total{destination=\"" << l << "\",outcome=\"success\"} "
+        << s.attempts_success << "\n"
         << "hookrelay_destination_attempts_total{destination=\"" << l
         << "\",outcome=\"retryable\"} " << s.attempts_retryable << "\n"
-        << "hookrelay_destination_attempts_total{destination=\"" << l
-        << "\",outcome=\"final\"} " << s.attempts_final << "\n";
+        << "hookrelay_destination_attempts_total{destination=\"" << l << "\",outcome=\"final\"} "
+        << s.attempts_final << "\n";
   }
   Metric(out, "hookrelay_destination_due_backlog", "gauge",
          "Deliveries of the destination due now but not yet sent (checked once a second).");

@@ -22,8 +22,7 @@ bool IsRootIndex(const http::RequestHead& head) {
 }
 
 bool IsApiIndex(const http::RequestHead& head) {
-  return (head.segments.size() == 2 ||
-          (head.segments.size() == 3 && head.segments[2].empty())) &&
+  return (head.segments.size() == 2 || (head.segments.size() == 3 && head.segments[2].empty())) &&
          head.segments[0] == "api" && head.segments[1] == "v1";
 }
 
@@ -49,7 +48,8 @@ std::string ApiIndex() {
   o["authentication"] = "every request below /api/v1 needs Authorization: Bearer <admin token>";
   o["openapi"] = "/api/v1/openapi.json";
   o["docs"] = "docs/api.md in the hookrelay source";
-  o["cli"] = "hookrelay events list, hookrelay destinations list, ... (HOOKRELAY_URL, HOOKRELAY_TOKEN)";
+  o["cli"] =
+      "hookrelay events list, hookrelay destinations list, ... (HOOKRELAY_URL, HOOKRELAY_TOKEN)";
   return boost::json::serialize(o);
 }
 
@@ -63,19 +63,22 @@ http::Response Json(int status, std::string body) {
 }  // namespace
 
 Router::Router(ingest::IngestService& ingest, store::Store& store,
-               std::function<std::string()> metrics, api::ApiHandler* api,
-               AuthThrottle* throttle)
-    : ingest_(ingest), store_(store), metrics_(std::move(metrics)), api_(api), throttle_(throttle) {}
+               std::function<std::string()> metrics, api::ApiHandler* api, AuthThrottle* throttle)
+    : ingest_(ingest),
+      store_(store),
+      metrics_(std::move(metrics)),
+      api_(api),
+      throttle_(throttle) {}
 
 http::Handler::HeadDecision Router::ApiHead(const http::RequestHead& head) {
   if (throttle_ == nullptr) return api_->OnHead(head);
   HeadDecision d;
   if (Duration wait = throttle_->RetryAfter(head.remote_address); wait > Duration(0)) {
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(wait).count();
-    http::Response r = http::JsonError(
-        429, "too_many_requests",
-        "too many wrong bearer tokens from this address; try again in " + std::to_string(seconds) +
-            "s");
+    http::Response r =
+        http::JsonError(429, "too_many_requests",
+                        "too many wrong bearer tokens from this address; try again in " +
+                            std::to_string(seconds) + "s");
     r.headers.emplace_back("Retry-After", std::to_string(seconds));
     d.reject = std::move(r);
     return d;

@@ -263,10 +263,9 @@ int Serve(const ServeOptions& options) {
       ingest, *store,
       [&ingest, &engine, &retention, &alert_dispatcher, &auth_throttle] {
         return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations()) +
-               RenderRetentionMetrics(retention.stats()) +
-               RenderAlertMetrics([&] {
+               RenderRetentionMetrics(retention.stats()) + RenderAlertMetrics([&] {
                  auto stats = alert_dispatcher ? alert_dispatcher->stats()
-                                                : alerts::AlertDispatcher::Stats{};
+                                               : alerts::AlertDispatcher::Stats{};
                  // Raised counts with no channel configured too (nothing is sent then).
                  stats.raised = engine.Stats().alerts_raised;
                  return stats;
@@ -290,8 +289,8 @@ int Serve(const ServeOptions& options) {
   std::cout << "hookrelay " << HOOKRELAY_VERSION << " listening on " << (*server)->url()
             << " (data: " << config.store.dir << "; " << registry.Get()->sources.size()
             << " sources, " << registry.Get()->destinations.size() << " destinations)" << std::endl;
-  spdlog::info("hookrelay {} started on {} (data {}, node {})", HOOKRELAY_VERSION,
-               (*server)->url(), config.store.dir, engine_options.node_id);
+  spdlog::info("hookrelay {} started on {} (data {}, node {})", HOOKRELAY_VERSION, (*server)->url(),
+               config.store.dir, engine_options.node_id);
 
   int sig = 0;
   sigwait(&signals, &sig);

@@ -588,11 +588,12 @@ void DeliveryEngine::Settle(const Completion& c) {
       pause_reason = "circuit breaker open until " +
                      FormatRfc3339(s.breaker.snapshot().open_until.value_or(now));
       s.last_pause_sweep = now;
-      spdlog::info("breaker of {} opened until {} (trip {}) after {} consecutive failed attempts; "
-                   "last: {}",
-                   d.name, FormatRfc3339(s.breaker.snapshot().open_until.value_or(now)),
-                   s.breaker.snapshot().trips, s.breaker.snapshot().consecutive_failures,
-                   RedactUrlCredentials(decision.reason));
+      spdlog::info(
+          "breaker of {} opened until {} (trip {}) after {} consecutive failed attempts; "
+          "last: {}",
+          d.name, FormatRfc3339(s.breaker.snapshot().open_until.value_or(now)),
+          s.breaker.snapshot().trips, s.breaker.snapshot().consecutive_failures,
+          RedactUrlCredentials(decision.reason));
       raise.push_back({alerts::Alert::Kind::kBreakerOpened, d.name, now,
                        std::to_string(s.breaker.snapshot().consecutive_failures) +
                            " consecutive failed attempts; last: " + decision.reason,

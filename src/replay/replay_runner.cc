@@ -133,8 +133,7 @@ void ReplayRunner::LogJobEnd(const std::string& id, const Status& run) {
                    j.failed);
       break;
     case store::ReplayJobState::kCancelled:
-      spdlog::info("replay job {} cancelled after {} of {} events", id, j.done + j.failed,
-                   j.total);
+      spdlog::info("replay job {} cancelled after {} of {} events", id, j.done + j.failed, j.total);
       break;
     case store::ReplayJobState::kFailed:
       spdlog::warn("replay job {} failed: {}", id, j.error.value_or("unknown error"));

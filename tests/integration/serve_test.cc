@@ -3,12 +3,11 @@
 // variables, the indexes at / and /api/v1, the wrong-token throttle, and what the server logs
 // and counts. The real binary, on 127.0.0.1.
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 #include <filesystem>
@@ -56,7 +55,8 @@ std::map<std::string, unsigned> FileModes(const std::string& dir) {
 std::string Config(const std::string& sink_url) {
   return "[delivery]\nlease_margin = \"1s\"\npoll_interval = \"100ms\"\n"
          "\n[[sources]]\nname = \"gh\"\nverify = { scheme = \"github\", secrets = [\"" +
-         kVerifySecret + "\"] }\n"
+         kVerifySecret +
+         "\"] }\n"
          "\n[[sources]]\nname = \"src\"\n"
          "\n[[destinations]]\nname = \"billing\"\nallow_private = true\nurl = \"" +
          sink_url + "/hooks\"\nsigning_secret = \"" + kSigningSecret +
@@ -67,7 +67,8 @@ std::string Config(const std::string& sink_url) {
          "\n[[sources]]\nname = \"s2\"\n"
          "\n[[destinations]]\nname = \"slow\"\nallow_private = true\nmax_concurrency = 1\n"
          "url = \"" +
-         sink_url + "/slow\"\npolicy = { strategy = \"exponential\", jitter = \"none\", "
+         sink_url +
+         "/slow\"\npolicy = { strategy = \"exponential\", jitter = \"none\", "
          "base = \"20ms\", cap = \"50ms\", max_attempts = 2, max_duration = \"1m\", "
          "timeout = \"20s\" }\n"
          "\n[[routes]]\nsource = \"s2\"\ndestination = \"slow\"\n";
@@ -110,9 +111,9 @@ class ServeBinaryTest : public ::testing::Test {
   void SetUp() override { old_umask_ = ::umask(022); }  // what most shells have
   void TearDown() override { ::umask(old_umask_); }
 
-  std::unique_ptr<HookrelayServer> Start(std::map<std::string, std::string> env = {
-                                             {"HOOKRELAY_TOKEN", kToken}},
-                                         std::vector<std::string> extra = {}) {
+  std::unique_ptr<HookrelayServer> Start(
+      std::map<std::string, std::string> env = {{"HOOKRELAY_TOKEN", kToken}},
+      std::vector<std::string> extra = {}) {
     auto server = std::make_unique<HookrelayServer>(
         HookrelayServer::Options{Config(sink_.url("")), data_dir(), extra, env});
     EXPECT_TRUE(server->ok()) << server->output();
@@ -135,8 +136,8 @@ TEST_F(ServeBinaryTest, EveryFileInTheDataDirectoryIsOwnerOnly) {
   ASSERT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"a":1})").status, 202);
   ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
   auto modes = FileModes(data_dir());
-  for (const char* name : {"hookrelay.db", "hookrelay.db-wal", "hookrelay.db-shm",
-                           "admin-token.sha256", "node-id"}) {
+  for (const char* name :
+       {"hookrelay.db", "hookrelay.db-wal", "hookrelay.db-shm", "admin-token.sha256", "node-id"}) {
     ASSERT_TRUE(modes.count(name)) << name << " missing";
   }
   for (const auto& [name, mode] : modes) {
@@ -201,9 +202,9 @@ TEST_F(ServeBinaryTest, NoAdminTokenIsShownOrStoredWhenTheAddressIsInUse) {
 }
 
 TEST_F(ServeBinaryTest, AnInvalidListenAddressIsAUsageErrorBeforeAnyToken) {
-  auto r = RunProgram(
-      {HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:99999", "--data", data_dir()}, {}, 30s,
-      {{"HOOKRELAY_TOKEN", ""}, {"HOOKRELAY_ADMIN_TOKEN", ""}});
+  auto r =
+      RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:99999", "--data", data_dir()},
+                 {}, 30s, {{"HOOKRELAY_TOKEN", ""}, {"HOOKRELAY_ADMIN_TOKEN", ""}});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("invalid listen address"), std::string::npos) << r.err;
   EXPECT_EQ((r.out + r.err).find("Admin token"), std::string::npos) << r.out;
@@ -298,8 +299,7 @@ TEST_F(ServeBinaryTest, WrongTokensAreLoggedCountedAndThrottled) {
   EXPECT_EQ(Send(server->port(), "GET", "/api/v1/sources", kToken).status, 429);
   const std::string metrics = Metrics(server->port());
   EXPECT_NE(metrics.find("hookrelay_api_auth_failures_total 5\n"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("hookrelay_api_auth_throttled_total 2\n"), std::string::npos)
-      << metrics;
+  EXPECT_NE(metrics.find("hookrelay_api_auth_throttled_total 2\n"), std::string::npos) << metrics;
   const std::string out = server->output();
   EXPECT_NE(out.find("wrong bearer token from 127.0.0.1 (GET /api/v1/sources)"), std::string::npos)
       << out;
@@ -346,10 +346,11 @@ TEST_F(ServeBinaryTest, LogsWhatHappensAndCountsPerDestination) {
       << m;
   EXPECT_TRUE(Has(m, R"(hookrelay_deliveries_total{destination="billing",outcome="delivered"} 0)"))
       << m;
-  EXPECT_TRUE(
-      Has(m, R"(hookrelay_destination_attempts_total{destination="billing",outcome="retryable"} 6)"))
+  EXPECT_TRUE(Has(
+      m, R"(hookrelay_destination_attempts_total{destination="billing",outcome="retryable"} 6)"))
       << m;
-  EXPECT_TRUE(Has(m, R"(hookrelay_destination_attempts_total{destination="slow",outcome="success"} 0)"))
+  EXPECT_TRUE(
+      Has(m, R"(hookrelay_destination_attempts_total{destination="slow",outcome="success"} 0)"))
       << m;
   EXPECT_NE(m.find(R"(hookrelay_destination_due_backlog{destination="billing"} )"),
             std::string::npos)
@@ -363,8 +364,8 @@ TEST_F(ServeBinaryTest, LogsWhatHappensAndCountsPerDestination) {
                         R"({"status":"failed","destination":"billing","rate":"1000/s"})");
   ASSERT_EQ(r.status, 202) << r.body;
   const std::string job = std::string(json::parse(r.body).at("id").as_string());
-  for (int i = 0; i < 200 && server->output().find("replay job " + job + " finished") ==
-                                 std::string::npos;
+  for (int i = 0;
+       i < 200 && server->output().find("replay job " + job + " finished") == std::string::npos;
        ++i) {
     std::this_thread::sleep_for(50ms);
   }

@@ -74,7 +74,7 @@ TEST_F(AuthThrottleTest, AnAddressThatKeepsGuessingIsBlockedLongerEachTimeUpToTh
     clock_.Advance(f.blocked_for);
   }
   EXPECT_EQ(blocks, (std::vector<Duration>{minutes(1), minutes(2), minutes(4), minutes(8),
-                                          minutes(8), minutes(8)}));
+                                           minutes(8), minutes(8)}));
   // So in 31 minutes it had 18 guesses, not millions.
 }
 
