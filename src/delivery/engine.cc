@@ -539,6 +539,7 @@ void DeliveryEngine::Settle(const Completion& c) {
   std::optional<policy::BreakerSnapshot> persist;
   bool pause_now = false;
   std::string pause_reason;
+  std::vector<std::string> log_lines;  // written once mu_ is released
   {
     std::lock_guard lock(mu_);
     Dest& s = StateOf(d.name, d);
@@ -576,9 +577,9 @@ void DeliveryEngine::Settle(const Completion& c) {
     if (gave_up) {
       stats_.failed++;
       s.failed++;
-      spdlog::info("delivery {} of event {} to {} failed for good after attempt {}: {}",
-                   c.delivery.id, c.delivery.event_id, d.name, attempt.n,
-                   RedactUrlCredentials(decision.reason));
+      log_lines.push_back(fmt::format(
+          "delivery {} of event {} to {} failed for good after attempt {}: {}", c.delivery.id,
+          c.delivery.event_id, d.name, attempt.n, RedactUrlCredentials(decision.reason)));
       raise.push_back(
           {alerts::Alert::Kind::kDeliveriesFailed, d.name, now, decision.reason, 1, std::nullopt});
     }
@@ -588,20 +589,20 @@ void DeliveryEngine::Settle(const Completion& c) {
       pause_reason = "circuit breaker open until " +
                      FormatRfc3339(s.breaker.snapshot().open_until.value_or(now));
       s.last_pause_sweep = now;
-      spdlog::info(
+      log_lines.push_back(fmt::format(
           "breaker of {} opened until {} (trip {}) after {} consecutive failed attempts; "
           "last: {}",
           d.name, FormatRfc3339(s.breaker.snapshot().open_until.value_or(now)),
           s.breaker.snapshot().trips, s.breaker.snapshot().consecutive_failures,
-          RedactUrlCredentials(decision.reason));
+          RedactUrlCredentials(decision.reason)));
       raise.push_back({alerts::Alert::Kind::kBreakerOpened, d.name, now,
                        std::to_string(s.breaker.snapshot().consecutive_failures) +
                            " consecutive failed attempts; last: " + decision.reason,
                        1, s.breaker.snapshot().open_until});
     } else if (tr == policy::BreakerTransition::kClosed) {
       persist = s.breaker.snapshot();
-      spdlog::info("breaker of {} closed: a probe succeeded; deliveries resume with slow start",
-                   d.name);
+      log_lines.push_back(fmt::format(
+          "breaker of {} closed: a probe succeeded; deliveries resume with slow start", d.name));
       raise.push_back({alerts::Alert::Kind::kBreakerClosed, d.name, now,
                        "a probe succeeded; deliveries resume with slow start", 1, std::nullopt});
     }
@@ -616,6 +617,7 @@ void DeliveryEngine::Settle(const Completion& c) {
                        "the endpoint answered 410 Gone", 1, std::nullopt});
     }
   }
+  for (const std::string& line : log_lines) spdlog::info("{}", line);
   if (persist) PersistBreaker(d.name, *persist);
   if (pause_now) (void)store_.PauseDeliveries(d.name, pause_reason);
   for (auto& a : raise) RaiseAlert(std::move(a));
