@@ -369,6 +369,24 @@ TEST_F(ServeBinaryTest, LogsWhatHappensAndCountsPerDestination) {
        ++i) {
     std::this_thread::sleep_for(50ms);
   }
+  // A running job that is cancelled says so: one event a second, cancelled after the first.
+  WaitForMetrics(server->port(), [](const std::string& t) {
+    return Has(t, R"(hookrelay_deliveries_total{destination="billing",outcome="failed"} 6)");
+  });
+  r = Send(server->port(), "POST", "/api/v1/replays", kToken,
+           R"({"status":"failed","destination":"billing","rate":"1/s"})");
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string slow_job = std::string(json::parse(r.body).at("id").as_string());
+  auto wait_for_output = [&](const std::string& needle) {
+    for (int i = 0; i < 200 && server->output().find(needle) == std::string::npos; ++i) {
+      std::this_thread::sleep_for(50ms);
+    }
+    return server->output().find(needle) != std::string::npos;
+  };
+  ASSERT_TRUE(wait_for_output("replay job " + slow_job + " started")) << server->output();
+  ASSERT_EQ(Send(server->port(), "DELETE", "/api/v1/replays/" + slow_job, kToken).status, 200);
+  EXPECT_TRUE(wait_for_output("replay job " + slow_job + " cancelled after ")) << server->output();
+
   ASSERT_EQ(server->Stop(), 0);
   const std::string out = server->output();
   EXPECT_NE(out.find("started on http://127.0.0.1:"), std::string::npos) << out;
