@@ -9,7 +9,7 @@ constexpr std::string_view kDocument = R"json({
   "info": {
     "title": "hookrelay management API",
     "version": "1",
-    "description": "The management API: events, destinations, sources, routes, replays, destination controls and the audit trail. Every request needs Authorization: Bearer <admin token>. Errors are {\"error\": {\"code\", \"message\", \"field\"?}}. Every change is written to the audit trail."
+    "description": "The management API: events, destinations, sources, routes, replays, destination controls and the audit trail. Every request needs Authorization: Bearer <admin token> (HOOKRELAY_TOKEN); after too many wrong tokens a client address gets 429 too_many_requests with Retry-After on every request for a while (docs/security.md). GET /api/v1 itself answers without a token with where this document is. Errors are {\"error\": {\"code\", \"message\", \"field\"?}}. Every change is written to the audit trail."
   },
   "servers": [{"url": "/"}],
   "security": [{"bearer": []}],

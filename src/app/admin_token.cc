@@ -48,32 +48,63 @@ Status WriteHash(const std::string& path, const std::string& hash) {
 
 }  // namespace
 
-Result<AdminToken> SetUpAdminToken(const std::string& dir, const std::string& env_token,
-                                   std::ostream& out) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const std::string path = dir + "/admin-token.sha256";
+Result<AdminTokenPlan> PlanAdminToken(const std::string& dir, const std::string& env_token,
+                                      const std::string& env_name) {
+  AdminTokenPlan plan;
   if (!env_token.empty()) {
     if (env_token.size() < 16) {
-      return Status::InvalidArgument("HOOKRELAY_ADMIN_TOKEN must be at least 16 characters");
+      return Status::InvalidArgument(env_name +
+                                     " must be at least 16 characters (32 or more recommended: "
+                                     "openssl rand -hex 32)");
     }
-    std::string hash = HexEncode(Sha256(env_token));
-    HR_RETURN_IF_ERROR(WriteHash(path, hash));
-    out << "Admin token: from HOOKRELAY_ADMIN_TOKEN\n";
-    return AdminToken(hash);
+    plan.origin = AdminTokenPlan::Origin::kEnvironment;
+    plan.env_name = env_name;
+    plan.sha256_hex = HexEncode(Sha256(env_token));
+    plan.store_hash = true;
+    if (env_token.size() < kStrongTokenLength) {
+      plan.warnings.push_back(env_name + " is only " + std::to_string(env_token.size()) +
+                              " characters; use at least " + std::to_string(kStrongTokenLength) +
+                              " random ones, e.g. from `openssl rand -hex 32`");
+    }
+    return plan;
   }
-  std::ifstream in(path);
+  std::ifstream in(dir + "/admin-token.sha256");
   std::string stored;
   if (in >> stored && stored.size() == 64) {
-    out << "Admin token: set on first start (its hash is in " << path
-        << "); set HOOKRELAY_ADMIN_TOKEN to replace it\n";
-    return AdminToken(stored);
+    plan.origin = AdminTokenPlan::Origin::kStored;
+    plan.sha256_hex = stored;
+    return plan;
   }
-  std::string token = "hr_" + RandomHexToken(24);
-  std::string hash = HexEncode(Sha256(token));
-  HR_RETURN_IF_ERROR(WriteHash(path, hash));
-  out << "Admin token (shown once, keep it; only its hash is stored): " << token << "\n";
-  return AdminToken(hash);
+  plan.origin = AdminTokenPlan::Origin::kGenerated;
+  plan.generated = "hr_" + RandomHexToken(24);
+  plan.sha256_hex = HexEncode(Sha256(plan.generated));
+  plan.store_hash = true;
+  return plan;
+}
+
+Status CommitAdminToken(const std::string& dir, const AdminTokenPlan& plan, std::ostream& out) {
+  const std::string path = dir + "/admin-token.sha256";
+  if (plan.store_hash) HR_RETURN_IF_ERROR(WriteHash(path, plan.sha256_hex));
+  switch (plan.origin) {
+    case AdminTokenPlan::Origin::kEnvironment:
+      out << "Admin token: from " << plan.env_name << "\n";
+      break;
+    case AdminTokenPlan::Origin::kStored:
+      out << "Admin token: set on first start (its hash is in " << path
+          << "); set HOOKRELAY_TOKEN to replace it\n";
+      break;
+    case AdminTokenPlan::Origin::kGenerated:
+      out << "Admin token (shown once, keep it; only its hash is stored): " << plan.generated
+          << "\n"
+          << "Next, in another shell:\n"
+          << "  export HOOKRELAY_TOKEN=" << plan.generated << "\n"
+          << "  hookrelay sources add github --verify github --secret @github-secret.txt\n"
+          << "  hookrelay destinations add billing https://billing.example.com/hooks\n"
+          << "  hookrelay routes add github billing\n"
+          << "(or start with --config hookrelay.toml; see docs/configuration.md)\n";
+      break;
+  }
+  return Status::Ok();
 }
 
 }  // namespace hookrelay::app

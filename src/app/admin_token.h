@@ -2,6 +2,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 
@@ -20,11 +21,35 @@ class AdminToken {
   std::string sha256_hex_;
 };
 
-// Sets up the admin token for a data directory:
-// - HOOKRELAY_ADMIN_TOKEN set (`env_token` non-empty): that token is used (and its hash stored).
-// - else, a stored hash in dir/admin-token.sha256 is used.
-// - else a token is generated, printed once to `out`, and only its hash stored (mode 0600).
-Result<AdminToken> SetUpAdminToken(const std::string& dir, const std::string& env_token,
-                                   std::ostream& out);
+// Tokens from the environment shorter than this get a warning at start.
+inline constexpr size_t kStrongTokenLength = 32;
+
+// Where the admin token comes from, decided before anything is written or printed, so that a
+// start-up that fails later (address in use) neither shows a token nor stores its hash.
+struct AdminTokenPlan {
+  enum class Origin { kEnvironment, kStored, kGenerated };
+  Origin origin = Origin::kGenerated;
+  std::string env_name;               // kEnvironment: the variable it came from
+  std::string sha256_hex;             // the hash requests are checked against
+  std::string generated;              // kGenerated: the token, to be shown once
+  bool store_hash = false;            // write sha256_hex to dir/admin-token.sha256 on commit
+  std::vector<std::string> warnings;  // e.g. a weak token from the environment
+
+  AdminToken token() const { return AdminToken(sha256_hex); }
+};
+
+// Decides the admin token for a data directory, reading only:
+// - `env_token` non-empty (from `env_name`, HOOKRELAY_TOKEN or its alias HOOKRELAY_ADMIN_TOKEN):
+//   that token (its hash will be stored). Under 16 characters is refused (InvalidArgument);
+//   under kStrongTokenLength gives a warning.
+// - else a stored hash in dir/admin-token.sha256.
+// - else a new random token.
+Result<AdminTokenPlan> PlanAdminToken(const std::string& dir, const std::string& env_token,
+                                      const std::string& env_name);
+
+// Once the server is listening: stores the hash when the plan says so (mode 0600), and prints
+// where the token comes from to `out` — a generated one once, followed by the next steps
+// (`export HOOKRELAY_TOKEN=…`, `hookrelay sources add …`).
+Status CommitAdminToken(const std::string& dir, const AdminTokenPlan& plan, std::ostream& out);
 
 }  // namespace hookrelay::app

@@ -96,6 +96,33 @@ std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::Eng
     out << "hookrelay_destination_paused{destination=\"" << Label(name) << "\"} "
         << (s.paused ? 1 : 0) << "\n";
   }
+  // Per destination, for alerting on one failing endpoint. Destinations are those of the
+  // catalog: a deleted destination's series go away (its counters restart if it comes back).
+  Metric(out, "hookrelay_deliveries_total", "counter",
+         "Deliveries finished per destination: delivered (2xx) or failed (given up).");
+  for (const auto& [name, s] : dests) {
+    out << "hookrelay_deliveries_total{destination=\"" << Label(name)
+        << "\",outcome=\"delivered\"} " << s.delivered << "\n"
+        << "hookrelay_deliveries_total{destination=\"" << Label(name) << "\",outcome=\"failed\"} "
+        << s.failed << "\n";
+  }
+  Metric(out, "hookrelay_destination_attempts_total", "counter",
+         "HTTP attempts per destination by outcome class (success, retryable, final).");
+  for (const auto& [name, s] : dests) {
+    const std::string l = Label(name);
+    out << "hookrelay_destination_attempts_total{destination=\"" << l << "\",outcome=\"success\"} "
+        << s.attempts_success << "\n"
+        << "hookrelay_destination_attempts_total{destination=\"" << l
+        << "\",outcome=\"retryable\"} " << s.attempts_retryable << "\n"
+        << "hookrelay_destination_attempts_total{destination=\"" << l << "\",outcome=\"final\"} "
+        << s.attempts_final << "\n";
+  }
+  Metric(out, "hookrelay_destination_due_backlog", "gauge",
+         "Deliveries of the destination due now but not yet sent (checked once a second).");
+  for (const auto& [name, s] : dests) {
+    out << "hookrelay_destination_due_backlog{destination=\"" << Label(name) << "\"} "
+        << s.due_backlog << "\n";
+  }
   return out.str();
 }
 
@@ -142,6 +169,20 @@ std::string RenderHttpMetrics(const http::ServerStats& stats) {
   Single(out, "hookrelay_http_idle_closed_total", "counter",
          "Idle connections (no request byte yet) closed to make room for new ones.",
          stats.idle_closed.load());
+  return out.str();
+}
+
+std::string RenderAuthMetrics(const AuthThrottle::Stats& stats) {
+  std::ostringstream out;
+  Single(out, "hookrelay_api_auth_failures_total", "counter",
+         "Management API requests with a wrong bearer token.", stats.failures);
+  Single(out, "hookrelay_api_auth_throttled_total", "counter",
+         "Management API requests refused with 429: their address sent too many wrong tokens.",
+         stats.throttled);
+  Single(out, "hookrelay_api_auth_blocks_total", "counter",
+         "Times a client address was blocked after too many wrong tokens.", stats.blocks);
+  Single(out, "hookrelay_api_auth_tracked_addresses", "gauge",
+         "Client addresses with recent wrong tokens being tracked (bounded).", stats.tracked);
   return out.str();
 }
 

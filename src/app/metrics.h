@@ -4,6 +4,7 @@
 #include <string>
 
 #include "alerts/alert_dispatcher.h"
+#include "app/auth_throttle.h"
 #include "delivery/engine.h"
 #include "http/server.h"
 #include "ingest/ingest_service.h"
@@ -18,10 +19,13 @@ std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::Eng
 // Retention counters, in the same format (appended to RenderMetrics' output).
 std::string RenderRetentionMetrics(const retention::RetentionStats& stats);
 
-// Alert counters (all 0 when no alert channel is configured), in the same format.
+// Alert counters, in the same format (sent, failed and dropped stay 0 when no alert channel
+// is configured; raised counts all the same).
 std::string RenderAlertMetrics(const alerts::AlertDispatcher::Stats& stats);
 
 // The HTTP server's connection and refusal counters, in the same format.
 std::string RenderHttpMetrics(const http::ServerStats& stats);
+// Management API authentication counters (wrong tokens, throttled requests), same format.
+std::string RenderAuthMetrics(const AuthThrottle::Stats& stats);
 
 }  // namespace hookrelay::app

@@ -1,5 +1,9 @@
 #include "app/router.h"
 
+#include <spdlog/spdlog.h>
+
+#include <boost/json.hpp>
+
 namespace hookrelay::app {
 
 namespace {
@@ -12,6 +16,43 @@ bool IsPath(const http::RequestHead& head, std::string_view name) {
   return head.segments.size() == 1 && head.segments[0] == name;
 }
 
+// "/" and "/api/v1" (a trailing slash allowed): indexes that say where things are.
+bool IsRootIndex(const http::RequestHead& head) {
+  return head.segments.empty() || (head.segments.size() == 1 && head.segments[0].empty());
+}
+
+bool IsApiIndex(const http::RequestHead& head) {
+  return (head.segments.size() == 2 || (head.segments.size() == 3 && head.segments[2].empty())) &&
+         head.segments[0] == "api" && head.segments[1] == "v1";
+}
+
+std::string RootIndex() {
+  boost::json::object o;
+  o["service"] = "hookrelay";
+  o["ingest"] = "POST /in/{source}";
+  o["api"] =
+      "/api/v1 (Authorization: Bearer <admin token>: the token printed at the first start, or "
+      "HOOKRELAY_TOKEN)";
+  o["openapi"] = "/api/v1/openapi.json";
+  o["metrics"] = "/metrics";
+  o["health"] = "/healthz";
+  o["ready"] = "/readyz";
+  o["docs"] = "docs/operations.md, docs/api.md and docs/configuration.md in the hookrelay source";
+  o["dashboard"] = "not available yet; use the API or the CLI (hookrelay --help)";
+  return boost::json::serialize(o);
+}
+
+std::string ApiIndex() {
+  boost::json::object o;
+  o["api"] = "hookrelay management API v1";
+  o["authentication"] = "every request below /api/v1 needs Authorization: Bearer <admin token>";
+  o["openapi"] = "/api/v1/openapi.json";
+  o["docs"] = "docs/api.md in the hookrelay source";
+  o["cli"] =
+      "hookrelay events list, hookrelay destinations list, ... (HOOKRELAY_URL, HOOKRELAY_TOKEN)";
+  return boost::json::serialize(o);
+}
+
 http::Response Json(int status, std::string body) {
   http::Response r;
   r.status = status;
@@ -22,13 +63,60 @@ http::Response Json(int status, std::string body) {
 }  // namespace
 
 Router::Router(ingest::IngestService& ingest, store::Store& store,
-               std::function<std::string()> metrics, api::ApiHandler* api)
-    : ingest_(ingest), store_(store), metrics_(std::move(metrics)), api_(api) {}
+               std::function<std::string()> metrics, api::ApiHandler* api, AuthThrottle* throttle)
+    : ingest_(ingest),
+      store_(store),
+      metrics_(std::move(metrics)),
+      api_(api),
+      throttle_(throttle) {}
+
+http::Handler::HeadDecision Router::ApiHead(const http::RequestHead& head) {
+  if (throttle_ == nullptr) return api_->OnHead(head);
+  HeadDecision d;
+  if (Duration wait = throttle_->RetryAfter(head.remote_address); wait > Duration(0)) {
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(wait).count();
+    http::Response r =
+        http::JsonError(429, "too_many_requests",
+                        "too many wrong bearer tokens from this address; try again in " +
+                            std::to_string(seconds) + "s");
+    r.headers.emplace_back("Retry-After", std::to_string(seconds));
+    d.reject = std::move(r);
+    return d;
+  }
+  d = api_->OnHead(head);
+  if (d.reject && d.reject->status == 401) {
+    if (!head.Header("Authorization")) return d;  // no token: not a guess
+    AuthThrottle::Failure f = throttle_->RecordFailure(head.remote_address);
+    // The presented token is never logged; the path without its query is.
+    if (f.blocked_for > Duration(0)) {
+      spdlog::warn(
+          "management API: wrong bearer token from {} ({} {}); {} wrong tokens, address blocked "
+          "for {}s",
+          head.remote_address, head.method, head.path, throttle_->options().max_failures,
+          std::chrono::duration_cast<std::chrono::seconds>(f.blocked_for).count());
+    } else {
+      spdlog::warn("management API: wrong bearer token from {} ({} {}); {} of {} before a block",
+                   head.remote_address, head.method, head.path, f.failures,
+                   throttle_->options().max_failures);
+    }
+    return d;
+  }
+  throttle_->RecordSuccess(head.remote_address);
+  return d;
+}
 
 http::Handler::HeadDecision Router::OnHead(const http::RequestHead& head) {
-  if (api_ && api::ApiHandler::Matches(head)) return api_->OnHead(head);
-  if (IsIngest(head)) return ingest_.OnHead(head, head.segments[1]);
   HeadDecision d;
+  if (IsRootIndex(head) || (api_ && IsApiIndex(head))) {
+    if (head.method != "GET" && head.method != "HEAD") {
+      http::Response r = http::JsonError(405, "method_not_allowed", "use GET");
+      r.headers.emplace_back("Allow", "GET, HEAD");
+      d.reject = std::move(r);
+    }
+    return d;
+  }
+  if (api_ && api::ApiHandler::Matches(head)) return ApiHead(head);
+  if (IsIngest(head)) return ingest_.OnHead(head, head.segments[1]);
   if (IsPath(head, "healthz") || IsPath(head, "readyz") || IsPath(head, "metrics")) {
     if (head.method != "GET" && head.method != "HEAD") {
       http::Response r = http::JsonError(405, "method_not_allowed", "use GET");
@@ -42,6 +130,14 @@ http::Handler::HeadDecision Router::OnHead(const http::RequestHead& head) {
 }
 
 void Router::OnRequest(http::Request request, http::Responder respond) {
+  if (IsRootIndex(request)) {
+    respond(Json(200, RootIndex()));
+    return;
+  }
+  if (api_ && IsApiIndex(request)) {
+    respond(Json(200, ApiIndex()));
+    return;
+  }
   if (api_ && api::ApiHandler::Matches(request)) {
     api_->Handle(std::move(request), std::move(respond));
     return;

@@ -1,14 +1,21 @@
 #include "app/serve.h"
 
 #include <signal.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "alerts/alert_dispatcher.h"
 #include "api/api_handler.h"
 #include "app/admin_token.h"
+#include "app/auth_throttle.h"
 #include "app/config.h"
 #include "app/fd_limit.h"
 #include "app/metrics.h"
@@ -35,6 +42,56 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
+// The log goes to stderr, one line per event; stdout keeps what a person starting the server
+// reads (the address, the admin token).
+void SetUpLogging() {
+  if (spdlog::get("hookrelay")) return;
+  auto logger = spdlog::stderr_logger_mt("hookrelay");
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
+  logger->set_level(spdlog::level::info);
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(std::move(logger));
+}
+
+// The admin token from the environment: HOOKRELAY_TOKEN (the name the CLI reads too), or its
+// alias HOOKRELAY_ADMIN_TOKEN. Sets `name` to the variable used.
+std::string EnvToken(std::string& name) {
+  const char* token = std::getenv("HOOKRELAY_TOKEN");
+  const char* alias = std::getenv("HOOKRELAY_ADMIN_TOKEN");
+  if (token != nullptr && *token != '\0') {
+    if (alias != nullptr && *alias != '\0' && std::string_view(alias) != token) {
+      spdlog::warn("HOOKRELAY_TOKEN and HOOKRELAY_ADMIN_TOKEN differ; using HOOKRELAY_TOKEN");
+    }
+    name = "HOOKRELAY_TOKEN";
+    return token;
+  }
+  if (alias != nullptr && *alias != '\0') {
+    name = "HOOKRELAY_ADMIN_TOKEN";
+    return alias;
+  }
+  return {};
+}
+
+// Warns about the data directory and the files in it that others than the owner may read: they
+// hold every payload and the sources' and destinations' secrets.
+void WarnAboutOpenPermissions(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto check = [](const fs::path& p, bool is_dir) {
+    struct stat st;
+    if (::lstat(p.c_str(), &st) != 0 || (st.st_mode & 077) == 0) return;
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    spdlog::warn("{} is accessible to other users (mode {}); it holds secrets: chmod {} {}",
+                 p.string(), mode, is_dir ? "700" : "600", p.string());
+  };
+  if (!fs::is_directory(dir, ec)) return;
+  check(dir, true);
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file(ec)) check(entry.path(), false);
+  }
+}
+
 // The lease owner name of this data directory, stable across restarts.
 std::string NodeId(const std::string& dir) {
   const std::string path = dir + "/node-id";
@@ -46,10 +103,38 @@ std::string NodeId(const std::string& dir) {
   return id;
 }
 
+// Answers 503 "starting" until Set() gives it the real handler, so the address can be bound
+// before the parts behind it exist. Set(nullptr) goes back to 503 (a start-up that fails late).
+class StartingHandler final : public http::Handler {
+ public:
+  void Set(http::Handler* h) { target_.store(h, std::memory_order_release); }
+
+  HeadDecision OnHead(const http::RequestHead& head) override {
+    if (http::Handler* h = target_.load(std::memory_order_acquire)) return h->OnHead(head);
+    HeadDecision d;
+    d.reject = http::JsonError(503, "unavailable", "starting");
+    return d;
+  }
+  void OnRequest(http::Request request, http::Responder respond) override {
+    if (http::Handler* h = target_.load(std::memory_order_acquire)) {
+      h->OnRequest(std::move(request), std::move(respond));
+      return;
+    }
+    respond(http::JsonError(503, "unavailable", "starting"));
+  }
+
+ private:
+  std::atomic<http::Handler*> target_{nullptr};
+};
+
 }  // namespace
 
 int Serve(const ServeOptions& options) {
   TuneAllocator();
+  SetUpLogging();
+  // Every file this process creates holds secrets or payloads: owner only, whatever the
+  // caller's umask (SQLite's -wal and -shm files, node-id, the token hash).
+  ::umask(077);
   Config config;
   if (!options.config_path.empty()) {
     auto loaded = LoadConfigFile(options.config_path);
@@ -63,6 +148,12 @@ int Serve(const ServeOptions& options) {
   if (!config.store.postgres_url.empty()) {
     return Fail(2, "the PostgreSQL store is not available yet; use the embedded store (--data)");
   }
+  std::string env_name;
+  const std::string env_token = EnvToken(env_name);
+  auto token_plan = PlanAdminToken(config.store.dir, env_token, env_name);
+  if (!token_plan.ok()) return Fail(2, token_plan.status().message());
+  for (const std::string& w : token_plan->warnings) spdlog::warn("{}", w);
+  WarnAboutOpenPermissions(config.store.dir);
 
   // Signals are handled by sigwait below; block them before any thread starts so every thread
   // inherits the mask and none is interrupted.
@@ -76,6 +167,32 @@ int Serve(const ServeOptions& options) {
   const Clock& clock = SystemClock::Instance();
   Random& random = SystemRandom::Instance();
 
+  // The address is bound before the store is opened or anything is written: an address in use
+  // or an invalid one fails here, with nothing created. Requests answer 503 until the router is
+  // ready.
+  StartingHandler handler;
+  http::ServerStats http_stats;  // outlives the server
+  http::ServerOptions http;
+  http.listen = config.server.listen;
+  http.threads = config.server.threads;
+  http.header_limit = config.server.max_header;
+  http.header_timeout = config.server.header_timeout;
+  http.body_timeout = config.server.body_timeout;
+  http.idle_timeout = config.server.idle_timeout;
+  const ConnectionLimit connection_limit = FitConnectionsToFdLimit(config.server.max_connections);
+  if (!connection_limit.note.empty()) {
+    std::cout << "hookrelay: " << connection_limit.note << std::endl;
+  }
+  http.max_connections = connection_limit.max_connections;
+  http.max_connections_per_client = config.server.max_connections_per_client;
+  http.max_body_memory = config.server.max_body_memory;
+  http.stats = &http_stats;
+  auto server = http::Server::Start(http, handler);
+  if (!server.ok()) {
+    return Fail(server.status().code() == Status::Code::kInvalidArgument ? 2 : 1,
+                server.status().message());
+  }
+
   store::SqliteOptions sqlite;
   sqlite.dir = config.store.dir;
   sqlite.max_page_count = options.sqlite_max_page_count;
@@ -85,10 +202,6 @@ int Serve(const ServeOptions& options) {
                 "cannot open the store in " + config.store.dir + ": " + opened.status().message());
   }
   std::unique_ptr<store::Store> store = std::move(*opened);
-
-  const char* env_token = std::getenv("HOOKRELAY_ADMIN_TOKEN");
-  auto token = SetUpAdminToken(config.store.dir, env_token ? env_token : "", std::cout);
-  if (!token.ok()) return Fail(2, token.status().message());
 
   model::Registry registry;
 
@@ -130,7 +243,7 @@ int Serve(const ServeOptions& options) {
 
   ingest::IngestService ingest(registry, *store, clock, random);
   ingest.SetOnStored([&engine] { engine.Wake(); });
-  const AdminToken& admin_token = *token;
+  const AdminToken admin_token = token_plan->token();
   auto api = std::make_unique<api::ApiHandler>(
       [&admin_token](std::string_view authorization) {
         return admin_token.CheckAuthorizationHeader(authorization);
@@ -150,34 +263,36 @@ int Serve(const ServeOptions& options) {
           .replay_job_queued = [&replays] { replays.Notify(); },
           .catalog = &catalog},
       clock);
-  http::ServerStats http_stats;  // outlives the server
+  AuthThrottleOptions throttle_options;
+  if (options.auth_block_ms > 0) {
+    throttle_options.block = std::chrono::milliseconds(options.auth_block_ms);
+    throttle_options.window = throttle_options.block;
+  }
+  AuthThrottle auth_throttle(clock, throttle_options);
   Router router(
       ingest, *store,
-      [&ingest, &engine, &retention, &alert_dispatcher, &http_stats] {
+      [&ingest, &engine, &retention, &alert_dispatcher, &auth_throttle, &http_stats] {
         return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations()) +
                RenderHttpMetrics(http_stats) + RenderRetentionMetrics(retention.stats()) +
-               RenderAlertMetrics(alert_dispatcher ? alert_dispatcher->stats()
-                                                   : alerts::AlertDispatcher::Stats{});
+               RenderAlertMetrics([&] {
+                 auto stats = alert_dispatcher ? alert_dispatcher->stats()
+                                               : alerts::AlertDispatcher::Stats{};
+                 // Raised counts with no channel configured too (nothing is sent then).
+                 stats.raised = engine.Stats().alerts_raised;
+                 return stats;
+               }()) +
+               RenderAuthMetrics(auth_throttle.stats());
       },
-      api.get());
+      api.get(), &auth_throttle);
 
-  http::ServerOptions http;
-  http.listen = config.server.listen;
-  http.threads = config.server.threads;
-  http.header_limit = config.server.max_header;
-  http.header_timeout = config.server.header_timeout;
-  http.body_timeout = config.server.body_timeout;
-  http.idle_timeout = config.server.idle_timeout;
-  const ConnectionLimit connection_limit = FitConnectionsToFdLimit(config.server.max_connections);
-  if (!connection_limit.note.empty()) {
-    std::cout << "hookrelay: " << connection_limit.note << std::endl;
+  handler.Set(&router);
+  // Only now that everything is set up and the address bound: a start-up that failed showed no
+  // token and stored none.
+  if (Status st = CommitAdminToken(config.store.dir, *token_plan, std::cout); !st.ok()) {
+    handler.Set(nullptr);
+    (*server)->Shutdown(std::chrono::seconds(0));
+    return Fail(1, st.message());
   }
-  http.max_connections = connection_limit.max_connections;
-  http.max_connections_per_client = config.server.max_connections_per_client;
-  http.max_body_memory = config.server.max_body_memory;
-  http.stats = &http_stats;
-  auto server = http::Server::Start(http, router);
-  if (!server.ok()) return Fail(1, server.status().message());
   engine.Start();
   retention.Start();
   replays.Start();
@@ -188,11 +303,14 @@ int Serve(const ServeOptions& options) {
             << registry.Get()->destinations.size()
             << (registry.Get()->destinations.size() == 1 ? " destination)" : " destinations)")
             << std::endl;
+  spdlog::info("hookrelay {} started on {} (data {}, node {})", HOOKRELAY_VERSION, (*server)->url(),
+               config.store.dir, engine_options.node_id);
 
   int sig = 0;
   sigwait(&signals, &sig);
   std::cout << "hookrelay: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
             << " received; finishing in-flight requests" << std::endl;
+  spdlog::info("{} received: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
   router.SetDraining();
   (*server)->Shutdown(kShutdownGrace);
   server->reset();
@@ -204,6 +322,7 @@ int Serve(const ServeOptions& options) {
   alert_dispatcher.reset();     // flushes pending alert batches
   store.reset();                // drains queued writes before closing
   std::cout << "hookrelay: stopped" << std::endl;
+  spdlog::info("stopped");
   return 0;
 }
 

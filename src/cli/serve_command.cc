@@ -24,6 +24,8 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
                 "Allow destinations on loopback and private addresses");
   // Test hook, hidden from --help: makes SQLite report a full disk past N pages.
   cmd->add_option("--sqlite-max-page-count", options->sqlite_max_page_count)->group("");
+  // Test hook, hidden: the first block of an address after too many wrong admin tokens.
+  cmd->add_option("--auth-block-ms", options->auth_block_ms)->group("");
   cmd->callback([options, listen, data, store, &exit_code] {
     if (!listen->empty()) options->listen = *listen;
     if (!data->empty()) options->data_dir = *data;

@@ -1,8 +1,10 @@
 #include "delivery/engine.h"
 
-#include <algorithm>
-#include <iostream>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
+
+#include "common/redact.h"
 #include "common/thread_name.h"
 #include "common/time_format.h"
 #include "common/units.h"
@@ -46,6 +48,10 @@ struct DeliveryEngine::Dest {
   TimePoint last_pause_sweep{};
   int claims_out = 0;      // claims queued or running (at most one)
   TimePoint idle_until{};  // a claim came up short: nothing is due before this
+  // Per-destination counters, see DestinationState.
+  int64_t delivered = 0, failed = 0;
+  int64_t attempts_success = 0, attempts_retryable = 0, attempts_final = 0;
+  int64_t due_backlog = 0;
 };
 
 struct DeliveryEngine::ClaimJob {
@@ -258,6 +264,7 @@ TimePoint DeliveryEngine::ServeDestination(const model::Destination& d, TimePoin
           if (tr == policy::BreakerTransition::kHalfOpened) {
             resume = true;
             persist = s.breaker.snapshot();
+            spdlog::info("breaker of {} half-open: sending one probe", d.name);
           }
         }
       }
@@ -311,8 +318,7 @@ void DeliveryEngine::RunClaim(const ClaimJob& job) {
   int got = 0;
   std::optional<TimePoint> idle_until;
   if (!claimed.ok()) {
-    std::cerr << "hookrelay: cannot claim deliveries for " << d.name << ": "
-              << claimed.status().message() << std::endl;
+    spdlog::warn("cannot claim deliveries for {}: {}", d.name, claimed.status().message());
     idle_until = job.now + options_.poll_interval;
   } else {
     got = static_cast<int>(claimed->size());
@@ -455,8 +461,8 @@ void DeliveryEngine::RecordBatch(std::vector<Completion>& batch) {
   for (size_t i = 0; i < batch.size(); ++i) {
     const Status& st = i < recorded.size() ? recorded[i] : Status::Internal("not recorded");
     if (!st.ok()) {
-      std::cerr << "hookrelay: cannot record attempt " << batch[i].decided.attempt.n
-                << " of delivery " << batch[i].delivery.id << ": " << st.message() << std::endl;
+      spdlog::error("cannot record attempt {} of delivery {}: {}", batch[i].decided.attempt.n,
+                    batch[i].delivery.id, st.message());
     }
     Settle(batch[i]);
   }
@@ -533,6 +539,7 @@ void DeliveryEngine::Settle(const Completion& c) {
   std::optional<policy::BreakerSnapshot> persist;
   bool pause_now = false;
   std::string pause_reason;
+  std::vector<std::string> log_lines;  // written once mu_ is released
   {
     std::lock_guard lock(mu_);
     Dest& s = StateOf(d.name, d);
@@ -548,17 +555,31 @@ void DeliveryEngine::Settle(const Completion& c) {
       stats_.latency_buckets[bucket]++;
     }
     const policy::BreakerTransition tr = c.breaker;
+    if (!c.not_sent) {
+      switch (decision.outcome_class) {
+        case policy::OutcomeClass::kSuccess: s.attempts_success++; break;
+        case policy::OutcomeClass::kRetryable: s.attempts_retryable++; break;
+        case policy::OutcomeClass::kFinal: s.attempts_final++; break;
+      }
+    }
     switch (decision.outcome_class) {
       case policy::OutcomeClass::kSuccess: stats_.attempts_success++; break;
       case policy::OutcomeClass::kRetryable: stats_.attempts_retryable++; break;
       case policy::OutcomeClass::kFinal: stats_.attempts_final++; break;
     }
-    if (decision.kind == policy::DecisionKind::kDelivered) stats_.delivered++;
+    if (decision.kind == policy::DecisionKind::kDelivered) {
+      stats_.delivered++;
+      s.delivered++;
+    }
     if (decision.kind == policy::DecisionKind::kRetry) stats_.retries_scheduled++;
     const bool gave_up = decision.kind != policy::DecisionKind::kDelivered &&
                          decision.kind != policy::DecisionKind::kRetry;
     if (gave_up) {
       stats_.failed++;
+      s.failed++;
+      log_lines.push_back(fmt::format(
+          "delivery {} of event {} to {} failed for good after attempt {}: {}", c.delivery.id,
+          c.delivery.event_id, d.name, attempt.n, RedactUrlCredentials(decision.reason)));
       raise.push_back(
           {alerts::Alert::Kind::kDeliveriesFailed, d.name, now, decision.reason, 1, std::nullopt});
     }
@@ -568,12 +589,20 @@ void DeliveryEngine::Settle(const Completion& c) {
       pause_reason = "circuit breaker open until " +
                      FormatRfc3339(s.breaker.snapshot().open_until.value_or(now));
       s.last_pause_sweep = now;
+      log_lines.push_back(fmt::format(
+          "breaker of {} opened until {} (trip {}) after {} consecutive failed attempts; "
+          "last: {}",
+          d.name, FormatRfc3339(s.breaker.snapshot().open_until.value_or(now)),
+          s.breaker.snapshot().trips, s.breaker.snapshot().consecutive_failures,
+          RedactUrlCredentials(decision.reason)));
       raise.push_back({alerts::Alert::Kind::kBreakerOpened, d.name, now,
                        std::to_string(s.breaker.snapshot().consecutive_failures) +
                            " consecutive failed attempts; last: " + decision.reason,
                        1, s.breaker.snapshot().open_until});
     } else if (tr == policy::BreakerTransition::kClosed) {
       persist = s.breaker.snapshot();
+      log_lines.push_back(fmt::format(
+          "breaker of {} closed: a probe succeeded; deliveries resume with slow start", d.name));
       raise.push_back({alerts::Alert::Kind::kBreakerClosed, d.name, now,
                        "a probe succeeded; deliveries resume with slow start", 1, std::nullopt});
     }
@@ -588,6 +617,7 @@ void DeliveryEngine::Settle(const Completion& c) {
                        "the endpoint answered 410 Gone", 1, std::nullopt});
     }
   }
+  for (const std::string& line : log_lines) spdlog::info("{}", line);
   if (persist) PersistBreaker(d.name, *persist);
   if (pause_now) (void)store_.PauseDeliveries(d.name, pause_reason);
   for (auto& a : raise) RaiseAlert(std::move(a));
@@ -598,11 +628,18 @@ void DeliveryEngine::CheckStall(TimePoint now) {
   Duration age{0};
   if (oldest.ok() && oldest->has_value()) age = now - **oldest;
   auto due = store_.CountDue(now);
+  auto due_by_destination = store_.CountDueByDestination(now);
   bool stalled;
   {
     std::lock_guard lock(mu_);
     stats_.oldest_due_age = age;
     if (due.ok()) stats_.due_backlog = *due;
+    if (due_by_destination.ok()) {
+      for (auto& [name, s] : dests_) {
+        auto it = due_by_destination->find(name);
+        s->due_backlog = it == due_by_destination->end() ? 0 : it->second;
+      }
+    }
     int64_t open = 0;
     for (const auto& [name, s] : dests_) {
       open += s->breaker.state() != policy::BreakerState::kClosed;
@@ -618,14 +655,17 @@ void DeliveryEngine::CheckStall(TimePoint now) {
 }
 
 void DeliveryEngine::RaiseAlert(alerts::Alert a) {
+  {
+    std::lock_guard lock(mu_);
+    stats_.alerts_raised++;
+  }
   if (alerts_) alerts_->Raise(std::move(a));
 }
 
 void DeliveryEngine::PersistBreaker(const std::string& name, const policy::BreakerSnapshot& s) {
   Status st = store_.PutBreaker(name, s);
   if (!st.ok()) {
-    std::cerr << "hookrelay: cannot store the breaker of " << name << ": " << st.message()
-              << std::endl;
+    spdlog::error("cannot store the breaker of {}: {}", name, st.message());
   }
 }
 
@@ -643,7 +683,13 @@ std::map<std::string, DestinationState> DeliveryEngine::Destinations() const {
                                  s->max_concurrency,
                                  s->in_flight,
                                  s->paused,
-                                 s->paused_reason};
+                                 s->paused_reason,
+                                 s->delivered,
+                                 s->failed,
+                                 s->attempts_success,
+                                 s->attempts_retryable,
+                                 s->attempts_final,
+                                 s->due_backlog};
   }
   return out;
 }
@@ -697,6 +743,7 @@ Status DeliveryEngine::ResetBreaker(const std::string& destination) {
     s.concurrency.SlowStart();
     snapshot = s.breaker.snapshot();
   }
+  spdlog::info("breaker of {} reset (closed) by the operator", destination);
   PersistBreaker(destination, snapshot);
   if (!d->paused) (void)store_.ResumeDeliveries(destination, now);
   Wake();

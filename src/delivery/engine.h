@@ -53,6 +53,7 @@ struct EngineStats {
   int64_t due_backlog = 0;               // gauge: scheduled deliveries due now but not yet sent
   std::vector<int64_t> latency_buckets;  // attempt latency histogram, see kLatencyBoundsMs
   int64_t latency_sum_ms = 0;
+  int64_t alerts_raised = 0;  // alerts raised, whether or not an alert channel is configured
 };
 inline constexpr int64_t kLatencyBoundsMs[] = {5,    10,   25,   50,    100,   250,  500,
                                                1000, 2500, 5000, 10000, 30000, 60000};
@@ -65,6 +66,14 @@ struct DestinationState {
   int in_flight = 0;        // requests out at the destination (results being recorded not counted)
   bool paused = false;      // by config/API or after 410 Gone
   std::string paused_reason;
+  // Counted since this process started serving the destination (reset when it is deleted), for
+  // the per-destination metrics.
+  int64_t delivered = 0;
+  int64_t failed = 0;  // given up
+  int64_t attempts_success = 0;
+  int64_t attempts_retryable = 0;
+  int64_t attempts_final = 0;
+  int64_t due_backlog = 0;  // gauge: scheduled deliveries due now, not yet sent (once a second)
 };
 
 // The delivery engine: claims due deliveries from the store (leased), sends them through the

@@ -1,5 +1,7 @@
 #include "replay/replay_runner.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <map>
 
@@ -106,9 +108,43 @@ Result<bool> ReplayRunner::RunOnce() {
       store_.ClaimReplayJob(clock_.Now(), options_.lease, options_.node_id);
   if (!job.ok()) return job.status();
   if (!job->has_value()) return false;
+  const std::string id = (*job)->id;
+  spdlog::info("replay job {} {}: filter {}, {}/s", id,
+               (*job)->done + (*job)->failed > 0 ? "resumed" : "started", (*job)->filter,
+               (*job)->rate);
   Status s = RunJob(std::move(**job));
+  LogJobEnd(id, s);
   if (!s.ok() && s.code() != Status::Code::kFailedPrecondition) return s;
   return true;
+}
+
+void ReplayRunner::LogJobEnd(const std::string& id, const Status& run) {
+  if (!run.ok() && run.code() != Status::Code::kFailedPrecondition) {
+    spdlog::warn("replay job {} stopped: {} (it resumes when its lease expires)", id,
+                 run.message());
+    return;
+  }
+  Result<std::optional<store::ReplayJob>> end = store_.GetReplayJob(id);
+  if (!end.ok() || !end->has_value()) return;
+  const store::ReplayJob& j = **end;
+  switch (j.state) {
+    case store::ReplayJobState::kDone:
+      spdlog::info("replay job {} finished: {} events replayed, {} not replayable", id, j.done,
+                   j.failed);
+      break;
+    case store::ReplayJobState::kCancelled:
+      spdlog::info("replay job {} cancelled after {} of {} events", id, j.done + j.failed, j.total);
+      break;
+    case store::ReplayJobState::kFailed:
+      spdlog::warn("replay job {} failed: {}", id, j.error.value_or("unknown error"));
+      break;
+    default:
+      if (Stopping()) {
+        spdlog::info("replay job {} paused by shutdown after {} of {} events", id,
+                     j.done + j.failed, j.total);
+      }
+      break;
+  }
 }
 
 Status ReplayRunner::Save(store::ReplayJob& job) {

@@ -76,6 +76,8 @@ class ReplayRunner {
   bool Stopping();
   // Runs a claimed job; returns when it is final, cancelled or the runner stops.
   Status RunJob(store::ReplayJob job);
+  // Logs how job `id` ended (finished, cancelled, failed, paused by shutdown) after RunJob.
+  void LogJobEnd(const std::string& id, const Status& run);
   // Writes progress (renewing the lease). kFailedPrecondition: cancelled, stop.
   Status Save(store::ReplayJob& job);
   // True while `destination`'s breaker is open (per the store, shared by all nodes).

@@ -64,6 +64,9 @@ class FaultInjectingStore final : public Store {
                                          const std::string& destination = "") override;
   Result<std::optional<TimePoint>> NextDueAt(const std::string& destination = "") override;
   Result<int64_t> CountDue(TimePoint now) override;
+  Result<std::map<std::string, int64_t>> CountDueByDestination(TimePoint now) override {
+    return target_->CountDueByDestination(now);
+  }
   Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) override;
   Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                        const std::string& owner) override;

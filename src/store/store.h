@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -258,6 +259,11 @@ class Store {
   // due-but-unsent delivery; nullopt when none is due). Leases, expired or not, are not counted.
   virtual Result<int64_t> CountDue(TimePoint now) = 0;
   virtual Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) = 0;
+  // CountDue per destination (destinations with none due are absent), for the per-destination
+  // metrics. The default answers kUnavailable (the gauges then stay 0).
+  virtual Result<std::map<std::string, int64_t>> CountDueByDestination(TimePoint /*now*/) {
+    return Status::Unavailable("this store does not count due deliveries per destination");
+  }
   // Records an attempt and the delivery's new state in one transaction; clears the lease.
   // kFailedPrecondition when the delivery is no longer leased by `owner`; kNotFound when there is
   // no such delivery. Nothing is written when it fails.

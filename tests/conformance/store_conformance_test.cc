@@ -893,6 +893,28 @@ TEST_P(StoreConformanceTest, CountDueAndOldestDueAt) {
   EXPECT_EQ(*store_->OldestDueAt(t0), t0 - minutes(2));
 }
 
+TEST_P(StoreConformanceTest, CountDueByDestination) {
+  const TimePoint t0 = clock_.Now();
+  ASSERT_TRUE(store_->CountDueByDestination(t0).ok());
+  EXPECT_TRUE(store_->CountDueByDestination(t0)->empty());
+  NewEvent a = MakeEvent(clock_, random_, "{}", {"billing", "crm", "ops"});
+  a.deliveries[0].next_attempt_at = t0 - minutes(1);
+  a.deliveries[1].next_attempt_at = t0 + minutes(5);  // not due yet
+  a.deliveries[2].status = DeliveryStatus::kPaused;   // paused: not waiting for a sender
+  a.deliveries[2].next_attempt_at = t0 - hours(1);
+  Append(a);
+  NewEvent b = MakeEvent(clock_, random_, "{}", {"billing", "crm"});
+  b.deliveries[0].next_attempt_at = t0;
+  b.deliveries[1].next_attempt_at = t0 - minutes(3);
+  Append(b);
+  auto due = store_->CountDueByDestination(t0);
+  ASSERT_TRUE(due.ok()) << due.status().ToString();
+  EXPECT_EQ(*due, (std::map<std::string, int64_t>{{"billing", 2}, {"crm", 1}}));
+  int64_t total = 0;
+  for (const auto& [name, n] : *due) total += n;
+  EXPECT_EQ(total, *store_->CountDue(t0)) << "the same deliveries as CountDue, split up";
+}
+
 AuditEntry MakeAudit(TimePoint at, std::string action, std::string target, int64_t count) {
   AuditEntry e;
   e.at = at;

@@ -284,6 +284,13 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
   Result<int> lock = LockDirectory(options.dir);
   if (!lock.ok()) return lock.status();
   store->lock_fd_ = *lock;
+  // The database holds the sources' and destinations' secrets: create it owner-only. SQLite
+  // gives its -wal and -shm files the mode of the database file, whatever the umask.
+  if (int fd = ::open(store->path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0) {
+    ::close(fd);
+  } else {
+    return Status::Unavailable("open " + store->path_ + ": " + std::strerror(errno));
+  }
 
   Result<std::unique_ptr<Connection>> db = Connection::Open(
       store->path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
@@ -1079,6 +1086,24 @@ Result<int64_t> SqliteStore::CountDue(TimePoint now) {
   Result<bool> row = q->Step("count due deliveries");
   if (!row.ok()) return row.status();
   return *row ? q->Int(0) : int64_t{0};
+}
+
+Result<std::map<std::string, int64_t>> SqliteStore::CountDueByDestination(TimePoint now) {
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q = (*db)->Prepare(
+      "SELECT destination, COUNT(*) FROM deliveries"
+      " WHERE status = 'scheduled' AND next_attempt_at <= ?1 GROUP BY destination");
+  if (!q.ok()) return q.status();
+  q->BindTime(1, now);
+  std::map<std::string, int64_t> out;
+  for (;;) {
+    Result<bool> row = q->Step("count due deliveries per destination");
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out[q->Text(0)] = q->Int(1);
+  }
+  return out;
 }
 
 Result<std::optional<TimePoint>> SqliteStore::OldestDueAt(TimePoint now) {

@@ -1,0 +1,34 @@
+#include "common/redact.h"
+
+namespace hookrelay {
+
+std::string RedactUrlCredentials(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t pos = 0;
+  for (;;) {
+    const size_t scheme = text.find("://", pos);
+    if (scheme == std::string_view::npos) break;
+    const size_t start = scheme + 3;
+    // The authority ends at the first '/', '?', '#' or whitespace; userinfo is before its last '@'.
+    size_t end = start;
+    while (end < text.size() && text[end] != '/' && text[end] != '?' && text[end] != '#' &&
+           text[end] != ' ' && text[end] != '\t' && text[end] != '\n' && text[end] != '"' &&
+           text[end] != '\'') {
+      ++end;
+    }
+    const size_t at = text.substr(start, end - start).rfind('@');
+    out.append(text.substr(pos, start - pos));
+    if (at != std::string_view::npos) {
+      out += "***";
+      out.append(text.substr(start + at, end - start - at));
+    } else {
+      out.append(text.substr(start, end - start));
+    }
+    pos = end;
+  }
+  out.append(text.substr(pos));
+  return out;
+}
+
+}  // namespace hookrelay

@@ -1,0 +1,441 @@
+// Black-box tests of `hookrelay serve` itself: the data directory's file modes, the order of
+// start-up (no admin token shown before the address is bound), the admin token's environment
+// variables, the indexes at / and /api/v1, the wrong-token throttle, and what the server logs
+// and counts. The real binary, on 127.0.0.1.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <regex>
+#include <thread>
+
+#include "support/hookrelay_server.h"
+#include "support/http_client.h"
+#include "support/process.h"
+#include "support/sink.h"
+
+namespace hookrelay {
+namespace {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::HookrelayServer;
+using testing::HttpConnection;
+using testing::HttpResponse;
+using testing::RunProgram;
+using testing::Sink;
+using testing::SinkResponse;
+using testing::TempDir;
+
+const std::string kToken = "serve-test-token-0123456789abcdef0123";  // 38 characters
+const std::string kVerifySecret = "verify-secret-do-not-leak";
+const std::string kSigningSecret = "whsec_c2lnbmluZy1zZWNyZXQtZG8tbm90LWxlYWs=";
+
+unsigned Mode(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return 0xffff;
+  return st.st_mode & 07777;
+}
+
+// The data directory's regular files and their modes.
+std::map<std::string, unsigned> FileModes(const std::string& dir) {
+  std::map<std::string, unsigned> modes;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_regular_file()) modes[e.path().filename().string()] = Mode(e.path().string());
+  }
+  return modes;
+}
+
+std::string Config(const std::string& sink_url) {
+  return "[delivery]\nlease_margin = \"1s\"\npoll_interval = \"100ms\"\n"
+         "\n[[sources]]\nname = \"gh\"\nverify = { scheme = \"github\", secrets = [\"" +
+         kVerifySecret +
+         "\"] }\n"
+         "\n[[sources]]\nname = \"src\"\n"
+         "\n[[destinations]]\nname = \"billing\"\nallow_private = true\nurl = \"" +
+         sink_url + "/hooks\"\nsigning_secret = \"" + kSigningSecret +
+         "\"\npolicy = { strategy = \"exponential\", jitter = \"none\", base = \"20ms\", "
+         "cap = \"50ms\", max_attempts = 2, max_duration = \"1m\", timeout = \"2s\" }\n"
+         "breaker = { threshold = 3, open = [\"300ms\"] }\n"
+         "\n[[routes]]\nsource = \"src\"\ndestination = \"billing\"\n"
+         "\n[[sources]]\nname = \"s2\"\n"
+         "\n[[destinations]]\nname = \"slow\"\nallow_private = true\nmax_concurrency = 1\n"
+         "url = \"" +
+         sink_url +
+         "/slow\"\npolicy = { strategy = \"exponential\", jitter = \"none\", "
+         "base = \"20ms\", cap = \"50ms\", max_attempts = 2, max_duration = \"1m\", "
+         "timeout = \"20s\" }\n"
+         "\n[[routes]]\nsource = \"s2\"\ndestination = \"slow\"\n";
+}
+
+HttpResponse Send(uint16_t port, const std::string& method, const std::string& target,
+                  const std::string& token = "", const std::string& body = "") {
+  HttpConnection conn(port);
+  testing::HeaderList headers;
+  if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
+  if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
+  return conn.Send(method, target, headers, body);
+}
+
+// A TCP port on 127.0.0.1 held (listening) by this test.
+class HeldPort {
+ public:
+  HeldPort() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 1) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      throw std::runtime_error("cannot hold a port");
+    }
+    port_ = ntohs(a.sin_port);
+  }
+  ~HeldPort() { ::close(fd_); }
+  uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+};
+
+class ServeBinaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override { old_umask_ = ::umask(022); }  // what most shells have
+  void TearDown() override { ::umask(old_umask_); }
+
+  std::unique_ptr<HookrelayServer> Start(
+      std::map<std::string, std::string> env = {{"HOOKRELAY_TOKEN", kToken}},
+      std::vector<std::string> extra = {}) {
+    auto server = std::make_unique<HookrelayServer>(
+        HookrelayServer::Options{Config(sink_.url("")), data_dir(), extra, env});
+    EXPECT_TRUE(server->ok()) << server->output();
+    return server;
+  }
+  std::string data_dir() const { return dir_.path() + "/data"; }
+
+  mode_t old_umask_ = 0;
+  TempDir dir_;
+  Sink sink_;
+};
+
+// Issue 10.2: the database holds secrets; with an existing 0755 directory and umask 022 every
+// file the server creates (hookrelay.db and SQLite's own -wal and -shm) is owner-only.
+TEST_F(ServeBinaryTest, EveryFileInTheDataDirectoryIsOwnerOnly) {
+  fs::create_directories(data_dir());
+  ::chmod(data_dir().c_str(), 0755);
+  auto server = Start();
+  ASSERT_TRUE(server->ok());
+  ASSERT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"a":1})").status, 202);
+  ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
+  auto modes = FileModes(data_dir());
+  for (const char* name :
+       {"hookrelay.db", "hookrelay.db-wal", "hookrelay.db-shm", "admin-token.sha256", "node-id"}) {
+    ASSERT_TRUE(modes.count(name)) << name << " missing";
+  }
+  for (const auto& [name, mode] : modes) {
+    EXPECT_EQ(mode & 077, 0u) << name << " has mode " << std::oct << mode;
+  }
+  // The directory the user made 0755 is theirs to change; the server says so.
+  EXPECT_NE(server->output().find("accessible to other users (mode 0755)"), std::string::npos)
+      << server->output();
+  EXPECT_EQ(server->Stop(), 0);
+  for (const auto& [name, mode] : FileModes(data_dir())) {
+    EXPECT_EQ(mode & 077, 0u) << name << " has mode " << std::oct << mode;
+  }
+}
+
+TEST_F(ServeBinaryTest, ANewDataDirectoryIs0700) {
+  auto server = Start();
+  ASSERT_TRUE(server->ok());
+  EXPECT_EQ(Mode(data_dir()), 0700u);
+  EXPECT_EQ(server->output().find("accessible to other users"), std::string::npos)
+      << server->output();
+}
+
+TEST_F(ServeBinaryTest, WarnsAtStartAboutFilesOthersCanRead) {
+  {
+    auto server = Start();
+    ASSERT_TRUE(server->ok());
+    ASSERT_EQ(server->Stop(), 0);
+  }
+  ::chmod((data_dir() + "/hookrelay.db").c_str(), 0644);
+  auto server = Start();
+  ASSERT_TRUE(server->ok());
+  const std::string out = server->output();
+  EXPECT_NE(out.find(data_dir() + "/hookrelay.db is accessible to other users (mode 0644)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("chmod 600 " + data_dir() + "/hookrelay.db"), std::string::npos) << out;
+}
+
+// Issue 10.10: a start-up that fails (address in use) shows no token and stores no hash; the
+// next start generates and shows one.
+TEST_F(ServeBinaryTest, NoAdminTokenIsShownOrStoredWhenTheAddressIsInUse) {
+  HeldPort held;
+  auto r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen",
+                       "127.0.0.1:" + std::to_string(held.port()), "--data", data_dir()},
+                      {}, 30s, {{"HOOKRELAY_TOKEN", ""}, {"HOOKRELAY_ADMIN_TOKEN", ""}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("cannot listen on"), std::string::npos) << r.err;
+  EXPECT_EQ((r.out + r.err).find("Admin token"), std::string::npos) << r.out;
+  EXPECT_EQ((r.out + r.err).find("hr_"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(data_dir())) << "the address is bound before anything is created";
+
+  auto server = Start({{"HOOKRELAY_TOKEN", ""}, {"HOOKRELAY_ADMIN_TOKEN", ""}});
+  ASSERT_TRUE(server->ok());
+  std::smatch m;
+  const std::string out = server->output();
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("shown once.*: (hr_[0-9a-f]+)\n"))) << out;
+  const std::string token = m[1];
+  // The next steps follow the token.
+  EXPECT_NE(out.find("export HOOKRELAY_TOKEN=" + token), std::string::npos) << out;
+  EXPECT_NE(out.find("hookrelay sources add"), std::string::npos) << out;
+  EXPECT_EQ(Send(server->port(), "GET", "/api/v1/sources", token).status, 200);
+}
+
+TEST_F(ServeBinaryTest, AnInvalidListenAddressIsAUsageErrorBeforeAnyToken) {
+  auto r =
+      RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:99999", "--data", data_dir()},
+                 {}, 30s, {{"HOOKRELAY_TOKEN", ""}, {"HOOKRELAY_ADMIN_TOKEN", ""}});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("invalid listen address"), std::string::npos) << r.err;
+  EXPECT_EQ((r.out + r.err).find("Admin token"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(data_dir()));
+}
+
+// Issue 10.11: HOOKRELAY_TOKEN is the one name (the CLI's too); HOOKRELAY_ADMIN_TOKEN stays an
+// alias.
+TEST_F(ServeBinaryTest, TheAdminTokenComesFromHookrelayTokenOrItsAlias) {
+  {
+    auto server = Start({{"HOOKRELAY_TOKEN", kToken}, {"HOOKRELAY_ADMIN_TOKEN", ""}});
+    ASSERT_TRUE(server->ok());
+    EXPECT_NE(server->output().find("Admin token: from HOOKRELAY_TOKEN"), std::string::npos);
+    EXPECT_EQ(Send(server->port(), "GET", "/api/v1/sources", kToken).status, 200);
+    ASSERT_EQ(server->Stop(), 0);
+  }
+  const std::string other = kToken + "-alias";
+  auto server = Start({{"HOOKRELAY_TOKEN", ""}, {"HOOKRELAY_ADMIN_TOKEN", other}});
+  ASSERT_TRUE(server->ok());
+  EXPECT_EQ(Send(server->port(), "GET", "/api/v1/sources", other).status, 200);
+  EXPECT_EQ(Send(server->port(), "GET", "/api/v1/sources", kToken).status, 401);
+}
+
+// Issue 11.6: a weak token from the environment gets a warning that says how to make a strong
+// one; a strong one gets none.
+TEST_F(ServeBinaryTest, WarnsAboutAWeakTokenFromTheEnvironment) {
+  {
+    auto server = Start({{"HOOKRELAY_TOKEN", "only-twenty-chars-xx"}});
+    ASSERT_TRUE(server->ok());
+    const std::string out = server->output();
+    EXPECT_NE(out.find("HOOKRELAY_TOKEN is only 20 characters"), std::string::npos) << out;
+    EXPECT_NE(out.find("openssl rand -hex 32"), std::string::npos) << out;
+    EXPECT_EQ(out.find("only-twenty-chars-xx"), std::string::npos) << "never print the token";
+    ASSERT_EQ(server->Stop(), 0);
+  }
+  auto server = Start();
+  ASSERT_TRUE(server->ok());
+  EXPECT_EQ(server->output().find("openssl rand"), std::string::npos) << server->output();
+}
+
+// Issue 10.18: / and /api/v1 say where to go instead of a bare 404; /api/v1 needs no token and
+// reveals nothing of the catalog.
+TEST_F(ServeBinaryTest, RootAndApiIndexesSayWhereToGo) {
+  auto server = Start();
+  ASSERT_TRUE(server->ok());
+  HttpResponse r = Send(server->port(), "GET", "/");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::object root = json::parse(r.body).as_object();
+  EXPECT_EQ(root.at("openapi").as_string(), "/api/v1/openapi.json");
+  EXPECT_EQ(root.at("metrics").as_string(), "/metrics");
+  EXPECT_TRUE(root.contains("docs"));
+
+  for (const char* target : {"/api/v1", "/api/v1/"}) {
+    r = Send(server->port(), "GET", target);
+    ASSERT_EQ(r.status, 200) << target << r.body;
+    json::object api = json::parse(r.body).as_object();
+    EXPECT_EQ(api.at("openapi").as_string(), "/api/v1/openapi.json");
+    EXPECT_EQ(r.body.find("billing"), std::string::npos) << "no catalog without a token";
+    EXPECT_EQ(r.body.find(kToken), std::string::npos);
+  }
+  EXPECT_EQ(Send(server->port(), "POST", "/", "", "{}").status, 405);
+  EXPECT_EQ(Send(server->port(), "GET", "/nope").status, 404);
+  EXPECT_EQ(Send(server->port(), "GET", "/api/v1/sources").status, 401);
+  EXPECT_EQ(Send(server->port(), "GET", "/api/v1/openapi.json", kToken).status, 200);
+}
+
+std::string Metrics(uint16_t port) { return Send(port, "GET", "/metrics").body; }
+
+// Issue 11.6: wrong tokens are logged (without the token), counted, and throttled per address;
+// a blocked address cannot keep guessing (even the right token waits), and after the block the
+// right token works.
+TEST_F(ServeBinaryTest, WrongTokensAreLoggedCountedAndThrottled) {
+  auto server = Start({{"HOOKRELAY_TOKEN", kToken}}, {"--auth-block-ms", "1500"});
+  ASSERT_TRUE(server->ok());
+  ASSERT_EQ(Send(server->port(), "GET", "/api/v1/sources", kToken).status, 200);
+  const std::string wrong = "wrong-token-guess-number-0000000000";
+  int unauthorized = 0;
+  HttpResponse throttled;
+  for (int i = 0; i < 20; ++i) {
+    HttpResponse r = Send(server->port(), "GET", "/api/v1/sources", wrong);
+    if (r.status == 401) {
+      ++unauthorized;
+    } else {
+      throttled = r;
+      break;
+    }
+  }
+  EXPECT_EQ(unauthorized, 5);
+  EXPECT_EQ(throttled.status, 429) << throttled.body;
+  EXPECT_EQ(throttled.Header("Retry-After"), "2") << "1.5 s, rounded up";
+  // Blocked: the right token is not even looked at.
+  EXPECT_EQ(Send(server->port(), "GET", "/api/v1/sources", kToken).status, 429);
+  const std::string metrics = Metrics(server->port());
+  EXPECT_NE(metrics.find("hookrelay_api_auth_failures_total 5\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("hookrelay_api_auth_throttled_total 2\n"), std::string::npos) << metrics;
+  const std::string out = server->output();
+  EXPECT_NE(out.find("wrong bearer token from 127.0.0.1 (GET /api/v1/sources)"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("address blocked"), std::string::npos) << out;
+  EXPECT_EQ(out.find(wrong), std::string::npos) << "the presented token is never logged";
+  EXPECT_EQ(out.find(kToken), std::string::npos);
+
+  std::this_thread::sleep_for(1600ms);  // the block, as configured for this test
+  EXPECT_EQ(Send(server->port(), "GET", "/api/v1/sources", kToken).status, 200);
+  EXPECT_NE(Metrics(server->port()).find("hookrelay_api_auth_tracked_addresses 0\n"),
+            std::string::npos);
+}
+
+// Polls /metrics until `pred` holds for its text (10 s at most); returns the last text.
+template <typename Pred>
+std::string WaitForMetrics(uint16_t port, Pred pred) {
+  std::string text;
+  for (int i = 0; i < 200; ++i) {
+    text = Metrics(port);
+    if (pred(text)) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  return text;
+}
+
+bool Has(const std::string& text, const std::string& line) {
+  return text.find(line + "\n") != std::string::npos;
+}
+
+// Issue 10.19: breaker transitions, deliveries that fail for good (with the reason), start-up,
+// shutdown and bulk replays are logged, without secrets; alerts raised are counted with no
+// alert channel configured. Issue 10.20: the per-destination series.
+TEST_F(ServeBinaryTest, LogsWhatHappensAndCountsPerDestination) {
+  sink_.SetDefault("/hooks", SinkResponse::Status(500, "boom"));
+  auto server = Start();
+  ASSERT_TRUE(server->ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"n":1})").status, 202);
+  }
+  std::string m = WaitForMetrics(server->port(), [](const std::string& t) {
+    return Has(t, R"(hookrelay_deliveries_total{destination="billing",outcome="failed"} 3)");
+  });
+  EXPECT_TRUE(Has(m, R"(hookrelay_deliveries_total{destination="billing",outcome="failed"} 3)"))
+      << m;
+  EXPECT_TRUE(Has(m, R"(hookrelay_deliveries_total{destination="billing",outcome="delivered"} 0)"))
+      << m;
+  EXPECT_TRUE(Has(
+      m, R"(hookrelay_destination_attempts_total{destination="billing",outcome="retryable"} 6)"))
+      << m;
+  EXPECT_TRUE(
+      Has(m, R"(hookrelay_destination_attempts_total{destination="slow",outcome="success"} 0)"))
+      << m;
+  EXPECT_NE(m.find(R"(hookrelay_destination_due_backlog{destination="billing"} )"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("hookrelay_alerts_raised_total 0\n"), std::string::npos)
+      << "the breaker opened and deliveries failed: alerts were raised, channel or not\n"
+      << m;
+
+  // A bulk replay of what failed is logged from start to end.
+  HttpResponse r = Send(server->port(), "POST", "/api/v1/replays", kToken,
+                        R"({"status":"failed","destination":"billing","rate":"1000/s"})");
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string job = std::string(json::parse(r.body).at("id").as_string());
+  for (int i = 0;
+       i < 200 && server->output().find("replay job " + job + " finished") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  // A running job that is cancelled says so: one event a second, cancelled after the first.
+  WaitForMetrics(server->port(), [](const std::string& t) {
+    return Has(t, R"(hookrelay_deliveries_total{destination="billing",outcome="failed"} 6)");
+  });
+  r = Send(server->port(), "POST", "/api/v1/replays", kToken,
+           R"({"status":"failed","destination":"billing","rate":"1/s"})");
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string slow_job = std::string(json::parse(r.body).at("id").as_string());
+  auto wait_for_output = [&](const std::string& needle) {
+    for (int i = 0; i < 200 && server->output().find(needle) == std::string::npos; ++i) {
+      std::this_thread::sleep_for(50ms);
+    }
+    return server->output().find(needle) != std::string::npos;
+  };
+  ASSERT_TRUE(wait_for_output("replay job " + slow_job + " started")) << server->output();
+  ASSERT_EQ(Send(server->port(), "DELETE", "/api/v1/replays/" + slow_job, kToken).status, 200);
+  EXPECT_TRUE(wait_for_output("replay job " + slow_job + " cancelled after ")) << server->output();
+
+  ASSERT_EQ(server->Stop(), 0);
+  const std::string out = server->output();
+  EXPECT_NE(out.find("started on http://127.0.0.1:"), std::string::npos) << out;
+  EXPECT_NE(out.find("breaker of billing opened until"), std::string::npos) << out;
+  EXPECT_NE(out.find("to billing failed for good after attempt 2: "), std::string::npos) << out;
+  EXPECT_NE(out.find("replay job " + job + " started"), std::string::npos) << out;
+  EXPECT_NE(out.find("replay job " + job + " finished: 3 events replayed"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("SIGTERM received: shutting down"), std::string::npos) << out;
+  EXPECT_NE(out.find(" info stopped"), std::string::npos) << out;
+  for (const std::string& secret : {kToken, kVerifySecret, kSigningSecret}) {
+    EXPECT_EQ(out.find(secret), std::string::npos) << "a secret was logged";
+  }
+}
+
+TEST_F(ServeBinaryTest, DueBacklogPerDestination) {
+  sink_.SetDefault("/slow", SinkResponse::Hang());
+  auto server = Start();
+  ASSERT_TRUE(server->ok());
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(Send(server->port(), "POST", "/in/s2", "", R"({"n":1})").status, 202);
+  }
+  // One request hangs at the sink (max_concurrency 1): three are due and wait.
+  std::string m = WaitForMetrics(server->port(), [](const std::string& t) {
+    return Has(t, R"(hookrelay_destination_due_backlog{destination="slow"} 3)");
+  });
+  EXPECT_TRUE(Has(m, R"(hookrelay_destination_due_backlog{destination="slow"} 3)")) << m;
+  EXPECT_TRUE(Has(m, R"(hookrelay_destination_due_backlog{destination="billing"} 0)")) << m;
+  server->Kill();
+}
+
+// A destination's series exist while it is in the catalog, and go with it.
+TEST_F(ServeBinaryTest, ADeletedDestinationsSeriesGoAway) {
+  auto server = Start();
+  ASSERT_TRUE(server->ok());
+  HttpResponse r =
+      Send(server->port(), "POST", "/api/v1/destinations", kToken,
+           R"({"name":"temp","url":")" + sink_.url("/temp") + R"(","allow_private":true})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string series = R"(hookrelay_deliveries_total{destination="temp",outcome="failed"} 0)";
+  std::string m =
+      WaitForMetrics(server->port(), [&](const std::string& t) { return Has(t, series); });
+  ASSERT_TRUE(Has(m, series)) << m;
+  ASSERT_EQ(Send(server->port(), "DELETE", "/api/v1/destinations/temp", kToken).status, 200);
+  m = WaitForMetrics(server->port(), [](const std::string& t) {
+    return t.find(R"(destination="temp")") == std::string::npos;
+  });
+  EXPECT_EQ(m.find(R"(destination="temp")"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace hookrelay
