@@ -115,6 +115,10 @@ Status CheckQueryParams(const http::RequestHead& head,
       return Status::InvalidArgument(
           "query parameter \"" + std::string(raw) + "\": malformed %-escape", std::string(raw));
     }
+    if (name.empty()) {
+      return Status::InvalidArgument(
+          "a query parameter has no name (\"" + std::string(pair) + "\")", "query");
+    }
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       std::string list;
       for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);

@@ -545,6 +545,71 @@ TEST_F(ApiTest, PauseAndResumeTwiceAreNoOpsThatSaySo) {
   EXPECT_EQ(changes, 2);
 }
 
+// Issue 10, point 7: a bulk replay held back by an open breaker says so in its JSON, with
+// the destination and until when (it used to show "0/1 running" with no reason).
+TEST(ApiBulkReplayTest, AJobWaitingForAnOpenBreakerSaysWhy) {
+  TempDir dir;
+  Sink sink;
+  sink.SetDefault(SinkResponse::Status(500));
+  const std::string config =
+      "[delivery]\npoll_interval = \"100ms\"\n"
+      "\n[[sources]]\nname = \"src\"\n"
+      "\n[[destinations]]\nname = \"analytics\"\nallow_private = true\n"
+      "policy = { strategy = \"exponential\", jitter = \"none\", base = \"50ms\", "
+      "cap = \"50ms\", max_attempts = 1, max_duration = \"1m\", timeout = \"2s\" }\n"
+      "breaker = { threshold = 1, open = [\"10m\"] }\n"
+      "url = \"" +
+      sink.url("/hooks") + "\"\n\n[[routes]]\nsource = \"src\"\ndestination = \"analytics\"\n";
+  HookrelayServer server(HookrelayServer::Options{
+      config, dir.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
+  ASSERT_TRUE(server.ok()) << server.output();
+  const testing::HeaderList auth{{"Authorization", "Bearer " + kToken}};
+  HttpConnection conn(server.port());
+  HttpResponse r = conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, "{}");
+  ASSERT_EQ(r.status, 202) << r.body;
+  // One 500: the delivery fails (one attempt) and the breaker opens (threshold 1) for 10 minutes.
+  std::string open_until;
+  for (int i = 0; i < 200 && open_until.empty(); ++i) {
+    r = conn.Send("GET", "/api/v1/destinations/analytics", auth);
+    ASSERT_EQ(r.status, 200) << r.body;
+    json::value b = json::parse(r.body).at("breaker");
+    if (b.at("state").as_string() == "open") open_until = b.at("open_until").as_string();
+    if (open_until.empty()) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_FALSE(open_until.empty());
+  for (int i = 0; i < 200; ++i) {
+    r = conn.Send("GET", "/api/v1/events?status=failed", auth);
+    if (!json::parse(r.body).at("items").as_array().empty()) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  r = conn.Send("POST", "/api/v1/replays", auth, R"({"status": "failed"})");
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string id(json::parse(r.body).at("id").as_string());
+  EXPECT_EQ(json::parse(r.body).at("total").as_int64(), 1);
+  json::value job;
+  for (int i = 0; i < 200; ++i) {
+    r = conn.Send("GET", "/api/v1/replays/" + id, auth);
+    ASSERT_EQ(r.status, 200) << r.body;
+    job = json::parse(r.body);
+    if (!job.at("waiting").is_null()) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(job.at("waiting").is_object()) << json::serialize(job);
+  const json::value& w = job.at("waiting");
+  EXPECT_EQ(w.at("reason").as_string(), "breaker_open");
+  EXPECT_EQ(w.at("destination").as_string(), "analytics");
+  // The same instant as the breaker's open_until (which has milliseconds), to the second.
+  EXPECT_EQ(std::string(w.at("until").as_string()).substr(0, 19), open_until.substr(0, 19));
+  EXPECT_NE(w.at("message").as_string().find("breaker open on analytics until"), std::string::npos);
+  EXPECT_EQ(job.at("state").as_string(), "running");
+  EXPECT_EQ(job.at("total").as_int64(), 1);
+  EXPECT_EQ(job.at("done").as_int64(), 0);
+  // Cancelled, it waits for nothing.
+  r = conn.Send("DELETE", "/api/v1/replays/" + id, auth);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(json::parse(r.body).at("waiting").is_null());
+}
+
 TEST(ApiReplayWindowTest, ReplayPastTheWindowIs409WithAClearMessage) {
   TempDir dir;
   Sink sink;

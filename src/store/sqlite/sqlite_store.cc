@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "common/id.h"
+#include "common/list_limits.h"
 #include "common/thread_name.h"
 #include "store/sqlite/migrations.h"
 
@@ -978,7 +979,7 @@ Result<std::optional<Event>> SqliteStore::GetEvent(const std::string& id) {
 
 Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::string& cursor,
                                           int limit) {
-  limit = std::clamp(limit, 1, 1000);
+  limit = std::clamp(limit, 1, kMaxListLimit);
   // Cursors are event ids (ULIDs); anything else was not made here.
   if (!cursor.empty() && !IsUlid(cursor)) {
     return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)",
@@ -1158,7 +1159,7 @@ Result<std::optional<policy::BreakerSnapshot>> SqliteStore::GetBreaker(
 }
 
 Result<AuditPage> SqliteStore::ListAudit(const std::string& cursor, int limit) {
-  limit = std::clamp(limit, 1, 1000);
+  limit = std::clamp(limit, 1, kMaxListLimit);
   // The cursor is the id of the last entry of the previous page, in decimal.
   int64_t before = std::numeric_limits<int64_t>::max();
   if (!cursor.empty()) {
@@ -1370,7 +1371,7 @@ Result<std::optional<ReplayJob>> SqliteStore::CancelReplayJob(const std::string&
 }
 
 Result<ReplayJobPage> SqliteStore::ListReplayJobs(const std::string& cursor, int limit) {
-  limit = std::clamp(limit, 1, 1000);
+  limit = std::clamp(limit, 1, kMaxListLimit);
   // Job ids are ULIDs (time-ordered); the cursor is the last id of the previous page.
   if (!cursor.empty() && !IsUlid(cursor)) {
     return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)",
