@@ -505,7 +505,7 @@ http::Response ApiHandler::CreateBulkReplay(const http::Request& request) const 
   job.filter = replay::ReplayFilterToJson(*filter);
   job.rate = rate;
   // The total now, so the audit entry and the first GET show it; the runner keeps it.
-  auto total = replay::CountReplayable(store_, *filter);
+  auto total = replay::CountReplayable(store_, replay::AsOfJob(*filter, job.created_at));
   if (!total.ok()) return FromStatus(total.status());
   job.total = *total;
   if (Status s = store_.CreateReplayJob(job); !s.ok()) return FromStatus(s);

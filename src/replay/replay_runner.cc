@@ -183,7 +183,7 @@ Status ReplayRunner::RunJob(store::ReplayJob job) {
     job.error = filter.ok() ? "rate must be positive" : filter.status().message();
     return Save(job);
   }
-  const store::EventFilter events = ToEventFilter(*filter);
+  const store::EventFilter events = ToEventFilter(AsOfJob(*filter, job.created_at));
   // job.total was counted when the job was created (CountReplayable), before any chain: it is
   // what the user was told and is never changed here, even when events change meanwhile.
 

@@ -105,7 +105,7 @@ class ReplayRunnerTest : public ::testing::Test {
     j.filter = filter;
     j.rate = rate;
     if (auto f = ParseReplayFilter(filter); f.ok()) {
-      auto total = CountReplayable(*store_, *f);
+      auto total = CountReplayable(*store_, AsOfJob(*f, j.created_at));
       EXPECT_TRUE(total.ok());
       j.total = total.ok() ? *total : -1;
     }
@@ -243,6 +243,22 @@ TEST_F(ReplayRunnerTest, TheTotalIsCountedOnceAndNeverChanges) {
   EXPECT_EQ(after.done, 0);
   EXPECT_EQ(after.failed, 0);
   for (const std::string& id : ids) EXPECT_EQ(Chains(id, "billing"), 1);  // not replayed again
+}
+
+// Events that fail after the job was created are not its business: its walk sees what its count
+// saw, so done + failed ends at the total.
+TEST_F(ReplayRunnerTest, AJobReplaysWhatMatchedWhenItWasCreated) {
+  const std::string before = AddEvent({"billing"}, DeliveryStatus::kFailed);
+  store::ReplayJob job = Job(R"({"status":"failed"})");
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  const std::string after = AddEvent({"billing"}, DeliveryStatus::kFailed);
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
+  ASSERT_TRUE(*runner.RunOnce());
+  store::ReplayJob done = Get(job.id);
+  EXPECT_EQ(done.total, 1);
+  EXPECT_EQ(done.done, 1);
+  EXPECT_EQ(Chains(before, "billing"), 1);
+  EXPECT_EQ(Chains(after, "billing"), 0);
 }
 
 // Polls the job until `pred` holds (at most ~3 s); returns the job as last seen.
