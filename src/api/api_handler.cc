@@ -1,7 +1,9 @@
 #include "api/api_handler.h"
 
 #include <algorithm>
+#include <boost/algorithm/string/predicate.hpp>
 #include <boost/json.hpp>
+#include <cctype>
 
 #include "api/api_json.h"
 #include "api/api_routes.h"
@@ -47,6 +49,19 @@ http::Response FromStatus(const Status& s) {
 
 http::Response NotFound(std::string_view what, const std::string& name) {
   return http::JsonError(404, "not_found", "no " + std::string(what) + " \"" + name + "\"");
+}
+
+// Route ids used to be "source->destination"; such an id still finds its route, now
+// "source:destination".
+std::string CurrentRouteId(const model::Catalog& catalog, const std::string& id) {
+  auto has = [&catalog](const std::string& x) {
+    return std::any_of(catalog.routes.begin(), catalog.routes.end(),
+                       [&x](const model::Route& r) { return r.id == x; });
+  };
+  const size_t arrow = id.find("->");
+  if (arrow == std::string::npos || has(id)) return id;
+  std::string current = id.substr(0, arrow) + ":" + id.substr(arrow + 2);
+  return has(current) ? current : id;
 }
 
 http::Response NoControl(std::string_view what) {
@@ -98,9 +113,24 @@ http::Handler::HeadDecision ApiHandler::OnHead(const http::RequestHead& head) co
   http::Handler::HeadDecision d;
   std::optional<std::string_view> auth = head.Header("Authorization");
   if (!auth || !authorize_ || !authorize_(*auth)) {
-    http::Response r =
-        http::JsonError(401, "unauthenticated",
-                        auth ? "wrong bearer token" : "send Authorization: Bearer <admin token>");
+    // Another scheme (Basic, a bare token) is told what is expected. Only a scheme word is
+    // echoed, never what may be a credential.
+    std::string message = "send Authorization: Bearer <admin token>";
+    if (auth) {
+      const size_t space = auth->find(' ');
+      const std::string_view scheme = auth->substr(0, space);
+      const bool word = space != std::string_view::npos && !scheme.empty() && scheme.size() <= 16 &&
+                        std::all_of(scheme.begin(), scheme.end(), [](char c) {
+                          return std::isalpha(static_cast<unsigned char>(c));
+                        });
+      if (word && boost::algorithm::iequals(scheme, "bearer")) {
+        message = "wrong bearer token";
+      } else {
+        message = "a bearer token is expected: send Authorization: Bearer <admin token>";
+        if (word) message += ", not \"" + std::string(scheme) + "\" credentials";
+      }
+    }
+    http::Response r = http::JsonError(401, "unauthenticated", message);
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
     d.reject = std::move(r);
     return d;
@@ -112,7 +142,13 @@ http::Handler::HeadDecision ApiHandler::OnHead(const http::RequestHead& head) co
     } else {
       std::string allow;
       for (const std::string& a : m.allowed) allow += (allow.empty() ? "" : ", ") + a;
-      http::Response r = http::JsonError(405, "method_not_allowed", "use " + allow);
+      std::string message = "use " + allow;
+      if (head.method == "PATCH" && head.segments.size() == 4 && head.segments[2] == "routes") {
+        message =
+            "a route cannot be changed: delete it (DELETE /api/v1/routes/{id}) and create "
+            "another (POST /api/v1/routes)";
+      }
+      http::Response r = http::JsonError(405, "method_not_allowed", message);
       r.headers.emplace_back("Allow", allow);
       d.reject = std::move(r);
     }
@@ -137,6 +173,27 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
   if (head.reject) return std::move(*head.reject);
   RouteMatch m = MatchRoute(request.segments, request.method);
   std::shared_ptr<const model::Catalog> catalog = registry_.Get();
+  switch (m.route->id) {
+    case RouteId::kListEvents:
+    case RouteId::kGetEvent:
+    case RouteId::kListBulkReplays:
+    case RouteId::kListAudit: break;  // their query parsers name what they take
+    default:
+      if (Status s = CheckQueryParams(request, {}); !s.ok()) return FromStatus(s);
+  }
+  switch (m.route->id) {
+    case RouteId::kGetEvent:
+    case RouteId::kReplayEvent:
+      if (Status s = CheckEventId(m.params[0]); !s.ok()) return FromStatus(s);
+      break;
+    case RouteId::kGetBulkReplay:
+    case RouteId::kCancelBulkReplay:
+      if (Status s = CheckEventId(m.params[0], "replay"); !s.ok()) return FromStatus(s);
+      break;
+    case RouteId::kGetRoute:
+    case RouteId::kDeleteRoute: m.params[0] = CurrentRouteId(*catalog, m.params[0]); break;
+    default: break;
+  }
   switch (m.route->id) {
     case RouteId::kListEvents: {
       auto q = ParseEventListQuery(request);
@@ -310,6 +367,26 @@ http::Response ApiHandler::DestinationControl(const http::Request& request, Rout
   std::string action;
   json::object detail;
   Status done;
+  // Pausing a paused destination (which would replace its reason) and resuming an active one
+  // (which would restart its concurrency) change nothing: 200 with the destination and a note.
+  if (route == RouteId::kPauseDestination || route == RouteId::kResumeDestination) {
+    const bool pause = route == RouteId::kPauseDestination;
+    if (pause) {
+      auto reason = ParsePauseBody(request.body, std::string(kDefaultPauseReason));
+      if (!reason.ok()) return FromStatus(reason.status());
+    } else if (Status s = ParseEmptyBody(request.body); !s.ok()) {
+      return FromStatus(s);
+    }
+    auto states = destination_states_ ? destination_states_()
+                                      : std::map<std::string, delivery::DestinationState>();
+    auto it = states.find(name);
+    const bool paused = d->paused || (it != states.end() && it->second.paused);
+    if (paused == pause) {
+      json::object view = DestinationViewToJson(*d, it == states.end() ? nullptr : &it->second);
+      view["note"] = pause ? "already paused" : "not paused";
+      return Json(view);
+    }
+  }
   if (route == RouteId::kPauseDestination) {
     auto reason = ParsePauseBody(request.body, std::string(kDefaultPauseReason));
     if (!reason.ok()) return FromStatus(reason.status());
@@ -429,7 +506,7 @@ http::Response ApiHandler::CreateBulkReplay(const http::Request& request) const 
   job.filter = replay::ReplayFilterToJson(*filter);
   job.rate = rate;
   // The total now, so the audit entry and the first GET show it; the runner keeps it.
-  auto total = replay::CountReplayable(store_, *filter);
+  auto total = replay::CountReplayable(store_, replay::AsOfJob(*filter, job.created_at));
   if (!total.ok()) return FromStatus(total.status());
   job.total = *total;
   if (Status s = store_.CreateReplayJob(job); !s.ok()) return FromStatus(s);

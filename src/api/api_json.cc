@@ -1,9 +1,11 @@
 #include "api/api_json.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <charconv>
 
 #include "common/crypto.h"
+#include "common/id.h"
 #include "common/time_format.h"
 #include "common/units.h"
 #include "pacing/adaptive_concurrency.h"
@@ -66,11 +68,16 @@ Result<json::object> ParseObjectBody(std::string_view body) {
   return std::move(v.as_object());
 }
 
-// Rejects any field of `o` other than `allowed` (which may be empty).
+// Rejects any field of `o` other than `allowed` (which may be empty), naming the known ones as
+// the catalog bodies do.
 Status OnlyField(const json::object& o, std::string_view allowed) {
   for (const auto& [k, v] : o) {
     if (k != allowed) {
-      return Status::InvalidArgument("unknown field \"" + std::string(k) + "\"", std::string(k));
+      return Status::InvalidArgument(
+          "unknown field \"" + std::string(k) + "\"" +
+              (allowed.empty() ? std::string(" (this request takes no fields)")
+                               : " (known fields: " + std::string(allowed) + ")"),
+          std::string(k));
     }
   }
   return Status::Ok();
@@ -93,7 +100,59 @@ json::object List(json::array items, json::value next_cursor = nullptr) {
 
 }  // namespace
 
+Status CheckQueryParams(const http::RequestHead& head,
+                        std::initializer_list<std::string_view> known) {
+  std::vector<std::string> seen;
+  std::string_view rest = head.query;
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (pair.empty()) continue;  // "?a=1&&b=2"
+    const std::string_view raw = pair.substr(0, pair.find('='));
+    std::string name;
+    if (!http::PercentDecode(raw, true, name)) {
+      return Status::InvalidArgument(
+          "query parameter \"" + std::string(raw) + "\": malformed %-escape", std::string(raw));
+    }
+    if (name.empty()) {
+      return Status::InvalidArgument(
+          "a query parameter has no name (\"" + std::string(pair) + "\")", "query");
+    }
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      return Status::InvalidArgument("unknown query parameter \"" + name + "\"" +
+                                         (list.empty() ? std::string(" (this endpoint takes none)")
+                                                       : " (known: " + list + ")"),
+                                     name);
+    }
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      return Status::InvalidArgument("query parameter \"" + name + "\" is given more than once",
+                                     name);
+    }
+    std::string value;
+    if (pair.size() > raw.size() &&
+        !http::PercentDecode(pair.substr(raw.size() + 1), true, value)) {
+      return Status::InvalidArgument(name + ": malformed %-escape", name);
+    }
+    seen.push_back(std::move(name));
+  }
+  return Status::Ok();
+}
+
+Status CheckEventId(const std::string& id, std::string_view what) {
+  if (IsUlid(id)) return Status::Ok();
+  return Status::InvalidArgument(
+      "\"" + id + "\" is not " +
+          (what == "event" ? std::string("an event") : "a " + std::string(what)) +
+          " id (26 characters such as 01JDZ8X4AC1N4G0Y5K6M7P8Q9R)",
+      "id");
+}
+
 Result<EventListQuery> ParseEventListQuery(const http::RequestHead& head) {
+  HR_RETURN_IF_ERROR(CheckQueryParams(
+      head, {"status", "source", "destination", "since", "until", "cursor", "limit"}));
   EventListQuery q;
   if (auto s = Param(head, "status")) {
     q.filter.status = store::ParseDeliveryStatus(*s);
@@ -122,10 +181,17 @@ Result<EventListQuery> ParseEventListQuery(const http::RequestHead& head) {
 }
 
 json::object EventSummaryToJson(const store::Event& e) {
+  json::array current;
+  for (const store::CurrentDelivery& c : e.current) {
+    current.push_back(json::object{{"destination", c.destination},
+                                   {"status", store::DeliveryStatusName(c.status)},
+                                   {"chain", c.chain}});
+  }
   return {{"id", e.id},
           {"source", e.source},
           {"received_at", FormatRfc3339(e.received_at)},
-          {"size", e.size}};
+          {"size", e.size},
+          {"deliveries", std::move(current)}};
 }
 
 json::object EventPageToJson(const store::EventPage& page) {
@@ -177,6 +243,7 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
 }
 
 Result<bool> ParseEventDetailQuery(const http::RequestHead& head) {
+  HR_RETURN_IF_ERROR(CheckQueryParams(head, {"body"}));
   std::optional<std::string> body = Param(head, "body");
   if (!body || *body == "true") return true;
   if (*body == "false") return false;
@@ -307,6 +374,7 @@ json::object ReplayResultToJson(const std::string& event_id,
 }
 
 Result<PageQuery> ParsePageQuery(const http::RequestHead& head) {
+  HR_RETURN_IF_ERROR(CheckQueryParams(head, {"cursor", "limit"}));
   PageQuery q;
   q.cursor = Param(head, "cursor").value_or("");
   auto limit = LimitParam(head, kDefaultPageLimit);
@@ -345,8 +413,20 @@ Result<BulkReplayRequest> ParseBulkReplayBody(std::string_view body) {
   if (!body.empty()) {
     boost::system::error_code ec;
     json::value v = json::parse(body, ec);
-    if (ec || !v.is_object()) return Status::InvalidArgument("the body must be a JSON object");
+    if (ec || !v.is_object()) {
+      return Status::InvalidArgument("body: must be a JSON object", "body");
+    }
     o = std::move(v.get_object());
+  }
+  for (const auto& [k, v] : o) {
+    static constexpr std::string_view kKnown[] = {"status", "source", "destination",
+                                                  "since",  "until",  "rate"};
+    if (std::find(std::begin(kKnown), std::end(kKnown), k) == std::end(kKnown)) {
+      return Status::InvalidArgument(
+          "unknown field \"" + std::string(k) +
+              "\" (known fields: status, source, destination, since, until, rate)",
+          std::string(k));
+    }
   }
   BulkReplayRequest r;
   if (const json::value* rate = o.if_contains("rate")) {
@@ -381,6 +461,15 @@ json::object ReplayJobToJson(const store::ReplayJob& job) {
   o["created_at"] = FormatRfc3339(job.created_at);
   o["updated_at"] = FormatRfc3339(job.updated_at);
   o["error"] = job.error ? json::value(*job.error) : json::value(nullptr);
+  const int64_t rest = job.total - job.done - job.failed;
+  o["skipped"] = job.state == store::ReplayJobState::kDone && rest > 0 ? rest : 0;
+  json::value waiting = nullptr;
+  if (job.waiting && !store::IsFinal(job.state)) {
+    boost::system::error_code wec;
+    json::value w = json::parse(*job.waiting, wec);
+    if (!wec && w.is_object()) waiting = std::move(w);
+  }
+  o["waiting"] = std::move(waiting);
   return o;
 }
 

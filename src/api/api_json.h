@@ -1,11 +1,13 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/list_limits.h"
 #include "common/result.h"
 #include "delivery/engine.h"
 #include "http/request.h"
@@ -18,8 +20,17 @@
 
 namespace hookrelay::api {
 
-inline constexpr int kDefaultEventLimit = 100;
-inline constexpr int kMaxEventLimit = 1000;
+inline constexpr int kDefaultEventLimit = kDefaultListLimit;
+inline constexpr int kMaxEventLimit = kMaxListLimit;
+
+// Refuses a query parameter that is not in `known` (a misspelt filter must not silently list
+// everything), one given twice, or one that does not decode: InvalidArgument naming it.
+Status CheckQueryParams(const http::RequestHead& head,
+                        std::initializer_list<std::string_view> known);
+
+// An event id (a ULID) in a path: InvalidArgument (field "id") when `id` cannot be one, so a
+// typo is told apart from an event that does not exist (404).
+Status CheckEventId(const std::string& id, std::string_view what = "event");
 
 // GET /api/v1/events?status=&source=&destination=&since=&until=&cursor=&limit=
 struct EventListQuery {
@@ -31,7 +42,8 @@ struct EventListQuery {
 // parameter ("status", "since", "until", "limit").
 Result<EventListQuery> ParseEventListQuery(const http::RequestHead& head);
 
-// {"id", "source", "received_at", "size"}
+// {"id", "source", "received_at", "size", "deliveries": [{"destination", "status", "chain"}]}:
+// each destination's current delivery (its latest chain), from Event::current.
 boost::json::object EventSummaryToJson(const store::Event& e);
 // {"items": [summary…], "next_cursor": "…" | null}
 boost::json::object EventPageToJson(const store::EventPage& page);
@@ -98,7 +110,7 @@ bool PastReplayWindow(TimePoint received_at, Duration window, TimePoint now);
 boost::json::object ReplayResultToJson(const std::string& event_id,
                                        const std::vector<store::Delivery>& created);
 
-inline constexpr int kDefaultPageLimit = 100;
+inline constexpr int kDefaultPageLimit = kDefaultListLimit;
 // ?cursor=&limit= of the paged lists other than events (audit, replays; limit 1–1000).
 // InvalidArgument names the parameter.
 struct PageQuery {
@@ -119,8 +131,10 @@ struct BulkReplayRequest {
   std::optional<double> rate;  // per second; nullopt: the default
 };
 Result<BulkReplayRequest> ParseBulkReplayBody(std::string_view body);
-// {"id", "state", "total", "done", "failed", "rate", "filter": {…}, "created_at", "updated_at",
-// "error": null | "…"}
+// {"id", "state", "total", "done", "failed", "skipped", "rate", "filter": {…}, "created_at",
+// "updated_at", "error": null | "…", "waiting": null | {"reason", "destination", "until",
+// "message"}}. `skipped`: of a finished job, the events counted in total that no longer
+// matched when the job reached them (replayed or changed meanwhile); 0 before the end.
 boost::json::object ReplayJobToJson(const store::ReplayJob& job);
 // {"items": [ReplayJobToJson…], "next_cursor": "…" | null}.
 boost::json::object ReplayJobPageToJson(const store::ReplayJobPage& page);

@@ -9,7 +9,7 @@ constexpr std::string_view kDocument = R"json({
   "info": {
     "title": "hookrelay management API",
     "version": "1",
-    "description": "The management API: events, destinations, sources, routes, replays, destination controls and the audit trail. Every request needs Authorization: Bearer <admin token> (HOOKRELAY_TOKEN); after too many wrong tokens a client address gets 429 too_many_requests with Retry-After on every request for a while (docs/security.md). GET /api/v1 itself answers without a token with where this document is. Errors are {\"error\": {\"code\", \"message\", \"field\"?}}. Every change is written to the audit trail."
+    "description": "The management API: events, destinations, sources, routes, replays, destination controls and the audit trail. Every request needs Authorization: Bearer <admin token> (HOOKRELAY_TOKEN); after too many wrong tokens a client address gets 429 too_many_requests with Retry-After on every request for a while (docs/security.md). GET /api/v1 itself answers without a token with where this document is. Errors are {\"error\": {\"code\", \"message\", \"field\"?}}. An unknown or repeated query parameter, or a cursor the API did not give out, is 400 naming it. Every change is written to the audit trail."
   },
   "servers": [{"url": "/"}],
   "security": [{"bearer": []}],
@@ -20,7 +20,7 @@ constexpr std::string_view kDocument = R"json({
         "summary": "Events, newest first, filtered and paged",
         "parameters": [
           {"name": "status", "in": "query", "schema": {"$ref": "#/components/schemas/DeliveryStatus"},
-           "description": "events with at least one delivery in this status"},
+           "description": "events with a destination whose current delivery (its latest chain) is in this status"},
           {"name": "source", "in": "query", "schema": {"type": "string"}},
           {"name": "destination", "in": "query", "schema": {"type": "string"},
            "description": "events with a delivery to this destination"},
@@ -51,6 +51,7 @@ constexpr std::string_view kDocument = R"json({
         "responses": {
           "200": {"description": "the event",
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EventDetail"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
           "401": {"$ref": "#/components/responses/Unauthenticated"},
           "404": {"$ref": "#/components/responses/NotFound"}
         }
@@ -199,7 +200,7 @@ constexpr std::string_view kDocument = R"json({
     "/api/v1/destinations/{name}/pause": {
       "post": {
         "operationId": "pauseDestination",
-        "summary": "Pause: deliveries are kept as paused, nothing is sent",
+        "summary": "Pause: deliveries are kept as paused, nothing is sent (already paused: no change, note \"already paused\")",
         "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
         "requestBody": {"required": false, "content": {"application/json": {"schema": {
           "type": "object", "additionalProperties": false,
@@ -216,7 +217,7 @@ constexpr std::string_view kDocument = R"json({
     "/api/v1/destinations/{name}/resume": {
       "post": {
         "operationId": "resumeDestination",
-        "summary": "Resume: paused deliveries become due now (slow start)",
+        "summary": "Resume: paused deliveries become due now (slow start); not paused: no change, note \"not paused\"",
         "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
         "requestBody": {"required": false, "content": {"application/json": {"schema": {
           "type": "object", "additionalProperties": false}}}},
@@ -345,7 +346,7 @@ constexpr std::string_view kDocument = R"json({
       },
       "delete": {
         "operationId": "deleteRoute",
-        "summary": "Delete a route created through the API",
+        "summary": "Delete a route created through the API (routes are not patched: PATCH is 405; delete and create). An old id \"source->destination\" finds the route now called \"source:destination\"",
         "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
         "responses": {
           "200": {"description": "the route that was deleted, as GET showed it",
@@ -388,7 +389,7 @@ constexpr std::string_view kDocument = R"json({
   "components": {
     "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
     "responses": {
-      "InvalidArgument": {"description": "a query parameter is invalid; field names it",
+      "InvalidArgument": {"description": "a query parameter, path id or body field is invalid or unknown; field names it",
                           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
       "Unauthenticated": {"description": "no or wrong bearer token",
                           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
@@ -414,9 +415,14 @@ constexpr std::string_view kDocument = R"json({
                        "next_cursor": {"type": ["string", "null"]}}
       },
       "EventSummary": {
-        "type": "object", "required": ["id", "source", "received_at", "size"],
+        "type": "object", "required": ["id", "source", "received_at", "size", "deliveries"],
         "properties": {"id": {"type": "string"}, "source": {"type": "string"},
-                       "received_at": {"$ref": "#/components/schemas/Time"}, "size": {"type": "integer"}}
+                       "received_at": {"$ref": "#/components/schemas/Time"}, "size": {"type": "integer"},
+                       "deliveries": {"type": "array", "description": "each destination's current delivery (its latest chain)",
+                         "items": {"type": "object", "required": ["destination", "status", "chain"],
+                           "properties": {"destination": {"type": "string"},
+                                          "status": {"$ref": "#/components/schemas/DeliveryStatus"},
+                                          "chain": {"type": "integer"}}}}}
       },
       "EventPage": {
         "type": "object", "required": ["items", "next_cursor"],
@@ -471,7 +477,8 @@ constexpr std::string_view kDocument = R"json({
                                      "open_until": {"$ref": "#/components/schemas/NullableTime"},
                                      "trips": {"type": "integer"}}},
           "paused": {"type": "boolean"}, "paused_reason": {"type": ["string", "null"]},
-          "allowed_concurrency": {"type": "integer"}, "in_flight": {"type": "integer"}
+          "allowed_concurrency": {"type": "integer"}, "in_flight": {"type": "integer"},
+          "note": {"type": "string", "description": "only when pause or resume changed nothing: \"already paused\", \"not paused\""}
         }
       },
       "DestinationList": {
@@ -489,10 +496,18 @@ constexpr std::string_view kDocument = R"json({
       },
       "ReplayJob": {
         "type": "object",
-        "required": ["id", "state", "total", "done", "failed", "rate", "filter", "created_at", "updated_at", "error"],
+        "required": ["id", "state", "total", "done", "failed", "skipped", "rate", "filter", "created_at", "updated_at", "error", "waiting"],
         "properties": {"id": {"type": "string"},
                        "state": {"type": "string", "enum": ["queued", "running", "done", "cancelled", "failed"]},
-                       "total": {"type": "integer"}, "done": {"type": "integer"}, "failed": {"type": "integer"},
+                       "total": {"type": "integer", "description": "counted once when the job is created; never changes"},
+                       "done": {"type": "integer"}, "failed": {"type": "integer"},
+                       "skipped": {"type": "integer", "description": "of a done job: counted in total, but no longer matching when reached"},
+                       "waiting": {"type": ["object", "null"], "description": "why the job cannot make progress now",
+                         "required": ["reason", "destination", "until", "message"],
+                         "properties": {"reason": {"type": "string", "enum": ["breaker_open", "destination_paused"]},
+                                        "destination": {"type": "string"},
+                                        "until": {"$ref": "#/components/schemas/NullableTime"},
+                                        "message": {"type": "string"}}},
                        "rate": {"type": "number", "description": "chains per second"},
                        "filter": {"type": "object"},
                        "created_at": {"type": "string", "format": "date-time"},

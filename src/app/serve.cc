@@ -238,6 +238,12 @@ int Serve(const ServeOptions& options) {
   // Bulk replay jobs (POST /api/v1/replays): this node runs whichever job it claims first.
   replay::ReplayRunnerOptions replay_options;
   replay_options.node_id = engine_options.node_id;
+  replay_options.paused_reason = [&engine](const std::string& name) -> std::optional<std::string> {
+    std::map<std::string, delivery::DestinationState> all = engine.Destinations();
+    auto it = all.find(name);
+    if (it == all.end() || !it->second.paused) return std::nullopt;
+    return it->second.paused_reason;
+  };
   replay::ReplayRunner replays(
       *store, registry, clock, random, [&engine] { engine.Wake(); }, replay_options);
 

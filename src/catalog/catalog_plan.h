@@ -13,7 +13,7 @@
 // the config file's objects into the stored ones at start, and JSON merge patches. No I/O.
 namespace hookrelay::catalog {
 
-// "source \"github\"", "destination \"billing\"", "route \"github->billing\"".
+// "source \"github\"", "destination \"billing\"", "route \"github:billing\"".
 std::string Describe(store::CatalogKind kind, const std::string& name);
 
 // Parses `spec` as an object of `kind` (ParseSource, ParseDestination, ParseRoute) and returns its

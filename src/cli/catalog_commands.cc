@@ -86,7 +86,13 @@ void AddControl(CLI::App* parent, const std::string& verb, const std::string& do
     exit_code = PrintApiObject(
         command, client.Post("/api/v1/destinations/" + PercentEncode(*name) + "/" + verb, body),
         common->json, [&](const json::object& destination) {
-          return done + " " + *name + "\n\n" + RenderDestinationDetail(destination, Now());
+          // A no-op ("already paused", "not paused") says so instead of "Paused billing".
+          const json::value* note = destination.if_contains("note");
+          const std::string head =
+              note && note->is_string()
+                  ? *name + ": " + std::string(note->get_string()) + ", nothing changed"
+                  : done + " " + *name;
+          return head + "\n\n" + RenderDestinationDetail(destination, Now());
         });
   });
 }

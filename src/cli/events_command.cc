@@ -84,7 +84,8 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
     auto options = std::make_shared<EventListOptions>();
     auto common = std::make_shared<ManagementOptions>();
     CLI::App* list = events->add_subcommand("list", "List received events (filters combine)");
-    list->add_option("--status", options->status, "Only events with a delivery in this status")
+    list->add_option("--status", options->status,
+                     "Only events with a destination whose current delivery is in this status")
         ->check(CLI::IsMember({"scheduled", "delivering", "delivered", "failed", "paused"}));
     list->add_option("--source", options->source, "Only events from this source");
     list->add_option("--destination", options->destination,
@@ -92,8 +93,10 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
     list->add_option("--since", options->since,
                      "Received at or after: RFC 3339 time, or a duration before now (2h)");
     list->add_option("--until", options->until, "Received before: RFC 3339 time, or a duration");
-    list->add_option("--limit", options->limit, "At most this many events (default 50)")
-        ->check(CLI::Range(1, 1000000));
+    list->add_option("--limit", options->limit,
+                     "At most this many events (default " + std::to_string(kDefaultListLimit) +
+                         ", at most " + std::to_string(kMaxListLimit) + ", as the API)")
+        ->check(CLI::Range(1, kMaxListLimit));
     AddManagementOptions(list, *common);
     list->callback([options, common, &exit_code] {
       EventListOptions resolved = *options;

@@ -5,6 +5,7 @@
 
 #include "cli/api_client.h"
 #include "common/clock.h"
+#include "common/list_limits.h"
 #include "common/result.h"
 
 namespace CLI {
@@ -13,9 +14,10 @@ class App;
 
 namespace hookrelay::cli {
 
-inline constexpr int kDefaultEventListLimit = 50;
-// The API's largest page (api::kMaxEventLimit); longer listings take several pages.
-inline constexpr int kEventPageLimit = 1000;
+// The API's default and largest page (common/list_limits.h), so `--limit` means what the
+// API's `limit` means.
+inline constexpr int kDefaultEventListLimit = kDefaultListLimit;
+inline constexpr int kEventPageLimit = kMaxListLimit;
 
 // `hookrelay events list` filters. Empty strings are absent.
 struct EventListOptions {

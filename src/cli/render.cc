@@ -338,10 +338,20 @@ std::string RenderEventList(const json::array& items, TimePoint now) {
   for (const json::value& v : items) {
     if (!v.is_object()) continue;
     const json::object& e = v.get_object();
+    // Each destination's current status (its latest chain): "billing failed, crm delivered".
+    std::string status;
+    const json::value* ds = Field(e, "deliveries");
+    if (ds && ds->is_array()) {
+      for (const json::value& d : ds->get_array()) {
+        if (!d.is_object()) continue;
+        status += (status.empty() ? "" : ", ") + Text(d.get_object(), "destination") + " " +
+                  Text(d.get_object(), "status");
+      }
+    }
     rows.push_back({Text(e, "id"), Text(e, "source"), FormatApiTime(Field(e, "received_at"), now),
-                    Bytes(Field(e, "size"))});
+                    Bytes(Field(e, "size")), status.empty() ? "-" : status});
   }
-  return Table({"ID", "SOURCE", "RECEIVED (" + LocalZoneName(now) + ")", "SIZE"}, rows);
+  return Table({"ID", "SOURCE", "RECEIVED (" + LocalZoneName(now) + ")", "SIZE", "STATUS"}, rows);
 }
 
 std::string RenderEventDetail(const json::object& event, TimePoint now) {

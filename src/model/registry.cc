@@ -35,7 +35,7 @@ Result<Route> ParseRoute(const json::value& v) {
     }
     r.id = *s;
   } else {
-    r.id = r.source + "->" + r.destination;
+    r.id = r.source + ":" + r.destination;  // ":" is in no name, and safe to type unquoted
   }
   return r;
 }

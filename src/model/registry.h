@@ -15,7 +15,7 @@ namespace hookrelay::model {
 
 // A route sends every event of `source` to `destination` (fan-out: one event, many deliveries).
 struct Route {
-  std::string id;  // "source->destination" unless given
+  std::string id;  // "source:destination" unless given
   std::string source;
   std::string destination;
   std::string origin;  // "config" or "api"; set by the catalog, not parsed

@@ -68,6 +68,12 @@ std::string ReplayFilterToJson(const ReplayFilter& f) {
   return json::serialize(o);
 }
 
+ReplayFilter AsOfJob(ReplayFilter filter, TimePoint job_created_at) {
+  const TimePoint bound = job_created_at + std::chrono::milliseconds(1);  // until is exclusive
+  if (!filter.until || *filter.until > bound) filter.until = bound;
+  return filter;
+}
+
 store::EventFilter ToEventFilter(const ReplayFilter& f) {
   store::EventFilter e;
   e.status = f.status;

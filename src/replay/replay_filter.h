@@ -29,4 +29,9 @@ std::string ReplayFilterToJson(const ReplayFilter& filter);
 
 store::EventFilter ToEventFilter(const ReplayFilter& filter);
 
+// `filter` limited to events received up to `job_created_at` (received_at <= it): a bulk replay
+// replays what matched when it was asked for, so its count (the job's total) and its walk see
+// the same events; events that arrive while it runs are not its business.
+ReplayFilter AsOfJob(ReplayFilter filter, TimePoint job_created_at);
+
 }  // namespace hookrelay::replay

@@ -3,9 +3,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <map>
 
 #include "common/thread_name.h"
+#include "common/time_format.h"
 #include "pacing/replay_pacer.h"
 
 namespace hookrelay::replay {
@@ -26,6 +28,23 @@ std::vector<std::string> ReplayTargets(const std::vector<store::Delivery>& deliv
     targets.push_back(name);
   }
   return targets;
+}
+
+std::string WaitingToJson(const Waiting& w) {
+  boost::json::object o;
+  o["reason"] = w.reason;
+  o["destination"] = w.destination;
+  o["until"] = w.until ? boost::json::value(FormatRfc3339(*w.until, false)) : nullptr;
+  std::string message;
+  if (w.reason == "breaker_open") {
+    message = "breaker open on " + w.destination;
+    if (w.until) message += " until " + FormatRfc3339(*w.until, false);
+  } else {
+    message = "destination " + w.destination + " is paused";
+    if (!w.detail.empty()) message += " (" + w.detail + ")";
+  }
+  o["message"] = message;
+  return boost::json::serialize(o);
 }
 
 Result<int64_t> CountReplayable(store::Store& store, const ReplayFilter& filter, int page_size) {
@@ -152,23 +171,44 @@ Status ReplayRunner::Save(store::ReplayJob& job) {
   return store_.UpdateReplayJob(job, options_.node_id);
 }
 
-bool ReplayRunner::BreakerOpen(const std::string& destination) {
+std::optional<Waiting> ReplayRunner::Blocked(const std::string& destination) {
   Result<std::optional<policy::BreakerSnapshot>> b = store_.GetBreaker(destination);
-  return b.ok() && b->has_value() && (*b)->state == policy::BreakerState::kOpen &&
-         (*b)->open_until && *(*b)->open_until > clock_.Now();
+  if (b.ok() && b->has_value() && (*b)->state == policy::BreakerState::kOpen && (*b)->open_until &&
+      *(*b)->open_until > clock_.Now()) {
+    return Waiting{"breaker_open", destination, (*b)->open_until, ""};
+  }
+  std::shared_ptr<const model::Catalog> catalog = registry_.Get();
+  const model::Destination* d = catalog->FindDestination(destination);
+  if (d && d->paused) return Waiting{"destination_paused", destination, std::nullopt, "config"};
+  if (options_.paused_reason) {
+    if (std::optional<std::string> why = options_.paused_reason(destination)) {
+      return Waiting{"destination_paused", destination, std::nullopt, *why};
+    }
+  }
+  return std::nullopt;
 }
 
-bool ReplayRunner::WaitForBreaker(const std::string& destination, bool* waited) {
+Status ReplayRunner::WaitWhileBlocked(store::ReplayJob& job, const std::string& destination,
+                                      bool* waited, bool* stopping) {
   for (;;) {
-    Result<std::optional<policy::BreakerSnapshot>> b = store_.GetBreaker(destination);
-    const TimePoint now = clock_.Now();
-    if (!b.ok() || !b->has_value() || (*b)->state != policy::BreakerState::kOpen ||
-        !(*b)->open_until || *(*b)->open_until <= now) {
-      return true;
+    std::optional<Waiting> blocked = Blocked(destination);
+    if (!blocked) {
+      if (!job.waiting) return Status::Ok();
+      job.waiting.reset();
+      return Save(job);
     }
     *waited = true;
-    // In steps, so a breaker reset (or a cancelled job's next progress write) is seen soon.
-    if (!SleepUntil(std::min(*(*b)->open_until, now + std::chrono::seconds(1)))) return false;
+    // Saved at every step: the job shows why it waits, its lease stays renewed through a long
+    // wait (a breaker opens for up to 24 h), and a cancel is seen within a step.
+    job.waiting = WaitingToJson(*blocked);
+    HR_RETURN_IF_ERROR(Save(job));
+    const TimePoint now = clock_.Now();
+    TimePoint until = now + std::chrono::seconds(1);
+    if (blocked->until) until = std::min(until, *blocked->until);
+    if (!SleepUntil(until)) {
+      *stopping = true;
+      return Status::Ok();
+    }
   }
 }
 
@@ -179,14 +219,9 @@ Status ReplayRunner::RunJob(store::ReplayJob job) {
     job.error = filter.ok() ? "rate must be positive" : filter.status().message();
     return Save(job);
   }
-  const store::EventFilter events = ToEventFilter(*filter);
-  // The total, unless the API counted it already (a resumed job keeps its count).
-  if (job.total == 0 && job.cursor.empty() && job.done == 0 && job.failed == 0) {
-    Result<int64_t> total = CountReplayable(store_, *filter, options_.page_size);
-    if (!total.ok()) return total.status();
-    job.total = *total;
-    HR_RETURN_IF_ERROR(Save(job));
-  }
+  const store::EventFilter events = ToEventFilter(AsOfJob(*filter, job.created_at));
+  // job.total was counted when the job was created (CountReplayable), before any chain: it is
+  // what the user was told and is never changed here, even when events change meanwhile.
 
   const Duration slot = std::max(Duration(1), Duration(static_cast<int64_t>(1000 / job.rate)));
   std::optional<pacing::ReplayPacer> pacer;
@@ -225,9 +260,12 @@ Status ReplayRunner::RunJob(store::ReplayJob job) {
         const model::Destination* d = catalog->FindDestination(name);
         if (!d || clock_.Now() > e.received_at + d->policy.replay_window) continue;
         bool waited = false;
-        if (BreakerOpen(name)) {
+        if (Blocked(name)) {
           HR_RETURN_IF_ERROR(flush());  // what is already paced goes out before the wait
-          if (!WaitForBreaker(name, &waited)) return Status::Ok();
+          bool stopping = false;
+          HR_RETURN_IF_ERROR(WaitWhileBlocked(job, name, &waited, &stopping));
+          if (stopping) return Status::Ok();
+          last_save = clock_.MonotonicNow();
         }
         // After a pause the pace restarts: no burst of the slots missed while waiting.
         if (waited) pacer.emplace(job.rate, clock_.Now(), random_);
@@ -260,8 +298,7 @@ Status ReplayRunner::RunJob(store::ReplayJob job) {
     last_save = clock_.MonotonicNow();
   }
   job.state = store::ReplayJobState::kDone;
-  // Events can change between the count and the walk; the final total is what was processed.
-  job.total = job.done + job.failed;
+  job.waiting.reset();
   return Save(job);
 }
 

@@ -28,26 +28,44 @@ struct ReplayRunnerOptions {
   // Chains are created (in one store commit per batch) up to this long before they are due; the
   // engine sends each at its due time. Also how late a cancel can be: chains already created go.
   Duration lookahead = std::chrono::milliseconds(100);
+  // Why `destination` is paused (by the API or the engine), nullopt when it is not; a
+  // destination paused in the config is seen through the registry. May be empty. While a
+  // destination is paused the runner waits (chains created then would only pile up as paused
+  // deliveries and all go at once on resume), with the job's `waiting` saying so.
+  std::function<std::optional<std::string>(const std::string& destination)> paused_reason;
 };
+
+// What a job waits for, for ReplayJob::waiting: {"reason": "breaker_open" |
+// "destination_paused", "destination", "until": RFC 3339 | null, "message"}.
+struct Waiting {
+  std::string reason;
+  std::string destination;
+  std::optional<TimePoint> until;
+  std::string detail;  // a paused destination's reason, if any
+};
+std::string WaitingToJson(const Waiting& w);
 
 // The events a bulk replay sends `event_id` to: for each destination of its deliveries whose
 // latest chain is in filter.status (and is filter.destination when set), in delivery order.
 std::vector<std::string> ReplayTargets(const std::vector<store::Delivery>& deliveries,
                                        const ReplayFilter& filter);
 
-// How many events a bulk replay with `filter` would replay now (ReplayTargets not empty).
+// How many events a bulk replay with `filter` would replay now (ReplayTargets not empty): the
+// job's total, counted once by whoever creates the job, before the first chain is created.
 Result<int64_t> CountReplayable(store::Store& store, const ReplayFilter& filter,
                                 int page_size = 500);
 
 // Runs bulk replay jobs (store::ReplayJob) on its own thread: claims a queued job (or one whose
-// node died), counts the matching events (total), then walks them page by page and, for each
+// node died), then walks the matching events page by page (the total was counted when the job
+// was created and is never changed here) and, for each
 // event and target destination, creates a replay chain due at the time the job's ReplayPacer
 // gives (Store::CreateReplays, in batches at most `lookahead` ahead of the due times), so the
 // engine sends them at the job's rate with jitter. Before each chain it waits while the
-// destination's breaker is open. Events it cannot replay (destination no longer configured, past
-// its replay window) count as failed. Progress is written at least every progress_interval; a write
-// refused because the job was cancelled stops the job at once. Delivery is at least once per chain:
-// a node dying mid-page makes the next claimant redo that page.
+// destination's breaker is open or the destination is paused, saying so in the job's
+// `waiting` (and renewing its lease) while it does. Events it cannot replay (destination no longer
+// configured, past its replay window) count as failed. Progress is written at least every
+// progress_interval; a write refused because the job was cancelled stops the job at once. Delivery
+// is at least once per chain: a node dying mid-page makes the next claimant redo that page.
 //
 // Thread-safe. All references must outlive the runner.
 class ReplayRunner {
@@ -80,10 +98,14 @@ class ReplayRunner {
   void LogJobEnd(const std::string& id, const Status& run);
   // Writes progress (renewing the lease). kFailedPrecondition: cancelled, stop.
   Status Save(store::ReplayJob& job);
-  // True while `destination`'s breaker is open (per the store, shared by all nodes).
-  bool BreakerOpen(const std::string& destination);
-  // Waits while `destination`'s breaker is open; false when stopping.
-  bool WaitForBreaker(const std::string& destination, bool* waited);
+  // Why chains to `destination` cannot go now: its breaker is open (per the store, shared by
+  // all nodes) or it is paused; nullopt when they can.
+  std::optional<Waiting> Blocked(const std::string& destination);
+  // Waits while `destination` is Blocked, with job.waiting set and saved (and cleared when it
+  // ends). *waited tells whether it waited; *stopping when the runner stops meanwhile.
+  // kFailedPrecondition: the job was cancelled.
+  Status WaitWhileBlocked(store::ReplayJob& job, const std::string& destination, bool* waited,
+                          bool* stopping);
 
   store::Store& store_;
   const model::Registry& registry_;

@@ -53,6 +53,15 @@ struct AppendResult {
   bool duplicate = false;  // true when nothing new was stored
 };
 
+// A destination's current delivery: its latest chain (a replay supersedes the chains before it,
+// which stay as history). "An event's status for a destination" always means this one.
+struct CurrentDelivery {
+  std::string destination;
+  DeliveryStatus status = DeliveryStatus::kScheduled;
+  int chain = 0;
+  bool operator==(const CurrentDelivery&) const = default;
+};
+
 struct Event {
   std::string id;
   std::string source;
@@ -62,6 +71,9 @@ struct Event {
   std::string body;
   int64_t size = 0;  // body size in bytes
   std::optional<std::string> dedup_key;
+  // Filled by ListEvents only (empty from GetEvent): one entry per destination, its latest
+  // chain, by destination name.
+  std::vector<CurrentDelivery> current;
 };
 
 struct Delivery {
@@ -119,7 +131,9 @@ struct AttemptRecord {
 };
 
 struct EventFilter {
-  std::optional<DeliveryStatus> status;  // events with at least one delivery in this status
+  // Events with a destination whose *current* delivery (latest chain) is in this status: once a
+  // replay of a failed delivery is delivered, the event is no longer listed as failed.
+  std::optional<DeliveryStatus> status;
   std::optional<std::string> source;
   std::optional<std::string> destination;  // events with a delivery to this destination
   std::optional<TimePoint> since;          // received_at >= since
@@ -127,7 +141,8 @@ struct EventFilter {
 };
 
 // Newest first. `next_cursor` is opaque; empty when there is no next page. Pages stay stable
-// while new events arrive (the cursor is the last id seen, ids are time-ordered).
+// while new events arrive (the cursor is the last id seen, ids are time-ordered). A cursor this
+// store did not make is kInvalidArgument (field "cursor"), never silently the first page.
 struct EventPage {
   std::vector<Event> items;  // bodies are not loaded in lists (body empty, size set)
   std::string next_cursor;
@@ -171,11 +186,17 @@ struct ReplayJob {
   std::string filter;      // JSON text: {"status", "source", "destination", "since", "until"}
   double rate = 0;         // chains created per second
   ReplayJobState state = ReplayJobState::kQueued;
-  int64_t total = 0;   // events to replay (known once the runner has counted them; else 0)
+  // Events to replay: counted once, before the first chain is created (by the API when it
+  // creates the job), and never changed afterwards.
+  int64_t total = 0;
   int64_t done = 0;    // events whose replay chains were created
   int64_t failed = 0;  // events that could not be replayed (past the replay window, …)
   std::string cursor;  // where the runner resumes (a ListEvents cursor); empty: from the start
   std::optional<std::string> error;  // why the job failed
+  // JSON text of why the job cannot make progress now ({"reason", "destination", "until",
+  // "message"}: an open breaker, a paused destination); nullopt while it can. Written by the
+  // runner with its progress.
+  std::optional<std::string> waiting;
   std::optional<TimePoint> lease_until;
   std::string lease_owner;
   bool operator==(const ReplayJob&) const = default;
@@ -306,7 +327,8 @@ class Store {
   // delivering or paused are kept. Returns how many were deleted.
   virtual Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) = 0;
 
-  // Counts for metrics and readiness.
+  // Counts for metrics and readiness: current deliveries (latest chains, as EventFilter::status
+  // means) in `status`. Costs an index count, not a walk of the table.
   virtual Result<int64_t> CountDeliveries(DeliveryStatus status) = 0;
 
   // Appends one entry to the audit trail (its `id` is ignored: the store assigns the next one),
@@ -330,7 +352,8 @@ class Store {
   // when there is none.
   virtual Result<std::optional<ReplayJob>> ClaimReplayJob(TimePoint now, Duration lease,
                                                           const std::string& owner) = 0;
-  // Writes a claimed job's progress (state, total, done, failed, cursor, error, lease_until).
+  // Writes a claimed job's progress (state, total, done, failed, cursor, error, waiting,
+  // lease_until).
   // kFailedPrecondition when the job is no longer leased by `owner` or is no longer kRunning
   // (cancelled: the runner stops); kNotFound when there is no such job. Nothing is written then.
   virtual Status UpdateReplayJob(const ReplayJob& job, const std::string& owner) = 0;

@@ -147,9 +147,13 @@ TEST_F(ManagementCliTest, EventsListAndShow) {
   EXPECT_EQ(detail.at("source").as_string(), "src");
   ASSERT_EQ(detail.at("deliveries").as_array().size(), 2u);
 
-  RunResult missing = Cli({"events", "show", "01NOSUCHEVENT"});
+  RunResult missing = Cli({"events", "show", "01JDZ8X4AC1N4G0Y5K6M7P8Q9R"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_CONTAINS(missing.err, "404");
+  RunResult not_an_id = Cli({"events", "show", "01NOSUCHEVENT"});  // a typo, not a missing event
+  EXPECT_EQ(not_an_id.exit_code, 1);
+  EXPECT_CONTAINS(not_an_id.err, "400");
+  EXPECT_CONTAINS(not_an_id.err, "not an event id");
 }
 
 TEST_F(ManagementCliTest, Catalog) {
@@ -209,7 +213,7 @@ TEST_F(ManagementCliTest, ReplayAFailedDelivery) {
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_CONTAINS(wrong.err, "400");
   EXPECT_CONTAINS(wrong.err, "destination");
-  RunResult unknown = Cli({"replay", "01JNOSUCHEVENT0000000000000"});
+  RunResult unknown = Cli({"replay", "01JDZ8X4AC1N4G0Y5K6M7P8Q9R"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_CONTAINS(unknown.err, "404");
   EXPECT_EQ(Cli({"replay"}).exit_code, 2);
@@ -346,11 +350,11 @@ TEST_F(ManagementCliTest, SourcesDestinationsRoutesAddUpdateRm) {
 
   RunResult route = Cli({"routes", "add", "shop", "crm"});
   ASSERT_EQ(route.exit_code, 0) << route.err;
-  EXPECT_CONTAINS(route.out, "shop->crm");
+  EXPECT_CONTAINS(route.out, "shop:crm");
   RunResult routes = Cli({"routes", "list"});
   ASSERT_EQ(routes.exit_code, 0) << routes.err;
   EXPECT_CONTAINS(routes.out, "DEFINED IN");
-  EXPECT_CONTAINS(routes.out, "shop->crm");
+  EXPECT_CONTAINS(routes.out, "shop:crm");
   EXPECT_CONTAINS(routes.out, "config file");  // src->billing, src->ops
 
   // Live at once: an event of the new source reaches the new destination, signed, with the
@@ -421,9 +425,9 @@ TEST_F(ManagementCliTest, SourcesDestinationsRoutesAddUpdateRm) {
   ASSERT_TRUE(list.is_object());
   EXPECT_EQ(list.at("items").as_array().size(), 2u);  // src (config file) and shop (API)
 
-  RunResult rm_route = Cli({"routes", "rm", "shop->crm"});
+  RunResult rm_route = Cli({"routes", "rm", "shop:crm"});
   ASSERT_EQ(rm_route.exit_code, 0) << rm_route.err;
-  EXPECT_CONTAINS(rm_route.out, "Deleted route shop->crm");
+  EXPECT_CONTAINS(rm_route.out, "Deleted route shop:crm");
   ASSERT_EQ(Cli({"sources", "rm", "shop"}).exit_code, 0);
   RunResult rm_dest = Cli({"destinations", "rm", "crm", "--json"});
   ASSERT_EQ(rm_dest.exit_code, 0) << rm_dest.err;

@@ -806,5 +806,80 @@ TEST_F(SqliteStoreTest, MigrationThreeAddsTheAuditTrailToAnExistingDatabase) {
   EXPECT_GT(store->ListAudit("", 1)->items.at(0).id, first_id);
 }
 
+TEST_F(SqliteStoreTest, MigrationSixMarksCurrentChainsAndRenamesDefaultRouteIds) {
+  {
+    // A database at version 5: e1's billing delivery failed, then a replay delivered it.
+    std::unique_ptr<sqlite::Connection> raw = Raw();
+    ASSERT_TRUE(raw->ExecScript("PRAGMA journal_mode = WAL", "wal").ok());
+    Result<sqlite::MigrationResult> v5 =
+        sqlite::ApplyMigrations(*raw, sqlite::SchemaMigrations().first(5), clock_.Now());
+    ASSERT_TRUE(v5.ok()) << v5.status().ToString();
+    ASSERT_EQ(v5->version, 5);
+    ASSERT_TRUE(
+        raw->ExecScript(
+               "INSERT INTO events VALUES ('e1', 'github', 0, '', 0, NULL, x'', x'');"
+               "INSERT INTO deliveries(event_id, destination, chain, status, max_attempts,"
+               " next_attempt_at, created_at, updated_at) VALUES"
+               " ('e1', 'billing', 0, 'failed', 5, 0, 0, 0),"
+               " ('e1', 'billing', 1, 'delivered', 5, 0, 0, 0),"
+               " ('e1', 'crm', 0, 'failed', 5, 0, 0, 0);"
+               "INSERT INTO catalog(kind, name, spec, origin, created_at, updated_at) VALUES"
+               " ('route', 'github->billing',"
+               "  '{\"source\":\"github\",\"destination\":\"billing\"}', 'api', 0, 0),"
+               " ('route', 'github->crm',"
+               "  '{\"id\":\"github->crm\",\"source\":\"github\",\"destination\":\"crm\"}',"
+               "  'api', 0, 0);"
+               "INSERT INTO replays(id, created_at, updated_at, filter, rate, state)"
+               " VALUES ('j1', 0, 0, '{}', 1, 'queued');",
+               "seed")
+            .ok());
+  }
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->schema_version(), static_cast<int>(sqlite::SchemaMigrations().size()));
+  EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kFailed), 1);  // crm only
+  EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kDelivered), 1);
+  Result<EventPage> failed_billing =
+      store->ListEvents({.status = DeliveryStatus::kFailed, .destination = "billing"}, "", 10);
+  ASSERT_TRUE(failed_billing.ok()) << failed_billing.status().ToString();
+  EXPECT_TRUE(failed_billing->items.empty());
+  Result<EventPage> all = store->ListEvents({}, "", 10);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->items.size(), 1u);
+  EXPECT_EQ(all->items[0].current,
+            (std::vector<CurrentDelivery>{{"billing", DeliveryStatus::kDelivered, 1},
+                                          {"crm", DeliveryStatus::kFailed, 0}}));
+  // A default route id is renamed to the new form; an id given explicitly is kept.
+  Result<std::vector<CatalogObject>> catalog = store->ListCatalog();
+  ASSERT_TRUE(catalog.ok());
+  std::vector<std::string> names;
+  for (const CatalogObject& o : *catalog) names.push_back(o.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"github:billing", "github->crm"}));
+  Result<std::optional<ReplayJob>> job = store->GetReplayJob("j1");
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_FALSE((*job)->waiting.has_value());
+}
+
+// The event list's status filter probes each event's deliveries by the event index (as before
+// the current flag), and the count of current deliveries reads indexes only.
+TEST_F(SqliteStoreTest, CurrentStatusQueriesUseIndexes) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  std::unique_ptr<sqlite::Connection> raw = Raw();
+  std::string list = QueryPlan(
+      *raw,
+      "SELECT e.id FROM events e WHERE EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id"
+      " AND d.status = 'failed' AND d.current = 1) ORDER BY e.id DESC LIMIT 101");
+  EXPECT_NE(list.find("deliveries_event"), std::string::npos) << list;
+  EXPECT_EQ(list.find("TEMP B-TREE"), std::string::npos) << list;
+  std::string count =
+      QueryPlan(*raw,
+                "SELECT (SELECT COUNT(*) FROM deliveries WHERE status = 'failed')"
+                " - (SELECT COUNT(*) FROM deliveries WHERE status = 'failed' AND current = 0)");
+  EXPECT_NE(count.find("COVERING INDEX deliveries_due"), std::string::npos) << count;
+  EXPECT_NE(count.find("deliveries_superseded"), std::string::npos) << count;
+  EXPECT_EQ(count.find("SCAN deliveries\n"), std::string::npos) << count;
+}
+
 }  // namespace
 }  // namespace hookrelay::store

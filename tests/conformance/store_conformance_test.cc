@@ -682,6 +682,98 @@ TEST_P(StoreConformanceTest, ListFilters) {
   EXPECT_EQ(ListIds({}, 100000).size(), 3u);
 }
 
+// A delivery's status is that of its latest chain: filters, counts and the list agree on it.
+TEST_P(StoreConformanceTest, CurrentStatusIsThatOfTheLatestChain) {
+  const TimePoint t0 = clock_.Now();
+  const std::string e1 = Append(MakeEvent(clock_, random_, "1", {"billing", "crm"}));
+  clock_.Advance(seconds(1));
+  const std::string e2 = Append(MakeEvent(clock_, random_, "2", {"billing"}));
+  // Both billing deliveries fail for good; e1's crm delivery is delivered.
+  std::vector<Delivery> claimed = Claim(clock_.Now(), 10, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 3u);
+  for (const Delivery& d : claimed) {
+    const bool ok = d.destination == "crm";
+    ASSERT_TRUE(
+        store_
+            ->RecordAttempt({d.id, 1, t0, 1, ok ? 200 : 500, std::nullopt, std::nullopt, ""},
+                            {ok ? DeliveryStatus::kDelivered : DeliveryStatus::kFailed,
+                             t0,
+                             {},
+                             t0,
+                             {},
+                             ok ? std::nullopt : std::optional<std::string>("x")},
+                            "s")
+            .ok());
+  }
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ListIds({.status = DeliveryStatus::kFailed}), (V{e2, e1}));
+  EXPECT_EQ(Count(DeliveryStatus::kFailed), 2);
+
+  // e1 is replayed to billing (one chain), e2 through a bulk batch: both leave the failed list.
+  ASSERT_TRUE(store_->CreateReplay(e1, "billing", 3, clock_.Now()).ok());
+  ASSERT_EQ(*store_->CreateReplays({{e2, "billing", 3, clock_.Now()}}), 1);
+  EXPECT_EQ(ListIds({.status = DeliveryStatus::kFailed}), V{});
+  EXPECT_EQ(ListIds({.status = DeliveryStatus::kFailed, .destination = "billing"}), V{});
+  EXPECT_EQ(Count(DeliveryStatus::kFailed), 0);
+  EXPECT_EQ(ListIds({.status = DeliveryStatus::kScheduled}), (V{e2, e1}));
+  EXPECT_EQ(Count(DeliveryStatus::kScheduled), 2);
+
+  // The replays are delivered: listed as delivered only.
+  claimed = Claim(clock_.Now(), 10, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 2u);
+  for (const Delivery& d : claimed) {
+    EXPECT_EQ(d.chain, 1);
+    ASSERT_TRUE(store_
+                    ->RecordAttempt({d.id, 1, t0, 1, 200, std::nullopt, std::nullopt, ""},
+                                    {DeliveryStatus::kDelivered, t0, {}, {}, {}, {}}, "s")
+                    .ok());
+  }
+  EXPECT_EQ(ListIds({.status = DeliveryStatus::kFailed}), V{});
+  EXPECT_EQ(ListIds({.status = DeliveryStatus::kDelivered}), (V{e2, e1}));
+  EXPECT_EQ(Count(DeliveryStatus::kFailed), 0);
+  EXPECT_EQ(Count(DeliveryStatus::kDelivered), 3);  // e1 billing and crm, e2 billing
+
+  // The list carries each destination's current delivery; the history keeps every chain.
+  Result<EventPage> page = store_->ListEvents({}, "", 10);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->items.size(), 2u);
+  EXPECT_EQ(page->items[1].id, e1);
+  EXPECT_EQ(page->items[1].current,
+            (std::vector<CurrentDelivery>{{"billing", DeliveryStatus::kDelivered, 1},
+                                          {"crm", DeliveryStatus::kDelivered, 0}}));
+  EXPECT_EQ(page->items[0].current,
+            (std::vector<CurrentDelivery>{{"billing", DeliveryStatus::kDelivered, 1}}));
+  EXPECT_EQ(Deliveries(e1).size(), 3u);
+  Result<std::optional<Event>> got = store_->GetEvent(e1);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_TRUE((*got)->current.empty());
+
+  // A second replay supersedes the first: still one current delivery per destination.
+  ASSERT_TRUE(store_->CreateReplay(e1, "billing", 3, clock_.Now()).ok());
+  EXPECT_EQ(ListIds({.status = DeliveryStatus::kDelivered}), (V{e2, e1}));  // e1 via crm
+  EXPECT_EQ(ListIds({.status = DeliveryStatus::kDelivered, .destination = "billing"}), (V{e2}));
+  EXPECT_EQ(Count(DeliveryStatus::kDelivered), 2);
+  EXPECT_EQ(Count(DeliveryStatus::kScheduled), 1);
+}
+
+TEST_P(StoreConformanceTest, ListsRefuseCursorsTheyDidNotMake) {
+  Append(MakeEvent(clock_, random_));
+  for (const std::string& bad :
+       std::vector<std::string>{"garbage", "01JNOSUCHEVENT", std::string(26, 'z')}) {
+    Result<EventPage> events = store_->ListEvents({}, bad, 10);
+    ASSERT_FALSE(events.ok()) << bad;
+    EXPECT_EQ(events.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_EQ(events.status().field(), "cursor");
+    Result<ReplayJobPage> jobs = store_->ListReplayJobs(bad, 10);
+    ASSERT_FALSE(jobs.ok()) << bad;
+    EXPECT_EQ(jobs.status().code(), Status::Code::kInvalidArgument);
+  }
+  // A well-formed id past every event is an empty page, not an error.
+  Result<EventPage> none = store_->ListEvents({}, "00000000000000000000000000", 10);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->items.empty());
+}
+
 TEST_P(StoreConformanceTest, PurgeDeletesOldEventsInBatchesWithDeliveriesAndAttempts) {
   const TimePoint t0 = clock_.Now();
   std::vector<std::string> old_ids;
@@ -1086,6 +1178,26 @@ TEST_P(StoreConformanceTest, ReplayJobRoundTripsAndIdsAreUnique) {
   got = store_->GetReplayJob("nope");
   ASSERT_TRUE(got.ok());
   EXPECT_FALSE(got->has_value());
+}
+
+TEST_P(StoreConformanceTest, ReplayJobWaitingIsWrittenWithProgressAndClearedWhenFinal) {
+  ASSERT_TRUE(store_->CreateReplayJob(MakeReplayJob("job-w", clock_.Now())).ok());
+  Result<std::optional<ReplayJob>> job = store_->ClaimReplayJob(clock_.Now(), seconds(60), "n1");
+  ASSERT_TRUE(job.ok() && job->has_value());
+  EXPECT_FALSE((*job)->waiting.has_value());
+  ReplayJob j = **job;
+  j.waiting = R"({"reason":"breaker_open","destination":"billing"})";
+  ASSERT_TRUE(store_->UpdateReplayJob(j, "n1").ok());
+  EXPECT_EQ((*store_->GetReplayJob("job-w"))->waiting, j.waiting);
+  j.waiting.reset();
+  ASSERT_TRUE(store_->UpdateReplayJob(j, "n1").ok());
+  EXPECT_FALSE((*store_->GetReplayJob("job-w"))->waiting.has_value());
+  j.waiting = R"({"reason":"destination_paused","destination":"billing"})";
+  ASSERT_TRUE(store_->UpdateReplayJob(j, "n1").ok());
+  // A cancelled job waits for nothing.
+  Result<std::optional<ReplayJob>> cancelled = store_->CancelReplayJob("job-w", clock_.Now());
+  ASSERT_TRUE(cancelled.ok() && cancelled->has_value());
+  EXPECT_FALSE((*cancelled)->waiting.has_value());
 }
 
 TEST_P(StoreConformanceTest, ReplayJobsAreClaimedOldestFirstAndOnlyOnceWhileLeased) {

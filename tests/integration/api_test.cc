@@ -11,6 +11,10 @@
 #include "support/process.h"
 #include "support/sink.h"
 
+#ifndef HOOKRELAY_BINARY
+#error "HOOKRELAY_BINARY must be defined by the build"
+#endif
+
 namespace hookrelay {
 namespace {
 
@@ -232,7 +236,7 @@ TEST_F(ApiTest, BadQueryValuesAre400NamingTheField) {
 }
 
 TEST_F(ApiTest, UnknownIdsAndNamesAre404) {
-  for (const char* target : {"/api/v1/events/01JNOSUCHEVENT000000000000",
+  for (const char* target : {"/api/v1/events/01JDZ8X4AC1N4G0Y5K6M7P8Q9R",
                              "/api/v1/destinations/nope", "/api/v1/sources/nope"}) {
     HttpResponse r = Get(target);
     EXPECT_EQ(r.status, 404) << target;
@@ -315,7 +319,7 @@ TEST_F(ApiTest, ReplayAFailedDeliveryAfterTheEndpointIsFixed) {
   // Bad requests change nothing.
   EXPECT_EQ(Post("/api/v1/events/" + id + "/replay", R"({"destination": "nope"})").status, 400);
   EXPECT_EQ(Post("/api/v1/events/" + id + "/replay", "{oops").status, 400);
-  EXPECT_EQ(Post("/api/v1/events/01JNOSUCHEVENT0000000000000/replay").status, 404);
+  EXPECT_EQ(Post("/api/v1/events/01JDZ8X4AC1N4G0Y5K6M7P8Q9R/replay").status, 404);
   EXPECT_EQ(Get("/api/v1/events/" + id + "/replay").status, 405);
 }
 
@@ -370,6 +374,240 @@ TEST_F(ApiTest, PauseHoldsDeliveriesAndResumeSendsThem) {
   EXPECT_EQ(actions,
             (std::vector<std::string>{"reset_breaker", "resume", "pause", "config_change"}));
   EXPECT_TRUE(audit.at("next_cursor").is_null());
+}
+
+// The ids of a page of GET /api/v1/events, and each item's current statuses
+// ("billing failed").
+std::vector<std::string> PageIds(const json::value& page) {
+  std::vector<std::string> ids;
+  for (const json::value& e : page.at("items").as_array()) ids.emplace_back(e.at("id").as_string());
+  return ids;
+}
+
+// Issue 10, point 4: a delivery's status is that of its latest chain. An event that failed and
+// was replayed successfully (single or bulk) leaves the failed list, in the API and the CLI,
+// and the bulk replay's count agrees with the list.
+TEST_F(ApiTest, AReplayedEventLeavesTheFailedListAndCountsAgree) {
+  sink_.Enqueue(SinkResponse::Status(404));  // final: fails at once
+  sink_.Enqueue(SinkResponse::Status(404));
+  const std::string e1 = Ingest(R"({"n":1})");
+  std::this_thread::sleep_for(2ms);
+  const std::string e2 = Ingest(R"({"n":2})");
+  for (const std::string& id : {e1, e2}) {
+    json::value d = WaitForEvent(
+        id, [](const json::value& d) { return Statuses(d) == std::vector<std::string>{"failed"}; });
+    ASSERT_EQ(Statuses(d), std::vector<std::string>{"failed"}) << json::serialize(d);
+  }
+  sink_.SetDefault(SinkResponse::Status(200));
+  auto failed = [this] {
+    HttpResponse r = Get("/api/v1/events?status=failed");
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body);
+  };
+  auto cli = [this](std::vector<std::string> args) {
+    args.insert(args.begin(), HOOKRELAY_BINARY);
+    return testing::RunProgram(args, {}, 60s,
+                               {{"HOOKRELAY_URL", server_->url()}, {"HOOKRELAY_TOKEN", kToken}});
+  };
+  json::value page = failed();
+  EXPECT_EQ(PageIds(page), (std::vector<std::string>{e2, e1}));
+  // Each item carries its destinations' current status.
+  EXPECT_EQ(json::serialize(page.at("items").at(0).at("deliveries")),
+            R"([{"destination":"billing","status":"failed","chain":0}])");
+
+  // A single replay, delivered: e1 leaves the failed list.
+  ASSERT_EQ(Post("/api/v1/events/" + e1 + "/replay").status, 202);
+  WaitForEvent(e1, [](const json::value& d) {
+    return Statuses(d) == std::vector<std::string>{"failed", "delivered"};
+  });
+  EXPECT_EQ(PageIds(failed()), std::vector<std::string>{e2});
+  HttpResponse r = Get("/api/v1/events?status=delivered");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(PageIds(json::parse(r.body)), std::vector<std::string>{e1});
+  testing::RunResult list = cli({"events", "list", "--status", "failed"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("STATUS"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find(e2), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("billing failed"), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find(e1), std::string::npos) << list.out;
+
+  // A bulk replay with the same filter counts what the list shows, and clears it.
+  r = Post("/api/v1/replays", R"({"status": "failed", "rate": "100/s"})");
+  ASSERT_EQ(r.status, 202) << r.body;
+  json::value job = json::parse(r.body);
+  EXPECT_EQ(job.at("total").as_int64(), 1);
+  EXPECT_TRUE(job.at("waiting").is_null());
+  const std::string job_id(job.at("id").as_string());
+  for (int i = 0; i < 200 && job.at("state").as_string() != "done"; ++i) {
+    std::this_thread::sleep_for(50ms);
+    job = json::parse(Get("/api/v1/replays/" + job_id).body);
+  }
+  EXPECT_EQ(job.at("state").as_string(), "done");
+  EXPECT_EQ(job.at("total").as_int64(), 1);
+  EXPECT_EQ(job.at("done").as_int64(), 1);
+  WaitForEvent(e2, [](const json::value& d) {
+    return Statuses(d) == std::vector<std::string>{"failed", "delivered"};
+  });
+  EXPECT_TRUE(PageIds(failed()).empty());
+  list = cli({"events", "list", "--status", "failed"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out.find(e1), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find(e2), std::string::npos) << list.out;
+  list = cli({"events", "list"});
+  EXPECT_NE(list.out.find("billing delivered"), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find("failed"), std::string::npos) << list.out;
+  // Nothing left to replay: the count agrees with the (empty) list.
+  r = Post("/api/v1/replays", R"({"status": "failed"})");
+  ASSERT_EQ(r.status, 202) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("total").as_int64(), 0);
+}
+
+// Issue 10, point 17: what the API used to accept silently.
+TEST_F(ApiTest, MistakesInQueriesIdsAndHeadersAreNamed) {
+  struct Case {
+    std::string target;
+    std::string field;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"/api/v1/events?staus=failed", "staus"},
+                         {"/api/v1/events?cursor=garbage", "cursor"},
+                         {"/api/v1/events?status=failed&status=delivered", "status"},
+                         {"/api/v1/replays?cursor=garbage", "cursor"},
+                         {"/api/v1/audit?limt=5", "limt"},
+                         {"/api/v1/destinations?name=billing", "name"},
+                         {"/api/v1/events/01XXXX", "id"},
+                         {"/api/v1/events/01XXXX?body=false", "id"}}) {
+    HttpResponse r = Get(c.target);
+    EXPECT_EQ(r.status, 400) << c.target << " " << r.body;
+    if (r.status != 400) continue;
+    json::value e = json::parse(r.body).at("error");
+    EXPECT_EQ(e.at("code").as_string(), "invalid_argument") << c.target;
+    EXPECT_EQ(e.at("field").as_string(), c.field) << c.target;
+    EXPECT_NE(e.at("message").as_string().find(c.field), std::string::npos) << r.body;
+  }
+  // Basic credentials are told that a bearer token is expected (and are not echoed).
+  HttpConnection conn(server_->port());
+  HttpResponse r =
+      conn.Send("GET", "/api/v1/events", {{"Authorization", "Basic YWRtaW46c2VjcmV0"}});
+  EXPECT_EQ(r.status, 401);
+  EXPECT_NE(r.body.find("bearer token is expected"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("YWRtaW46c2VjcmV0"), std::string::npos) << r.body;
+  // Routes are replaced, not patched.
+  r = Get("/api/v1/routes/src:billing", kToken, "PATCH");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_NE(r.body.find("delete it"), std::string::npos) << r.body;
+  // Unknown fields of small bodies list the known ones.
+  r = Post("/api/v1/destinations/billing/pause", R"({"reasn": "x"})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("known fields: reason"), std::string::npos) << r.body;
+}
+
+// Issue 10, point 12: default route ids are safe to type unquoted; old ids still work.
+TEST_F(ApiTest, RouteIdsAreTypeableAndOldIdsStillWork) {
+  HttpResponse r = Get("/api/v1/routes");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body).at("items").at(0).at("id").as_string(), "src:billing");
+  r = Get("/api/v1/routes/src:billing");
+  EXPECT_EQ(r.status, 200) << r.body;
+  r = Get("/api/v1/routes/src-%3Ebilling");  // the old form, "src->billing"
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("id").as_string(), "src:billing");
+}
+
+// Issue 10, point 16: pausing a paused destination keeps its reason; resuming an active one
+// changes nothing; both say so (API and CLI).
+TEST_F(ApiTest, PauseAndResumeTwiceAreNoOpsThatSaySo) {
+  HttpResponse r = Post("/api/v1/destinations/billing/pause", R"({"reason": "maintenance"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(json::parse(r.body).as_object().contains("note"));
+  r = Post("/api/v1/destinations/billing/pause");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value d = json::parse(r.body);
+  EXPECT_EQ(d.at("note").as_string(), "already paused");
+  EXPECT_EQ(d.at("paused_reason").as_string(), "maintenance");
+  testing::RunResult cli =
+      testing::RunProgram({HOOKRELAY_BINARY, "destinations", "pause", "billing"}, {}, 60s,
+                          {{"HOOKRELAY_URL", server_->url()}, {"HOOKRELAY_TOKEN", kToken}});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_NE(cli.out.find("already paused"), std::string::npos) << cli.out;
+  r = Post("/api/v1/destinations/billing/resume");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(json::parse(r.body).as_object().contains("note"));
+  r = Post("/api/v1/destinations/billing/resume");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("note").as_string(), "not paused");
+  // Only the two real changes are audited.
+  json::value audit = json::parse(Get("/api/v1/audit").body);
+  int changes = 0;
+  for (const json::value& e : audit.at("items").as_array()) {
+    changes += e.at("action").as_string() == "pause" || e.at("action").as_string() == "resume";
+  }
+  EXPECT_EQ(changes, 2);
+}
+
+// Issue 10, point 7: a bulk replay held back by an open breaker says so in its JSON, with
+// the destination and until when (it used to show "0/1 running" with no reason).
+TEST(ApiBulkReplayTest, AJobWaitingForAnOpenBreakerSaysWhy) {
+  TempDir dir;
+  Sink sink;
+  sink.SetDefault(SinkResponse::Status(500));
+  const std::string config =
+      "[delivery]\npoll_interval = \"100ms\"\n"
+      "\n[[sources]]\nname = \"src\"\n"
+      "\n[[destinations]]\nname = \"analytics\"\nallow_private = true\n"
+      "policy = { strategy = \"exponential\", jitter = \"none\", base = \"50ms\", "
+      "cap = \"50ms\", max_attempts = 1, max_duration = \"1m\", timeout = \"2s\" }\n"
+      "breaker = { threshold = 1, open = [\"10m\"] }\n"
+      "url = \"" +
+      sink.url("/hooks") + "\"\n\n[[routes]]\nsource = \"src\"\ndestination = \"analytics\"\n";
+  HookrelayServer server(HookrelayServer::Options{
+      config, dir.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
+  ASSERT_TRUE(server.ok()) << server.output();
+  const testing::HeaderList auth{{"Authorization", "Bearer " + kToken}};
+  HttpConnection conn(server.port());
+  HttpResponse r = conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, "{}");
+  ASSERT_EQ(r.status, 202) << r.body;
+  // One 500: the delivery fails (one attempt) and the breaker opens (threshold 1) for 10 minutes.
+  std::string open_until;
+  for (int i = 0; i < 200 && open_until.empty(); ++i) {
+    r = conn.Send("GET", "/api/v1/destinations/analytics", auth);
+    ASSERT_EQ(r.status, 200) << r.body;
+    json::value b = json::parse(r.body).at("breaker");
+    if (b.at("state").as_string() == "open") open_until = b.at("open_until").as_string();
+    if (open_until.empty()) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_FALSE(open_until.empty());
+  for (int i = 0; i < 200; ++i) {
+    r = conn.Send("GET", "/api/v1/events?status=failed", auth);
+    if (!json::parse(r.body).at("items").as_array().empty()) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  r = conn.Send("POST", "/api/v1/replays", auth, R"({"status": "failed"})");
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string id(json::parse(r.body).at("id").as_string());
+  EXPECT_EQ(json::parse(r.body).at("total").as_int64(), 1);
+  json::value job;
+  for (int i = 0; i < 200; ++i) {
+    r = conn.Send("GET", "/api/v1/replays/" + id, auth);
+    ASSERT_EQ(r.status, 200) << r.body;
+    job = json::parse(r.body);
+    if (!job.at("waiting").is_null()) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(job.at("waiting").is_object()) << json::serialize(job);
+  const json::value& w = job.at("waiting");
+  EXPECT_EQ(w.at("reason").as_string(), "breaker_open");
+  EXPECT_EQ(w.at("destination").as_string(), "analytics");
+  // The same instant as the breaker's open_until (which has milliseconds), to the second.
+  EXPECT_EQ(std::string(w.at("until").as_string()).substr(0, 19), open_until.substr(0, 19));
+  EXPECT_NE(w.at("message").as_string().find("breaker open on analytics until"), std::string::npos);
+  EXPECT_EQ(job.at("state").as_string(), "running");
+  EXPECT_EQ(job.at("total").as_int64(), 1);
+  EXPECT_EQ(job.at("done").as_int64(), 0);
+  // Cancelled, it waits for nothing.
+  r = conn.Send("DELETE", "/api/v1/replays/" + id, auth);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(json::parse(r.body).at("waiting").is_null());
 }
 
 TEST(ApiReplayWindowTest, ReplayPastTheWindowIs409WithAClearMessage) {

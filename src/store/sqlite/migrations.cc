@@ -133,6 +133,30 @@ CREATE TABLE catalog (
   UNIQUE (kind, name)
 );
 )sql"},
+    {6, "current delivery chains, replay waiting, typeable route ids", R"sql(
+-- A delivery's status is that of its latest chain: a successful replay takes an event out of
+-- status=failed. `current` marks the latest chain of each (event, destination); a replay clears
+-- it on the chains before (their rows stay, as history). A flag rather than a MAX(chain)
+-- subquery, so the event list's status filter stays one indexed probe per event, as before.
+-- ADD COLUMN with a constant default does not rewrite the table.
+ALTER TABLE deliveries ADD COLUMN current INTEGER NOT NULL DEFAULT 1;
+UPDATE deliveries SET current = 0 WHERE EXISTS (SELECT 1 FROM deliveries l
+  WHERE l.event_id = deliveries.event_id AND l.destination = deliveries.destination
+    AND l.chain > deliveries.chain);
+-- Only superseded chains (replays are rare next to ingest, which never writes this index):
+-- a count of current deliveries in a status is the deliveries_due count minus this one.
+CREATE INDEX deliveries_superseded ON deliveries(status) WHERE current = 0;
+
+-- Why a bulk replay cannot make progress now (JSON), shown with the job.
+ALTER TABLE replays ADD COLUMN waiting TEXT;
+
+-- Default route ids were "source->destination"; '>' is a shell redirection, so they are now
+-- "source:destination" (':' is in no source or destination name). Ids given explicitly stay.
+UPDATE OR IGNORE catalog
+  SET name = json_extract(spec, '$.source') || ':' || json_extract(spec, '$.destination')
+  WHERE kind = 'route' AND json_extract(spec, '$.id') IS NULL
+    AND name = json_extract(spec, '$.source') || '->' || json_extract(spec, '$.destination');
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

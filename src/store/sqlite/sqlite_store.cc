@@ -15,6 +15,8 @@
 #include <optional>
 #include <utility>
 
+#include "common/id.h"
+#include "common/list_limits.h"
 #include "common/thread_name.h"
 #include "store/sqlite/migrations.h"
 
@@ -840,6 +842,15 @@ Result<int64_t> InsertReplay(Connection& db, const std::string& event_id,
     if (!*row || q->Int(0) == 0) return Status::NotFound("event " + event_id + " not found");
     chain = q->Int(1);
   }
+  {
+    // The new chain becomes the current one; the ones before stay as history.
+    Result<Statement> up = db.Prepare(
+        "UPDATE deliveries SET current = 0"
+        " WHERE event_id = ?1 AND destination = ?2 AND current = 1");
+    if (!up.ok()) return up.status();
+    up->BindText(1, event_id).BindText(2, destination);
+    HR_RETURN_IF_ERROR(up->Exec("supersede the chains of " + event_id));
+  }
   Result<Statement> ins = db.Prepare(
       "INSERT INTO deliveries(event_id, destination, chain, status, attempts,"
       " max_attempts, next_attempt_at, created_at, updated_at)"
@@ -975,7 +986,12 @@ Result<std::optional<Event>> SqliteStore::GetEvent(const std::string& id) {
 
 Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::string& cursor,
                                           int limit) {
-  limit = std::clamp(limit, 1, 1000);
+  limit = std::clamp(limit, 1, kMaxListLimit);
+  // Cursors are event ids (ULIDs); anything else was not made here.
+  if (!cursor.empty() && !IsUlid(cursor)) {
+    return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)",
+                                   "cursor");
+  }
   // Only the filters in use appear in the SQL, so the planner sees plain conditions. Parameter
   // numbers are fixed; ?7 (the limit) is always present, which makes ?1..?6 valid to bind even
   // when unused.
@@ -987,7 +1003,7 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   if (filter.status || filter.destination) {
     // Both set: one delivery must match both (a failed delivery *to* that destination).
     sql += " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id";
-    if (filter.status) sql += " AND d.status = ?5";
+    if (filter.status) sql += " AND d.status = ?5 AND d.current = 1";
     if (filter.destination) sql += " AND d.destination = ?6";
     sql += ")";
   }
@@ -1018,6 +1034,28 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
     Result<Event> e = ReadEvent(*q, -1);
     if (!e.ok()) return e.status();
     page.items.push_back(std::move(*e));
+  }
+  // Each event's current deliveries: one probe of deliveries_event per event on the page.
+  Result<Statement> cur = (*db)->Prepare(
+      "SELECT destination, status, chain FROM deliveries WHERE event_id = ?1 AND current = 1"
+      " ORDER BY destination");
+  if (!cur.ok()) return cur.status();
+  for (Event& e : page.items) {
+    cur->Reset();
+    cur->BindText(1, e.id);
+    for (;;) {
+      Result<bool> row = cur->Step("current deliveries of " + e.id);
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      CurrentDelivery c;
+      c.destination = cur->Text(0);
+      const std::string status = cur->Text(1);
+      std::optional<DeliveryStatus> parsed = ParseDeliveryStatus(status);
+      if (!parsed) return Status::Internal("unknown delivery status in the database: " + status);
+      c.status = *parsed;
+      c.chain = static_cast<int>(cur->Int(2));
+      e.current.push_back(std::move(c));
+    }
   }
   return page;
 }
@@ -1146,7 +1184,7 @@ Result<std::optional<policy::BreakerSnapshot>> SqliteStore::GetBreaker(
 }
 
 Result<AuditPage> SqliteStore::ListAudit(const std::string& cursor, int limit) {
-  limit = std::clamp(limit, 1, 1000);
+  limit = std::clamp(limit, 1, kMaxListLimit);
   // The cursor is the id of the last entry of the previous page, in decimal.
   int64_t before = std::numeric_limits<int64_t>::max();
   if (!cursor.empty()) {
@@ -1188,7 +1226,11 @@ Result<AuditPage> SqliteStore::ListAudit(const std::string& cursor, int limit) {
 Result<int64_t> SqliteStore::CountDeliveries(DeliveryStatus status) {
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
-  Result<Statement> q = (*db)->Prepare("SELECT COUNT(*) FROM deliveries WHERE status = ?1");
+  // Current deliveries: all in the status (deliveries_due) minus the superseded chains in it
+  // (the small partial index deliveries_superseded); both counts read an index only.
+  Result<Statement> q = (*db)->Prepare(
+      "SELECT (SELECT COUNT(*) FROM deliveries WHERE status = ?1)"
+      " - (SELECT COUNT(*) FROM deliveries WHERE status = ?1 AND current = 0)");
   if (!q.ok()) return q.status();
   q->BindText(1, DeliveryStatusName(status));
   Result<bool> row = q->Step("count deliveries");
@@ -1203,7 +1245,7 @@ namespace {
 
 constexpr const char* kReplayJobColumns =
     "id, created_at, updated_at, filter, rate, state, total, done, failed, cursor, error,"
-    " lease_until, lease_owner";
+    " lease_until, lease_owner, waiting";
 
 Result<ReplayJob> ReadReplayJob(const Statement& q) {
   ReplayJob j;
@@ -1223,6 +1265,7 @@ Result<ReplayJob> ReadReplayJob(const Statement& q) {
   j.error = q.OptText(10);
   j.lease_until = q.OptTime(11);
   j.lease_owner = q.Text(12);
+  j.waiting = q.OptText(13);
   return j;
 }
 
@@ -1252,8 +1295,8 @@ Status SqliteStore::CreateReplayJob(const ReplayJob& job) {
     }
     Result<Statement> ins = db.Prepare(
         "INSERT INTO replays(id, created_at, updated_at, filter, rate, state, total, done, failed,"
-        " cursor, error, lease_until, lease_owner)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+        " cursor, error, lease_until, lease_owner, waiting)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
     if (!ins.ok()) return ins.status();
     ins->BindText(1, job.id)
         .BindTime(2, job.created_at)
@@ -1267,7 +1310,8 @@ Status SqliteStore::CreateReplayJob(const ReplayJob& job) {
         .BindText(10, job.cursor)
         .BindOptText(11, job.error)
         .BindOptTime(12, job.lease_until)
-        .BindText(13, job.lease_owner);
+        .BindText(13, job.lease_owner)
+        .BindOptText(14, job.waiting);
     HR_RETURN_IF_ERROR(ins->Exec("create replay job " + job.id));
     return Unit{};
   });
@@ -1312,11 +1356,13 @@ Status SqliteStore::UpdateReplayJob(const ReplayJob& job, const std::string& own
     }
     Result<Statement> up = db.Prepare(
         "UPDATE replays SET state = ?2, total = ?3, done = ?4, failed = ?5, cursor = ?6,"
-        " error = ?7, lease_until = ?8, lease_owner = ?9, updated_at = ?10 WHERE id = ?1");
+        " error = ?7, lease_until = ?8, lease_owner = ?9, updated_at = ?10, waiting = ?11"
+        " WHERE id = ?1");
     if (!up.ok()) return up.status();
     const bool final = IsFinal(job.state);
     // Bound without a copy (SQLITE_STATIC): must outlive the Exec below.
     const std::string lease_owner = final ? std::string() : owner;
+    const std::optional<std::string> waiting = final ? std::nullopt : job.waiting;
     up->BindText(1, job.id)
         .BindText(2, ReplayJobStateName(job.state))
         .BindInt(3, job.total)
@@ -1326,7 +1372,8 @@ Status SqliteStore::UpdateReplayJob(const ReplayJob& job, const std::string& own
         .BindOptText(7, job.error)
         .BindOptTime(8, final ? std::nullopt : job.lease_until)
         .BindText(9, lease_owner)
-        .BindTime(10, now);
+        .BindTime(10, now)
+        .BindOptText(11, waiting);
     HR_RETURN_IF_ERROR(up->Exec("update replay job " + job.id));
     return Unit{};
   });
@@ -1339,6 +1386,7 @@ Result<std::optional<ReplayJob>> SqliteStore::CancelReplayJob(const std::string&
       [&id, now](Connection& db) -> Result<std::optional<ReplayJob>> {
         Result<Statement> up = db.Prepare(
             "UPDATE replays SET state = 'cancelled', lease_until = NULL, lease_owner = '',"
+            " waiting = NULL,"
             " updated_at = ?2 WHERE id = ?1 AND state IN ('queued', 'running')");
         if (!up.ok()) return up.status();
         up->BindText(1, id).BindTime(2, now);
@@ -1348,9 +1396,12 @@ Result<std::optional<ReplayJob>> SqliteStore::CancelReplayJob(const std::string&
 }
 
 Result<ReplayJobPage> SqliteStore::ListReplayJobs(const std::string& cursor, int limit) {
-  limit = std::clamp(limit, 1, 1000);
+  limit = std::clamp(limit, 1, kMaxListLimit);
   // Job ids are ULIDs (time-ordered); the cursor is the last id of the previous page.
-  if (cursor.size() > 128) return Status::InvalidArgument("invalid cursor", "cursor");
+  if (!cursor.empty() && !IsUlid(cursor)) {
+    return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)",
+                                   "cursor");
+  }
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
   Result<Statement> q = (*db)->Prepare(std::string("SELECT ") + kReplayJobColumns +

@@ -109,8 +109,8 @@ TEST_F(ApiCatalogTest, CreateShowUpdateDeleteEachKind) {
 
   r = Call("POST", "/api/v1/routes", R"({"source": "shop", "destination": "crm"})");
   ASSERT_EQ(r.status, 201) << r.body;
-  EXPECT_EQ(json::parse(r.body).at("id").as_string(), "shop->crm");
-  EXPECT_EQ(Header(r, "Location"), "/api/v1/routes/shop-%3Ecrm");
+  EXPECT_EQ(json::parse(r.body).at("id").as_string(), "shop:crm");
+  EXPECT_EQ(Header(r, "Location"), "/api/v1/routes/shop%3Acrm");
   r = Call("GET", Header(r, "Location"));
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body).at("destination").as_string(), "crm");
@@ -139,7 +139,7 @@ TEST_F(ApiCatalogTest, CreateShowUpdateDeleteEachKind) {
 
   r = Call("DELETE", "/api/v1/routes/shop-%3Ecrm");
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(json::parse(r.body).at("id").as_string(), "shop->crm");
+  EXPECT_EQ(json::parse(r.body).at("id").as_string(), "shop:crm");
   ASSERT_EQ(Call("DELETE", "/api/v1/destinations/crm").status, 200);
   ASSERT_EQ(Call("DELETE", "/api/v1/sources/shop").status, 200);
   for (std::string_view gone :
@@ -164,8 +164,8 @@ TEST_F(ApiCatalogTest, CreateShowUpdateDeleteEachKind) {
                    std::string(e.at("target").as_string()));
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"delete source shop", "delete destination crm",
-                                            "delete route shop->crm", "update source shop",
-                                            "update destination crm", "create route shop->crm",
+                                            "delete route shop:crm", "update source shop",
+                                            "update destination crm", "create route shop:crm",
                                             "create destination crm", "create source shop"}));
 }
 

@@ -50,14 +50,19 @@ class ApiHandlerTest : public ::testing::Test {
     job.rate = 50;
     ASSERT_TRUE(store_->CreateReplayJob(job).ok());
     ApiHandler::Controls controls;
+    // Like the engine: pause and resume change the state the API reads back.
     controls.pause = [this](const std::string& d, const std::string& reason) {
       std::lock_guard lock(calls_mu_);
       calls_.push_back("pause " + d + " " + reason);
+      states_[d].paused = true;
+      states_[d].paused_reason = reason;
       return Status::Ok();
     };
     controls.resume = [this](const std::string& d) {
       std::lock_guard lock(calls_mu_);
       calls_.push_back("resume " + d);
+      states_[d].paused = false;
+      states_[d].paused_reason.clear();
       return Status::Ok();
     };
     controls.reset_breaker = [this](const std::string& d) {
@@ -73,10 +78,13 @@ class ApiHandlerTest : public ::testing::Test {
       std::lock_guard lock(calls_mu_);
       calls_.push_back("replay_job_queued");
     };
-    handler_ = std::make_unique<ApiHandler>(
-        [](std::string_view h) { return h == kToken; }, *store_, registry_,
-        [] { return std::map<std::string, delivery::DestinationState>(); }, std::move(controls),
-        clock_);
+    handler_ = std::make_unique<ApiHandler>([](std::string_view h) { return h == kToken; }, *store_,
+                                            registry_,
+                                            [this] {
+                                              std::lock_guard lock(calls_mu_);
+                                              return states_;
+                                            },
+                                            std::move(controls), clock_);
   }
 
   static http::Request Get(std::string target, std::string method = "GET",
@@ -108,7 +116,7 @@ class ApiHandlerTest : public ::testing::Test {
     std::string p(tmpl);
     for (auto [param, value] :
          {std::pair<std::string, std::string>{
-              "{id}", p.find("/routes/") != std::string::npos ? "github->billing" : event_id_},
+              "{id}", p.find("/routes/") != std::string::npos ? "github:billing" : event_id_},
           {"{name}", p.find("/sources/") != std::string::npos ? "github" : "billing"}}) {
       if (size_t at = p.find(param); at != std::string::npos) p.replace(at, param.size(), value);
     }
@@ -123,6 +131,7 @@ class ApiHandlerTest : public ::testing::Test {
   std::string event_id_;
   std::mutex calls_mu_;
   std::vector<std::string> calls_;  // GUARDED_BY(calls_mu_): the controls called, in order
+  std::map<std::string, delivery::DestinationState> states_;  // GUARDED_BY(calls_mu_)
   std::unique_ptr<ApiHandler> handler_;
 };
 
@@ -194,7 +203,8 @@ TEST_F(ApiHandlerTest, UnknownPathIs404AndOtherMethodIs405WithAllow) {
 
 TEST_F(ApiHandlerTest, UnknownIdsAndNamesAre404) {
   for (std::string_view target :
-       {"/api/v1/events/01JNOSUCH", "/api/v1/destinations/nope", "/api/v1/sources/nope"}) {
+       {"/api/v1/events/01JDZ8X4AC1N4G0Y5K6M7P8Q9R", "/api/v1/destinations/nope",
+        "/api/v1/sources/nope", "/api/v1/replays/01JDZ8X4AC1N4G0Y5K6M7P8Q9R"}) {
     http::Response r = handler_->Respond(Get(std::string(target)));
     EXPECT_EQ(r.status, 404) << target;
     EXPECT_EQ(json::parse(r.body).at("error").at("code").as_string(), "not_found") << target;
@@ -245,11 +255,9 @@ TEST_F(ApiHandlerTest, PauseResumeResetBreakerCallTheEngineAndAudit) {
   EXPECT_EQ(json::parse(r.body).at("name").as_string(), "billing");
   EXPECT_TRUE(json::parse(r.body).as_object().contains("breaker"));
   EXPECT_EQ(r.body.find(test::kSigningSecret), std::string::npos);
-  ASSERT_EQ(handler_->Respond(Post("/api/v1/destinations/billing/pause", "")).status, 200);
   ASSERT_EQ(handler_->Respond(Post("/api/v1/destinations/billing/resume", "{}")).status, 200);
   ASSERT_EQ(handler_->Respond(Post("/api/v1/destinations/crm/reset-breaker", "")).status, 200);
-  EXPECT_EQ(Calls(), (std::vector<std::string>{"pause billing maintenance",
-                                               "pause billing paused via the API", "resume billing",
+  EXPECT_EQ(Calls(), (std::vector<std::string>{"pause billing maintenance", "resume billing",
                                                "reset_breaker crm"}));
 
   r = handler_->Respond(Get("/api/v1/audit"));
@@ -257,20 +265,117 @@ TEST_F(ApiHandlerTest, PauseResumeResetBreakerCallTheEngineAndAudit) {
   EXPECT_EQ(r.body.find("right-token"), std::string::npos);
   json::value page = json::parse(r.body);
   const json::array& items = page.at("items").as_array();
-  ASSERT_EQ(items.size(), 4u);
+  ASSERT_EQ(items.size(), 3u);
   const std::string actor = "token:" + HexEncode(Sha256("right-token-0123456789")).substr(0, 8);
   EXPECT_EQ(items[0].at("action").as_string(), "reset_breaker");  // newest first
   EXPECT_EQ(items[0].at("target").as_string(), "crm");
   EXPECT_EQ(items[0].at("detail"), nullptr);
   EXPECT_EQ(items[1].at("action").as_string(), "resume");
-  EXPECT_EQ(items[3].at("action").as_string(), "pause");
-  EXPECT_EQ(items[3].at("detail").at("reason").as_string(), "maintenance");
+  EXPECT_EQ(items[2].at("action").as_string(), "pause");
+  EXPECT_EQ(items[2].at("detail").at("reason").as_string(), "maintenance");
   for (const json::value& e : items) {
     EXPECT_EQ(e.at("actor").as_string(), actor);
     EXPECT_EQ(e.at("count").as_int64(), 1);
     EXPECT_EQ(e.at("at").as_string(), FormatRfc3339(clock_.Now()));
   }
   EXPECT_EQ(page.at("next_cursor"), nullptr);
+}
+
+// Issue 10, point 16: pausing a paused destination used to replace its reason with "paused via
+// the API"; resuming an active one restarted its concurrency. Both are now no-ops that say so.
+TEST_F(ApiHandlerTest, PauseWhenPausedAndResumeWhenActiveChangeNothingAndSaySo) {
+  http::Response active = handler_->Respond(Post("/api/v1/destinations/billing/resume", ""));
+  ASSERT_EQ(active.status, 200) << active.body;
+  EXPECT_EQ(json::parse(active.body).at("note").as_string(), "not paused");
+  ASSERT_EQ(handler_->Respond(Post("/api/v1/destinations/billing/pause", R"({"reason": "deploy"})"))
+                .status,
+            200);
+  http::Response r = handler_->Respond(Post("/api/v1/destinations/billing/pause", ""));
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value v = json::parse(r.body);
+  EXPECT_EQ(v.at("note").as_string(), "already paused");
+  EXPECT_EQ(v.at("paused_reason").as_string(), "deploy");
+  // A bad body is still a 400, even when there is nothing to do.
+  EXPECT_EQ(handler_->Respond(Post("/api/v1/destinations/billing/pause", R"({"x": 1})")).status,
+            400);
+  EXPECT_EQ(Calls(), std::vector<std::string>{"pause billing deploy"});
+  EXPECT_EQ(store_->ListAudit("", 10)->items.size(), 1u);
+  // A real change has no note.
+  r = handler_->Respond(Post("/api/v1/destinations/billing/resume", ""));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_FALSE(json::parse(r.body).as_object().contains("note"));
+}
+
+// Issue 10, point 17: unknown query parameters, undecodable cursors and ids, other auth schemes,
+// PATCH of a route and unknown fields of small bodies are named, never silently accepted.
+TEST_F(ApiHandlerTest, StrictQueriesIdsAuthAndBodies) {
+  struct Case {
+    std::string target;
+    std::string field;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"/api/v1/events?staus=failed", "staus"},
+           {"/api/v1/events?cursor=garbage", "cursor"},
+           {"/api/v1/events?limit=5&limit=6", "limit"},
+           {"/api/v1/events?%zz=1", "%zz"},
+           {"/api/v1/events/01XXXX", "id"},
+           {"/api/v1/events/01XXXX/replay", "id"},
+           {"/api/v1/events/" + event_id_ + "?bodyy=false", "bodyy"},
+           {"/api/v1/replays?cursor=garbage", "cursor"},
+           {"/api/v1/replays/nope", "id"},
+           {"/api/v1/audit?page=2", "page"},
+           {"/api/v1/destinations?verbose=1", "verbose"},
+           {"/api/v1/destinations/billing?x", "x"},
+           {"/api/v1/openapi.json?v=2", "v"},
+       }) {
+    const bool post = c.target.find("/replay") != std::string::npos &&
+                      c.target.find("/replays") == std::string::npos;
+    http::Response r = handler_->Respond(post ? Post(c.target, "") : Get(c.target));
+    EXPECT_EQ(r.status, 400) << c.target << " " << r.body;
+    if (r.status != 400) continue;
+    EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(), c.field) << c.target;
+  }
+  http::Response r = handler_->Respond(Get("/api/v1/events?staus=failed"));
+  EXPECT_NE(r.body.find("known: status, source, destination, since, until, cursor, limit"),
+            std::string::npos)
+      << r.body;
+  // Empty pairs and known parameters still work.
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/events?&status=failed&")).status, 200);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/events/" + event_id_ + "?body=false")).status, 200);
+
+  r = handler_->Respond(Get("/api/v1/events", "GET", "Basic YWRtaW46c2VjcmV0"));
+  EXPECT_EQ(r.status, 401);
+  EXPECT_NE(r.body.find("a bearer token is expected"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("\\\"Basic\\\""), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("YWRtaW46c2VjcmV0"), std::string::npos) << r.body;
+  r = handler_->Respond(Get("/api/v1/events", "GET", "right-token-0123456789"));
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(r.body.find("right-token"), std::string::npos) << r.body;
+  r = handler_->Respond(Get("/api/v1/events", "GET", "Bearer wrong"));
+  EXPECT_NE(r.body.find("wrong bearer token"), std::string::npos) << r.body;
+
+  r = handler_->Respond(Get("/api/v1/routes/github:billing", "PATCH"));
+  EXPECT_EQ(r.status, 405);
+  EXPECT_NE(r.body.find("delete it"), std::string::npos) << r.body;
+
+  r = handler_->Respond(Post("/api/v1/destinations/billing/pause", R"({"why": "x"})"));
+  EXPECT_NE(r.body.find("known fields: reason"), std::string::npos) << r.body;
+  r = handler_->Respond(Post("/api/v1/destinations/billing/resume", R"({"why": "x"})"));
+  EXPECT_NE(r.body.find("takes no fields"), std::string::npos) << r.body;
+  r = handler_->Respond(Post("/api/v1/replays", R"({"colour": "red"})"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("known fields: status, source, destination, since, until, rate"),
+            std::string::npos)
+      << r.body;
+  EXPECT_TRUE(Calls().empty());
+}
+
+// Issue 10, point 12: default route ids are "source:destination"; an old "source->destination"
+// id still finds its route.
+TEST_F(ApiHandlerTest, OldRouteIdsStillFindTheirRoute) {
+  http::Response r = handler_->Respond(Get("/api/v1/routes/github-%3Ebilling"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("id").as_string(), "github:billing");
 }
 
 TEST_F(ApiHandlerTest, DestinationControlsRejectUnknownNamesAndBadBodies) {
@@ -330,6 +435,9 @@ TEST_F(ApiHandlerTest, ReplayCreatesANewChainWakesAndAudits) {
 TEST_F(ApiHandlerTest, ReplayRefusesWhatItCannotDo) {
   const std::string path = "/api/v1/events/" + event_id_ + "/replay";
   http::Response r = handler_->Respond(Post("/api/v1/events/01NOPE/replay", ""));
+  EXPECT_EQ(r.status, 400);  // cannot be an event id
+  EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(), "id");
+  r = handler_->Respond(Post("/api/v1/events/01JDZ8X4AC1N4G0Y5K6M7P8Q9R/replay", ""));
   EXPECT_EQ(r.status, 404);
   EXPECT_NE(r.body.find("purged past its replay window"), std::string::npos) << r.body;
   r = handler_->Respond(Post(path, R"({"destination": "crm"})"));  // not routed there
@@ -363,8 +471,10 @@ TEST_F(ApiHandlerTest, ReplayRefusesWhatItCannotDo) {
 }
 
 TEST_F(ApiHandlerTest, AuditPagesAndRejectsBadLimits) {
-  for (int i = 0; i < 3; ++i) {
-    ASSERT_EQ(handler_->Respond(Post("/api/v1/destinations/billing/resume", "")).status, 200);
+  for (const char* control : {"pause", "resume", "pause"}) {  // each one a change
+    ASSERT_EQ(
+        handler_->Respond(Post(std::string("/api/v1/destinations/billing/") + control, "")).status,
+        200);
   }
   http::Response r = handler_->Respond(Get("/api/v1/audit?limit=2"));
   ASSERT_EQ(r.status, 200) << r.body;
@@ -487,12 +597,13 @@ TEST_F(ApiHandlerTest, BulkReplayQueuesAJobShowsAndCancelsIt) {
   r = handler_->Respond(Get("/api/v1/replays/" + id));
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body).at("id").as_string(), id);
-  EXPECT_EQ(handler_->Respond(Get("/api/v1/replays/nope")).status, 404);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/replays/01JDZ8X4AC1N4G0Y5K6M7P8Q9R")).status, 404);
 
   r = handler_->Respond(Get("/api/v1/replays/" + id, "DELETE"));
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body).at("state").as_string(), "cancelled");
-  EXPECT_EQ(handler_->Respond(Get("/api/v1/replays/nope", "DELETE")).status, 404);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/replays/01JDZ8X4AC1N4G0Y5K6M7P8Q9R", "DELETE")).status,
+            404);
 
   // The destination's rate limit is the default rate; an explicit rate wins.
   model::Catalog catalog = test::MakeCatalog();

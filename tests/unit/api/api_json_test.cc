@@ -120,7 +120,9 @@ TEST_F(EventJsonTest, PageIsNewestFirstWithSummaryFieldsAndCursor) {
   const json::array& items = o.at("items").as_array();
   ASSERT_EQ(items.size(), 2u);
   EXPECT_EQ(Keys(items[0].as_object()),
-            (std::set<std::string>{"id", "source", "received_at", "size"}));
+            (std::set<std::string>{"id", "source", "received_at", "size", "deliveries"}));
+  EXPECT_EQ(json::serialize(items[0].at("deliveries")),
+            R"([{"destination":"billing","status":"scheduled","chain":0}])");
   EXPECT_EQ(items[0].at("id").as_string(), ids[2]);
   EXPECT_EQ(items[0].at("source").as_string(), "stripe");
   EXPECT_EQ(items[0].at("received_at").as_string(), "2026-11-30T06:00:02.123Z");
@@ -335,8 +337,8 @@ TEST(CatalogJsonTest, ListsAreItemsWithNullCursor) {
 
   json::object r = RouteListToJson(c);
   EXPECT_EQ(json::serialize(r),
-            R"({"items":[{"id":"github->billing","source":"github","destination":"billing"},)"
-            R"({"id":"github->crm","source":"github","destination":"crm"}],"next_cursor":null})");
+            R"({"items":[{"id":"github:billing","source":"github","destination":"billing"},)"
+            R"({"id":"github:crm","source":"github","destination":"crm"}],"next_cursor":null})");
 }
 
 TEST(AuditActorTest, IsAShortHashOfTheTokenNeverTheToken) {

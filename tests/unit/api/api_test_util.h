@@ -16,7 +16,7 @@ inline const std::string kSigningSecret =
 inline const std::string kVerifySecret = "verify-secret-do-not-show";
 
 // Sources "github" (github scheme, one secret) and "plain"; destinations "billing" (with a
-// signing secret) and "crm" (paused in config); routes github->billing, github->crm.
+// signing secret) and "crm" (paused in config); routes github:billing, github:crm.
 inline model::Catalog MakeCatalog() {
   namespace json = boost::json;
   model::Catalog c;
@@ -34,8 +34,8 @@ inline model::Catalog MakeCatalog() {
   c.sources.emplace("plain", *plain);
   c.destinations.emplace("billing", *billing);
   c.destinations.emplace("crm", *crm);
-  c.routes.push_back({"github->billing", "github", "billing"});
-  c.routes.push_back({"github->crm", "github", "crm"});
+  c.routes.push_back({"github:billing", "github", "billing"});
+  c.routes.push_back({"github:crm", "github", "crm"});
   return c;
 }
 

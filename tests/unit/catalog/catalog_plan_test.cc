@@ -24,7 +24,7 @@ CatalogObject Dest(std::string name, std::string origin, std::string url = "http
              origin);
 }
 CatalogObject Route(std::string source, std::string dest, std::string origin) {
-  return Obj(CatalogKind::kRoute, source + "->" + dest,
+  return Obj(CatalogKind::kRoute, source + ":" + dest,
              R"({"source":")" + source + R"(","destination":")" + dest + "\"}", origin);
 }
 
@@ -70,7 +70,7 @@ TEST(BuildCatalogTest, ParsesEveryObjectCarriesOriginAndValidatesRoutes) {
   EXPECT_EQ(c->sources.at("github").origin, "config");
   EXPECT_EQ(c->destinations.at("billing").origin, "api");
   ASSERT_EQ(c->routes.size(), 1u);
-  EXPECT_EQ(c->routes[0].id, "github->billing");
+  EXPECT_EQ(c->routes[0].id, "github:billing");
   EXPECT_EQ(c->routes[0].origin, "api");
 
   auto bad = BuildCatalog({Dest("billing", "api", "ftp://x")});
@@ -93,7 +93,7 @@ TEST(PlanSeedTest, FirstStartWritesTheConfigFile) {
   EXPECT_EQ(p.added.size(), 3u);
   EXPECT_EQ(Names(p.objects),
             (std::vector<std::string>{"source:github:config", "destination:billing:config",
-                                      "route:github->billing:config"}));
+                                      "route:github:billing:config"}));
 }
 
 TEST(PlanSeedTest, AnUnchangedConfigFileChangesNothing) {
@@ -121,14 +121,14 @@ TEST(PlanSeedTest, TheConfigFileWinsForWhatItDefinesAndApiObjectsStay) {
   EXPECT_EQ(p.updated,
             (std::vector<std::string>{"destination \"billing\"", "destination \"shared\""}));
   EXPECT_EQ(p.added, (std::vector<std::string>{"source \"stripe\""}));
-  EXPECT_EQ(p.removed, (std::vector<std::string>{"destination \"old\"", "route \"github->old\""}));
+  EXPECT_EQ(p.removed, (std::vector<std::string>{"destination \"old\"", "route \"github:old\""}));
   EXPECT_EQ(Names(p.objects),
             (std::vector<std::string>{"source:github:config", "destination:billing:config",
                                       "destination:crm:api", "destination:shared:config",
-                                      "route:github->crm:api", "source:stripe:config"}));
+                                      "route:github:crm:api", "source:stripe:config"}));
   ASSERT_EQ(p.notes.size(), 2u);
   EXPECT_NE(p.notes[0].find("replaces the one created through the API"), std::string::npos);
-  EXPECT_NE(p.notes[1].find("route \"github->old\""), std::string::npos);
+  EXPECT_NE(p.notes[1].find("route \"github:old\""), std::string::npos);
   EXPECT_EQ(p.change.put.size(), 3u);
   EXPECT_EQ(p.change.remove.size(), 2u);
   EXPECT_TRUE(BuildCatalog(p.objects).ok());

@@ -96,7 +96,7 @@ TEST_F(CatalogServiceTest, CreatedObjectsGoLiveAndSurviveARestart) {
     EXPECT_EQ(e.actor, "token:test");
     EXPECT_EQ(e.detail.find(kSecret), std::string::npos);
   }
-  EXPECT_EQ(audit[0].target, "route shop->billing");
+  EXPECT_EQ(audit[0].target, "route shop:billing");
   EXPECT_EQ(json::parse(audit[0].detail).at("op").as_string(), "create");
 }
 
@@ -225,7 +225,7 @@ TEST_F(CatalogServiceTest, RemoveRefusesWhatIsStillInUse) {
   ASSERT_TRUE(Create(CatalogKind::kRoute, R"({"source": "shop", "destination": "d"})").ok());
   Status routed = service_->Remove(CatalogKind::kSource, "shop", "t");
   EXPECT_EQ(routed.code(), Status::Code::kFailedPrecondition);
-  EXPECT_NE(routed.message().find("\"shop->d\""), std::string::npos) << routed.ToString();
+  EXPECT_NE(routed.message().find("\"shop:d\""), std::string::npos) << routed.ToString();
   EXPECT_EQ(service_->Remove(CatalogKind::kDestination, "d", "t").code(),
             Status::Code::kFailedPrecondition);
 
@@ -236,7 +236,7 @@ TEST_F(CatalogServiceTest, RemoveRefusesWhatIsStillInUse) {
   e.received_at = clock_.Now();
   e.deliveries.push_back({.destination = "d", .max_attempts = 3, .next_attempt_at = clock_.Now()});
   ASSERT_TRUE(faults_->AppendEventSync(e).ok());
-  ASSERT_TRUE(service_->Remove(CatalogKind::kRoute, "shop->d", "t").ok());
+  ASSERT_TRUE(service_->Remove(CatalogKind::kRoute, "shop:d", "t").ok());
   Status pending = service_->Remove(CatalogKind::kDestination, "d", "t");
   EXPECT_EQ(pending.code(), Status::Code::kFailedPrecondition);
   EXPECT_NE(pending.message().find("1 deliveries"), std::string::npos) << pending.ToString();

@@ -80,14 +80,18 @@ TEST_F(RenderTest, ApiTimes) {
 
 TEST_F(RenderTest, EventList) {
   json::array items = json::parse(R"([
-    {"id": "01JAAA", "source": "stripe", "received_at": "2026-11-30T06:00:00.123Z", "size": 1234},
+    {"id": "01JAAA", "source": "stripe", "received_at": "2026-11-30T06:00:00.123Z", "size": 1234,
+     "deliveries": [{"destination": "billing", "status": "delivered", "chain": 1},
+                    {"destination": "crm", "status": "failed", "chain": 0}]},
     {"id": "01JBBBBBBB", "source": "gh", "received_at": "2026-11-29T05:00:00Z", "size": 7}])")
                           .as_array();
   std::string out = RenderEventList(items, now_);
-  EXPECT_EQ(out,
-            "ID          SOURCE  RECEIVED (UTC)                 SIZE\n"
-            "01JAAA      stripe  06:00:00, 1m59s ago            1234 B\n"
-            "01JBBBBBBB  gh      2026-11-29 05:00:00, 1d1h ago  7 B\n");
+  // STATUS: each destination's current status (its latest chain).
+  EXPECT_EQ(
+      out,
+      "ID          SOURCE  RECEIVED (UTC)                 SIZE    STATUS\n"
+      "01JAAA      stripe  06:00:00, 1m59s ago            1234 B  billing delivered, crm failed\n"
+      "01JBBBBBBB  gh      2026-11-29 05:00:00, 1d1h ago  7 B     -\n");
   EXPECT_EQ(RenderEventList(json::array{}, now_), "No events.\n");
 }
 

@@ -4,13 +4,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/json.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/random.h"
+#include "common/time_format.h"
 #include "conformance/store_test_util.h"
 #include "policy/retry_policy.h"
 #include "replay/replay_filter.h"
@@ -93,12 +97,18 @@ class ReplayRunnerTest : public ::testing::Test {
     return r.ok() ? r->id : "";
   }
 
+  // A job as the API creates it: its total counted before it is stored.
   store::ReplayJob Job(const std::string& filter, double rate = 2000) {
     store::ReplayJob j;
     j.id = NewUlid(clock_, random_);
     j.created_at = clock_.Now();
     j.filter = filter;
     j.rate = rate;
+    if (auto f = ParseReplayFilter(filter); f.ok()) {
+      auto total = CountReplayable(*store_, AsOfJob(*f, j.created_at));
+      EXPECT_TRUE(total.ok());
+      j.total = total.ok() ? *total : -1;
+    }
     EXPECT_TRUE(store_->CreateReplayJob(j).ok());
     return j;
   }
@@ -213,6 +223,106 @@ TEST_F(ReplayRunnerTest, WaitsWhileTheBreakerIsOpen) {
   ASSERT_TRUE(*runner.RunOnce());
   EXPECT_GE(clock_.Now() - start, std::chrono::milliseconds(290));
   EXPECT_EQ(Get(job.id).done, 1);
+}
+
+// The total the user was shown stays, even when every event was replayed by other means
+// between the count and the run (it used to end as "0 replayed, 0 failed, of 0").
+TEST_F(ReplayRunnerTest, TheTotalIsCountedOnceAndNeverChanges) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 7; ++i) ids.push_back(AddEvent({"billing"}, DeliveryStatus::kFailed));
+  store::ReplayJob job = Job(R"({"status":"failed"})");
+  EXPECT_EQ(Get(job.id).total, 7);
+  for (const std::string& id : ids) {
+    ASSERT_TRUE(store_->CreateReplay(id, "billing", 3, clock_.Now()).ok());
+  }
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
+  ASSERT_TRUE(*runner.RunOnce());
+  store::ReplayJob after = Get(job.id);
+  EXPECT_EQ(after.state, store::ReplayJobState::kDone);
+  EXPECT_EQ(after.total, 7);
+  EXPECT_EQ(after.done, 0);
+  EXPECT_EQ(after.failed, 0);
+  for (const std::string& id : ids) EXPECT_EQ(Chains(id, "billing"), 1);  // not replayed again
+}
+
+// Events that fail after the job was created are not its business: its walk sees what its count
+// saw, so done + failed ends at the total.
+TEST_F(ReplayRunnerTest, AJobReplaysWhatMatchedWhenItWasCreated) {
+  const std::string before = AddEvent({"billing"}, DeliveryStatus::kFailed);
+  store::ReplayJob job = Job(R"({"status":"failed"})");
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  const std::string after = AddEvent({"billing"}, DeliveryStatus::kFailed);
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
+  ASSERT_TRUE(*runner.RunOnce());
+  store::ReplayJob done = Get(job.id);
+  EXPECT_EQ(done.total, 1);
+  EXPECT_EQ(done.done, 1);
+  EXPECT_EQ(Chains(before, "billing"), 1);
+  EXPECT_EQ(Chains(after, "billing"), 0);
+}
+
+// Polls the job until `pred` holds (at most ~3 s); returns the job as last seen.
+template <typename Pred>
+store::ReplayJob WaitForJob(const std::function<store::ReplayJob()>& get, Pred pred) {
+  store::ReplayJob j = get();
+  for (int i = 0; i < 300 && !pred(j); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    j = get();
+  }
+  return j;
+}
+
+TEST_F(ReplayRunnerTest, AJobWaitingForAnOpenBreakerSaysSo) {
+  AddEvent({"billing"}, DeliveryStatus::kFailed);
+  policy::BreakerSnapshot open;
+  open.state = policy::BreakerState::kOpen;
+  open.open_until = clock_.Now() + std::chrono::milliseconds(600);
+  ASSERT_TRUE(store_->PutBreaker("billing", open).ok());
+  store::ReplayJob job = Job(R"({})");
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
+  std::thread run([&runner] { EXPECT_TRUE(*runner.RunOnce()); });
+  store::ReplayJob waiting = WaitForJob(
+      [&] { return Get(job.id); }, [](const store::ReplayJob& j) { return j.waiting.has_value(); });
+  ASSERT_TRUE(waiting.waiting.has_value());
+  boost::json::object w = boost::json::parse(*waiting.waiting).as_object();
+  EXPECT_EQ(w.at("reason"), "breaker_open");
+  EXPECT_EQ(w.at("destination"), "billing");
+  EXPECT_EQ(w.at("until").as_string(), FormatRfc3339(*open.open_until, false));
+  EXPECT_EQ(w.at("message").as_string(),
+            "breaker open on billing until " + FormatRfc3339(*open.open_until, false));
+  EXPECT_EQ(waiting.done, 0);
+  run.join();
+  store::ReplayJob after = Get(job.id);
+  EXPECT_EQ(after.done, 1);
+  EXPECT_FALSE(after.waiting.has_value());
+}
+
+TEST_F(ReplayRunnerTest, AJobWaitsWhileItsDestinationIsPausedAndSaysSo) {
+  const std::string id = AddEvent({"billing"}, DeliveryStatus::kFailed);
+  std::atomic<bool> paused{true};
+  ReplayRunnerOptions options;
+  options.paused_reason = [&paused](const std::string& d) -> std::optional<std::string> {
+    if (d == "billing" && paused) return std::string("maintenance");
+    return std::nullopt;
+  };
+  store::ReplayJob job = Job(R"({})");
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr, options);
+  std::thread run([&runner] { EXPECT_TRUE(*runner.RunOnce()); });
+  store::ReplayJob waiting = WaitForJob(
+      [&] { return Get(job.id); }, [](const store::ReplayJob& j) { return j.waiting.has_value(); });
+  ASSERT_TRUE(waiting.waiting.has_value());
+  boost::json::object w = boost::json::parse(*waiting.waiting).as_object();
+  EXPECT_EQ(w.at("reason"), "destination_paused");
+  EXPECT_EQ(w.at("destination"), "billing");
+  EXPECT_TRUE(w.at("until").is_null());
+  EXPECT_EQ(w.at("message"), "destination billing is paused (maintenance)");
+  EXPECT_EQ(Chains(id, "billing"), 0);  // nothing created while paused
+  paused = false;
+  run.join();
+  store::ReplayJob after = Get(job.id);
+  EXPECT_EQ(after.state, store::ReplayJobState::kDone);
+  EXPECT_EQ(after.done, 1);
+  EXPECT_FALSE(after.waiting.has_value());
 }
 
 TEST_F(ReplayRunnerTest, ABadJobFailsWithTheReasonAndCancelledJobsAreNotRun) {
