@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <boost/url/parse.hpp>
 #include <string>
 
 #include "delivery/sender.h"
@@ -73,6 +74,22 @@ bool IsRefusedLiteralHost(std::string_view host) {
   const bool numeric = inet_pton(AF_INET, lower.c_str(), ignored) == 1 ||
                        inet_pton(AF_INET6, lower.c_str(), ignored) == 1;
   return numeric && IsPrivateAddress(lower);
+}
+
+Status CheckDestinationAddress(const model::Destination& destination,
+                               bool allow_private_destinations) {
+  if (destination.allow_private || allow_private_destinations) return Status::Ok();
+  auto url = boost::urls::parse_absolute_uri(destination.url);
+  if (!url) return Status::Ok();  // ValidateDestinationUrl speaks for malformed URLs
+  std::string host = url->host_address();
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (size_t zone = host.find('%'); zone != std::string::npos) host.resize(zone);
+  if (!IsRefusedLiteralHost(host)) return Status::Ok();
+  return Status::InvalidArgument(
+      "points at " + host + ", which deliveries would be refused: " + std::string(kPrivateAddressRule),
+      "url");
 }
 
 }  // namespace hookrelay::delivery
