@@ -44,7 +44,10 @@ struct DeliveryDetail {
 // The event detail of ARCHITECTURE.md section 3: {"id", "source", "received_at", "size",
 // "headers": [[name, value]…], "body_base64", "deliveries": [{"destination", "status", "attempt",
 // "max_attempts", "next_attempt_at" (null unless scheduled), "deadline", "reason", "chain",
-// "attempts": [{"n", "started_at", "duration_ms", "status_code", "error", "retry_after"}]}]}.
+// "attempts": [{"n", "started_at", "duration_ms", "status_code", "error", "retry_after",
+// "response_snippet" (string or null), "response_snippet_encoding" ("utf-8" | "base64", only
+// with a snippet)}]}]}. Header values whose names look like credentials
+// (model::IsCredentialName) are shown as model::kRedacted.
 // Without `with_body`, "body_base64" is left out (a 5 MiB body is ~7 MB of base64).
 boost::json::object EventDetailToJson(const store::Event& e,
                                       const std::vector<DeliveryDetail>& deliveries,
