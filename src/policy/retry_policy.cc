@@ -134,6 +134,7 @@ Status RetryPolicy::Validate() const {
         "delays");
   }
   if (base <= Duration::zero()) return Status::InvalidArgument("must be greater than 0", "base");
+  if (cap <= Duration::zero()) return Status::InvalidArgument("must be greater than 0", "cap");
   // A ladder does not use base, so its cap is not held to it.
   if (strategy == Strategy::kExponential && cap < base) {
     return Status::InvalidArgument(

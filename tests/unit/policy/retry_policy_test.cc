@@ -360,6 +360,11 @@ TEST(ParsePolicyTest, CustomLadderDefaultsToNoJitter) {
   EXPECT_EQ(p->jitter, Jitter::kFull);
   EXPECT_EQ(p->cap, seconds(1));
 
+  // Not held to base (unused by a ladder), but never 0.
+  p = Parse(R"({"strategy": "ladder", "delays": ["2s"], "cap": "0s"})");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().field(), "cap");
+
   // A named preset is the starting point, as documented: its fields are inherited.
   p = Parse(R"({"preset": "default", "strategy": "ladder", "delays": ["2s"]})");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
