@@ -52,40 +52,6 @@ size_t ValidUtf8Prefix(std::string_view s) {
   return i;
 }
 
-// Adds "response_snippet" (null when nothing was recorded) and, with one,
-// "response_snippet_encoding": the recorded bytes as text when they are UTF-8 ("utf-8"; a
-// character cut in two by the 4 KiB limit is left out), else their base64 ("base64").
-void AddSnippet(json::object& attempt, const std::string& snippet) {
-  if (snippet.empty()) {
-    attempt["response_snippet"] = nullptr;
-    return;
-  }
-  size_t valid = ValidUtf8Prefix(snippet);
-  // At most 3 bytes of one incomplete character at the very end (the cut) still count as text.
-  if (valid < snippet.size() && snippet.size() - valid <= 3 &&
-      static_cast<unsigned char>(snippet[valid]) >= 0xc2) {
-    size_t need = static_cast<unsigned char>(snippet[valid]) >= 0xf0   ? 4
-                  : static_cast<unsigned char>(snippet[valid]) >= 0xe0 ? 3
-                                                                       : 2;
-    bool continuation = true;
-    for (size_t k = valid + 1; k < snippet.size(); ++k) {
-      continuation &= (static_cast<unsigned char>(snippet[k]) & 0xc0) == 0x80;
-    }
-    if (continuation && snippet.size() - valid < need) {
-      attempt["response_snippet"] = snippet.substr(0, valid);
-      attempt["response_snippet_encoding"] = "utf-8";
-      return;
-    }
-  }
-  if (valid == snippet.size()) {
-    attempt["response_snippet"] = snippet;
-    attempt["response_snippet_encoding"] = "utf-8";
-  } else {
-    attempt["response_snippet"] = Base64Encode(snippet);
-    attempt["response_snippet_encoding"] = "base64";
-  }
-}
-
 json::value StringOrNull(const std::optional<std::string>& s) {
   if (!s) return nullptr;
   return json::string(*s);
@@ -204,6 +170,37 @@ json::object EventPageToJson(const store::EventPage& page) {
   return List(std::move(items), std::move(next));
 }
 
+void AddResponseSnippet(json::object& attempt, const std::string& snippet) {
+  if (snippet.empty()) {
+    attempt["response_snippet"] = nullptr;
+    return;
+  }
+  size_t valid = ValidUtf8Prefix(snippet);
+  // At most 3 bytes of one incomplete character at the very end (the cut) still count as text.
+  const auto lead = valid < snippet.size() ? static_cast<unsigned char>(snippet[valid]) : 0;
+  if (valid < snippet.size() && snippet.size() - valid <= 3 && lead >= 0xc2 && lead <= 0xf4) {
+    size_t need = static_cast<unsigned char>(snippet[valid]) >= 0xf0   ? 4
+                  : static_cast<unsigned char>(snippet[valid]) >= 0xe0 ? 3
+                                                                       : 2;
+    bool continuation = true;
+    for (size_t k = valid + 1; k < snippet.size(); ++k) {
+      continuation &= (static_cast<unsigned char>(snippet[k]) & 0xc0) == 0x80;
+    }
+    if (continuation && snippet.size() - valid < need) {
+      attempt["response_snippet"] = snippet.substr(0, valid);
+      attempt["response_snippet_encoding"] = "utf-8";
+      return;
+    }
+  }
+  if (valid == snippet.size()) {
+    attempt["response_snippet"] = snippet;
+    attempt["response_snippet_encoding"] = "utf-8";
+  } else {
+    attempt["response_snippet"] = Base64Encode(snippet);
+    attempt["response_snippet_encoding"] = "base64";
+  }
+}
+
 json::object EventDetailToJson(const store::Event& e, const std::vector<DeliveryDetail>& deliveries,
                                bool with_body) {
   json::object o = EventSummaryToJson(e);
@@ -230,7 +227,7 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
                            {"status_code", std::move(code)},
                            {"error", StringOrNull(a.error)},
                            {"retry_after", StringOrNull(a.retry_after)}};
-      AddSnippet(attempt, a.response_snippet);
+      AddResponseSnippet(attempt, a.response_snippet);
       attempts.push_back(std::move(attempt));
     }
     json::value next = nullptr;

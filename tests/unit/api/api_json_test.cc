@@ -273,6 +273,18 @@ TEST_F(EventJsonTest, ResponseSnippetIsShownAsTextOrBase64) {
       (**detail).at("deliveries").as_array()[0].at("attempts").as_array()[0].as_object();
   EXPECT_EQ(at.at("response_snippet").as_string(), Base64Encode(binary));
   EXPECT_EQ(at.at("response_snippet_encoding").as_string(), "base64");
+
+  // Text followed by a byte that can never start a character is not text.
+  json::object o;
+  AddResponseSnippet(o, "ok\n\xff");
+  EXPECT_EQ(o.at("response_snippet_encoding").as_string(), "base64");
+  // A character cut in two by the 4 KiB limit is left out of otherwise valid text.
+  AddResponseSnippet(o, std::string(4094, 'a') + "\xe2\x82");
+  EXPECT_EQ(o.at("response_snippet").as_string(), std::string(4094, 'a'));
+  EXPECT_EQ(o.at("response_snippet_encoding").as_string(), "utf-8");
+  AddResponseSnippet(o, "h\xc3\xa9llo");
+  EXPECT_EQ(o.at("response_snippet").as_string(), "h\xc3\xa9llo");
+  EXPECT_EQ(o.at("response_snippet_encoding").as_string(), "utf-8");
 }
 
 // Issue 11.7: stored header values that look like credentials (a provider's token or signature
