@@ -1,9 +1,9 @@
 #include <arpa/inet.h>
+#include <curl/curl.h>
 
 #include <cctype>
 #include <cstdint>
 #include <cstring>
-#include <boost/url/parse.hpp>
 #include <string>
 
 #include "delivery/sender.h"
@@ -79,9 +79,18 @@ bool IsRefusedLiteralHost(std::string_view host) {
 Status CheckDestinationAddress(const model::Destination& destination,
                                bool allow_private_destinations) {
   if (destination.allow_private || allow_private_destinations) return Status::Ok();
-  auto url = boost::urls::parse_absolute_uri(destination.url);
-  if (!url) return Status::Ok();  // ValidateDestinationUrl speaks for malformed URLs
-  std::string host = url->host_address();
+  // libcurl's parser, as the sender's: it normalizes the other spellings of a numeric address
+  // ("127.1", "0x7f000001", "2130706433") to the address the request would go to.
+  std::string host;
+  if (CURLU* u = curl_url()) {
+    char* part = nullptr;
+    if (curl_url_set(u, CURLUPART_URL, destination.url.c_str(), 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &part, 0) == CURLUE_OK) {
+      host = part;
+      curl_free(part);
+    }
+    curl_url_cleanup(u);
+  }
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }

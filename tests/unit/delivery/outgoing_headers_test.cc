@@ -97,7 +97,9 @@ TEST(ForwardHeadersFieldTest, ParsesShowsAndRefusesWhatIsNeverForwarded) {
 TEST(CheckDestinationAddressTest, LiteralPrivateHostsNeedAllowPrivate) {
   for (const char* url : {"http://127.0.0.1/", "http://[::1]:8080/", "http://LOCALHOST/",
                           "http://10.0.0.1/", "http://[fe80::1]/", "http://0.0.0.0/",
-                          "http://169.254.169.254/"}) {
+                          "http://169.254.169.254/", "http://127.1/", "http://0x7f000001/",
+                          "http://2130706433/", "http://[::ffff:127.0.0.1]/",
+                          "http://[fe80::1%25eth0]/"}) {
     model::Destination d;
     d.url = url;
     Status st = CheckDestinationAddress(d, false);
