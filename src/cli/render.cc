@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/crypto.h"
 #include "common/time_format.h"
 #include "delivery/sender.h"
 
@@ -150,13 +151,19 @@ std::string PolicyDetailText(const json::object* p) {
 }
 
 // A response snippet in one table cell: at most `width` characters, control characters and
-// backslashes escaped (\n, \x1b), "…" when cut; base64 ones are marked as such.
+// backslashes escaped (\n, \x1b), "…" when cut. A snippet that is not UTF-8 (sent as base64) is
+// decoded and its bytes past ASCII escaped too (\xff), so mostly-text bodies stay readable.
 std::string SnippetCell(const json::object& a, size_t width = 60) {
   const json::value* v = Field(a, "response_snippet");
   if (!v || !v->is_string() || v->get_string().empty()) return "-";
   std::string raw(v->get_string());
+  const bool binary = Text(a, "response_snippet_encoding") == "base64";
+  if (binary) {
+    auto decoded = Base64Decode(raw);
+    if (!decoded) return "(not base64)";
+    raw = std::move(*decoded);
+  }
   std::string out;
-  if (Text(a, "response_snippet_encoding") == "base64") out = "base64:";
   for (unsigned char c : raw) {
     std::string piece;
     if (c == '\n') {
@@ -167,7 +174,7 @@ std::string SnippetCell(const json::object& a, size_t width = 60) {
       piece = "\\t";
     } else if (c == '\\') {
       piece = "\\\\";
-    } else if (c < 0x20 || c == 0x7f) {
+    } else if (c < 0x20 || c == 0x7f || (binary && c >= 0x80)) {
       static const char* kHex = "0123456789abcdef";
       piece = std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
     } else {

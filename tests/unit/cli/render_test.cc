@@ -147,9 +147,9 @@ TEST_F(RenderTest, EventDetailResponseSnippetIsOneEscapedLine) {
   std::string out = RenderEventDetail(event, now_);
   EXPECT_LACKS(out, "\x1b");
   EXPECT_CONTAINS(out, "\\x1b[31mred\\r\\n" + std::string(44, 'z') + "…\n");
-  attempt["response_snippet"] = "/w==";
+  attempt["response_snippet"] = "b2sK/w==";  // "ok\n\xff": not UTF-8, so sent as base64
   attempt["response_snippet_encoding"] = "base64";
-  EXPECT_CONTAINS(RenderEventDetail(event, now_), "base64:/w==\n");
+  EXPECT_CONTAINS(RenderEventDetail(event, now_), "ok\\n\\xff\n");
 }
 
 TEST_F(RenderTest, EventDetailToleratesMissingFields) {
