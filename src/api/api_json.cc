@@ -208,9 +208,9 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
   // Forwarded as stored, but values that look like credentials (a provider's token or signature
   // header) are not shown.
   for (const store::Header& h : e.headers) {
-    headers.push_back(json::array{
-        h.name, model::IsCredentialName(h.name) ? std::string_view(model::kRedacted)
-                                                : std::string_view(h.value)});
+    headers.push_back(json::array{h.name, model::IsCredentialName(h.name)
+                                              ? std::string_view(model::kRedacted)
+                                              : std::string_view(h.value)});
   }
   o["headers"] = std::move(headers);
   if (with_body) o["body_base64"] = Base64Encode(e.body);

@@ -317,8 +317,7 @@ std::string RenderEventDetail(const json::object& event, TimePoint now) {
         rows.push_back({Text(a, "n"), FormatApiTime(Field(a, "started_at"), now), AttemptResult(a),
                         duration, Text(a, "retry_after"), SnippetCell(a)});
       }
-      out << Table({"#", "STARTED", "RESULT", "DURATION", "RETRY-AFTER", "RESPONSE"}, rows,
-                   "    ");
+      out << Table({"#", "STARTED", "RESULT", "DURATION", "RETRY-AFTER", "RESPONSE"}, rows, "    ");
     }
   }
   return out.str();

@@ -19,8 +19,8 @@ bool Contains(const std::vector<std::string>& lower_names, std::string_view name
 }  // namespace
 
 HeaderPairs OutgoingHeaders(const std::vector<store::Header>& received,
-                            const std::string& content_type,
-                            const model::Destination& destination, HeaderPairs standard) {
+                            const std::string& content_type, const model::Destination& destination,
+                            HeaderPairs standard) {
   std::vector<std::string> own = {"content-type", "webhook-id", "webhook-timestamp",
                                   "webhook-signature"};
   for (const auto& [name, value] : destination.headers) own.push_back(Lower(name));
@@ -39,7 +39,8 @@ HeaderPairs OutgoingHeaders(const std::vector<store::Header>& received,
       out.emplace_back(h.name, h.value);
     }
   }
-  out.emplace_back("Content-Type", content_type.empty() ? "application/octet-stream" : content_type);
+  out.emplace_back("Content-Type",
+                   content_type.empty() ? "application/octet-stream" : content_type);
   for (const auto& h : destination.headers) out.push_back(h);
   for (auto& h : standard) out.push_back(std::move(h));
   return out;

@@ -25,7 +25,7 @@ using HeaderPairs = std::vector<std::pair<std::string, std::string>>;
 // So hookrelay's own and the configured headers win over received ones of the same name, and
 // each name appears once (received duplicates of a forwarded name are all kept, in order).
 HeaderPairs OutgoingHeaders(const std::vector<store::Header>& received,
-                            const std::string& content_type,
-                            const model::Destination& destination, HeaderPairs standard);
+                            const std::string& content_type, const model::Destination& destination,
+                            HeaderPairs standard);
 
 }  // namespace hookrelay::delivery

@@ -112,10 +112,10 @@ Result<ForwardHeaders> ParseForwardHeaders(const json::value& v) {
 Result<Destination> ParseDestination(const json::value& v) {
   if (!v.is_object()) return Status::InvalidArgument("a destination must be a JSON object");
   const json::object& o = v.as_object();
-  HR_RETURN_IF_ERROR(CheckKnownFields(
-      o, {"name", "url", "headers", "policy", "signing_secret", "max_concurrency", "rate_limit",
-          "breaker", "ordered", "replay_window", "paused", "allow_private", "pause_on_gone",
-          "forward_headers", "secret_headers"}));
+  HR_RETURN_IF_ERROR(
+      CheckKnownFields(o, {"name", "url", "headers", "policy", "signing_secret", "max_concurrency",
+                           "rate_limit", "breaker", "ordered", "replay_window", "paused",
+                           "allow_private", "pause_on_gone", "forward_headers", "secret_headers"}));
   Destination d;
   const json::value* name = o.if_contains("name");
   if (!name) return Status::InvalidArgument("is required", "name");

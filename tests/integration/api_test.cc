@@ -179,10 +179,10 @@ TEST_F(ApiTest, EventDetailAfterA500ThenA200) {
     EXPECT_EQ(Keys(a).count("response_snippet"), 1u);
   }
   // Issue 10.5: what the destination answered, recorded by the sender and stored.
-  EXPECT_EQ(Keys(attempts[0]), (std::set<std::string>{"n", "started_at", "duration_ms",
-                                                      "status_code", "error", "retry_after",
-                                                      "response_snippet",
-                                                      "response_snippet_encoding"}));
+  EXPECT_EQ(
+      Keys(attempts[0]),
+      (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
+                             "retry_after", "response_snippet", "response_snippet_encoding"}));
   EXPECT_EQ(attempts[0].at("response_snippet").as_string(), "boom: database down\n");
   EXPECT_EQ(attempts[0].at("response_snippet_encoding").as_string(), "utf-8");
   EXPECT_TRUE(attempts[1].at("response_snippet").is_null());  // the sink's 200 had no body
@@ -237,8 +237,8 @@ TEST_F(ApiTest, CredentialsInAnEventAreNeitherShownNorForwarded) {
 TEST_F(ApiTest, PrivateDestinationRefusedAtCreationUnlessAllowed) {
   for (const char* url : {"http://127.0.0.1:9/x", "http://localhost:9/x", "http://[::1]:9/x",
                           "http://10.1.2.3/x", "http://169.254.169.254/latest/meta-data"}) {
-    HttpResponse r = Post("/api/v1/destinations",
-                          R"({"name": "p", "url": ")" + std::string(url) + R"("})");
+    HttpResponse r =
+        Post("/api/v1/destinations", R"({"name": "p", "url": ")" + std::string(url) + R"("})");
     EXPECT_EQ(r.status, 400) << url << ": " << r.body;
     if (r.status != 400) continue;
     json::value e = json::parse(r.body).at("error");
@@ -266,8 +266,7 @@ TEST_F(ApiTest, PrivateDestinationRefusedAtCreationUnlessAllowed) {
 // destinations.
 TEST(ApiPrivateConfigTest, ConfigWithAPrivateDestinationIsRefusedAtStart) {
   TempDir dir;
-  const std::string config =
-      "[[destinations]]\nname = \"local\"\nurl = \"http://127.0.0.1:9/x\"\n";
+  const std::string config = "[[destinations]]\nname = \"local\"\nurl = \"http://127.0.0.1:9/x\"\n";
   HookrelayServer refused(HookrelayServer::Options{
       config, dir.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
   EXPECT_FALSE(refused.ok());

@@ -136,22 +136,23 @@ TEST_F(DeliveryTest, TwoFailuresThenDeliveredAtAttemptThree) {
 // list narrows it.
 TEST_F(DeliveryTest, ReceivedHeadersAreForwardedAsForwardHeadersSays) {
   const std::string own = "headers = { X-Env = \"prod\" }\n" + Policy(kFast);
-  Start(Config({{"all", "url = \"" + sink_.url("/all") + "\"\n" + own},
-                {"none", "url = \"" + sink_.url("/none") + "\"\nforward_headers = \"none\"\n" + own},
-                {"list", "url = \"" + sink_.url("/list") +
-                             "\"\nforward_headers = [\"x-github-event\", \"X-Absent\"]\n" + own}}));
-  const std::string id = Ingest(R"({"action":"opened"})",
-                                {{"Content-Type", "application/json"},
-                                 {"User-Agent", "GitHub-Hookshot/abc123"},
-                                 {"X-GitHub-Event", "pull_request"},
-                                 {"X-Hub-Signature-256", "sha256=0123"},
-                                 {"Authorization", "Bearer for-hookrelay"},
-                                 {"Cookie", "c=1"},
-                                 {"Connection", "X-Hop"},
-                                 {"X-Hop", "1"},
-                                 {"webhook-id", "spoofed"},
-                                 {"X-Env", "spoofed"},
-                                 {"X-Other", "o"}});
+  Start(
+      Config({{"all", "url = \"" + sink_.url("/all") + "\"\n" + own},
+              {"none", "url = \"" + sink_.url("/none") + "\"\nforward_headers = \"none\"\n" + own},
+              {"list", "url = \"" + sink_.url("/list") +
+                           "\"\nforward_headers = [\"x-github-event\", \"X-Absent\"]\n" + own}}));
+  const std::string id =
+      Ingest(R"({"action":"opened"})", {{"Content-Type", "application/json"},
+                                        {"User-Agent", "GitHub-Hookshot/abc123"},
+                                        {"X-GitHub-Event", "pull_request"},
+                                        {"X-Hub-Signature-256", "sha256=0123"},
+                                        {"Authorization", "Bearer for-hookrelay"},
+                                        {"Cookie", "c=1"},
+                                        {"Connection", "X-Hop"},
+                                        {"X-Hop", "1"},
+                                        {"webhook-id", "spoofed"},
+                                        {"X-Env", "spoofed"},
+                                        {"X-Other", "o"}});
   ASSERT_TRUE(sink_.WaitForRequests(3, 10s));
   std::map<std::string, SinkRequest> by_path;
   for (const SinkRequest& r : sink_.Requests()) by_path[r.path] = r;
@@ -205,8 +206,8 @@ TEST_F(DeliveryTest, MisbehavingResponsesAreNamedForWhatTheyDid) {
     big.headers.emplace_back("X-Big-" + std::to_string(i), std::string(50 * 1024, 'h'));
   }
   sink_.SetDefault("/big", std::move(big));
-  const std::string once =
-      Policy(R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "50ms", max_attempts = 1, timeout = "700ms")");
+  const std::string once = Policy(
+      R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "50ms", max_attempts = 1, timeout = "700ms")");
   Start(Config({{"silent", "url = \"" + sink_.url("/silent") + "\"\n" + once},
                 {"big", "url = \"" + sink_.url("/big") + "\"\n" + once}}));
   const std::string id = Ingest("x");

@@ -36,11 +36,11 @@ struct SinkRequest {
 // What the sink does with one request.
 struct SinkResponse {
   enum class Action {
-    kRespond,      // answer with status, headers and body (Content-Length)
-    kReset,        // close the connection with a TCP reset (SO_LINGER 0), without answering
-    kClose,        // close the connection normally (FIN), without answering
-    kEndlessBody,  // answer `status` with a chunked body that never ends (until the client goes)
-    kHang,         // never answer; keep the connection open until the sink stops
+    kRespond,       // answer with status, headers and body (Content-Length)
+    kReset,         // close the connection with a TCP reset (SO_LINGER 0), without answering
+    kClose,         // close the connection normally (FIN), without answering
+    kEndlessBody,   // answer `status` with a chunked body that never ends (until the client goes)
+    kHang,          // never answer; keep the connection open until the sink stops
     kHeadThenHang,  // send the status line and headers (Content-Length of `body`), then nothing
     kTrickleBody,   // send the head, then `body` one byte every `trickle` (Content-Length)
   };

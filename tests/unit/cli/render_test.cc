@@ -142,7 +142,8 @@ TEST_F(RenderTest, EventDetail) {
 // characters escaped (no terminal escape sequence reaches the screen).
 TEST_F(RenderTest, EventDetailResponseSnippetIsOneEscapedLine) {
   json::object event = json::parse(kEventDetail).as_object();
-  json::object& attempt = event.at("deliveries").as_array()[0].at("attempts").as_array()[0].as_object();
+  json::object& attempt =
+      event.at("deliveries").as_array()[0].at("attempts").as_array()[0].as_object();
   attempt["response_snippet"] = "\x1b[31mred\r\n" + std::string(200, 'z');
   std::string out = RenderEventDetail(event, now_);
   EXPECT_LACKS(out, "\x1b");

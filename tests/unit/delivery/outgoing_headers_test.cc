@@ -64,9 +64,9 @@ TEST(OutgoingHeadersTest, NoneAndListNarrowIt) {
 
 TEST(ForwardHeadersFieldTest, ParsesShowsAndRefusesWhatIsNeverForwarded) {
   using boost::json::parse;
-  EXPECT_EQ(boost::json::serialize(model::DestinationToJson(
-                Parse(R"({"name": "d", "url": "https://x.example/"})"))
-                                       .at("forward_headers")),
+  EXPECT_EQ(boost::json::serialize(
+                model::DestinationToJson(Parse(R"({"name": "d", "url": "https://x.example/"})"))
+                    .at("forward_headers")),
             R"("all")");
   EXPECT_EQ(boost::json::serialize(
                 model::DestinationToJson(Parse(R"({"name": "d", "url": "https://x.example/",
@@ -77,11 +77,11 @@ TEST(ForwardHeadersFieldTest, ParsesShowsAndRefusesWhatIsNeverForwarded) {
     const char* value;
     const char* field;
   };
-  for (const Case& c : {Case{R"("some")", "forward_headers"}, Case{"3", "forward_headers"},
-                        Case{R"(["X-A", "Authorization"])", "forward_headers[1]"},
-                        Case{R"(["Host"])", "forward_headers[0]"},
-                        Case{R"(["bad name"])", "forward_headers[0]"},
-                        Case{R"([1])", "forward_headers[0]"}}) {
+  for (const Case& c :
+       {Case{R"("some")", "forward_headers"}, Case{"3", "forward_headers"},
+        Case{R"(["X-A", "Authorization"])", "forward_headers[1]"},
+        Case{R"(["Host"])", "forward_headers[0]"}, Case{R"(["bad name"])", "forward_headers[0]"},
+        Case{R"([1])", "forward_headers[0]"}}) {
     auto d = model::ParseDestination(
         parse(std::string(R"({"name": "d", "url": "https://x.example/", "forward_headers": )") +
               c.value + "}"));
@@ -95,11 +95,11 @@ TEST(ForwardHeadersFieldTest, ParsesShowsAndRefusesWhatIsNeverForwarded) {
 }
 
 TEST(CheckDestinationAddressTest, LiteralPrivateHostsNeedAllowPrivate) {
-  for (const char* url : {"http://127.0.0.1/", "http://[::1]:8080/", "http://LOCALHOST/",
-                          "http://10.0.0.1/", "http://[fe80::1]/", "http://0.0.0.0/",
-                          "http://169.254.169.254/", "http://127.1/", "http://0x7f000001/",
-                          "http://2130706433/", "http://[::ffff:127.0.0.1]/",
-                          "http://[fe80::1%25eth0]/"}) {
+  for (const char* url :
+       {"http://127.0.0.1/", "http://[::1]:8080/", "http://LOCALHOST/", "http://10.0.0.1/",
+        "http://[fe80::1]/", "http://0.0.0.0/", "http://169.254.169.254/", "http://127.1/",
+        "http://0x7f000001/", "http://2130706433/", "http://[::ffff:127.0.0.1]/",
+        "http://[fe80::1%25eth0]/"}) {
     model::Destination d;
     d.url = url;
     Status st = CheckDestinationAddress(d, false);

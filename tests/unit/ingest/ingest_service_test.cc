@@ -84,8 +84,9 @@ TEST(ParseSourceTest, StandardSecretWithoutWhsecPrefixIsRefused) {
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().field(), "verify.secrets[1]");
   // Other schemes take any non-empty secret.
-  EXPECT_TRUE(model::ParseSource(boost::json::parse(
-                                     R"({"name": "s", "verify": {"scheme": "github", "secrets": ["plain"]}})"))
+  EXPECT_TRUE(model::ParseSource(
+                  boost::json::parse(
+                      R"({"name": "s", "verify": {"scheme": "github", "secrets": ["plain"]}})"))
                   .ok());
 }
 

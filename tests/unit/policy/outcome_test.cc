@@ -134,13 +134,12 @@ TEST(ClassifyTest, TransportErrors) {
     for (int status : {0, 200, 404}) {
       Classification r = Classify(AttemptOutcome{.status_code = status, .error = c.error});
       EXPECT_EQ(r.cls, c.cls) << TransportErrorName(c.error);
-      const bool names_status =
-          status > 0 && (c.error == TransportError::kTimeout ||
-                         c.error == TransportError::kConnectionReset);
+      const bool names_status = status > 0 && (c.error == TransportError::kTimeout ||
+                                               c.error == TransportError::kConnectionReset);
       std::string starts = c.starts;
       if (names_status) {
-        starts = starts.substr(0, starts.size() - 2) + " after status " + std::to_string(status) +
-                 ": ";
+        starts =
+            starts.substr(0, starts.size() - 2) + " after status " + std::to_string(status) + ": ";
       }
       EXPECT_THAT(r.reason, StartsWith(starts));
     }
