@@ -21,6 +21,39 @@ json::value TimeOrNull(const std::optional<TimePoint>& t) {
   return json::string(FormatRfc3339(*t));
 }
 
+// The length of the longest prefix of `s` that is valid UTF-8 (RFC 3629: no overlongs,
+// surrogates or code points past U+10FFFF).
+size_t ValidUtf8Prefix(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xbf;  // the range of the second byte
+    if (c < 0x80) {
+      n = 1;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+      n = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      n = 3;
+      if (c == 0xe0) lo = 0xa0;
+      if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 4;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    } else {
+      return i;
+    }
+    if (i + n > s.size()) return i;
+    for (size_t k = 1; k < n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if (k == 1 ? (b < lo || b > hi) : (b < 0x80 || b > 0xbf)) return i;
+    }
+    i += n;
+  }
+  return i;
+}
+
 json::value StringOrNull(const std::optional<std::string>& s) {
   if (!s) return nullptr;
   return json::string(*s);
@@ -203,11 +236,48 @@ json::object EventPageToJson(const store::EventPage& page) {
   return List(std::move(items), std::move(next));
 }
 
+void AddResponseSnippet(json::object& attempt, const std::string& snippet) {
+  if (snippet.empty()) {
+    attempt["response_snippet"] = nullptr;
+    return;
+  }
+  size_t valid = ValidUtf8Prefix(snippet);
+  // At most 3 bytes of one incomplete character at the very end (the cut) still count as text.
+  const auto lead = valid < snippet.size() ? static_cast<unsigned char>(snippet[valid]) : 0;
+  if (valid < snippet.size() && snippet.size() - valid <= 3 && lead >= 0xc2 && lead <= 0xf4) {
+    size_t need = static_cast<unsigned char>(snippet[valid]) >= 0xf0   ? 4
+                  : static_cast<unsigned char>(snippet[valid]) >= 0xe0 ? 3
+                                                                       : 2;
+    bool continuation = true;
+    for (size_t k = valid + 1; k < snippet.size(); ++k) {
+      continuation &= (static_cast<unsigned char>(snippet[k]) & 0xc0) == 0x80;
+    }
+    if (continuation && snippet.size() - valid < need) {
+      attempt["response_snippet"] = snippet.substr(0, valid);
+      attempt["response_snippet_encoding"] = "utf-8";
+      return;
+    }
+  }
+  if (valid == snippet.size()) {
+    attempt["response_snippet"] = snippet;
+    attempt["response_snippet_encoding"] = "utf-8";
+  } else {
+    attempt["response_snippet"] = Base64Encode(snippet);
+    attempt["response_snippet_encoding"] = "base64";
+  }
+}
+
 json::object EventDetailToJson(const store::Event& e, const std::vector<DeliveryDetail>& deliveries,
                                bool with_body) {
   json::object o = EventSummaryToJson(e);
   json::array headers;
-  for (const store::Header& h : e.headers) headers.push_back(json::array{h.name, h.value});
+  // Forwarded as stored, but values that look like credentials (a provider's token or signature
+  // header) are not shown.
+  for (const store::Header& h : e.headers) {
+    headers.push_back(json::array{h.name, model::IsCredentialName(h.name)
+                                              ? std::string_view(model::kRedacted)
+                                              : std::string_view(h.value)});
+  }
   o["headers"] = std::move(headers);
   if (with_body) o["body_base64"] = Base64Encode(e.body);
   json::array ds;
@@ -217,12 +287,14 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
     for (const store::Attempt& a : dd.attempts) {
       json::value code = nullptr;
       if (a.status_code) code = *a.status_code;
-      attempts.push_back(json::object{{"n", a.n},
-                                      {"started_at", FormatRfc3339(a.started_at)},
-                                      {"duration_ms", a.duration_ms},
-                                      {"status_code", std::move(code)},
-                                      {"error", StringOrNull(a.error)},
-                                      {"retry_after", StringOrNull(a.retry_after)}});
+      json::object attempt{{"n", a.n},
+                           {"started_at", FormatRfc3339(a.started_at)},
+                           {"duration_ms", a.duration_ms},
+                           {"status_code", std::move(code)},
+                           {"error", StringOrNull(a.error)},
+                           {"retry_after", StringOrNull(a.retry_after)}};
+      AddResponseSnippet(attempt, a.response_snippet);
+      attempts.push_back(std::move(attempt));
     }
     json::value next = nullptr;
     if (d.status == store::DeliveryStatus::kScheduled) {

@@ -56,8 +56,17 @@ struct DeliveryDetail {
 // The event detail of ARCHITECTURE.md section 3: {"id", "source", "received_at", "size",
 // "headers": [[name, value]…], "body_base64", "deliveries": [{"destination", "status", "attempt",
 // "max_attempts", "next_attempt_at" (null unless scheduled), "deadline", "reason", "chain",
-// "attempts": [{"n", "started_at", "duration_ms", "status_code", "error", "retry_after"}]}]}.
+// "attempts": [{"n", "started_at", "duration_ms", "status_code", "error", "retry_after",
+// "response_snippet" (string or null), "response_snippet_encoding" ("utf-8" | "base64", only
+// with a snippet)}]}]}. Header values whose names look like credentials
+// (model::IsCredentialName) are shown as model::kRedacted.
 // Without `with_body`, "body_base64" is left out (a 5 MiB body is ~7 MB of base64).
+// Sets "response_snippet" of an attempt's JSON (null when nothing was recorded) and, with one,
+// "response_snippet_encoding": the recorded bytes as text when they are UTF-8 ("utf-8"; a
+// character cut in two at the very end by the 4 KiB limit is left out), else their base64
+// ("base64").
+void AddResponseSnippet(boost::json::object& attempt, const std::string& snippet);
+
 boost::json::object EventDetailToJson(const store::Event& e,
                                       const std::vector<DeliveryDetail>& deliveries,
                                       bool with_body = true);

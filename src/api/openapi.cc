@@ -434,7 +434,11 @@ constexpr std::string_view kDocument = R"json({
         "required": ["n", "started_at", "duration_ms", "status_code", "error", "retry_after"],
         "properties": {"n": {"type": "integer"}, "started_at": {"$ref": "#/components/schemas/Time"},
                        "duration_ms": {"type": "integer"}, "status_code": {"type": ["integer", "null"]},
-                       "error": {"type": ["string", "null"]}, "retry_after": {"type": ["string", "null"]}}
+                       "error": {"type": ["string", "null"]}, "retry_after": {"type": ["string", "null"]},
+                       "response_snippet": {"type": ["string", "null"],
+                                            "description": "the first 4 KiB of the response body: text when UTF-8, else base64 (see response_snippet_encoding); null when empty or no response"},
+                       "response_snippet_encoding": {"type": "string", "enum": ["utf-8", "base64"],
+                                                     "description": "present when response_snippet is not null"}}
       },
       "Delivery": {
         "type": "object",
@@ -459,14 +463,15 @@ constexpr std::string_view kDocument = R"json({
           "id": {"type": "string"}, "source": {"type": "string"},
           "received_at": {"$ref": "#/components/schemas/Time"}, "size": {"type": "integer"},
           "headers": {"type": "array", "items": {"type": "array", "items": {"type": "string"},
-                                                 "minItems": 2, "maxItems": 2}},
+                                                 "minItems": 2, "maxItems": 2},
+                      "description": "as received; values of credential-like names (Authorization, Cookie, *token*, *signature*, …) are \"(redacted)\""},
           "body_base64": {"type": "string", "description": "absent with ?body=false"},
           "deliveries": {"type": "array", "items": {"$ref": "#/components/schemas/Delivery"}}
         }
       },
       "Destination": {
         "type": "object",
-        "description": "the destination JSON of the config (signing_secret shown as signing_secret_set) plus live state",
+        "description": "the destination JSON of the config (signing_secret shown as signing_secret_set; credential-like header values and URL query values shown as (redacted)) plus live state",
         "required": ["name", "url", "signing_secret_set", "breaker", "paused", "allowed_concurrency"],
         "properties": {
           "name": {"type": "string"}, "url": {"type": "string"},
@@ -478,7 +483,10 @@ constexpr std::string_view kDocument = R"json({
                                      "trips": {"type": "integer"}}},
           "paused": {"type": "boolean"}, "paused_reason": {"type": ["string", "null"]},
           "allowed_concurrency": {"type": "integer"}, "in_flight": {"type": "integer"},
-          "note": {"type": "string", "description": "only when pause or resume changed nothing: \"already paused\", \"not paused\""}
+          "note": {"type": "string", "description": "only when pause or resume changed nothing: \"already paused\", \"not paused\""},
+          "forward_headers": {"oneOf": [{"type": "string", "enum": ["all", "none"]},
+                                        {"type": "array", "items": {"type": "string"}}]},
+          "secret_headers": {"type": "array", "items": {"type": "string"}}
         }
       },
       "DestinationList": {
@@ -570,7 +578,12 @@ constexpr std::string_view kDocument = R"json({
           "breaker": {"type": "object"},
           "ordered": {"type": "boolean"},
           "replay_window": {"$ref": "#/components/schemas/Duration"},
-          "paused": {"type": "boolean"}, "allow_private": {"type": "boolean"}, "pause_on_gone": {"type": "boolean"}
+          "paused": {"type": "boolean"}, "allow_private": {"type": "boolean"}, "pause_on_gone": {"type": "boolean"},
+          "forward_headers": {"oneOf": [{"type": "string", "enum": ["all", "none"]},
+                                        {"type": "array", "items": {"type": "string"}}],
+                              "description": "received headers sent on to the destination (default all); hop-by-hop ones, Host, Content-Length, Expect, Authorization, Cookie are never sent"},
+          "secret_headers": {"type": "array", "items": {"type": "string"},
+                             "description": "header names whose values are shown as (redacted)"}
         }
       },
       "RouteInput": {

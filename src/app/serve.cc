@@ -222,6 +222,17 @@ int Serve(const ServeOptions& options) {
   // The catalog lives in the store (objects created through the API survive restarts); the config
   // file's objects are merged in at every start and stay owned by the file.
   catalog::CatalogService catalog(*store, registry, clock, [&engine] { engine.Wake(); });
+  // A destination the sender would refuse for its literal address is refused when it is
+  // defined, in the config file or through the API.
+  const bool allow_private = config.server.allow_private_destinations;
+  for (const auto& [name, d] : config.catalog.destinations) {
+    if (Status st = delivery::CheckDestinationAddress(d, allow_private); !st.ok()) {
+      return Fail(2, "config: destination \"" + name + "\": " + st.field() + ": " + st.message());
+    }
+  }
+  catalog.SetDestinationCheck([allow_private](const model::Destination& d) {
+    return delivery::CheckDestinationAddress(d, allow_private);
+  });
   {
     auto notes = catalog.Load(
         options.config_path.empty() ? std::nullopt : std::make_optional(config.catalog_objects));

@@ -94,6 +94,11 @@ Result<std::string> CatalogService::Create(store::CatalogKind kind, const json::
       }
     }
   }
+  if (kind == store::CatalogKind::kDestination && destination_check_) {
+    auto d = model::ParseDestination(body);
+    if (!d.ok()) return d.status();
+    HR_RETURN_IF_ERROR(destination_check_(*d));
+  }
   store::CatalogObject o;
   o.kind = kind;
   o.name = *name;
@@ -134,6 +139,12 @@ Status CatalogService::Update(store::CatalogKind kind, const std::string& name,
   json::value merged = MergePatch(current, patch);
   auto parsed = ObjectName(kind, merged);
   if (!parsed.ok()) return parsed.status();
+  if (kind == store::CatalogKind::kDestination && destination_check_ &&
+      (patch.get_object().contains("url") || patch.get_object().contains("allow_private"))) {
+    auto d = model::ParseDestination(merged);
+    if (!d.ok()) return d.status();
+    HR_RETURN_IF_ERROR(destination_check_(*d));
+  }
   store::CatalogObject updated = *existing;
   updated.spec = json::serialize(merged);
   std::vector<store::CatalogObject> objects = objects_;

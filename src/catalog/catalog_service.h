@@ -34,6 +34,12 @@ class CatalogService {
   CatalogService(store::Store& store, model::Registry& registry, const Clock& clock,
                  std::function<void()> on_change = {});
 
+  // A check every destination created or changed through the API must pass besides its own
+  // validation (the composition root refuses loopback/private addresses with it). A change is
+  // checked when it names "url" or "allow_private". Set before serving; empty: none.
+  using DestinationCheck = std::function<Status(const model::Destination&)>;
+  void SetDestinationCheck(DestinationCheck check) { destination_check_ = std::move(check); }
+
   // At start: merges the config file's objects (nullopt: no config file) into the stored
   // catalog as PlanSeed describes, writes the difference with one audit entry (actor "config"),
   // and installs the result. Returns the lines worth logging. An error (a stored object that no
@@ -69,6 +75,7 @@ class CatalogService {
   model::Registry& registry_;
   const Clock& clock_;
   std::function<void()> on_change_;
+  DestinationCheck destination_check_;
 
   std::mutex mu_;
   std::vector<store::CatalogObject> objects_;  // GUARDED_BY(mu_): as stored, in order

@@ -132,6 +132,11 @@ void AddDestinationFlags(CLI::App* cmd, DestinationFlags& f) {
                   "e.g. 30d");
   cmd->add_flag("--allow-private", f.allow_private,
                 "Allow a loopback or private address for this destination");
+  cmd->add_option("--forward-headers", f.forward_headers,
+                  "Received headers sent on: all (default), none, or names such as "
+                  "X-GitHub-Event,X-Request-Id");
+  cmd->add_option("--secret-header", f.secret_headers,
+                  "A header (of --header) whose value is a secret, shown redacted (repeatable)");
   cmd->add_option("--spec", f.spec, "The whole destination as JSON (or @FILE); flags go over it");
 }
 
@@ -231,6 +236,34 @@ Result<json::object> BuildDestinationBody(const std::string& name, const Destina
   if (!flags.rate_limit.empty()) (*body)["rate_limit"] = flags.rate_limit;
   if (!flags.replay_window.empty()) (*body)["replay_window"] = flags.replay_window;
   if (flags.allow_private) (*body)["allow_private"] = true;
+  if (!flags.forward_headers.empty()) {
+    if (flags.forward_headers == "all" || flags.forward_headers == "none") {
+      (*body)["forward_headers"] = flags.forward_headers;
+    } else {
+      json::array names;
+      size_t start = 0;
+      while (start <= flags.forward_headers.size()) {
+        size_t comma = flags.forward_headers.find(',', start);
+        if (comma == std::string::npos) comma = flags.forward_headers.size();
+        std::string name = flags.forward_headers.substr(start, comma - start);
+        name.erase(0, name.find_first_not_of(" \t"));
+        name.erase(name.find_last_not_of(" \t") + 1);
+        if (!name.empty()) names.emplace_back(name);
+        start = comma + 1;
+      }
+      if (names.empty()) {
+        return Status::InvalidArgument(
+            "--forward-headers: give all, none, or header names separated by commas",
+            "--forward-headers");
+      }
+      (*body)["forward_headers"] = std::move(names);
+    }
+  }
+  if (!flags.secret_headers.empty()) {
+    json::array names;
+    for (const std::string& n : flags.secret_headers) names.emplace_back(n);
+    (*body)["secret_headers"] = std::move(names);
+  }
   HR_RETURN_IF_ERROR(NothingToChange(*body, update));
   return body;
 }

@@ -53,6 +53,8 @@ struct DestinationFlags {
   std::string rate_limit;
   std::string replay_window;
   bool allow_private = false;
+  std::string forward_headers;              // "all", "none" or "X-A,X-B"
+  std::vector<std::string> secret_headers;  // header names whose values are shown redacted
 };
 
 // "@FILE" is the file's contents without the trailing newline ("@-": standard input); anything

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/crypto.h"
 #include "common/time_format.h"
 #include "delivery/sender.h"
 #include "http/json_text.h"
@@ -117,6 +118,71 @@ std::string BreakerText(const json::object* b, TimePoint now, bool with_details)
       out += "; tripped " + Plural(trips->to_number<int64_t>(), "time");
     }
   }
+  return out;
+}
+
+// The rest of a policy, for `destinations show`: "delays 5m, 30m (the last repeats); jitter
+// none; cap 1d" or "base 1m; jitter equal; cap 30m"; "" when the server did not say.
+std::string PolicyDetailText(const json::object* p) {
+  if (!p || !Present(*p, "jitter")) return "";
+  std::string out;
+  const json::value* delays = Field(*p, "delays");
+  if (delays && delays->is_array() && !delays->get_array().empty()) {
+    out = "delays ";
+    bool first = true;
+    for (const json::value& d : delays->get_array()) {
+      out += (first ? "" : ", ") + Text(&d);
+      first = false;
+    }
+    out += " (the last repeats)";
+  } else if (Present(*p, "base")) {
+    out = "base " + Text(*p, "base");
+  }
+  out += (out.empty() ? "" : "; ") + std::string("jitter ") + Text(*p, "jitter");
+  if (Present(*p, "cap")) out += "; cap " + Text(*p, "cap");
+  return out;
+}
+
+// A response snippet in one table cell: at most `width` characters, control characters and
+// backslashes escaped (\n, \x1b), "…" when cut. A snippet that is not UTF-8 (sent as base64) is
+// decoded and its bytes past ASCII escaped too (\xff), so mostly-text bodies stay readable.
+std::string SnippetCell(const json::object& a, size_t width = 60) {
+  const json::value* v = Field(a, "response_snippet");
+  if (!v || !v->is_string() || v->get_string().empty()) return "-";
+  std::string raw(v->get_string());
+  const bool binary = Text(a, "response_snippet_encoding") == "base64";
+  if (binary) {
+    auto decoded = Base64Decode(raw);
+    if (!decoded) return "(not base64)";
+    raw = std::move(*decoded);
+  }
+  std::string out;
+  for (unsigned char c : raw) {
+    std::string piece;
+    if (c == '\n') {
+      piece = "\\n";
+    } else if (c == '\r') {
+      piece = "\\r";
+    } else if (c == '\t') {
+      piece = "\\t";
+    } else if (c == '\\') {
+      piece = "\\\\";
+    } else if (c < 0x20 || c == 0x7f || (binary && c >= 0x80)) {
+      static const char* kHex = "0123456789abcdef";
+      piece = std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+    } else {
+      piece = std::string(1, static_cast<char>(c));
+    }
+    out += piece;
+  }
+  // Cut by characters (UTF-8 continuation bytes do not count), keeping whole characters.
+  size_t chars = 0, cut = out.size();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if ((static_cast<unsigned char>(out[i]) & 0xc0) == 0x80) continue;
+    if (chars == width - 1) cut = i;
+    ++chars;
+  }
+  if (chars > width) out = out.substr(0, cut) + "…";
   return out;
 }
 
@@ -398,9 +464,9 @@ std::string RenderEventDetail(const json::object& event, TimePoint now) {
         const json::object& a = av.get_object();
         std::string duration = Present(a, "duration_ms") ? Text(a, "duration_ms") + "ms" : "-";
         rows.push_back({Text(a, "n"), FormatApiTime(Field(a, "started_at"), now), AttemptResult(a),
-                        duration, Text(a, "retry_after")});
+                        duration, Text(a, "retry_after"), SnippetCell(a)});
       }
-      out << Table({"#", "STARTED", "RESULT", "DURATION", "RETRY-AFTER"}, rows, "    ");
+      out << Table({"#", "STARTED", "RESULT", "DURATION", "RETRY-AFTER", "RESPONSE"}, rows, "    ");
     }
   }
   return out.str();
@@ -512,6 +578,11 @@ std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
   if (Present(d, "in_flight")) out << ", " << Text(d, "in_flight") << " in flight";
   out << "\n";
   out << "  policy       " << PolicyText(Object(d, "policy")) << "\n";
+  if (std::string more = PolicyDetailText(Object(d, "policy")); !more.empty()) {
+    out << "               " << more;
+    if (Present(d, "replay_window")) out << "; replay window " << Text(d, "replay_window");
+    out << "\n";
+  }
   out << "  rate limit   " << (Present(d, "rate_limit") ? Text(d, "rate_limit") : "none") << "\n";
   const json::value* secret = Field(d, "signing_secret_set");
   out << "  signing      "
@@ -524,6 +595,19 @@ std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
           << (v.is_string() ? std::string(v.get_string()) : "-") << "\n";
       first = false;
     }
+  }
+  if (const json::value* f = Field(d, "forward_headers")) {
+    std::string text;
+    if (f->is_string()) text = std::string(f->get_string());
+    if (f->is_array()) {
+      for (const json::value& n : f->get_array()) text += (text.empty() ? "" : ", ") + Text(&n);
+      if (text.empty()) text = "(an empty list)";
+    }
+    out << "  forwards     "
+        << (text == "all"    ? "all received headers"
+            : text == "none" ? "no received headers"
+                             : "received " + text)
+        << "\n";
   }
   out << "  defined      " << OriginText(d) << "\n";
   return out.str();

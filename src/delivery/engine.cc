@@ -8,6 +8,7 @@
 #include "common/thread_name.h"
 #include "common/time_format.h"
 #include "common/units.h"
+#include "delivery/outgoing_headers.h"
 #include "model/destination.h"
 #include "policy/decision.h"
 
@@ -371,16 +372,12 @@ void DeliveryEngine::Dispatch(const std::shared_ptr<const model::Destination>& d
   req.url = d.url;
   req.timeout = d.policy.timeout;
   req.allow_private = d.allow_private;
-  req.headers.emplace_back("Content-Type",
-                           e.content_type.empty() ? "application/octet-stream" : e.content_type);
-  for (const auto& h : d.headers) req.headers.push_back(h);
   std::optional<std::string> key;
   if (d.signing_secret) {
     if (auto k = model::SigningKey(*d.signing_secret); k.ok()) key = *k;
   }
-  for (auto& h : StandardWebhookHeaders(e.id, clock_.Now(), e.body, key)) {
-    req.headers.push_back(std::move(h));
-  }
+  req.headers = OutgoingHeaders(e.headers, e.content_type, d,
+                                StandardWebhookHeaders(e.id, clock_.Now(), e.body, key));
   req.body = e.body;
   sender_.Send(std::move(req), [this, dest, delivery = std::move(delivery)](SendResult r) mutable {
     Complete(Completion{std::move(dest), std::move(delivery), std::move(r), false});

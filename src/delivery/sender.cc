@@ -186,9 +186,7 @@ bool ParseUrl(const std::string& url, UrlParts& out) {
 
 // The detail for a refused connection, shared by the socket guard and the proxy pre-check.
 std::string RefusedDetail(const std::string& address) {
-  return "refused to connect to " + address +
-         ": loopback/private addresses are not allowed for this destination (allow_private or "
-         "--allow-private-destinations)";
+  return "refused to connect to " + address + ": " + std::string(kPrivateAddressRule);
 }
 
 TransportError MapCurlCode(CURLcode code) {
@@ -218,6 +216,19 @@ TransportError MapCurlCode(CURLcode code) {
     case CURLE_USE_SSL_FAILED: return TransportError::kTls;
     default: return TransportError::kOther;
   }
+}
+
+// libcurl refuses response headers past 300 KB in all ("Too large response headers",
+// CURLE_RECV_ERROR in 7.88) or a single field past 100 KB (CURLE_OUT_OF_MEMORY, with only "Out
+// of memory" to say, so it is recognized as an out-of-memory error between the status line and
+// the body); newer versions say CURLE_TOO_LARGE. None of these is a reset.
+bool IsHeaderLimitError(CURLcode code, std::string_view detail, long status, size_t body_bytes) {
+#if LIBCURL_VERSION_NUM >= 0x080600
+  if (code == CURLE_TOO_LARGE) return true;
+#endif
+  if (code == CURLE_OUT_OF_MEMORY) return status > 0 && body_bytes == 0;
+  return code == CURLE_RECV_ERROR &&
+         Lower(detail).find("too large response headers") != std::string::npos;
 }
 
 std::string AddressText(const curl_sockaddr* address) {
@@ -485,6 +496,14 @@ struct Sender::Impl {
     } else {
       r.outcome.error = MapCurlCode(code);
       r.error_detail = t.errbuf[0] != '\0' ? std::string(t.errbuf) : curl_easy_strerror(code);
+      // A status line that arrived is kept, so the reason can say "timeout after status 200"
+      // instead of "did not answer" (CONNECT answers of a proxy are not counted here).
+      long status = 0;
+      curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+      r.outcome.status_code = static_cast<int>(status);
+      if (IsHeaderLimitError(code, r.error_detail, status, t.body_bytes)) {
+        r.outcome.error = TransportError::kResponseTooLarge;
+      }
     }
     r.snippet = std::move(t.snippet);
     in_flight.fetch_sub(1);

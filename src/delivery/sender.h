@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/result.h"
+#include "model/destination.h"
 #include "policy/outcome.h"
 
 namespace hookrelay::delivery {
@@ -46,7 +48,8 @@ struct SendResult {
 // Response bodies: at most 1 MiB (or snippet_limit, if larger) is read; a longer or endless body
 // is cut off there (the connection is closed, not reused) and the attempt counts with the status
 // already received. A transport failure after the status line (a timeout or reset mid-body)
-// reports the transport error and status_code 0.
+// reports the transport error together with the status_code received. Response headers past
+// libcurl's limits (300 KB in all, 100 KB for one field) give kResponseTooLarge.
 //
 // Headers: fields whose name or value contains CR, LF or NUL (or whose name is not a token) are
 // dropped; Content-Length, Transfer-Encoding and Expect from the request are ignored. libcurl's
@@ -103,6 +106,19 @@ bool IsPrivateAddress(const std::string& address);
 // name is resolved: a literal address IsPrivateAddress refuses, or localhost / *.localhost (any
 // case). A name that merely resolves to such an address is caught at connect time instead.
 bool IsRefusedLiteralHost(std::string_view host);
+
+// The end of every message refusing a loopback/private destination, at delivery and at creation.
+inline constexpr std::string_view kPrivateAddressRule =
+    "loopback/private addresses are not allowed for this destination (allow_private or "
+    "--allow-private-destinations)";
+
+// What the sender would refuse before resolving anything, said when a destination is created,
+// changed or loaded from the config: kInvalidArgument (field "url") when the URL's host
+// IsRefusedLiteralHost and neither `destination.allow_private` nor
+// `allow_private_destinations` (the server's flag) is set; else OK. A name that only resolves to
+// such an address is still caught at connect time.
+Status CheckDestinationAddress(const model::Destination& destination,
+                               bool allow_private_destinations);
 
 // The Standard Webhooks headers for an event: webhook-id, webhook-timestamp (Unix seconds of
 // `now`) and, when `signing_key` (the decoded bytes of a whsec_ secret) is set,

@@ -1,4 +1,5 @@
 #include <arpa/inet.h>
+#include <curl/curl.h>
 
 #include <cctype>
 #include <cstdint>
@@ -73,6 +74,30 @@ bool IsRefusedLiteralHost(std::string_view host) {
   const bool numeric = inet_pton(AF_INET, lower.c_str(), ignored) == 1 ||
                        inet_pton(AF_INET6, lower.c_str(), ignored) == 1;
   return numeric && IsPrivateAddress(lower);
+}
+
+Status CheckDestinationAddress(const model::Destination& destination,
+                               bool allow_private_destinations) {
+  if (destination.allow_private || allow_private_destinations) return Status::Ok();
+  // libcurl's parser, as the sender's: it normalizes the other spellings of a numeric address
+  // ("127.1", "0x7f000001", "2130706433") to the address the request would go to.
+  std::string host;
+  if (CURLU* u = curl_url()) {
+    char* part = nullptr;
+    if (curl_url_set(u, CURLUPART_URL, destination.url.c_str(), 0) == CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &part, 0) == CURLUE_OK) {
+      host = part;
+      curl_free(part);
+    }
+    curl_url_cleanup(u);
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (size_t zone = host.find('%'); zone != std::string::npos) host.resize(zone);
+  if (!IsRefusedLiteralHost(host)) return Status::Ok();
+  return Status::InvalidArgument("points at " + host + ": " + std::string(kPrivateAddressRule),
+                                 "url");
 }
 
 }  // namespace hookrelay::delivery

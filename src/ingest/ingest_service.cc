@@ -5,6 +5,7 @@
 
 #include "common/id.h"
 #include "ingest/verify.h"
+#include "model/destination.h"
 
 namespace hookrelay::ingest {
 
@@ -76,7 +77,11 @@ std::vector<store::Header> KeptHeaders(http::HeaderList&& headers) {
   std::vector<store::Header> kept;
   kept.reserve(headers.size());
   for (auto& [name, value] : headers) {
-    if (!IsHopByHop(name, tokens)) kept.push_back({std::move(name), std::move(value)});
+    if (IsHopByHop(name, tokens)) continue;
+    // Credentials meant for hookrelay are never forwarded, so their values need not be kept;
+    // the name stays, to show that one was sent.
+    if (model::IsHookrelayCredential(name)) value = std::string(model::kRedacted);
+    kept.push_back({std::move(name), std::move(value)});
   }
   return kept;
 }

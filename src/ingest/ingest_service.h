@@ -17,7 +17,8 @@ namespace hookrelay::ingest {
 
 // The headers of an incoming webhook worth keeping: all but hop-by-hop fields (Connection and
 // the fields it names, Keep-Alive, Transfer-Encoding, TE, Trailer, Upgrade, Proxy-*), and the
-// framing fields Content-Length and Expect. Order and names are kept as received.
+// framing fields Content-Length and Expect. Order and names are kept as received; the values of
+// credentials meant for hookrelay (Authorization, Cookie) are replaced by model::kRedacted.
 std::vector<store::Header> KeptHeaders(const http::HeaderList& headers);
 std::vector<store::Header> KeptHeaders(http::HeaderList&& headers);  // moves the kept fields
 

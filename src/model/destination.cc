@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
+#include <boost/url/url.hpp>
 #include <cctype>
 
 #include "common/crypto.h"
@@ -43,12 +44,78 @@ Result<std::string> SigningKey(std::string_view secret) {
   return *key;
 }
 
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// An RFC 9110 token: what a header name may be.
+bool IsToken(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) &&
+        std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// An array of header names (field "forward_headers" or "secret_headers").
+Result<std::vector<std::string>> GetHeaderNames(const json::value& v, const std::string& field) {
+  if (!v.is_array()) return Status::InvalidArgument("must be an array of header names", field);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < v.as_array().size(); ++i) {
+    const std::string item = field + "[" + std::to_string(i) + "]";
+    auto name = GetString(v.as_array()[i], item);
+    if (!name.ok()) return name.status();
+    if (!IsToken(*name)) return Status::InvalidArgument("is not a valid header name", item);
+    names.push_back(*name);
+  }
+  return names;
+}
+
+Result<ForwardHeaders> ParseForwardHeaders(const json::value& v) {
+  const std::string field = "forward_headers";
+  ForwardHeaders f;
+  if (v.is_string()) {
+    if (v.as_string() == "all") return f;
+    if (v.as_string() == "none") {
+      f.mode = ForwardHeaders::Mode::kNone;
+      return f;
+    }
+  } else if (v.is_array()) {
+    auto names = GetHeaderNames(v, field);
+    if (!names.ok()) return names.status();
+    for (size_t i = 0; i < names->size(); ++i) {
+      if (IsNeverForwarded((*names)[i])) {
+        return Status::InvalidArgument(
+            (*names)[i] +
+                " is never forwarded (hop-by-hop, framing, or a credential meant for hookrelay); "
+                "to send one, set it in the destination's headers",
+            field + "[" + std::to_string(i) + "]");
+      }
+    }
+    f.mode = ForwardHeaders::Mode::kList;
+    f.names = std::move(*names);
+    return f;
+  }
+  return Status::InvalidArgument(
+      "must be \"all\", \"none\" or an array of header names such as [\"X-GitHub-Event\"]", field);
+}
+
+}  // namespace
+
 Result<Destination> ParseDestination(const json::value& v) {
   if (!v.is_object()) return Status::InvalidArgument("a destination must be a JSON object");
   const json::object& o = v.as_object();
-  HR_RETURN_IF_ERROR(CheckKnownFields(
-      o, {"name", "url", "headers", "policy", "signing_secret", "max_concurrency", "rate_limit",
-          "breaker", "ordered", "replay_window", "paused", "allow_private", "pause_on_gone"}));
+  HR_RETURN_IF_ERROR(
+      CheckKnownFields(o, {"name", "url", "headers", "policy", "signing_secret", "max_concurrency",
+                           "rate_limit", "breaker", "ordered", "replay_window", "paused",
+                           "allow_private", "pause_on_gone", "forward_headers", "secret_headers"}));
   Destination d;
   const json::value* name = o.if_contains("name");
   if (!name) return Status::InvalidArgument("is required", "name");
@@ -77,6 +144,17 @@ Result<Destination> ParseDestination(const json::value& v) {
       }
       d.headers.emplace_back(std::string(key), *value);
     }
+  }
+
+  if (const json::value* f = o.if_contains("forward_headers"); f && !f->is_null()) {
+    auto forward = ParseForwardHeaders(*f);
+    if (!forward.ok()) return forward.status();
+    d.forward_headers = std::move(*forward);
+  }
+  if (const json::value* s = o.if_contains("secret_headers"); s && !s->is_null()) {
+    auto names = GetHeaderNames(*s, "secret_headers");
+    if (!names.ok()) return names.status();
+    d.secret_headers = std::move(*names);
   }
 
   auto p = policy::PresetPolicy("default");
@@ -133,23 +211,86 @@ Result<Destination> ParseDestination(const json::value& v) {
   return d;
 }
 
-bool IsCredentialHeader(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "cookie") return true;
-  for (std::string_view part : {"auth", "token", "secret", "key", "password", "signature"}) {
+bool IsCredentialName(std::string_view name) {
+  const std::string lower = Lower(name);
+  for (std::string_view part : {"auth", "token", "secret", "pass", "key", "session", "credential",
+                                "signature", "cookie", "hmac"}) {
     if (lower.find(part) != std::string::npos) return true;
+  }
+  // "sig" only as a whole part ("sig", "X-Sig", "sig_v2"), so "X-Design" stays visible.
+  size_t start = 0;
+  while (start <= lower.size()) {
+    size_t end = lower.find_first_of("-_.", start);
+    if (end == std::string::npos) end = lower.size();
+    if (std::string_view(lower).substr(start, end - start) == "sig") return true;
+    start = end + 1;
   }
   return false;
 }
 
+bool IsCredentialHeader(std::string_view name, const std::vector<std::string>& secret_headers) {
+  if (IsCredentialName(name)) return true;
+  const std::string lower = Lower(name);
+  for (const std::string& s : secret_headers) {
+    if (Lower(s) == lower) return true;
+  }
+  return false;
+}
+
+bool IsHookrelayCredential(std::string_view name) {
+  const std::string lower = Lower(name);
+  return lower == "authorization" || lower == "cookie" || lower == "proxy-authorization";
+}
+
+bool IsNeverForwarded(std::string_view name) {
+  const std::string lower = Lower(name);
+  for (std::string_view n : {"connection", "keep-alive", "te", "trailer", "transfer-encoding",
+                             "upgrade", "host", "content-length", "expect"}) {
+    if (lower == n) return true;
+  }
+  return lower.starts_with("proxy-") || IsHookrelayCredential(lower);
+}
+
+std::string RedactUrl(std::string_view url) {
+  auto parsed = boost::urls::parse_uri_reference(url);
+  if (!parsed || !parsed->has_query()) return std::string(url);
+  boost::urls::url u(*parsed);
+  bool changed = false;
+  auto params = u.params();
+  for (auto it = params.begin(); it != params.end(); ++it) {
+    boost::urls::param p = *it;
+    if (p.has_value && IsCredentialName(p.key) && p.value != kRedacted) {
+      it = params.replace(it, {p.key, kRedacted});
+      changed = true;
+    }
+  }
+  return changed ? std::string(u.buffer()) : std::string(url);
+}
+
+boost::json::value ForwardHeadersToJson(const ForwardHeaders& f) {
+  switch (f.mode) {
+    case ForwardHeaders::Mode::kAll: return "all";
+    case ForwardHeaders::Mode::kNone: return "none";
+    case ForwardHeaders::Mode::kList: break;
+  }
+  json::array names;
+  for (const std::string& n : f.names) names.emplace_back(n);
+  return names;
+}
+
 json::object DestinationToJson(const Destination& d) {
   json::object headers;
-  for (const auto& [k, v] : d.headers) headers[k] = IsCredentialHeader(k) ? kRedacted : v;
+  for (const auto& [k, v] : d.headers) {
+    headers[k] = IsCredentialHeader(k, d.secret_headers) ? kRedacted : v;
+  }
+  json::array secret_headers;
+  for (const std::string& s : d.secret_headers) secret_headers.emplace_back(s);
   json::object o{
       {"name", d.name},
-      {"url", d.url},
+      {"url", RedactUrl(d.url)},
       {"headers", std::move(headers)},
+      {"forward_headers", ForwardHeadersToJson(d.forward_headers)},
+      {"secret_headers", std::move(secret_headers)},
       {"policy", policy::PolicyToJson(d.policy)},
       {"signing_secret_set", d.signing_secret.has_value()},
       {"max_concurrency", d.max_concurrency},

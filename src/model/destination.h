@@ -12,10 +12,25 @@
 
 namespace hookrelay::model {
 
+// Which of the headers an event arrived with are sent on to a destination ("forward_headers").
+// Whatever the mode, headers that are hop-by-hop, framing (Host, Content-Length, Expect) or
+// credentials meant for hookrelay (Authorization, Cookie, Proxy-*) are never forwarded; see
+// delivery::OutgoingHeaders.
+struct ForwardHeaders {
+  enum class Mode { kAll, kNone, kList };
+  Mode mode = Mode::kAll;
+  std::vector<std::string> names;  // kList: the names, as given (matched case-insensitively)
+  bool operator==(const ForwardHeaders&) const = default;
+};
+
 struct Destination {
   std::string name;
   std::string url;  // http(s)
   std::vector<std::pair<std::string, std::string>> headers;
+  ForwardHeaders forward_headers;
+  // Header names (besides those IsCredentialHeader recognizes) whose values are secrets: shown
+  // as kRedacted in API and CLI output, sent as they are.
+  std::vector<std::string> secret_headers;
   policy::RetryPolicy policy;  // replay_window lives here (the destination's own or the preset's)
   std::optional<std::string> signing_secret;  // "whsec_" + base64; write-only
   int max_concurrency = 16;
@@ -32,16 +47,37 @@ struct Destination {
 };
 
 // The destination JSON of ARCHITECTURE.md section 3 (plus "paused", "allow_private",
-// "pause_on_gone"). Errors name the field ("url", "policy.cap", "breaker.open[1]").
+// "pause_on_gone", "secret_headers"). Errors name the field ("url", "policy.cap",
+// "breaker.open[1]", "forward_headers[0]").
 Result<Destination> ParseDestination(const boost::json::value& v);
-// Secrets are never included: "signing_secret" becomes "signing_secret_set": true|false, and the
-// values of headers that carry credentials (IsCredentialHeader) are shown as kRedacted.
+// Secrets are never included: "signing_secret" becomes "signing_secret_set": true|false, the
+// values of headers that carry credentials (IsCredentialHeader, or named in secret_headers) are
+// shown as kRedacted, and so are the URL's credential-like query values (RedactUrl).
 boost::json::object DestinationToJson(const Destination& d);
 
+// "all", "none", or an array of names.
+boost::json::value ForwardHeadersToJson(const ForwardHeaders& f);
+
 inline constexpr std::string_view kRedacted = "(redacted)";
-// Header names whose values are credentials: Cookie, and any name containing auth, token,
-// secret, key, password or signature (case-insensitive): Authorization, X-Api-Key, …
-bool IsCredentialHeader(std::string_view name);
+// Names (of headers or URL query parameters) whose values are credentials, by pattern
+// (case-insensitive): any name containing auth, token, secret, pass, key, session, credential,
+// signature, hmac or cookie, and names with a part "sig" (split at '-', '_', '.'): Authorization,
+// X-Api-Key, X-Pass, X-Session, X-Credential, X-Hub-Signature-256, Stripe-Signature, sig, …
+bool IsCredentialName(std::string_view name);
+// A header whose value is a credential: IsCredentialName, or one of `secret_headers`
+// (case-insensitive).
+bool IsCredentialHeader(std::string_view name, const std::vector<std::string>& secret_headers = {});
+// `url` with the value of every query parameter whose name IsCredentialName replaced by
+// kRedacted ("https://h/x?token=(redacted)&a=1"); unchanged when there is none or it does not
+// parse.
+std::string RedactUrl(std::string_view url);
+// Credentials sent *to hookrelay* (never forwarded, stored redacted): Authorization, Cookie,
+// Proxy-Authorization (case-insensitive).
+bool IsHookrelayCredential(std::string_view name);
+// Received headers never sent on to a destination, whatever forward_headers says: hop-by-hop
+// ones (Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade), Host,
+// Content-Length, Expect, and IsHookrelayCredential ones.
+bool IsNeverForwarded(std::string_view name);
 
 // Checks a destination URL: absolute http or https with a host; no user-info (credentials in
 // URLs end up in logs). The address itself is checked at connect time (SSRF guard).

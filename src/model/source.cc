@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "common/units.h"
+#include "model/destination.h"
 #include "model/json_fields.h"
 
 namespace hookrelay::model {
@@ -68,6 +69,15 @@ Result<VerifyConfig> ParseVerify(const json::value& v) {
     if (!s.ok() || s->empty()) {
       return Status::InvalidArgument("must be a non-empty string",
                                      "secrets[" + std::to_string(i) + "]");
+    }
+    if (c.scheme == VerifyScheme::kStandard) {
+      // The Standard Webhooks key is the base64-decoded part after "whsec_"; a secret without
+      // the prefix would be used as raw bytes and never match what the sender computes.
+      auto key = SigningKey(*s);
+      if (!key.ok()) {
+        return Status::InvalidArgument(key.status().message() + " (Standard Webhooks secret)",
+                                       "secrets[" + std::to_string(i) + "]");
+      }
     }
     c.secrets.push_back(*s);
   }

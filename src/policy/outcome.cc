@@ -107,6 +107,7 @@ std::string_view TransportErrorName(TransportError e) {
     case TransportError::kDns: return "dns";
     case TransportError::kTls: return "tls";
     case TransportError::kPrivateAddress: return "private_address";
+    case TransportError::kResponseTooLarge: return "response_too_large";
     case TransportError::kOther: return "other";
   }
   return "unknown";
@@ -122,9 +123,21 @@ std::string_view OutcomeClassName(OutcomeClass c) {
 }
 
 Classification Classify(const AttemptOutcome& outcome) {
+  // The status line arrived, then the transfer failed: the endpoint answered, and it is the rest
+  // of its response (usually the body) that is late or cut off. Still retryable: the event may
+  // not have been handled.
+  const std::string after_status =
+      outcome.status_code > 0 ? " after status " + std::to_string(outcome.status_code) : "";
   switch (outcome.error) {
     case TransportError::kNone: return ClassifyStatus(outcome.status_code);
     case TransportError::kTimeout:
+      if (!after_status.empty()) {
+        return {OutcomeClass::kRetryable,
+                "timeout" + after_status +
+                    ": the endpoint sent its status line but not the rest of its response "
+                    "within the attempt timeout (a body that is slow or never ends; make the "
+                    "endpoint finish its response, or raise the destination's timeout)"};
+      }
       return {OutcomeClass::kRetryable,
               "timeout: the endpoint did not answer within the attempt timeout (raise the "
               "destination's timeout if it is just slow)"};
@@ -132,8 +145,17 @@ Classification Classify(const AttemptOutcome& outcome) {
       return {OutcomeClass::kRetryable,
               "connection refused: nothing is listening at the endpoint's address"};
     case TransportError::kConnectionReset:
+      if (!after_status.empty()) {
+        return {OutcomeClass::kRetryable,
+                "connection reset" + after_status +
+                    ": the endpoint closed the connection in the middle of its response"};
+      }
       return {OutcomeClass::kRetryable,
               "connection reset: the endpoint closed the connection before answering"};
+    case TransportError::kResponseTooLarge:
+      return {OutcomeClass::kRetryable,
+              "response too large: the endpoint's response headers exceed 300 KB in all (or "
+              "100 KB in one field); make the endpoint send smaller headers"};
     case TransportError::kDns:
       return {OutcomeClass::kRetryable,
               "DNS error: the endpoint's host name did not resolve (check the URL if this "

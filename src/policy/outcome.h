@@ -15,21 +15,24 @@ enum class TransportError {
   kDns,                // the name did not resolve
   kTls,                // TLS handshake or certificate verification failed
   kPrivateAddress,     // SSRF guard: resolved to a loopback/private address that is not allowed
+  kResponseTooLarge,   // the response's headers exceeded the client's limit (300 KB in all)
   kOther,              // any other transport failure
 };
 
 std::string_view TransportErrorName(TransportError e);  // "timeout", "connection_refused", …
 
-// What one HTTP attempt produced.
+// What one HTTP attempt produced. A transport error after the status line arrived (a body that
+// never finished) keeps that status_code beside the error; the error decides the class.
 struct AttemptOutcome {
-  int status_code = 0;  // the HTTP status; 0 when there was no response
+  int status_code = 0;  // the HTTP status; 0 when no status line arrived
   TransportError error = TransportError::kNone;
   std::optional<std::string> retry_after;  // the raw Retry-After header, if any
 };
 
 enum class OutcomeClass {
   kSuccess,    // 2xx
-  kRetryable,  // 408, 429, 5xx, timeout, connection refused/reset, DNS, TLS, other transport
+  kRetryable,  // 408, 429, 5xx, timeout, connection refused/reset, DNS, TLS, response too
+               // large, other transport
   kFinal,      // every other status (1xx, 3xx — redirects are not followed — other 4xx,
                // out-of-range codes), and a refused private address
 };

@@ -1,5 +1,6 @@
 #include "policy/retry_policy.h"
 
+#include <algorithm>
 #include <array>
 #include <boost/json.hpp>
 #include <cstdint>
@@ -133,7 +134,9 @@ Status RetryPolicy::Validate() const {
         "delays");
   }
   if (base <= Duration::zero()) return Status::InvalidArgument("must be greater than 0", "base");
-  if (cap < base) {
+  if (cap <= Duration::zero()) return Status::InvalidArgument("must be greater than 0", "cap");
+  // A ladder does not use base, so its cap is not held to it.
+  if (strategy == Strategy::kExponential && cap < base) {
     return Status::InvalidArgument(
         "must be greater than or equal to base (" + FormatDuration(base) + ")", "cap");
   }
@@ -196,6 +199,8 @@ Result<RetryPolicy> ParsePolicy(const boost::json::value& v) {
   RetryPolicy p = start;
   bool strategy_set = false;
   bool delays_set = false;
+  bool jitter_set = false;
+  bool cap_set = false;
   for (const auto& [key_sv, value] : obj) {
     const std::string key(key_sv);
     if (key == "preset") continue;
@@ -224,6 +229,7 @@ Result<RetryPolicy> ParsePolicy(const boost::json::value& v) {
             "unknown jitter " + Quote(*s) + "; valid values: " + JoinNames(kJitters, JitterName),
             key);
       }
+      jitter_set = true;
     } else if (key == "delays") {
       Result<std::vector<Duration>> d = ReadDelays(value);
       if (!d.ok()) return d.status();
@@ -243,6 +249,7 @@ Result<RetryPolicy> ParsePolicy(const boost::json::value& v) {
                          : key == "timeout"      ? p.timeout
                                                  : p.replay_window;
       target = *d;
+      cap_set |= key == "cap";
     } else {
       return Status::InvalidArgument("unknown field " + Quote(key), key);
     }
@@ -250,6 +257,16 @@ Result<RetryPolicy> ParsePolicy(const boost::json::value& v) {
   // {"preset": "pro", "strategy": "exponential"} means "pro, but exponential": the inherited
   // ladder would otherwise be rejected as unused.
   if (strategy_set && !delays_set && p.strategy == Strategy::kExponential) p.ladder.clear();
+  // A ladder without a preset states its delays exactly: what it leaves out does not come from
+  // the default preset, whose equal jitter and 30m cap are made for exponential backoff (a
+  // {"strategy": "ladder", "delays": ["2s"]} would otherwise retry after 1-2 s).
+  if (!named_preset && p.strategy == Strategy::kLadder) {
+    if (!jitter_set) p.jitter = Jitter::kNone;
+    if (!cap_set) {
+      p.cap = hours(24);
+      for (Duration d : p.ladder) p.cap = std::max(p.cap, d);
+    }
+  }
 
   HR_RETURN_IF_ERROR(p.Validate());
   // The label says which preset a policy *is*, so any override makes it custom.

@@ -57,7 +57,10 @@ std::vector<std::string> PresetNames();  // {"default", "free", "pro", "scale"}
 //   {"preset": "pro"?, "strategy": "ladder"|"exponential", "jitter": "none"|"full"|"equal"|
 //    "decorrelated", "base": "1s", "cap": "60s", "delays": ["5m", "30m"], "max_attempts": 5,
 //    "max_duration": "24h", "timeout": "30s", "replay_window": "30d"}
-// An object starts from its "preset" (or from "default") and overrides the fields it names.
+// An object starts from its "preset" (or from "default") and overrides the fields it names,
+// except that a ladder without a "preset" does not inherit what is made for the default's
+// exponential backoff: its unset "jitter" is "none" and its unset "cap" is 24h (or its longest
+// delay, if longer). A ladder's cap is not held to "base" (a ladder does not use base).
 // Unknown fields, wrong types, bad durations and invalid combinations give InvalidArgument with
 // the field's name in Status::field() (callers add their own prefix, e.g. "policy").
 // The result keeps its `preset` label only when an object names a preset and changes nothing

@@ -161,5 +161,27 @@ TEST(ScheduleCliTest, UsageErrorsExitTwo) {
   EXPECT_NE(help.out.find("--policy-json"), std::string::npos);
 }
 
+// Issue 10.6: a custom ladder says no jitter unless it asks for one: {"delays": ["2s"]} retries
+// after exactly 2 s (it used to inherit the default preset's equal jitter: about 1-2 s), and
+// the effective policy is printed in full.
+TEST(ScheduleCliTest, CustomLadderHasNoJitterAndIsShownInFull) {
+  const std::string policy = R"({"strategy": "ladder", "delays": ["2s"], "max_attempts": 4})";
+  for (int seed = 1; seed <= 5; ++seed) {
+    json::object doc = ScheduleJson({"--policy-json", policy, "--seed", std::to_string(seed)});
+    const json::array& attempts = doc.at("attempts").as_array();
+    ASSERT_EQ(attempts.size(), 4u);
+    for (size_t i = 1; i < attempts.size(); ++i) {
+      EXPECT_EQ(json::serialize(attempts[i].at("delay_s")), "2") << seed;
+    }
+    EXPECT_EQ(doc.at("policy").at("jitter").as_string(), "none");
+  }
+  RunResult r = Schedule({"--policy-json", policy});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* part : {"custom: ladder 2s", "jitter none", "cap 1d", "4 attempts",
+                           "max duration 1h", "timeout 30s", "replay window 30d"}) {
+    EXPECT_NE(r.out.find(part), std::string::npos) << "missing " << part << " in\n" << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace hookrelay

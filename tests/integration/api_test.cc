@@ -149,7 +149,7 @@ TEST_F(ApiTest, UnknownPathsAre404AndOtherMethods405) {
 }
 
 TEST_F(ApiTest, EventDetailAfterA500ThenA200) {
-  sink_.Enqueue(SinkResponse::Status(500));
+  sink_.Enqueue(SinkResponse::Status(500, "boom: database down\n"));
   const std::string id = Ingest(R"({"n":1})");
   ASSERT_TRUE(sink_.WaitForRequests(2, 10s));
   json::value detail;
@@ -180,9 +180,16 @@ TEST_F(ApiTest, EventDetailAfterA500ThenA200) {
   const json::array& attempts = d.at("attempts").as_array();
   ASSERT_EQ(attempts.size(), 2u);
   for (const json::value& a : attempts) {
-    EXPECT_EQ(Keys(a), (std::set<std::string>{"n", "started_at", "duration_ms", "status_code",
-                                              "error", "retry_after"}));
+    EXPECT_EQ(Keys(a).count("response_snippet"), 1u);
   }
+  // Issue 10.5: what the destination answered, recorded by the sender and stored.
+  EXPECT_EQ(
+      Keys(attempts[0]),
+      (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
+                             "retry_after", "response_snippet", "response_snippet_encoding"}));
+  EXPECT_EQ(attempts[0].at("response_snippet").as_string(), "boom: database down\n");
+  EXPECT_EQ(attempts[0].at("response_snippet_encoding").as_string(), "utf-8");
+  EXPECT_TRUE(attempts[1].at("response_snippet").is_null());  // the sink's 200 had no body
   EXPECT_EQ(attempts[0].at("n").as_int64(), 1);
   EXPECT_EQ(attempts[0].at("status_code").as_int64(), 500);
   EXPECT_TRUE(attempts[0].at("error").is_null());
@@ -199,6 +206,81 @@ TEST_F(ApiTest, EventDetailAfterA500ThenA200) {
   r = Get("/api/v1/events?status=failed");
   ASSERT_EQ(r.status, 200);
   EXPECT_TRUE(json::parse(r.body).at("items").as_array().empty());
+}
+
+// Issue 11.7: credentials sent to hookrelay (Authorization, Cookie) are stored redacted and not
+// forwarded; a provider's token header is forwarded but not shown.
+TEST_F(ApiTest, CredentialsInAnEventAreNeitherShownNorForwarded) {
+  HttpConnection conn(server_->port());
+  HttpResponse in = conn.Send("POST", "/in/src",
+                              {{"Content-Type", "application/json"},
+                               {"Authorization", "Bearer sekrit-bearer-1"},
+                               {"Cookie", "session=sekrit-cookie-2"},
+                               {"X-Gitlab-Token", "sekrit-gitlab-3"},
+                               {"X-GitHub-Event", "push"}},
+                              "{}");
+  ASSERT_EQ(in.status, 202) << in.body;
+  const std::string id(json::parse(in.body).at("id").as_string());
+  ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
+  HttpResponse r = Get("/api/v1/events/" + id);
+  ASSERT_EQ(r.status, 200) << r.body;
+  for (const char* secret : {"sekrit-bearer-1", "sekrit-cookie-2", "sekrit-gitlab-3"}) {
+    EXPECT_EQ(r.body.find(secret), std::string::npos) << secret << " shown in " << r.body;
+  }
+  EXPECT_NE(r.body.find(R"j(["Authorization","(redacted)"])j"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find(R"(["X-GitHub-Event","push"])"), std::string::npos) << r.body;
+  const testing::SinkRequest got = sink_.Requests()[0];
+  EXPECT_FALSE(got.Header("Authorization").has_value());
+  EXPECT_FALSE(got.Header("Cookie").has_value());
+  EXPECT_EQ(got.Header("X-Gitlab-Token"), "sekrit-gitlab-3");
+  EXPECT_EQ(server_->output().find("sekrit"), std::string::npos);
+}
+
+// Issue 11.10: a literal loopback/private address is refused when the destination is created or
+// changed (not only at delivery), naming the field, unless the destination allows it.
+TEST_F(ApiTest, PrivateDestinationRefusedAtCreationUnlessAllowed) {
+  for (const char* url : {"http://127.0.0.1:9/x", "http://localhost:9/x", "http://[::1]:9/x",
+                          "http://10.1.2.3/x", "http://169.254.169.254/latest/meta-data"}) {
+    HttpResponse r =
+        Post("/api/v1/destinations", R"({"name": "p", "url": ")" + std::string(url) + R"("})");
+    EXPECT_EQ(r.status, 400) << url << ": " << r.body;
+    if (r.status != 400) continue;
+    json::value e = json::parse(r.body).at("error");
+    EXPECT_EQ(e.at("field").as_string(), "url") << r.body;
+    EXPECT_NE(e.at("message").as_string().find("allow_private"), std::string::npos) << r.body;
+  }
+  HttpResponse r = Post("/api/v1/destinations",
+                        R"({"name": "p", "url": "http://127.0.0.1:9/x", "allow_private": true})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  r = Post("/api/v1/destinations", R"({"name": "q", "url": "https://hooks.example.com/x"})");
+  EXPECT_EQ(r.status, 201) << r.body;
+  // A change that makes it private is refused too; others are not.
+  HttpConnection conn(server_->port());
+  const testing::HeaderList auth{{"Authorization", "Bearer " + kToken},
+                                 {"Content-Type", "application/json"}};
+  r = conn.Send("PATCH", "/api/v1/destinations/q", auth, R"({"url": "http://192.168.1.1/"})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  r = conn.Send("PATCH", "/api/v1/destinations/p", auth, R"({"allow_private": false})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  r = conn.Send("PATCH", "/api/v1/destinations/p", auth, R"({"max_concurrency": 2})");
+  EXPECT_EQ(r.status, 200) << r.body;
+}
+
+// Issue 11.10: the same check when the config file is loaded, unless the server allows private
+// destinations.
+TEST(ApiPrivateConfigTest, ConfigWithAPrivateDestinationIsRefusedAtStart) {
+  TempDir dir;
+  const std::string config = "[[destinations]]\nname = \"local\"\nurl = \"http://127.0.0.1:9/x\"\n";
+  HookrelayServer refused(HookrelayServer::Options{
+      config, dir.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.output().find("local"), std::string::npos) << refused.output();
+  EXPECT_NE(refused.output().find("allow_private"), std::string::npos) << refused.output();
+  HookrelayServer allowed(HookrelayServer::Options{config,
+                                                   dir.path() + "/data2",
+                                                   {"--allow-private-destinations"},
+                                                   {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
+  EXPECT_TRUE(allowed.ok()) << allowed.output();
 }
 
 TEST_F(ApiTest, EventListPagesNewestFirst) {

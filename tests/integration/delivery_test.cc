@@ -130,6 +130,109 @@ TEST_F(DeliveryTest, TwoFailuresThenDeliveredAtAttemptThree) {
   }
 }
 
+// Issue 10.3: the relay is transparent by default: the received headers reach the destination
+// (but not hop-by-hop ones, Host, credentials meant for hookrelay, or a received webhook-id),
+// hookrelay's own and the destination's configured headers win; forward_headers "none" or a
+// list narrows it.
+TEST_F(DeliveryTest, ReceivedHeadersAreForwardedAsForwardHeadersSays) {
+  const std::string own = "headers = { X-Env = \"prod\" }\n" + Policy(kFast);
+  Start(
+      Config({{"all", "url = \"" + sink_.url("/all") + "\"\n" + own},
+              {"none", "url = \"" + sink_.url("/none") + "\"\nforward_headers = \"none\"\n" + own},
+              {"list", "url = \"" + sink_.url("/list") +
+                           "\"\nforward_headers = [\"x-github-event\", \"X-Absent\"]\n" + own}}));
+  const std::string id =
+      Ingest(R"({"action":"opened"})", {{"Content-Type", "application/json"},
+                                        {"User-Agent", "GitHub-Hookshot/abc123"},
+                                        {"X-GitHub-Event", "pull_request"},
+                                        {"X-Hub-Signature-256", "sha256=0123"},
+                                        {"Authorization", "Bearer for-hookrelay"},
+                                        {"Cookie", "c=1"},
+                                        {"Connection", "X-Hop"},
+                                        {"X-Hop", "1"},
+                                        {"webhook-id", "spoofed"},
+                                        {"X-Env", "spoofed"},
+                                        {"X-Other", "o"}});
+  ASSERT_TRUE(sink_.WaitForRequests(3, 10s));
+  std::map<std::string, SinkRequest> by_path;
+  for (const SinkRequest& r : sink_.Requests()) by_path[r.path] = r;
+  ASSERT_EQ(by_path.size(), 3u);
+  auto count = [](const SinkRequest& r, std::string_view name) {
+    auto lower = [](std::string_view s) {
+      std::string out(s);
+      for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return out;
+    };
+    int n = 0;
+    for (const auto& [k, v] : r.headers) n += lower(k) == lower(name);
+    return n;
+  };
+  for (const auto& [path, r] : by_path) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(r.Header("webhook-id"), id);
+    EXPECT_EQ(count(r, "webhook-id"), 1);
+    EXPECT_EQ(r.Header("X-Env"), "prod");
+    EXPECT_EQ(count(r, "X-Env"), 1);
+    EXPECT_EQ(r.Header("Content-Type"), "application/json");
+    EXPECT_FALSE(r.Header("Authorization").has_value());
+    EXPECT_FALSE(r.Header("Cookie").has_value());
+    EXPECT_FALSE(r.Header("X-Hop").has_value());
+    EXPECT_EQ(count(r, "Host"), 1);
+    EXPECT_EQ(count(r, "Content-Length"), 1);
+  }
+  const SinkRequest& all = by_path["/all"];
+  EXPECT_EQ(all.Header("X-GitHub-Event"), "pull_request");
+  EXPECT_EQ(all.Header("X-Hub-Signature-256"), "sha256=0123");
+  EXPECT_EQ(all.Header("X-Other"), "o");
+  EXPECT_EQ(all.Header("User-Agent"), "GitHub-Hookshot/abc123");
+  const SinkRequest& none = by_path["/none"];
+  EXPECT_FALSE(none.Header("X-GitHub-Event").has_value());
+  EXPECT_FALSE(none.Header("X-Other").has_value());
+  EXPECT_EQ(none.Header("User-Agent").value_or("").rfind("hookrelay/", 0), 0u);
+  const SinkRequest& list = by_path["/list"];
+  EXPECT_EQ(list.Header("X-GitHub-Event"), "pull_request");
+  EXPECT_FALSE(list.Header("X-Hub-Signature-256").has_value());
+  EXPECT_FALSE(list.Header("X-Other").has_value());
+  EXPECT_EQ(server_->output().find("for-hookrelay"), std::string::npos);
+}
+
+// Issue 11.9: what went wrong is named: a status line and then silence is a timeout *after
+// status 200* (retryable, as timeouts are); response headers past 300 KB are
+// response_too_large, not a reset.
+TEST_F(DeliveryTest, MisbehavingResponsesAreNamedForWhatTheyDid) {
+  sink_.SetDefault("/silent", SinkResponse::HeadThenHang(200));
+  SinkResponse big = SinkResponse::Status(200);
+  for (int i = 0; i < 8; ++i) {
+    big.headers.emplace_back("X-Big-" + std::to_string(i), std::string(50 * 1024, 'h'));
+  }
+  sink_.SetDefault("/big", std::move(big));
+  const std::string once = Policy(
+      R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "50ms", max_attempts = 1, timeout = "700ms")");
+  Start(Config({{"silent", "url = \"" + sink_.url("/silent") + "\"\n" + once},
+                {"big", "url = \"" + sink_.url("/big") + "\"\n" + once}}));
+  const std::string id = Ingest("x");
+  EXPECT_TRUE(WaitForMetric("hookrelay_deliveries_failed_total 2"));
+  auto deliveries = StopAndLoad(id);
+  ASSERT_EQ(deliveries.size(), 2u);
+  for (const store::Delivery& d : deliveries) {
+    SCOPED_TRACE(d.destination);
+    EXPECT_EQ(d.status, store::DeliveryStatus::kFailed);
+    const std::string reason = d.reason.value_or("");
+    auto attempts = Attempts(d.id);
+    ASSERT_EQ(attempts.size(), 1u);
+    if (d.destination == "silent") {
+      EXPECT_NE(reason.find("timeout after status 200"), std::string::npos) << reason;
+      EXPECT_EQ(reason.find("did not answer"), std::string::npos) << reason;
+      EXPECT_EQ(attempts[0].status_code, 200);
+      EXPECT_EQ(attempts[0].error, "timeout");
+    } else {
+      EXPECT_NE(reason.find("too large"), std::string::npos) << reason;
+      EXPECT_EQ(reason.find("closed the connection"), std::string::npos) << reason;
+      EXPECT_EQ(attempts[0].error, "response_too_large");
+    }
+  }
+}
+
 TEST_F(DeliveryTest, NotFoundFailsAfterOneAttemptWithTheReason) {
   sink_.SetDefault(SinkResponse::Status(404, "no such hook"));
   Start(Config({{"d", "url = \"" + sink_.url("/gone") + "\"\n" + Policy(kFast)}}));
@@ -261,19 +364,22 @@ TEST_F(DeliveryTest, SignatureVerifiesWithTheStandardWebhooksScheme) {
   EXPECT_EQ(server_->output().find("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), std::string::npos);
 }
 
+// A destination at a literal loopback address without allow_private is refused when the config
+// is loaded (issue 11.10); with --allow-private-destinations the server starts and delivers. (A
+// name that only resolves to such an address is refused at connect time: sender_test.)
 TEST_F(DeliveryTest, PrivateDestinationRefusedUnlessAllowed) {
   std::string toml = Config({}) + "\n[[destinations]]\nname = \"d\"\nurl = \"" + sink_.url("/h") +
                      "\"\n" + Policy(kFast) +
                      "\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n";
-  Start(toml);
-  const std::string id = Ingest("x");
-  EXPECT_TRUE(WaitForMetric("hookrelay_deliveries_failed_total 1"));
-  auto deliveries = StopAndLoad(id);
-  EXPECT_EQ(sink_.RequestCount(), 0u);
-  ASSERT_EQ(deliveries.size(), 1u);
-  EXPECT_EQ(deliveries[0].status, store::DeliveryStatus::kFailed);
-  EXPECT_NE(deliveries[0].reason.value_or("").find("127.0.0.1"), std::string::npos)
-      << deliveries[0].reason.value_or("");
+  server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
+      toml, data_dir(), {}, {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123"}}});
+  EXPECT_FALSE(server_->ok());
+  EXPECT_NE(server_->output().find("127.0.0.1"), std::string::npos) << server_->output();
+  EXPECT_NE(server_->output().find("allow_private"), std::string::npos) << server_->output();
+  server_.reset();
+  Start(toml, {"--allow-private-destinations"});
+  Ingest("x");
+  EXPECT_TRUE(sink_.WaitForRequests(1, 10s));
 }
 
 // Breaker: threshold 5, open 500ms. While open, the sink sees no request; then one probe; the

@@ -142,6 +142,24 @@ SinkResponse SinkResponse::Hang() {
   return r;
 }
 
+SinkResponse SinkResponse::HeadThenHang(int status) {
+  SinkResponse r;
+  r.action = Action::kHeadThenHang;
+  r.status = status;
+  r.body = std::string(100, 'x');  // announced, never sent
+  return r;
+}
+
+SinkResponse SinkResponse::TrickleBody(int status, std::string body,
+                                       std::chrono::milliseconds every) {
+  SinkResponse r;
+  r.action = Action::kTrickleBody;
+  r.status = status;
+  r.body = std::move(body);
+  r.trickle = every;
+  return r;
+}
+
 SinkResponse&& SinkResponse::WithHeader(std::string name, std::string value) && {
   headers.emplace_back(std::move(name), std::move(value));
   return std::move(*this);
@@ -313,7 +331,38 @@ class SinkConnection : public std::enable_shared_from_this<SinkConnection> {
         return WriteEndless();
       }
       case Action::kHang: impl_->Park(shared_from_this()); return;
+      case Action::kHeadThenHang:
+      case Action::kTrickleBody: {
+        std::string out = "HTTP/1.1 " + std::to_string(response.status) + " " +
+                          std::string(Reason(response.status)) + "\r\n";
+        for (const auto& [n, v] : response.headers) out += n + ": " + v + "\r\n";
+        out += "Content-Length: " + std::to_string(response.body.size()) + "\r\n\r\n";
+        out_ = std::move(out);
+        const bool hang = response.action == Action::kHeadThenHang;
+        asio::async_write(socket_, asio::buffer(out_),
+                          [self = shared_from_this(), hang, response](error_code ec, size_t) {
+                            if (ec) return;
+                            if (hang) return self->impl_->Park(self);
+                            self->Trickle(response.body, response.trickle);
+                          });
+        return;
+      }
     }
+  }
+
+  // Writes `rest` one byte per `every`, until it is sent or a write fails.
+  void Trickle(std::string rest, std::chrono::milliseconds every) {
+    if (rest.empty() || impl_->stopping) return;
+    timer_.expires_after(every);
+    timer_.async_wait([self = shared_from_this(), rest, every](error_code ec) mutable {
+      if (ec || self->impl_->stopping) return;
+      self->out_ = rest.substr(0, 1);
+      asio::async_write(self->socket_, asio::buffer(self->out_),
+                        [self, rest = rest.substr(1), every](error_code ec, size_t) {
+                          if (ec) return;
+                          self->Trickle(rest, every);
+                        });
+    });
   }
 
   void Write(std::string data) {

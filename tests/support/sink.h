@@ -36,23 +36,28 @@ struct SinkRequest {
 // What the sink does with one request.
 struct SinkResponse {
   enum class Action {
-    kRespond,      // answer with status, headers and body (Content-Length)
-    kReset,        // close the connection with a TCP reset (SO_LINGER 0), without answering
-    kClose,        // close the connection normally (FIN), without answering
-    kEndlessBody,  // answer `status` with a chunked body that never ends (until the client goes)
-    kHang,         // never answer; keep the connection open until the sink stops
+    kRespond,       // answer with status, headers and body (Content-Length)
+    kReset,         // close the connection with a TCP reset (SO_LINGER 0), without answering
+    kClose,         // close the connection normally (FIN), without answering
+    kEndlessBody,   // answer `status` with a chunked body that never ends (until the client goes)
+    kHang,          // never answer; keep the connection open until the sink stops
+    kHeadThenHang,  // send the status line and headers (Content-Length of `body`), then nothing
+    kTrickleBody,   // send the head, then `body` one byte every `trickle` (Content-Length)
   };
   Action action = Action::kRespond;
   int status = 200;
   SinkHeaders headers;  // extra fields (e.g. Retry-After); Content-Length is added
   std::string body;
   std::chrono::milliseconds delay{0};  // wait this long after the request arrives, then act
+  std::chrono::milliseconds trickle{500};  // kTrickleBody: the pause before each byte
 
   static SinkResponse Status(int status, std::string body = {});
   static SinkResponse Reset();
   static SinkResponse Close();
   static SinkResponse EndlessBody(int status = 200);
   static SinkResponse Hang();
+  static SinkResponse HeadThenHang(int status = 200);
+  static SinkResponse TrickleBody(int status, std::string body, std::chrono::milliseconds every);
   SinkResponse&& WithHeader(std::string name, std::string value) &&;
   SinkResponse&& WithDelay(std::chrono::milliseconds d) &&;
 };

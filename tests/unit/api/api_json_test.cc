@@ -206,9 +206,10 @@ TEST_F(EventJsonTest, DetailHasTheContractFieldsAfterAFailureAndASuccess) {
   EXPECT_EQ(billing->at("chain").as_int64(), 0);
   const json::array& attempts = billing->at("attempts").as_array();
   ASSERT_EQ(attempts.size(), 2u);
-  EXPECT_EQ(Keys(attempts[0].as_object()),
-            (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
-                                   "retry_after"}));
+  EXPECT_EQ(
+      Keys(attempts[0].as_object()),
+      (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
+                             "retry_after", "response_snippet", "response_snippet_encoding"}));
   EXPECT_EQ(attempts[0].at("n").as_int64(), 1);
   EXPECT_EQ(attempts[0].at("started_at").as_string(), "2026-11-30T06:00:00.123Z");
   EXPECT_EQ(attempts[0].at("duration_ms").as_int64(), 12);
@@ -219,6 +220,10 @@ TEST_F(EventJsonTest, DetailHasTheContractFieldsAfterAFailureAndASuccess) {
   EXPECT_EQ(attempts[1].at("started_at").as_string(), "2026-11-30T06:05:00.123Z");
   EXPECT_EQ(attempts[1].at("status_code").as_int64(), 200);
   EXPECT_TRUE(attempts[1].at("retry_after").is_null());
+  EXPECT_EQ(attempts[0].at("response_snippet").as_string(), "oops");
+  EXPECT_EQ(attempts[0].at("response_snippet_encoding").as_string(), "utf-8");
+  EXPECT_TRUE(attempts[1].at("response_snippet").is_null());  // nothing recorded
+  EXPECT_FALSE(attempts[1].as_object().contains("response_snippet_encoding"));
 
   // crm: untouched, due at once.
   EXPECT_EQ(crm->at("status").as_string(), "scheduled");
@@ -253,6 +258,54 @@ TEST_F(EventJsonTest, TransportErrorAndFailureReasonAreShown) {
   EXPECT_EQ(at.at("error").as_string(), "timeout");
 }
 
+// Issue 10.5: the recorded response is shown per attempt; bytes that are not UTF-8 as base64.
+TEST_F(EventJsonTest, ResponseSnippetIsShownAsTextOrBase64) {
+  auto appended = store_->AppendEventSync(store::test::MakeEvent(clock_, random_));
+  ASSERT_TRUE(appended.ok());
+  auto claimed = store_->ClaimDue(clock_.Now(), 1, 30s, "n");
+  ASSERT_TRUE(claimed.ok() && claimed->size() == 1u);
+  const std::string binary("\xff\x00\x01oops", 6);
+  store::Attempt a{(*claimed)[0].id, 1, clock_.Now(), 5, 500, std::nullopt, std::nullopt, binary};
+  store::DeliveryUpdate u{
+      DeliveryStatus::kScheduled, clock_.Now() + 1min, std::nullopt, clock_.Now(), 1min, "x"};
+  ASSERT_TRUE(store_->RecordAttempt(a, u, "n").ok());
+  auto detail = LoadEventDetail(*store_, appended->id);
+  ASSERT_TRUE(detail.ok() && detail->has_value());
+  const json::object& at =
+      (**detail).at("deliveries").as_array()[0].at("attempts").as_array()[0].as_object();
+  EXPECT_EQ(at.at("response_snippet").as_string(), Base64Encode(binary));
+  EXPECT_EQ(at.at("response_snippet_encoding").as_string(), "base64");
+
+  // Text followed by a byte that can never start a character is not text.
+  json::object o;
+  AddResponseSnippet(o, "ok\n\xff");
+  EXPECT_EQ(o.at("response_snippet_encoding").as_string(), "base64");
+  // A character cut in two by the 4 KiB limit is left out of otherwise valid text.
+  AddResponseSnippet(o, std::string(4094, 'a') + "\xe2\x82");
+  EXPECT_EQ(o.at("response_snippet").as_string(), std::string(4094, 'a'));
+  EXPECT_EQ(o.at("response_snippet_encoding").as_string(), "utf-8");
+  AddResponseSnippet(o, "h\xc3\xa9llo");
+  EXPECT_EQ(o.at("response_snippet").as_string(), "h\xc3\xa9llo");
+  EXPECT_EQ(o.at("response_snippet_encoding").as_string(), "utf-8");
+}
+
+// Issue 11.7: stored header values that look like credentials (a provider's token or signature
+// header) are forwarded but not shown.
+TEST_F(EventJsonTest, CredentialLikeEventHeadersAreRedacted) {
+  store::NewEvent e = store::test::MakeEvent(clock_, random_);
+  e.headers = {{"X-Gitlab-Token", "glt-secret"},
+               {"Stripe-Signature", "t=1,v1=ab"},
+               {"Authorization", "(redacted)"},
+               {"X-GitHub-Event", "push"}};
+  auto appended = store_->AppendEventSync(e);
+  ASSERT_TRUE(appended.ok());
+  auto detail = LoadEventDetail(*store_, appended->id);
+  ASSERT_TRUE(detail.ok() && detail->has_value());
+  EXPECT_EQ(json::serialize((**detail).at("headers")),
+            R"j([["X-Gitlab-Token","(redacted)"],["Stripe-Signature","(redacted)"],)j"
+            R"j(["Authorization","(redacted)"],["X-GitHub-Event","push"]])j");
+}
+
 TEST_F(EventJsonTest, UnknownEventIsNullopt) {
   auto detail = LoadEventDetail(*store_, "01JNOSUCHEVENT0000000000000");
   ASSERT_TRUE(detail.ok());
@@ -275,6 +328,26 @@ TEST(CatalogJsonTest, DestinationWithoutEngineStateIsClosedAndShowsNoSecret) {
   EXPECT_LE(o.at("allowed_concurrency").as_int64(), 8);
   EXPECT_EQ(o.at("in_flight").as_int64(), 0);
   EXPECT_EQ(json::serialize(o).find(test::kSigningSecret), std::string::npos);
+}
+
+// Issue 11.7: header values and URL query values that look like credentials are not shown,
+// nor headers the user marks secret.
+TEST(CatalogJsonTest, CredentialLikeHeadersAndQueryValuesAreRedacted) {
+  auto d = model::ParseDestination(json::parse(R"({"name": "d",
+      "url": "https://example.com/hook?token=t0k&team=a&api_key=k3y&sig=s1g",
+      "headers": {"X-Pass": "p1", "X-Session": "s2", "X-Credential": "c3", "X-Foo": "f4",
+                  "X-Env": "prod"},
+      "secret_headers": ["x-foo"]})"));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  json::object o = DestinationViewToJson(*d, nullptr);
+  const std::string text = json::serialize(o);
+  for (const char* secret : {"t0k", "k3y", "s1g", "p1", "s2", "c3", "f4"}) {
+    EXPECT_EQ(text.find(secret), std::string::npos) << secret << " in " << text;
+  }
+  EXPECT_EQ(o.at("url").as_string(),
+            "https://example.com/hook?token=(redacted)&team=a&api_key=(redacted)&sig=(redacted)");
+  EXPECT_EQ(o.at("headers").at("X-Env").as_string(), "prod");
+  EXPECT_EQ(o.at("headers").at("X-Foo").as_string(), model::kRedacted);
 }
 
 TEST(CatalogJsonTest, DestinationShowsTheEnginesBreakerAndPause) {

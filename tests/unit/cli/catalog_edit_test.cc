@@ -70,6 +70,25 @@ TEST(CatalogEditTest, DestinationBodyParsesPolicyHeadersAndSecretFiles) {
   }
 }
 
+// Issue 10.3: --forward-headers all|none|A,B becomes "forward_headers"; --secret-header marks a
+// configured header's value secret.
+TEST(CatalogEditTest, ForwardHeadersAndSecretHeadersFlags) {
+  DestinationFlags f{.forward_headers = "X-GitHub-Event, X-Request-Id"};
+  f.secret_headers = {"X-Foo"};
+  auto body = BuildDestinationBody("d", f, true);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ(json::value(*body), json::parse(R"({"forward_headers": ["X-GitHub-Event",
+      "X-Request-Id"], "secret_headers": ["X-Foo"]})"));
+  for (const char* mode : {"all", "none"}) {
+    body = BuildDestinationBody("d", DestinationFlags{.forward_headers = mode}, true);
+    ASSERT_TRUE(body.ok());
+    EXPECT_EQ(body->at("forward_headers"), mode);
+  }
+  auto bad = BuildDestinationBody("d", DestinationFlags{.forward_headers = " , "}, true);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().field(), "--forward-headers");
+}
+
 TEST(CatalogEditTest, ReadValueArgReadsFilesOnlyAfterAnAt) {
   EXPECT_EQ(*ReadValueArg("plain", "--x"), "plain");
   EXPECT_EQ(*ReadValueArg("@", "--x"), "@");

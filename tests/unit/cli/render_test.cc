@@ -103,7 +103,8 @@ const char* kEventDetail = R"json({
      "next_attempt_at": "2026-11-30T06:05:00Z", "deadline": "2026-12-01T06:00:00Z",
      "reason": null, "chain": 0,
      "attempts": [{"n": 1, "started_at": "2026-11-30T06:00:00.200Z", "duration_ms": 12,
-                   "status_code": 500, "error": null, "retry_after": null}]},
+                   "status_code": 500, "error": null, "retry_after": null,
+                   "response_snippet": "{\"error\": \"db down\"}\n", "response_snippet_encoding": "utf-8"}]},
     {"destination": "ops", "status": "failed", "attempt": 2, "max_attempts": 2,
      "next_attempt_at": null, "deadline": null,
      "reason": "gave up after 2 attempts (max_attempts)", "chain": 0,
@@ -127,12 +128,15 @@ TEST_F(RenderTest, EventDetail) {
   EXPECT_CONTAINS(out, "  reason: gave up after 2 attempts (max_attempts)\n");
   EXPECT_CONTAINS(out, "Delivery to billing (replay 1): delivered, attempt 1 of 5\n");
   // The attempts table, under each delivery.
-  EXPECT_CONTAINS(out, "    #  STARTED              RESULT    DURATION  RETRY-AFTER\n");
-  EXPECT_CONTAINS(out, "    1  06:00:00, 1m59s ago  HTTP 500  12ms      -\n");
+  EXPECT_CONTAINS(out, "    #  STARTED              RESULT    DURATION  RETRY-AFTER  RESPONSE\n");
+  // Issue 10.5: what the endpoint answered, on one line.
+  EXPECT_CONTAINS(out,
+                  "    1  06:00:00, 1m59s ago  HTTP 500  12ms      -            "
+                  "{\"error\": \"db down\"}\\n\n");
   EXPECT_CONTAINS(out, "error: connection refused");
   EXPECT_CONTAINS(out, "HTTP 503");
   EXPECT_CONTAINS(out, "30000ms");
-  EXPECT_CONTAINS(out, "120\n");
+  EXPECT_CONTAINS(out, "120          -\n");
   // Only the scheduled delivery has a next retry; no reason shown for healthy deliveries.
   EXPECT_EQ(out.find("next retry"), out.rfind("next retry"));
   EXPECT_EQ(out.find("reason:"), out.rfind("reason:"));
@@ -183,6 +187,21 @@ TEST_F(RenderTest, NumbersArePlain) {
   EXPECT_CONTAINS(out, "closed   2 ");
 }
 
+// Issue 10.5: a long or binary response stays on one line of about 60 characters, with control
+// characters escaped (no terminal escape sequence reaches the screen).
+TEST_F(RenderTest, EventDetailResponseSnippetIsOneEscapedLine) {
+  json::object event = json::parse(kEventDetail).as_object();
+  json::object& attempt =
+      event.at("deliveries").as_array()[0].at("attempts").as_array()[0].as_object();
+  attempt["response_snippet"] = "\x1b[31mred\r\n" + std::string(200, 'z');
+  std::string out = RenderEventDetail(event, now_);
+  EXPECT_LACKS(out, "\x1b");
+  EXPECT_CONTAINS(out, "\\x1b[31mred\\r\\n" + std::string(44, 'z') + "…\n");
+  attempt["response_snippet"] = "b2sK/w==";  // "ok\n\xff": not UTF-8, so sent as base64
+  attempt["response_snippet_encoding"] = "base64";
+  EXPECT_CONTAINS(RenderEventDetail(event, now_), "ok\\n\\xff\n");
+}
+
 TEST_F(RenderTest, EventDetailToleratesMissingFields) {
   std::string out = RenderEventDetail(
       json::parse(R"({"id": "x", "deliveries": [{"destination": "d", "status": "failed"}]})")
@@ -226,7 +245,9 @@ TEST_F(RenderTest, Sources) {
 const char* kDestinations = R"json([
   {"name": "billing", "url": "https://example.com/hooks",
    "policy": {"preset": "pro", "strategy": "ladder", "max_attempts": 5, "max_duration": "0s",
-              "timeout": "30s"},
+              "timeout": "30s", "jitter": "none", "delays": ["5m", "30m"], "base": "1m",
+              "cap": "1d"},
+   "replay_window": "30d", "forward_headers": ["X-GitHub-Event", "X-Request-Id"],
    "signing_secret_set": true, "max_concurrency": 16, "rate_limit": "100/s", "paused": false,
    "breaker": {"state": "open", "consecutive_failures": 20, "open_until": "2026-11-30T06:12:00Z",
                "trips": 1},
@@ -269,7 +290,11 @@ TEST_F(RenderTest, DestinationDetail) {
                   "  breaker      open until 06:12:00 UTC, in 10m; 20 consecutive failures; "
                   "tripped 1 time\n");
   EXPECT_CONTAINS(billing, "  concurrency  4 allowed of 16 max, 0 in flight\n");
-  EXPECT_CONTAINS(billing, "  policy       pro: ladder, 5 attempts, timeout 30s\n");
+  EXPECT_CONTAINS(billing,
+                  "  policy       pro: ladder, 5 attempts, timeout 30s\n"
+                  "               delays 5m, 30m (the last repeats); jitter none; cap 1d; replay "
+                  "window 30d\n");
+  EXPECT_CONTAINS(billing, "  forwards     received X-GitHub-Event, X-Request-Id\n");
   EXPECT_CONTAINS(billing, "  rate limit   100/s\n");
   EXPECT_CONTAINS(billing, "  signing      secret set\n");
   EXPECT_CONTAINS(billing,

@@ -192,6 +192,52 @@ TEST(SenderTest, HangingSinkTimesOut) {
   EXPECT_LT(SteadyClock::now() - start, milliseconds(200 + 2000));
 }
 
+// Issue 11.9: the status line arrived, then the body did not (or too slowly): a timeout that
+// keeps the status, so the reason can say "timeout after status 200".
+TEST(SenderTest, TimeoutAfterTheStatusLineKeepsTheStatus) {
+  Sink sink;
+  sink.Enqueue(SinkResponse::HeadThenHang(200));
+  sink.Enqueue(SinkResponse::TrickleBody(200, std::string(50, 'y'), milliseconds(500)));
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(i);
+    SendRequest request = Post(sink.url());
+    request.timeout = milliseconds(1200);
+    SendResult r = SendAndWait(sender, request);
+    EXPECT_EQ(r.outcome.error, TransportError::kTimeout) << r.error_detail;
+    EXPECT_EQ(r.outcome.status_code, 200);
+    policy::Classification c = policy::Classify(r.outcome);
+    EXPECT_EQ(c.cls, policy::OutcomeClass::kRetryable);
+    EXPECT_EQ(c.reason.rfind("timeout after status 200", 0), 0u) << c.reason;
+    if (i == 1) {
+      EXPECT_EQ(r.snippet.substr(0, 1), "y");
+    }
+  }
+}
+
+// Issue 11.9: response headers past libcurl's limit (300 KB in all) are not a reset.
+TEST(SenderTest, HugeResponseHeadersAreResponseTooLarge) {
+  Sink sink;
+  SinkResponse big = SinkResponse::Status(200);
+  for (int i = 0; i < 8; ++i) {
+    big.headers.emplace_back("X-Big-" + std::to_string(i), std::string(50 * 1024, 'h'));
+  }
+  sink.Enqueue(std::move(big));
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendResult r = SendAndWait(sender, Post(sink.url()));
+  EXPECT_EQ(policy::TransportErrorName(r.outcome.error), "response_too_large") << r.error_detail;
+  policy::Classification c = policy::Classify(r.outcome);
+  EXPECT_EQ(c.reason.find("closed the connection"), std::string::npos) << c.reason;
+  EXPECT_NE(c.reason.find("too large"), std::string::npos) << c.reason;
+
+  // One field past libcurl's 100 KB limit for a single header.
+  SinkResponse one = SinkResponse::Status(200);
+  one.headers.emplace_back("X-Huge", std::string(150 * 1024, 'h'));
+  sink.Enqueue(std::move(one));
+  r = SendAndWait(sender, Post(sink.url()));
+  EXPECT_EQ(policy::TransportErrorName(r.outcome.error), "response_too_large") << r.error_detail;
+}
+
 TEST(SenderTest, ConnectionRefused) {
   Sender sender(AllowPrivate(), SystemClock::Instance());
   SendResult r =

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
 namespace hookrelay::ingest {
 namespace {
 
@@ -52,6 +54,40 @@ TEST(KeptHeadersTest, DropsHopByHopAndFramingKeepsTheRestInOrder) {
   // The moving overload keeps exactly the same fields, values included.
   http::HeaderList moved_from = in;
   EXPECT_EQ(KeptHeaders(std::move(moved_from)), kept);
+}
+
+// Issue 11.7: credentials sent to hookrelay itself are stored redacted (they are never
+// forwarded either); the name stays, so the event shows that one was sent.
+TEST(KeptHeadersTest, CredentialsMeantForHookrelayAreStoredRedacted) {
+  http::HeaderList in = {{"Authorization", "Bearer hunter2"},
+                         {"cookie", "session=abc"},
+                         {"Proxy-Authorization", "Basic eA=="},
+                         {"X-Hub-Signature-256", "sha256=00ff"},
+                         {"X-GitHub-Event", "push"}};
+  std::vector<store::Header> kept = KeptHeaders(in);
+  EXPECT_EQ(kept, (std::vector<store::Header>{{"Authorization", "(redacted)"},
+                                              {"cookie", "(redacted)"},
+                                              {"X-Hub-Signature-256", "sha256=00ff"},
+                                              {"X-GitHub-Event", "push"}}));
+}
+
+// Issue 11.8: a Standard Webhooks source needs "whsec_" + base64, as destinations do.
+TEST(ParseSourceTest, StandardSecretWithoutWhsecPrefixIsRefused) {
+  auto parsed = model::ParseSource(boost::json::parse(
+      R"({"name": "s", "verify": {"scheme": "standard", "secrets": ["MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]}})"));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().field(), "verify.secrets[0]");
+  EXPECT_NE(parsed.status().message().find("whsec_"), std::string::npos)
+      << parsed.status().message();
+  parsed = model::ParseSource(boost::json::parse(
+      R"({"name": "s", "verify": {"scheme": "standard", "secrets": ["whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_!!"]}})"));
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().field(), "verify.secrets[1]");
+  // Other schemes take any non-empty secret.
+  EXPECT_TRUE(model::ParseSource(
+                  boost::json::parse(
+                      R"({"name": "s", "verify": {"scheme": "github", "secrets": ["plain"]}})"))
+                  .ok());
 }
 
 TEST(BuildEventTest, TakesTheBodyAndFieldsAsReceived) {

@@ -9,6 +9,7 @@ namespace hookrelay::policy {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 Classification ClassifyStatus(int code) { return Classify(AttemptOutcome{.status_code = code}); }
@@ -125,13 +126,22 @@ TEST(ClassifyTest, TransportErrors) {
       {TransportError::kTls, OutcomeClass::kRetryable, "TLS error: "},
       {TransportError::kOther, OutcomeClass::kRetryable, "transport error: "},
       {TransportError::kPrivateAddress, OutcomeClass::kFinal, "private address is not retried: "},
+      {TransportError::kResponseTooLarge, OutcomeClass::kRetryable, "response too large: "},
   };
   for (const Case& c : cases) {
-    // The status code is meaningless without a response, whatever it holds.
+    // The error decides the class whatever status line came before it; a timeout or reset after
+    // one says so ("timeout after status 200: …").
     for (int status : {0, 200, 404}) {
       Classification r = Classify(AttemptOutcome{.status_code = status, .error = c.error});
       EXPECT_EQ(r.cls, c.cls) << TransportErrorName(c.error);
-      EXPECT_THAT(r.reason, StartsWith(c.starts));
+      const bool names_status = status > 0 && (c.error == TransportError::kTimeout ||
+                                               c.error == TransportError::kConnectionReset);
+      std::string starts = c.starts;
+      if (names_status) {
+        starts =
+            starts.substr(0, starts.size() - 2) + " after status " + std::to_string(status) + ": ";
+      }
+      EXPECT_THAT(r.reason, StartsWith(starts));
     }
   }
   EXPECT_THAT(Classify(AttemptOutcome{.error = TransportError::kPrivateAddress}).reason,
@@ -176,6 +186,21 @@ TEST(NamesTest, TransportErrorsAndClasses) {
   EXPECT_EQ(OutcomeClassName(OutcomeClass::kSuccess), "success");
   EXPECT_EQ(OutcomeClassName(OutcomeClass::kRetryable), "retryable");
   EXPECT_EQ(OutcomeClassName(OutcomeClass::kFinal), "final");
+}
+
+// Issue 11.9: a timeout after the status line arrived says so (the endpoint answered; its body
+// is late), and stays retryable like any timeout.
+TEST(ClassifyTest, TimeoutAfterTheStatusLineNamesTheStatus) {
+  Classification c =
+      Classify(AttemptOutcome{.status_code = 200, .error = TransportError::kTimeout});
+  EXPECT_EQ(c.cls, OutcomeClass::kRetryable);
+  EXPECT_THAT(c.reason, StartsWith("timeout after status 200"));
+  EXPECT_THAT(c.reason, Not(HasSubstr("did not answer")));
+
+  c = Classify(AttemptOutcome{.status_code = 500, .error = TransportError::kConnectionReset});
+  EXPECT_EQ(c.cls, OutcomeClass::kRetryable);
+  EXPECT_THAT(c.reason, StartsWith("connection reset after status 500"));
+  EXPECT_THAT(c.reason, Not(HasSubstr("before answering")));
 }
 
 }  // namespace

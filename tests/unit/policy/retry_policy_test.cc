@@ -340,5 +340,41 @@ TEST(PolicyToJsonTest, RoundTrips) {
   }
 }
 
+// Issue 10.6: a custom ladder stated without "jitter" must not inherit the default preset's
+// equal jitter ({"strategy":"ladder","delays":["2s"]} retried after about 1 s), nor its 30m cap.
+TEST(ParsePolicyTest, CustomLadderDefaultsToNoJitter) {
+  Result<RetryPolicy> p = Parse(R"({"strategy": "ladder", "delays": ["2s"]})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->jitter, Jitter::kNone);
+  EXPECT_EQ(p->ladder, std::vector<Duration>{seconds(2)});
+  EXPECT_EQ(p->cap, hours(24));
+
+  // A ladder with a step past 24h is not cut down to it.
+  p = Parse(R"({"strategy": "ladder", "delays": ["1h", "2d"]})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->cap, hours(48));
+
+  // What is stated wins.
+  p = Parse(R"({"strategy": "ladder", "delays": ["2s"], "jitter": "full", "cap": "1s"})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->jitter, Jitter::kFull);
+  EXPECT_EQ(p->cap, seconds(1));
+
+  // Not held to base (unused by a ladder), but never 0.
+  p = Parse(R"({"strategy": "ladder", "delays": ["2s"], "cap": "0s"})");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().field(), "cap");
+
+  // A named preset is the starting point, as documented: its fields are inherited.
+  p = Parse(R"({"preset": "default", "strategy": "ladder", "delays": ["2s"]})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->jitter, Jitter::kEqual);
+
+  // The exponential strategy keeps the default's equal jitter.
+  p = Parse(R"({"strategy": "exponential", "base": "1s", "cap": "1m"})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->jitter, Jitter::kEqual);
+}
+
 }  // namespace
 }  // namespace hookrelay::policy
