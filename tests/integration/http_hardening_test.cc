@@ -414,18 +414,19 @@ name = "big"
 max_body = "1MiB"
 )");
   const std::string out = server_->output();
-  EXPECT_TRUE(Contains(out, "server.max_body_memory (64KiB) is smaller than the default source "
-                            "max_body (5MiB)"))
+  EXPECT_TRUE(Contains(out,
+                       "server.max_body_memory (64KiB) is smaller than the default source "
+                       "max_body (5MiB)"))
       << out;
   EXPECT_TRUE(Contains(out, "than source \"big\" max_body (1MiB)")) << out;
   EXPECT_TRUE(Contains(out, "than source \"s\" max_body (5MiB)")) << out;
   EXPECT_FALSE(Contains(out, "\"small\"")) << out;
 
   HttpConnection admin(port());
-  HttpResponse created = admin.Send(
-      "POST", "/api/v1/sources",
-      {{"Authorization", "Bearer test-admin-token-0123456789"}, {"Content-Type", "application/json"}},
-      R"({"name": "api"})");
+  HttpResponse created = admin.Send("POST", "/api/v1/sources",
+                                    {{"Authorization", "Bearer test-admin-token-0123456789"},
+                                     {"Content-Type", "application/json"}},
+                                    R"({"name": "api"})");
   ASSERT_EQ(created.status, 201) << created.body;
 
   for (std::string source : {"s", "big", "api"}) {
@@ -461,10 +462,10 @@ max_body = "1MiB"
 TEST_F(HttpHardeningTest, HostIsRequiredAndSingleAndAuthorizationIsSingle) {
   Start();
   const std::string tail = "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
-  for (std::string bad : {"POST /in/s HTTP/1.1\r\n" + tail,
-                          "POST /in/s HTTP/1.1\r\nHost: x, y\r\n" + tail,
-                          "POST /in/s HTTP/1.1\r\nHost: a.example,b.example\r\n" + tail,
-                          "POST /in/s HTTP/1.0\r\nHost: x, y\r\n" + tail}) {
+  for (std::string bad :
+       {"POST /in/s HTTP/1.1\r\n" + tail, "POST /in/s HTTP/1.1\r\nHost: x, y\r\n" + tail,
+        "POST /in/s HTTP/1.1\r\nHost: a.example,b.example\r\n" + tail,
+        "POST /in/s HTTP/1.0\r\nHost: x, y\r\n" + tail}) {
     std::string raw = testing::SendRaw(port(), bad, seconds(5));
     EXPECT_EQ(StatusOf(raw), 400) << bad << " → " << raw;
   }
@@ -475,7 +476,8 @@ TEST_F(HttpHardeningTest, HostIsRequiredAndSingleAndAuthorizationIsSingle) {
   const std::string wrong = "Authorization: Bearer wrong-token\r\n";
   for (std::string fields : {right + wrong, wrong + right, right + right}) {
     std::string raw = testing::SendRaw(
-        port(), "GET /api/v1/sources HTTP/1.1\r\nHost: x\r\n" + fields + "Connection: close\r\n\r\n",
+        port(),
+        "GET /api/v1/sources HTTP/1.1\r\nHost: x\r\n" + fields + "Connection: close\r\n\r\n",
         seconds(5));
     EXPECT_EQ(StatusOf(raw), 400) << fields << " → " << raw;
     EXPECT_TRUE(Contains(raw, "more than one Authorization header field")) << raw;
@@ -505,10 +507,11 @@ TEST_F(HttpHardeningTest, LongChunkSizeLinesAreBoundedAndNamed) {
     EXPECT_TRUE(Contains(got, "chunk size line too long")) << got;
     EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2)) << "not the body timeout";
   }
-  std::string raw = testing::SendRaw(
-      port(), "POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
-                  std::string(10000, '0') + "2\r\n{}\r\n0\r\n\r\n",
-      seconds(5));
+  std::string raw =
+      testing::SendRaw(port(),
+                       "POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                           std::string(10000, '0') + "2\r\n{}\r\n0\r\n\r\n",
+                       seconds(5));
   EXPECT_EQ(StatusOf(raw), 400) << raw;
   EXPECT_TRUE(Contains(raw, "chunk size line too long")) << raw;
   // A few leading zeros are fine.

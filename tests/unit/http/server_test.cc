@@ -1076,7 +1076,6 @@ TEST_F(ServerTest, FoldedLinesDuplicateHostAndLongRequestLinesAreRefused) {
   EXPECT_EQ(handler_.requests.load(), 0);
 }
 
-
 // A body that cannot fit max_body_memory even with nothing else in memory gets 413 (retrying
 // cannot help); only one that would fit an empty budget gets 503 with Retry-After.
 TEST_F(ServerTest, BodyLargerThanTheWholeMemoryBudgetGets413) {
@@ -1089,17 +1088,19 @@ TEST_F(ServerTest, BodyLargerThanTheWholeMemoryBudgetGets413) {
   EXPECT_TRUE(Contains(raw, "max_body_memory (1000B)")) << raw;
   EXPECT_FALSE(Contains(raw, "Retry-After")) << raw;
   // Chunked: one large chunk, or small chunks that add up past the budget.
-  raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n186a0\r\n" +
-                            std::string(2000, 'b'),
+  raw = SendRaw(port(),
+                "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n186a0\r\n" +
+                    std::string(2000, 'b'),
                 seconds(5));
   EXPECT_EQ(StatusOf(raw), 413) << raw;
   EXPECT_TRUE(Contains(raw, "max_body_memory")) << raw;
   EXPECT_FALSE(Contains(raw, "Retry-After")) << raw;
   std::string chunks;
   for (int i = 0; i < 30; ++i) chunks += "64\r\n" + std::string(100, 'c') + "\r\n";
-  raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
-                            chunks + "0\r\n\r\n",
-                seconds(5));
+  raw = SendRaw(
+      port(),
+      "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks + "0\r\n\r\n",
+      seconds(5));
   EXPECT_EQ(StatusOf(raw), 413) << raw;
   EXPECT_TRUE(Contains(raw, "max_body_memory")) << raw;
   EXPECT_FALSE(Contains(raw, "Retry-After")) << raw;
@@ -1107,9 +1108,10 @@ TEST_F(ServerTest, BodyLargerThanTheWholeMemoryBudgetGets413) {
   // Exactly the budget fits.
   HttpConnection c(port());
   EXPECT_EQ(c.Send("POST", "/", {}, std::string(1000, 'a')).status, 200);
-  raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                        "Transfer-Encoding: chunked\r\n\r\n3e8\r\n" +
-                            std::string(1000, 'a') + "\r\n0\r\n\r\n",
+  raw = SendRaw(port(),
+                "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                "Transfer-Encoding: chunked\r\n\r\n3e8\r\n" +
+                    std::string(1000, 'a') + "\r\n0\r\n\r\n",
                 seconds(5));
   EXPECT_EQ(StatusOf(raw), 200) << raw;
   // The handler's own smaller limit still names itself.
@@ -1141,13 +1143,15 @@ TEST_F(ServerTest, HostIsRequiredAndSingleAndAuthorizationIsSingle) {
   EXPECT_TRUE(Contains(SendRaw(port(), "GET / HTTP/1.1\r\n\r\n"), "missing Host header field"));
   EXPECT_TRUE(Contains(SendRaw(port(), "GET / HTTP/1.1\r\nHost: x, y\r\n\r\n"),
                        "Host header field holds more than one value"));
-  EXPECT_TRUE(Contains(SendRaw(port(), "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: a\r\n"
-                                       "Authorization: a\r\n\r\n"),
+  EXPECT_TRUE(Contains(SendRaw(port(),
+                               "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: a\r\n"
+                               "Authorization: a\r\n\r\n"),
                        "more than one Authorization header field"));
   EXPECT_EQ(handler_.requests.load(), 0);
-  for (std::string good : {"GET / HTTP/1.0\r\n\r\n", "GET / HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n",
-                           "GET / HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n",
-                           "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: a\r\nConnection: close\r\n\r\n"}) {
+  for (std::string good :
+       {"GET / HTTP/1.0\r\n\r\n", "GET / HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: a\r\nConnection: close\r\n\r\n"}) {
     std::string raw = SendRaw(port(), good, seconds(5));
     EXPECT_EQ(StatusOf(raw), 200) << good << " → " << raw;
   }
@@ -1181,8 +1185,10 @@ TEST_F(ServerTest, LongChunkSizeLinesAreRefusedByName) {
   // A few leading zeros are fine, in many chunks too.
   std::string chunks;
   for (int i = 0; i < 200; ++i) chunks += "00000001\r\na\r\n";
-  raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                        "Transfer-Encoding: chunked\r\n\r\n" + chunks + "0000000000\r\n\r\n",
+  raw = SendRaw(port(),
+                "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                "Transfer-Encoding: chunked\r\n\r\n" +
+                    chunks + "0000000000\r\n\r\n",
                 seconds(5));
   EXPECT_EQ(StatusOf(raw), 200) << raw;
   EXPECT_TRUE(Contains(raw, std::string(200, 'a'))) << raw;
