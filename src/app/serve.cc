@@ -24,9 +24,11 @@
 #include "common/allocator.h"
 #include "common/crypto.h"
 #include "common/random.h"
+#include "common/units.h"
 #include "delivery/engine.h"
 #include "delivery/sender.h"
 #include "ingest/ingest_service.h"
+#include "model/source.h"
 #include "replay/replay_runner.h"
 #include "retention/retention_job.h"
 #include "store/store.h"
@@ -92,6 +94,28 @@ void WarnAboutOpenPermissions(const std::string& dir) {
   }
 }
 
+// Warns when server.max_body_memory is below a body limit: such bodies can never be held in
+// memory and are refused with 413. Not an error, as a source's max_body may be lowered through
+// the API later; but a budget below the default max_body (what sources created through the API
+// get) is odd.
+void WarnAboutBodyMemory(const Config& config) {
+  const uint64_t memory = config.server.max_body_memory;
+  if (memory < model::kDefaultMaxBody) {
+    spdlog::warn(
+        "server.max_body_memory ({}) is smaller than the default source max_body ({}): bodies "
+        "larger than max_body_memory are refused with 413; set max_body_memory higher, or a "
+        "smaller max_body on each source (sources created through the API get the default)",
+        FormatByteSize(memory), FormatByteSize(model::kDefaultMaxBody));
+  }
+  for (const auto& [name, source] : config.catalog.sources) {
+    if (source.max_body <= memory) continue;
+    spdlog::warn(
+        "server.max_body_memory ({}) is smaller than source \"{}\" max_body ({}): its bodies "
+        "larger than max_body_memory are refused with 413",
+        FormatByteSize(memory), name, FormatByteSize(source.max_body));
+  }
+}
+
 // The lease owner name of this data directory, stable across restarts.
 std::string NodeId(const std::string& dir) {
   const std::string path = dir + "/node-id";
@@ -154,6 +178,7 @@ int Serve(const ServeOptions& options) {
   if (!token_plan.ok()) return Fail(2, token_plan.status().message());
   for (const std::string& w : token_plan->warnings) spdlog::warn("{}", w);
   WarnAboutOpenPermissions(config.store.dir);
+  WarnAboutBodyMemory(config);
 
   // Signals are handled by sigwait below; block them before any thread starts so every thread
   // inherits the mask and none is interrupted.

@@ -58,11 +58,18 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // Beyond what is left of the header limit, a pending chunk-size line may hold this much (the
 // CRLF ending the previous chunk, the size digits).
 constexpr uint64_t kChunkLineSlack = 64;
+// Size digits a chunk-size line may have for free (a 64-bit size needs 16); leading zeros past
+// this count against what is left of the header limit, like chunk extensions.
+constexpr uint64_t kFreeChunkSizeDigits = 16;
 // Connections being answered with a refusal at the same time (each writes an error and
 // lingers briefly); past this, further ones are closed without an answer.
 constexpr int kMaxRefusing = 64;
 
 std::string ToStdString(BeastStringView s) { return std::string(s.data(), s.size()); }
+
+bool IsHexDigit(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
 
 // Body bytes one connection holds against ServerOptions::max_body_memory, a budget shared by
 // all connections (one atomic: no lock on the request path).
@@ -104,7 +111,13 @@ class RequestParser final : public bhttp::basic_parser<true> {
       : request_(request), reservation_(reservation) {}
   bool expect_continue() const { return expect_continue_; }
   bool request_line_done() const { return request_line_done_; }
+  // A chunk-size line passed what is left of the header limit: by its extensions (or else by
+  // its size digits).
   bool ext_too_long() const { return ext_too_long_; }
+  bool size_line_too_long() const { return size_line_too_long_; }
+  // The bytes about to be passed to put(): a chunk-size line's digits are found by looking back
+  // from its extensions, never before this.
+  void set_input(const char* begin) { input_begin_ = begin; }
   bool out_of_body_memory() const { return out_of_body_memory_; }
   uint64_t framing_left() const { return framing_left_; }
   // Bytes of chunk extensions and trailer fields still allowed; set once the head is read.
@@ -123,7 +136,15 @@ class RequestParser final : public bhttp::basic_parser<true> {
         return "unsupported Transfer-Encoding: only \"chunked\" is implemented";
       }
     }
+    // RFC 9112 §3.2: exactly one Host field, holding one host[:port]; HTTP/1.0 may omit it.
     if (hosts_ > 1) return "more than one Host header field";
+    if (hosts_ == 0 && request_.version >= 11) {
+      return "missing Host header field (required in HTTP/1.1)";
+    }
+    if (host_list_) return "the Host header field holds more than one value";
+    if (host_space_) return "malformed Host header field: it holds whitespace";
+    // Which of two credentials counts would depend on the reader.
+    if (authorizations_ > 1) return "more than one Authorization header field";
     return {};
   }
 
@@ -157,6 +178,12 @@ class RequestParser final : public bhttp::basic_parser<true> {
       CountCodings({value.data(), value.size()});
     } else if (name == bhttp::field::host) {
       ++hosts_;
+      for (char c : value) {
+        if (c == ',') host_list_ = true;
+        if (c == ' ' || c == '\t') host_space_ = true;
+      }
+    } else if (name == bhttp::field::authorization) {
+      ++authorizations_;
     }
     request_.headers.emplace_back(ToStdString(name_string), ToStdString(value));
   }
@@ -171,12 +198,24 @@ class RequestParser final : public bhttp::basic_parser<true> {
     return body.size();
   }
   void on_chunk_header_impl(uint64_t, BeastStringView extensions, error_code& ec) override {
-    if (extensions.size() > framing_left_) {
-      ext_too_long_ = true;
+    // Beast hands over the extensions where they lie in the input, right after the size digits
+    // (preceded by the previous chunk's CRLF or the start of the input).
+    const char* digits_end = extensions.data();
+    const char* digits = digits_end;
+    while (digits > input_begin_ && IsHexDigit(digits[-1])) --digits;
+    const auto n_digits = static_cast<uint64_t>(digits_end - digits);
+    const uint64_t cost =
+        extensions.size() + (n_digits > kFreeChunkSizeDigits ? n_digits - kFreeChunkSizeDigits : 0);
+    if (cost > framing_left_) {
+      if (extensions.size() > framing_left_) {
+        ext_too_long_ = true;
+      } else {
+        size_line_too_long_ = true;
+      }
       ec = bhttp::error::bad_chunk_extension;
       return;
     }
-    framing_left_ -= extensions.size();
+    framing_left_ -= cost;
   }
   size_t on_chunk_body_impl(uint64_t, BeastStringView body, error_code& ec) override {
     const uint64_t needed = request_.body.size() + body.size();
@@ -227,10 +266,15 @@ class RequestParser final : public bhttp::basic_parser<true> {
   int te_fields_ = 0;
   int te_codings_ = 0;
   int hosts_ = 0;
+  int authorizations_ = 0;
+  const char* input_begin_ = nullptr;
+  bool host_list_ = false;
+  bool host_space_ = false;
   bool te_other_ = false;
   bool expect_continue_ = false;
   bool request_line_done_ = false;
   bool ext_too_long_ = false;
+  bool size_line_too_long_ = false;
   bool out_of_body_memory_ = false;
 };
 
@@ -491,8 +535,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void Dispatch();
   void OnResponse(uint64_t seq, Response response);
   void Fail(int status, std::string_view code, std::string message);
-  void FailFraming(bool trailers);
-  bool PendingTrailers() const;
+  enum class Framing { kTrailers, kExtensions, kSizeLine };
+  void FailFraming(Framing what);
+  Framing PendingFraming() const;
   void RefuseBody();
   void MarkIdle(bool idle);
   void Link();
@@ -534,6 +579,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool keep_alive_ = true;
   bool head_only_ = false;  // a HEAD request: send the head of the response only
   uint64_t body_limit_ = 0;
+  bool body_limit_is_memory_ = false;  // body_limit_ is max_body_memory, below the handler's
 
   // The response being written; the head's buffer is reused across responses.
   std::string out_head_;
@@ -664,6 +710,7 @@ void Session::Parse() {
   error_code ec;
   while (true) {
     if (!parser_->is_header_done()) {
+      parser_->set_input(static_cast<const char*>(buffer_.data().data()));
       size_t used = parser_->put(buffer_.data(), ec);
       if (HasObsFold(static_cast<const char*>(buffer_.data().data()), used)) {
         Fail(400, "bad_request", "obsolete line folding in a header field");
@@ -694,6 +741,7 @@ void Session::Parse() {
       Read(remaining && *remaining <= kHeadReadSize ? kHeadReadSize : kBodyReadSize);
       return;
     }
+    parser_->set_input(static_cast<const char*>(buffer_.data().data()));
     size_t used = parser_->put(buffer_.data(), ec);
     buffer_.consume(used);
     if (ec == bhttp::error::need_more) {
@@ -701,7 +749,7 @@ void Session::Parse() {
         // Beast holds a chunk-size line or the trailer section until its end has arrived: bound
         // what it may wait for by what is left of the header limit.
         if (buffer_.size() > parser_->framing_left() + kChunkLineSlack) {
-          FailFraming(PendingTrailers());
+          FailFraming(PendingFraming());
           return;
         }
         Read(kHeadReadSize);
@@ -710,11 +758,15 @@ void Session::Parse() {
       continue;
     }
     if (ec == bhttp::error::header_limit) {  // only trailer fields get here
-      FailFraming(true);
+      FailFraming(Framing::kTrailers);
       return;
     }
     if (ec == bhttp::error::bad_chunk_extension && parser_->ext_too_long()) {
-      FailFraming(false);
+      FailFraming(Framing::kExtensions);
+      return;
+    }
+    if (ec == bhttp::error::bad_chunk_extension && parser_->size_line_too_long()) {
+      FailFraming(Framing::kSizeLine);
       return;
     }
     if (ec == bhttp::error::body_limit && parser_->out_of_body_memory()) {
@@ -723,7 +775,10 @@ void Session::Parse() {
     }
     if (ec == bhttp::error::body_limit) {
       Fail(413, "payload_too_large",
-           "request body exceeds the limit of " + FormatByteSize(body_limit_));
+           body_limit_is_memory_
+               ? "request body exceeds the server's max_body_memory (" +
+                     FormatByteSize(body_limit_) + "), the memory for all bodies together"
+               : "request body exceeds the limit of " + FormatByteSize(body_limit_));
       return;
     }
     if (ec) {
@@ -740,31 +795,41 @@ void Session::Parse() {
 }
 
 // A chunked body's framing passed what is left of the header limit: 431 for the trailer
-// section, 400 for a chunk-size line and its extensions.
-void Session::FailFraming(bool trailers) {
+// section, 400 for a chunk-size line (its size digits or its extensions).
+void Session::FailFraming(Framing what) {
   const std::string limit = FormatByteSize(worker_->options.header_limit);
-  if (trailers) {
-    Fail(431, "headers_too_large",
-         "request headers and trailer fields too large (limit " + limit + ")");
-  } else {
-    Fail(400, "bad_request",
-         "chunk extensions too long (they count against the header limit of " + limit + ")");
+  switch (what) {
+    case Framing::kTrailers:
+      Fail(431, "headers_too_large",
+           "request headers and trailer fields too large (limit " + limit + ")");
+      return;
+    case Framing::kExtensions:
+      Fail(400, "bad_request",
+           "chunk extensions too long (they count against the header limit of " + limit + ")");
+      return;
+    case Framing::kSizeLine:
+      Fail(400, "bad_request",
+           "chunk size line too long (it counts against the header limit of " + limit + ")");
+      return;
   }
 }
 
-// Whether the bytes Beast is holding back are the trailer section: the last chunk's size line
-// ("0", "000;ext") is complete, and its fields are not.
-bool Session::PendingTrailers() const {
+// What the bytes Beast is holding back are: the trailer section when the last chunk's size line
+// ("0", "000;ext") is complete and its fields are not; else a chunk-size line, too long by its
+// extensions once one has begun, else by its size digits.
+Session::Framing Session::PendingFraming() const {
   const auto data = buffer_.data();
   std::string_view pending(static_cast<const char*>(data.data()), data.size());
   if (pending.substr(0, 2) == "\r\n") pending.remove_prefix(2);
   const size_t eol = pending.find("\r\n");
-  if (eol == std::string_view::npos) return false;
   const std::string_view line = pending.substr(0, eol);
   const size_t digits = line.find_first_not_of('0');
-  if (digits == 0) return false;
-  return digits == std::string_view::npos || line[digits] == ';' || line[digits] == ' ' ||
-         line[digits] == '\t';
+  if (eol != std::string_view::npos && digits != 0 &&
+      (digits == std::string_view::npos || line[digits] == ';' || line[digits] == ' ' ||
+       line[digits] == '\t')) {
+    return Framing::kTrailers;
+  }
+  return line.find(';') != std::string_view::npos ? Framing::kExtensions : Framing::kSizeLine;
 }
 
 // Returns true when the body should be read now; false when the request was answered or a
@@ -812,14 +877,24 @@ bool Session::OnHeadComplete() {
              " bytes exceeds the limit of " + FormatByteSize(limit));
     return false;
   }
+  // A body that could not fit max_body_memory even with no other body in memory: 413, as
+  // retrying cannot help (503 with Retry-After is for bodies that fit an empty budget).
+  body_limit_is_memory_ = limit > options.max_body_memory;
+  body_limit_ = body_limit_is_memory_ ? options.max_body_memory : limit;
+  if (request_.content_length && *request_.content_length > body_limit_) {
+    Fail(413, "payload_too_large",
+         "request body of " + std::to_string(*request_.content_length) +
+             " bytes exceeds the server's max_body_memory (" +
+             FormatByteSize(options.max_body_memory) + "), the memory for all bodies together");
+    return false;
+  }
   if (!has_body) return true;
   if (request_.content_length && !reservation_.Take(*request_.content_length)) {
     RefuseBody();
     return false;
   }
-  body_limit_ = limit;
-  parser_->body_limit(limit);
-  parser_->set_body_cap(limit);
+  parser_->body_limit(body_limit_);
+  parser_->set_body_cap(body_limit_);
   parser_->set_framing_left(options.header_limit > head_bytes_ ? options.header_limit - head_bytes_
                                                                : 0);
   parser_->eager(true);
@@ -887,14 +962,11 @@ void Session::Fail(int status, std::string_view code, std::string message) {
 
 void Session::RefuseBody() {
   worker_->server->stats->refused_max_body_memory.fetch_add(1, std::memory_order_relaxed);
-  const uint64_t max = worker_->options.max_body_memory;
-  std::string message = request_.content_length && *request_.content_length > max
-                            ? "request body of " + std::to_string(*request_.content_length) +
-                                  " bytes is larger than the server's max_body_memory (" +
-                                  FormatByteSize(max) + ")"
-                            : "too many request bodies in memory (max_body_memory " +
-                                  FormatByteSize(max) + "); retry shortly";
-  Response response = JsonError(503, "unavailable", message);
+  // Only bodies that fit an empty budget get here (larger ones are 413).
+  Response response =
+      JsonError(503, "unavailable",
+                "too many request bodies in memory (max_body_memory " +
+                    FormatByteSize(worker_->options.max_body_memory) + "); retry shortly");
   response.headers.emplace_back("Retry-After", "1");
   keep_alive_ = false;
   Respond(std::move(response), /*close=*/true);

@@ -71,7 +71,9 @@ struct ServerOptions {
   int max_connections_per_client = 256;
   // Request body bytes held in memory by all connections together, from the moment a body is
   // announced (Content-Length) or grows (chunked) until its request is answered or the connection
-  // closes. A request that does not fit is answered 503 with Retry-After and the connection closed.
+  // closes. A request that does not fit is answered 503 with Retry-After and the connection closed;
+  // one that could not fit even an empty budget (larger than max_body_memory) gets 413 instead,
+  // so a body limit above max_body_memory is in effect max_body_memory.
   uint64_t max_body_memory = 256 * 1024 * 1024;
   // Where the server keeps its counters (e.g. for /metrics); nullptr: its own, see Server::stats().
   // Must outlive the Server.
@@ -100,9 +102,10 @@ struct ServerStats {
 //
 // Parsing is strict where other HTTP implementations could read the same bytes differently
 // (RFC 9112): a Transfer-Encoding other than exactly "chunked" (or any on HTTP/1.0), obsolete
-// line folding, and more than one Host field are 400. Chunk extensions and trailer fields count
-// against header_limit together with the head (400 and 431 past it); trailer fields are read and
-// dropped, never added to RequestHead::headers.
+// line folding, an HTTP/1.1 request without Host, a Host field holding a list (or whitespace),
+// and more than one Host or Authorization field are 400. Chunk extensions, chunk-size digits past
+// 16 (leading zeros) and trailer fields count against header_limit together with the head (400
+// and 431 past it); trailer fields are read and dropped, never added to RequestHead::headers.
 //
 // The I/O threads block SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2, so those reach the
 // application's own threads.

@@ -245,12 +245,28 @@ TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
     EXPECT_EQ(StatusOf(got), 503) << got;
     EXPECT_TRUE(Contains(got, "Retry-After: ")) << got;
   }
-  // A body larger than the whole budget can never fit.
+  // A chunked body counts as it grows: its second chunk does not fit next to A.
+  {
+    RawConnection chunked(port(), "127.0.0.2");
+    const std::string chunk(20 * 1024, 'c');
+    chunked.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5000\r\n" +
+                  chunk + "\r\n5000\r\n" + chunk + "\r\n0\r\n\r\n");
+    std::string got = chunked.ReadUntilClose(seconds(5));
+    EXPECT_EQ(StatusOf(got), 503) << got;
+    EXPECT_TRUE(Contains(got, "Retry-After: ")) << got;
+  }
+  // A body larger than the whole budget can never fit: 413, as retrying cannot help.
   {
     HttpConnection c(port());
     HttpResponse r = c.Send("POST", "/in/s", {}, std::string(100 * 1024, 'x'));
-    EXPECT_EQ(r.status, 503);
-    EXPECT_FALSE(r.Header("Retry-After").empty());
+    EXPECT_EQ(r.status, 413) << r.body;
+    EXPECT_TRUE(Contains(r.body, "max_body_memory (64KiB)")) << r.body;
+    EXPECT_TRUE(r.Header("Retry-After").empty());
+    RawConnection chunked(port());
+    chunked.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n19000\r\n");
+    std::string got = chunked.ReadUntilClose(seconds(5));
+    EXPECT_EQ(StatusOf(got), 413) << got;
+    EXPECT_FALSE(Contains(got, "Retry-After")) << got;
   }
   // Requests without a body are not affected.
   {
@@ -271,16 +287,6 @@ TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
     ASSERT_TRUE(dying.Write(head + body.substr(0, 1000)));
     // Once the server has read its head, it holds 40 KiB of the budget.
     EXPECT_TRUE(WaitForBodyMemory(40960));
-  }
-  // A chunked body counts as it grows.
-  {
-    RawConnection chunked(port());
-    std::string chunk(20 * 1024, 'c');
-    std::string request = "POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
-    for (int i = 0; i < 5; ++i) request += "5000\r\n" + chunk + "\r\n";
-    request += "0\r\n\r\n";
-    chunked.Write(request);
-    EXPECT_EQ(StatusOf(chunked.ReadUntilClose(seconds(5))), 503);
   }
   bool fits = false;
   const auto start = std::chrono::steady_clock::now();
@@ -386,6 +392,135 @@ TEST_F(HttpHardeningTest, ObsoleteFoldingDuplicateHostAndLongTargetsAreRefused) 
   EXPECT_EQ(StatusOf(raw), 431) << raw.substr(0, 200);
 
   EXPECT_TRUE(StopAndReadEvents().empty());
+}
+
+// Issue 12.A: a source's max_body above max_body_memory (the default 5 MiB here, as for a
+// source created through the API) gets 413 naming max_body_memory, not a 503 that retrying
+// can never get past; the start warns about the settings.
+TEST_F(HttpHardeningTest, BodiesLargerThanMaxBodyMemoryGet413AndStartWarns) {
+  Start(R"(
+[server]
+max_body_memory = "64KiB"
+
+[[sources]]
+name = "s"
+
+[[sources]]
+name = "small"
+max_body = "48KiB"
+
+[[sources]]
+name = "big"
+max_body = "1MiB"
+)");
+  const std::string out = server_->output();
+  EXPECT_TRUE(Contains(out,
+                       "server.max_body_memory (64KiB) is smaller than the default source "
+                       "max_body (5MiB)"))
+      << out;
+  EXPECT_TRUE(Contains(out, "than source \"big\" max_body (1MiB)")) << out;
+  EXPECT_TRUE(Contains(out, "than source \"s\" max_body (5MiB)")) << out;
+  EXPECT_FALSE(Contains(out, "\"small\"")) << out;
+
+  HttpConnection admin(port());
+  HttpResponse created = admin.Send("POST", "/api/v1/sources",
+                                    {{"Authorization", "Bearer test-admin-token-0123456789"},
+                                     {"Content-Type", "application/json"}},
+                                    R"({"name": "api"})");
+  ASSERT_EQ(created.status, 201) << created.body;
+
+  for (std::string source : {"s", "big", "api"}) {
+    std::string raw = testing::SendRaw(
+        port(), "POST /in/" + source + " HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n",
+        seconds(5));
+    EXPECT_EQ(StatusOf(raw), 413) << source << " → " << raw;
+    EXPECT_TRUE(Contains(raw, "exceeds the server's max_body_memory (64KiB)")) << raw;
+    EXPECT_FALSE(Contains(raw, "Retry-After")) << raw;
+    raw = testing::SendRaw(port(),
+                           "POST /in/" + source +
+                               " HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                               "400\r\n" + std::string(1024, 'c') + "\r\n186a0\r\n",
+                           seconds(5));
+    EXPECT_EQ(StatusOf(raw), 413) << source << " → " << raw;
+    EXPECT_TRUE(Contains(raw, "max_body_memory")) << raw;
+    EXPECT_FALSE(Contains(raw, "Retry-After")) << raw;
+  }
+  // The source's own smaller limit names itself.
+  std::string raw = testing::SendRaw(
+      port(), "POST /in/small HTTP/1.1\r\nHost: x\r\nContent-Length: 50000\r\n\r\n", seconds(5));
+  EXPECT_EQ(StatusOf(raw), 413) << raw;
+  EXPECT_TRUE(Contains(raw, "limit of 48KiB")) << raw;
+  // A body of the whole budget fits.
+  HttpConnection c(port());
+  EXPECT_EQ(c.Send("POST", "/in/s", {}, std::string(64 * 1024, 'x')).status, 202);
+  EXPECT_TRUE(Contains(Metrics(), "hookrelay_http_refused_total{reason=\"max_body_memory\"} 0\n"));
+  EXPECT_EQ(StopAndReadEvents().size(), 1u);
+}
+
+// Issue 12.B: an HTTP/1.1 request needs exactly one Host holding one value (RFC 9112 §3.2), and
+// a second Authorization field is refused rather than one of them picked.
+TEST_F(HttpHardeningTest, HostIsRequiredAndSingleAndAuthorizationIsSingle) {
+  Start();
+  const std::string tail = "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
+  for (std::string bad :
+       {"POST /in/s HTTP/1.1\r\n" + tail, "POST /in/s HTTP/1.1\r\nHost: x, y\r\n" + tail,
+        "POST /in/s HTTP/1.1\r\nHost: a.example,b.example\r\n" + tail,
+        "POST /in/s HTTP/1.0\r\nHost: x, y\r\n" + tail}) {
+    std::string raw = testing::SendRaw(port(), bad, seconds(5));
+    EXPECT_EQ(StatusOf(raw), 400) << bad << " → " << raw;
+  }
+  EXPECT_TRUE(Contains(testing::SendRaw(port(), "POST /in/s HTTP/1.1\r\n" + tail, seconds(5)),
+                       "missing Host header field"));
+  // Right token first, wrong one second (and the other way round): neither wins.
+  const std::string right = "Authorization: Bearer test-admin-token-0123456789\r\n";
+  const std::string wrong = "Authorization: Bearer wrong-token\r\n";
+  for (std::string fields : {right + wrong, wrong + right, right + right}) {
+    std::string raw = testing::SendRaw(
+        port(),
+        "GET /api/v1/sources HTTP/1.1\r\nHost: x\r\n" + fields + "Connection: close\r\n\r\n",
+        seconds(5));
+    EXPECT_EQ(StatusOf(raw), 400) << fields << " → " << raw;
+    EXPECT_TRUE(Contains(raw, "more than one Authorization header field")) << raw;
+  }
+  std::string raw = testing::SendRaw(
+      port(), "GET /api/v1/sources HTTP/1.1\r\nHost: x\r\n" + right + "Connection: close\r\n\r\n",
+      seconds(5));
+  EXPECT_EQ(StatusOf(raw), 200) << raw;
+  // HTTP/1.0 may omit Host.
+  raw = testing::SendRaw(port(), "POST /in/s HTTP/1.0\r\n" + tail, seconds(5));
+  EXPECT_EQ(StatusOf(raw), 202) << raw;
+  EXPECT_EQ(StopAndReadEvents().size(), 1u);
+}
+
+// Issue 12.C: an endless (or huge) chunk-size line of zeros is cut off at what is left of
+// max_header, and named for what it is.
+TEST_F(HttpHardeningTest, LongChunkSizeLinesAreBoundedAndNamed) {
+  Start();
+  {
+    RawConnection c(port());
+    ASSERT_TRUE(c.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"));
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 1024 && c.Write(std::string(1000, '0')); ++i) {
+    }
+    std::string got = c.ReadUntilClose(seconds(5));
+    EXPECT_EQ(StatusOf(got), 400) << got;
+    EXPECT_TRUE(Contains(got, "chunk size line too long")) << got;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2)) << "not the body timeout";
+  }
+  std::string raw =
+      testing::SendRaw(port(),
+                       "POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                           std::string(10000, '0') + "2\r\n{}\r\n0\r\n\r\n",
+                       seconds(5));
+  EXPECT_EQ(StatusOf(raw), 400) << raw;
+  EXPECT_TRUE(Contains(raw, "chunk size line too long")) << raw;
+  // A few leading zeros are fine.
+  raw = testing::SendRaw(port(),
+                         "POST /in/s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                         "Transfer-Encoding: chunked\r\n\r\n0002\r\n{}\r\n00000\r\n\r\n",
+                         seconds(5));
+  EXPECT_EQ(StatusOf(raw), 202) << raw;
+  EXPECT_EQ(StopAndReadEvents().size(), 1u);
 }
 
 }  // namespace

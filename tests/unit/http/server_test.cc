@@ -46,6 +46,16 @@ bool Contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
+// How many responses a raw byte stream holds.
+int CountResponses(std::string_view raw) {
+  int n = 0;
+  for (size_t at = raw.find("HTTP/1.1 "); at != std::string_view::npos;
+       at = raw.find("HTTP/1.1 ", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
 // Accepts every head; answers by echoing the body with the request's shape in headers.
 // `on_head` / `on_request` override that; they are set before the server starts.
 class TestHandler : public Handler {
@@ -1064,6 +1074,124 @@ TEST_F(ServerTest, FoldedLinesDuplicateHostAndLongRequestLinesAreRefused) {
   c.Write("GET /" + std::string(4000, 't'));
   EXPECT_EQ(StatusOf(c.ReadUntilClose(seconds(5))), 414);
   EXPECT_EQ(handler_.requests.load(), 0);
+}
+
+// A body that cannot fit max_body_memory even with nothing else in memory gets 413 (retrying
+// cannot help); only one that would fit an empty budget gets 503 with Retry-After.
+TEST_F(ServerTest, BodyLargerThanTheWholeMemoryBudgetGets413) {
+  ServerOptions o = Options();
+  o.max_body_memory = 1000;  // below default_body_limit (5 MiB)
+  StartServer(o);
+  std::string raw =
+      SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", seconds(5));
+  EXPECT_EQ(StatusOf(raw), 413) << raw;
+  EXPECT_TRUE(Contains(raw, "max_body_memory (1000B)")) << raw;
+  EXPECT_FALSE(Contains(raw, "Retry-After")) << raw;
+  // Chunked: one large chunk, or small chunks that add up past the budget.
+  raw = SendRaw(port(),
+                "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n186a0\r\n" +
+                    std::string(2000, 'b'),
+                seconds(5));
+  EXPECT_EQ(StatusOf(raw), 413) << raw;
+  EXPECT_TRUE(Contains(raw, "max_body_memory")) << raw;
+  EXPECT_FALSE(Contains(raw, "Retry-After")) << raw;
+  std::string chunks;
+  for (int i = 0; i < 30; ++i) chunks += "64\r\n" + std::string(100, 'c') + "\r\n";
+  raw = SendRaw(
+      port(),
+      "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks + "0\r\n\r\n",
+      seconds(5));
+  EXPECT_EQ(StatusOf(raw), 413) << raw;
+  EXPECT_TRUE(Contains(raw, "max_body_memory")) << raw;
+  EXPECT_FALSE(Contains(raw, "Retry-After")) << raw;
+  EXPECT_EQ(server_->stats().refused_max_body_memory.load(), 0u) << "413s are not 503 refusals";
+  // Exactly the budget fits.
+  HttpConnection c(port());
+  EXPECT_EQ(c.Send("POST", "/", {}, std::string(1000, 'a')).status, 200);
+  raw = SendRaw(port(),
+                "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                "Transfer-Encoding: chunked\r\n\r\n3e8\r\n" +
+                    std::string(1000, 'a') + "\r\n0\r\n\r\n",
+                seconds(5));
+  EXPECT_EQ(StatusOf(raw), 200) << raw;
+  // The handler's own smaller limit still names itself.
+  handler_.on_head = [](const RequestHead&) {
+    Handler::HeadDecision d;
+    d.body_limit = 500;
+    return d;
+  };
+  raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n", seconds(5));
+  EXPECT_EQ(StatusOf(raw), 413) << raw;
+  EXPECT_FALSE(Contains(raw, "max_body_memory")) << raw;
+}
+
+// RFC 9112 §3.2: an HTTP/1.1 request has exactly one Host field with a single value; HTTP/1.0
+// may omit it. A second Authorization field is refused too (which one counts is ambiguous).
+TEST_F(ServerTest, HostIsRequiredAndSingleAndAuthorizationIsSingle) {
+  StartServer();
+  for (std::string bad :
+       {"GET / HTTP/1.1\r\n\r\n", "POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}",
+        "GET / HTTP/1.1\r\nHost: x, y\r\n\r\n", "GET / HTTP/1.1\r\nHost: x,y\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x y\r\n\r\n", "GET / HTTP/1.0\r\nHost: x, y\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nAuthorization: Bearer b\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nauthorization: a\r\nAUTHORIZATION: a\r\n\r\n",
+        "GET / HTTP/1.0\r\nAuthorization: a\r\nAuthorization: b\r\n\r\n"}) {
+    std::string raw = SendRaw(port(), bad, seconds(5));
+    EXPECT_EQ(StatusOf(raw), 400) << bad << " → " << raw;
+    EXPECT_EQ(CountResponses(raw), 1) << raw;
+  }
+  EXPECT_TRUE(Contains(SendRaw(port(), "GET / HTTP/1.1\r\n\r\n"), "missing Host header field"));
+  EXPECT_TRUE(Contains(SendRaw(port(), "GET / HTTP/1.1\r\nHost: x, y\r\n\r\n"),
+                       "Host header field holds more than one value"));
+  EXPECT_TRUE(Contains(SendRaw(port(),
+                               "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: a\r\n"
+                               "Authorization: a\r\n\r\n"),
+                       "more than one Authorization header field"));
+  EXPECT_EQ(handler_.requests.load(), 0);
+  for (std::string good :
+       {"GET / HTTP/1.0\r\n\r\n", "GET / HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: x\r\nAuthorization: a\r\nConnection: close\r\n\r\n"}) {
+    std::string raw = SendRaw(port(), good, seconds(5));
+    EXPECT_EQ(StatusOf(raw), 200) << good << " → " << raw;
+  }
+}
+
+// A chunk-size line is bounded like chunk extensions (by what is left of the header limit),
+// leading zeros included, and named for what it is.
+TEST_F(ServerTest, LongChunkSizeLinesAreRefusedByName) {
+  ServerOptions o = Options();
+  o.header_limit = 1024;
+  StartServer(o);
+  // Never ends.
+  RawConnection endless(port());
+  endless.Write("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+  for (int i = 0; i < 100 && endless.Write(std::string(1000, '0')); ++i) {
+  }
+  std::string raw = endless.ReadUntilClose(seconds(5));
+  EXPECT_EQ(StatusOf(raw), 400) << raw;
+  EXPECT_TRUE(Contains(raw, "chunk size line too long")) << raw;
+  EXPECT_FALSE(Contains(raw, "extensions")) << raw;
+  // Arrives whole: a chunk, and the last chunk.
+  for (std::string line : {std::string(5000, '0') + "3\r\nabc\r\n0\r\n\r\n",
+                           "3\r\nabc\r\n" + std::string(5000, '0') + "\r\n\r\n",
+                           "3\r\nabc\r\n" + std::string(5000, '0') + "1\r\nd\r\n0\r\n\r\n"}) {
+    raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + line,
+                  seconds(5));
+    EXPECT_EQ(StatusOf(raw), 400) << raw;
+    EXPECT_TRUE(Contains(raw, "chunk size line too long")) << raw;
+  }
+  EXPECT_EQ(handler_.requests.load(), 0);
+  // A few leading zeros are fine, in many chunks too.
+  std::string chunks;
+  for (int i = 0; i < 200; ++i) chunks += "00000001\r\na\r\n";
+  raw = SendRaw(port(),
+                "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                "Transfer-Encoding: chunked\r\n\r\n" +
+                    chunks + "0000000000\r\n\r\n",
+                seconds(5));
+  EXPECT_EQ(StatusOf(raw), 200) << raw;
+  EXPECT_TRUE(Contains(raw, std::string(200, 'a'))) << raw;
 }
 
 }  // namespace
