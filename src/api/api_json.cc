@@ -9,6 +9,7 @@
 #include "common/time_format.h"
 #include "common/units.h"
 #include "pacing/adaptive_concurrency.h"
+#include "policy/breaker.h"
 
 namespace hookrelay::api {
 
@@ -352,6 +353,9 @@ json::object DestinationViewToJson(const model::Destination& d,
                               {"consecutive_failures", b.consecutive_failures},
                               {"open_until", TimeOrNull(b.open_until)},
                               {"trips", b.trips}};
+  // The breaker's settings as configured (threshold, open periods, escalation_reset), which
+  // "breaker" (the live state) replaces above, so `destinations show` can say them.
+  o["breaker_settings"] = policy::BreakerConfigToJson(d.breaker);
   const bool paused = d.paused || state->paused;
   o["paused"] = paused;
   json::value reason = nullptr;

@@ -82,7 +82,8 @@ Result<AdminTokenPlan> PlanAdminToken(const std::string& dir, const std::string&
   return plan;
 }
 
-Status CommitAdminToken(const std::string& dir, const AdminTokenPlan& plan, std::ostream& out) {
+Status CommitAdminToken(const std::string& dir, const AdminTokenPlan& plan, std::ostream& out,
+                        const NextStepsContext& next) {
   const std::string path = dir + "/admin-token.sha256";
   if (plan.store_hash) HR_RETURN_IF_ERROR(WriteHash(path, plan.sha256_hex));
   switch (plan.origin) {
@@ -97,8 +98,19 @@ Status CommitAdminToken(const std::string& dir, const AdminTokenPlan& plan, std:
       out << "Admin token (shown once, keep it; only its hash is stored): " << plan.generated
           << "\n"
           << "Next, in another shell:\n"
-          << "  export HOOKRELAY_TOKEN=" << plan.generated << "\n"
-          << "  hookrelay sources add github --verify github --secret @github-secret.txt\n"
+          << "  export HOOKRELAY_TOKEN=" << plan.generated << "\n";
+      if (!next.sources.empty() || next.destinations > 0) {
+        // The catalog is already set up (a config file): look at it and send a test event.
+        out << "  hookrelay sources list; hookrelay destinations list; hookrelay routes list\n";
+        if (!next.sources.empty()) {
+          out << "  curl -X POST " << (next.url.empty() ? "http://HOST:PORT" : next.url) << "/in/"
+              << next.sources.front()
+              << " -H 'Content-Type: application/json' -d '{\"hello\":\"world\"}'\n"
+              << "  hookrelay events list\n";
+        }
+        break;
+      }
+      out << "  hookrelay sources add github --verify github --secret @github-secret.txt\n"
           << "  hookrelay destinations add billing https://billing.example.com/hooks\n"
           << "  hookrelay routes add github billing\n"
           << "(or start with --config hookrelay.toml; see docs/configuration.md)\n";

@@ -47,9 +47,18 @@ struct AdminTokenPlan {
 Result<AdminTokenPlan> PlanAdminToken(const std::string& dir, const std::string& env_token,
                                       const std::string& env_name);
 
+// What the catalog holds when the token is shown, so the next steps fit it.
+struct NextStepsContext {
+  std::string url;                   // the server's, "http://127.0.0.1:8080"
+  std::vector<std::string> sources;  // their names, the ones that check no signature first
+  size_t destinations = 0;
+};
+
 // Once the server is listening: stores the hash when the plan says so (mode 0600), and prints
-// where the token comes from to `out` — a generated one once, followed by the next steps
-// (`export HOOKRELAY_TOKEN=…`, `hookrelay sources add …`).
-Status CommitAdminToken(const std::string& dir, const AdminTokenPlan& plan, std::ostream& out);
+// where the token comes from to `out` — a generated one once, followed by the next steps: with
+// an empty catalog `hookrelay sources add …`; when the config (or the API) already defined
+// sources or destinations, `hookrelay sources list` and a `curl` to the first source.
+Status CommitAdminToken(const std::string& dir, const AdminTokenPlan& plan, std::ostream& out,
+                        const NextStepsContext& next = {});
 
 }  // namespace hookrelay::app

@@ -282,6 +282,20 @@ Result<Config> ParseConfig(std::string_view toml_text, const std::string& name) 
   std::map<std::string, int> lines;
   json::value root = ToJson(table, "", lines);
   Config config;
+  config.file_name = name;
+  if (const json::value* ds = root.as_object().if_contains("destinations"); ds && ds->is_array()) {
+    for (size_t i = 0; i < ds->get_array().size(); ++i) {
+      const json::value& d = ds->get_array()[i];
+      const json::value* n = d.is_object() ? d.get_object().if_contains("name") : nullptr;
+      if (!n || !n->is_string()) continue;
+      const std::string path = "destinations[" + std::to_string(i) + "]";
+      auto& fields = config.destination_lines[std::string(n->get_string())];
+      fields[""] = LineOf(lines, path);
+      for (const auto& [key, value] : d.get_object()) {
+        fields[std::string(key)] = LineOf(lines, path + "." + std::string(key));
+      }
+    }
+  }
   Status st = ParseRoot(root.as_object(), config);
   if (!st.ok()) {
     int line = LineOf(lines, st.field());
@@ -290,6 +304,20 @@ Result<Config> ParseConfig(std::string_view toml_text, const std::string& name) 
         where + (st.field().empty() ? "" : st.field() + ": ") + st.message(), st.field());
   }
   return config;
+}
+
+std::string Config::DestinationLocation(const std::string& name, const std::string& field) const {
+  if (file_name.empty()) return "";
+  int line = 0;
+  if (auto d = destination_lines.find(name); d != destination_lines.end()) {
+    auto f = d->second.find(field);
+    line = f != d->second.end() && f->second > 0 ? f->second : 0;
+    if (line == 0) {
+      auto own = d->second.find("");
+      line = own != d->second.end() ? own->second : 0;
+    }
+  }
+  return file_name + (line > 0 ? ":" + std::to_string(line) : "") + ": ";
 }
 
 Result<Config> LoadConfigFile(const std::string& path) {

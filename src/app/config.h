@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,14 @@ struct Config {
   // The same sources, destinations and routes as written in the file (their JSON), in file
   // order, with origin "config": what the catalog store is seeded with at start.
   std::vector<store::CatalogObject> catalog_objects;
+  // Where each destination's fields are, for errors found after parsing (a refused address):
+  // "hookrelay.toml:14: destination \"billing\": url: …". Keyed by destination name, then
+  // field ("url"; "" for the destination's own table).
+  std::string file_name;
+  std::map<std::string, std::map<std::string, int>> destination_lines;
+
+  // "FILE:LINE: " for a field of a destination from the file ("" when there is no file).
+  std::string DestinationLocation(const std::string& name, const std::string& field) const;
 };
 
 // Loads a TOML config file:

@@ -5,12 +5,16 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 
 #include "alerts/alert_dispatcher.h"
 #include "api/api_handler.h"
@@ -74,23 +78,54 @@ std::string EnvToken(std::string& name) {
   return {};
 }
 
-// Warns about the data directory and the files in it that others than the owner may read: they
-// hold every payload and the sources' and destinations' secrets.
-void WarnAboutOpenPermissions(const std::string& dir) {
+// hookrelay's own files in the data directory: every payload and the sources' and destinations'
+// secrets (the database and SQLite's journal files), the token hash, the node id, the lock.
+constexpr const char* kOwnFiles[] = {"hookrelay.db",       "hookrelay.db-wal", "hookrelay.db-shm",
+                                     "admin-token.sha256", "node-id",          "hookrelay.lock"};
+
+// Before the store is opened: hookrelay's own files that others than the owner may access are
+// made owner-only (0600), with a warning naming each one changed, so that SQLite's -wal and -shm
+// (which copy the database's mode) are owner-only too. The directory and any other file in it
+// are the user's: those get a warning that says how to fix them.
+void TightenPermissions(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  auto check = [](const fs::path& p, bool is_dir) {
+  if (!fs::is_directory(dir, ec)) return;
+  auto mode_text = [](mode_t m) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(m & 07777));
+    return std::string(mode);
+  };
+  auto warn = [&](const fs::path& p, bool is_dir) {
     struct stat st;
     if (::lstat(p.c_str(), &st) != 0 || (st.st_mode & 077) == 0) return;
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
     spdlog::warn("{} is accessible to other users (mode {}); it holds secrets: chmod {} {}",
-                 p.string(), mode, is_dir ? "700" : "600", p.string());
+                 p.string(), mode_text(st.st_mode), is_dir ? "700" : "600", p.string());
   };
-  if (!fs::is_directory(dir, ec)) return;
-  check(dir, true);
+  warn(dir, true);
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec)) check(entry.path(), false);
+    if (!entry.is_regular_file(ec)) continue;
+    const std::string name = entry.path().filename().string();
+    const bool own =
+        std::find(std::begin(kOwnFiles), std::end(kOwnFiles), name) != std::end(kOwnFiles);
+    struct stat st;
+    if (!own || ::lstat(entry.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        (st.st_mode & 077) == 0) {
+      if (!own) warn(entry.path(), false);
+      continue;
+    }
+    if (::chmod(entry.path().c_str(), 0600) == 0) {
+      spdlog::warn(
+          "{} was accessible to other users (mode {}); changed it to 0600 (it holds "
+          "secrets)",
+          entry.path().string(), mode_text(st.st_mode));
+    } else {
+      spdlog::warn(
+          "{} is accessible to other users (mode {}) and could not be changed ({}); it "
+          "holds secrets: chmod 600 {}",
+          entry.path().string(), mode_text(st.st_mode), std::strerror(errno),
+          entry.path().string());
+    }
   }
 }
 
@@ -177,7 +212,7 @@ int Serve(const ServeOptions& options) {
   auto token_plan = PlanAdminToken(config.store.dir, env_token, env_name);
   if (!token_plan.ok()) return Fail(2, token_plan.status().message());
   for (const std::string& w : token_plan->warnings) spdlog::warn("{}", w);
-  WarnAboutOpenPermissions(config.store.dir);
+  TightenPermissions(config.store.dir);
   WarnAboutBodyMemory(config);
 
   // Signals are handled by sigwait below; block them before any thread starts so every thread
@@ -252,7 +287,8 @@ int Serve(const ServeOptions& options) {
   const bool allow_private = config.server.allow_private_destinations;
   for (const auto& [name, d] : config.catalog.destinations) {
     if (Status st = delivery::CheckDestinationAddress(d, allow_private); !st.ok()) {
-      return Fail(2, "config: destination \"" + name + "\": " + st.field() + ": " + st.message());
+      return Fail(2, config.DestinationLocation(name, st.field()) + "destination \"" + name +
+                         "\": " + (st.field().empty() ? "" : st.field() + ": ") + st.message());
     }
   }
   catalog.SetDestinationCheck([allow_private](const model::Destination& d) {
@@ -330,7 +366,16 @@ int Serve(const ServeOptions& options) {
   handler.Set(&router);
   // Only now that everything is set up and the address bound: a start-up that failed showed no
   // token and stored none.
-  if (Status st = CommitAdminToken(config.store.dir, *token_plan, std::cout); !st.ok()) {
+  NextStepsContext next_steps;
+  next_steps.url = (*server)->url();
+  for (bool verified : {false, true}) {  // a source that checks no signature takes a plain curl
+    for (const auto& [name, source] : registry.Get()->sources) {
+      if (source.verify.has_value() == verified) next_steps.sources.push_back(name);
+    }
+  }
+  next_steps.destinations = registry.Get()->destinations.size();
+  if (Status st = CommitAdminToken(config.store.dir, *token_plan, std::cout, next_steps);
+      !st.ok()) {
     handler.Set(nullptr);
     (*server)->Shutdown(std::chrono::seconds(0));
     return Fail(1, st.message());

@@ -1,5 +1,6 @@
 #include "cli/render.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
 #include <cstdio>
@@ -10,6 +11,7 @@
 
 #include "common/crypto.h"
 #include "common/time_format.h"
+#include "common/units.h"
 #include "delivery/sender.h"
 #include "http/json_text.h"
 
@@ -121,6 +123,63 @@ std::string BreakerText(const json::object* b, TimePoint now, bool with_details)
   return out;
 }
 
+// The breaker's settings ("breaker_settings"), for `destinations show`: "opens after 20
+// consecutive failures, for 10m, 30m, 2h (the last repeats; from the first again after 1d
+// closed)"; "" when the server did not say.
+std::string BreakerSettingsText(const json::object* b) {
+  if (!b) return "";
+  const json::value* threshold = Field(*b, "threshold");
+  const json::value* open = Field(*b, "open");
+  if (!threshold || !threshold->is_number() || !open || !open->is_array()) return "";
+  std::string out =
+      "opens after " + Plural(threshold->to_number<int64_t>(), "consecutive failure") + ", for ";
+  bool first = true;
+  for (const json::value& p : open->get_array()) {
+    out += (first ? "" : ", ") + Text(&p);
+    first = false;
+  }
+  if (open->get_array().size() > 1) {
+    out += " (the last repeats";
+    if (Present(*b, "escalation_reset")) {
+      out += "; from the first again after " + Text(*b, "escalation_reset") + " closed";
+    }
+    out += ")";
+  }
+  return out;
+}
+
+// `text` in lines of at most `width` characters, broken at spaces: the first after `first`, the
+// others after `indent` spaces. A word longer than a line stays whole.
+std::string Wrap(const std::string& text, const std::string& first, size_t indent,
+                 size_t width = 80) {
+  auto chars = [](std::string_view s) {
+    size_t n = 0;
+    for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return n;
+  };
+  std::string out = first;
+  size_t used = chars(first);
+  bool line_empty = true;
+  std::istringstream words(text);
+  std::string word;
+  while (words >> word) {
+    const size_t w = chars(word);
+    if (!line_empty && used + 1 + w > width) {
+      out += "\n" + std::string(indent, ' ');
+      used = indent;
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out += " ";
+      ++used;
+    }
+    out += word;
+    used += w;
+    line_empty = false;
+  }
+  return out + "\n";
+}
+
 // The rest of a policy, for `destinations show`: "delays 5m, 30m (the last repeats); jitter
 // none; cap 1d" or "base 1m; jitter equal; cap 30m"; "" when the server did not say.
 std::string PolicyDetailText(const json::object* p) {
@@ -227,6 +286,65 @@ std::string Cut(const std::string& text, size_t width) {
   }
   if (width == 0 || starts.size() <= width) return text;
   return text.substr(0, starts[width - 1]) + "…";
+}
+
+// The characters of `text` (UTF-8), as byte offsets of where each begins.
+std::vector<size_t> CharStarts(const std::string& text) {
+  std::vector<size_t> starts;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
+  }
+  return starts;
+}
+
+// `text` cut in the middle to `width` characters: its first `head` characters, "…", and as
+// many of its last ones as fit.
+std::string CutMiddle(const std::string& text, size_t width, size_t head) {
+  const std::vector<size_t> starts = CharStarts(text);
+  if (starts.size() <= width) return text;
+  if (width < 2) return Cut(text, width);
+  head = std::min(head, width - 1);
+  const size_t tail = width - 1 - head;
+  return text.substr(0, head < starts.size() ? starts[head] : text.size()) + "…" +
+         (tail == 0 ? "" : text.substr(starts[starts.size() - tail]));
+}
+
+// A URL cut to `width` characters so that URLs of one host still differ: its scheme and
+// host:port (without the scheme when that is too long), "…", and the end of its path.
+std::string CutUrl(const std::string& url, size_t width) {
+  const size_t count = CharStarts(url).size();
+  if (count <= width) return url;
+  const size_t scheme_end = url.find("://");
+  const size_t host_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+  const size_t path_start = url.find('/', host_start);
+  if (path_start == std::string::npos) return CutMiddle(url, width, width / 2);
+  constexpr size_t kMinTail = 8;  // enough of the path to tell URLs of one host apart
+  const size_t with_scheme = CharStarts(url.substr(0, path_start)).size();
+  if (with_scheme + 1 + kMinTail <= width) return CutMiddle(url, width, with_scheme);
+  const std::string bare = url.substr(host_start);
+  const size_t host = CharStarts(url.substr(host_start, path_start - host_start)).size();
+  if (host + 1 + kMinTail <= width) return CutMiddle(bare, width, host);
+  return CutMiddle(bare, width, width / 2);
+}
+
+// The STATE cell of `destinations list`: "active", "paused (410 Gone)" — the reason only when
+// a short one fits in `width` (`destinations show` has it whole), never "paused (paused: …".
+std::string PausedCell(const json::object& d, size_t width) {
+  const json::value* p = Field(d, "paused");
+  if (!p || !p->is_bool()) return "-";
+  if (!p->get_bool()) return "active";
+  std::string reason = Present(d, "paused_reason") ? Text(d, "paused_reason") : "";
+  if (reason.rfind("paused", 0) == 0) {
+    reason.erase(0, 6);
+    while (!reason.empty() && (reason.front() == ':' || reason.front() == ' ')) reason.erase(0, 1);
+  }
+  // The engine's "the endpoint answered 410 Gone; fix it, then resume": the status is the gist.
+  if (size_t at = reason.find("answered "); at != std::string::npos) {
+    reason = reason.substr(at + 9);
+  }
+  reason = reason.substr(0, reason.find(';'));
+  const std::string cell = "paused (" + reason + ")";
+  return !reason.empty() && CharStarts(cell).size() <= width ? cell : "paused";
 }
 
 // Where a time in a paused reason is rendered like every other time.
@@ -392,32 +510,83 @@ std::string RenderWaiting(const json::value* waiting, TimePoint now) {
   const json::value* until = Field(w, "until");
   if (until && until->is_string()) {
     if (std::optional<TimePoint> t = ParseRfc3339(until->get_string())) {
-      out += " until " + ClockInText(*t, now, /*seconds=*/false);
+      out += " until " + ClockInText(*t, now);  // HH:MM:SS, like every other time
     }
   }
   return out;
 }
 
+namespace {
+
+// Each destination's current status (its latest chain), in at most `width` characters:
+// "billing delivered, crm failed" when it fits, else counted: "2 failed, 1 delivered", else
+// shorter still: "2 failed, 1 ok".
+std::string EventStatusCell(const json::array& deliveries, size_t width) {
+  std::string each;
+  std::vector<std::pair<std::string, int>> counts;  // in order of first appearance
+  for (const json::value& d : deliveries) {
+    if (!d.is_object()) continue;
+    const std::string status = Text(d.get_object(), "status");
+    each += (each.empty() ? "" : ", ") + Text(d.get_object(), "destination") + " " + status;
+    auto it = std::find_if(counts.begin(), counts.end(),
+                           [&](const auto& c) { return c.first == status; });
+    if (it == counts.end()) {
+      counts.emplace_back(status, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  if (each.empty()) return "-";
+  if (CharStarts(each).size() <= width) return each;
+  // Failures first: they are what a reader looks for.
+  std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
+    return a.first == "failed" && b.first != "failed";
+  });
+  auto counted = [&](bool short_names) {
+    std::string out;
+    for (const auto& [status, n] : counts) {
+      std::string name = status;
+      if (short_names) {
+        if (status == "delivered") name = "ok";
+        if (status == "scheduled") name = "queued";
+        if (status == "delivering") name = "sending";
+      }
+      out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+    }
+    return out;
+  };
+  if (std::string full = counted(false); CharStarts(full).size() <= width) return full;
+  return Cut(counted(true), width);
+}
+
+}  // namespace
+
 std::string RenderEventList(const json::array& items, TimePoint now) {
   if (items.empty()) return "No events.\n";
   std::vector<std::vector<std::string>> rows;
+  std::vector<const json::array*> deliveries;
   for (const json::value& v : items) {
     if (!v.is_object()) continue;
     const json::object& e = v.get_object();
-    // Each destination's current status (its latest chain): "billing failed, crm delivered".
-    std::string status;
     const json::value* ds = Field(e, "deliveries");
-    if (ds && ds->is_array()) {
-      for (const json::value& d : ds->get_array()) {
-        if (!d.is_object()) continue;
-        status += (status.empty() ? "" : ", ") + Text(d.get_object(), "destination") + " " +
-                  Text(d.get_object(), "status");
-      }
-    }
+    deliveries.push_back(ds && ds->is_array() ? &ds->get_array() : nullptr);
     rows.push_back({Text(e, "id"), Text(e, "source"), FormatApiTime(Field(e, "received_at"), now),
-                    Bytes(Field(e, "size")), status.empty() ? "-" : status});
+                    Bytes(Field(e, "size"))});
   }
-  return Table({"ID", "SOURCE", "RECEIVED (" + LocalZoneName(now) + ")", "SIZE", "STATUS"}, rows);
+  const std::vector<std::string> header = {"ID", "SOURCE", "RECEIVED (" + LocalZoneName(now) + ")",
+                                           "SIZE", "STATUS"};
+  // STATUS goes last, in what is left of 80 columns (at least 14).
+  size_t used = 0;
+  for (size_t i = 0; i + 1 < header.size(); ++i) {
+    size_t w = CharStarts(header[i]).size();
+    for (const auto& row : rows) w = std::max(w, CharStarts(row[i]).size());
+    used += w + 2;
+  }
+  const size_t status_width = used + 14 < 80 ? 80 - used : 14;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].push_back(deliveries[i] ? EventStatusCell(*deliveries[i], status_width) : "-");
+  }
+  return Table(header, rows);
 }
 
 std::string RenderEventDetail(const json::object& event, TimePoint now) {
@@ -452,7 +621,7 @@ std::string RenderEventDetail(const json::object& event, TimePoint now) {
       out << "  deadline " << FormatApiTime(Field(d, "deadline"), now) << "\n";
     }
     if (Present(d, "reason")) {
-      out << "  reason: " << LocalizeTimes(Text(d, "reason"), now) << "\n";
+      out << Wrap(LocalizeTimes(Text(d, "reason"), now), "  reason: ", 10);
     } else if (Text(d, "status") == "failed") {
       out << "  reason: not recorded\n";
     }
@@ -462,7 +631,9 @@ std::string RenderEventDetail(const json::object& event, TimePoint now) {
       for (const json::value& av : attempts->get_array()) {
         if (!av.is_object()) continue;
         const json::object& a = av.get_object();
-        std::string duration = Present(a, "duration_ms") ? Text(a, "duration_ms") + "ms" : "-";
+        const json::value* ms = Field(a, "duration_ms");
+        std::string duration =
+            ms && ms->is_number() ? FormatDurationRounded(Duration(ms->to_number<int64_t>())) : "-";
         rows.push_back({Text(a, "n"), FormatApiTime(Field(a, "started_at"), now), AttemptResult(a),
                         duration, Text(a, "retry_after"), SnippetCell(a)});
       }
@@ -528,11 +699,11 @@ std::string RenderDestinationList(const json::array& items, TimePoint now) {
     if (!v.is_object()) continue;
     const json::object& d = v.get_object();
     const json::object* b = Object(d, "breaker");
-    rows.push_back({Text(d, "name"), Cut(PausedText(d, now), 20), BreakerText(b, now, false),
+    rows.push_back({Text(d, "name"), PausedCell(d, 20), BreakerText(b, now, false),
                     b ? Text(*b, "consecutive_failures") : "-", Text(d, "url")});
   }
-  // The URL goes last and is cut to what is left of 80 columns (at least 20), so the table
-  // reads in a terminal; `show` and --json have it whole, and the concurrency.
+  // The URL goes last and is cut in the middle to what is left of 80 columns (at least 20), so
+  // the table reads in a terminal; `show` and --json have it whole, and the concurrency.
   const std::vector<std::string> header = {"NAME", "STATE", "BREAKER", "FAILURES", "URL"};
   size_t used = 0;
   for (size_t i = 0; i + 1 < header.size(); ++i) {
@@ -541,7 +712,7 @@ std::string RenderDestinationList(const json::array& items, TimePoint now) {
     used += w + 2;
   }
   const size_t url_width = used + 20 < 80 ? 80 - used : 20;
-  for (auto& row : rows) row.back() = Cut(row.back(), url_width);
+  for (auto& row : rows) row.back() = CutUrl(row.back(), url_width);
   return Table(header, rows);
 }
 
@@ -573,6 +744,10 @@ std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
   }
   out << "  state        " << PausedText(d, now) << "\n";
   out << "  breaker      " << BreakerText(Object(d, "breaker"), now, true) << "\n";
+  if (std::string settings = BreakerSettingsText(Object(d, "breaker_settings"));
+      !settings.empty()) {
+    out << Wrap(settings, std::string(15, ' '), 15);
+  }
   out << "  concurrency  " << Text(d, "allowed_concurrency") << " allowed of "
       << Text(d, "max_concurrency") << " max";
   if (Present(d, "in_flight")) out << ", " << Text(d, "in_flight") << " in flight";

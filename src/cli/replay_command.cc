@@ -19,6 +19,7 @@
 #include "cli/events_command.h"
 #include "cli/management_command.h"
 #include "cli/render.h"
+#include "common/units.h"
 #include "http/json_text.h"
 
 namespace hookrelay::cli {
@@ -86,6 +87,16 @@ std::string FormatRatePerSecond(double per_second) {
       return std::to_string(static_cast<int64_t>(std::round(n))) + unit;
     }
   }
+  // Whole in no unit: three significant figures in the first unit where it is at least 1
+  // ("8.57/m"), else per hour ("0.036/h"), so the RATE column stays short.
+  for (auto [scale, unit] : {std::pair{1.0, "/s"}, {60.0, "/m"}, {3600.0, "/h"}}) {
+    const double n = per_second * scale;
+    if (n >= 1 || scale == 3600.0) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.3g", n);
+      return std::string(buf) + unit;
+    }
+  }
   return http::SerializeJson(json::value(per_second)) + "/s";
 }
 
@@ -148,6 +159,13 @@ std::string RenderBulkReplayJob(const json::object& job, TimePoint now) {
   return out.str();
 }
 
+static std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 std::string RenderBulkReplayList(const json::array& jobs, TimePoint now) {
   if (jobs.empty()) return "No bulk replays.\n";
   std::vector<std::vector<std::string>> rows;
@@ -164,8 +182,17 @@ std::string RenderBulkReplayList(const json::array& jobs, TimePoint now) {
     rows.push_back({Str(job, "id"), state, progress, RateText(job),
                     FormatApiTime(job.if_contains("created_at"), now)});
   }
-  return RenderTable({"ID", "STATE", "PROGRESS", "RATE", "CREATED (" + LocalZoneName(now) + ")"},
-                     rows);
+  const std::vector<std::string> header = {"ID", "STATE", "PROGRESS", "RATE",
+                                           "CREATED (" + LocalZoneName(now) + ")"};
+  // Wider than 80 columns: CREATED keeps only its clock ("05:39:48", not "…, 22m12s ago").
+  size_t widest = 0;
+  for (const std::string& line : Lines(RenderTable(header, rows))) {
+    widest = std::max(widest, line.size());
+  }
+  if (widest > 80) {
+    for (auto& row : rows) row.back() = row.back().substr(0, row.back().find(", "));
+  }
+  return RenderTable(header, rows);
 }
 
 std::string RenderBulkReplayResult(const json::object& job) {
@@ -242,9 +269,17 @@ int RunBulkReplay(const BulkOptions& o, const ManagementOptions& common) {
     }
     body[flag] = *t;
   }
-  // A bare number is per second.
-  if (!o.rate.empty())
-    body["rate"] = o.rate.find('/') == std::string::npos ? o.rate + "/s" : o.rate;
+  // A bare number is per second. Checked here, so an error shows what was typed.
+  if (!o.rate.empty()) {
+    const std::string rate = o.rate.find('/') == std::string::npos ? o.rate + "/s" : o.rate;
+    if (!ParseRate(rate).ok()) {
+      std::cerr << "hookrelay replay: --rate \"" << o.rate
+                << "\": expected a whole number of events per second, minute or hour, e.g. 50, "
+                   "50/s, 30/m or 10/h; the least is 1/h\n";
+      return 2;
+    }
+    body["rate"] = rate;
+  }
   Result<json::value> created = client.Post("/api/v1/replays", body);
   if (!created.ok()) return ReportApiError("replay", created.status());
   if (!created->is_object()) {
@@ -343,6 +378,19 @@ void AddJobCommands(CLI::App* replay, int& exit_code) {
     cmd->callback([cancel, common, job, &exit_code] {
       ApiClient client = MakeClient(*common);
       const std::string path = "/api/v1/replays/" + PercentEncode(*job);
+      if (cancel) {
+        // A job that has already ended is left as it is, and the answer says so.
+        Result<json::value> before = client.Get(path);
+        if (before.ok() && before->is_object() && Final(State(before->get_object()))) {
+          exit_code = PrintApiObject("replay cancel", std::move(before), common->json,
+                                     [](const json::object& o) {
+                                       return "Bulk replay " + Str(o, "id") + " was already " +
+                                              State(o) + "; nothing changed.\n" +
+                                              RenderBulkReplayJob(o, SystemClock::Instance().Now());
+                                     });
+          return;
+        }
+      }
       exit_code = PrintApiObject(
           cancel ? "replay cancel" : "replay status",
           cancel ? client.Delete(path) : client.Get(path), common->json,

@@ -2,8 +2,11 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <iterator>
 #include <limits>
+#include <utility>
 
 namespace hookrelay {
 namespace {
@@ -19,6 +22,58 @@ size_t ReadUnsigned(std::string_view s, uint64_t& value, bool& overflow) {
   return overflow ? 0 : i;
 }
 
+// Milliseconds per duration unit; 0 when `unit` is not one.
+int64_t UnitScale(std::string_view unit) {
+  if (unit == "ms") return 1;
+  if (unit == "s") return 1000;
+  if (unit == "m") return 60'000;
+  if (unit == "h") return 3'600'000;
+  if (unit == "d") return 86'400'000;
+  return 0;
+}
+
+// `ms` in the largest unit it is a whole number of: 1500 → "1500ms", 135000 → "135s".
+std::string InOneUnit(int64_t ms) {
+  for (auto [scale, name] : {std::pair<int64_t, const char*>{86'400'000, "d"},
+                             {3'600'000, "h"},
+                             {60'000, "m"},
+                             {1000, "s"}}) {
+    if (ms % scale == 0) return std::to_string(ms / scale) + name;
+  }
+  return std::to_string(ms) + "ms";
+}
+
+// For a duration written with a decimal ("1.5s", "1m0.5s"): the same length in whole numbers
+// ("1500ms", "1m500ms": each decimal part in the largest unit it is whole in), or "" when it has
+// none (no unit, an unknown one, a fraction of a millisecond).
+std::string WholeEquivalent(std::string_view text) {
+  double total = 0;
+  std::string parts;
+  while (!text.empty()) {
+    size_t i = 0;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+      ++i;
+    if (i == 0 || i > 18) return "";
+    const std::string number(text.substr(0, i));
+    if (number.find('.') != number.rfind('.') || number.front() == '.' || number.back() == '.') {
+      return "";
+    }
+    size_t u = i;
+    while (u < text.size() && std::isalpha(static_cast<unsigned char>(text[u]))) ++u;
+    const int64_t scale = UnitScale(text.substr(i, u - i));
+    if (scale == 0) return "";
+    const double part = std::strtod(number.c_str(), nullptr) * static_cast<double>(scale);
+    const double whole = std::round(part);
+    if (std::fabs(whole - part) > 1e-6 || whole > 1e15) return "";
+    if (whole > 0) parts += InOneUnit(static_cast<int64_t>(whole));
+    total += part;
+    text.remove_prefix(u);
+  }
+  if (total < 1) return "";
+  // Parts that keep the order ("1m" + "500ms"), else the whole in one unit.
+  if (ParseDuration(parts).ok()) return parts;
+  return InOneUnit(static_cast<int64_t>(std::round(total)));
+}
 }  // namespace
 
 Result<Duration> ParseDuration(std::string_view text) {
@@ -43,6 +98,14 @@ Result<Duration> ParseDuration(std::string_view text) {
                                      ": expected a whole number followed by ms, s, m, h or d");
     }
     rest.remove_prefix(digits);
+    if (!rest.empty() && rest.front() == '.') {
+      // "1.5s" has its unit; the decimal is what is refused: say what to write instead.
+      const std::string whole = WholeEquivalent(text);
+      return Status::InvalidArgument(
+          "duration " + shown + ": whole numbers only: " +
+          (whole.empty() ? std::string("use a smaller unit, e.g. \"1500ms\" for 1.5s")
+                         : "use \"" + whole + "\""));
+    }
     size_t unit_len = 0;
     while (unit_len < rest.size() && std::isalpha(static_cast<unsigned char>(rest[unit_len]))) {
       ++unit_len;
@@ -136,6 +199,12 @@ std::string FormatDurationRounded(Duration d) {
   while (largest < std::size(kUnits) - 1 && ms < kUnits[largest].scale) ++largest;
   if (largest == std::size(kUnits) - 1 || ms % kUnits[largest].scale == 0) {
     return FormatDuration(d);  // milliseconds, or one unit: exact
+  }
+  if (kUnits[largest].scale == 1000 && ms < 10'000) {
+    // Under ten seconds: tenths of a second ("1.7s", "7.0s"), at most two significant figures.
+    const int64_t tenths = (ms + 50) / 100;
+    if (tenths >= 100) return "10s";
+    return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "s";
   }
   if (kUnits[largest].scale == 1000 && ms >= 10'000) {
     // Ten seconds and more: whole seconds ("46s", not "46s692ms"); "1m0s" when it carries.

@@ -10,17 +10,20 @@
 namespace hookrelay {
 
 // Durations in config and JSON are strings: "250ms", "5s", "5m", "3h", "1d", or a sum of such
-// parts, largest first ("1h30m"). Whole numbers only; no sign. Errors say what was expected.
+// parts, largest first ("1h30m"). Whole numbers only; no sign. Errors say what was expected
+// ("1.5s": "whole numbers only: use \"1500ms\"").
 Result<Duration> ParseDuration(std::string_view text);
 
 // The shortest exact rendering: 0 → "0s", 300000 → "5m", 12900000 → "3h35m",
 // 90061001 → "1d1h1m1s1ms". Negative durations get a leading '-'.
 std::string FormatDuration(Duration d);
 
-// For display (a table column, a message): like FormatDuration, but a value of more than one unit
-// is rounded to the unit below its largest and shows those two: 106692ms → "1m47s",
-// 600458ms → "10m0s", 5400000 → "1h30m"; from 10s to a minute whole seconds (46692 → "47s"),
-// below that milliseconds stay (2500 → "2s500ms"). One-unit values stay exact ("5m").
+// For display (a table column, a message): every human-facing duration, rounded to at most
+// 2-3 significant figures. A value of more than one unit from a minute up is rounded to the unit
+// below its largest and shows those two: 106692ms → "1m47s", 600458ms → "10m0s",
+// 5400000 → "1h30m"; from 10s to a minute whole seconds (46692 → "47s"); under ten seconds
+// tenths of a second (1719 → "1.7s", 7042 → "7.0s"); under a second milliseconds ("250ms").
+// One-unit values stay exact ("5m", "7s").
 // Keep FormatDuration where the value must survive a round trip (config, JSON).
 std::string FormatDurationRounded(Duration d);
 

@@ -176,6 +176,8 @@ TEST_F(ManagementCliTest, Catalog) {
   ASSERT_EQ(ops.exit_code, 0) << ops.err;
   EXPECT_CONTAINS(ops.out, "Destination ops\n");
   EXPECT_CONTAINS(ops.out, "breaker      closed");
+  // Issue 12.13: the breaker's settings (the defaults here) are shown too.
+  EXPECT_CONTAINS(ops.out, "opens after 20 consecutive failures, for 10m");
   EXPECT_CONTAINS(ops.out, "2 attempts");
   json::value ops_json = CliJson({"destinations", "show", "ops"});
   EXPECT_TRUE(ops_json.at("breaker").is_object());
@@ -246,9 +248,10 @@ TEST_F(ManagementCliTest, BulkReplayOfFailedEventsShowsProgressAndTotals) {
   EXPECT_CONTAINS(queued_text.out, " at 3/s");
   EXPECT_LACKS(queued_text.out, "E0");
 
+  // Checked by the CLI, like --since: a usage error (2) that shows what was typed.
   RunResult bad = Cli({"replay", "--status", "failed", "--rate", "fast"});
-  EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_CONTAINS(bad.err, "rate");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_CONTAINS(bad.err, "--rate \"fast\"");
   EXPECT_EQ(Cli({"replay", ids[0], "--status", "failed"}).exit_code, 2);
   EXPECT_EQ(Cli({"replay", "--status", "failed", "--since", "1d", "--no-wait"}).exit_code, 0);
   EXPECT_EQ(Cli({"replay", "--status", "failed", "--since", "someday"}).exit_code, 2);
@@ -583,6 +586,18 @@ TEST_F(ManagementCliTest, BulkReplayJobsCanBeListedWatchedAndCancelled) {
   ASSERT_EQ(cancel.exit_code, 0) << cancel.err;
   EXPECT_CONTAINS(cancel.out, "cancelled");
   EXPECT_EQ(CliJson({"replay", "status", job}).at("state"), "cancelled");
+  EXPECT_CONTAINS(cancel.out, "Cancelled; chains already created still go out.");
+  // Issue 12.6: cancelling it again changes nothing, and says so.
+  RunResult again = Cli({"replay", "cancel", job});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_CONTAINS(again.out, "Bulk replay " + job + " was already cancelled; nothing changed.");
+  EXPECT_FALSE(Contains(again.out, "chains already created still go out")) << again.out;
+  // Issue 12.13: a rate below the minimum is refused as typed, with the minimum.
+  RunResult slow = Cli({"replay", "--status", "failed", "--rate", "0.0001"});
+  EXPECT_EQ(slow.exit_code, 2) << slow.out << slow.err;
+  EXPECT_CONTAINS(slow.err, "--rate \"0.0001\"");
+  EXPECT_CONTAINS(slow.err, "1/h");
+  EXPECT_FALSE(Contains(slow.err, "0.0001/s")) << slow.err;
   EXPECT_EQ(Cli({"replay", "status", "nosuch"}).exit_code, 1);
   EXPECT_EQ(Cli({"replay", "status"}).exit_code, 2);
   // `replay EVENT_ID` still replays one event.

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <regex>
 
 #include "support/process.h"
 
@@ -104,6 +105,24 @@ TEST(ScheduleCliTest, JitteredDelaysAreRoundedInTheTable) {
   ASSERT_EQ(j.exit_code, 0) << j.err;
   EXPECT_NE(j.out.find("\"delay_s\":1.5,"), std::string::npos) << j.out;
   EXPECT_EQ(j.out.find("E0"), std::string::npos) << j.out;
+}
+
+// Issue 12.8: short jittered delays are rounded too ("1.7s", not "1s719ms"), and a decimal
+// duration says what to write instead.
+TEST(ScheduleCliTest, ShortJitteredDelaysAreRoundedAndDecimalsExplained) {
+  RunResult r =
+      Schedule({"--policy-json", R"({"strategy":"ladder","delays":["2s"],"jitter":"equal"})",
+                "--seed", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  size_t start = r.out.find("  attempt");
+  ASSERT_NE(start, std::string::npos) << r.out;
+  const std::string table = r.out.substr(start);
+  EXPECT_EQ(table.find("ms"), std::string::npos) << table;
+  EXPECT_TRUE(std::regex_search(table, std::regex(R"(Gives up at \+[0-9]+(\.[0-9])?s:)"))) << table;
+  RunResult bad = Schedule({"--policy-json", R"({"base":"1.5s"})"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err.find("no unit"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("whole numbers only: use \"1500ms\""), std::string::npos) << bad.err;
 }
 
 TEST(ScheduleCliTest, CustomPolicyJson) {

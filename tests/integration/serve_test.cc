@@ -11,6 +11,7 @@
 
 #include <boost/json.hpp>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
@@ -160,20 +161,43 @@ TEST_F(ServeBinaryTest, ANewDataDirectoryIs0700) {
       << server->output();
 }
 
-TEST_F(ServeBinaryTest, WarnsAtStartAboutFilesOthersCanRead) {
+// Issue 12.4: an existing 0644 database (and token hash, node id) in a 0755 directory is made
+// owner-only before SQLite opens it, so the -wal and -shm SQLite then creates (copying the
+// database's mode) are owner-only too; each file changed is named in a warning.
+TEST_F(ServeBinaryTest, TightensItsOwnFilesAtStartAndNamesEach) {
   {
     auto server = Start();
     ASSERT_TRUE(server->ok());
     ASSERT_EQ(server->Stop(), 0);
   }
-  ::chmod((data_dir() + "/hookrelay.db").c_str(), 0644);
+  ::chmod(data_dir().c_str(), 0755);
+  for (const char* name : {"hookrelay.db", "admin-token.sha256", "node-id"}) {
+    ::chmod((data_dir() + "/" + name).c_str(), 0644);
+  }
+  fs::remove(data_dir() + "/hookrelay.db-wal");
+  fs::remove(data_dir() + "/hookrelay.db-shm");
   auto server = Start();
   ASSERT_TRUE(server->ok());
+  ASSERT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"a":1})").status, 202);
+  ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
   const std::string out = server->output();
-  EXPECT_NE(out.find(data_dir() + "/hookrelay.db is accessible to other users (mode 0644)"),
-            std::string::npos)
-      << out;
-  EXPECT_NE(out.find("chmod 600 " + data_dir() + "/hookrelay.db"), std::string::npos) << out;
+  for (const char* name : {"hookrelay.db", "admin-token.sha256", "node-id"}) {
+    EXPECT_NE(out.find(data_dir() + "/" + name +
+                       " was accessible to other users (mode 0644); changed it to 0600"),
+              std::string::npos)
+        << name << "\n"
+        << out;
+  }
+  auto modes = FileModes(data_dir());
+  for (const char* name : {"hookrelay.db", "hookrelay.db-wal", "hookrelay.db-shm"}) {
+    ASSERT_TRUE(modes.count(name)) << name << " missing";
+  }
+  for (const auto& [name, mode] : modes) {
+    EXPECT_EQ(mode & 077, 0u) << name << " has mode " << std::oct << mode;
+  }
+  // The directory is the user's to change: a warning that says how.
+  EXPECT_NE(out.find("chmod 700 " + data_dir()), std::string::npos) << out;
+  EXPECT_EQ(Mode(data_dir()), 0755u);
 }
 
 // Issue 10.10: a start-up that fails (address in use) shows no token and stores no hash; the
@@ -195,10 +219,32 @@ TEST_F(ServeBinaryTest, NoAdminTokenIsShownOrStoredWhenTheAddressIsInUse) {
   const std::string out = server->output();
   ASSERT_TRUE(std::regex_search(out, m, std::regex("shown once.*: (hr_[0-9a-f]+)\n"))) << out;
   const std::string token = m[1];
-  // The next steps follow the token.
+  // The next steps follow the token. Issue 12.12: the config file already defines sources,
+  // destinations and routes, so they list them and post to an existing source (the first one
+  // that checks no signature), instead of adding ones that would conflict.
   EXPECT_NE(out.find("export HOOKRELAY_TOKEN=" + token), std::string::npos) << out;
-  EXPECT_NE(out.find("hookrelay sources add"), std::string::npos) << out;
+  EXPECT_EQ(out.find("hookrelay sources add"), std::string::npos) << out;
+  EXPECT_EQ(out.find("hookrelay routes add"), std::string::npos) << out;
+  EXPECT_NE(out.find("hookrelay sources list"), std::string::npos) << out;
+  EXPECT_NE(out.find("curl -X POST " + server->url() + "/in/s2"), std::string::npos) << out;
   EXPECT_EQ(Send(server->port(), "GET", "/api/v1/sources", token).status, 200);
+}
+
+// Issue 12.13: a destination refused for its address names the config file and the line, like
+// every other config error.
+TEST_F(ServeBinaryTest, ARefusedDestinationAddressNamesTheConfigFileAndLine) {
+  const std::string config_path = dir_.path() + "/bad.toml";
+  {
+    std::ofstream f(config_path);
+    f << "[[sources]]\nname = \"gh\"\n\n[[destinations]]\nname = \"billing\"\n"
+         "url = \"http://127.0.0.1:9/hooks\"\n";
+  }
+  auto r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--data", data_dir(),
+                       "--config", config_path},
+                      {}, 30s, {{"HOOKRELAY_TOKEN", kToken}});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(config_path + ":6: destination \"billing\": url: "), std::string::npos)
+      << r.err;
 }
 
 TEST_F(ServeBinaryTest, AnInvalidListenAddressIsAUsageErrorBeforeAnyToken) {

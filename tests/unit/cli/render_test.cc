@@ -86,13 +86,27 @@ TEST_F(RenderTest, EventList) {
     {"id": "01JBBBBBBB", "source": "gh", "received_at": "2026-11-29T05:00:00Z", "size": 7}])")
                           .as_array();
   std::string out = RenderEventList(items, now_);
-  // STATUS: each destination's current status (its latest chain).
-  EXPECT_EQ(
-      out,
-      "ID          SOURCE  RECEIVED (UTC)                 SIZE    STATUS\n"
-      "01JAAA      stripe  06:00:00, 1m59s ago            1234 B  billing delivered, crm failed\n"
-      "01JBBBBBBB  gh      2026-11-29 05:00:00, 1d1h ago  7 B     -\n");
+  // STATUS: each destination's current status (its latest chain), counted when naming each
+  // would pass 80 columns.
+  EXPECT_EQ(out,
+            "ID          SOURCE  RECEIVED (UTC)                 SIZE    STATUS\n"
+            "01JAAA      stripe  06:00:00, 1m59s ago            1234 B  1 failed, 1 delivered\n"
+            "01JBBBBBBB  gh      2026-11-29 05:00:00, 1d1h ago  7 B     -\n");
   EXPECT_EQ(RenderEventList(json::array{}, now_), "No events.\n");
+  // Issue 12.10: with a full-length id and more destinations than fit, the statuses are
+  // counted, so the line stays within 80 columns.
+  json::array many = json::parse(R"([
+    {"id": "01M8QGN4G7N4K0ZS1SK8H4HJDP", "source": "plain", "received_at": "2026-11-30T06:00:00Z",
+     "size": 23,
+     "deliveries": [{"destination": "flaky", "status": "failed"},
+                    {"destination": "okd", "status": "delivered"},
+                    {"destination": "brk", "status": "failed"}]}])")
+                         .as_array();
+  std::string counted = RenderEventList(many, now_);
+  EXPECT_CONTAINS(counted, "  2 failed, 1 ok\n");
+  for (size_t at = 0, end; (end = counted.find('\n', at)) != std::string::npos; at = end + 1) {
+    EXPECT_LE(end - at, 80u) << counted;
+  }
 }
 
 const char* kEventDetail = R"json({
@@ -135,7 +149,7 @@ TEST_F(RenderTest, EventDetail) {
                   "{\"error\": \"db down\"}\\n\n");
   EXPECT_CONTAINS(out, "error: connection refused");
   EXPECT_CONTAINS(out, "HTTP 503");
-  EXPECT_CONTAINS(out, "30000ms");
+  EXPECT_CONTAINS(out, "  30s       120");  // duration_ms 30000, rounded like every duration
   EXPECT_CONTAINS(out, "120          -\n");
   // Only the scheduled delivery has a next retry; no reason shown for healthy deliveries.
   EXPECT_EQ(out.find("next retry"), out.rfind("next retry"));
@@ -189,6 +203,25 @@ TEST_F(RenderTest, NumbersArePlain) {
 
 // Issue 10.5: a long or binary response stays on one line of about 60 characters, with control
 // characters escaped (no terminal escape sequence reaches the screen).
+// Issue 12.10: a long reason is wrapped at 80 columns, its lines indented under the first.
+TEST_F(RenderTest, EventDetailWrapsLongReasons) {
+  json::object event = json::parse(kEventDetail).as_object();
+  event["deliveries"].as_array()[1].as_object()["reason"] =
+      "gave up after 3 of 3 attempts: 500 Internal Server Error: the endpoint failed while "
+      "handling the event; the response said {\"error\": \"database unavailable, try later\"}";
+  std::string out = RenderEventDetail(event, now_);
+  EXPECT_CONTAINS(
+      out,
+      "  reason: gave up after 3 of 3 attempts: 500 Internal Server Error: the endpoint\n"
+      "          failed while handling the event; the response said {\"error\": \"database\n"
+      "          unavailable, try later\"}\n");
+  for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
+    if (out.substr(at, 9) == "  reason:" || out.substr(at, 10) == "          ") {
+      EXPECT_LE(end - at, 80u) << out;
+    }
+  }
+}
+
 TEST_F(RenderTest, EventDetailResponseSnippetIsOneEscapedLine) {
   json::object event = json::parse(kEventDetail).as_object();
   json::object& attempt =
@@ -251,6 +284,7 @@ const char* kDestinations = R"json([
    "signing_secret_set": true, "max_concurrency": 16, "rate_limit": "100/s", "paused": false,
    "breaker": {"state": "open", "consecutive_failures": 20, "open_until": "2026-11-30T06:12:00Z",
                "trips": 1},
+   "breaker_settings": {"threshold": 20, "open": ["10m", "30m", "2h"], "escalation_reset": "1d"},
    "paused_reason": null, "allowed_concurrency": 4, "in_flight": 0, "origin": "api",
    "headers": {"Authorization": "(redacted)", "X-Env": "prod"}},
   {"name": "ops", "url": "http://127.0.0.1:9/x", "headers": {},
@@ -272,10 +306,32 @@ TEST_F(RenderTest, DestinationList) {
   long_items[1].as_object()["paused_reason"] =
       "deploy of billing v2 until 2026-11-30T08:00:00Z, ask #ops";
   std::string cut = RenderDestinationList(long_items, now_);
-  EXPECT_CONTAINS(cut,
-                  "ops      paused (deploy of b…  closed         0         https://billing.in");
+  // Issue 12.10: a reason too long for the column is left to `show`; a URL keeps its host and
+  // the end of its path, cut in the middle.
+  EXPECT_CONTAINS(
+      cut, "ops      paused  closed         0         billing.internal.example.com…long/path\n");
   for (size_t at = 0, end; (end = cut.find('\n', at)) != std::string::npos; at = end + 1) {
-    EXPECT_LE(end - at, 80u + 2 * 2) << cut;  // two "…" of 3 bytes each
+    EXPECT_LE(end - at, 80u + 2) << cut;  // one "…" of 3 bytes
+  }
+  // The trial's table: one host, different paths, and the engine's "paused: …" reason.
+  json::array same = json::parse(R"([
+    {"name": "okd", "url": "http://127.0.0.1:18901/hooks/status/200", "paused": false,
+     "breaker": {"state": "closed", "consecutive_failures": 0}},
+    {"name": "gone", "url": "http://127.0.0.1:18901/hooks/status/410", "paused": true,
+     "paused_reason": "paused: the endpoint answered 410 Gone; fix it, then resume",
+     "breaker": {"state": "open", "consecutive_failures": 12,
+                 "open_until": "2026-11-30T07:40:00Z"}},
+    {"name": "flaky", "url": "http://127.0.0.1:18901/hooks/status/500?fail=2", "paused": false,
+     "breaker": {"state": "closed", "consecutive_failures": 3}}])")
+                         .as_array();
+  std::string trial = RenderDestinationList(same, now_);
+  EXPECT_CONTAINS(trial, "gone   paused (410 Gone)  ");
+  EXPECT_LACKS(trial, "paused (paused");
+  EXPECT_CONTAINS(trial, "127.0.0.1:18901…/status/200\n");
+  EXPECT_CONTAINS(trial, "127.0.0.1:18901…/status/410\n");
+  EXPECT_CONTAINS(trial, "127.0.0.1:18901…/500?fail=2\n");
+  for (size_t at = 0, end; (end = trial.find('\n', at)) != std::string::npos; at = end + 1) {
+    EXPECT_LE(end - at, 80u + 2) << trial;
   }
   EXPECT_EQ(RenderDestinationList(json::array{}, now_), "No destinations.\n");
 }
@@ -288,7 +344,9 @@ TEST_F(RenderTest, DestinationDetail) {
   EXPECT_CONTAINS(billing, "  state        active\n");
   EXPECT_CONTAINS(billing,
                   "  breaker      open until 06:12:00 UTC, in 10m; 20 consecutive failures; "
-                  "tripped 1 time\n");
+                  "tripped 1 time\n"
+                  "               opens after 20 consecutive failures, for 10m, 30m, 2h (the last\n"
+                  "               repeats; from the first again after 1d closed)\n");
   EXPECT_CONTAINS(billing, "  concurrency  4 allowed of 16 max, 0 in flight\n");
   EXPECT_CONTAINS(billing,
                   "  policy       pro: ladder, 5 attempts, timeout 30s\n"
@@ -496,8 +554,9 @@ TEST(BulkReplayRenderTest, ProgressSaysWhyItWaits) {
                   "until": "2026-11-30T23:39:00Z",
                   "message": "breaker open on analytics until 2026-11-30T23:39:00Z"}})")
                          .as_object();
-  EXPECT_EQ(RenderBulkReplayProgress(job, false, now),
-            "0% 0/2 (0 failed) running; waiting: breaker open on analytics until 23:39 (in 28m)");
+  EXPECT_EQ(
+      RenderBulkReplayProgress(job, false, now),
+      "0% 0/2 (0 failed) running; waiting: breaker open on analytics until 23:39:00 (in 28m)");
   job["waiting"].as_object()["until"] = nullptr;
   EXPECT_EQ(RenderBulkReplayProgress(job, false, now),
             "0% 0/2 (0 failed) running; waiting: breaker open on analytics");
@@ -539,14 +598,32 @@ TEST(BulkReplayRenderTest, JobListAndRates) {
             "ID                          STATE             PROGRESS            RATE  "
             "CREATED (UTC)\n"
             "01JAAAAAAAAAAAAAAAAAAAAAAA  running, waiting  12/2000 (2 failed)  30/m  "
-            "06:00:00, 2m ago\n"
+            "06:00:00\n"
             "01JBBBBBBBBBBBBBBBBBBBBBBB  done              5/5                 50/s  "
-            "05:00:00, 1h2m ago\n");
+            "05:00:00\n");  // wider than 80 columns with "2m ago": the clock alone
+  jobs.erase(jobs.begin());
+  EXPECT_EQ(RenderBulkReplayList(jobs, now),
+            "ID                          STATE  PROGRESS  RATE  CREATED (UTC)\n"
+            "01JBBBBBBBBBBBBBBBBBBBBBBB  done   5/5       50/s  05:00:00, 1h2m ago\n");
   EXPECT_EQ(RenderBulkReplayList(json::array{}, now), "No bulk replays.\n");
   EXPECT_EQ(FormatRatePerSecond(3), "3/s");
   EXPECT_EQ(FormatRatePerSecond(1.0 / 60), "1/m");
   EXPECT_EQ(FormatRatePerSecond(5.0 / 3600), "5/h");
-  EXPECT_EQ(FormatRatePerSecond(0.3 / 3600), "0.00008333333333333333/s");
+  // Issue 12.10: a rate that is whole in no unit is short too.
+  EXPECT_EQ(FormatRatePerSecond(0.3 / 3600), "0.3/h");
+  EXPECT_EQ(FormatRatePerSecond(1e-05), "0.036/h");
+  EXPECT_EQ(FormatRatePerSecond(1.0 / 7), "8.57/m");
+  json::array tiny = json::parse(R"([
+    {"id": "01M8QGP8GH1KWT89FX71HPND7C", "state": "cancelled", "total": 2000, "done": 0,
+     "failed": 0, "rate": 1e-05, "created_at": "2026-11-30T05:39:48Z"},
+    {"id": "01M8QGP8FWFWJGDNZAVWHM8167", "state": "done", "total": 12, "done": 10, "failed": 2,
+     "rate": 0.0002777777777777778, "created_at": "2026-11-30T05:39:48Z"}])")
+                         .as_array();
+  const std::string list = RenderBulkReplayList(tiny, now);
+  for (size_t at = 0, end; (end = list.find('\n', at)) != std::string::npos; at = end + 1) {
+    EXPECT_LE(end - at, 80u) << list;
+  }
+  EXPECT_CONTAINS(list, "  0.036/h  ");
 }
 
 }  // namespace

@@ -38,6 +38,14 @@ TEST(DurationTest, RejectsMalformedWithReason) {
   EXPECT_NE(spaced.find("unknown unit \"sec\""), std::string::npos) << spaced;
   EXPECT_NE(spaced.find("ms, s, m, h, d"), std::string::npos) << spaced;
   EXPECT_EQ(spaced.find("no unit"), std::string::npos) << spaced;
+  // Issue 12.8: "1.5s" has its unit; the decimal is what is refused, with what to write.
+  const std::string decimal = ParseDuration("1.5s").status().message();
+  EXPECT_EQ(decimal.find("no unit"), std::string::npos) << decimal;
+  EXPECT_NE(decimal.find("whole numbers only: use \"1500ms\""), std::string::npos) << decimal;
+  EXPECT_NE(ParseDuration("2.25m").status().message().find("use \"135s\""), std::string::npos);
+  EXPECT_NE(ParseDuration("0.5h").status().message().find("use \"30m\""), std::string::npos);
+  EXPECT_NE(ParseDuration("1m0.5s").status().message().find("use \"1m500ms\""), std::string::npos);
+  EXPECT_NE(ParseDuration("1.5").status().message().find("whole numbers only"), std::string::npos);
 }
 
 TEST(DurationTest, FormatsRoundedForDisplay) {
@@ -48,7 +56,13 @@ TEST(DurationTest, FormatsRoundedForDisplay) {
   EXPECT_EQ(FormatDurationRounded(hours(1) + minutes(30) + seconds(29)), "1h30m");
   EXPECT_EQ(FormatDurationRounded(milliseconds(46692)), "47s");
   EXPECT_EQ(FormatDurationRounded(milliseconds(59831)), "1m0s");
-  EXPECT_EQ(FormatDurationRounded(milliseconds(2500)), "2s500ms");
+  // Issue 12.8: at most 2-3 significant figures: under ten seconds, tenths of a second.
+  EXPECT_EQ(FormatDurationRounded(milliseconds(2500)), "2.5s");
+  EXPECT_EQ(FormatDurationRounded(milliseconds(1719)), "1.7s");
+  EXPECT_EQ(FormatDurationRounded(milliseconds(1040)), "1.0s");
+  EXPECT_EQ(FormatDurationRounded(milliseconds(7042)), "7.0s");
+  EXPECT_EQ(FormatDurationRounded(milliseconds(9970)), "10s");
+  EXPECT_EQ(FormatDurationRounded(seconds(7)), "7s");
   EXPECT_EQ(FormatDurationRounded(milliseconds(250)), "250ms");
   EXPECT_EQ(FormatDurationRounded(milliseconds(0)), "0s");
   EXPECT_EQ(FormatDurationRounded(milliseconds(3599700)), "1h0m");  // 59m59.7s carries
