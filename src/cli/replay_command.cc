@@ -19,6 +19,7 @@
 #include "cli/events_command.h"
 #include "cli/management_command.h"
 #include "cli/render.h"
+#include "common/units.h"
 #include "http/json_text.h"
 
 namespace hookrelay::cli {
@@ -79,15 +80,7 @@ std::string RenderBulkReplayProgress(const json::object& job, bool bar, TimePoin
   return out.str();
 }
 
-std::string FormatRatePerSecond(double per_second) {
-  for (auto [scale, unit] : {std::pair{1.0, "/s"}, {60.0, "/m"}, {3600.0, "/h"}}) {
-    const double n = per_second * scale;
-    if (n >= 1 && std::fabs(n - std::round(n)) < 1e-9) {
-      return std::to_string(static_cast<int64_t>(std::round(n))) + unit;
-    }
-  }
-  return http::SerializeJson(json::value(per_second)) + "/s";
-}
+std::string FormatRatePerSecond(double per_second) { return FormatRate(per_second); }
 
 namespace {
 
