@@ -494,6 +494,11 @@ http::Response ApiHandler::CreateBulkReplay(const http::Request& request) const 
   if (!filter.ok()) return FromStatus(filter.status());
   std::shared_ptr<const model::Catalog> catalog = registry_.Get();
   double rate = body->rate.value_or(kDefaultBulkReplayRate);
+  // An unknown source is a typo, as an unknown destination is: not an empty job.
+  if (filter->source && !catalog->FindSource(*filter->source)) {
+    return FromStatus(Status::InvalidArgument(
+        "source: no source \"" + *filter->source + "\"", "source"));
+  }
   if (filter->destination) {
     const model::Destination* d = catalog->FindDestination(*filter->destination);
     if (!d) {

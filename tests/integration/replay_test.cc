@@ -199,5 +199,57 @@ TEST_F(BulkReplayTest, CancelStopsTheJob) {
   EXPECT_NE(std::find(actions.begin(), actions.end(), "cancel_replay"), actions.end());
 }
 
+
+// Issue 12 (1, 3, 9), the trial's steps: a job at 1/h is cancelled, and the next job runs at
+// once (the runner used to sleep out the slow job's slot, up to an hour, and saw the cancel only
+// at shutdown). The log shows rates as the CLI does ("1/h", "0.00001/s", never "1e-05/s") and
+// counts in the singular for one event.
+TEST_F(BulkReplayTest, ACancelledSlowJobDoesNotHoldBackTheNextAndTheLogReadsWell) {
+  HttpConnection conn(server_->port());
+  ASSERT_EQ(conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, "{}").status, 202);
+  ASSERT_TRUE(sink_.WaitForRequests(1, 30s));
+  size_t failed = 0;
+  for (int i = 0; i < 100 && failed < 1; ++i, std::this_thread::sleep_for(50ms)) {
+    failed = CountFailed();
+  }
+  ASSERT_EQ(failed, 1u);
+  sink_.SetDefault("/hooks", SinkResponse::Status(200));
+  auto create = [&](const std::string& body) {
+    HttpResponse r = Send("POST", "/api/v1/replays", body);
+    EXPECT_EQ(r.status, 202) << r.body;
+    return r.status == 202 ? std::string(json::parse(r.body).at("id").as_string()) : "";
+  };
+  auto wait_for_log = [&](const std::string& needle) {
+    for (int i = 0; i < 60; ++i, std::this_thread::sleep_for(50ms)) {
+      if (server_->output().find(needle) != std::string::npos) return true;
+    }
+    return false;
+  };
+  const std::string slow = create(R"({"rate": "1/h"})");
+  EXPECT_TRUE(wait_for_log("replay job " + slow + " started: filter {\"status\":\"failed\"}, 1/h"))
+      << server_->output();
+  const std::string tiny = create(R"({"rate": 0.00001})");
+  EXPECT_TRUE(wait_for_log("replay job " + tiny + " started: filter {\"status\":\"failed\"}, 0.00001/s"))
+      << server_->output();
+  EXPECT_EQ(Send("DELETE", "/api/v1/replays/" + slow).status, 200);
+  EXPECT_EQ(Send("DELETE", "/api/v1/replays/" + tiny).status, 200);
+  // The cancel reaches the runner at once, not at shutdown.
+  EXPECT_TRUE(wait_for_log("replay job " + slow + " cancelled after 0 of 1 event\n"))
+      << server_->output();
+  const std::string fast = create(R"({"rate": "50/s"})");
+  json::value job;
+  for (int i = 0; i < 60; ++i, std::this_thread::sleep_for(50ms)) {
+    job = json::parse(Send("GET", "/api/v1/replays/" + fast).body);
+    if (job.at("state").as_string() == "done") break;
+  }
+  EXPECT_EQ(job.at("state").as_string(), "done") << json::serialize(job);
+  EXPECT_EQ(job.at("done").as_int64(), 1);
+  EXPECT_TRUE(wait_for_log("replay job " + fast + " finished: 1 event replayed, 0 not replayable"))
+      << server_->output();
+  const std::string out = server_->output();
+  EXPECT_EQ(out.find("e-05"), std::string::npos) << out;
+  EXPECT_EQ(out.find("0.0002777"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace hookrelay
