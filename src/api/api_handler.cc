@@ -505,7 +505,7 @@ http::Response ApiHandler::CreateBulkReplay(const http::Request& request) const 
       return FromStatus(Status::InvalidArgument(
           "destination: no destination \"" + *filter->destination + "\"", "destination"));
     }
-    if (!body->rate && d->rate_limit) rate = *d->rate_limit;
+    if (!body->rate && d->rate_limit) rate = std::min(*d->rate_limit, replay::kMaxReplayRate);
   }
   store::ReplayJob job;
   job.created_at = clock_.Now();

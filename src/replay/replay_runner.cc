@@ -276,9 +276,11 @@ std::optional<Waiting> ReplayRunner::Blocked(const std::string& destination) {
 
 Status ReplayRunner::RunJob(store::ReplayJob job, Random& random) {
   Result<ReplayFilter> filter = ParseReplayFilter(job.filter);
-  if (!filter.ok() || !(job.rate > 0)) {
+  if (!filter.ok() || !(job.rate >= kMinReplayRate && job.rate <= kMaxReplayRate)) {
     job.state = store::ReplayJobState::kFailed;
-    job.error = filter.ok() ? "rate must be positive" : filter.status().message();
+    job.error = filter.ok() ? "rate must be from " + FormatRate(kMinReplayRate) + " to " +
+                                  FormatRate(kMaxReplayRate)
+                            : filter.status().message();
     return Save(job);
   }
   const store::EventFilter events = ToEventFilter(AsOfJob(*filter, job.created_at));

@@ -19,6 +19,12 @@
 
 namespace hookrelay::replay {
 
+// The rates a bulk replay job may have, per second: about one event per 28 hours up to 100,000
+// per second (beyond, the pacer's arithmetic would overflow). The API refuses others (400
+// `rate`); the runner fails a stored job with one.
+inline constexpr double kMinReplayRate = 0.00001;
+inline constexpr double kMaxReplayRate = 100000;
+
 struct ReplayRunnerOptions {
   std::string node_id = "node";  // lease owner of the jobs this runner claims
   // A claimed job's lease; renewed with every progress write (at least every progress_interval),

@@ -663,6 +663,14 @@ TEST_F(ApiTest, ErrorsReadAlikeEverywhere) {
         << r.body;
   }
   EXPECT_EQ(Post("/api/v1/replays", R"({"source": "src"})").status, 202);
+  // Rates the pacer cannot do (found trying the fix as an attacker): 400 naming `rate`.
+  for (const char* body : {R"({"rate": 1e-300})", R"({"rate": 1e300})", R"({"rate": "1000000/s"})"}) {
+    r = Post("/api/v1/replays", body);
+    EXPECT_EQ(r.status, 400) << body << ": " << r.body;
+    if (r.status == 400) {
+      EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(), "rate") << r.body;
+    }
+  }
 
   r = Post("/api/v1/destinations",
            R"({"name": "p", "url": "https://example.com/", "policy": {"foo": 1}})");
