@@ -45,7 +45,7 @@ struct ReplayRunnerOptions {
   std::function<std::optional<std::string>(const std::string& destination)> paused_reason;
   // Jobs this node runs at the same time, each on its own thread with its own pace, so a slow
   // job (1/h) does not hold back the others. A job past this waits in the queue.
-  int max_concurrent_jobs = 4;
+  int max_concurrent_jobs = 16;
   // Chains a job holds back for blocked destinations before it stops walking and waits.
   size_t max_held_back = 10000;
 };
