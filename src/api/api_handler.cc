@@ -401,6 +401,8 @@ http::Response ApiHandler::DestinationControl(const http::Request& request, Rout
     if (!control) return NoControl(resume ? "resume" : "reset-breaker");
     action = resume ? "resume" : "reset_breaker";
     done = control(name);
+    // A job holding back chains for this destination looks again now.
+    if (done.ok() && controls_.replay_job_queued) controls_.replay_job_queued();
   }
   if (!done.ok()) return FromStatus(done);
   if (Status s = Audit(request, action, name, 1, detail.empty() ? "" : json::serialize(detail));
@@ -492,13 +494,18 @@ http::Response ApiHandler::CreateBulkReplay(const http::Request& request) const 
   if (!filter.ok()) return FromStatus(filter.status());
   std::shared_ptr<const model::Catalog> catalog = registry_.Get();
   double rate = body->rate.value_or(kDefaultBulkReplayRate);
+  // An unknown source is a typo, as an unknown destination is: not an empty job.
+  if (filter->source && !catalog->FindSource(*filter->source)) {
+    return FromStatus(Status::InvalidArgument(
+        "source: no source \"" + *filter->source + "\"", "source"));
+  }
   if (filter->destination) {
     const model::Destination* d = catalog->FindDestination(*filter->destination);
     if (!d) {
       return FromStatus(Status::InvalidArgument(
           "destination: no destination \"" + *filter->destination + "\"", "destination"));
     }
-    if (!body->rate && d->rate_limit) rate = *d->rate_limit;
+    if (!body->rate && d->rate_limit) rate = std::min(*d->rate_limit, replay::kMaxReplayRate);
   }
   store::ReplayJob job;
   job.created_at = clock_.Now();
@@ -528,6 +535,8 @@ http::Response ApiHandler::CancelBulkReplay(const http::Request& request,
   auto job = store_.CancelReplayJob(id, clock_.Now());
   if (!job.ok()) return FromStatus(job.status());
   if (!job->has_value()) return NotFound("replay", id);
+  // Wakes the runner's waits, so a job paced at 1/h stops now rather than at its next slot.
+  if (controls_.replay_job_queued) controls_.replay_job_queued();
   if (Status s =
           Audit(request, "cancel_replay", id, (*job)->total - (*job)->done - (*job)->failed, "");
       !s.ok()) {

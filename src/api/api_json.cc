@@ -10,6 +10,7 @@
 #include "common/units.h"
 #include "pacing/adaptive_concurrency.h"
 #include "policy/breaker.h"
+#include "replay/replay_runner.h"
 
 namespace hookrelay::api {
 
@@ -517,6 +518,12 @@ Result<BulkReplayRequest> ParseBulkReplayBody(std::string_view body) {
       return Status::InvalidArgument("rate: must be a string like \"100/s\" or a number", "rate");
     }
     if (!(*r.rate > 0)) return Status::InvalidArgument("rate: must be positive", "rate");
+    if (*r.rate < replay::kMinReplayRate || *r.rate > replay::kMaxReplayRate) {
+      return Status::InvalidArgument("rate: must be from " + FormatRate(replay::kMinReplayRate) +
+                                         " (about 1 per 28 hours) to " +
+                                         FormatRate(replay::kMaxReplayRate),
+                                     "rate");
+    }
     o.erase("rate");
   }
   r.filter_json = json::serialize(o);

@@ -593,7 +593,8 @@ constexpr std::string_view kDocument = R"json({
       "RouteInput": {
         "type": "object", "required": ["source", "destination"], "additionalProperties": false,
         "properties": {"source": {"type": "string"}, "destination": {"type": "string"},
-                       "id": {"type": "string", "description": "default source->destination"}}
+                       "id": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$",
+                              "description": "default source:destination; letters, digits, _ - . : (else 400, field id)"}}
       }
     }
   }

@@ -79,6 +79,8 @@ Result<std::string> CatalogService::Create(store::CatalogKind kind, const json::
   if (kind == store::CatalogKind::kRoute) {
     auto route = model::ParseRoute(body);
     if (!route.ok()) return route.status();
+    // A new route's id is typed in URLs and shells: the names' characters only.
+    if (body.as_object().contains("id")) HR_RETURN_IF_ERROR(model::ValidateRouteId(route->id));
     std::shared_ptr<const model::Catalog> live = registry_.Get();
     if (!live->FindSource(route->source)) {
       return Status::InvalidArgument("no source \"" + route->source + "\"", "source");

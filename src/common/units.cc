@@ -1,6 +1,7 @@
 #include "common/units.h"
 
 #include <cctype>
+#include <cmath>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -284,6 +285,23 @@ Result<double> ParseRate(std::string_view text) {
   if (n == 0) return Status::InvalidArgument("rate " + shown + " must be greater than zero");
   if (n > 1'000'000'000) return Status::InvalidArgument("rate " + shown + " is too large");
   return static_cast<double>(n) / seconds;
+}
+
+std::string FormatRate(double per_second) {
+  for (auto [scale, unit] : {std::pair{1.0, "/s"}, {60.0, "/m"}, {3600.0, "/h"}}) {
+    const double n = per_second * scale;
+    if (n >= 1 && std::fabs(n - std::round(n)) < 1e-9) {
+      return std::to_string(static_cast<int64_t>(std::round(n))) + unit;
+    }
+  }
+  if (!std::isfinite(per_second)) return "?/s";
+  if (per_second == std::trunc(per_second) && std::fabs(per_second) < 9007199254740992.0) {
+    return std::to_string(static_cast<int64_t>(per_second)) + "/s";
+  }
+  char buf[400];  // fixed notation of the largest double fits
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, per_second, std::chars_format::fixed);
+  if (ec != std::errc()) return std::to_string(per_second) + "/s";
+  return std::string(buf, end) + "/s";
 }
 
 }  // namespace hookrelay

@@ -34,5 +34,9 @@ std::string FormatByteSize(uint64_t bytes);
 
 // Rates: "100/s", "600/m", "5000/h" → events per second (> 0).
 Result<double> ParseRate(std::string_view text);
+// A rate in events per second as a flag gives it: "50/s", "1/m", "5/h" when whole in one of
+// those units, else per second in plain decimals ("0.00001/s", never "1e-05/s"). The CLI and
+// the server log both write rates with it.
+std::string FormatRate(double per_second);
 
 }  // namespace hookrelay

@@ -53,6 +53,8 @@ struct DeliveryEngine::Dest {
   int64_t delivered = 0, failed = 0;
   int64_t attempts_success = 0, attempts_retryable = 0, attempts_final = 0;
   int64_t due_backlog = 0;
+  // Bumped by ResetBreaker: a transition decided before a reset is stale once it is recorded.
+  uint64_t breaker_epoch = 0;
 };
 
 struct DeliveryEngine::ClaimJob {
@@ -81,6 +83,11 @@ struct DeliveryEngine::Completion {
   // leaves after the failure that opened it).
   Decided decided;
   policy::BreakerTransition breaker = policy::BreakerTransition::kNone;
+  // The breaker right after that transition, and Dest::breaker_epoch then: Settle reports the
+  // transition as it happened, and not at all when the operator reset the breaker meanwhile
+  // (the breaker's state then says nothing of this transition: trip 0, 0 failures).
+  policy::BreakerSnapshot breaker_after;
+  uint64_t breaker_epoch = 0;
 };
 
 DeliveryEngine::DeliveryEngine(store::Store& store, model::Registry& registry, Sender& sender,
@@ -415,6 +422,8 @@ void DeliveryEngine::Complete(Completion c) {
         break;
       case policy::OutcomeClass::kFinal: s.concurrency.OnOtherFailure(); break;
     }
+    c.breaker_after = s.breaker.snapshot();
+    c.breaker_epoch = s.breaker_epoch;
     // With a claim out, the scheduler is woken when it answers, and the next claim takes this
     // slot then; waking it now would find nothing to do.
     notify = s.claims_out == 0 && !wake_;
@@ -551,7 +560,10 @@ void DeliveryEngine::Settle(const Completion& c) {
       }
       stats_.latency_buckets[bucket]++;
     }
-    const policy::BreakerTransition tr = c.breaker;
+    // A transition the operator's reset has overtaken is not reported, nor acted on.
+    const policy::BreakerTransition tr =
+        c.breaker_epoch == s.breaker_epoch ? c.breaker : policy::BreakerTransition::kNone;
+    const policy::BreakerSnapshot& after = c.breaker_after;
     if (!c.not_sent) {
       switch (decision.outcome_class) {
         case policy::OutcomeClass::kSuccess: s.attempts_success++; break;
@@ -583,19 +595,18 @@ void DeliveryEngine::Settle(const Completion& c) {
     if (tr == policy::BreakerTransition::kOpened) {
       persist = s.breaker.snapshot();
       pause_now = true;
-      pause_reason = "circuit breaker open until " +
-                     FormatRfc3339(s.breaker.snapshot().open_until.value_or(now));
+      pause_reason = "circuit breaker open until " + FormatRfc3339(after.open_until.value_or(now));
       s.last_pause_sweep = now;
       log_lines.push_back(fmt::format(
-          "breaker of {} opened until {} (trip {}) after {} consecutive failed attempts; "
-          "last: {}",
-          d.name, FormatRfc3339(s.breaker.snapshot().open_until.value_or(now)),
-          s.breaker.snapshot().trips, s.breaker.snapshot().consecutive_failures,
+          "breaker of {} opened until {} (trip {}) after {} consecutive failed {}; last: {}",
+          d.name, FormatRfc3339(after.open_until.value_or(now)), after.trips,
+          after.consecutive_failures, after.consecutive_failures == 1 ? "attempt" : "attempts",
           RedactUrlCredentials(decision.reason)));
       raise.push_back({alerts::Alert::Kind::kBreakerOpened, d.name, now,
-                       std::to_string(s.breaker.snapshot().consecutive_failures) +
-                           " consecutive failed attempts; last: " + decision.reason,
-                       1, s.breaker.snapshot().open_until});
+                       std::to_string(after.consecutive_failures) + " consecutive failed " +
+                           (after.consecutive_failures == 1 ? "attempt" : "attempts") +
+                           "; last: " + decision.reason,
+                       1, after.open_until});
     } else if (tr == policy::BreakerTransition::kClosed) {
       persist = s.breaker.snapshot();
       log_lines.push_back(fmt::format(
@@ -737,6 +748,7 @@ Status DeliveryEngine::ResetBreaker(const std::string& destination) {
     std::lock_guard lock(mu_);
     Dest& s = StateOf(destination, *d);
     s.breaker.Reset(now);
+    ++s.breaker_epoch;
     s.concurrency.SlowStart();
     snapshot = s.breaker.snapshot();
   }

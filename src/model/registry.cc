@@ -1,6 +1,7 @@
 #include "model/registry.h"
 
 #include <boost/json.hpp>
+#include <cctype>
 #include <set>
 
 #include "model/json_fields.h"
@@ -38,6 +39,25 @@ Result<Route> ParseRoute(const json::value& v) {
     r.id = r.source + ":" + r.destination;  // ":" is in no name, and safe to type unquoted
   }
   return r;
+}
+
+Status ValidateRouteId(std::string_view id, std::string_view field) {
+  if (id.empty() || id.size() > 128) {
+    return Status::InvalidArgument("must be 1 to 128 characters", std::string(field));
+  }
+  if (!std::isalnum(static_cast<unsigned char>(id[0]))) {
+    return Status::InvalidArgument("must start with a letter or digit", std::string(field));
+  }
+  for (char c : id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.' &&
+        c != ':') {
+      return Status::InvalidArgument(
+          "may contain only letters, digits, '_', '-', '.' and ':' (found '" + std::string(1, c) +
+              "')",
+          std::string(field));
+    }
+  }
+  return Status::Ok();
 }
 
 json::object RouteToJson(const Route& r) {

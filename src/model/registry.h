@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -20,7 +21,13 @@ struct Route {
   std::string destination;
   std::string origin;  // "config" or "api"; set by the catalog, not parsed
 };
-Result<Route> ParseRoute(const boost::json::value& v);  // {"source", "destination", "id"?}
+// {"source", "destination", "id"?}. Accepts any id of 1 to 128 printable characters, so routes
+// stored before ValidateRouteId stay readable and deletable.
+Result<Route> ParseRoute(const boost::json::value& v);
+// An id given for a new route: 1 to 128 characters, starting with a letter or digit, of letters,
+// digits, '_', '-', '.' and ':' (the names' rule, plus the ':' of the default "source:dest").
+// kInvalidArgument naming `field` otherwise.
+Status ValidateRouteId(std::string_view id, std::string_view field = "id");
 boost::json::object RouteToJson(const Route& r);
 
 // An immutable, consistent set of sources, destinations and routes.

@@ -80,7 +80,8 @@ Result<BreakerConfig> ParseBreakerConfig(const boost::json::value& v) {
       if (!d.ok()) return d.status();
       c.escalation_reset = *d;
     } else {
-      return Status::InvalidArgument("unknown field \"" + key + "\"", key);
+      return Status::InvalidArgument(
+          "unknown field \"" + key + "\" (known fields: threshold, open, escalation_reset)", key);
     }
   }
   HR_RETURN_IF_ERROR(c.Validate());

@@ -81,8 +81,9 @@ RetryDecision Decide(const RetryPolicy& policy, const DeliveryProgress& progress
 
   if (progress.attempt >= policy.max_attempts) {
     d.kind = DecisionKind::kGiveUpAttempts;
+    // "1 of 1 attempt", "5 of 5 attempts": the noun agrees with the number next to it.
     d.reason = "gave up after " + AttemptOf(progress.attempt, policy.max_attempts) +
-               " attempts: " + c.reason;
+               (policy.max_attempts == 1 ? " attempt: " : " attempts: ") + c.reason;
     return d;
   }
 

@@ -251,7 +251,11 @@ Result<RetryPolicy> ParsePolicy(const boost::json::value& v) {
       target = *d;
       cap_set |= key == "cap";
     } else {
-      return Status::InvalidArgument("unknown field " + Quote(key), key);
+      return Status::InvalidArgument(
+          "unknown field " + Quote(key) +
+              " (known fields: preset, strategy, jitter, delays, max_attempts, base, cap, "
+              "max_duration, timeout, replay_window)",
+          key);
     }
   }
   // {"preset": "pro", "strategy": "exponential"} means "pro, but exponential": the inherited

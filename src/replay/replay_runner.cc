@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <map>
+#include <set>
 
 #include "common/thread_name.h"
 #include "common/time_format.h"
+#include "common/units.h"
 #include "pacing/replay_pacer.h"
 
 namespace hookrelay::replay {
@@ -84,12 +86,17 @@ void ReplayRunner::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  for (Worker& w : workers_) {
+    if (w.thread.joinable()) w.thread.join();
+  }
+  workers_.clear();
 }
 
 void ReplayRunner::Notify() {
   {
     std::lock_guard lock(mu_);
     notified_ = true;
+    ++generation_;
   }
   cv_.notify_all();
 }
@@ -99,21 +106,85 @@ bool ReplayRunner::Stopping() {
   return stopping_;
 }
 
-bool ReplayRunner::SleepUntil(TimePoint t) {
+Status ReplayRunner::CheckStillOurs(const std::string& id) {
+  Result<std::optional<store::ReplayJob>> now = store_.GetReplayJob(id);
+  if (!now.ok()) return now.status();
+  if (!now->has_value() || (*now)->state != store::ReplayJobState::kRunning ||
+      (*now)->lease_owner != options_.node_id) {
+    return Status::FailedPrecondition("replay job " + id + " was cancelled");
+  }
+  return Status::Ok();
+}
+
+uint64_t ReplayRunner::Generation() {
+  std::lock_guard lock(mu_);
+  return generation_;
+}
+
+Status ReplayRunner::SleepUntil(TimePoint t, const std::string& id, uint64_t* seen,
+                                bool* stopping, bool any_notify) {
   std::unique_lock lock(mu_);
   for (;;) {
-    if (stopping_) return false;
+    if (stopping_) {
+      *stopping = true;
+      return Status::Ok();
+    }
+    if (generation_ != *seen) {  // notified: cancelled?
+      *seen = generation_;
+      lock.unlock();
+      Status ours = CheckStillOurs(id);
+      lock.lock();
+      if (!ours.ok() || any_notify) return ours;
+      continue;
+    }
     const Duration left = t - clock_.Now();
-    if (left <= Duration::zero()) return true;
-    cv_.wait_for(lock, left, [this] { return stopping_; });
+    if (left <= Duration::zero()) return Status::Ok();
+    cv_.wait_for(lock, left, [&] { return stopping_ || generation_ != *seen; });
   }
 }
 
 void ReplayRunner::Loop() {
   NameThisThread("hr-replay");
   for (;;) {
-    Result<bool> ran = RunOnce();
-    if (ran.ok() && *ran) continue;  // look for the next job at once
+    // Joins the workers whose job ended.
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      if (it->done->load()) {
+        it->thread.join();
+        it = workers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    bool room = false;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+      room = active_ < std::max(1, options_.max_concurrent_jobs);
+    }
+    if (room) {
+      Result<std::optional<store::ReplayJob>> job = Claim();
+      if (job.ok() && job->has_value()) {
+        {
+          std::lock_guard lock(mu_);
+          ++active_;
+        }
+        auto done = std::make_shared<std::atomic<bool>>(false);
+        workers_.push_back(
+            {std::thread([this, done, j = std::move(**job)]() mutable {
+               NameThisThread("hr-replay-job");
+               (void)RunClaimed(std::move(j));
+               {
+                 std::lock_guard lock(mu_);
+                 --active_;
+                 notified_ = true;  // room for the next job
+               }
+               done->store(true);
+               cv_.notify_all();
+             }),
+             done});
+        continue;  // look for the next job at once
+      }
+    }
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, options_.poll_interval, [this] { return stopping_ || notified_; });
     notified_ = false;
@@ -121,18 +192,32 @@ void ReplayRunner::Loop() {
   }
 }
 
+Result<std::optional<store::ReplayJob>> ReplayRunner::Claim() {
+  if (Stopping()) return std::optional<store::ReplayJob>();
+  return store_.ClaimReplayJob(clock_.Now(), options_.lease, options_.node_id);
+}
+
+Status ReplayRunner::RunClaimed(store::ReplayJob job) {
+  const std::string id = job.id;
+  spdlog::info("replay job {} {}: filter {}, {}", id,
+               job.done + job.failed > 0 ? "resumed" : "started", job.filter,
+               FormatRate(job.rate));
+  uint64_t seed = 0;
+  {
+    std::lock_guard lock(mu_);  // random_ may be shared by the jobs' threads
+    seed = random_.Next();
+  }
+  SeededRandom random(seed);
+  Status s = RunJob(std::move(job), random);
+  LogJobEnd(id, s);
+  return s;
+}
+
 Result<bool> ReplayRunner::RunOnce() {
-  if (Stopping()) return false;
-  Result<std::optional<store::ReplayJob>> job =
-      store_.ClaimReplayJob(clock_.Now(), options_.lease, options_.node_id);
+  Result<std::optional<store::ReplayJob>> job = Claim();
   if (!job.ok()) return job.status();
   if (!job->has_value()) return false;
-  const std::string id = (*job)->id;
-  spdlog::info("replay job {} {}: filter {}, {}/s", id,
-               (*job)->done + (*job)->failed > 0 ? "resumed" : "started", (*job)->filter,
-               (*job)->rate);
-  Status s = RunJob(std::move(**job));
-  LogJobEnd(id, s);
+  Status s = RunClaimed(std::move(**job));
   if (!s.ok() && s.code() != Status::Code::kFailedPrecondition) return s;
   return true;
 }
@@ -148,19 +233,20 @@ void ReplayRunner::LogJobEnd(const std::string& id, const Status& run) {
   const store::ReplayJob& j = **end;
   switch (j.state) {
     case store::ReplayJobState::kDone:
-      spdlog::info("replay job {} finished: {} events replayed, {} not replayable", id, j.done,
-                   j.failed);
+      spdlog::info("replay job {} finished: {} {} replayed, {} not replayable", id, j.done,
+                   j.done == 1 ? "event" : "events", j.failed);
       break;
     case store::ReplayJobState::kCancelled:
-      spdlog::info("replay job {} cancelled after {} of {} events", id, j.done + j.failed, j.total);
+      spdlog::info("replay job {} cancelled after {} of {} {}", id, j.done + j.failed, j.total,
+                   j.total == 1 ? "event" : "events");
       break;
     case store::ReplayJobState::kFailed:
       spdlog::warn("replay job {} failed: {}", id, j.error.value_or("unknown error"));
       break;
     default:
       if (Stopping()) {
-        spdlog::info("replay job {} paused by shutdown after {} of {} events", id,
-                     j.done + j.failed, j.total);
+        spdlog::info("replay job {} paused by shutdown after {} of {} {}", id,
+                     j.done + j.failed, j.total, j.total == 1 ? "event" : "events");
       }
       break;
   }
@@ -188,35 +274,13 @@ std::optional<Waiting> ReplayRunner::Blocked(const std::string& destination) {
   return std::nullopt;
 }
 
-Status ReplayRunner::WaitWhileBlocked(store::ReplayJob& job, const std::string& destination,
-                                      bool* waited, bool* stopping) {
-  for (;;) {
-    std::optional<Waiting> blocked = Blocked(destination);
-    if (!blocked) {
-      if (!job.waiting) return Status::Ok();
-      job.waiting.reset();
-      return Save(job);
-    }
-    *waited = true;
-    // Saved at every step: the job shows why it waits, its lease stays renewed through a long
-    // wait (a breaker opens for up to 24 h), and a cancel is seen within a step.
-    job.waiting = WaitingToJson(*blocked);
-    HR_RETURN_IF_ERROR(Save(job));
-    const TimePoint now = clock_.Now();
-    TimePoint until = now + std::chrono::seconds(1);
-    if (blocked->until) until = std::min(until, *blocked->until);
-    if (!SleepUntil(until)) {
-      *stopping = true;
-      return Status::Ok();
-    }
-  }
-}
-
-Status ReplayRunner::RunJob(store::ReplayJob job) {
+Status ReplayRunner::RunJob(store::ReplayJob job, Random& random) {
   Result<ReplayFilter> filter = ParseReplayFilter(job.filter);
-  if (!filter.ok() || !(job.rate > 0)) {
+  if (!filter.ok() || !(job.rate >= kMinReplayRate && job.rate <= kMaxReplayRate)) {
     job.state = store::ReplayJobState::kFailed;
-    job.error = filter.ok() ? "rate must be positive" : filter.status().message();
+    job.error = filter.ok() ? "rate must be from " + FormatRate(kMinReplayRate) + " to " +
+                                  FormatRate(kMaxReplayRate)
+                            : filter.status().message();
     return Save(job);
   }
   const store::EventFilter events = ToEventFilter(AsOfJob(*filter, job.created_at));
@@ -225,28 +289,103 @@ Status ReplayRunner::RunJob(store::ReplayJob job) {
 
   const Duration slot = std::max(Duration(1), Duration(static_cast<int64_t>(1000 / job.rate)));
   std::optional<pacing::ReplayPacer> pacer;
-  pacer.emplace(job.rate, clock_.Now(), random_);
+  pacer.emplace(job.rate, clock_.Now(), random);
+  bool stopping = false;
+  // Notifies since the job was claimed (which read its state) wake its waits.
+  uint64_t seen = Generation();
   // Chains are created in batches, each due at its paced time (at most `lookahead` ahead), so
   // one store commit covers many chains and the engine sends each when it is due.
   std::vector<store::NewReplay> pending;
   auto flush = [&]() -> Status {
     if (pending.empty()) return Status::Ok();
     // A cancel stops the job before its next batch, not only at the next progress write.
-    Result<std::optional<store::ReplayJob>> now = store_.GetReplayJob(job.id);
-    if (!now.ok()) return now.status();
-    if (!now->has_value() || (*now)->state != store::ReplayJobState::kRunning ||
-        (*now)->lease_owner != options_.node_id) {
-      return Status::FailedPrecondition("replay job " + job.id + " was cancelled");
-    }
+    HR_RETURN_IF_ERROR(CheckStillOurs(job.id));
     Result<int64_t> created = store_.CreateReplays(pending);
     if (!created.ok()) return created.status();
     pending.clear();
     if (wake_) wake_();
     return Status::Ok();
   };
+  // Adds a chain at the job's pace (waiting for its slot); sets `stopping` when the runner stops.
+  auto add = [&](const std::string& event_id, const std::string& name,
+                 int max_attempts) -> Status {
+    TimePoint at = pacer->Next();
+    // Behind the pace (a slow store, or back from a wait): start the pace again from now rather
+    // than catch up, which would send a burst above the rate.
+    if (clock_.Now() - at > slot) {
+      pacer.emplace(job.rate, clock_.Now(), random);
+      at = pacer->Next();
+    }
+    if (at - options_.lookahead > clock_.Now()) {
+      HR_RETURN_IF_ERROR(flush());
+      HR_RETURN_IF_ERROR(SleepUntil(at - options_.lookahead, job.id, &seen, &stopping));
+      if (stopping) return Status::Ok();
+    }
+    pending.push_back({event_id, name, max_attempts, std::max(at, clock_.Now())});
+    return Status::Ok();
+  };
+
+  // Chains held back while their destination is blocked, in walk order; `page` is the cursor of
+  // the page the event was on, where a claimant after a crash must start again.
+  struct HeldBack {
+    std::string event_id;
+    std::string destination;
+    std::string page;
+  };
+  std::vector<HeldBack> held;
+  std::set<std::string> held_destinations;
+  std::set<std::string> uncounted;  // events with held-back chains and none created yet
+  // Creates the held-back chains whose destination is no longer blocked (in order); the others
+  // stay. Sets *blocked to why the first still-blocked destination waits.
+  auto release = [&](std::optional<Waiting>* blocked) -> Status {
+    if (held.empty()) return Status::Ok();
+    std::map<std::string, std::optional<Waiting>> state;
+    for (const std::string& name : held_destinations) state[name] = Blocked(name);
+    std::shared_ptr<const model::Catalog> catalog = registry_.Get();
+    std::vector<HeldBack> still;
+    for (HeldBack& h : held) {
+      if (stopping || state[h.destination]) {
+        if (blocked && !*blocked && state[h.destination]) *blocked = state[h.destination];
+        still.push_back(std::move(h));
+        continue;
+      }
+      const model::Destination* d = catalog->FindDestination(h.destination);
+      Result<std::optional<store::Event>> e = store_.GetEvent(h.event_id);
+      if (!e.ok()) return e.status();
+      if (!d || !e->has_value() || clock_.Now() > (*e)->received_at + d->policy.replay_window) {
+        continue;  // counted as failed below when none of its chains went
+      }
+      HR_RETURN_IF_ERROR(add(h.event_id, h.destination, d->policy.max_attempts));
+      if (stopping) {
+        still.push_back(std::move(h));
+        continue;
+      }
+      if (uncounted.erase(h.event_id)) ++job.done;
+    }
+    held = std::move(still);
+    held_destinations.clear();
+    std::set<std::string> left;
+    for (const HeldBack& h : held) {
+      held_destinations.insert(h.destination);
+      left.insert(h.event_id);
+    }
+    // Events whose held-back chains all turned out not replayable.
+    for (auto it = uncounted.begin(); it != uncounted.end();) {
+      if (left.count(*it)) {
+        ++it;
+      } else {
+        ++job.failed;
+        it = uncounted.erase(it);
+      }
+    }
+    return Status::Ok();
+  };
+
   Duration last_save = clock_.MonotonicNow();
+  Duration last_release = last_save;
   std::string cursor = job.cursor;
-  for (;;) {
+  bool walked = false;
+  while (!walked) {
     Result<store::EventPage> page = store_.ListEvents(events, cursor, options_.page_size);
     if (!page.ok()) return page.status();
     for (const store::Event& e : page->items) {
@@ -256,34 +395,51 @@ Status ReplayRunner::RunJob(store::ReplayJob job) {
       if (targets.empty()) continue;
       std::shared_ptr<const model::Catalog> catalog = registry_.Get();
       bool replayed = false;
+      bool held_back = false;
       for (const std::string& name : targets) {
         const model::Destination* d = catalog->FindDestination(name);
         if (!d || clock_.Now() > e.received_at + d->policy.replay_window) continue;
-        bool waited = false;
-        if (Blocked(name)) {
-          HR_RETURN_IF_ERROR(flush());  // what is already paced goes out before the wait
-          bool stopping = false;
-          HR_RETURN_IF_ERROR(WaitWhileBlocked(job, name, &waited, &stopping));
-          if (stopping) return Status::Ok();
-          last_save = clock_.MonotonicNow();
+        // A blocked destination holds back its own chains only (after the ones it already
+        // holds, to keep their order); the others go on.
+        if (held_destinations.count(name) || Blocked(name)) {
+          held.push_back({e.id, name, cursor});
+          held_destinations.insert(name);
+          held_back = true;
+          continue;
         }
-        // After a pause the pace restarts: no burst of the slots missed while waiting.
-        if (waited) pacer.emplace(job.rate, clock_.Now(), random_);
-        TimePoint at = pacer->Next();
-        // Behind the pace (a slow store): start the pace again from now rather than catch up,
-        // which would send a burst above the rate.
-        if (clock_.Now() - at > slot) {
-          pacer.emplace(job.rate, clock_.Now(), random_);
-          at = pacer->Next();
-        }
-        if (at - options_.lookahead > clock_.Now()) {
-          HR_RETURN_IF_ERROR(flush());
-          if (!SleepUntil(at - options_.lookahead)) return Status::Ok();
-        }
-        pending.push_back({e.id, name, d->policy.max_attempts, std::max(at, clock_.Now())});
+        HR_RETURN_IF_ERROR(add(e.id, name, d->policy.max_attempts));
+        if (stopping) return Status::Ok();
         replayed = true;
       }
-      ++(replayed ? job.done : job.failed);
+      if (replayed) {
+        ++job.done;
+      } else if (held_back) {
+        uncounted.insert(e.id);
+      } else {
+        ++job.failed;
+      }
+      // Held-back chains go as soon as their destination is free again (looked at every second);
+      // with too many held back, the walk waits until some go.
+      if (!held.empty() && (held.size() >= options_.max_held_back ||
+                            clock_.MonotonicNow() - last_release >= std::chrono::seconds(1))) {
+        for (;;) {
+          std::optional<Waiting> blocked;
+          HR_RETURN_IF_ERROR(release(&blocked));
+          if (stopping) return Status::Ok();
+          if (held.size() < options_.max_held_back) break;
+          HR_RETURN_IF_ERROR(flush());
+          job.waiting = blocked ? std::optional(WaitingToJson(*blocked)) : std::nullopt;
+          HR_RETURN_IF_ERROR(Save(job));
+          HR_RETURN_IF_ERROR(
+              SleepUntil(clock_.Now() + std::chrono::seconds(1), job.id, &seen, &stopping, true));
+          if (stopping) return Status::Ok();
+        }
+        if (job.waiting) {
+          job.waiting.reset();
+          HR_RETURN_IF_ERROR(Save(job));
+        }
+        last_release = clock_.MonotonicNow();
+      }
       if (clock_.MonotonicNow() - last_save >= options_.progress_interval) {
         HR_RETURN_IF_ERROR(flush());
         HR_RETURN_IF_ERROR(Save(job));  // kFailedPrecondition: cancelled
@@ -292,13 +448,34 @@ Status ReplayRunner::RunJob(store::ReplayJob job) {
     }
     HR_RETURN_IF_ERROR(flush());
     cursor = page->next_cursor;
-    job.cursor = cursor;
-    if (cursor.empty()) break;
+    if (cursor.empty()) walked = true;
+    // A claimant after a crash starts at the first page with held-back chains.
+    job.cursor = held.empty() ? cursor : held.front().page;
+    if (walked) break;
     HR_RETURN_IF_ERROR(Save(job));
     last_save = clock_.MonotonicNow();
   }
+  // Only held-back chains are left: wait for their destinations, saying why.
+  while (!held.empty()) {
+    std::optional<Waiting> blocked;
+    HR_RETURN_IF_ERROR(release(&blocked));
+    HR_RETURN_IF_ERROR(flush());
+    if (stopping) return Status::Ok();
+    if (held.empty()) break;
+    if (!blocked) continue;  // a destination came free meanwhile: look again
+    // Saved at every step: the job shows why it waits, its lease stays renewed through a long
+    // wait (a breaker opens for up to 24 h), and the cursor points at the held-back events.
+    job.waiting = WaitingToJson(*blocked);
+    job.cursor = held.front().page;
+    HR_RETURN_IF_ERROR(Save(job));
+    TimePoint until = clock_.Now() + std::chrono::seconds(1);
+    if (blocked->until) until = std::min(until, *blocked->until);
+    HR_RETURN_IF_ERROR(SleepUntil(until, job.id, &seen, &stopping, true));
+    if (stopping) return Status::Ok();
+  }
   job.state = store::ReplayJobState::kDone;
   job.waiting.reset();
+  job.cursor.clear();
   return Save(job);
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -17,6 +19,12 @@
 
 namespace hookrelay::replay {
 
+// The rates a bulk replay job may have, per second: about one event per 28 hours up to 100,000
+// per second (beyond, the pacer's arithmetic would overflow). The API refuses others (400
+// `rate`); the runner fails a stored job with one.
+inline constexpr double kMinReplayRate = 0.00001;
+inline constexpr double kMaxReplayRate = 100000;
+
 struct ReplayRunnerOptions {
   std::string node_id = "node";  // lease owner of the jobs this runner claims
   // A claimed job's lease; renewed with every progress write (at least every progress_interval),
@@ -30,9 +38,16 @@ struct ReplayRunnerOptions {
   Duration lookahead = std::chrono::milliseconds(100);
   // Why `destination` is paused (by the API or the engine), nullopt when it is not; a
   // destination paused in the config is seen through the registry. May be empty. While a
-  // destination is paused the runner waits (chains created then would only pile up as paused
-  // deliveries and all go at once on resume), with the job's `waiting` saying so.
+  // destination is paused (or its breaker open) the job holds back only that destination's
+  // chains (chains created then would only pile up as paused deliveries and all go at once on
+  // resume) and goes on with the others; when only held-back chains are left it waits, with the
+  // job's `waiting` saying so.
   std::function<std::optional<std::string>(const std::string& destination)> paused_reason;
+  // Jobs this node runs at the same time, each on its own thread with its own pace, so a slow
+  // job (1/h) does not hold back the others. A job past this waits in the queue.
+  int max_concurrent_jobs = 16;
+  // Chains a job holds back for blocked destinations before it stops walking and waits.
+  size_t max_held_back = 10000;
 };
 
 // What a job waits for, for ReplayJob::waiting: {"reason": "breaker_open" |
@@ -60,9 +75,11 @@ Result<int64_t> CountReplayable(store::Store& store, const ReplayFilter& filter,
 // was created and is never changed here) and, for each
 // event and target destination, creates a replay chain due at the time the job's ReplayPacer
 // gives (Store::CreateReplays, in batches at most `lookahead` ahead of the due times), so the
-// engine sends them at the job's rate with jitter. Before each chain it waits while the
-// destination's breaker is open or the destination is paused, saying so in the job's
-// `waiting` (and renewing its lease) while it does. Events it cannot replay (destination no longer
+// engine sends them at the job's rate with jitter. Chains to a destination whose breaker is open
+// or that is paused are held back (in order) while the walk goes on with the other destinations,
+// and created once it is no longer blocked; an event counts as replayed when its first chain is
+// created. When only held-back chains are left, the job waits, saying so in its `waiting` (and
+// renewing its lease). Events it cannot replay (destination no longer
 // configured, past its replay window) count as failed. Progress is written at least every
 // progress_interval; a write refused because the job was cancelled stops the job at once. Delivery
 // is at least once per chain: a node dying mid-page makes the next claimant redo that page.
@@ -81,7 +98,9 @@ class ReplayRunner {
   // Stops the thread: a running job keeps its lease (another node, or this one after a restart,
   // resumes it once the lease expires). Idempotent.
   void Stop();
-  // Wakes the thread to look for a job now (after POST /api/v1/replays).
+  // Wakes the runner: to look for a job now (after POST /api/v1/replays), and every job's wait,
+  // so a cancelled job (DELETE /api/v1/replays/{id}) stops at once and a job waiting for a
+  // breaker or a pause looks again (and tests can wake a wait after moving a FakeClock).
   void Notify();
 
   // Claims and runs one job to its end on the calling thread (tests). False when there was none.
@@ -89,11 +108,22 @@ class ReplayRunner {
 
  private:
   void Loop();
-  // Waits until `clock` reaches `t` (real time); false when stopping.
-  bool SleepUntil(TimePoint t);
+  // Waits until `clock` reaches `t`, waking on Notify (to re-read the clock and see whether job
+  // `id` was cancelled: kFailedPrecondition then) and on Stop (*stopping is set then).
+  // *seen is the Notify generation the job last looked at (a Notify before the wait counts).
+  // With `any_notify` a Notify also ends the wait (a destination may have been resumed).
+  Status SleepUntil(TimePoint t, const std::string& id, uint64_t* seen, bool* stopping,
+                    bool any_notify = false);
+  uint64_t Generation();
+  // kFailedPrecondition when job `id` is no longer running under this node (cancelled).
+  Status CheckStillOurs(const std::string& id);
   bool Stopping();
+  // Claims a job; nullopt when there is none.
+  Result<std::optional<store::ReplayJob>> Claim();
+  // Runs a claimed job and logs how it ended.
+  Status RunClaimed(store::ReplayJob job);
   // Runs a claimed job; returns when it is final, cancelled or the runner stops.
-  Status RunJob(store::ReplayJob job);
+  Status RunJob(store::ReplayJob job, Random& random);
   // Logs how job `id` ended (finished, cancelled, failed, paused by shutdown) after RunJob.
   void LogJobEnd(const std::string& id, const Status& run);
   // Writes progress (renewing the lease). kFailedPrecondition: cancelled, stop.
@@ -101,11 +131,6 @@ class ReplayRunner {
   // Why chains to `destination` cannot go now: its breaker is open (per the store, shared by
   // all nodes) or it is paused; nullopt when they can.
   std::optional<Waiting> Blocked(const std::string& destination);
-  // Waits while `destination` is Blocked, with job.waiting set and saved (and cleared when it
-  // ends). *waited tells whether it waited; *stopping when the runner stops meanwhile.
-  // kFailedPrecondition: the job was cancelled.
-  Status WaitWhileBlocked(store::ReplayJob& job, const std::string& destination, bool* waited,
-                          bool* stopping);
 
   store::Store& store_;
   const model::Registry& registry_;
@@ -118,7 +143,14 @@ class ReplayRunner {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;  // GUARDED_BY(mu_)
-  bool notified_ = false;  // GUARDED_BY(mu_)
+  bool notified_ = false;     // GUARDED_BY(mu_)
+  uint64_t generation_ = 0;  // GUARDED_BY(mu_); bumped by Notify, wakes waits
+  int active_ = 0;           // GUARDED_BY(mu_); jobs running on worker threads
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::vector<Worker> workers_;  // used by the loop thread (and Stop after it ended) only
   std::thread thread_;
 };
 

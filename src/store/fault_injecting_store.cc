@@ -78,10 +78,13 @@ void FaultInjectingStore::FailCatalogChanges(int n, Status status) {
 }
 
 void FaultInjectingStore::Heal() {
-  std::lock_guard<std::mutex> lock(mu_);
-  append_fault_ = Fault{};
-  record_attempt_fault_ = Fault{};
-  catalog_fault_ = Fault{};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    append_fault_ = Fault{};
+    record_attempt_fault_ = Fault{};
+    catalog_fault_ = Fault{};
+  }
+  HoldRecordAttempts(false);
 }
 
 void FaultInjectingStore::AppendEvent(NewEvent event, AppendCallback done) {
@@ -99,8 +102,25 @@ void FaultInjectingStore::AppendEvent(NewEvent event, AppendCallback done) {
   cb_cv_.notify_one();
 }
 
+void FaultInjectingStore::HoldRecordAttempts(bool hold) {
+  {
+    std::lock_guard lock(hold_mu_);
+    hold_records_ = hold;
+  }
+  hold_cv_.notify_all();
+}
+
+void FaultInjectingStore::WaitWhileHeld() {
+  std::unique_lock lock(hold_mu_);
+  if (!hold_records_) return;
+  held_.fetch_add(1);
+  hold_cv_.wait(lock, [this] { return !hold_records_; });
+  held_.fetch_sub(1);
+}
+
 Status FaultInjectingStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                                           const std::string& owner) {
+  WaitWhileHeld();
   Status fault = Take(record_attempt_fault_);
   if (!fault.ok()) {
     failed_record_attempts_.fetch_add(1);
@@ -111,6 +131,7 @@ Status FaultInjectingStore::RecordAttempt(const Attempt& attempt, const Delivery
 
 std::vector<Status> FaultInjectingStore::RecordAttempts(const std::vector<AttemptRecord>& records,
                                                         const std::string& owner) {
+  WaitWhileHeld();
   // Each record takes its own injected failure, as if recorded one by one; the rest reach the
   // target together.
   std::vector<Status> out(records.size());

@@ -42,6 +42,11 @@ class FaultInjectingStore final : public Store {
   // The same for RecordAttempt; RecordAttempts fails each record of a batch as one call.
   void FailRecordAttempts(int n, Status status);
   void FailAllRecordAttempts(Status status);
+  // While held, RecordAttempt(s) wait before reaching the target (a slow commit), so a test can
+  // act between an attempt's end and its record. Heal() releases them too.
+  void HoldRecordAttempts(bool hold);
+  // RecordAttempt(s) calls waiting in a hold now.
+  int held_record_attempts() const { return held_.load(); }
   // The next `n` ApplyCatalogChange calls fail with `status`.
   void FailCatalogChanges(int n, Status status);
   // Removes every fault: all operations reach the target again.
@@ -116,6 +121,12 @@ class FaultInjectingStore final : public Store {
   Fault catalog_fault_;         // GUARDED_BY(mu_)
   std::atomic<int64_t> failed_appends_{0};
   std::atomic<int64_t> failed_record_attempts_{0};
+
+  std::mutex hold_mu_;
+  std::condition_variable hold_cv_;
+  bool hold_records_ = false;  // GUARDED_BY(hold_mu_)
+  std::atomic<int> held_{0};
+  void WaitWhileHeld();
 
   std::mutex cb_mu_;
   std::condition_variable cb_cv_;

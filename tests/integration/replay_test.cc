@@ -199,5 +199,138 @@ TEST_F(BulkReplayTest, CancelStopsTheJob) {
   EXPECT_NE(std::find(actions.begin(), actions.end(), "cancel_replay"), actions.end());
 }
 
+
+// Issue 12 (1, 3, 9), the trial's steps: a job at 1/h is cancelled, and the next job runs at
+// once (the runner used to sleep out the slow job's slot, up to an hour, and saw the cancel only
+// at shutdown). The log shows rates as the CLI does ("1/h", "0.00001/s", never "1e-05/s") and
+// counts in the singular for one event.
+TEST_F(BulkReplayTest, ACancelledSlowJobDoesNotHoldBackTheNextAndTheLogReadsWell) {
+  HttpConnection conn(server_->port());
+  ASSERT_EQ(conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, "{}").status, 202);
+  ASSERT_TRUE(sink_.WaitForRequests(1, 30s));
+  size_t failed = 0;
+  for (int i = 0; i < 100 && failed < 1; ++i, std::this_thread::sleep_for(50ms)) {
+    failed = CountFailed();
+  }
+  ASSERT_EQ(failed, 1u);
+  sink_.SetDefault("/hooks", SinkResponse::Status(200));
+  auto create = [&](const std::string& body) {
+    HttpResponse r = Send("POST", "/api/v1/replays", body);
+    EXPECT_EQ(r.status, 202) << r.body;
+    return r.status == 202 ? std::string(json::parse(r.body).at("id").as_string()) : "";
+  };
+  auto wait_for_log = [&](const std::string& needle) {
+    for (int i = 0; i < 60; ++i, std::this_thread::sleep_for(50ms)) {
+      if (server_->output().find(needle) != std::string::npos) return true;
+    }
+    return false;
+  };
+  const std::string slow = create(R"({"rate": "1/h"})");
+  EXPECT_TRUE(wait_for_log("replay job " + slow + " started: filter {\"status\":\"failed\"}, 1/h"))
+      << server_->output();
+  const std::string tiny = create(R"({"rate": 0.00001})");
+  EXPECT_TRUE(wait_for_log("replay job " + tiny + " started: filter {\"status\":\"failed\"}, 0.00001/s"))
+      << server_->output();
+  EXPECT_EQ(Send("DELETE", "/api/v1/replays/" + slow).status, 200);
+  EXPECT_EQ(Send("DELETE", "/api/v1/replays/" + tiny).status, 200);
+  // The cancel reaches the runner at once, not at shutdown.
+  EXPECT_TRUE(wait_for_log("replay job " + slow + " cancelled after 0 of 1 event\n"))
+      << server_->output();
+  const std::string fast = create(R"({"rate": "50/s"})");
+  json::value job;
+  for (int i = 0; i < 60; ++i, std::this_thread::sleep_for(50ms)) {
+    job = json::parse(Send("GET", "/api/v1/replays/" + fast).body);
+    if (job.at("state").as_string() == "done") break;
+  }
+  EXPECT_EQ(job.at("state").as_string(), "done") << json::serialize(job);
+  EXPECT_EQ(job.at("done").as_int64(), 1);
+  EXPECT_TRUE(wait_for_log("replay job " + fast + " finished: 1 event replayed, 0 not replayable"))
+      << server_->output();
+  const std::string out = server_->output();
+  EXPECT_EQ(out.find("e-05"), std::string::npos) << out;
+  EXPECT_EQ(out.find("0.0002777"), std::string::npos) << out;
+}
+
+
+// Issue 12, point 7, the trial's steps: event E goes to durd, refd and gone; gone answered 410
+// and is paused. A bulk replay by source sends E's chains to durd and refd and replays the other
+// event (no route to gone) at once, counts both, and waits only for gone, saying so.
+TEST(BulkReplayPausedTest, APausedDestinationHoldsBackOnlyItsOwnChains) {
+  TempDir dir;
+  Sink sink;
+  sink.SetDefault("/durd", SinkResponse::Status(500));
+  sink.SetDefault("/refd", SinkResponse::Status(500));
+  sink.SetDefault("/gone", SinkResponse::Status(410));
+  const std::string policy =
+      "policy = { strategy = \"exponential\", jitter = \"none\", base = \"50ms\", "
+      "cap = \"200ms\", max_attempts = 1, max_duration = \"1m\", timeout = \"2s\" }\n";
+  std::string config = "[delivery]\npoll_interval = \"100ms\"\n\n[[sources]]\nname = \"dur\"\n";
+  for (const char* d : {"durd", "refd", "gone"}) {
+    config += std::string("\n[[destinations]]\nname = \"") + d +
+              "\"\nallow_private = true\nurl = \"" + sink.url(std::string("/") + d) + "\"\n" +
+              policy;
+  }
+  HookrelayServer server(HookrelayServer::Options{
+      config, dir.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
+  ASSERT_TRUE(server.ok()) << server.output();
+  auto send = [&](const std::string& method, const std::string& target,
+                  const std::string& body = "") {
+    HttpConnection conn(server.port());
+    testing::HeaderList headers{{"Authorization", "Bearer " + kToken}};
+    if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
+    return conn.Send(method, target, headers, body);
+  };
+  for (const char* d : {"durd", "refd"}) {
+    HttpResponse r = send("POST", "/api/v1/routes",
+                          std::string(R"({"source": "dur", "destination": ")") + d + "\"}");
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+  HttpConnection in(server.port());
+  ASSERT_EQ(in.Send("POST", "/in/dur", {{"Content-Type", "application/json"}}, "{}").status, 202);
+  ASSERT_TRUE(sink.WaitForRequests(2, 30s));
+  ASSERT_EQ(send("POST", "/api/v1/routes", R"({"source": "dur", "destination": "gone"})").status,
+            201);
+  ASSERT_EQ(in.Send("POST", "/in/dur", {{"Content-Type", "application/json"}}, "{}").status, 202);
+  ASSERT_TRUE(sink.WaitForRequests(5, 30s));
+  // gone is paused after its 410; every chain failed.
+  bool ready = false;
+  for (int i = 0; i < 100 && !ready; ++i, std::this_thread::sleep_for(50ms)) {
+    json::value d = json::parse(send("GET", "/api/v1/destinations/gone").body);
+    json::value ev = json::parse(send("GET", "/api/v1/events?status=failed").body);
+    ready = d.at("paused").as_bool() && ev.at("items").as_array().size() == 2;
+  }
+  ASSERT_TRUE(ready);
+  sink.SetDefault("/durd", SinkResponse::Status(200));
+  sink.SetDefault("/refd", SinkResponse::Status(200));
+  HttpResponse created =
+      send("POST", "/api/v1/replays", R"({"status": "failed", "source": "dur", "rate": "50/s"})");
+  ASSERT_EQ(created.status, 202) << created.body;
+  json::value job = json::parse(created.body);
+  EXPECT_EQ(job.at("total").as_int64(), 2);
+  const std::string id(job.at("id").as_string());
+  for (int i = 0; i < 100; ++i, std::this_thread::sleep_for(50ms)) {
+    job = json::parse(send("GET", "/api/v1/replays/" + id).body);
+    if (job.at("done").as_int64() == 2 && !job.at("waiting").is_null()) break;
+  }
+  EXPECT_EQ(job.at("state").as_string(), "running") << json::serialize(job);
+  EXPECT_EQ(job.at("done").as_int64(), 2) << json::serialize(job);
+  ASSERT_TRUE(job.at("waiting").is_object()) << json::serialize(job);
+  EXPECT_EQ(job.at("waiting").at("reason").as_string(), "destination_paused");
+  EXPECT_EQ(job.at("waiting").at("destination").as_string(), "gone");
+  // Both events went again to durd and refd (4 replays after the first 5 sends); none to gone.
+  ASSERT_TRUE(sink.WaitForRequests(9, 10s));
+  size_t to_gone = 0;
+  for (const testing::SinkRequest& r : sink.Requests()) to_gone += r.path == "/gone";
+  EXPECT_EQ(to_gone, 1u);
+  HttpResponse cancelled = send("DELETE", "/api/v1/replays/" + id);
+  ASSERT_EQ(cancelled.status, 200) << cancelled.body;
+  bool logged = false;
+  for (int i = 0; i < 60 && !logged; ++i, std::this_thread::sleep_for(50ms)) {
+    logged = server.output().find("replay job " + id + " cancelled after 2 of 2 events") !=
+             std::string::npos;
+  }
+  EXPECT_TRUE(logged) << server.output();
+}
+
 }  // namespace
 }  // namespace hookrelay

@@ -31,6 +31,11 @@ namespace {
 constexpr int64_t kSqliteMaxPageCount = 1073741823;
 constexpr int kBusyTimeoutMs = 5000;
 
+// Every list's answer to a cursor it did not give out (events, audit, replays), one wording.
+Status BadCursor() {
+  return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)", "cursor");
+}
+
 struct Unit {};
 
 // Headers are stored as one blob: for each header, a 4-byte little-endian name length, the name,
@@ -989,8 +994,7 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   limit = std::clamp(limit, 1, kMaxListLimit);
   // Cursors are event ids (ULIDs); anything else was not made here.
   if (!cursor.empty() && !IsUlid(cursor)) {
-    return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)",
-                                   "cursor");
+    return BadCursor();
   }
   // Only the filters in use appear in the SQL, so the planner sees plain conditions. Parameter
   // numbers are fixed; ?7 (the limit) is always present, which makes ?1..?6 valid to bind even
@@ -1191,7 +1195,7 @@ Result<AuditPage> SqliteStore::ListAudit(const std::string& cursor, int limit) {
     const char* end = cursor.data() + cursor.size();
     auto [p, ec] = std::from_chars(cursor.data(), end, before);
     if (ec != std::errc() || p != end || before <= 0) {
-      return Status::InvalidArgument("invalid cursor", "cursor");
+      return BadCursor();
     }
   }
   Result<Reader> db = AcquireReader();
@@ -1399,8 +1403,7 @@ Result<ReplayJobPage> SqliteStore::ListReplayJobs(const std::string& cursor, int
   limit = std::clamp(limit, 1, kMaxListLimit);
   // Job ids are ULIDs (time-ordered); the cursor is the last id of the previous page.
   if (!cursor.empty() && !IsUlid(cursor)) {
-    return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)",
-                                   "cursor");
+    return BadCursor();
   }
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();

@@ -119,5 +119,17 @@ TEST(RateTest, ParsesPerUnit) {
   EXPECT_FALSE(ParseRate("/s").ok());
 }
 
+// Issue 12, point 3: the one rate formatter of the CLI and the server log; never scientific.
+TEST(RateTest, FormatsAsAFlagWouldGiveIt) {
+  EXPECT_EQ(FormatRate(50), "50/s");
+  EXPECT_EQ(FormatRate(1.0 / 3600), "1/h");
+  EXPECT_EQ(FormatRate(1.0 / 60), "1/m");
+  EXPECT_EQ(FormatRate(0.5), "30/m");
+  EXPECT_EQ(FormatRate(0.0123), "0.0123/s");
+  EXPECT_EQ(FormatRate(0.00001), "0.00001/s");
+  EXPECT_EQ(FormatRate(0.3 / 3600), "0.00008333333333333333/s");
+  EXPECT_EQ(*ParseRate(FormatRate(1.0 / 3600)), 1.0 / 3600);
+}
+
 }  // namespace
 }  // namespace hookrelay

@@ -134,7 +134,7 @@ TEST(DecideTest, SingleAttemptPolicyGivesUpAtOnce) {
   RetryDecision d =
       Decide(Steady(1), {}, AttemptOutcome{.error = TransportError::kDns}, kT0, random);
   EXPECT_EQ(d.kind, DecisionKind::kGiveUpAttempts);
-  EXPECT_THAT(d.reason, HasSubstr("gave up after 1 of 1 attempts: DNS error: "));
+  EXPECT_THAT(d.reason, HasSubstr("gave up after 1 of 1 attempt: DNS error: "));
   EXPECT_EQ(d.deadline, kT0 + hours(1));
 }
 

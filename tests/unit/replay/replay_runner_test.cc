@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -356,6 +357,163 @@ TEST_F(ReplayRunnerTest, TheThreadPicksUpQueuedJobsAndStopsPromptly) {
   runner.Stop();
   EXPECT_LT(clock_.Now() - stop, seconds(1));
   EXPECT_EQ(Get(slow.id).state, store::ReplayJobState::kRunning);
+}
+
+
+// The runner with a FakeClock: its waits end only on Notify or Stop (or after real time as long
+// as the fake wait), so these tests show that a wait wakes without any real time passing.
+class ReplayRunnerFakeClockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = store::OpenSqliteStore({.dir = dir_.path()}, clock_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    model::Catalog catalog;
+    for (const char* name : {"billing", "crm"}) {
+      model::Destination d;
+      d.name = name;
+      d.url = std::string("https://example.com/") + name;
+      d.policy = *policy::PresetPolicy("default");
+      catalog.destinations.emplace(name, std::move(d));
+    }
+    ASSERT_TRUE(registry_.Replace(std::move(catalog)).ok());
+  }
+
+  std::string AddEvent(std::vector<std::string> destinations) {
+    store::NewEvent e = store::test::MakeEvent(clock_, random_, "{}", std::move(destinations));
+    for (store::NewDelivery& d : e.deliveries) d.status = DeliveryStatus::kFailed;
+    auto r = store_->AppendEventSync(std::move(e));
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? r->id : "";
+  }
+
+  store::ReplayJob Job(const std::string& filter, double rate) {
+    store::ReplayJob j;
+    j.id = NewUlid(clock_, random_);
+    j.created_at = clock_.Now();
+    j.filter = filter;
+    j.rate = rate;
+    auto f = ParseReplayFilter(filter);
+    EXPECT_TRUE(f.ok());
+    auto total = CountReplayable(*store_, AsOfJob(*f, j.created_at));
+    j.total = total.ok() ? *total : -1;
+    EXPECT_TRUE(store_->CreateReplayJob(j).ok());
+    clock_.Advance(std::chrono::milliseconds(1));  // the next job's ULID sorts after
+    return j;
+  }
+
+  store::ReplayJob Get(const std::string& id) {
+    auto j = store_->GetReplayJob(id);
+    EXPECT_TRUE(j.ok() && j->has_value());
+    return j.ok() && j->has_value() ? **j : store::ReplayJob{};
+  }
+
+  int Chains(const std::string& event_id, const std::string& destination) {
+    auto ds = store_->GetDeliveries(event_id);
+    EXPECT_TRUE(ds.ok());
+    int n = 0;
+    if (ds.ok()) {
+      for (const store::Delivery& d : *ds) n += d.destination == destination && d.chain > 0;
+    }
+    return n;
+  }
+
+  hookrelay::testing::TempDir dir_;
+  FakeClock clock_;
+  SeededRandom random_{11};
+  std::unique_ptr<store::Store> store_;
+  model::Registry registry_;
+};
+
+// Issue 12.1: a job paced at 1/h sleeps until its next slot; a cancel must end that sleep at
+// once (it used to be seen only at shutdown).
+TEST_F(ReplayRunnerFakeClockTest, ACancelEndsASlowJobsWaitAtOnce) {
+  const std::string first = AddEvent({"crm"});
+  const std::string second = AddEvent({"crm"});
+  store::ReplayJob slow = Job(R"({"status":"failed"})", 1.0 / 3600);
+  std::future<Result<bool>> run;  // destroyed after the runner has stopped
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
+  run = std::async(std::launch::async, [&runner] { return runner.RunOnce(); });
+  // The job waits for its first slot, somewhere in the first hour.
+  store::ReplayJob j = WaitForJob([&] { return Get(slow.id); }, [](const store::ReplayJob& j) {
+    return j.state == store::ReplayJobState::kRunning;
+  });
+  ASSERT_EQ(j.state, store::ReplayJobState::kRunning);
+  ASSERT_TRUE(store_->CancelReplayJob(slow.id, clock_.Now()).ok());
+  runner.Notify();  // what DELETE /api/v1/replays/{id} does
+  const bool ended = run.wait_for(seconds(5)) == std::future_status::ready;
+  runner.Stop();  // lets the old code's wait end, so a failure does not hang the test
+  EXPECT_TRUE(ended) << "the cancelled job still waits for its next slot";
+  Result<bool> ran = run.get();
+  ASSERT_TRUE(ran.ok()) << ran.status().ToString();
+  EXPECT_EQ(Get(slow.id).state, store::ReplayJobState::kCancelled);
+  EXPECT_LE(Chains(first, "crm") + Chains(second, "crm"), 1);
+}
+
+// Issue 12.1: jobs run side by side, each at its own pace: a job at 50/s finishes while one at
+// 1/h waits for its next slot (it used to wait behind it for up to an hour).
+TEST_F(ReplayRunnerFakeClockTest, AFastJobFinishesWhileASlowOneWaits) {
+  AddEvent({"crm"});
+  AddEvent({"crm"});
+  store::ReplayJob slow = Job(R"({"destination":"crm"})", 1.0 / 3600);
+  const std::string a = AddEvent({"billing"});
+  const std::string b = AddEvent({"billing"});
+  store::ReplayJob fast = Job(R"({"destination":"billing"})", 50);
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
+  runner.Start();
+  runner.Notify();
+  store::ReplayJob f = WaitForJob([&] { return Get(fast.id); }, [](const store::ReplayJob& j) {
+    return j.state == store::ReplayJobState::kDone;
+  });
+  EXPECT_EQ(f.state, store::ReplayJobState::kDone);
+  EXPECT_EQ(f.done, 2);
+  EXPECT_EQ(Chains(a, "billing"), 1);
+  EXPECT_EQ(Chains(b, "billing"), 1);
+  EXPECT_EQ(Get(slow.id).state, store::ReplayJobState::kRunning);  // still at its pace
+  runner.Stop();
+}
+
+// Issue 12.7: a paused destination holds back only its own chains: the other destinations of
+// the same event, and other events, are replayed and counted; `waiting` names the paused one
+// once only it holds the job back.
+TEST_F(ReplayRunnerFakeClockTest, APausedDestinationHoldsBackOnlyItsOwnChains) {
+  const std::string both = AddEvent({"crm", "billing"});
+  const std::string other = AddEvent({"billing"});
+  std::atomic<bool> paused{true};
+  ReplayRunnerOptions options;
+  options.paused_reason = [&paused](const std::string& d) -> std::optional<std::string> {
+    if (d == "crm" && paused) return std::string("410 Gone");
+    return std::nullopt;
+  };
+  store::ReplayJob job = Job(R"({"status":"failed"})", 1000);
+  EXPECT_EQ(job.total, 2);
+  std::future<Result<bool>> run;  // destroyed after the runner has stopped
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr, options);
+  run = std::async(std::launch::async, [&runner] { return runner.RunOnce(); });
+  store::ReplayJob waiting =
+      WaitForJob([&] { return Get(job.id); }, [](const store::ReplayJob& j) {
+        return j.waiting.has_value() && j.done == 2;
+      });
+  EXPECT_EQ(waiting.done, 2);  // both events had a chain replayed
+  EXPECT_EQ(waiting.failed, 0);
+  ASSERT_TRUE(waiting.waiting.has_value());
+  boost::json::object w = boost::json::parse(*waiting.waiting).as_object();
+  EXPECT_EQ(w.at("reason"), "destination_paused");
+  EXPECT_EQ(w.at("destination"), "crm");
+  EXPECT_EQ(Chains(both, "billing"), 1);
+  EXPECT_EQ(Chains(other, "billing"), 1);
+  EXPECT_EQ(Chains(both, "crm"), 0);
+  paused = false;
+  runner.Notify();  // what resuming the destination does
+  const bool ended = run.wait_for(seconds(5)) == std::future_status::ready;
+  runner.Stop();
+  ASSERT_TRUE(ended);
+  ASSERT_TRUE(run.get().ok());
+  store::ReplayJob after = Get(job.id);
+  EXPECT_EQ(after.state, store::ReplayJobState::kDone);
+  EXPECT_EQ(after.done, 2);
+  EXPECT_FALSE(after.waiting.has_value());
+  EXPECT_EQ(Chains(both, "crm"), 1);
 }
 
 }  // namespace
