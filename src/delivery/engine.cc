@@ -48,6 +48,7 @@ struct DeliveryEngine::Dest {
   std::string paused_reason;
   TimePoint last_pause_sweep{};
   int claims_out = 0;      // claims queued or running (at most one)
+  int reserved = 0;        // of in_flight: slots held for claims out, not yet requests
   TimePoint idle_until{};  // a claim came up short: nothing is due before this
   // Per-destination counters, see DestinationState.
   int64_t delivered = 0, failed = 0;
@@ -288,6 +289,7 @@ TimePoint DeliveryEngine::ServeDestination(const model::Destination& d, TimePoin
     if (want > 0) {
       // Reserved until the claim answers (RunClaim frees what it did not find).
       s.in_flight += want;
+      s.reserved += want;
       s.claims_out++;
     }
   }
@@ -343,6 +345,7 @@ void DeliveryEngine::RunClaim(const ClaimJob& job) {
     Dest& s = StateOf(d.name, d);
     // The slots reserved for deliveries that were not there are free again.
     s.in_flight = std::max(0, s.in_flight - (job.want - got));
+    s.reserved = std::max(0, s.reserved - job.want);
     s.claims_out = std::max(0, s.claims_out - 1);
     if (idle_until && job.work_gen == work_gen_) s.idle_until = *idle_until;
     if (job.probe && got == 0) {
@@ -689,7 +692,8 @@ std::map<std::string, DestinationState> DeliveryEngine::Destinations() const {
     out[name] = DestinationState{s->breaker.snapshot(),
                                  s->concurrency.allowed(),
                                  s->max_concurrency,
-                                 s->in_flight,
+                                 // Requests out; slots held for a claim still running are not.
+                                 std::max(0, s->in_flight - s->reserved),
                                  s->paused,
                                  s->paused_reason,
                                  s->delivered,

@@ -267,6 +267,22 @@ TEST_F(ApiTest, PrivateDestinationRefusedAtCreationUnlessAllowed) {
   EXPECT_EQ(r.status, 200) << r.body;
 }
 
+// A new destination has sent nothing: "in_flight" counts requests out at the destination, not
+// the slots the engine holds while it looks for due deliveries (it showed 16 right after
+// creation).
+TEST_F(ApiTest, ANewDestinationHasNothingInFlight) {
+  for (int i = 0; i < 10; ++i) {
+    const std::string name = "fresh" + std::to_string(i);
+    HttpResponse r = Post("/api/v1/destinations",
+                          R"({"name": ")" + name + R"(", "url": "https://hooks.example.com/x"})");
+    ASSERT_EQ(r.status, 201) << r.body;
+    EXPECT_EQ(json::parse(r.body).at("in_flight").to_number<int64_t>(), 0) << r.body;
+    r = Get("/api/v1/destinations/" + name);
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(json::parse(r.body).at("in_flight").to_number<int64_t>(), 0) << r.body;
+  }
+}
+
 // Issue 11.10: the same check when the config file is loaded, unless the server allows private
 // destinations.
 TEST(ApiPrivateConfigTest, ConfigWithAPrivateDestinationIsRefusedAtStart) {
