@@ -99,6 +99,10 @@ Status CommitAdminToken(const std::string& dir, const AdminTokenPlan& plan, std:
           << "\n"
           << "Next, in another shell:\n"
           << "  export HOOKRELAY_TOKEN=" << plan.generated << "\n";
+      // The CLI's default API address (cli::kDefaultApiUrl); any other needs HOOKRELAY_URL.
+      if (!next.url.empty() && next.url != "http://127.0.0.1:8080") {
+        out << "  export HOOKRELAY_URL=" << next.url << "\n";
+      }
       if (!next.sources.empty() || next.destinations > 0) {
         // The catalog is already set up (a config file): look at it and send a test event.
         out << "  hookrelay sources list; hookrelay destinations list; hookrelay routes list\n";

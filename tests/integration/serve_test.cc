@@ -223,6 +223,8 @@ TEST_F(ServeBinaryTest, NoAdminTokenIsShownOrStoredWhenTheAddressIsInUse) {
   // destinations and routes, so they list them and post to an existing source (the first one
   // that checks no signature), instead of adding ones that would conflict.
   EXPECT_NE(out.find("export HOOKRELAY_TOKEN=" + token), std::string::npos) << out;
+  // Not the CLI's default address (127.0.0.1:8080): the CLI is told where the API is.
+  EXPECT_NE(out.find("export HOOKRELAY_URL=" + server->url() + "\n"), std::string::npos) << out;
   EXPECT_EQ(out.find("hookrelay sources add"), std::string::npos) << out;
   EXPECT_EQ(out.find("hookrelay routes add"), std::string::npos) << out;
   EXPECT_NE(out.find("hookrelay sources list"), std::string::npos) << out;
