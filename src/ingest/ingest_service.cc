@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include "common/id.h"
+#include "http/json_text.h"
 #include "ingest/verify.h"
 #include "model/destination.h"
 
@@ -61,7 +62,7 @@ http::Response Accepted(const std::string& id, bool duplicate) {
   }
   json::object body{{"id", id}};
   if (duplicate) body["duplicate"] = true;
-  r.body = json::serialize(body);
+  r.body = http::SerializeJson(body);
   return r;
 }
 
