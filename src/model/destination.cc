@@ -143,6 +143,21 @@ Result<Destination> ParseDestination(const json::value& v) {
           value->find_first_of("\r\n") != std::string::npos) {
         return Status::InvalidArgument("is not a valid HTTP header", field);
       }
+      if (IsHopByHopOrFraming(key)) {
+        return Status::InvalidArgument(
+            std::string(key) +
+                " cannot be set: hookrelay's HTTP client sets the framing and connection headers "
+                "(Host, Content-Length, Transfer-Encoding, Connection, Keep-Alive, TE, Trailer, "
+                "Upgrade, Expect, Proxy-*)",
+            field);
+      }
+      if (IsSignatureHeader(key)) {
+        return Status::InvalidArgument(
+            std::string(key) +
+                " cannot be set: hookrelay sends webhook-id, webhook-timestamp and "
+                "webhook-signature itself (set signing_secret to sign)",
+            field);
+      }
       d.headers.emplace_back(std::string(key), *value);
     }
   }
@@ -243,13 +258,22 @@ bool IsHookrelayCredential(std::string_view name) {
   return lower == "authorization" || lower == "cookie" || lower == "proxy-authorization";
 }
 
-bool IsNeverForwarded(std::string_view name) {
+bool IsHopByHopOrFraming(std::string_view name) {
   const std::string lower = Lower(name);
   for (std::string_view n : {"connection", "keep-alive", "te", "trailer", "transfer-encoding",
                              "upgrade", "host", "content-length", "expect"}) {
     if (lower == n) return true;
   }
-  return lower.starts_with("proxy-") || IsHookrelayCredential(lower);
+  return lower.starts_with("proxy-");
+}
+
+bool IsSignatureHeader(std::string_view name) {
+  const std::string lower = Lower(name);
+  return lower == "webhook-id" || lower == "webhook-timestamp" || lower == "webhook-signature";
+}
+
+bool IsNeverForwarded(std::string_view name) {
+  return IsHopByHopOrFraming(name) || IsHookrelayCredential(name);
 }
 
 namespace {
