@@ -387,6 +387,29 @@ TEST_F(IngestTest, DedupByHeaderAndJsonField) {
   EXPECT_EQ((*first)->body, "first") << "the first arrival is the one kept";
 }
 
+// Dedup by a JSON field tells values of different types, and numbers of different text, apart.
+TEST_F(IngestTest, DedupByJsonFieldComparesTypeAndExactText) {
+  Start();
+  HttpConnection conn(port());
+  const std::pair<std::string, std::string> pairs[] = {
+      {R"({"id":true})", R"({"id":"true"})"},
+      {R"({"id":1})", R"({"id":"1"})"},
+      {R"({"id":1e999})", "{\"id\":" + std::string(400, '9') + "}"},
+      {R"({"id":0.1})", R"({"id":0.10000000000000001})"},
+  };
+  for (const auto& [a, b] : pairs) {
+    HttpResponse ra = conn.Send("POST", "/in/jsonid", {}, a);
+    HttpResponse rb = conn.Send("POST", "/in/jsonid", {}, b);
+    ASSERT_EQ(ra.status, 202) << ra.body;
+    ASSERT_EQ(rb.status, 202) << rb.body;
+    EXPECT_NE(IdOf(ra), IdOf(rb)) << a << " and " << b << ": " << rb.body;
+    EXPECT_FALSE(json::parse(rb.body).as_object().contains("duplicate")) << rb.body;
+    // The same value again is a duplicate.
+    HttpResponse again = conn.Send("POST", "/in/jsonid", {}, b);
+    EXPECT_EQ(IdOf(again), IdOf(rb)) << b;
+  }
+}
+
 // Any sender may put bytes that are not UTF-8 in a header value. The event is stored and forwarded
 // with the bytes as they came, and the API and CLI still answer valid JSON (the bytes shown as
 // Latin-1).
