@@ -61,7 +61,7 @@ Result<AdminTokenPlan> PlanAdminToken(const std::string& dir, const std::string&
         return Status::InvalidArgument(
             env_name + " contains " + (c == ' ' ? "a space" : "whitespace or a control character") +
             " (at character " + std::to_string(i + 1) +
-            "), which no client can send in an Authorization header; set it to printable "
+            "), which clients cannot send reliably in an Authorization header; set it to printable "
             "characters only, e.g. from `openssl rand -hex 32` (check for a trailing newline)");
       }
     }

@@ -537,6 +537,13 @@ struct Sender::Impl {
       if (status == 0 && !r.outcome.only_interim && !t.interim) {
         r.outcome.bytes_received = t.bytes_in;
       }
+      // libcurl counts body bytes only: "… with 0 bytes received" would contradict the reason.
+      if (r.outcome.bytes_received > 0 || r.outcome.only_interim) {
+        constexpr std::string_view kNone = " with 0 bytes received";
+        if (size_t at = r.error_detail.find(kNone); at != std::string::npos) {
+          r.error_detail.erase(at, kNone.size());
+        }
+      }
       if (IsHeaderLimitError(code, r.error_detail, status, t.body_bytes)) {
         r.outcome.error = TransportError::kResponseTooLarge;
       }

@@ -145,17 +145,15 @@ Result<Destination> ParseDestination(const json::value& v) {
       }
       if (IsHopByHopOrFraming(key)) {
         return Status::InvalidArgument(
-            std::string(key) +
-                " cannot be set: hookrelay's HTTP client sets the framing and connection headers "
-                "(Host, Content-Length, Transfer-Encoding, Connection, Keep-Alive, TE, Trailer, "
-                "Upgrade, Expect, Proxy-*)",
+            "cannot be set: hookrelay's HTTP client sets the framing and connection headers "
+            "(Host, Content-Length, Transfer-Encoding, Connection, Keep-Alive, TE, Trailer, "
+            "Upgrade, Expect, Proxy-*)",
             field);
       }
       if (IsSignatureHeader(key)) {
         return Status::InvalidArgument(
-            std::string(key) +
-                " cannot be set: hookrelay sends webhook-id, webhook-timestamp and "
-                "webhook-signature itself (set signing_secret to sign)",
+            "cannot be set: hookrelay sends webhook-id, webhook-timestamp and webhook-signature "
+            "itself (set signing_secret to sign)",
             field);
       }
       d.headers.emplace_back(std::string(key), *value);
