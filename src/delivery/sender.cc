@@ -7,9 +7,9 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <cctype>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -274,10 +274,10 @@ struct Sender::Impl {
     std::string refused_address;  // set when the guard refused a connection
     bool final_status = false;    // a status line >= 200 arrived
     bool interim = false;         // a 1xx status line arrived
-    std::vector<curl_socket_t> opened;  // sockets this transfer opened (new connections)
+    std::vector<curl_socket_t> opened;   // sockets this transfer opened (new connections)
     curl_socket_t fd = CURL_SOCKET_BAD;  // the connection's socket, once known
-    int64_t tcp_base = -1;        // the connection's received-byte count before this request
-    uint64_t bytes_in = 0;        // bytes received for this request (while no status line)
+    int64_t tcp_base = -1;               // the connection's received-byte count before this request
+    uint64_t bytes_in = 0;               // bytes received for this request (while no status line)
     char errbuf[CURL_ERROR_SIZE] = {};
 
     ~Transfer() {
@@ -673,7 +673,7 @@ struct Sender::Impl {
   const ProxySettings proxy;
   CURLM* multi = nullptr;
   std::atomic<int> in_flight{0};
-  std::mutex sockets_mu;  // sender thread only, but cheap; guards `sockets`
+  std::mutex sockets_mu;                         // sender thread only, but cheap; guards `sockets`
   std::map<std::string, curl_socket_t> sockets;  // open connections: address|port|local port
 
   std::mutex mu;

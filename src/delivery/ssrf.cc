@@ -48,8 +48,7 @@ bool IsPrivateV6(const unsigned char* b) {
     return IsPrivateV4(V4At(b + 12));
   }
   // ::ffff:0:0:0/96 (IPv4-translated, RFC 2765): a translator forwards to the embedded address.
-  if (std::memcmp(b, kZero, 8) == 0 && b[8] == 0xff && b[9] == 0xff && b[10] == 0 &&
-      b[11] == 0) {
+  if (std::memcmp(b, kZero, 8) == 0 && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0) {
     return IsPrivateV4(V4At(b + 12));
   }
   // 64:ff9b::/96, the well-known NAT64 prefix: a NAT64 gateway forwards to the embedded

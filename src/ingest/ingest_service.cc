@@ -103,9 +103,9 @@ struct DedupFieldHandler {
   std::string_view key;
   int depth = 0;
   bool top_is_object = false;
-  bool in_key = false;   // the current top-level member's key is `key`
-  std::string key_text;  // the top-level key being read
-  std::string number;    // number parts so far
+  bool in_key = false;      // the current top-level member's key is `key`
+  std::string key_text;     // the top-level key being read
+  std::string number;       // number parts so far
   Kind kind = Kind::kNone;  // of the last top-level member named `key` (duplicates: last wins)
   std::string value;
 
@@ -201,6 +201,7 @@ struct DedupFieldHandler {
 // ("1", "1.0", "1e999" all differ), a boolean "\xFFbool:true". null, objects, arrays and empty
 // strings are no key.
 std::optional<std::string> JsonDedupKey(std::string_view body, std::string_view key) {
+  static const std::string kTypedKey(1, '\xFF');
   json::basic_parser<DedupFieldHandler> parser(json::parse_options{});
   parser.handler().key = key;
   boost::system::error_code ec;
@@ -211,8 +212,8 @@ std::optional<std::string> JsonDedupKey(std::string_view body, std::string_view 
     case DedupFieldHandler::Kind::kString:
       if (h.value.empty()) return std::nullopt;
       return std::move(h.value);
-    case DedupFieldHandler::Kind::kNumber: return "\xFF" "number:" + h.value;
-    case DedupFieldHandler::Kind::kBool: return "\xFF" "bool:" + h.value;
+    case DedupFieldHandler::Kind::kNumber: return kTypedKey + "number:" + h.value;
+    case DedupFieldHandler::Kind::kBool: return kTypedKey + "bool:" + h.value;
     default: return std::nullopt;
   }
 }

@@ -304,8 +304,8 @@ std::string RedactParams(std::string_view part) {
     if (end == std::string_view::npos) end = part.size();
     std::string_view pair = part.substr(start, end - start);
     const size_t eq = pair.find('=');
-    if (eq != std::string_view::npos && eq + 1 < pair.size() &&
-        pair.substr(eq + 1) != kRedacted && IsCredentialName(PercentDecode(pair.substr(0, eq)))) {
+    if (eq != std::string_view::npos && eq + 1 < pair.size() && pair.substr(eq + 1) != kRedacted &&
+        IsCredentialName(PercentDecode(pair.substr(0, eq)))) {
       out.append(pair.substr(0, eq + 1)).append(kRedacted);
     } else {
       out.append(pair);

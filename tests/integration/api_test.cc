@@ -239,11 +239,11 @@ TEST_F(ApiTest, CredentialsInAnEventAreNeitherShownNorForwarded) {
 // Issue 11.10: a literal loopback/private address is refused when the destination is created or
 // changed (not only at delivery), naming the field, unless the destination allows it.
 TEST_F(ApiTest, PrivateDestinationRefusedAtCreationUnlessAllowed) {
-  for (const char* url : {"http://127.0.0.1:9/x", "http://localhost:9/x", "http://[::1]:9/x",
-                          "http://10.1.2.3/x", "http://169.254.169.254/latest/meta-data",
-                          "http://localhost.:18601/", "http://127.0.0.1.:18601/",
-                          "http://[::ffff:0:7f00:1]:18601/", "http://198.18.0.1/",
-                          "http://192.0.0.1/"}) {
+  for (const char* url :
+       {"http://127.0.0.1:9/x", "http://localhost:9/x", "http://[::1]:9/x", "http://10.1.2.3/x",
+        "http://169.254.169.254/latest/meta-data", "http://localhost.:18601/",
+        "http://127.0.0.1.:18601/", "http://[::ffff:0:7f00:1]:18601/", "http://198.18.0.1/",
+        "http://192.0.0.1/"}) {
     HttpResponse r =
         Post("/api/v1/destinations", R"({"name": "p", "url": ")" + std::string(url) + R"("})");
     EXPECT_EQ(r.status, 400) << url << ": " << r.body;
@@ -272,9 +272,9 @@ TEST_F(ApiTest, PrivateDestinationRefusedAtCreationUnlessAllowed) {
 // The headers hookrelay's HTTP client and signer set cannot be set by a destination's `headers`
 // (they were dropped silently, or sent twice); the field is named.
 TEST_F(ApiTest, DestinationHeadersThatHookrelaySetsAreRefused) {
-  for (const char* name : {"Content-Length", "Connection", "Upgrade", "TE", "Host",
-                           "Transfer-Encoding", "Expect", "Keep-Alive", "Proxy-Connection",
-                           "webhook-id", "Webhook-Timestamp", "webhook-signature"}) {
+  for (const char* name :
+       {"Content-Length", "Connection", "Upgrade", "TE", "Host", "Transfer-Encoding", "Expect",
+        "Keep-Alive", "Proxy-Connection", "webhook-id", "Webhook-Timestamp", "webhook-signature"}) {
     HttpResponse r = Post("/api/v1/destinations",
                           R"({"name": "h", "url": "https://hooks.example.com/x", "headers": {")" +
                               std::string(name) + R"(": "3"}})");
@@ -292,9 +292,8 @@ TEST_F(ApiTest, DestinationHeadersThatHookrelaySetsAreRefused) {
 
 // ';' separates query parameters as '&' does: a credential after it is not shown.
 TEST_F(ApiTest, UrlCredentialsAfterASemicolonAreNotShown) {
-  HttpResponse r = Post(
-      "/api/v1/destinations",
-      R"({"name": "s", "url": "http://127.0.0.1:18601/a?a=1;token=LEAK5;x=2",
+  HttpResponse r = Post("/api/v1/destinations",
+                        R"({"name": "s", "url": "http://127.0.0.1:18601/a?a=1;token=LEAK5;x=2",
           "allow_private": true})");
   ASSERT_EQ(r.status, 201) << r.body;
   for (const char* target : {"/api/v1/destinations/s", "/api/v1/destinations"}) {

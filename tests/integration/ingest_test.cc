@@ -418,9 +418,10 @@ TEST_F(IngestTest, HeaderBytesThatAreNotUtf8KeepTheEventReadable) {
   const std::string bad[] = {"caf\xff", "a\xc0\xaf", "x\x80y", "e\xe2\x82"};
   std::vector<std::string> ids;
   for (const std::string& value : bad) {
-    std::string reply = testing::SendRaw(port(), "POST /in/test HTTP/1.1\r\nHost: x\r\nXa: " + value +
-                                                     "\r\nContent-Length: 1\r\n"
-                                                     "Connection: close\r\n\r\nA");
+    std::string reply =
+        testing::SendRaw(port(), "POST /in/test HTTP/1.1\r\nHost: x\r\nXa: " + value +
+                                     "\r\nContent-Length: 1\r\n"
+                                     "Connection: close\r\n\r\nA");
     ASSERT_NE(reply.find(" 202 "), std::string::npos) << reply;
     const size_t body = reply.find("\r\n\r\n");
     ASSERT_NE(body, std::string::npos);
@@ -439,9 +440,9 @@ TEST_F(IngestTest, HeaderBytesThatAreNotUtf8KeepTheEventReadable) {
       if (h.at(0).as_string() == "Xa") found = true;
     }
     EXPECT_TRUE(found) << r.body;
-    testing::RunResult show =
-        testing::RunProgram({HOOKRELAY_BINARY, "events", "show", ids[i]}, {}, std::chrono::seconds(30),
-                            {{"HOOKRELAY_URL", server_->url()}, {"HOOKRELAY_TOKEN", kToken}});
+    testing::RunResult show = testing::RunProgram(
+        {HOOKRELAY_BINARY, "events", "show", ids[i]}, {}, std::chrono::seconds(30),
+        {{"HOOKRELAY_URL", server_->url()}, {"HOOKRELAY_TOKEN", kToken}});
     EXPECT_EQ(show.exit_code, 0) << show.err;
   }
   HttpResponse list =

@@ -252,9 +252,11 @@ TEST_F(ServeBinaryTest, ATokenNoClientCanSendIsRefusedAtStart) {
   for (const std::string& token :
        {std::string("0123456789abcdef0123456789abcdef0123\n"), std::string("0123456789abcdef0123 "),
         std::string(34, ' '), std::string("0123456789abcdef\t0123456789abcdef"),
-        std::string("0123456789abcdef\x01" "0123456789abcdef")}) {
-    auto r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--data", data_dir()},
-                        {}, 30s, {{"HOOKRELAY_TOKEN", token}, {"HOOKRELAY_ADMIN_TOKEN", ""}});
+        std::string("0123456789abcdef\x01"
+                    "0123456789abcdef")}) {
+    auto r =
+        RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--data", data_dir()}, {},
+                   30s, {{"HOOKRELAY_TOKEN", token}, {"HOOKRELAY_ADMIN_TOKEN", ""}});
     EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
     EXPECT_NE(r.err.find("HOOKRELAY_TOKEN contains"), std::string::npos) << r.err;
     EXPECT_EQ((r.out + r.err).find("0123456789abcdef0123"), std::string::npos) << r.err;

@@ -86,24 +86,24 @@ TEST(IsPrivateAddressTest, Table) {
 // What can be refused from the URL alone: literal private addresses and localhost; names are left
 // to the connect-time check.
 TEST(SsrfTest, RefusedLiteralHosts) {
-  for (const char* host : {"127.0.0.1", "10.1.2.3", "::1", "169.254.169.254", "0.0.0.0",
-                           "localhost", "LocalHost", "api.localhost", "A.LOCALHOST",
-                           "localhost.", "127.0.0.1.", "api.localhost.", "::ffff:0:7f00:1",
-                           "198.18.0.1", "192.0.0.170"}) {
+  for (const char* host :
+       {"127.0.0.1", "10.1.2.3", "::1", "169.254.169.254", "0.0.0.0", "localhost", "LocalHost",
+        "api.localhost", "A.LOCALHOST", "localhost.", "127.0.0.1.", "api.localhost.",
+        "::ffff:0:7f00:1", "198.18.0.1", "192.0.0.170"}) {
     EXPECT_TRUE(IsRefusedLiteralHost(host)) << host;
   }
-  for (const char* host : {"8.8.8.8", "2001:4860:4860::8888", "example.com", "internal.corp",
-                           "localhost.example.com", ".localhost", "127.1", "8.8.8.8.",
-                           "example.com."}) {
+  for (const char* host :
+       {"8.8.8.8", "2001:4860:4860::8888", "example.com", "internal.corp", "localhost.example.com",
+        ".localhost", "127.1", "8.8.8.8.", "example.com."}) {
     EXPECT_FALSE(IsRefusedLiteralHost(host)) << host;
   }
 }
 
 // The check at creation refuses the forms the attack found, with the same message.
 TEST(SsrfTest, CheckDestinationAddressRefusesTrailingDotsAndTranslatedForms) {
-  for (const char* url : {"http://localhost.:18601/", "http://127.0.0.1.:18601/",
-                          "http://[::ffff:0:7f00:1]:18601/", "http://198.18.0.1/",
-                          "http://192.0.0.1/"}) {
+  for (const char* url :
+       {"http://localhost.:18601/", "http://127.0.0.1.:18601/", "http://[::ffff:0:7f00:1]:18601/",
+        "http://198.18.0.1/", "http://192.0.0.1/"}) {
     model::Destination d;
     d.url = url;
     Status s = CheckDestinationAddress(d, false);

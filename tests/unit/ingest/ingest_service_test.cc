@@ -119,7 +119,9 @@ TEST(DedupKeyTest, HeaderAndJsonField) {
   model::DedupRule field{model::DedupRule::Kind::kJson, "id"};
   http::Request r = MakeRequest({}, "");
   EXPECT_EQ(DedupKey(field, r, R"({"id":"evt_1"})"), "evt_1");
-  EXPECT_EQ(DedupKey(field, r, R"({"id":42})"), "\xFF" "number:42");
+  EXPECT_EQ(DedupKey(field, r, R"({"id":42})"),
+            "\xFF"
+            "number:42");
   EXPECT_FALSE(DedupKey(field, r, R"({"other":1})").has_value());
   EXPECT_FALSE(DedupKey(field, r, "not json").has_value());
   EXPECT_FALSE(DedupKey(field, r, R"([{"id":1}])").has_value());
@@ -150,8 +152,12 @@ TEST(DedupKeyTest, JsonFieldKeysDifferByTypeAndExactText) {
   EXPECT_EQ(key(R"({"id":"evt_1"})"), "evt_1");
   EXPECT_EQ(key(R"({"n":{"id":"inner"},"id":"outer","x":[{"id":2}]})"), "outer");
   EXPECT_EQ(key(R"({"id":"a\u00e9\"b"})"), "a\u00e9\"b");
-  EXPECT_EQ(key(R"( {"id": -1.5e3} )"), "\xFF" "number:-1.5e3");
-  EXPECT_EQ(key(R"({"id":true})"), "\xFF" "bool:true");
+  EXPECT_EQ(key(R"( {"id": -1.5e3} )"),
+            "\xFF"
+            "number:-1.5e3");
+  EXPECT_EQ(key(R"({"id":true})"),
+            "\xFF"
+            "bool:true");
   EXPECT_EQ(key(R"({"id":1,"id":"last"})"), "last");
   for (const char* none : {R"({"id":null})", R"({"id":""})", R"({"id":[1]})", R"({"id":1} x)",
                            R"({"id":1)", R"("id")", "{}"}) {
