@@ -405,7 +405,7 @@ http::Response ApiHandler::DestinationControl(const http::Request& request, Rout
     if (done.ok() && controls_.replay_job_queued) controls_.replay_job_queued();
   }
   if (!done.ok()) return FromStatus(done);
-  if (Status s = Audit(request, action, name, 1, detail.empty() ? "" : json::serialize(detail));
+  if (Status s = Audit(request, action, name, 1, detail.empty() ? "" : http::SerializeJson(detail));
       !s.ok()) {
     return FromStatus(s);
   }
@@ -470,7 +470,7 @@ http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::
   }
   if (controls_.wake) controls_.wake();
   if (Status s = Audit(request, "replay", id, static_cast<int64_t>(created.size()),
-                       json::serialize(json::object{{"destinations", std::move(names)}}));
+                       http::SerializeJson(json::object{{"destinations", std::move(names)}}));
       !s.ok()) {
     return FromStatus(s);
   }

@@ -464,7 +464,7 @@ constexpr std::string_view kDocument = R"json({
           "received_at": {"$ref": "#/components/schemas/Time"}, "size": {"type": "integer"},
           "headers": {"type": "array", "items": {"type": "array", "items": {"type": "string"},
                                                  "minItems": 2, "maxItems": 2},
-                      "description": "as received; values of credential-like names (Authorization, Cookie, *token*, *signature*, …) are \"(redacted)\""},
+                      "description": "as received; values of credential-like names (Authorization, Cookie, *token*, *signature*, …) are \"(redacted)\"; bytes that are not UTF-8 are shown as Latin-1 (0xFF as U+00FF)"},
           "body_base64": {"type": "string", "description": "absent with ?body=false"},
           "deliveries": {"type": "array", "items": {"$ref": "#/components/schemas/Delivery"}}
         }
@@ -574,7 +574,8 @@ constexpr std::string_view kDocument = R"json({
         "properties": {
           "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"},
           "url": {"type": "string", "format": "uri", "description": "http(s), no user-info"},
-          "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+          "headers": {"type": "object", "additionalProperties": {"type": "string"},
+                      "description": "sent with every request; Host, Content-Length, Transfer-Encoding, Connection, Keep-Alive, TE, Trailer, Upgrade, Expect, Proxy-* and webhook-id/-timestamp/-signature are refused"},
           "policy": {"type": ["string", "object"], "description": "a preset name or a policy object"},
           "signing_secret": {"type": "string", "description": "whsec_ + base64; write-only"},
           "max_concurrency": {"type": "integer", "minimum": 1},

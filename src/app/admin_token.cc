@@ -52,6 +52,19 @@ Result<AdminTokenPlan> PlanAdminToken(const std::string& dir, const std::string&
                                       const std::string& env_name) {
   AdminTokenPlan plan;
   if (!env_token.empty()) {
+    // A client cannot send these in a header (surrounding whitespace is stripped, control
+    // characters are refused), so such a token would lock everyone out. The token itself is never
+    // echoed.
+    for (size_t i = 0; i < env_token.size(); ++i) {
+      const auto c = static_cast<unsigned char>(env_token[i]);
+      if (c <= 0x20 || c == 0x7f) {
+        return Status::InvalidArgument(
+            env_name + " contains " + (c == ' ' ? "a space" : "whitespace or a control character") +
+            " (at character " + std::to_string(i + 1) +
+            "), which clients cannot send reliably in an Authorization header; set it to printable "
+            "characters only, e.g. from `openssl rand -hex 32` (check for a trailing newline)");
+      }
+    }
     if (env_token.size() < 16) {
       return Status::InvalidArgument(env_name +
                                      " must be at least 16 characters (32 or more recommended: "

@@ -61,6 +61,21 @@ Result<model::Catalog> BuildCatalog(const std::vector<store::CatalogObject>& obj
         break;
       }
       case store::CatalogKind::kDestination: {
+        // A destination stored before hookrelay refused framing, hop-by-hop and webhook-*
+        // names in `headers` still loads: those headers are left out (the HTTP client dropped or
+        // duplicated them anyway), so an upgrade never keeps the server from starting.
+        if (json::object* obj = spec.if_object()) {
+          if (json::value* h = obj->if_contains("headers"); h && h->is_object()) {
+            json::object& headers = h->as_object();
+            for (auto it = headers.begin(); it != headers.end();) {
+              if (model::IsHopByHopOrFraming(it->key()) || model::IsSignatureHeader(it->key())) {
+                it = headers.erase(it);
+              } else {
+                ++it;
+              }
+            }
+          }
+        }
         auto d = model::ParseDestination(spec);
         if (!d.ok()) return fail(d.status());
         d->origin = o.origin;

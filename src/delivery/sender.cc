@@ -2,13 +2,16 @@
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <linux/tcp.h>  // struct tcp_info with tcpi_bytes_received
 #include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <cctype>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -214,6 +217,7 @@ TransportError MapCurlCode(CURLcode code) {
     case CURLE_SSL_INVALIDCERTSTATUS:
     case CURLE_SSL_CLIENTCERT:
     case CURLE_USE_SSL_FAILED: return TransportError::kTls;
+    case CURLE_WEIRD_SERVER_REPLY: return TransportError::kMalformedResponse;
     default: return TransportError::kOther;
   }
 }
@@ -253,6 +257,7 @@ struct Sender::Impl {
 
   // One transfer on the multi handle. Owned by Impl::active; CURLOPT_PRIVATE points here.
   struct Transfer {
+    Impl* impl = nullptr;
     SendRequest request;
     Callback done;
     CURL* easy = nullptr;
@@ -267,6 +272,12 @@ struct Sender::Impl {
     bool allow_private = false;
     bool via_proxy = false;
     std::string refused_address;  // set when the guard refused a connection
+    bool final_status = false;    // a status line >= 200 arrived
+    bool interim = false;         // a 1xx status line arrived
+    std::vector<curl_socket_t> opened;   // sockets this transfer opened (new connections)
+    curl_socket_t fd = CURL_SOCKET_BAD;  // the connection's socket, once known
+    int64_t tcp_base = -1;               // the connection's received-byte count before this request
+    uint64_t bytes_in = 0;               // bytes received for this request (while no status line)
     char errbuf[CURL_ERROR_SIZE] = {};
 
     ~Transfer() {
@@ -362,6 +373,7 @@ struct Sender::Impl {
 
   void Start(Pending p) {
     auto t = std::make_unique<Transfer>();
+    t->impl = this;
     t->request = std::move(p.request);
     t->done = std::move(p.done);
     t->started_at = clock.Now();
@@ -449,6 +461,17 @@ struct Sender::Impl {
     curl_easy_setopt(e, CURLOPT_HEADERDATA, raw);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Impl::OnOpenSocket);
     curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, raw);
+    // How much of a response arrived before it failed, when the status line never completed
+    // (libcurl keeps a partial line to itself): the kernel's byte count of the connection.
+    if (!t->via_proxy) {
+      curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &Impl::OnPrereq);
+      curl_easy_setopt(e, CURLOPT_PREREQDATA, raw);
+      curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &Impl::OnProgress);
+      curl_easy_setopt(e, CURLOPT_XFERINFODATA, raw);
+      curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    }
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, &Impl::CloseSocket);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, this);
 
     if (CURLMcode mc = curl_multi_add_handle(multi, e); mc != CURLM_OK) {
       Finish(t->request.tag, std::move(t->done), t->started_at, Duration(0), TransportError::kOther,
@@ -496,11 +519,31 @@ struct Sender::Impl {
     } else {
       r.outcome.error = MapCurlCode(code);
       r.error_detail = t.errbuf[0] != '\0' ? std::string(t.errbuf) : curl_easy_strerror(code);
+      // A garbage status line reads as HTTP/0.9, which is not allowed.
+      if (code == CURLE_UNSUPPORTED_PROTOCOL &&
+          r.error_detail.find("HTTP/0.9") != std::string::npos) {
+        r.outcome.error = TransportError::kMalformedResponse;
+      }
       // A status line that arrived is kept, so the reason can say "timeout after status 200"
-      // instead of "did not answer" (CONNECT answers of a proxy are not counted here).
+      // instead of "did not answer" (CONNECT answers of a proxy are not counted here). A 1xx is
+      // not a final status: it is not kept, only noted.
       long status = 0;
       curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
+      if (status >= 100 && status < 200 && !t.final_status) {
+        r.outcome.only_interim = true;
+        status = 0;
+      }
       r.outcome.status_code = static_cast<int>(status);
+      if (status == 0 && !r.outcome.only_interim && !t.interim) {
+        r.outcome.bytes_received = t.bytes_in;
+      }
+      // libcurl counts body bytes only: "… with 0 bytes received" would contradict the reason.
+      if (r.outcome.bytes_received > 0 || r.outcome.only_interim) {
+        constexpr std::string_view kNone = " with 0 bytes received";
+        if (size_t at = r.error_detail.find(kNone); at != std::string::npos) {
+          r.error_detail.erase(at, kNone.size());
+        }
+      }
       if (IsHeaderLimitError(code, r.error_detail, status, t.body_bytes)) {
         r.outcome.error = TransportError::kResponseTooLarge;
       }
@@ -531,12 +574,82 @@ struct Sender::Impl {
     if (line.starts_with("HTTP/")) {
       // A new response begins (after a 1xx or a proxy's CONNECT answer): forget the last one's.
       t->retry_after.reset();
+      const size_t space = line.find(' ');
+      if (space != std::string_view::npos && space + 1 < line.size()) {
+        if (line[space + 1] == '1') {
+          t->interim = true;
+        } else {
+          t->final_status = true;
+        }
+      }
     } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
       if (!t->retry_after && EqualsIgnoreCase(Trim(line.substr(0, colon)), "retry-after")) {
         t->retry_after = std::string(Trim(line.substr(colon + 1)));
       }
     }
     return n;
+  }
+
+  // Bytes the kernel has received on socket `fd` so far, or -1.
+  static int64_t TcpBytesReceived(curl_socket_t fd) {
+    if (fd == CURL_SOCKET_BAD) return -1;
+    struct tcp_info info {};
+    socklen_t len = sizeof info;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received) {
+      return -1;
+    }
+    return static_cast<int64_t>(info.tcpi_bytes_received);
+  }
+
+  static int LocalPort(curl_socket_t fd) {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return -1;
+    if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&a)->sin_port);
+    if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&a)->sin6_port);
+    return -1;
+  }
+
+  // The connection is ready (new or reused): find its socket and note its byte count. libcurl
+  // does not tell the socket of a transfer in progress; a new connection's is among those this
+  // transfer opened, a reused one's was recorded when it was new (keyed by its address and
+  // ports), and CloseSocket forgets it.
+  static int OnPrereq(void* user, char* primary_ip, char*, int primary_port, int local_port) {
+    auto* t = static_cast<Transfer*>(user);
+    const std::string key = std::string(primary_ip) + "|" + std::to_string(primary_port) + "|" +
+                            std::to_string(local_port);
+    for (curl_socket_t fd : t->opened) {
+      if (LocalPort(fd) == local_port) {
+        std::lock_guard lock(t->impl->sockets_mu);
+        t->impl->sockets[key] = fd;
+        break;
+      }
+    }
+    {
+      std::lock_guard lock(t->impl->sockets_mu);
+      auto it = t->impl->sockets.find(key);
+      t->fd = it == t->impl->sockets.end() ? CURL_SOCKET_BAD : it->second;
+    }
+    t->tcp_base = TcpBytesReceived(t->fd);
+    return CURL_PREREQFUNC_OK;
+  }
+
+  static int CloseSocket(void* user, curl_socket_t fd) {
+    auto* impl = static_cast<Impl*>(user);
+    {
+      std::lock_guard lock(impl->sockets_mu);
+      std::erase_if(impl->sockets, [fd](const auto& kv) { return kv.second == fd; });
+    }
+    return ::close(fd);
+  }
+
+  static int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    auto* t = static_cast<Transfer*>(user);
+    if (t->final_status || t->interim || t->tcp_base < 0) return 0;
+    const int64_t now = TcpBytesReceived(t->fd);
+    if (now > t->tcp_base) t->bytes_in = static_cast<uint64_t>(now - t->tcp_base);
+    return 0;
   }
 
   static curl_socket_t OnOpenSocket(void* user, curlsocktype purpose, curl_sockaddr* address) {
@@ -550,7 +663,9 @@ struct Sender::Impl {
         return CURL_SOCKET_BAD;
       }
     }
-    return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    curl_socket_t fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    if (fd != CURL_SOCKET_BAD) t->opened.push_back(fd);
+    return fd;
   }
 
   Options options;
@@ -558,6 +673,8 @@ struct Sender::Impl {
   const ProxySettings proxy;
   CURLM* multi = nullptr;
   std::atomic<int> in_flight{0};
+  std::mutex sockets_mu;                         // sender thread only, but cheap; guards `sockets`
+  std::map<std::string, curl_socket_t> sockets;  // open connections: address|port|local port
 
   std::mutex mu;
   bool stopping = false;                 // GUARDED_BY(mu)

@@ -29,6 +29,8 @@ bool IsPrivateV4(uint32_t a) {
          InV4(a, V4(169, 254, 0, 0), 16) ||  // link-local (cloud metadata lives here)
          InV4(a, V4(172, 16, 0, 0), 12) ||   // RFC 1918
          InV4(a, V4(192, 168, 0, 0), 16) ||  // RFC 1918
+         InV4(a, V4(192, 0, 0, 0), 24) ||    // IETF protocol assignments (RFC 6890)
+         InV4(a, V4(198, 18, 0, 0), 15) ||   // benchmarking (RFC 2544), often lab networks
          InV4(a, V4(224, 0, 0, 0), 4) ||     // multicast
          InV4(a, V4(240, 0, 0, 0), 4);       // reserved, incl. broadcast 255.255.255.255
 }
@@ -45,10 +47,17 @@ bool IsPrivateV6(const unsigned char* b) {
       ((b[10] == 0 && b[11] == 0) || (b[10] == 0xff && b[11] == 0xff))) {
     return IsPrivateV4(V4At(b + 12));
   }
+  // ::ffff:0:0:0/96 (IPv4-translated, RFC 2765): a translator forwards to the embedded address.
+  if (std::memcmp(b, kZero, 8) == 0 && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0) {
+    return IsPrivateV4(V4At(b + 12));
+  }
   // 64:ff9b::/96, the well-known NAT64 prefix: a NAT64 gateway forwards to the embedded
   // address.
   static constexpr unsigned char kNat64[12] = {0x00, 0x64, 0xff, 0x9b};
   if (std::memcmp(b, kNat64, 12) == 0) return IsPrivateV4(V4At(b + 12));
+  // 64:ff9b:1::/48, NAT64 prefixes for local use (RFC 8215): they lead into a private network.
+  static constexpr unsigned char kLocalNat64[6] = {0x00, 0x64, 0xff, 0x9b, 0x00, 0x01};
+  if (std::memcmp(b, kLocalNat64, 6) == 0) return true;
   if ((b[0] & 0xfe) == 0xfc) return true;                  // fc00::/7 unique local
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return true;  // fe80::/10 link-local
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) return true;  // fec0::/10 site-local (old)
@@ -67,6 +76,9 @@ bool IsPrivateAddress(const std::string& address) {
 }
 
 bool IsRefusedLiteralHost(std::string_view host) {
+  // A fully qualified name ends in a dot ("localhost.", "127.0.0.1."): the resolver treats it
+  // as the name without it.
+  while (host.size() > 1 && host.back() == '.') host.remove_suffix(1);
   std::string lower(host);
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (lower == "localhost" || (lower.size() > 10 && lower.ends_with(".localhost"))) return true;

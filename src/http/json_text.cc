@@ -10,6 +10,43 @@ namespace json = boost::json;
 
 namespace {
 
+// Length of the valid UTF-8 sequence starting at text[i], or 0 if none starts there.
+size_t ValidSequence(std::string_view text, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;  // continuation byte, C0/C1 (overlong) or F5..FF
+  }
+  if (i + n > text.size()) return 0;
+  if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k) {
+    if (b(i + k) < 0x80 || b(i + k) > 0xBF) return 0;
+  }
+  return n;
+}
+
+void AppendString(std::string& out, std::string_view s) {
+  if (IsValidUtf8(s)) {
+    out += json::serialize(json::string_view(s.data(), s.size()));
+  } else {
+    const std::string fixed = ValidUtf8(s);
+    out += json::serialize(json::string_view(fixed));
+  }
+}
+
 void AppendNumber(std::string& out, double d) {
   if (!std::isfinite(d)) {  // JSON has no infinity or NaN; boost::json writes null-like tokens
     out += "null";
@@ -38,7 +75,7 @@ void Append(std::string& out, const json::value& v) {
       for (const auto& [key, value] : v.get_object()) {
         if (!first) out += ',';
         first = false;
-        out += json::serialize(json::string_view(key));
+        AppendString(out, std::string_view(key.data(), key.size()));
         out += ':';
         Append(out, value);
       }
@@ -56,11 +93,43 @@ void Append(std::string& out, const json::value& v) {
       out += ']';
       return;
     }
+    case json::kind::string: {
+      const json::string& s = v.get_string();
+      AppendString(out, std::string_view(s.data(), s.size()));
+      return;
+    }
     default: out += json::serialize(v);
   }
 }
 
 }  // namespace
+
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = ValidSequence(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string ValidUtf8(std::string_view text) {
+  if (IsValidUtf8(text)) return std::string(text);
+  std::string out;
+  out.reserve(text.size() + text.size() / 2);
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = ValidSequence(text, i);
+    if (n > 0) {
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
+    }
+    const auto c = static_cast<unsigned char>(text[i++]);  // >= 0x80: Latin-1 to UTF-8
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+  return out;
+}
 
 std::string SerializeJson(const json::value& v) {
   std::string out;

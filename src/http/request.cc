@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "http/json_text.h"
+
 namespace hookrelay::http {
 namespace {
 
@@ -61,7 +63,7 @@ Response JsonError(int status, std::string_view code, std::string_view message,
   root["error"] = std::move(error);
   Response r;
   r.status = status;
-  r.body = boost::json::serialize(root);
+  r.body = SerializeJson(root);  // the message may quote outside bytes
   return r;
 }
 

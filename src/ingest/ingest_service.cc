@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <boost/json/basic_parser_impl.hpp>
 
 #include "common/id.h"
+#include "http/json_text.h"
 #include "ingest/verify.h"
 #include "model/destination.h"
 
@@ -61,7 +63,7 @@ http::Response Accepted(const std::string& id, bool duplicate) {
   }
   json::object body{{"id", id}};
   if (duplicate) body["duplicate"] = true;
-  r.body = json::serialize(body);
+  r.body = http::SerializeJson(body);
   return r;
 }
 
@@ -86,6 +88,138 @@ std::vector<store::Header> KeptHeaders(http::HeaderList&& headers) {
   return kept;
 }
 
+namespace {
+
+// A SAX handler (boost::json::basic_parser) that finds the top-level member `key` of a JSON object
+// and keeps its type and, for numbers, their source text: json::parse would turn 1e999 and 400
+// nines into the same double, 0.1 and 0.10000000000000001 too.
+struct DedupFieldHandler {
+  static constexpr std::size_t max_array_size = -1;
+  static constexpr std::size_t max_object_size = -1;
+  static constexpr std::size_t max_string_size = -1;
+  static constexpr std::size_t max_key_size = -1;
+
+  enum class Kind { kNone, kString, kNumber, kBool, kOther };
+  std::string_view key;
+  int depth = 0;
+  bool top_is_object = false;
+  bool in_key = false;      // the current top-level member's key is `key`
+  std::string key_text;     // the top-level key being read
+  std::string number;       // number parts so far
+  Kind kind = Kind::kNone;  // of the last top-level member named `key` (duplicates: last wins)
+  std::string value;
+
+  bool AtField() const { return depth == 1 && in_key; }
+  void Set(Kind k, std::string v = {}) {
+    if (!AtField()) return;
+    kind = k;
+    value = std::move(v);
+  }
+  bool on_document_begin(boost::system::error_code&) { return true; }
+  bool on_document_end(boost::system::error_code&) { return true; }
+  bool on_array_begin(boost::system::error_code&) {
+    Set(Kind::kOther);
+    ++depth;
+    return true;
+  }
+  bool on_array_end(std::size_t, boost::system::error_code&) {
+    --depth;
+    return true;
+  }
+  bool on_object_begin(boost::system::error_code&) {
+    if (depth == 0) top_is_object = true;
+    Set(Kind::kOther);
+    ++depth;
+    return true;
+  }
+  bool on_object_end(std::size_t, boost::system::error_code&) {
+    --depth;
+    return true;
+  }
+  bool on_string_part(json::string_view s, std::size_t, boost::system::error_code&) {
+    if (AtField()) {
+      if (!string_open) value.clear();
+      string_open = true;
+      value.append(s.data(), s.size());
+    }
+    return true;
+  }
+  bool on_string(json::string_view s, std::size_t, boost::system::error_code&) {
+    if (AtField()) {
+      if (!string_open) value.clear();
+      string_open = false;
+      value.append(s.data(), s.size());
+      kind = Kind::kString;
+    }
+    return true;
+  }
+  bool on_key_part(json::string_view s, std::size_t, boost::system::error_code&) {
+    if (depth == 1) key_text.append(s.data(), s.size());
+    return true;
+  }
+  bool on_key(json::string_view s, std::size_t, boost::system::error_code&) {
+    if (depth == 1) {
+      key_text.append(s.data(), s.size());
+      in_key = key_text == key;
+      key_text.clear();
+    }
+    return true;
+  }
+  bool on_number_part(json::string_view s, boost::system::error_code&) {
+    if (AtField()) number.append(s.data(), s.size());
+    return true;
+  }
+  bool Number(json::string_view s) {
+    if (AtField()) {
+      number.append(s.data(), s.size());
+      Set(Kind::kNumber, std::move(number));
+    }
+    number.clear();
+    return true;
+  }
+  bool on_int64(int64_t, json::string_view s, boost::system::error_code&) { return Number(s); }
+  bool on_uint64(uint64_t, json::string_view s, boost::system::error_code&) { return Number(s); }
+  bool on_double(double, json::string_view s, boost::system::error_code&) { return Number(s); }
+  bool on_bool(bool b, boost::system::error_code&) {
+    Set(Kind::kBool, b ? "true" : "false");
+    return true;
+  }
+  bool on_null(boost::system::error_code&) {
+    Set(Kind::kNone);
+    return true;
+  }
+  bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }
+  bool on_comment(json::string_view, boost::system::error_code&) { return true; }
+
+  bool string_open = false;  // the field's string value is being read in parts
+};
+
+// The dedup key of the top-level field `key` of a JSON object body. A string is the key as it is
+// (the form keys always had, so a retry across an upgrade still matches). Other types get a
+// prefix that begins with the byte 0xFF, which never occurs in a parsed JSON string (it is not
+// UTF-8), so no string can equal them: a number is "\xFFnumber:" + its text exactly as sent
+// ("1", "1.0", "1e999" all differ), a boolean "\xFFbool:true". null, objects, arrays and empty
+// strings are no key.
+std::optional<std::string> JsonDedupKey(std::string_view body, std::string_view key) {
+  static const std::string kTypedKey(1, '\xFF');
+  json::basic_parser<DedupFieldHandler> parser(json::parse_options{});
+  parser.handler().key = key;
+  boost::system::error_code ec;
+  const std::size_t used = parser.write_some(false, body.data(), body.size(), ec);
+  if (ec || used != body.size() || !parser.handler().top_is_object) return std::nullopt;
+  DedupFieldHandler& h = parser.handler();
+  switch (h.kind) {
+    case DedupFieldHandler::Kind::kString:
+      if (h.value.empty()) return std::nullopt;
+      return std::move(h.value);
+    case DedupFieldHandler::Kind::kNumber: return kTypedKey + "number:" + h.value;
+    case DedupFieldHandler::Kind::kBool: return kTypedKey + "bool:" + h.value;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
 std::optional<std::string> DedupKey(const model::DedupRule& rule, const http::RequestHead& head,
                                     std::string_view body) {
   switch (rule.kind) {
@@ -95,20 +229,7 @@ std::optional<std::string> DedupKey(const model::DedupRule& rule, const http::Re
       if (!v || v->empty()) return std::nullopt;
       return std::string(*v);
     }
-    case model::DedupRule::Kind::kJson: {
-      boost::system::error_code ec;
-      json::value doc = json::parse(body, ec);
-      if (ec || !doc.is_object()) return std::nullopt;
-      const json::value* field = doc.as_object().if_contains(rule.key);
-      if (!field || field->is_null() || field->is_object() || field->is_array()) {
-        return std::nullopt;
-      }
-      if (field->is_string()) {
-        if (field->as_string().empty()) return std::nullopt;
-        return std::string(field->as_string());
-      }
-      return json::serialize(*field);
-    }
+    case model::DedupRule::Kind::kJson: return JsonDedupKey(body, rule.key);
   }
   return std::nullopt;
 }

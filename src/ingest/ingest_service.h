@@ -23,7 +23,9 @@ std::vector<store::Header> KeptHeaders(const http::HeaderList& headers);
 std::vector<store::Header> KeptHeaders(http::HeaderList&& headers);  // moves the kept fields
 
 // The dedup key of a request under `rule`: a header's value, or a top-level JSON field of the
-// body (a string, or a number printed as JSON). nullopt when the rule is none, the header is
+// body: a string as it is; a number or boolean as "\xFF" "number:" + its exact text or
+// "\xFF" "bool:true" (0xFF never occurs in a JSON string, so `1`, `"1"`, `1.0`, `true` and
+// `"true"` are all different keys). nullopt when the rule is none, the header is
 // missing, or the body is not a JSON object with that field.
 std::optional<std::string> DedupKey(const model::DedupRule& rule, const http::RequestHead& head,
                                     std::string_view body);

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "common/crypto.h"
+#include "common/redact.h"
 #include "common/units.h"
 #include "model/json_fields.h"
 
@@ -142,6 +143,19 @@ Result<Destination> ParseDestination(const json::value& v) {
           value->find_first_of("\r\n") != std::string::npos) {
         return Status::InvalidArgument("is not a valid HTTP header", field);
       }
+      if (IsHopByHopOrFraming(key)) {
+        return Status::InvalidArgument(
+            "cannot be set: hookrelay's HTTP client sets the framing and connection headers "
+            "(Host, Content-Length, Transfer-Encoding, Connection, Keep-Alive, TE, Trailer, "
+            "Upgrade, Expect, Proxy-*)",
+            field);
+      }
+      if (IsSignatureHeader(key)) {
+        return Status::InvalidArgument(
+            "cannot be set: hookrelay sends webhook-id, webhook-timestamp and webhook-signature "
+            "itself (set signing_secret to sign)",
+            field);
+      }
       d.headers.emplace_back(std::string(key), *value);
     }
   }
@@ -242,29 +256,107 @@ bool IsHookrelayCredential(std::string_view name) {
   return lower == "authorization" || lower == "cookie" || lower == "proxy-authorization";
 }
 
-bool IsNeverForwarded(std::string_view name) {
+bool IsHopByHopOrFraming(std::string_view name) {
   const std::string lower = Lower(name);
   for (std::string_view n : {"connection", "keep-alive", "te", "trailer", "transfer-encoding",
                              "upgrade", "host", "content-length", "expect"}) {
     if (lower == n) return true;
   }
-  return lower.starts_with("proxy-") || IsHookrelayCredential(lower);
+  return lower.starts_with("proxy-");
 }
 
-std::string RedactUrl(std::string_view url) {
-  auto parsed = boost::urls::parse_uri_reference(url);
-  if (!parsed || !parsed->has_query()) return std::string(url);
-  boost::urls::url u(*parsed);
-  bool changed = false;
-  auto params = u.params();
-  for (auto it = params.begin(); it != params.end(); ++it) {
-    boost::urls::param p = *it;
-    if (p.has_value && IsCredentialName(p.key) && p.value != kRedacted) {
-      it = params.replace(it, {p.key, kRedacted});
-      changed = true;
+bool IsSignatureHeader(std::string_view name) {
+  const std::string lower = Lower(name);
+  return lower == "webhook-id" || lower == "webhook-timestamp" || lower == "webhook-signature";
+}
+
+bool IsNeverForwarded(std::string_view name) {
+  return IsHopByHopOrFraming(name) || IsHookrelayCredential(name);
+}
+
+namespace {
+
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() &&
+               std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+               std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
     }
   }
-  return changed ? std::string(u.buffer()) : std::string(url);
+  return out;
+}
+
+// `part` (a query, a fragment, or a path segment's parameters) with the value of every
+// credential-named parameter redacted. Pairs are separated by '&' or ';' (both are in use, and
+// servers split on either).
+std::string RedactParams(std::string_view part) {
+  std::string out;
+  size_t start = 0;
+  for (;;) {
+    size_t end = part.find_first_of("&;", start);
+    if (end == std::string_view::npos) end = part.size();
+    std::string_view pair = part.substr(start, end - start);
+    const size_t eq = pair.find('=');
+    if (eq != std::string_view::npos && eq + 1 < pair.size() && pair.substr(eq + 1) != kRedacted &&
+        IsCredentialName(PercentDecode(pair.substr(0, eq)))) {
+      out.append(pair.substr(0, eq + 1)).append(kRedacted);
+    } else {
+      out.append(pair);
+    }
+    if (end == part.size()) break;
+    out += part[end];
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string RedactUrl(std::string_view url) {
+  // Credentials in the user-info (refused for destinations, but a URL shown may be older).
+  const std::string text = RedactUrlCredentials(url);
+  std::string_view u(text);
+  size_t pos = 0;
+  if (size_t scheme = u.find("://"); scheme != std::string_view::npos) {
+    pos = u.find_first_of("/?#", scheme + 3);
+    if (pos == std::string_view::npos) return text;
+  }
+  std::string out(u.substr(0, pos));
+  const size_t query = u.find_first_of("?#", pos);
+  std::string_view path = u.substr(pos, query == std::string_view::npos ? u.npos : query - pos);
+  // Path parameters: "/x;jsessionid=abc/y".
+  size_t seg = 0;
+  while (seg < path.size()) {
+    size_t next = path.find('/', seg + 1);
+    if (next == std::string_view::npos) next = path.size();
+    std::string_view segment = path.substr(seg, next - seg);
+    const size_t semi = segment.find(';');
+    if (semi == std::string_view::npos) {
+      out.append(segment);
+    } else {
+      out.append(segment.substr(0, semi + 1)).append(RedactParams(segment.substr(semi + 1)));
+    }
+    seg = next;
+  }
+  if (query == std::string_view::npos) return out;
+  const size_t hash = u.find('#', query);
+  if (u[query] == '?') {
+    out += '?';
+    out += RedactParams(
+        u.substr(query + 1, hash == std::string_view::npos ? u.npos : hash - query - 1));
+  }
+  if (hash != std::string_view::npos) {
+    out += '#';
+    out += RedactParams(u.substr(hash + 1));  // "#access_token=…" (OAuth's implicit flow)
+  }
+  return out;
 }
 
 boost::json::value ForwardHeadersToJson(const ForwardHeaders& f) {

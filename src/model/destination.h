@@ -78,6 +78,13 @@ bool IsHookrelayCredential(std::string_view name);
 // ones (Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade), Host,
 // Content-Length, Expect, and IsHookrelayCredential ones.
 bool IsNeverForwarded(std::string_view name);
+// The hop-by-hop and framing part of IsNeverForwarded (no credentials): Connection, Keep-Alive,
+// Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade, Host, Content-Length, Expect. The HTTP client
+// sets these, so a destination's `headers` may not name them either.
+bool IsHopByHopOrFraming(std::string_view name);
+// webhook-id, webhook-timestamp, webhook-signature (case-insensitive): hookrelay's own, never
+// set by a destination's `headers`.
+bool IsSignatureHeader(std::string_view name);
 
 // Checks a destination URL: absolute http or https with a host; no user-info (credentials in
 // URLs end up in logs). The address itself is checked at connect time (SSRF guard).

@@ -108,6 +108,7 @@ std::string_view TransportErrorName(TransportError e) {
     case TransportError::kTls: return "tls";
     case TransportError::kPrivateAddress: return "private_address";
     case TransportError::kResponseTooLarge: return "response_too_large";
+    case TransportError::kMalformedResponse: return "malformed_response";
     case TransportError::kOther: return "other";
   }
   return "unknown";
@@ -138,6 +139,19 @@ Classification Classify(const AttemptOutcome& outcome) {
                     "within the attempt timeout (a body that is slow or never ends; make the "
                     "endpoint finish its response, or raise the destination's timeout)"};
       }
+      if (outcome.only_interim) {
+        return {OutcomeClass::kRetryable,
+                "timeout: only interim 1xx responses (such as 100 Continue) arrived, never a "
+                "final status, within the attempt timeout; make the endpoint send its final "
+                "response"};
+      }
+      if (outcome.bytes_received > 0) {
+        return {OutcomeClass::kRetryable,
+                "timeout after " + std::to_string(outcome.bytes_received) +
+                    " bytes of the response: the endpoint started answering but did not send a "
+                    "complete status line within the attempt timeout (a response that is slow "
+                    "or stalls; make the endpoint answer promptly)"};
+      }
       return {OutcomeClass::kRetryable,
               "timeout: the endpoint did not answer within the attempt timeout (raise the "
               "destination's timeout if it is just slow)"};
@@ -150,12 +164,22 @@ Classification Classify(const AttemptOutcome& outcome) {
                 "connection reset" + after_status +
                     ": the endpoint closed the connection in the middle of its response"};
       }
+      if (outcome.bytes_received > 0) {
+        return {OutcomeClass::kRetryable,
+                "connection reset after " + std::to_string(outcome.bytes_received) +
+                    " bytes of the response: the endpoint closed the connection before its "
+                    "status line was complete"};
+      }
       return {OutcomeClass::kRetryable,
               "connection reset: the endpoint closed the connection before answering"};
     case TransportError::kResponseTooLarge:
       return {OutcomeClass::kRetryable,
               "response too large: the endpoint's response headers exceed 300 KB in all (or "
               "100 KB in one field); make the endpoint send smaller headers"};
+    case TransportError::kMalformedResponse:
+      return {OutcomeClass::kRetryable,
+              "malformed response: the endpoint sent a malformed HTTP response (not a valid "
+              "status line or header); fix the endpoint's HTTP server"};
     case TransportError::kDns:
       return {OutcomeClass::kRetryable,
               "DNS error: the endpoint's host name did not resolve (check the URL if this "

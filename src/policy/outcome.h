@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@ enum class TransportError {
   kTls,                // TLS handshake or certificate verification failed
   kPrivateAddress,     // SSRF guard: resolved to a loopback/private address that is not allowed
   kResponseTooLarge,   // the response's headers exceeded the client's limit (300 KB in all)
+  kMalformedResponse,  // not HTTP: a garbage status line, a header line without a colon, …
   kOther,              // any other transport failure
 };
 
@@ -24,15 +26,20 @@ std::string_view TransportErrorName(TransportError e);  // "timeout", "connectio
 // What one HTTP attempt produced. A transport error after the status line arrived (a body that
 // never finished) keeps that status_code beside the error; the error decides the class.
 struct AttemptOutcome {
-  int status_code = 0;  // the HTTP status; 0 when no status line arrived
+  int status_code = 0;  // the final HTTP status; 0 when none arrived (1xx are not final)
   TransportError error = TransportError::kNone;
   std::optional<std::string> retry_after;  // the raw Retry-After header, if any
+  // With a transport error and no final status: interim 1xx responses (100 Continue) did arrive.
+  bool only_interim = false;
+  // With a transport error and no status line at all: bytes of a response that did arrive (a
+  // status line cut short or trickled); 0 when the endpoint sent nothing.
+  uint64_t bytes_received = 0;
 };
 
 enum class OutcomeClass {
   kSuccess,    // 2xx
   kRetryable,  // 408, 429, 5xx, timeout, connection refused/reset, DNS, TLS, response too
-               // large, other transport
+               // large, malformed response, other transport
   kFinal,      // every other status (1xx, 3xx — redirects are not followed — other 4xx,
                // out-of-range codes), and a refused private address
 };

@@ -240,8 +240,11 @@ TEST_F(ApiTest, CredentialsInAnEventAreNeitherShownNorForwarded) {
 // Issue 11.10: a literal loopback/private address is refused when the destination is created or
 // changed (not only at delivery), naming the field, unless the destination allows it.
 TEST_F(ApiTest, PrivateDestinationRefusedAtCreationUnlessAllowed) {
-  for (const char* url : {"http://127.0.0.1:9/x", "http://localhost:9/x", "http://[::1]:9/x",
-                          "http://10.1.2.3/x", "http://169.254.169.254/latest/meta-data"}) {
+  for (const char* url :
+       {"http://127.0.0.1:9/x", "http://localhost:9/x", "http://[::1]:9/x", "http://10.1.2.3/x",
+        "http://169.254.169.254/latest/meta-data", "http://localhost.:18601/",
+        "http://127.0.0.1.:18601/", "http://[::ffff:0:7f00:1]:18601/", "http://198.18.0.1/",
+        "http://192.0.0.1/"}) {
     HttpResponse r =
         Post("/api/v1/destinations", R"({"name": "p", "url": ")" + std::string(url) + R"("})");
     EXPECT_EQ(r.status, 400) << url << ": " << r.body;
@@ -280,6 +283,40 @@ TEST_F(ApiTest, ANewDestinationHasNothingInFlight) {
     r = Get("/api/v1/destinations/" + name);
     ASSERT_EQ(r.status, 200) << r.body;
     EXPECT_EQ(json::parse(r.body).at("in_flight").to_number<int64_t>(), 0) << r.body;
+  }
+}
+
+// The headers hookrelay's HTTP client and signer set cannot be set by a destination's `headers`
+// (they were dropped silently, or sent twice); the field is named.
+TEST_F(ApiTest, DestinationHeadersThatHookrelaySetsAreRefused) {
+  for (const char* name :
+       {"Content-Length", "Connection", "Upgrade", "TE", "Host", "Transfer-Encoding", "Expect",
+        "Keep-Alive", "Proxy-Connection", "webhook-id", "Webhook-Timestamp", "webhook-signature"}) {
+    HttpResponse r = Post("/api/v1/destinations",
+                          R"({"name": "h", "url": "https://hooks.example.com/x", "headers": {")" +
+                              std::string(name) + R"(": "3"}})");
+    EXPECT_EQ(r.status, 400) << name << ": " << r.body;
+    if (r.status != 400) continue;
+    EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(),
+              "headers." + std::string(name))
+        << r.body;
+  }
+  HttpResponse r = Post("/api/v1/destinations",
+                        R"({"name": "h", "url": "https://hooks.example.com/x",
+                            "headers": {"Authorization": "Bearer x", "X-Env": "prod"}})");
+  EXPECT_EQ(r.status, 201) << r.body;
+}
+
+// ';' separates query parameters as '&' does: a credential after it is not shown.
+TEST_F(ApiTest, UrlCredentialsAfterASemicolonAreNotShown) {
+  HttpResponse r = Post("/api/v1/destinations",
+                        R"({"name": "s", "url": "http://127.0.0.1:18601/a?a=1;token=LEAK5;x=2",
+          "allow_private": true})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  for (const char* target : {"/api/v1/destinations/s", "/api/v1/destinations"}) {
+    HttpResponse g = Get(target);
+    EXPECT_EQ(g.status, 200);
+    EXPECT_EQ(g.body.find("LEAK"), std::string::npos) << g.body;
   }
 }
 

@@ -1,11 +1,17 @@
 // Black-box tests of the delivery engine: the real `hookrelay serve` binary delivering to a real
 // scriptable HTTP sink on 127.0.0.1, with millisecond policies; the resulting state is read back
 // from the store the server wrote.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/json.hpp>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -229,6 +235,119 @@ TEST_F(DeliveryTest, MisbehavingResponsesAreNamedForWhatTheyDid) {
       EXPECT_NE(reason.find("too large"), std::string::npos) << reason;
       EXPECT_EQ(reason.find("closed the connection"), std::string::npos) << reason;
       EXPECT_EQ(attempts[0].error, "response_too_large");
+    }
+  }
+}
+
+// Answers every connection with `chunks` (one every `every`), after reading the request's head,
+// then keeps it open until destroyed: responses no HTTP server library would send.
+class RawResponder {
+ public:
+  RawResponder(std::vector<std::string> chunks, std::chrono::milliseconds every)
+      : chunks_(std::move(chunks)), every_(every) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 16) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      throw std::runtime_error("RawResponder: cannot listen");
+    }
+    port_ = ntohs(a.sin_port);
+    accept_ = std::thread([this] {
+      for (;;) {
+        int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0) return;
+        std::lock_guard lock(mu_);
+        if (stop_) {
+          ::close(c);
+          return;
+        }
+        conns_.emplace_back([this, c] { Serve(c); });
+      }
+    });
+  }
+  ~RawResponder() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    ::shutdown(fd_, SHUT_RDWR);
+    accept_.join();
+    for (std::thread& t : conns_) t.join();
+    ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
+
+ private:
+  void Serve(int c) {
+    std::string in;
+    char buf[4096];
+    while (in.find("\r\n\r\n") == std::string::npos) {
+      ssize_t n = ::recv(c, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      in.append(buf, static_cast<size_t>(n));
+    }
+    std::unique_lock lock(mu_);
+    for (const std::string& chunk : chunks_) {
+      if (cv_.wait_for(lock, every_, [this] { return stop_; })) break;
+      if (::send(c, chunk.data(), chunk.size(), MSG_NOSIGNAL) < 0) break;
+    }
+    cv_.wait(lock, [this] { return stop_; });
+    ::close(c);
+  }
+  std::vector<std::string> chunks_;
+  std::chrono::milliseconds every_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread accept_;
+  std::vector<std::thread> conns_;
+};
+
+// A response trickled so slowly its status line never completes, endless 100 Continue, and
+// responses that are not HTTP are each named for what they are.
+TEST_F(DeliveryTest, PartialInterimAndMalformedResponsesAreNamed) {
+  std::vector<std::string> trickle;
+  for (char c : std::string("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")) {
+    trickle.emplace_back(1, c);
+  }
+  RawResponder slow(trickle, 200ms);
+  RawResponder interim(std::vector<std::string>(100, "HTTP/1.1 100 Continue\r\n\r\n"), 100ms);
+  RawResponder garbage({"garbage status line\r\n\r\n"}, 1ms);
+  RawResponder colon({"HTTP/1.1 200 OK\r\nNo colon here\r\nContent-Length: 0\r\n\r\n"}, 1ms);
+  const std::string once = Policy(
+      R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "50ms", max_attempts = 1, timeout = "1500ms")");
+  Start(Config({{"slow", "url = \"" + slow.url() + "\"\n" + once},
+                {"interim", "url = \"" + interim.url() + "\"\n" + once},
+                {"garbage", "url = \"" + garbage.url() + "\"\n" + once},
+                {"colon", "url = \"" + colon.url() + "\"\n" + once}}));
+  const std::string id = Ingest("x");
+  EXPECT_TRUE(WaitForMetric("hookrelay_deliveries_failed_total 4"));
+  auto deliveries = StopAndLoad(id);
+  ASSERT_EQ(deliveries.size(), 4u);
+  for (const store::Delivery& d : deliveries) {
+    SCOPED_TRACE(d.destination);
+    const std::string reason = d.reason.value_or("");
+    auto attempts = Attempts(d.id);
+    ASSERT_EQ(attempts.size(), 1u);
+    if (d.destination == "slow") {
+      EXPECT_EQ(attempts[0].error, "timeout");
+      EXPECT_FALSE(attempts[0].status_code.has_value());
+      EXPECT_NE(reason.find("bytes of the response"), std::string::npos) << reason;
+      EXPECT_EQ(reason.find("did not answer"), std::string::npos) << reason;
+    } else if (d.destination == "interim") {
+      EXPECT_EQ(attempts[0].error, "timeout");
+      EXPECT_FALSE(attempts[0].status_code.has_value()) << *attempts[0].status_code;
+      EXPECT_NE(reason.find("only interim 1xx responses"), std::string::npos) << reason;
+    } else {
+      EXPECT_EQ(attempts[0].error, "malformed_response") << reason;
+      EXPECT_NE(reason.find("the endpoint sent a malformed HTTP response"), std::string::npos)
+          << reason;
     }
   }
 }

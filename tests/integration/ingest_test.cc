@@ -387,6 +387,81 @@ TEST_F(IngestTest, DedupByHeaderAndJsonField) {
   EXPECT_EQ((*first)->body, "first") << "the first arrival is the one kept";
 }
 
+// Dedup by a JSON field tells values of different types, and numbers of different text, apart.
+TEST_F(IngestTest, DedupByJsonFieldComparesTypeAndExactText) {
+  Start();
+  HttpConnection conn(port());
+  const std::pair<std::string, std::string> pairs[] = {
+      {R"({"id":true})", R"({"id":"true"})"},
+      {R"({"id":1})", R"({"id":"1"})"},
+      {R"({"id":1e999})", "{\"id\":" + std::string(400, '9') + "}"},
+      {R"({"id":0.1})", R"({"id":0.10000000000000001})"},
+  };
+  for (const auto& [a, b] : pairs) {
+    HttpResponse ra = conn.Send("POST", "/in/jsonid", {}, a);
+    HttpResponse rb = conn.Send("POST", "/in/jsonid", {}, b);
+    ASSERT_EQ(ra.status, 202) << ra.body;
+    ASSERT_EQ(rb.status, 202) << rb.body;
+    EXPECT_NE(IdOf(ra), IdOf(rb)) << a << " and " << b << ": " << rb.body;
+    EXPECT_FALSE(json::parse(rb.body).as_object().contains("duplicate")) << rb.body;
+    // The same value again is a duplicate.
+    HttpResponse again = conn.Send("POST", "/in/jsonid", {}, b);
+    EXPECT_EQ(IdOf(again), IdOf(rb)) << b;
+  }
+}
+
+// Any sender may put bytes that are not UTF-8 in a header value. The event is stored and forwarded
+// with the bytes as they came, and the API and CLI still answer valid JSON (the bytes shown as
+// Latin-1).
+TEST_F(IngestTest, HeaderBytesThatAreNotUtf8KeepTheEventReadable) {
+  Start();
+  const std::string bad[] = {"caf\xff", "a\xc0\xaf", "x\x80y", "e\xe2\x82"};
+  std::vector<std::string> ids;
+  for (const std::string& value : bad) {
+    std::string reply =
+        testing::SendRaw(port(), "POST /in/test HTTP/1.1\r\nHost: x\r\nXa: " + value +
+                                     "\r\nContent-Length: 1\r\n"
+                                     "Connection: close\r\n\r\nA");
+    ASSERT_NE(reply.find(" 202 "), std::string::npos) << reply;
+    const size_t body = reply.find("\r\n\r\n");
+    ASSERT_NE(body, std::string::npos);
+    ids.push_back(std::string(json::parse(reply.substr(body + 4)).at("id").as_string()));
+  }
+  HttpConnection conn(port());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    HttpResponse r = conn.Send("GET", "/api/v1/events/" + ids[i],
+                               {{"Authorization", std::string("Bearer ") + kToken}}, "");
+    ASSERT_EQ(r.status, 200) << r.body;
+    boost::system::error_code ec;
+    json::value v = json::parse(r.body, ec);
+    ASSERT_FALSE(ec) << "not valid JSON: " << r.body;
+    bool found = false;
+    for (const json::value& h : v.at("headers").as_array()) {
+      if (h.at(0).as_string() == "Xa") found = true;
+    }
+    EXPECT_TRUE(found) << r.body;
+    testing::RunResult show = testing::RunProgram(
+        {HOOKRELAY_BINARY, "events", "show", ids[i]}, {}, std::chrono::seconds(30),
+        {{"HOOKRELAY_URL", server_->url()}, {"HOOKRELAY_TOKEN", kToken}});
+    EXPECT_EQ(show.exit_code, 0) << show.err;
+  }
+  HttpResponse list =
+      conn.Send("GET", "/api/v1/events", {{"Authorization", std::string("Bearer ") + kToken}}, "");
+  boost::system::error_code ec;
+  json::parse(list.body, ec);
+  EXPECT_FALSE(ec) << list.body;
+  ASSERT_EQ(server_->Stop(), 0);
+  // Stored as received: the original bytes are what a destination gets.
+  auto store = OpenStoreAt(data_dir());
+  auto first = store->GetEvent(ids[0]);
+  ASSERT_TRUE(first.ok() && first->has_value());
+  bool raw = false;
+  for (const store::Header& h : (*first)->headers) {
+    if (h.name == "Xa") raw = h.value == "caf\xff";
+  }
+  EXPECT_TRUE(raw);
+}
+
 // A full disk, made real by SQLite's max_page_count: 503 (never 202), the server keeps serving,
 // and everything acknowledged before is intact.
 TEST_F(IngestTest, FullDiskAnswers503AndLosesNothing) {

@@ -293,6 +293,24 @@ TEST_F(ServeBinaryTest, WarnsAboutAWeakTokenFromTheEnvironment) {
   EXPECT_EQ(server->output().find("openssl rand"), std::string::npos) << server->output();
 }
 
+// A token with whitespace or a control character could never be sent (the server strips the header
+// value's surrounding whitespace), so every client would get 401: refused at start, exit 2,
+// naming the variable and not echoing the token.
+TEST_F(ServeBinaryTest, ATokenNoClientCanSendIsRefusedAtStart) {
+  for (const std::string& token :
+       {std::string("0123456789abcdef0123456789abcdef0123\n"), std::string("0123456789abcdef0123 "),
+        std::string(34, ' '), std::string("0123456789abcdef\t0123456789abcdef"),
+        std::string("0123456789abcdef\x01"
+                    "0123456789abcdef")}) {
+    auto r =
+        RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--data", data_dir()}, {},
+                   30s, {{"HOOKRELAY_TOKEN", token}, {"HOOKRELAY_ADMIN_TOKEN", ""}});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("HOOKRELAY_TOKEN contains"), std::string::npos) << r.err;
+    EXPECT_EQ((r.out + r.err).find("0123456789abcdef0123"), std::string::npos) << r.err;
+  }
+}
+
 // Issue 10.18: / and /api/v1 say where to go instead of a bare 404; /api/v1 needs no token and
 // reveals nothing of the catalog.
 TEST_F(ServeBinaryTest, RootAndApiIndexesSayWhereToGo) {

@@ -350,6 +350,22 @@ TEST(CatalogJsonTest, CredentialLikeHeadersAndQueryValuesAreRedacted) {
   EXPECT_EQ(o.at("headers").at("X-Foo").as_string(), model::kRedacted);
 }
 
+// ';' separates query parameters too; the fragment and path parameters are redacted the same way.
+TEST(CatalogJsonTest, RedactUrlCoversSemicolonsFragmentPathParametersAndUserinfo) {
+  EXPECT_EQ(model::RedactUrl("http://127.0.0.1:18601/a?a=1;token=LEAK5"),
+            "http://127.0.0.1:18601/a?a=1;token=(redacted)");
+  EXPECT_EQ(model::RedactUrl("https://h/x?a=1&%74oken=LEAK;sig=S;b=2#access_token=F&state=s"),
+            "https://h/x?a=1&%74oken=(redacted);sig=(redacted);b=2"
+            "#access_token=(redacted)&state=s");
+  EXPECT_EQ(model::RedactUrl("https://h/x;jsessionid=J/y;a=1;api_key=K"),
+            "https://h/x;jsessionid=(redacted)/y;a=1;api_key=(redacted)");
+  EXPECT_EQ(model::RedactUrl("https://user:pw@h/x"), "https://***@h/x");
+  for (const char* same : {"https://h", "https://h/", "https://h/x?a=1;b=2#frag",
+                           "https://h/x?token=", "https://h/x?token=(redacted)", "/rel?q"}) {
+    EXPECT_EQ(model::RedactUrl(same), same);
+  }
+}
+
 TEST(CatalogJsonTest, DestinationShowsTheEnginesBreakerAndPause) {
   model::Catalog c = test::MakeCatalog();
   delivery::DestinationState s;

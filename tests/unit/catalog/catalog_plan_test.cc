@@ -84,6 +84,19 @@ TEST(BuildCatalogTest, ParsesEveryObjectCarriesOriginAndValidatesRoutes) {
   EXPECT_FALSE(garbage.ok());
 }
 
+// A destination stored before its `headers` could not name framing, hop-by-hop or webhook-*
+// headers still loads, without them: an upgrade must not keep the server from starting.
+TEST(BuildCatalogTest, StoredDestinationWithHeadersNowRefusedLoadsWithoutThem) {
+  auto c = BuildCatalog({Obj(CatalogKind::kDestination, "old",
+                             R"({"name":"old","url":"https://x.example/h","headers":)"
+                             R"({"Content-Length":"3","webhook-id":"forged","X-Env":"prod"}})",
+                             "api")});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const auto& headers = c->destinations.at("old").headers;
+  ASSERT_EQ(headers.size(), 1u);
+  EXPECT_EQ(headers[0].first, "X-Env");
+}
+
 TEST(PlanSeedTest, FirstStartWritesTheConfigFile) {
   SeedPlan p =
       PlanSeed({}, std::vector<CatalogObject>{Source("github", "config"), Dest("billing", "config"),

@@ -215,6 +215,120 @@ TEST(SenderTest, TimeoutAfterTheStatusLineKeepsTheStatus) {
   }
 }
 
+// A one-connection server that reads a request, then writes `chunks` (waiting `every` before
+// each) and keeps the connection open until destroyed: for responses the Sink cannot make.
+class RawServer {
+ public:
+  RawServer(std::vector<std::string> chunks, milliseconds every) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 4) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      throw std::runtime_error("RawServer: cannot listen");
+    }
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this, chunks = std::move(chunks), every] {
+      int c = ::accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      std::string in;
+      char buf[4096];
+      while (in.find("\r\n\r\n") == std::string::npos) {
+        ssize_t n = ::recv(c, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        in.append(buf, static_cast<size_t>(n));
+      }
+      std::unique_lock lock(mu_);
+      for (const std::string& chunk : chunks) {
+        if (cv_.wait_for(lock, every, [this] { return stop_; })) break;
+        if (::send(c, chunk.data(), chunk.size(), MSG_NOSIGNAL) < 0) break;
+      }
+      cv_.wait(lock, [this] { return stop_; });
+      ::close(c);
+    });
+  }
+  ~RawServer() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+std::vector<std::string> Bytes(std::string_view text) {
+  std::vector<std::string> out;
+  for (char c : text) out.emplace_back(1, c);
+  return out;
+}
+
+// A response trickled a byte at a time that has not finished its status line when the timeout
+// expires: the endpoint did answer, partly, and the reason says how much arrived.
+TEST(SenderTest, TimeoutWithAPartialStatusLineCountsTheBytes) {
+  RawServer server(Bytes("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"), milliseconds(100));
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendRequest request = Post(server.url());
+  request.timeout = milliseconds(1250);  // about 12 bytes
+  SendResult r = SendAndWait(sender, request);
+  EXPECT_EQ(r.outcome.error, TransportError::kTimeout) << r.error_detail;
+  EXPECT_EQ(r.outcome.status_code, 0);
+  EXPECT_GE(r.outcome.bytes_received, 5u);
+  EXPECT_LE(r.outcome.bytes_received, 16u);
+  policy::Classification c = policy::Classify(r.outcome);
+  EXPECT_EQ(c.reason.rfind("timeout after " + std::to_string(r.outcome.bytes_received) +
+                               " bytes of the response",
+                           0),
+            0u)
+      << c.reason;
+}
+
+// Endless "100 Continue": a 1xx is not the final status, so none is recorded.
+TEST(SenderTest, OnlyInterimResponsesAreNotAStatus) {
+  std::vector<std::string> continues(50, "HTTP/1.1 100 Continue\r\n\r\n");
+  RawServer server(continues, milliseconds(50));
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendRequest request = Post(server.url());
+  request.timeout = milliseconds(800);
+  SendResult r = SendAndWait(sender, request);
+  EXPECT_EQ(r.outcome.error, TransportError::kTimeout) << r.error_detail;
+  EXPECT_EQ(r.outcome.status_code, 0);
+  EXPECT_TRUE(r.outcome.only_interim);
+  policy::Classification c = policy::Classify(r.outcome);
+  EXPECT_EQ(c.reason.rfind("timeout: only interim 1xx responses", 0), 0u) << c.reason;
+}
+
+// Not HTTP: a garbage status line, or a header line without a colon.
+TEST(SenderTest, GarbageStatusLineOrHeaderIsMalformedResponse) {
+  for (const char* response :
+       {"garbage here\r\n\r\n", "HTTP/1.1 200 OK\r\nNo colon in this line\r\n\r\n"}) {
+    SCOPED_TRACE(response);
+    RawServer server({response}, milliseconds(1));
+    Sender sender(AllowPrivate(), SystemClock::Instance());
+    SendRequest request = Post(server.url());
+    request.timeout = milliseconds(3000);
+    SendResult r = SendAndWait(sender, request);
+    EXPECT_EQ(policy::TransportErrorName(r.outcome.error), "malformed_response") << r.error_detail;
+    policy::Classification c = policy::Classify(r.outcome);
+    EXPECT_EQ(c.cls, policy::OutcomeClass::kRetryable);
+    EXPECT_NE(c.reason.find("the endpoint sent a malformed HTTP response"), std::string::npos)
+        << c.reason;
+  }
+}
+
 // Issue 11.9: response headers past libcurl's limit (300 KB in all) are not a reset.
 TEST(SenderTest, HugeResponseHeadersAreResponseTooLarge) {
   Sink sink;

@@ -36,6 +36,12 @@ TEST(IsPrivateAddressTest, Table) {
       {"240.0.0.1", true},
       {"224.0.0.1", true},
       {"239.255.255.255", true},
+      {"198.18.0.1", true},  // benchmarking, 198.18.0.0/15
+      {"198.19.255.255", true},
+      {"198.17.255.255", false},
+      {"198.20.0.1", false},
+      {"192.0.0.8", true},  // IETF protocol assignments, 192.0.0.0/24
+      {"192.0.1.1", false},
       {"8.8.8.8", false},
       {"1.1.1.1", false},
       {"93.184.216.34", false},
@@ -54,6 +60,10 @@ TEST(IsPrivateAddressTest, Table) {
       {"::127.0.0.1", true},
       {"64:ff9b::7f00:1", true},
       {"64:ff9b::808:808", false},
+      {"::ffff:0:7f00:1", true},  // IPv4-translated ::ffff:0:0:0/96
+      {"::ffff:0:a01:203", true},
+      {"::ffff:0:808:808", false},
+      {"64:ff9b:1::808:808", true},  // local-use NAT64
       {"2001:4860::8888", false},
       {"2001:4860:4860::8888", false},
       {"2606:4700::1111", false},
@@ -76,14 +86,35 @@ TEST(IsPrivateAddressTest, Table) {
 // What can be refused from the URL alone: literal private addresses and localhost; names are left
 // to the connect-time check.
 TEST(SsrfTest, RefusedLiteralHosts) {
-  for (const char* host : {"127.0.0.1", "10.1.2.3", "::1", "169.254.169.254", "0.0.0.0",
-                           "localhost", "LocalHost", "api.localhost", "A.LOCALHOST"}) {
+  for (const char* host :
+       {"127.0.0.1", "10.1.2.3", "::1", "169.254.169.254", "0.0.0.0", "localhost", "LocalHost",
+        "api.localhost", "A.LOCALHOST", "localhost.", "127.0.0.1.", "api.localhost.",
+        "::ffff:0:7f00:1", "198.18.0.1", "192.0.0.170"}) {
     EXPECT_TRUE(IsRefusedLiteralHost(host)) << host;
   }
-  for (const char* host : {"8.8.8.8", "2001:4860:4860::8888", "example.com", "internal.corp",
-                           "localhost.example.com", ".localhost", "127.1"}) {
+  for (const char* host :
+       {"8.8.8.8", "2001:4860:4860::8888", "example.com", "internal.corp", "localhost.example.com",
+        ".localhost", "127.1", "8.8.8.8.", "example.com."}) {
     EXPECT_FALSE(IsRefusedLiteralHost(host)) << host;
   }
+}
+
+// The check at creation refuses the forms the attack found, with the same message.
+TEST(SsrfTest, CheckDestinationAddressRefusesTrailingDotsAndTranslatedForms) {
+  for (const char* url :
+       {"http://localhost.:18601/", "http://127.0.0.1.:18601/", "http://[::ffff:0:7f00:1]:18601/",
+        "http://198.18.0.1/", "http://192.0.0.1/"}) {
+    model::Destination d;
+    d.url = url;
+    Status s = CheckDestinationAddress(d, false);
+    EXPECT_FALSE(s.ok()) << url;
+    EXPECT_NE(s.message().find(kPrivateAddressRule), std::string::npos) << s.message();
+    d.allow_private = true;
+    EXPECT_TRUE(CheckDestinationAddress(d, false).ok()) << url;
+  }
+  model::Destination d;
+  d.url = "http://example.com./x";
+  EXPECT_TRUE(CheckDestinationAddress(d, false).ok());
 }
 
 }  // namespace

@@ -35,5 +35,39 @@ TEST(SerializeJsonTest, EverythingElseAsBoostWritesIt) {
   EXPECT_EQ(json::parse(SerializeJson(v)).at("s"), v.at("s"));
 }
 
+// Text from outside (a header value, a URL path) may hold any bytes; the JSON must still parse.
+TEST(SerializeJsonTest, InvalidUtf8IsShownAsLatin1AndTheTextStaysValidJson) {
+  const std::string cases[] = {
+      "caf\xff",  // a byte that never occurs in UTF-8
+      "a\xc0\xaf"
+      "b",                 // overlong "/"
+      "x\x80y",            // a lone continuation byte
+      "e\xe2\x82",         // "\u20ac" cut short
+      "\xed\xa0\x80",      // a surrogate
+      "\xf4\x90\x80\x80",  // above U+10FFFF
+  };
+  for (const std::string& s : cases) {
+    EXPECT_FALSE(IsValidUtf8(s)) << s;
+    json::object o{{s, s}, {"list", json::array{json::value(s)}}};
+    const std::string text = SerializeJson(o);
+    boost::system::error_code ec;
+    json::value back = json::parse(text, ec);  // boost::json rejects invalid UTF-8
+    ASSERT_FALSE(ec) << text;
+    EXPECT_EQ(back.at("list").at(0).as_string(), ValidUtf8(s));
+  }
+  EXPECT_EQ(ValidUtf8("caf\xff"), "caf\u00ff");
+  EXPECT_EQ(ValidUtf8("x\x80y"), "x\u0080y");
+  EXPECT_EQ(ValidUtf8("e\xe2\x82"), "e\u00e2\u0082");
+  EXPECT_EQ(ValidUtf8("a\xc0\xaf"
+                      "b"),
+            "a\u00c0\u00af"
+            "b");
+  // Valid text, multibyte included, is left alone.
+  for (std::string ok : {"", "plain", "caf\u00e9 \u20ac \U0001F600", "\xef\xbf\xbf"}) {
+    EXPECT_TRUE(IsValidUtf8(ok)) << ok;
+    EXPECT_EQ(ValidUtf8(ok), ok);
+  }
+}
+
 }  // namespace
 }  // namespace hookrelay::http

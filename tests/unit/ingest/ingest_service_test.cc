@@ -119,12 +119,50 @@ TEST(DedupKeyTest, HeaderAndJsonField) {
   model::DedupRule field{model::DedupRule::Kind::kJson, "id"};
   http::Request r = MakeRequest({}, "");
   EXPECT_EQ(DedupKey(field, r, R"({"id":"evt_1"})"), "evt_1");
-  EXPECT_EQ(DedupKey(field, r, R"({"id":42})"), "42");
+  EXPECT_EQ(DedupKey(field, r, R"({"id":42})"),
+            "\xFF"
+            "number:42");
   EXPECT_FALSE(DedupKey(field, r, R"({"other":1})").has_value());
   EXPECT_FALSE(DedupKey(field, r, "not json").has_value());
   EXPECT_FALSE(DedupKey(field, r, R"([{"id":1}])").has_value());
   EXPECT_FALSE(DedupKey(field, r, R"({"id":{"nested":1}})").has_value());
   EXPECT_FALSE(DedupKey(model::DedupRule{}, r, R"({"id":1})").has_value());
+}
+
+// Different JSON values are different keys: by type, and numbers by their exact text. A string
+// keeps the form keys always had (a provider's retry across an upgrade still matches).
+TEST(DedupKeyTest, JsonFieldKeysDifferByTypeAndExactText) {
+  model::DedupRule field{model::DedupRule::Kind::kJson, "id"};
+  http::Request r = MakeRequest({}, "");
+  auto key = [&](const std::string& body) { return DedupKey(field, r, body); };
+  const std::pair<std::string, std::string> different[] = {
+      {R"({"id":true})", R"({"id":"true"})"},
+      {R"({"id":1})", R"({"id":"1"})"},
+      {R"({"id":1})", R"({"id":1.0})"},
+      {R"({"id":1e999})", "{\"id\":" + std::string(400, '9') + "}"},
+      {R"({"id":0.1})", R"({"id":0.10000000000000001})"},
+      {R"({"id":false})", R"({"id":true})"},
+      {R"({"id":18446744073709551616})", R"({"id":18446744073709551617})"},
+  };
+  for (const auto& [a, b] : different) {
+    ASSERT_TRUE(key(a).has_value()) << a;
+    ASSERT_TRUE(key(b).has_value()) << b;
+    EXPECT_NE(*key(a), *key(b)) << a << " vs " << b;
+  }
+  EXPECT_EQ(key(R"({"id":"evt_1"})"), "evt_1");
+  EXPECT_EQ(key(R"({"n":{"id":"inner"},"id":"outer","x":[{"id":2}]})"), "outer");
+  EXPECT_EQ(key(R"({"id":"a\u00e9\"b"})"), "a\u00e9\"b");
+  EXPECT_EQ(key(R"( {"id": -1.5e3} )"),
+            "\xFF"
+            "number:-1.5e3");
+  EXPECT_EQ(key(R"({"id":true})"),
+            "\xFF"
+            "bool:true");
+  EXPECT_EQ(key(R"({"id":1,"id":"last"})"), "last");
+  for (const char* none : {R"({"id":null})", R"({"id":""})", R"({"id":[1]})", R"({"id":1} x)",
+                           R"({"id":1)", R"("id")", "{}"}) {
+    EXPECT_FALSE(key(none).has_value()) << none;
+  }
 }
 
 TEST(BuildEventTest, OneDeliveryPerRoutePausedStaysPaused) {

@@ -127,6 +127,7 @@ TEST(ClassifyTest, TransportErrors) {
       {TransportError::kOther, OutcomeClass::kRetryable, "transport error: "},
       {TransportError::kPrivateAddress, OutcomeClass::kFinal, "private address is not retried: "},
       {TransportError::kResponseTooLarge, OutcomeClass::kRetryable, "response too large: "},
+      {TransportError::kMalformedResponse, OutcomeClass::kRetryable, "malformed response: "},
   };
   for (const Case& c : cases) {
     // The error decides the class whatever status line came before it; a timeout or reset after
@@ -183,6 +184,7 @@ TEST(NamesTest, TransportErrorsAndClasses) {
   EXPECT_EQ(TransportErrorName(TransportError::kTls), "tls");
   EXPECT_EQ(TransportErrorName(TransportError::kPrivateAddress), "private_address");
   EXPECT_EQ(TransportErrorName(TransportError::kOther), "other");
+  EXPECT_EQ(TransportErrorName(TransportError::kMalformedResponse), "malformed_response");
   EXPECT_EQ(OutcomeClassName(OutcomeClass::kSuccess), "success");
   EXPECT_EQ(OutcomeClassName(OutcomeClass::kRetryable), "retryable");
   EXPECT_EQ(OutcomeClassName(OutcomeClass::kFinal), "final");
@@ -201,6 +203,26 @@ TEST(ClassifyTest, TimeoutAfterTheStatusLineNamesTheStatus) {
   EXPECT_EQ(c.cls, OutcomeClass::kRetryable);
   EXPECT_THAT(c.reason, StartsWith("connection reset after status 500"));
   EXPECT_THAT(c.reason, Not(HasSubstr("before answering")));
+}
+
+// A timeout with part of a response (no complete status line), or with only 1xx interim
+// responses, says so instead of "did not answer".
+TEST(ClassifyTest, TimeoutWithAPartialOrInterimResponseSaysSo) {
+  AttemptOutcome partial{.error = TransportError::kTimeout};
+  partial.bytes_received = 12;
+  Classification c = Classify(partial);
+  EXPECT_EQ(c.cls, OutcomeClass::kRetryable);
+  EXPECT_THAT(c.reason, StartsWith("timeout after 12 bytes of the response"));
+  AttemptOutcome interim{.error = TransportError::kTimeout};
+  interim.only_interim = true;
+  c = Classify(interim);
+  EXPECT_EQ(c.cls, OutcomeClass::kRetryable);
+  EXPECT_THAT(c.reason, StartsWith("timeout: only interim 1xx responses"));
+  AttemptOutcome reset{.error = TransportError::kConnectionReset};
+  reset.bytes_received = 3;
+  EXPECT_THAT(Classify(reset).reason, StartsWith("connection reset after 3 bytes of the response"));
+  c = Classify(AttemptOutcome{.error = TransportError::kMalformedResponse});
+  EXPECT_THAT(c.reason, HasSubstr("the endpoint sent a malformed HTTP response"));
 }
 
 }  // namespace
