@@ -39,8 +39,14 @@ HeaderPairs OutgoingHeaders(const std::vector<store::Header>& received,
       out.emplace_back(h.name, h.value);
     }
   }
-  out.emplace_back("Content-Type",
-                   content_type.empty() ? "application/octet-stream" : content_type);
+  // The destination's own Content-Type, when it sets one, replaces the event's (one field).
+  const bool configured_type =
+      std::any_of(destination.headers.begin(), destination.headers.end(),
+                  [](const auto& h) { return Lower(h.first) == "content-type"; });
+  if (!configured_type) {
+    out.emplace_back("Content-Type",
+                     content_type.empty() ? "application/octet-stream" : content_type);
+  }
   for (const auto& h : destination.headers) out.push_back(h);
   for (auto& h : standard) out.push_back(std::move(h));
   return out;

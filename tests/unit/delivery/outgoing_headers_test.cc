@@ -62,6 +62,21 @@ TEST(OutgoingHeadersTest, NoneAndListNarrowIt) {
                          {"webhook-timestamp", "1700000000"}}));
 }
 
+// A destination that sets its own Content-Type gets one Content-Type field: the configured one
+// (it was sent beside the event's, two fields a receiver may read either way).
+TEST(OutgoingHeadersTest, AConfiguredContentTypeReplacesTheEventsOne) {
+  model::Destination d = Parse(
+      R"({"name": "d", "url": "https://x.example/", "headers": {"content-type": "text/plain"}})");
+  EXPECT_EQ(OutgoingHeaders(kReceived, "application/json", d, kStandard),
+            (HeaderPairs{{"User-Agent", "GitHub-Hookshot/1"},
+                         {"X-GitHub-Event", "pull_request"},
+                         {"X-Multi", "1"},
+                         {"X-Multi", "2"},
+                         {"content-type", "text/plain"},
+                         {"webhook-id", "01EVENT"},
+                         {"webhook-timestamp", "1700000000"}}));
+}
+
 TEST(ForwardHeadersFieldTest, ParsesShowsAndRefusesWhatIsNeverForwarded) {
   using boost::json::parse;
   EXPECT_EQ(boost::json::serialize(
