@@ -157,7 +157,23 @@ async function checkA11y(page, name) {
   axeSeen.add(name);
 }
 
+// Text the user reads must never show a JavaScript value leaking through ("null", "NaN", …);
+// JSON shown as such (pre, code, .mono) may.
+async function checkText(page, name) {
+  const leaks = await page.evaluate(() => {
+    const out = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.parentElement.closest("pre, code, .mono, script, noscript")) continue;
+      if (/null|undefined|NaN|\[object /.test(n.textContent)) out.push(n.textContent.trim().slice(0, 80));
+    }
+    return out;
+  });
+  if (leaks.length) fail(`${name} shows ${JSON.stringify(leaks)}`);
+}
+
 async function shot(page, name, size) {
+  await checkText(page, `${name} (${size})`);
   await page.screenshot({ path: join(outDir, `${name}-${size}.png`) });
 }
 

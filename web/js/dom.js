@@ -37,6 +37,12 @@ export function svg(tag, attrs, ...children) {
   return el;
 }
 
+// Replaces the children of `el` (null, undefined and false are left out, unlike replaceChildren).
+export function replace(el, ...children) {
+  clear(el);
+  return append(el, children);
+}
+
 export function clear(el) {
   while (el.firstChild) el.firstChild.remove();
   return el;

@@ -1,5 +1,5 @@
 // The audit trail: who did what, newest first, paged.
-import { h, message, table } from "../dom.js";
+import { h, message, table, replace } from "../dom.js";
 import { get, qs } from "../api.js";
 import { time } from "../format.js";
 
@@ -22,7 +22,7 @@ export async function render(main) {
         h("td", { class: "mono" }, a.detail ? JSON.stringify(a.detail) : "")));
     }
     cursor = r.next_cursor;
-    pager.replaceChildren(cursor ? h("button", { type: "button", onclick: () => more().catch((e) => pager.replaceChildren(message("error", e.message))) }, "Older entries")
+    replace(pager, cursor ? h("button", { type: "button", onclick: () => more().catch((e) => replace(pager, message("error", e.message))) }, "Older entries")
       : h("span", { class: "muted" }, n ? `${n} entries, all shown.` : ""));
   }
   await more();

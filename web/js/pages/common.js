@@ -1,4 +1,4 @@
-import { h, message } from "../dom.js";
+import { h, message, replace } from "../dom.js";
 import { get } from "../api.js";
 
 // How to send a first event (an empty store).
@@ -31,7 +31,7 @@ export function every(ms, ctx, f) {
 
 // Shows the outcome of an action in `where` (replacing what was there).
 export function outcome(where, kind, text) {
-  where.replaceChildren(message(kind, text));
+  replace(where, message(kind, text));
 }
 
 export function select(id, label, options, value, extra = {}) {

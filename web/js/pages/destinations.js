@@ -1,7 +1,7 @@
 // Destinations: health (success rate over the last hour, breaker, failures, open-until, paused,
 // concurrency), operator controls, and create / edit / delete for API-owned ones. Secrets are
 // write-only: the form never shows one, a blank field keeps it.
-import { h, message, badge, table } from "../dom.js";
+import { h, message, badge, table, replace } from "../dom.js";
 import { get, post, patch, del, enc, qs } from "../api.js";
 import { time, percent } from "../format.js";
 import { every, input, select, originNote, yes } from "./common.js";
@@ -47,10 +47,10 @@ function controls(d, onDone, where) {
   const act = async (what, label) => {
     try {
       const r = await post(`/destinations/${enc(d.name)}/${what}`, what === "pause" ? { reason: "paused from the dashboard" } : {});
-      where.replaceChildren(message("ok", `${label} ${d.name}${r.note ? ` (${r.note})` : ""}.`));
+      replace(where, message("ok", `${label} ${d.name}${r.note ? ` (${r.note})` : ""}.`));
       await onDone();
     } catch (e) {
-      where.replaceChildren(message("error", `${label} ${d.name} failed: ${e.message}`));
+      replace(where, message("error", `${label} ${d.name} failed: ${e.message}`));
     }
   };
   return h("span", { class: "row" },
@@ -70,24 +70,24 @@ async function list(main, ctx) {
   async function load() {
     const [r, rates] = await Promise.all([get("/destinations"), lastHourRates()]);
     if (r.items.length === 0) {
-      wrap.replaceChildren(message("info", "No destination yet. Create one with “New destination”, or in the config file."));
+      replace(wrap, message("info", "No destination yet. Create one with “New destination”, or in the config file."));
       return;
     }
-    wrap.replaceChildren(table(["Name", "Health (1 h)", "Breaker", { text: "Failures", class: "num" }, "Paused",
-      { text: "Concurrency", class: "num hide-narrow" }, "Actions"],
+    replace(wrap, table(["Name", "Health (1 h)", "Breaker", { text: "Failures", class: "num hide-narrow" }, "Paused",
+      { text: "Concurrency", class: "num hide-narrow" }, { text: "Actions", class: "hide-narrow" }],
     r.items.map((d) => h("tr", { dataset: { name: d.name } },
       h("td", null, h("a", { href: `#/destinations/${enc(d.name)}` }, d.name),
         h("div", { class: "muted mono hide-narrow" }, d.url)),
       h("td", null, health(d, rates)),
       h("td", null, breakerCell(d)),
-      h("td", { class: "num" }, String(d.breaker?.consecutive_failures ?? 0)),
+      h("td", { class: "num hide-narrow" }, String(d.breaker?.consecutive_failures ?? 0)),
       h("td", null, d.paused ? h("span", null, badge("paused"), d.paused_reason ? h("div", { class: "muted" }, d.paused_reason) : null) : "no"),
       h("td", { class: "num hide-narrow" }, `${d.allowed_concurrency} / ${d.max_concurrency ?? "?"}`),
-      h("td", null, controls(d, load, status)))),
+      h("td", { class: "hide-narrow" }, controls(d, load, status)))),
     { label: "Destinations" }));
   }
   await load();
-  return every(4000, ctx, () => load().catch((e) => status.replaceChildren(message("error", `Could not refresh: ${e.message}`))));
+  return every(4000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
 }
 
 function formFields(d) {
@@ -119,7 +119,7 @@ function readForm(form, isNew) {
 }
 
 function fieldError(form, status, e) {
-  status.replaceChildren(message("error", e.message));
+  replace(status, message("error", e.message));
   const map = { name: "d-name", url: "d-url", policy: "d-policy", max_concurrency: "d-max-concurrency", rate_limit: "d-rate", signing_secret: "d-secret" };
   const el = e.field && form.querySelector(`#${map[e.field] || ""}`);
   if (el) { el.setAttribute("aria-invalid", "true"); el.focus(); }
@@ -154,7 +154,7 @@ async function detail(main, ctx) {
     try {
       d = await get(`/destinations/${enc(name)}`);
     } catch (e) {
-      if (e.status === 404) { body.replaceChildren(message("error", e.message)); return false; }
+      if (e.status === 404) { replace(body, message("error", e.message)); return false; }
       throw e;
     }
     const b = d.breaker || {};
@@ -182,7 +182,7 @@ async function detail(main, ctx) {
     return true;
   }
   if (!(await load())) return null;
-  return every(4000, ctx, () => load().catch((e) => status.replaceChildren(message("error", `Could not refresh: ${e.message}`))));
+  return every(4000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
 }
 
 async function scheduleSection(name) {
@@ -207,7 +207,7 @@ function editForm(d, status) {
     try {
       const body = readForm(form, false);
       await patch(`/destinations/${enc(d.name)}`, body);
-      status.replaceChildren(message("ok", `Saved ${d.name}.`));
+      replace(status, message("ok", `Saved ${d.name}.`));
       form.querySelector("#d-secret").value = "";
     } catch (e) {
       fieldError(form, status, e);
@@ -219,7 +219,7 @@ function editForm(d, status) {
       await del(`/destinations/${enc(d.name)}`);
       location.hash = "#/destinations";
     } catch (e) {
-      status.replaceChildren(message("error", `Not deleted: ${e.message}`));
+      replace(status, message("error", `Not deleted: ${e.message}`));
     }
   });
   return h("section", null, h("h2", null, "Edit"), form);

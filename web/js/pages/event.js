@@ -1,6 +1,6 @@
 // Event detail: headers and payload; each delivery with "attempt 3 of 5 — next retry 14:05:31
 // (in 3 min)" or why it failed, the timeline of its attempts, and replay to all or one.
-import { h, message, badge, table, svg } from "../dom.js";
+import { h, message, badge, table, svg, replace } from "../dom.js";
 import { get, post, enc } from "../api.js";
 import { time, bytes, clock, relative, utc } from "../format.js";
 import { every } from "./common.js";
@@ -175,7 +175,7 @@ export async function render(main, ctx) {
         table(["Name", "Value"], ev.headers.map(([k, v]) => h("tr", null, h("td", { class: "mono" }, k), h("td", { class: "mono" }, v))), { label: "Received headers" }));
       const p = payloadView(ev);
       urls.push(p.url);
-      body.replaceChildren(...parts, headers, p.el);
+      replace(body, ...parts, headers, p.el);
       payloadShown = true;
     } else {
       body.firstChild.replaceWith(info);
@@ -187,10 +187,10 @@ export async function render(main, ctx) {
   async function replay(destination) {
     try {
       const r = await post(`/events/${enc(id)}/replay`, destination ? { destination } : {});
-      status.replaceChildren(message("ok", `Replay started: ${r.replays.map((x) => `${x.destination} (replay ${x.chain})`).join(", ")}.`));
+      replace(status, message("ok", `Replay started: ${r.replays.map((x) => `${x.destination} (replay ${x.chain})`).join(", ")}.`));
       await load();
     } catch (e) {
-      status.replaceChildren(message("error", `Replay refused: ${e.message}`));
+      replace(status, message("error", `Replay refused: ${e.message}`));
     }
   }
 
@@ -198,11 +198,11 @@ export async function render(main, ctx) {
     await load();
   } catch (e) {
     if (e.status === 404 || e.status === 400) {
-      body.replaceChildren(message("error", e.message), h("p", null, h("a", { href: "#/events" }, "Back to the events")));
+      replace(body, message("error", e.message), h("p", null, h("a", { href: "#/events" }, "Back to the events")));
       return null;
     }
     throw e;
   }
-  const stop = every(2000, ctx, () => load().catch((e) => status.replaceChildren(message("error", `Could not refresh: ${e.message}`))));
+  const stop = every(2000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
   return () => { stop(); for (const u of urls) URL.revokeObjectURL(u); urls = []; };
 }

@@ -1,6 +1,6 @@
 // Events: filters (kept in the URL), cursor pagination, new events appear live without moving
 // the page, select several and replay them, or replay all matching as a bulk replay job.
-import { h, clear, message, badge, table } from "../dom.js";
+import { h, clear, message, badge, table, replace } from "../dom.js";
 import { get, post, qs, enc } from "../api.js";
 import { time, bytes, localInputToIso, isoToLocalInput } from "../format.js";
 import { firstEventHelp, names, every, select, input } from "./common.js";
@@ -102,7 +102,7 @@ export async function render(main, ctx) {
     else if (shown.size > 0) pager.append(h("span", { class: "muted" }, `${shown.size} event${shown.size === 1 ? "" : "s"}, all shown.`));
   }
 
-  function showError(e) { status.replaceChildren(message("error", `Could not load events: ${e.message}`)); }
+  function showError(e) { replace(status, message("error", `Could not load events: ${e.message}`)); }
 
   await loadPage();
   const anyFilter = Object.values(filter).some((v) => v);
@@ -143,7 +143,7 @@ export async function render(main, ctx) {
     for (const id of ids) {
       try { await post(`/events/${enc(id)}/replay`); ok += 1; } catch (e) { errors.push(`${id}: ${e.message}`); }
     }
-    status.replaceChildren(message(errors.length ? "error" : "ok",
+    replace(status, message(errors.length ? "error" : "ok",
       `Replayed ${ok} of ${ids.length} event${ids.length === 1 ? "" : "s"}.`, errors.length ? ` ${errors.join("; ")}` : ""));
     selected.clear();
     for (const cb of tbody.querySelectorAll("input[type=checkbox]")) cb.checked = false;

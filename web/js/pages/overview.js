@@ -1,7 +1,7 @@
 // Overview: received / delivered / failed over the last hour and day (GET /api/v1/stats), the
 // success rate, the due backlog and the age of its oldest delivery, destinations with an open
 // breaker or paused, and the latest permanent failures.
-import { h, message, badge, table, svg } from "../dom.js";
+import { h, message, badge, table, svg, replace } from "../dom.js";
 import { get, enc } from "../api.js";
 import { time, percent, relative, utc } from "../format.js";
 import { firstEventHelp, names, every } from "./common.js";
@@ -84,8 +84,8 @@ export async function render(main, ctx) {
       const anyEvent = await get("/events?limit=1");
       if (anyEvent.items.length === 0) parts.unshift(firstEventHelp(await names("sources")));
     }
-    body.replaceChildren(...parts);
+    replace(body, ...parts);
   }
   await load();
-  return every(5000, ctx, () => load().catch((e) => status.replaceChildren(message("error", `Could not refresh: ${e.message}`))));
+  return every(5000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
 }

@@ -1,6 +1,6 @@
 // Bulk replays: start one from a filter (with the number of matching events shown first),
 // watch its progress, cancel it; the list of past jobs.
-import { h, message, badge, table } from "../dom.js";
+import { h, message, badge, table, replace } from "../dom.js";
 import { get, post, del, qs, enc } from "../api.js";
 import { time, localInputToIso, isoToLocalInput, percent } from "../format.js";
 import { every, names, select, input } from "./common.js";
@@ -28,10 +28,10 @@ async function list(main, ctx) {
   async function load() {
     const r = await get("/replays?limit=100");
     if (r.items.length === 0) {
-      wrap.replaceChildren(message("info", "No bulk replay yet. Start one from a filter with “New bulk replay”, or “Replay all matching” on the Events page."));
+      replace(wrap, message("info", "No bulk replay yet. Start one from a filter with “New bulk replay”, or “Replay all matching” on the Events page."));
       return;
     }
-    wrap.replaceChildren(table(["Job", "State", "Progress", { text: "Total", class: "num" }, { text: "Done", class: "num" },
+    replace(wrap, table(["Job", "State", "Progress", { text: "Total", class: "num" }, { text: "Done", class: "num" },
       { text: "Failed", class: "num" }, "Filter", "Created"],
     r.items.map((j) => h("tr", null,
       h("td", null, h("a", { class: "mono", href: `#/replays/${enc(j.id)}` }, j.id)),
@@ -42,7 +42,7 @@ async function list(main, ctx) {
     sizeBars(wrap);
   }
   await load();
-  return every(3000, ctx, () => load().catch((e) => status.replaceChildren(message("error", `Could not refresh: ${e.message}`))));
+  return every(3000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
 }
 
 async function create(main, ctx) {
@@ -92,7 +92,7 @@ async function create(main, ctx) {
       const j = await post("/replays", body);
       location.hash = `#/replays/${enc(j.id)}`;
     } catch (e) {
-      status.replaceChildren(message("error", `Not started: ${e.message}`));
+      replace(status, message("error", `Not started: ${e.message}`));
     }
   });
   main.append(h("p", null, h("a", { href: "#/replays" }, "← Bulk replays")), h("h1", null, "New bulk replay"),
@@ -109,9 +109,9 @@ async function detail(main, ctx) {
     const j = await get(`/replays/${enc(id)}`);
     const cancel = h("button", { type: "button", class: "danger", id: "cancel" }, "Cancel");
     cancel.addEventListener("click", async () => {
-      try { await del(`/replays/${enc(id)}`); status.replaceChildren(message("ok", "Cancelled.")); await load(); } catch (e) { status.replaceChildren(message("error", `Not cancelled: ${e.message}`)); }
+      try { await del(`/replays/${enc(id)}`); replace(status, message("ok", "Cancelled.")); await load(); } catch (e) { replace(status, message("error", `Not cancelled: ${e.message}`)); }
     });
-    body.replaceChildren(
+    replace(body, 
       h("div", { class: "row" }, badge(j.state), progress(j), ["queued", "running"].includes(j.state) ? cancel : null),
       j.waiting ? message("info", `Waiting: ${j.waiting.message}`) : null,
       j.error ? message("error", j.error) : null,
@@ -129,10 +129,10 @@ async function detail(main, ctx) {
   try {
     await load();
   } catch (e) {
-    if (e.status === 404 || e.status === 400) { body.replaceChildren(message("error", e.message)); return null; }
+    if (e.status === 404 || e.status === 400) { replace(body, message("error", e.message)); return null; }
     throw e;
   }
-  return every(1000, ctx, () => load().catch((e) => status.replaceChildren(message("error", `Could not refresh: ${e.message}`))));
+  return every(1000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
 }
 
 export async function render(main, ctx) {

@@ -1,5 +1,5 @@
 // Routes: which source's events go to which destination; create and delete API-owned ones.
-import { h, message, table } from "../dom.js";
+import { h, message, table, replace } from "../dom.js";
 import { get, post, del, enc } from "../api.js";
 import { names, select, input } from "./common.js";
 
@@ -9,14 +9,14 @@ export async function render(main) {
   main.append(h("h1", null, "Routes"), status, wrap);
   async function load() {
     const r = await get("/routes");
-    wrap.replaceChildren(r.items.length === 0 ? message("info", "No route yet: events are stored but sent nowhere until a route links a source to a destination.")
+    replace(wrap, r.items.length === 0 ? message("info", "No route yet: events are stored but sent nowhere until a route links a source to a destination.")
       : table(["Id", "Source", "Destination", "Origin", ""], r.items.map((x) => {
         const rm = x.origin === "config" ? h("span", { class: "muted" }, "config file: read-only")
           : h("button", { type: "button", class: "danger", "aria-label": `Delete route ${x.id}` }, "Delete");
         if (x.origin !== "config") {
           rm.addEventListener("click", async () => {
             if (!window.confirm(`Delete route ${x.id}?`)) return;
-            try { await del(`/routes/${enc(x.id)}`); status.replaceChildren(message("ok", `Deleted route ${x.id}.`)); await load(); } catch (e) { status.replaceChildren(message("error", e.message)); }
+            try { await del(`/routes/${enc(x.id)}`); replace(status, message("ok", `Deleted route ${x.id}.`)); await load(); } catch (e) { replace(status, message("error", e.message)); }
           });
         }
         return h("tr", null, h("td", { class: "mono" }, x.id), h("td", null, h("a", { href: `#/sources/${enc(x.source)}` }, x.source)),
@@ -34,7 +34,7 @@ export async function render(main) {
     const v = (id) => form.querySelector(`#${id}`).value.trim();
     const body = { source: v("rt-source"), destination: v("rt-destination") };
     if (v("rt-id")) body.id = v("rt-id");
-    try { const r = await post("/routes", body); status.replaceChildren(message("ok", `Created route ${r.id}.`)); await load(); } catch (e) { status.replaceChildren(message("error", e.message)); }
+    try { const r = await post("/routes", body); replace(status, message("ok", `Created route ${r.id}.`)); await load(); } catch (e) { replace(status, message("error", e.message)); }
   });
   main.append(h("h2", null, "New route"), form);
 }

@@ -1,6 +1,6 @@
 // Sources: the ingest URL to copy, verification scheme, dedup rule; create / edit / delete for
 // API-owned ones. Verification secrets are write-only (shown as a count).
-import { h, message, table, copyButton } from "../dom.js";
+import { h, message, table, copyButton, replace } from "../dom.js";
 import { get, post, patch, del, enc } from "../api.js";
 import { input, select, originNote } from "./common.js";
 
@@ -59,7 +59,7 @@ async function create(main) {
   const form = h("form", { novalidate: true, "aria-label": "New source" }, fields(null), h("button", { type: "submit", class: "primary" }, "Create source"), status);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    try { const s = await post("/sources", read(form, true)); location.hash = `#/sources/${enc(s.name)}`; } catch (e) { status.replaceChildren(message("error", e.message)); }
+    try { const s = await post("/sources", read(form, true)); location.hash = `#/sources/${enc(s.name)}`; } catch (e) { replace(status, message("error", e.message)); }
   });
   main.append(h("p", null, h("a", { href: "#/sources" }, "← Sources")), h("h1", null, "New source"), form);
 }
@@ -86,11 +86,11 @@ async function detail(main, ctx) {
     h("div", { class: "row" }, h("button", { type: "submit", class: "primary" }, "Save changes"), h("button", { type: "button", class: "danger", id: "delete" }, "Delete source")));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    try { await patch(`/sources/${enc(name)}`, read(form, false, s)); status.replaceChildren(message("ok", `Saved ${name}.`)); form.querySelector("#s-secret").value = ""; } catch (e) { status.replaceChildren(message("error", e.message)); }
+    try { await patch(`/sources/${enc(name)}`, read(form, false, s)); replace(status, message("ok", `Saved ${name}.`)); form.querySelector("#s-secret").value = ""; } catch (e) { replace(status, message("error", e.message)); }
   });
   form.querySelector("#delete").addEventListener("click", async () => {
     if (!window.confirm(`Delete source ${name}?`)) return;
-    try { await del(`/sources/${enc(name)}`); location.hash = "#/sources"; } catch (e) { status.replaceChildren(message("error", `Not deleted: ${e.message}`)); }
+    try { await del(`/sources/${enc(name)}`); location.hash = "#/sources"; } catch (e) { replace(status, message("error", `Not deleted: ${e.message}`)); }
   });
   main.append(h("h2", null, "Edit"), form);
 }
