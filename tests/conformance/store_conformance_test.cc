@@ -389,6 +389,12 @@ TEST_P(StoreConformanceTest, StatsCountReceivedAndOutcomesPerMinute) {
   rows = store_->GetStats(t1 + hours(1), t1 + hours(2));
   ASSERT_TRUE(rows.ok());
   EXPECT_TRUE(rows->empty());
+  // Retention drops minutes older than 8 days (the API reads at most 7), and keeps newer ones.
+  clock_.Advance(std::chrono::days(8));  // now: minute m0 + 1 + 8 days
+  ASSERT_TRUE(store_->PurgeEventsBefore(start - hours(1), 100).ok());
+  rows = store_->GetStats(start - hours(1), t1 + minutes(1));
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 2u) << "minute " << m0 << " is past 8 days, " << m0 + 1 << " is not";
 }
 
 TEST_P(StoreConformanceTest, RecordAttemptStoresAttemptAndNewState) {

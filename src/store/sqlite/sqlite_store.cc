@@ -931,7 +931,16 @@ Result<int64_t> SqliteStore::CreateReplays(const std::vector<NewReplay>& replays
 
 Result<int64_t> SqliteStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
   if (batch <= 0) return int64_t{0};
-  return Write<int64_t>([cutoff, batch](Connection& db) -> Result<int64_t> {
+  // The dashboard's counters are read for at most 7 days back (GET /api/v1/stats): older minutes
+  // go with each purge pass (a range of the primary key; usually nothing).
+  const int64_t stats_cutoff = UnixMinute(clock_.Now() - std::chrono::days(8));
+  return Write<int64_t>([cutoff, batch, stats_cutoff](Connection& db) -> Result<int64_t> {
+    {
+      Result<Statement> old = db.Prepare("DELETE FROM stats_minute WHERE minute < ?1");
+      if (!old.ok()) return old.status();
+      old->BindInt(1, stats_cutoff);
+      HR_RETURN_IF_ERROR(old->Exec("purge old stats"));
+    }
     // Deliveries and attempts go with their events (ON DELETE CASCADE). An event with a
     // delivery still under way (scheduled, delivering, paused) is kept: retention never turns a
     // pending delivery into a silent loss.
