@@ -294,6 +294,102 @@ try {
   if ((await page.content()).includes("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")) fail("the signing secret is shown after creation");
   log("created destination crm through the form");
 
+  // 6b. Edit it (a blank secret keeps the secret), then delete it.
+  await page.fill("#d-rate", "20/s");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.getByText("Saved crm.").waitFor();
+  const crm = await (await fetch(`${base}/api/v1/destinations/crm`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
+  if (crm.rate_limit !== "20/s" || crm.signing_secret_set !== true) fail(`edit of crm: ${JSON.stringify(crm)}`);
+  page.once("dialog", (d) => d.accept());
+  await page.getByRole("button", { name: "Delete destination" }).click();
+  await page.getByRole("heading", { name: "Destinations" }).waitFor();
+  await page.locator('tr[data-name="billing"]').waitFor();
+  if (await page.locator('tr[data-name="crm"]').count()) fail("crm still listed after delete");
+  // A config-file destination is read-only, saying why.
+  await page.goto(`${base}/ui/#/destinations/billing`);
+  await page.getByText("Defined in the config file: read-only here").waitFor();
+  if (await page.getByRole("button", { name: "Save changes" }).count()) fail("a config destination has an edit form");
+  log("edited and deleted crm; config destinations are read-only");
+
+  // 6c. A source through the form (secret write-only), a route to it, and the route deleted.
+  await page.goto(`${base}/ui/#/sources/new`);
+  await page.fill("#s-name", "partner");
+  await page.selectOption("#s-scheme", "standard");
+  await page.fill("#s-secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+  await page.getByRole("button", { name: "Create source" }).click();
+  await page.getByRole("heading", { name: "Source partner" }).waitFor();
+  await page.getByText("standard, 1 secret(s) set (write-only)").waitFor();
+  await page.getByText(`${base}/in/partner`).first().waitFor();
+  if ((await page.content()).includes("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")) fail("the verification secret is shown");
+  await page.goto(`${base}/ui/#/routes`);
+  await page.selectOption("#rt-source", "partner");
+  await page.selectOption("#rt-destination", "billing");
+  await page.getByRole("button", { name: "Create route" }).click();
+  await page.getByText("Created route partner:billing.").waitFor();
+  page.once("dialog", (d) => d.accept());
+  await page.getByRole("button", { name: "Delete route partner:billing" }).click();
+  await page.getByText("Deleted route partner:billing.").waitFor();
+  log("created a source and a route through the forms, deleted the route");
+
+  // 6d. Binary payloads are shown as hex.
+  const bin = await fetch(`${base}/in/shop`, { method: "POST", headers: { "Content-Type": "application/octet-stream" },
+    body: new Uint8Array(Array.from({ length: 300 }, (_, i) => i % 256)) });
+  const binId = (await bin.json()).id;
+  await page.goto(`${base}/ui/#/events/${binId}`);
+  await page.getByText("(binary, application/octet-stream)").waitFor();
+  if (!(await page.locator("#payload").innerText()).startsWith("00000000  00 01 02 03")) fail("binary payload not shown as hex");
+  await page.getByRole("link", { name: /^Download/ }).waitFor();
+  log("binary payload shown as hex");
+
+  // 6e. Many events: pages of 50 with "Load older events"; a filter in the URL; new events
+  // arrive live without moving what is on the screen; select two and replay them.
+  await Promise.all(Array.from({ length: 55 }, (_, i) => ingest({ order: 1000 + i })));
+  await page.goto(`${base}/ui/#/events`);
+  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 50);
+  await page.getByRole("button", { name: "Load older events" }).click();
+  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 59);  // 4 + 55
+  await page.getByText(/events, all shown\./).waitFor();
+  const anchorRow = page.locator("tbody tr").nth(30);
+  await anchorRow.scrollIntoViewIfNeeded();
+  const anchorId = await anchorRow.getAttribute("data-id");
+  const topBefore = await page.evaluate((id) => document.querySelector(`tr[data-id="${id}"]`).getBoundingClientRect().top, anchorId);
+  await ingest({ order: 2000 });
+  await page.getByText("1 new event added").waitFor();
+  const topAfter = await page.evaluate((id) => document.querySelector(`tr[data-id="${id}"]`).getBoundingClientRect().top, anchorId);
+  if (Math.abs(topAfter - topBefore) > 2) fail(`a live update moved the list by ${topAfter - topBefore}px`);
+  await page.locator("tbody tr").nth(1).locator("input[type=checkbox]").check();
+  await page.locator("tbody tr").nth(2).locator("input[type=checkbox]").check();
+  await page.getByText("2 selected").waitFor();
+  await page.getByRole("button", { name: "Replay selected" }).click();
+  await page.getByText("Replayed 2 of 2 events.").waitFor();
+  await page.selectOption("#f-status", "failed");
+  await page.selectOption("#f-destination", "legacy");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await page.waitForURL(/#\/events\?status=failed&destination=legacy$/);
+  if (await page.locator("#f-status").inputValue() !== "failed") fail("the status filter was not kept");
+  log("paging, live arrival without moving the list, filters in the URL, replay of selected events");
+
+  // 6f. A slow bulk replay (1/s) is cancelled while it runs.
+  await page.goto(`${base}/ui/#/replays/new?status=failed&destination=legacy`);
+  await page.getByText(/events? match/).waitFor();
+  await page.fill("#r-rate", "1/s");
+  await page.getByRole("button", { name: "Start bulk replay" }).click();
+  await page.getByRole("button", { name: "Cancel" }).click();
+  await page.getByText("Cancelled.").waitFor();
+  await page.locator(".badge.s-cancelled").waitFor();
+  await page.goto(`${base}/ui/#/replays`);
+  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 2);
+  log("cancelled a running bulk replay; both jobs listed");
+
+  // 6g. The overview counts from GET /api/v1/stats and names why the latest failures failed.
+  await page.goto(`${base}/ui/#/`);
+  await page.getByText(/legacy: gave up after 1 of 1 attempts: 500/).first().waitFor();
+  const received = await page.locator("#c-received .v").innerText();
+  if (received !== "60") fail(`the overview counts ${received} received events in the last hour, not 60`);
+  await page.getByText("Success rate (1 h)").waitFor();
+  await page.getByText("Due backlog").waitFor();
+  log("overview: counts and the reasons of the latest failures");
+
   // 7. An API error on a page shows a message, never a blank page.
   await expecting([/status of 400/, /^400 GET .*\/api\/v1\/events\//], async () => {
     await page.goto(`${base}/ui/#/events/01XXXX`);

@@ -3,36 +3,45 @@
 // breaker or paused, and the latest permanent failures.
 import { h, message, badge, table, svg, replace } from "../dom.js";
 import { get, enc } from "../api.js";
-import { time, percent, relative, utc } from "../format.js";
+import { time, percent, relative, utc, clock } from "../format.js";
 import { firstEventHelp, names, every } from "./common.js";
 
 const SERIES = ["received", "delivered", "failed"];
 const COLORS = { received: "#1f4e8c", delivered: "#17623a", failed: "#a11d1d" };
 
+// Grouped bars per step: received, delivered, failed (hand-written SVG; no library).
 function chart(stats, label) {
   const W = 640;
   const H = 160;
   const pad = { l: 36, r: 8, t: 8, b: 22 };
   const pts = stats.points;
   const max = Math.max(1, ...pts.flatMap((p) => SERIES.map((s) => p[s])));
-  const x = (i) => pad.l + (pts.length <= 1 ? 0 : (i / (pts.length - 1)) * (W - pad.l - pad.r));
+  const slot = (W - pad.l - pad.r) / Math.max(pts.length, 1);
+  const bw = Math.max(1, (slot * 0.8) / SERIES.length);
   const y = (v) => H - pad.b - (v / max) * (H - pad.t - pad.b);
-  const lines = SERIES.map((s) => svg("polyline", {
-    points: pts.map((p, i) => `${x(i).toFixed(1)},${y(p[s]).toFixed(1)}`).join(" "),
-    fill: "none", stroke: COLORS[s], "stroke-width": 2, "stroke-linejoin": "round",
-  }));
+  const bars = [];
+  pts.forEach((p, i) => {
+    SERIES.forEach((s, k) => {
+      if (!p[s]) return;
+      const x = pad.l + i * slot + slot * 0.1 + k * bw;
+      bars.push(svg("rect", { x: x.toFixed(1), y: y(p[s]).toFixed(1), width: bw.toFixed(1),
+        height: (H - pad.b - y(p[s])).toFixed(1), fill: COLORS[s] },
+      svg("title", null, `${p[s]} ${s} from ${clock(new Date(p.at))}`)));
+    });
+  });
   const first = pts.length ? new Date(pts[0].at) : null;
   const total = (s) => pts.reduce((a, p) => a + p[s], 0);
   const desc = SERIES.map((s) => `${total(s)} ${s}`).join(", ");
   return h("figure", { class: "chart panel" },
     h("figcaption", null, h("strong", null, label), " ", h("span", { class: "muted" }, desc)),
     svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `${label}: ${desc}` },
+      svg("line", { x1: pad.l, y1: y(max), x2: W - pad.r, y2: y(max), stroke: "#d4d9e0" }),
       svg("line", { x1: pad.l, y1: H - pad.b, x2: W - pad.r, y2: H - pad.b, stroke: "#8a929c" }),
-      svg("text", { x: 2, y: pad.t + 10, "font-size": 11, fill: "#4d5560" }, String(max)),
-      svg("text", { x: 2, y: H - pad.b, "font-size": 11, fill: "#4d5560" }, "0"),
+      svg("text", { x: pad.l - 4, y: y(max) + 4, "font-size": 11, fill: "#4d5560", "text-anchor": "end" }, String(max)),
+      svg("text", { x: pad.l - 4, y: H - pad.b + 4, "font-size": 11, fill: "#4d5560", "text-anchor": "end" }, "0"),
       first ? svg("text", { x: pad.l, y: H - 6, "font-size": 11, fill: "#4d5560" }, relative(first)) : null,
       svg("text", { x: W - pad.r, y: H - 6, "font-size": 11, fill: "#4d5560", "text-anchor": "end" }, "now"),
-      lines),
+      bars),
     h("div", { class: "legend" }, SERIES.map((s) => h("span", { class: `c-${s}` }, h("span", { class: "fg" }, s)))));
 }
 
@@ -50,7 +59,15 @@ export async function render(main, ctx) {
   async function load() {
     const [hour, day, dests, failed] = await Promise.all([
       get("/stats?window=1h&step=1m"), get("/stats?window=24h&step=1h"), get("/destinations"),
-      get("/events?status=failed&limit=10")]);
+      get("/events?status=failed&limit=5")]);
+    // The reasons of the latest five failures (the list has statuses only).
+    const reasons = new Map();
+    await Promise.all(failed.items.slice(0, 5).map(async (e) => {
+      try {
+        const ev = await get(`/events/${enc(e.id)}?body=false`);
+        for (const d of ev.deliveries) if (d.status === "failed" && d.reason) reasons.set(`${e.id} ${d.destination}`, d.reason);
+      } catch { /* purged meanwhile: the row stays without a reason */ }
+    }));
     const sum = (s, k) => s.points.reduce((a, p) => a + p[k], 0);
     const dh = sum(hour, "delivered");
     const fh = sum(hour, "failed");
@@ -65,7 +82,7 @@ export async function render(main, ctx) {
         card("Failed (1 h)", String(fh), `${fd} in 24 h`),
         card("Success rate (1 h)", dh + fh ? percent(dh / (dh + fh)) : "—", dd + fd ? `${percent(dd / (dd + fd))} in 24 h` : "no final delivery in 24 h"),
         card("Due backlog", String(hour.due?.count ?? 0),
-          oldest ? h("span", null, "oldest due since ", h("time", { datetime: oldest, title: utc(new Date(oldest)), "data-rel": "only" }, relative(new Date(oldest)))) : "nothing waiting", "c-backlog")),
+          oldest ? h("span", null, "oldest due ", h("time", { datetime: oldest, title: utc(new Date(oldest)), "data-rel": "only" }, relative(new Date(oldest)))) : "nothing waiting", "c-backlog")),
       h("div", { class: "charts" }, chart(hour, "Last hour (per minute)"), chart(day, "Last 24 hours (per hour)")),
       h("h2", null, "Destinations needing attention"),
       troubled.length === 0 ? h("p", { class: "muted" }, `All ${dests.items.length} destination${dests.items.length === 1 ? "" : "s"} running: no open breaker, none paused.`)
@@ -75,9 +92,11 @@ export async function render(main, ctx) {
           h("td", null, d.paused ? `yes: ${d.paused_reason || ""}` : "no"))), { label: "Destinations needing attention" }),
       h("h2", null, "Latest permanent failures"),
       failed.items.length === 0 ? h("p", { class: "muted" }, "None.")
-        : table(["Event", "Received", "Failed deliveries"], failed.items.map((e) => h("tr", null,
+        : table(["Event", "Received", "Failed: why"], failed.items.map((e) => h("tr", null,
           h("td", null, h("a", { class: "mono", href: `#/events/${enc(e.id)}` }, e.id)), h("td", null, time(e.received_at)),
-          h("td", null, e.deliveries.filter((d) => d.status === "failed").map((d) => d.destination).join(", ")))), { label: "Latest permanent failures" }),
+          h("td", null, e.deliveries.filter((d) => d.status === "failed").map((d) =>
+            h("div", null, h("strong", null, d.destination), reasons.get(`${e.id} ${d.destination}`) ? `: ${reasons.get(`${e.id} ${d.destination}`)}` : ""))))),
+        { label: "Latest permanent failures" }),
       failed.items.length ? h("p", null, h("a", { href: "#/events?status=failed" }, "All failed events"), " · ", h("a", { href: "#/replays/new?status=failed" }, "Replay all failed…")) : null,
     ];
     if (sum(day, "received") === 0 && !firstShown) {
@@ -87,5 +106,5 @@ export async function render(main, ctx) {
     replace(body, ...parts);
   }
   await load();
-  return every(5000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
+  return every(10000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
 }
