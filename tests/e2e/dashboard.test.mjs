@@ -94,8 +94,8 @@ const base = await new Promise((resolve, reject) => {
 });
 log(`hookrelay at ${base}, sink at ${sinkUrl}`);
 
-async function ingest(payload) {
-  const r = await fetch(`${base}/in/shop`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(payload) });
+async function ingest(payload, headers = {}) {
+  const r = await fetch(`${base}/in/shop`, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(payload) });
   if (r.status >= 300) fail(`ingest answered ${r.status}`);
   return r.json().catch(() => ({}));
 }
@@ -234,7 +234,10 @@ try {
   // 2. An event to a failing destination: "attempt 1 of 5 — next retry …".
   await page.goto(`${base}/ui/#/events`);
   await page.locator("#first-event").waitFor();
-  await ingest({ order: 42, customer: "ada@example.com", items: [{ sku: "A-1", qty: 2 }] });
+  // Markup in a payload or a header must stay text: were it inserted as HTML, the <img> would
+  // request /ui/x (a failed request) and its handler would break the CSP (a console error).
+  await ingest({ order: 42, customer: "ada@example.com", note: "<img src=x onerror=alert(1)>", items: [{ sku: "A-1", qty: 2 }] },
+    { "X-Note": "<img src=x onerror=alert(2)><script>alert(3)</script>" });
   const row = page.locator("tbody tr").first();
   await row.waitFor();  // appears without a reload (live)
   log("event appeared live in the list");
@@ -245,6 +248,8 @@ try {
   await billing.locator("td").getByText("503", { exact: true }).first().waitFor();
   await billing.locator("td").getByText("600", { exact: true }).first().waitFor();  // Retry-After in the timeline
   if (!(await page.locator("#payload").innerText()).includes('"order": 42')) fail("payload not pretty-printed JSON");
+  await page.getByText("<img src=x onerror=alert(2)><script>alert(3)</script>").waitFor();  // shown as text
+  if (await page.locator("main img, main script").count()) fail("markup from an event was inserted as HTML");
   const title = await billing.locator(".promise time").getAttribute("title");
   if (!/UTC$/.test(title || "")) fail(`next retry has no UTC title: ${title}`);
   await checkA11y(page, "event");
@@ -408,6 +413,19 @@ try {
     await page.getByRole("alert").waitFor();
   });
   if (!(await page.getByRole("alert").innerText()).trim()) fail("the API error message is empty");
+  // A store that cannot answer (503) on a list page: the message, and "Try again" once it can.
+  let storeDown = true;
+  await page.route("**/api/v1/destinations", (route) => (storeDown
+    ? route.fulfill({ status: 503, contentType: "application/json", body: '{"error":{"code":"unavailable","message":"store: disk I/O error (scripted)"}}' })
+    : route.continue()));
+  await expecting([/status of 503/, /^503 GET .*\/api\/v1\/destinations$/], async () => {
+    await page.goto(`${base}/ui/#/destinations`);
+    await page.getByText("Could not load this page: store: disk I/O error (scripted)").waitFor();
+  });
+  storeDown = false;
+  await page.getByRole("button", { name: "Try again" }).click();
+  await page.locator('tr[data-name="billing"]').waitFor();
+  await page.unroute("**/api/v1/destinations");
   log("API error shows a message");
 
   // 8. Every page at both sizes, with axe; keyboard: the skip link and the nav are reachable.
