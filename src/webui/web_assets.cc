@@ -34,8 +34,9 @@ http::Response Serve(std::string_view rest) {
   if (a == nullptr) {
     r.status = 404;
     r.content_type = "text/plain; charset=utf-8";
-    r.body = "not found: /ui/" + std::string(rest) +
-             "\nthe dashboard is at /ui/ (its pages are /ui/#/events, /ui/#/destinations, ...)\n";
+    // The path is not echoed: nothing a link can make this page say.
+    r.body = "not found: no such file of the dashboard\n"
+             "the dashboard is at /ui/ (its pages are /ui/#/events, /ui/#/destinations, ...)\n";
     return r;
   }
   r.content_type = std::string(a->content_type);
