@@ -9,11 +9,11 @@
 #include "api/api_routes.h"
 #include "api/openapi.h"
 #include "api/stats.h"
-#include "policy/schedule_json.h"
 #include "common/id.h"
 #include "common/random.h"
 #include "common/thread_name.h"
 #include "http/json_text.h"
+#include "policy/schedule_json.h"
 #include "replay/replay_filter.h"
 #include "replay/replay_runner.h"
 

@@ -109,14 +109,10 @@ json::object StatsToJson(const StatsQuery& q, TimePoint now,
   } else {
     due["oldest_due_at"] = nullptr;
   }
-  return json::object{{"window", FormatDuration(q.window)},
-                      {"step", FormatDuration(q.step)},
-                      {"since", FormatRfc3339(since)},
-                      {"until", FormatRfc3339(until)},
-                      {"points", std::move(pts)},
-                      {"totals", totals.ToJson()},
-                      {"destinations", std::move(dests)},
-                      {"due", std::move(due)}};
+  return json::object{{"window", FormatDuration(q.window)}, {"step", FormatDuration(q.step)},
+                      {"since", FormatRfc3339(since)},      {"until", FormatRfc3339(until)},
+                      {"points", std::move(pts)},           {"totals", totals.ToJson()},
+                      {"destinations", std::move(dests)},   {"due", std::move(due)}};
 }
 
 }  // namespace hookrelay::api

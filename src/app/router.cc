@@ -24,7 +24,9 @@ bool IsRootIndex(const http::RequestHead& head) {
 }
 
 // "/ui" and everything below it: the dashboard's files.
-bool IsUi(const http::RequestHead& head) { return !head.segments.empty() && head.segments[0] == "ui"; }
+bool IsUi(const http::RequestHead& head) {
+  return !head.segments.empty() && head.segments[0] == "ui";
+}
 
 bool IsApiIndex(const http::RequestHead& head) {
   return (head.segments.size() == 2 || (head.segments.size() == 3 && head.segments[2].empty())) &&

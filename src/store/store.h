@@ -298,8 +298,8 @@ class Store {
   virtual Result<std::map<std::string, int64_t>> CountDueByDestination(TimePoint /*now*/) {
     return Status::Unavailable("this store does not count due deliveries per destination");
   }
-  // The per-minute counts of the minutes that overlap [since, until) (at most one row per minute and
-  // destination: kept as counters when events arrive and attempts are recorded, never computed
+  // The per-minute counts of the minutes that overlap [since, until) (at most one row per minute
+  // and destination: kept as counters when events arrive and attempts are recorded, never computed
   // by scanning events). The default answers kUnavailable.
   virtual Result<std::vector<StatsRow>> GetStats(TimePoint /*since*/, TimePoint /*until*/) {
     return Status::Unavailable("this store keeps no statistics");

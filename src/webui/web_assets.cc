@@ -35,8 +35,9 @@ http::Response Serve(std::string_view rest) {
     r.status = 404;
     r.content_type = "text/plain; charset=utf-8";
     // The path is not echoed: nothing a link can make this page say.
-    r.body = "not found: no such file of the dashboard\n"
-             "the dashboard is at /ui/ (its pages are /ui/#/events, /ui/#/destinations, ...)\n";
+    r.body =
+        "not found: no such file of the dashboard\n"
+        "the dashboard is at /ui/ (its pages are /ui/#/events, /ui/#/destinations, ...)\n";
     return r;
   }
   r.content_type = std::string(a->content_type);

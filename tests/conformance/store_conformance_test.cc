@@ -358,10 +358,10 @@ TEST_P(StoreConformanceTest, StatsCountReceivedAndOutcomesPerMinute) {
   for (const Delivery& d : claimed) {
     const bool ok = d.destination == "billing" && d.event_id == claimed[0].event_id;
     Attempt a{d.id, 1, t1, 5, ok ? 200 : 500, std::nullopt, std::nullopt, ""};
-    DeliveryUpdate u{ok ? DeliveryStatus::kDelivered
-                        : (d.destination == "crm" ? DeliveryStatus::kFailed
-                                                  : DeliveryStatus::kScheduled),
-                     t1 + minutes(5)};
+    DeliveryUpdate u{
+        ok ? DeliveryStatus::kDelivered
+           : (d.destination == "crm" ? DeliveryStatus::kFailed : DeliveryStatus::kScheduled),
+        t1 + minutes(5)};
     ASSERT_TRUE(store_->RecordAttempt(a, u, "s").ok());
     // Already recorded: refused, and not counted again.
     EXPECT_FALSE(store_->RecordAttempt(a, u, "s").ok());

@@ -745,8 +745,9 @@ Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate
     Result<Statement> st = db.Prepare(
         "INSERT INTO stats_minute(minute, destination, delivered, failed, attempts,"
         " attempt_failures) SELECT ?1, destination, ?2, ?3, 1, ?4 FROM deliveries WHERE id = ?5"
-        " ON CONFLICT(minute, destination) DO UPDATE SET delivered = delivered + excluded.delivered,"
-        " failed = failed + excluded.failed, attempts = attempts + 1,"
+        " ON CONFLICT(minute, destination) DO UPDATE SET"
+        " delivered = delivered + excluded.delivered, failed = failed + excluded.failed,"
+        " attempts = attempts + 1,"
         " attempt_failures = attempt_failures + excluded.attempt_failures");
     if (!st.ok()) return st.status();
     st->BindInt(1, UnixMinute(now))
@@ -1195,8 +1196,8 @@ Result<std::vector<StatsRow>> SqliteStore::GetStats(TimePoint since, TimePoint u
       "SELECT minute, destination, received, delivered, failed, attempts, attempt_failures"
       " FROM stats_minute WHERE minute >= ?1 AND minute < ?2 ORDER BY minute, destination");
   if (!q.ok()) return q.status();
-  q->BindInt(1, UnixMinute(since)).BindInt(2, UnixMinute(until + std::chrono::minutes(1) -
-                                                        Duration(1)));
+  q->BindInt(1, UnixMinute(since))
+      .BindInt(2, UnixMinute(until + std::chrono::minutes(1) - Duration(1)));
   std::vector<StatsRow> out;
   for (;;) {
     Result<bool> row = q->Step("read stats");

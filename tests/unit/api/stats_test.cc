@@ -53,11 +53,11 @@ TEST(StatsJsonTest, RowsLandInTheirStepsWithZerosBetween) {
   EXPECT_EQ(since, TimePoint(minutes(991)));
 
   std::vector<store::StatsRow> rows = {
-      {990, "", 7, 0, 0, 0, 0},           // before the window: ignored
-      {991, "", 2, 0, 0, 0, 0},           // first step
-      {995, "billing", 0, 1, 0, 3, 2},    // first step
-      {996, "billing", 0, 0, 1, 1, 1},    // second step
-      {1000, "", 1, 0, 0, 0, 0},          // the current minute: second step
+      {990, "", 7, 0, 0, 0, 0},         // before the window: ignored
+      {991, "", 2, 0, 0, 0, 0},         // first step
+      {995, "billing", 0, 1, 0, 3, 2},  // first step
+      {996, "billing", 0, 0, 1, 1, 1},  // second step
+      {1000, "", 1, 0, 0, 0, 0},        // the current minute: second step
       {1000, "crm", 0, 2, 0, 2, 0},
   };
   json::object o = StatsToJson(q, now, rows, 4, TimePoint(minutes(990)));
@@ -78,8 +78,7 @@ TEST(StatsJsonTest, RowsLandInTheirStepsWithZerosBetween) {
   EXPECT_EQ(d[0].at("attempts").as_int64(), 4);
   EXPECT_EQ(d[1].at("name").as_string(), "crm");
   EXPECT_EQ(o.at("due").at("count").as_int64(), 4);
-  EXPECT_EQ(o.at("due").at("oldest_due_at").as_string(),
-            FormatRfc3339(TimePoint(minutes(990))));
+  EXPECT_EQ(o.at("due").at("oldest_due_at").as_string(), FormatRfc3339(TimePoint(minutes(990))));
   EXPECT_EQ(o.at("window").as_string(), "10m");
 
   json::object empty = StatsToJson(q, now, {}, 0, std::nullopt);
