@@ -317,6 +317,8 @@ try {
   await page.getByText("Saved crm.").waitFor();
   const crm = await (await fetch(`${base}/api/v1/destinations/crm`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
   if (crm.rate_limit !== "20/s" || crm.signing_secret_set !== true) fail(`edit of crm: ${JSON.stringify(crm)}`);
+  const audit = await (await fetch(`${base}/api/v1/audit?limit=1`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
+  if (JSON.stringify(audit.items[0].detail.fields) !== '["rate_limit"]') fail(`the edit patched more than it changed: ${JSON.stringify(audit.items[0])}`);
   page.once("dialog", (d) => d.accept());
   await page.getByRole("button", { name: "Delete destination" }).click();
   await page.getByRole("heading", { name: "Destinations" }).waitFor();

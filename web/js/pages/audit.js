@@ -7,7 +7,7 @@ export async function render(main) {
   main.append(h("h1", null, "Audit trail"),
     h("p", { class: "muted" }, "The actor is “token:” and the first 8 hex digits of the SHA-256 of the token that made the change."));
   const tbody = h("tbody");
-  const wrap = h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Audit trail table" }, h("table", { "aria-label": "Audit trail" },
+  const wrap = h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Audit trail table" }, h("table", { "aria-label": "Audit trail", class: "stack" },
     h("thead", null, h("tr", null, ["When", "Actor", "Action", "Target", "Count", "Detail"].map((c) => h("th", { scope: "col" }, c)))), tbody));
   const pager = h("div", { class: "pager" });
   main.append(wrap, pager);
@@ -17,9 +17,11 @@ export async function render(main) {
     const r = await get(`/audit${qs({ cursor, limit: 50 })}`);
     for (const a of r.items) {
       n += 1;
-      tbody.append(h("tr", null, h("td", null, time(a.at)), h("td", { class: "mono" }, a.actor), h("td", null, a.action),
-        h("td", { class: "mono" }, a.target), h("td", null, String(a.count ?? "")),
-        h("td", { class: "mono" }, a.detail ? JSON.stringify(a.detail) : "")));
+      // data-label: on a phone each row is stacked, its cells labelled (see .stack in app.css).
+      tbody.append(h("tr", null, h("td", { "data-label": "When" }, time(a.at)),
+        h("td", { class: "mono", "data-label": "Actor" }, a.actor), h("td", { "data-label": "Action" }, a.action),
+        h("td", { class: "mono", "data-label": "Target" }, a.target), h("td", { "data-label": "Count" }, String(a.count ?? "")),
+        h("td", { class: "mono", "data-label": "Detail" }, a.detail ? JSON.stringify(a.detail) : "")));
     }
     cursor = r.next_cursor;
     replace(pager, cursor ? h("button", { type: "button", onclick: () => more().catch((e) => replace(pager, message("error", e.message))) }, "Older entries")

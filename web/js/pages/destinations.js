@@ -205,8 +205,14 @@ function editForm(d, status) {
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     try {
+      // A merge patch of what changed only (the audit trail names the fields).
       const body = readForm(form, false);
+      const was = { url: d.url, max_concurrency: d.max_concurrency, rate_limit: d.rate_limit, allow_private: !!d.allow_private };
+      for (const k of Object.keys(was)) if (body[k] === was[k]) delete body[k];
+      if (d.rate_limit && !form.querySelector("#d-rate").value.trim()) body.rate_limit = null;  // cleared
+      if (Object.keys(body).length === 0) { replace(status, message("info", "Nothing changed.")); return; }
       await patch(`/destinations/${enc(d.name)}`, body);
+      Object.assign(d, body);
       replace(status, message("ok", `Saved ${d.name}.`));
       form.querySelector("#d-secret").value = "";
     } catch (e) {

@@ -31,14 +31,15 @@ async function list(main, ctx) {
       replace(wrap, message("info", "No bulk replay yet. Start one from a filter with “New bulk replay”, or “Replay all matching” on the Events page."));
       return;
     }
-    replace(wrap, table(["Job", "State", "Progress", { text: "Total", class: "num" }, { text: "Done", class: "num" },
-      { text: "Failed", class: "num" }, "Filter", "Created"],
+    const n = "num hide-narrow";
+    replace(wrap, table(["Job", "State", "Progress", { text: "Total", class: n }, { text: "Done", class: n },
+      { text: "Failed", class: n }, { text: "Filter", class: "hide-narrow" }, "Created"],
     r.items.map((j) => h("tr", null,
-      h("td", null, h("a", { class: "mono", href: `#/replays/${enc(j.id)}` }, j.id)),
+      h("td", { class: "id-cell" }, h("a", { class: "mono", href: `#/replays/${enc(j.id)}` }, j.id)),
       h("td", null, badge(j.state)), h("td", null, progress(j)),
-      h("td", { class: "num" }, String(j.total)), h("td", { class: "num" }, String(j.done)), h("td", { class: "num" }, String(j.failed)),
-      h("td", { class: "mono" }, Object.entries(j.filter || {}).map(([k, v]) => `${k}=${v}`).join(" ")),
-      h("td", null, time(j.created_at)))), { label: "Bulk replay jobs" }));
+      h("td", { class: n }, String(j.total)), h("td", { class: n }, String(j.done)), h("td", { class: n }, String(j.failed)),
+      h("td", { class: "mono hide-narrow" }, Object.entries(j.filter || {}).map(([k, v]) => `${k}=${v}`).join(" ")),
+      h("td", null, time(j.created_at, { relativeOnly: true })))), { label: "Bulk replay jobs" }));
     sizeBars(wrap);
   }
   await load();
