@@ -289,7 +289,7 @@ try {
   await page.locator(".pct").getByText("100 %").waitFor({ timeout: 20000 });
   await page.locator(".badge.s-done").waitFor();
   await checkA11y(page, "replay");
-  await shot(page, "replay", "desktop");
+  await shot(page, "replay-done", "desktop");
   log("bulk replay reached 100 %");
 
   // 6. Create a destination through the form; a refused one shows the API's message.

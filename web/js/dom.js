@@ -71,10 +71,16 @@ export function copyButton(text, label = "Copy") {
   return b;
 }
 
+// opts.label names the table; opts.stack stacks each row on a phone, its cells labelled with
+// their column's header (.stack in app.css).
 export function table(headers, rows, opts = {}) {
+  if (opts.stack) {
+    const names = headers.map((c) => (typeof c === "string" ? c : c.text));
+    for (const tr of rows.flat()) [...tr.children].forEach((td, i) => td.setAttribute("data-label", names[i] || ""));
+  }
   // Focusable, so a table wider than the screen can be scrolled with the keyboard.
   return h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": opts.label || "Table" },
-    h("table", { "aria-label": opts.label },
+    h("table", { "aria-label": opts.label, class: opts.stack ? "stack" : null },
       h("thead", null, h("tr", null, headers.map((c) =>
         typeof c === "string" ? h("th", { scope: "col" }, c)
           : h("th", { scope: "col", class: c.class }, c.text)))),

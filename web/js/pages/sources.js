@@ -7,8 +7,10 @@ import { input, select, originNote } from "./common.js";
 const SCHEMES = ["none", "github", "stripe", "shopify", "standard", "hmac"];
 const ingestUrl = (name) => `${location.origin}/in/${encodeURIComponent(name)}`;
 
+const SCHEME_DEDUP = { github: "header X-GitHub-Delivery", stripe: "JSON field id", shopify: "header X-Shopify-Webhook-Id", standard: "header webhook-id" };
+
 function dedupText(s) {
-  if (!s.dedup) return "scheme default";
+  if (!s.dedup) return s.verify && SCHEME_DEDUP[s.verify.scheme] ? `${SCHEME_DEDUP[s.verify.scheme]} (the scheme's default)` : "none";
   if (s.dedup.header) return `header ${s.dedup.header}`;
   if (s.dedup.json) return `JSON field ${s.dedup.json}`;
   return JSON.stringify(s.dedup);
@@ -24,9 +26,9 @@ async function list(main) {
   }
   main.append(table(["Name", "Ingest URL", "Verification", "Dedup", "Origin"], r.items.map((s) => h("tr", null,
     h("td", null, h("a", { href: `#/sources/${enc(s.name)}` }, s.name)),
-    h("td", null, h("code", null, ingestUrl(s.name)), copyButton(ingestUrl(s.name))),
+    h("td", null, h("span", null, h("code", null, ingestUrl(s.name)), copyButton(ingestUrl(s.name)))),
     h("td", null, s.verify ? `${s.verify.scheme} (${s.verify.secrets_set ?? 0} secret${s.verify.secrets_set === 1 ? "" : "s"})` : "none"),
-    h("td", null, dedupText(s)), h("td", null, s.origin))), { label: "Sources" }));
+    h("td", null, dedupText(s)), h("td", null, s.origin))), { label: "Sources", stack: true }));
 }
 
 function fields(s) {
