@@ -280,6 +280,7 @@ try {
   for (let i = 0; i < 2; i += 1) await ingest({ order: 100 + i });
   await page.goto(`${base}/ui/#/events?status=failed&destination=legacy`);
   await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 3, null, { timeout: 20000 });
+  await shot(page, "events-filtered", "desktop");
   await page.click("#replay-all");
   await page.getByText("3 events match this filter now.").waitFor();
   await checkA11y(page, "replay-new");
