@@ -5,14 +5,18 @@ RELEASE := build/release
 TESTDIR := build/test
 ARGS    ?=
 
-.PHONY: all deps release run test bench fuzz format clean
+.PHONY: all deps deps-build release run test bench fuzz format clean
 
 all: release
 
 deps:
 	@scripts/install-deps
 
-release: deps
+# Building and running need no browser, Node.js or npm (those are for the e2e test).
+deps-build:
+	@scripts/install-deps --no-e2e
+
+release: deps-build
 	@cmake -S . -B $(RELEASE) -DCMAKE_BUILD_TYPE=Release -DHOOKRELAY_WERROR=$(WERROR) \
 	  -DHOOKRELAY_BUILD_TESTS=OFF -DHOOKRELAY_BUILD_BENCH=ON >/dev/null
 	@cmake --build $(RELEASE) -j $(JOBS)

@@ -8,10 +8,12 @@
 #include "api/api_json.h"
 #include "api/api_routes.h"
 #include "api/openapi.h"
+#include "api/stats.h"
 #include "common/id.h"
 #include "common/random.h"
 #include "common/thread_name.h"
 #include "http/json_text.h"
+#include "policy/schedule_json.h"
 #include "replay/replay_filter.h"
 #include "replay/replay_runner.h"
 
@@ -177,7 +179,8 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kListEvents:
     case RouteId::kGetEvent:
     case RouteId::kListBulkReplays:
-    case RouteId::kListAudit: break;  // their query parsers name what they take
+    case RouteId::kListAudit:
+    case RouteId::kStats: break;  // their query parsers name what they take
     default:
       if (Status s = CheckQueryParams(request, {}); !s.ok()) return FromStatus(s);
   }
@@ -240,6 +243,25 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     }
     case RouteId::kCancelBulkReplay: return CancelBulkReplay(request, m.params[0]);
     case RouteId::kListAudit: return ListAudit(request);
+    case RouteId::kStats: {
+      auto q = ParseStatsQuery(request);
+      if (!q.ok()) return FromStatus(q.status());
+      const TimePoint now = clock_.Now();
+      const auto [since, until] = StatsRange(*q, now);
+      auto rows = store_.GetStats(since, until);
+      if (!rows.ok()) return FromStatus(rows.status());
+      auto due = store_.CountDue(now);
+      if (!due.ok()) return FromStatus(due.status());
+      auto oldest = store_.OldestDueAt(now);
+      if (!oldest.ok()) return FromStatus(oldest.status());
+      return Json(StatsToJson(*q, now, *rows, *due, *oldest));
+    }
+    case RouteId::kDestinationSchedule: {
+      const model::Destination* d = catalog->FindDestination(m.params[0]);
+      if (!d) return NotFound("destination", m.params[0]);
+      SeededRandom random(SystemRandom::Instance().Next());
+      return Json(policy::ScheduleToJson(d->policy, policy::PlanSchedule(d->policy, random)));
+    }
     case RouteId::kListSources: return Json(SourceListToJson(*catalog));
     case RouteId::kGetSource: {
       const model::Source* s = catalog->FindSource(m.params[0]);

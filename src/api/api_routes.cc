@@ -22,6 +22,7 @@ constexpr ApiRoute kRoutes[] = {
     {RouteId::kPauseDestination, "POST", "/api/v1/destinations/{name}/pause"},
     {RouteId::kResumeDestination, "POST", "/api/v1/destinations/{name}/resume"},
     {RouteId::kResetBreaker, "POST", "/api/v1/destinations/{name}/reset-breaker"},
+    {RouteId::kDestinationSchedule, "GET", "/api/v1/destinations/{name}/schedule"},
     {RouteId::kListSources, "GET", "/api/v1/sources"},
     {RouteId::kCreateSource, "POST", "/api/v1/sources"},
     {RouteId::kGetSource, "GET", "/api/v1/sources/{name}"},
@@ -32,6 +33,7 @@ constexpr ApiRoute kRoutes[] = {
     {RouteId::kGetRoute, "GET", "/api/v1/routes/{id}"},
     {RouteId::kDeleteRoute, "DELETE", "/api/v1/routes/{id}"},
     {RouteId::kListAudit, "GET", "/api/v1/audit"},
+    {RouteId::kStats, "GET", "/api/v1/stats"},
     {RouteId::kOpenApi, "GET", "/api/v1/openapi.json"},
 };
 

@@ -26,6 +26,7 @@ enum class RouteId {
   kPauseDestination,
   kResumeDestination,
   kResetBreaker,
+  kDestinationSchedule,
   kListSources,
   kCreateSource,
   kGetSource,
@@ -36,6 +37,7 @@ enum class RouteId {
   kGetRoute,
   kDeleteRoute,
   kListAudit,
+  kStats,
   kOpenApi,
 };
 

@@ -246,6 +246,24 @@ constexpr std::string_view kDocument = R"json({
         }
       }
     },
+    "/api/v1/destinations/{name}/schedule": {
+      "get": {
+        "operationId": "getDestinationSchedule",
+        "summary": "What the destination's retry policy does when every attempt fails (as hookrelay schedule --json)",
+        "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {
+          "200": {"description": "the effective policy, the planned attempts (seconds after the first) and when it gives up",
+                  "content": {"application/json": {"schema": {"type": "object", "required": ["policy", "attempts", "gives_up"],
+                    "properties": {"policy": {"type": "object"},
+                      "attempts": {"type": "array", "items": {"type": "object", "properties": {
+                        "n": {"type": "integer"}, "delay_s": {"type": "number"}, "at_s": {"type": "number"}}}},
+                      "gives_up": {"type": "object", "properties": {"after_s": {"type": "number"},
+                        "kind": {"type": "string"}, "reason": {"type": "string"}}}}}}}},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"}
+        }
+      }
+    },
     "/api/v1/sources": {
       "get": {
         "operationId": "listSources",
@@ -375,6 +393,25 @@ constexpr std::string_view kDocument = R"json({
         }
       }
     },
+    "/api/v1/stats": {
+      "get": {
+        "operationId": "getStats",
+        "summary": "Events received, deliveries delivered and failed, and attempts, per step over a window; the due backlog",
+        "description": "Read from per-minute counters the store keeps as events arrive and attempts are recorded (never by scanning events). Steps end with the current minute; every step has a point.",
+        "parameters": [
+          {"name": "window", "in": "query", "schema": {"type": "string", "default": "1h"},
+           "description": "a duration of whole minutes, 1m to 7d"},
+          {"name": "step", "in": "query", "schema": {"type": "string", "default": "1m"},
+           "description": "a duration of whole minutes, 1m to the window; at most 1440 steps"}
+        ],
+        "responses": {
+          "200": {"description": "the counts",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Stats"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"}
+        }
+      }
+    },
     "/api/v1/openapi.json": {
       "get": {
         "operationId": "getOpenApi",
@@ -401,6 +438,24 @@ constexpr std::string_view kDocument = R"json({
                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     },
     "schemas": {
+      "StatsCounts": {"type": "object", "properties": {
+        "received": {"type": "integer", "description": "events received"},
+        "delivered": {"type": "integer", "description": "deliveries that became delivered"},
+        "failed": {"type": "integer", "description": "deliveries that failed for good"},
+        "attempts": {"type": "integer"},
+        "attempt_failures": {"type": "integer", "description": "attempts that did not deliver"}}},
+      "Stats": {"type": "object", "required": ["window", "step", "since", "until", "points", "totals", "destinations", "due"],
+        "properties": {
+          "window": {"type": "string"}, "step": {"type": "string"},
+          "since": {"type": "string", "format": "date-time"}, "until": {"type": "string", "format": "date-time"},
+          "points": {"type": "array", "items": {"allOf": [{"$ref": "#/components/schemas/StatsCounts"},
+            {"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}}}]}},
+          "totals": {"$ref": "#/components/schemas/StatsCounts"},
+          "destinations": {"type": "array", "items": {"allOf": [{"$ref": "#/components/schemas/StatsCounts"},
+            {"type": "object", "properties": {"name": {"type": "string"}}}]}},
+          "due": {"type": "object", "properties": {"count": {"type": "integer", "description": "scheduled deliveries due now"},
+            "oldest_due_at": {"type": ["string", "null"], "format": "date-time", "description": "the oldest of them: a stalled engine shows here"}}}}},
+
       "Error": {
         "type": "object", "required": ["error"],
         "properties": {"error": {"type": "object", "required": ["code", "message"],

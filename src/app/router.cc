@@ -4,6 +4,8 @@
 
 #include <boost/json.hpp>
 
+#include "webui/web_assets.h"
+
 namespace hookrelay::app {
 
 namespace {
@@ -19,6 +21,11 @@ bool IsPath(const http::RequestHead& head, std::string_view name) {
 // "/" and "/api/v1" (a trailing slash allowed): indexes that say where things are.
 bool IsRootIndex(const http::RequestHead& head) {
   return head.segments.empty() || (head.segments.size() == 1 && head.segments[0].empty());
+}
+
+// "/ui" and everything below it: the dashboard's files.
+bool IsUi(const http::RequestHead& head) {
+  return !head.segments.empty() && head.segments[0] == "ui";
 }
 
 bool IsApiIndex(const http::RequestHead& head) {
@@ -38,7 +45,7 @@ std::string RootIndex() {
   o["health"] = "/healthz";
   o["ready"] = "/readyz";
   o["docs"] = "docs/operations.md, docs/api.md and docs/configuration.md in the hookrelay source";
-  o["dashboard"] = "not available yet; use the API or the CLI (hookrelay --help)";
+  o["dashboard"] = "/ui/";
   return boost::json::serialize(o);
 }
 
@@ -107,7 +114,7 @@ http::Handler::HeadDecision Router::ApiHead(const http::RequestHead& head) {
 
 http::Handler::HeadDecision Router::OnHead(const http::RequestHead& head) {
   HeadDecision d;
-  if (IsRootIndex(head) || (api_ && IsApiIndex(head))) {
+  if (IsRootIndex(head) || (api_ && IsApiIndex(head)) || IsUi(head)) {
     if (head.method != "GET" && head.method != "HEAD") {
       http::Response r = http::JsonError(405, "method_not_allowed", "use GET");
       r.headers.emplace_back("Allow", "GET, HEAD");
@@ -131,7 +138,29 @@ http::Handler::HeadDecision Router::OnHead(const http::RequestHead& head) {
 
 void Router::OnRequest(http::Request request, http::Responder respond) {
   if (IsRootIndex(request)) {
-    respond(Json(200, RootIndex()));
+    // A browser goes to the dashboard; curl without -L still reads where everything is.
+    http::Response r = Json(302, RootIndex());
+    r.headers.emplace_back("Location", "/ui/");
+    respond(std::move(r));
+    return;
+  }
+  if (IsUi(request)) {
+    if (request.segments.size() == 1) {  // "/ui": relative URLs in the page need the slash
+      http::Response r;
+      r.headers = webui::SecurityHeaders();
+      r.status = 301;
+      r.content_type = "text/plain; charset=utf-8";
+      r.body = "the dashboard is at /ui/\n";
+      r.headers.emplace_back("Location", "/ui/");
+      respond(std::move(r));
+      return;
+    }
+    std::string rest;
+    for (size_t i = 1; i < request.segments.size(); ++i) {
+      if (i > 1) rest += '/';
+      rest += request.segments[i];
+    }
+    respond(webui::Serve(rest));
     return;
   }
   if (api_ && IsApiIndex(request)) {

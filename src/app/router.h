@@ -17,7 +17,9 @@ namespace hookrelay::app {
 //   /healthz       the process is up (GET)
 //   /readyz        the store answers and the server is not draining (GET)
 //   /metrics       Prometheus text (GET)
-//   /              an index: where the API, its OpenAPI document, metrics and docs are (GET)
+//   /              redirects to /ui/ (302); the body is an index: where the API, its OpenAPI
+//                  document, metrics and docs are (GET)
+//   /ui/...        the dashboard's embedded files (webui::Serve), with the security headers
 //   /api/v1        the same for the API, without a token (says nothing a stranger may not know)
 //   /api/v1/...    the management API, when an ApiHandler is given (asked first); wrong bearer
 //                  tokens are logged, counted and throttled per client address (`throttle`:

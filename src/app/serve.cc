@@ -390,6 +390,8 @@ int Serve(const ServeOptions& options) {
             << registry.Get()->destinations.size()
             << (registry.Get()->destinations.size() == 1 ? " destination)" : " destinations)")
             << std::endl;
+  std::cout << "Dashboard: " << (*server)->url() << "/ui/ (sign in with the admin token)"
+            << std::endl;
   spdlog::info("hookrelay {} started on {} (data {}, node {})", HOOKRELAY_VERSION, (*server)->url(),
                config.store.dir, engine_options.node_id);
 

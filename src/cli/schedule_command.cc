@@ -9,6 +9,7 @@
 #include "common/random.h"
 #include "common/units.h"
 #include "http/json_text.h"
+#include "policy/schedule_json.h"
 
 namespace hookrelay::cli {
 
@@ -28,12 +29,6 @@ Result<policy::RetryPolicy> ResolvePolicy(const ScheduleOptions& options) {
 }
 
 namespace {
-
-// Seconds as a JSON number: an integer when whole, else a fraction (millisecond policies).
-json::value Seconds(Duration d) {
-  if (d.count() % 1000 == 0) return json::value(d.count() / 1000);
-  return json::value(static_cast<double>(d.count()) / 1000.0);
-}
 
 std::string Describe(const policy::RetryPolicy& p) {
   std::ostringstream out;
@@ -75,18 +70,7 @@ std::string RenderScheduleText(const policy::RetryPolicy& p, const policy::Sched
 }
 
 json::object RenderScheduleJson(const policy::RetryPolicy& p, const policy::Schedule& s) {
-  json::array attempts;
-  for (const auto& a : s.attempts) {
-    attempts.push_back(
-        json::object{{"n", a.n}, {"delay_s", Seconds(a.delay)}, {"at_s", Seconds(a.at)}});
-  }
-  return json::object{
-      {"policy", policy::PolicyToJson(p)},
-      {"attempts", std::move(attempts)},
-      {"gives_up", json::object{{"after_s", Seconds(s.gives_up_after)},
-                                {"kind", policy::DecisionKindName(s.gives_up_kind)},
-                                {"reason", s.gives_up_reason}}},
-  };
+  return policy::ScheduleToJson(p, s);  // the same document as GET /destinations/{name}/schedule
 }
 
 void AddScheduleCommand(CLI::App& app, int& exit_code) {

@@ -69,6 +69,9 @@ class FaultInjectingStore final : public Store {
                                          const std::string& destination = "") override;
   Result<std::optional<TimePoint>> NextDueAt(const std::string& destination = "") override;
   Result<int64_t> CountDue(TimePoint now) override;
+  Result<std::vector<StatsRow>> GetStats(TimePoint since, TimePoint until) override {
+    return target_->GetStats(since, until);
+  }
   Result<std::map<std::string, int64_t>> CountDueByDestination(TimePoint now) override {
     return target_->CountDueByDestination(now);
   }

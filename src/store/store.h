@@ -130,6 +130,19 @@ struct AttemptRecord {
   DeliveryUpdate update;
 };
 
+// Counts of one minute for one destination (GetStats): `destination` is "" for the events received
+// in that minute (only `received` set); otherwise the attempts recorded in that minute and the
+// deliveries they made final (delivered, or failed for good).
+struct StatsRow {
+  int64_t minute = 0;  // Unix minutes: the row covers [minute·60 s, (minute+1)·60 s)
+  std::string destination;
+  int64_t received = 0;
+  int64_t delivered = 0;
+  int64_t failed = 0;
+  int64_t attempts = 0;
+  int64_t attempt_failures = 0;  // attempts that did not deliver
+};
+
 struct EventFilter {
   // Events with a destination whose *current* delivery (latest chain) is in this status: once a
   // replay of a failed delivery is delivered, the event is no longer listed as failed.
@@ -284,6 +297,12 @@ class Store {
   // metrics. The default answers kUnavailable (the gauges then stay 0).
   virtual Result<std::map<std::string, int64_t>> CountDueByDestination(TimePoint /*now*/) {
     return Status::Unavailable("this store does not count due deliveries per destination");
+  }
+  // The per-minute counts of the minutes that overlap [since, until) (at most one row per minute
+  // and destination: kept as counters when events arrive and attempts are recorded, never computed
+  // by scanning events). The default answers kUnavailable.
+  virtual Result<std::vector<StatsRow>> GetStats(TimePoint /*since*/, TimePoint /*until*/) {
+    return Status::Unavailable("this store keeps no statistics");
   }
   // Records an attempt and the delivery's new state in one transaction; clears the lease.
   // kFailedPrecondition when the delivery is no longer leased by `owner`; kNotFound when there is

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <latch>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -340,6 +341,60 @@ TEST_P(StoreConformanceTest, ExpiredLeaseIsClaimedAgain) {
   EXPECT_EQ(late.code(), Status::Code::kFailedPrecondition) << late.ToString();
   EXPECT_TRUE(store_->RecordAttempt(attempt, update, "sender-b").ok());
   EXPECT_EQ(Deliveries(id)[0].status, DeliveryStatus::kDelivered);
+}
+
+// Issue 12: the per-minute counters behind GET /api/v1/stats move with ingest and attempts, in
+// their minutes, per destination; a refused attempt (lease gone) counts nothing.
+TEST_P(StoreConformanceTest, StatsCountReceivedAndOutcomesPerMinute) {
+  const TimePoint start = std::chrono::floor<minutes>(clock_.Now()) + minutes(10);
+  clock_.Advance(start - clock_.Now());
+  Append(MakeEvent(clock_, random_, "{}", {"billing", "crm"}));
+  Append(MakeEvent(clock_, random_, "{}", {"billing"}));
+  std::vector<Delivery> claimed = Claim(clock_.Now(), 10, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 3u);
+  clock_.Advance(minutes(1));
+  const TimePoint t1 = clock_.Now();
+  // billing: one delivered, one retrying; crm: failed for good.
+  for (const Delivery& d : claimed) {
+    const bool ok = d.destination == "billing" && d.event_id == claimed[0].event_id;
+    Attempt a{d.id, 1, t1, 5, ok ? 200 : 500, std::nullopt, std::nullopt, ""};
+    DeliveryUpdate u{
+        ok ? DeliveryStatus::kDelivered
+           : (d.destination == "crm" ? DeliveryStatus::kFailed : DeliveryStatus::kScheduled),
+        t1 + minutes(5)};
+    ASSERT_TRUE(store_->RecordAttempt(a, u, "s").ok());
+    // Already recorded: refused, and not counted again.
+    EXPECT_FALSE(store_->RecordAttempt(a, u, "s").ok());
+  }
+  Result<std::vector<StatsRow>> rows = store_->GetStats(start - hours(1), t1 + minutes(1));
+  if (!rows.ok() && rows.status().code() == Status::Code::kUnavailable) {
+    GTEST_SKIP() << "this store keeps no statistics";
+  }
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  const int64_t m0 = std::chrono::duration_cast<minutes>(start.time_since_epoch()).count();
+  std::map<std::pair<int64_t, std::string>, StatsRow> by;
+  for (const StatsRow& r : *rows) by[{r.minute, r.destination}] = r;
+  ASSERT_EQ(by.size(), 3u);
+  EXPECT_EQ((by[{m0, ""}].received), 2);
+  const StatsRow billing = by[{m0 + 1, "billing"}];
+  EXPECT_EQ(billing.attempts, 2);
+  EXPECT_EQ(billing.attempt_failures, 1);
+  EXPECT_EQ(billing.delivered, 1);
+  EXPECT_EQ(billing.failed, 0);
+  const StatsRow crm = by[{m0 + 1, "crm"}];
+  EXPECT_EQ(crm.attempts, 1);
+  EXPECT_EQ(crm.failed, 1);
+  EXPECT_EQ(crm.delivered, 0);
+  // The range is by minute: an hour later, nothing.
+  rows = store_->GetStats(t1 + hours(1), t1 + hours(2));
+  ASSERT_TRUE(rows.ok());
+  EXPECT_TRUE(rows->empty());
+  // Retention drops minutes older than 8 days (the API reads at most 7), and keeps newer ones.
+  clock_.Advance(std::chrono::days(8));  // now: minute m0 + 1 + 8 days
+  ASSERT_TRUE(store_->PurgeEventsBefore(start - hours(1), 100).ok());
+  rows = store_->GetStats(start - hours(1), t1 + minutes(1));
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 2u) << "minute " << m0 << " is past 8 days, " << m0 + 1 << " is not";
 }
 
 TEST_P(StoreConformanceTest, RecordAttemptStoresAttemptAndNewState) {

@@ -313,14 +313,18 @@ TEST_F(ServeBinaryTest, ATokenNoClientCanSendIsRefusedAtStart) {
 
 // Issue 10.18: / and /api/v1 say where to go instead of a bare 404; /api/v1 needs no token and
 // reveals nothing of the catalog.
+// Issue 12: / redirects browsers to the dashboard; the body still says where things are (curl
+// without -L).
 TEST_F(ServeBinaryTest, RootAndApiIndexesSayWhereToGo) {
   auto server = Start();
   ASSERT_TRUE(server->ok());
   HttpResponse r = Send(server->port(), "GET", "/");
-  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_EQ(r.status, 302) << r.body;
+  EXPECT_EQ(r.Header("Location"), "/ui/");
   json::object root = json::parse(r.body).as_object();
   EXPECT_EQ(root.at("openapi").as_string(), "/api/v1/openapi.json");
   EXPECT_EQ(root.at("metrics").as_string(), "/metrics");
+  EXPECT_EQ(root.at("dashboard").as_string(), "/ui/");
   EXPECT_TRUE(root.contains("docs"));
 
   for (const char* target : {"/api/v1", "/api/v1/"}) {
@@ -335,6 +339,40 @@ TEST_F(ServeBinaryTest, RootAndApiIndexesSayWhereToGo) {
   EXPECT_EQ(Send(server->port(), "GET", "/nope").status, 404);
   EXPECT_EQ(Send(server->port(), "GET", "/api/v1/sources").status, 401);
   EXPECT_EQ(Send(server->port(), "GET", "/api/v1/openapi.json", kToken).status, 200);
+}
+
+// Issue 12: the dashboard's files are embedded and served below /ui/ without a token, each with
+// the security headers; a path that is no file is a 404 with them too.
+TEST_F(ServeBinaryTest, DashboardIsServedWithSecurityHeaders) {
+  auto server = Start();
+  ASSERT_TRUE(server->ok());
+  auto has_security_headers = [](const HttpResponse& r) {
+    const std::string csp = r.Header("Content-Security-Policy");
+    EXPECT_NE(csp.find("default-src 'self'"), std::string::npos) << csp;
+    EXPECT_NE(csp.find("frame-ancestors 'none'"), std::string::npos) << csp;
+    EXPECT_EQ(csp.find("unsafe-inline"), std::string::npos) << csp;
+    EXPECT_EQ(r.Header("X-Content-Type-Options"), "nosniff");
+    EXPECT_EQ(r.Header("Referrer-Policy"), "no-referrer");
+  };
+  HttpResponse r = Send(server->port(), "GET", "/ui/");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Header("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(r.body.find("<script type=\"module\" src=\"js/app.js\">"), std::string::npos);
+  has_security_headers(r);
+  r = Send(server->port(), "GET", "/ui/js/app.js");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.Header("Content-Type"), "text/javascript; charset=utf-8");
+  has_security_headers(r);
+  r = Send(server->port(), "GET", "/ui");
+  EXPECT_EQ(r.status, 301);
+  EXPECT_EQ(r.Header("Location"), "/ui/");
+  for (const char* target : {"/ui/nope.js", "/ui/../hookrelay.toml", "/ui/%2e%2e/%2e%2e/etc/passwd",
+                             "/ui/js/../index.html"}) {
+    r = Send(server->port(), "GET", target);
+    EXPECT_EQ(r.status, 404) << target;
+    has_security_headers(r);
+  }
+  EXPECT_EQ(Send(server->port(), "POST", "/ui/", "", "{}").status, 405);
 }
 
 std::string Metrics(uint16_t port) { return Send(port, "GET", "/metrics").body; }

@@ -157,6 +157,21 @@ UPDATE OR IGNORE catalog
   WHERE kind = 'route' AND json_extract(spec, '$.id') IS NULL
     AND name = json_extract(spec, '$.source') || '->' || json_extract(spec, '$.destination');
 )sql"},
+    {7, "per-minute counts for the dashboard's charts", R"sql(
+-- Counts per minute (Unix minutes) and destination ('' for events received), written in the
+-- transaction that ingests an event or records an attempt, so GET /api/v1/stats reads at most
+-- one row per minute and destination instead of scanning events.
+CREATE TABLE stats_minute (
+  minute INTEGER NOT NULL,
+  destination TEXT NOT NULL,
+  received INTEGER NOT NULL DEFAULT 0,
+  delivered INTEGER NOT NULL DEFAULT 0,
+  failed INTEGER NOT NULL DEFAULT 0,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  attempt_failures INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (minute, destination)
+) WITHOUT ROWID;
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

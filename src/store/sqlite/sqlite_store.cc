@@ -515,6 +515,14 @@ Result<std::string> SqliteStore::WriterPragma(const std::string& name) {
 // ---------------------------------------------------------------------------------------------
 // Writes
 
+namespace {
+
+int64_t UnixMinute(TimePoint t) {
+  return std::chrono::floor<std::chrono::minutes>(t).time_since_epoch().count();
+}
+
+}  // namespace
+
 void SqliteStore::AppendEvent(NewEvent event, AppendCallback done) {
   Enqueue(std::make_unique<AppendOp>(this, std::move(event), std::move(done)));
 }
@@ -554,6 +562,14 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
         .BindBlob(7, headers)
         .BindBlob(8, ev.body);
     HR_RETURN_IF_ERROR(ins->Exec("insert event " + ev.id));
+  }
+  {
+    Result<Statement> st = db.Prepare(
+        "INSERT INTO stats_minute(minute, destination, received) VALUES (?1, '', 1)"
+        " ON CONFLICT(minute, destination) DO UPDATE SET received = received + 1");
+    if (!st.ok()) return st.status();
+    st->BindInt(1, UnixMinute(ev.received_at));
+    HR_RETURN_IF_ERROR(st->Exec("count received event"));
   }
   const TimePoint now = clock_.Now();
   for (const NewDelivery& d : ev.deliveries) {
@@ -725,6 +741,26 @@ Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate
     *refused =
         why.code() == Status::Code::kNotFound || why.code() == Status::Code::kFailedPrecondition;
     return why;
+  }
+  {
+    // The dashboard's counters: one attempt in the minute it is recorded, and the delivery's
+    // outcome when this attempt made it final.
+    const bool delivered = update.status == DeliveryStatus::kDelivered;
+    const bool failed = update.status == DeliveryStatus::kFailed;
+    Result<Statement> st = db.Prepare(
+        "INSERT INTO stats_minute(minute, destination, delivered, failed, attempts,"
+        " attempt_failures) SELECT ?1, destination, ?2, ?3, 1, ?4 FROM deliveries WHERE id = ?5"
+        " ON CONFLICT(minute, destination) DO UPDATE SET"
+        " delivered = delivered + excluded.delivered, failed = failed + excluded.failed,"
+        " attempts = attempts + 1,"
+        " attempt_failures = attempt_failures + excluded.attempt_failures");
+    if (!st.ok()) return st.status();
+    st->BindInt(1, UnixMinute(now))
+        .BindInt(2, delivered ? 1 : 0)
+        .BindInt(3, failed ? 1 : 0)
+        .BindInt(4, delivered ? 0 : 1)
+        .BindInt(5, attempt.delivery_id);
+    HR_RETURN_IF_ERROR(st->Exec("count attempt"));
   }
   Result<Statement> ins = db.Prepare(
       "INSERT INTO attempts(delivery_id, n, started_at, duration_ms, status_code, error,"
@@ -901,7 +937,16 @@ Result<int64_t> SqliteStore::CreateReplays(const std::vector<NewReplay>& replays
 
 Result<int64_t> SqliteStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
   if (batch <= 0) return int64_t{0};
-  return Write<int64_t>([cutoff, batch](Connection& db) -> Result<int64_t> {
+  // The dashboard's counters are read for at most 7 days back (GET /api/v1/stats): older minutes
+  // go with each purge pass (a range of the primary key; usually nothing).
+  const int64_t stats_cutoff = UnixMinute(clock_.Now() - std::chrono::days(8));
+  return Write<int64_t>([cutoff, batch, stats_cutoff](Connection& db) -> Result<int64_t> {
+    {
+      Result<Statement> old = db.Prepare("DELETE FROM stats_minute WHERE minute < ?1");
+      if (!old.ok()) return old.status();
+      old->BindInt(1, stats_cutoff);
+      HR_RETURN_IF_ERROR(old->Exec("purge old stats"));
+    }
     // Deliveries and attempts go with their events (ON DELETE CASCADE). An event with a
     // delivery still under way (scheduled, delivering, paused) is kept: retention never turns a
     // pending delivery into a silent loss.
@@ -1144,6 +1189,33 @@ Result<std::map<std::string, int64_t>> SqliteStore::CountDueByDestination(TimePo
     if (!row.ok()) return row.status();
     if (!*row) break;
     out[q->Text(0)] = q->Int(1);
+  }
+  return out;
+}
+
+Result<std::vector<StatsRow>> SqliteStore::GetStats(TimePoint since, TimePoint until) {
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q = (*db)->Prepare(
+      "SELECT minute, destination, received, delivered, failed, attempts, attempt_failures"
+      " FROM stats_minute WHERE minute >= ?1 AND minute < ?2 ORDER BY minute, destination");
+  if (!q.ok()) return q.status();
+  q->BindInt(1, UnixMinute(since))
+      .BindInt(2, UnixMinute(until + std::chrono::minutes(1) - Duration(1)));
+  std::vector<StatsRow> out;
+  for (;;) {
+    Result<bool> row = q->Step("read stats");
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    StatsRow r;
+    r.minute = q->Int(0);
+    r.destination = q->Text(1);
+    r.received = q->Int(2);
+    r.delivered = q->Int(3);
+    r.failed = q->Int(4);
+    r.attempts = q->Int(5);
+    r.attempt_failures = q->Int(6);
+    out.push_back(std::move(r));
   }
   return out;
 }

@@ -66,6 +66,7 @@ class SqliteStore final : public Store {
   Result<std::optional<TimePoint>> NextDueAt(const std::string& destination = "") override;
   Result<int64_t> CountDue(TimePoint now) override;
   Result<std::map<std::string, int64_t>> CountDueByDestination(TimePoint now) override;
+  Result<std::vector<StatsRow>> GetStats(TimePoint since, TimePoint until) override;
   Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) override;
   Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                        const std::string& owner) override;

@@ -689,3 +689,40 @@ TEST_F(ApiHandlerTest, BulkReplayRejectsBadRequests) {
 
 }  // namespace
 }  // namespace hookrelay::api
+
+namespace hookrelay::api {
+namespace {
+
+// Issue 12: the dashboard's overview reads /stats (the store's per-minute counters plus the due
+// backlog) and a destination's page /destinations/{name}/schedule (PlanSchedule, as the CLI).
+TEST_F(ApiHandlerTest, StatsCountTheEventReceivedAndTheDueBacklog) {
+  http::Response r = handler_->Respond(Get("/api/v1/stats?window=1h&step=1m"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  boost::json::object o = boost::json::parse(r.body).as_object();
+  EXPECT_EQ(o.at("points").as_array().size(), 60u);
+  EXPECT_EQ(o.at("totals").at("received").as_int64(), 1);  // the fixture's event
+  EXPECT_EQ(o.at("due").at("count").as_int64(), 1) << "its delivery is due now";
+  EXPECT_FALSE(o.at("due").at("oldest_due_at").is_null());
+
+  r = handler_->Respond(Get("/api/v1/stats?window=1h&step=90s"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("\"field\":\"step\""), std::string::npos) << r.body;
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/stats?windw=1h")).status, 400);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/stats", "GET", "Bearer nope")).status, 401);
+}
+
+TEST_F(ApiHandlerTest, DestinationScheduleIsThePlanOfItsPolicy) {
+  http::Response r = handler_->Respond(Get("/api/v1/destinations/billing/schedule"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  boost::json::object o = boost::json::parse(r.body).as_object();
+  const boost::json::array& attempts = o.at("attempts").as_array();
+  ASSERT_FALSE(attempts.empty());
+  EXPECT_EQ(attempts[0].at("n").as_int64(), 1);
+  EXPECT_EQ(static_cast<int64_t>(attempts.size()), o.at("policy").at("max_attempts").as_int64());
+  EXPECT_TRUE(o.at("gives_up").at("reason").is_string());
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/destinations/nope/schedule")).status, 404);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/destinations/billing/schedule", "POST")).status, 405);
+}
+
+}  // namespace
+}  // namespace hookrelay::api

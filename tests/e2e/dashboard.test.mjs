@@ -1,0 +1,500 @@
+// End-to-end test of the dashboard (issue 12): the real hookrelay binary, a scripted local sink
+// and Debian's headless Chromium driven by playwright-core; axe-core on every page. Run by ctest
+// as e2e_dashboard:  node dashboard.test.mjs <hookrelay binary> <output dir for screenshots>
+// Fails (never skips) when Chromium or node_modules is missing: run scripts/install-deps.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const [binary, outDir = join(process.cwd(), "e2e-screenshots")] = process.argv.slice(2);
+const CHROMIUM = process.env.HOOKRELAY_CHROMIUM || "/usr/bin/chromium";
+const TOKEN = "e2e-admin-token-0123456789abcdef";
+const started = Date.now();
+
+function fail(msg) {
+  console.error(`e2e_dashboard: FAILED: ${msg}`);
+  process.exitCode = 1;
+  throw new Error(msg);
+}
+function log(msg) { console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${msg}`); }
+
+if (!binary || !existsSync(binary)) fail(`no hookrelay binary at ${binary}`);
+if (!existsSync(CHROMIUM)) fail(`${CHROMIUM} is missing: run scripts/install-deps (installs Debian's chromium)`);
+if (!existsSync(join(here, "node_modules/playwright-core")) || !existsSync(join(here, "node_modules/axe-core"))) {
+  fail("tests/e2e/node_modules is missing: run scripts/install-deps (npm ci for playwright-core and axe-core)");
+}
+const { chromium } = await import("playwright-core");
+const axeSource = readFileSync(join(here, "node_modules/axe-core/axe.min.js"), "utf8");
+
+// ---- the scripted sink: /billing fails (503 + Retry-After) until told to succeed; /legacy
+// always fails; anything else answers 200.
+const sinkMode = { billing: "fail" };
+const sinkHits = [];
+const sink = createServer((req, res) => {
+  let body = "";
+  req.on("data", (c) => { body += c; });
+  req.on("end", () => {
+    sinkHits.push({ path: req.url, body });
+    if (req.url === "/billing" && sinkMode.billing === "fail") {
+      res.writeHead(503, { "Content-Type": "text/plain", "Retry-After": "600" });
+      res.end("billing database is down (scripted)");
+    } else if (req.url === "/legacy") {
+      res.writeHead(500, { "Content-Type": "application/json" });
+      res.end('{"error":"legacy endpoint always fails"}');
+    } else {
+      res.writeHead(200, { "Content-Type": "text/plain" });
+      res.end("ok");
+    }
+  });
+});
+await new Promise((r) => sink.listen(0, "127.0.0.1", r));
+const sinkUrl = `http://127.0.0.1:${sink.address().port}`;
+
+// ---- the real binary
+const dir = mkdtempSync(join(tmpdir(), "hookrelay-e2e-"));
+writeFileSync(join(dir, "hookrelay.toml"), `
+[[sources]]
+name = "shop"
+
+[[destinations]]
+name = "billing"
+url = "${sinkUrl}/billing"
+policy = { strategy = "ladder", delays = ["10m"], max_attempts = 5 }
+
+[[destinations]]
+name = "legacy"
+url = "${sinkUrl}/legacy"
+policy = { strategy = "ladder", delays = ["1s"], max_attempts = 1 }
+
+[[routes]]
+source = "shop"
+destination = "billing"
+
+[[routes]]
+source = "shop"
+destination = "legacy"
+`);
+const server = spawn(binary, ["serve", "--config", join(dir, "hookrelay.toml"), "--data", join(dir, "data"),
+  "--listen", "127.0.0.1:0", "--allow-private-destinations"], { env: { ...process.env, HOOKRELAY_TOKEN: TOKEN }, stdio: ["ignore", "pipe", "pipe"] });
+let serverOut = "";
+const base = await new Promise((resolve, reject) => {
+  const t = setTimeout(() => reject(new Error(`hookrelay did not start:\n${serverOut}`)), 30000);
+  const onData = (d) => {
+    serverOut += d;
+    const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(serverOut);
+    if (m) { clearTimeout(t); resolve(m[1]); }
+  };
+  server.stdout.on("data", onData);
+  server.stderr.on("data", onData);
+  server.on("exit", (code) => reject(new Error(`hookrelay exited (${code}):\n${serverOut}`)));
+});
+log(`hookrelay at ${base}, sink at ${sinkUrl}`);
+
+async function ingest(payload, headers = {}) {
+  const r = await fetch(`${base}/in/shop`, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(payload) });
+  if (r.status >= 300) fail(`ingest answered ${r.status}`);
+  return r.json().catch(() => ({}));
+}
+
+// ---- the browser
+const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+mkdirSync(outDir, { recursive: true });
+const problems = [];
+let expected = [];  // patterns of console errors / responses a step provokes on purpose
+
+function isExpected(text) { return expected.some((re) => re.test(text)); }
+async function expecting(patterns, f) {
+  const saved = expected;
+  expected = [...expected, ...patterns];
+  try { return await f(); } finally { await new Promise((r) => setTimeout(r, 300)); expected = saved; }
+}
+
+async function newPage(viewport) {
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, locale: "en-GB", timezoneId: "Europe/Berlin" });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15000);
+  page.on("console", (m) => {
+    if (m.type() === "error" && !isExpected(m.text())) problems.push(`console error: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("requestfailed", (r) => {
+    const why = r.failure()?.errorText || "";
+    if (why.includes("ERR_ABORTED")) return;  // a download link or navigation away mid-request
+    problems.push(`request failed: ${r.method()} ${r.url()} ${why}`);
+  });
+  page.on("response", (r) => {
+    const line = `${r.status()} ${r.request().method()} ${r.url()}`;
+    if (r.status() >= 400 && !isExpected(line)) problems.push(`HTTP ${line}`);
+  });
+  return { context, page };
+}
+
+const SEC = {
+  "content-security-policy": (v) => /default-src 'self'/.test(v) && /frame-ancestors 'none'/.test(v) && !/unsafe-inline/.test(v) && !/unsafe-eval/.test(v),
+  "x-content-type-options": (v) => v === "nosniff",
+  "referrer-policy": (v) => v === "no-referrer",
+};
+function assertSecurityHeaders(resp, what) {
+  const hdrs = resp.headers();
+  for (const [k, ok] of Object.entries(SEC)) {
+    if (!hdrs[k] || !ok(hdrs[k])) fail(`${what}: header ${k} is ${JSON.stringify(hdrs[k])}`);
+  }
+}
+
+const axeSeen = new Set();
+async function checkA11y(page, name) {
+  await page.evaluate(axeSource);  // through the DevTools protocol: the page's CSP forbids inline scripts, as it should
+  const result = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) }));
+  });
+  const bad = result.filter((v) => v.impact === "serious" || v.impact === "critical");
+  if (bad.length) fail(`axe on ${name}: ${JSON.stringify(bad, null, 1)}`);
+  axeSeen.add(name);
+}
+
+// Text the user reads must never show a JavaScript value leaking through ("null", "NaN", …);
+// JSON shown as such (pre, code, .mono) may.
+async function checkText(page, name) {
+  const leaks = await page.evaluate(() => {
+    const out = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.parentElement.closest("pre, code, .mono, script, noscript")) continue;
+      if (/null|undefined|NaN|\[object /.test(n.textContent)) out.push(n.textContent.trim().slice(0, 80));
+    }
+    return out;
+  });
+  if (leaks.length) fail(`${name} shows ${JSON.stringify(leaks)}`);
+}
+
+async function shot(page, name, size) {
+  await checkText(page, `${name} (${size})`);
+  await page.screenshot({ path: join(outDir, `${name}-${size}.png`) });
+}
+
+async function visit(page, hash, name, size, ready) {
+  await page.goto(`${base}/ui/${hash}`);
+  await page.locator(ready).first().waitFor();
+  await page.waitForTimeout(150);
+  await checkA11y(page, name);
+  // Nothing may stick out sideways (the page itself must not scroll horizontally; wide tables
+  // scroll inside their own focusable region).
+  const overflow = await page.evaluate(() => {
+    const out = [];
+    for (const el of document.querySelectorAll("main *")) {
+      if (el.closest(".table-wrap, pre")) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width && r.right > window.innerWidth + 1) out.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${el.className}`);
+    }
+    return out.slice(0, 5);
+  });
+  if (overflow.length) fail(`${name} at ${size}: sticks out to the right: ${overflow.join(", ")}`);
+  await shot(page, name, size);
+}
+
+let exitCode = 0;
+try {
+  // 1. / redirects to /ui/; the security headers; sign-in with a wrong token, then the right one.
+  const { page } = await newPage({ width: 1280, height: 800 });
+  const first = await page.goto(`${base}/`);
+  if (!first.url().endsWith("/ui/")) fail(`/ went to ${first.url()}, not /ui/`);
+  assertSecurityHeaders(first, "/ui/");
+  for (const p of ["css/app.css", "js/app.js", "js/pages/events.js"]) {
+    const r = await page.request.get(`${base}/ui/${p}`);
+    assertSecurityHeaders(r, `/ui/${p}`);
+    if (!/^text\/(css|javascript)/.test(r.headers()["content-type"])) fail(`/ui/${p} has content type ${r.headers()["content-type"]}`);
+  }
+  const missing = await page.request.get(`${base}/ui/no-such-file.js`);
+  if (missing.status() !== 404) fail(`/ui/no-such-file.js answered ${missing.status()}`);
+  assertSecurityHeaders(missing, "/ui/ 404");
+  await page.locator("#token").waitFor();
+  await checkA11y(page, "signin");
+  await shot(page, "signin", "desktop");
+  await expecting([/status of 401/, /^401 /], async () => {
+    await page.fill("#token", "not-the-token");
+    await page.click("button[type=submit]");
+    await page.getByText("Wrong token").waitFor();
+  });
+  log("wrong token: message shown");
+  await page.fill("#token", TOKEN);
+  await page.click("button[type=submit]");
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
+  await page.getByText("No events yet").waitFor();
+  if (await page.evaluate(() => sessionStorage.getItem("hookrelay.token")) !== TOKEN) fail("token not in sessionStorage");
+  if ((await page.context().cookies()).length) fail("the dashboard set a cookie");
+  await checkA11y(page, "overview-empty");
+  await shot(page, "overview-empty", "desktop");
+  log("signed in; empty store shows how to send a first event");
+
+  // 2. An event to a failing destination: "attempt 1 of 5 — next retry …".
+  await page.goto(`${base}/ui/#/events`);
+  await page.locator("#first-event").waitFor();
+  // Markup in a payload or a header must stay text: were it inserted as HTML, the <img> would
+  // request /ui/x (a failed request) and its handler would break the CSP (a console error).
+  await ingest({ order: 42, customer: "ada@example.com", note: "<img src=x onerror=alert(1)>", items: [{ sku: "A-1", qty: 2 }] },
+    { "X-Note": "<img src=x onerror=alert(2)><script>alert(3)</script>" });
+  const row = page.locator("tbody tr").first();
+  await row.waitFor();  // appears without a reload (live)
+  log("event appeared live in the list");
+  await row.locator("a").first().click();
+  const billing = page.locator('.delivery[data-destination="billing"]');
+  await billing.getByText(/attempt 1 of 5 — next retry \d\d:\d\d:\d\d \(in (9|10) min\)/).waitFor();
+  await page.locator('.delivery[data-destination="legacy"]').getByText(/failed after attempt 1 of 1/).waitFor();
+  await billing.locator("td").getByText("503", { exact: true }).first().waitFor();
+  await billing.locator("td").getByText("600", { exact: true }).first().waitFor();  // Retry-After in the timeline
+  if (!(await page.locator("#payload").innerText()).includes('"order": 42')) fail("payload not pretty-printed JSON");
+  await page.getByText("<img src=x onerror=alert(2)><script>alert(3)</script>").waitFor();  // shown as text
+  if (await page.locator("main img, main script").count()) fail("markup from an event was inserted as HTML");
+  const title = await billing.locator(".promise time").getAttribute("title");
+  if (!/UTC$/.test(title || "")) fail(`next retry has no UTC title: ${title}`);
+  await checkA11y(page, "event");
+  await shot(page, "event-retrying", "desktop");
+  log("event detail shows attempt 1 of 5 and the next retry");
+
+  // 3. The sink recovers; replay to billing from the dashboard; it is delivered.
+  sinkMode.billing = "ok";
+  await billing.getByRole("button", { name: "Replay to billing" }).click();
+  await page.getByText(/Replay started: billing \(replay 1\)/).waitFor();
+  await billing.getByText(/delivered at attempt 1 of 5/).waitFor({ timeout: 20000 });
+  await shot(page, "event-replayed", "desktop");
+  if (!sinkHits.some((h) => h.path === "/billing" && h.body.includes('"order":42'))) fail("the sink did not receive the replay");
+  log("replayed and delivered");
+
+  // 4. Pause and resume a destination.
+  await page.goto(`${base}/ui/#/destinations`);
+  const billingRow = page.locator('tr[data-name="billing"]');
+  await billingRow.getByRole("button", { name: "Pause billing" }).click();
+  await page.getByText("Paused billing.").waitFor();
+  await billingRow.getByText("paused from the dashboard").waitFor();
+  await billingRow.getByRole("button", { name: "Resume billing" }).click();
+  await page.getByText("Resumed billing.").waitFor();
+  await billingRow.getByRole("button", { name: "Pause billing" }).waitFor();
+  log("paused and resumed billing");
+
+  // 5. A bulk replay of legacy's failures, from a filter with its count, to 100 %.
+  for (let i = 0; i < 2; i += 1) await ingest({ order: 100 + i });
+  await page.goto(`${base}/ui/#/events?status=failed&destination=legacy`);
+  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 3, null, { timeout: 20000 });
+  await shot(page, "events-filtered", "desktop");
+  await page.click("#replay-all");
+  await page.getByText("3 events match this filter now.").waitFor();
+  await checkA11y(page, "replay-new");
+  await shot(page, "replay-new", "desktop");
+  await page.getByRole("button", { name: "Start bulk replay" }).click();
+  await page.locator("#job-total").getByText("3").waitFor();
+  await page.locator(".pct").getByText("100 %").waitFor({ timeout: 20000 });
+  await page.locator(".badge.s-done").waitFor();
+  await checkA11y(page, "replay");
+  await shot(page, "replay-done", "desktop");
+  log("bulk replay reached 100 %");
+
+  // 6. Create a destination through the form; a refused one shows the API's message.
+  await page.goto(`${base}/ui/#/destinations/new`);
+  await page.fill("#d-name", "crm");
+  await page.fill("#d-url", "ftp://crm.example.com/hooks");
+  await expecting([/status of 400/, /^400 POST .*\/api\/v1\/destinations$/], async () => {
+    await page.getByRole("button", { name: "Create destination" }).click();
+    await page.getByRole("alert").getByText(/^url: /).waitFor();
+  });
+  await checkA11y(page, "destination-new");
+  await shot(page, "destination-new-error", "desktop");
+  await page.fill("#d-url", `${sinkUrl}/crm`);
+  await page.fill("#d-secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+  await page.check("#d-private");
+  await page.getByRole("button", { name: "Create destination" }).click();
+  await page.getByRole("heading", { name: "Destination crm" }).waitFor();
+  await page.getByText("set (write-only)").waitFor();
+  if ((await page.content()).includes("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")) fail("the signing secret is shown after creation");
+  log("created destination crm through the form");
+
+  // 6b. Edit it (a blank secret keeps the secret), then delete it.
+  await page.fill("#d-rate", "20/s");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.getByText("Saved crm.").waitFor();
+  const crm = await (await fetch(`${base}/api/v1/destinations/crm`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
+  if (crm.rate_limit !== "20/s" || crm.signing_secret_set !== true) fail(`edit of crm: ${JSON.stringify(crm)}`);
+  const audit = await (await fetch(`${base}/api/v1/audit?limit=1`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
+  if (JSON.stringify(audit.items[0].detail.fields) !== '["rate_limit"]') fail(`the edit patched more than it changed: ${JSON.stringify(audit.items[0])}`);
+  page.once("dialog", (d) => d.accept());
+  await page.getByRole("button", { name: "Delete destination" }).click();
+  await page.getByRole("heading", { name: "Destinations" }).waitFor();
+  await page.locator('tr[data-name="billing"]').waitFor();
+  if (await page.locator('tr[data-name="crm"]').count()) fail("crm still listed after delete");
+  // A config-file destination is read-only, saying why.
+  await page.goto(`${base}/ui/#/destinations/billing`);
+  await page.getByText("Defined in the config file: read-only here").waitFor();
+  if (await page.getByRole("button", { name: "Save changes" }).count()) fail("a config destination has an edit form");
+  log("edited and deleted crm; config destinations are read-only");
+
+  // 6c. A source through the form (secret write-only), a route to it, and the route deleted.
+  await page.goto(`${base}/ui/#/sources/new`);
+  await page.fill("#s-name", "partner");
+  await page.selectOption("#s-scheme", "standard");
+  await page.fill("#s-secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+  await page.getByRole("button", { name: "Create source" }).click();
+  await page.getByRole("heading", { name: "Source partner" }).waitFor();
+  await page.getByText("standard, 1 secret(s) set (write-only)").waitFor();
+  await page.getByText(`${base}/in/partner`).first().waitFor();
+  if ((await page.content()).includes("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")) fail("the verification secret is shown");
+  await page.goto(`${base}/ui/#/routes`);
+  await page.selectOption("#rt-source", "partner");
+  await page.selectOption("#rt-destination", "billing");
+  await page.getByRole("button", { name: "Create route" }).click();
+  await page.getByText("Created route partner:billing.").waitFor();
+  page.once("dialog", (d) => d.accept());
+  await page.getByRole("button", { name: "Delete route partner:billing" }).click();
+  await page.getByText("Deleted route partner:billing.").waitFor();
+  log("created a source and a route through the forms, deleted the route");
+
+  // 6d. Binary payloads are shown as hex.
+  const bin = await fetch(`${base}/in/shop`, { method: "POST", headers: { "Content-Type": "application/octet-stream" },
+    body: new Uint8Array(Array.from({ length: 300 }, (_, i) => i % 256)) });
+  const binId = (await bin.json()).id;
+  await page.goto(`${base}/ui/#/events/${binId}`);
+  await page.getByText("(binary, application/octet-stream)").waitFor();
+  if (!(await page.locator("#payload").innerText()).startsWith("00000000  00 01 02 03")) fail("binary payload not shown as hex");
+  await page.getByRole("link", { name: /^Download/ }).waitFor();
+  // A large body is cut in the view, with a download of all of it.
+  const big = await (await fetch(`${base}/in/shop`, { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ blob: "a".repeat(100000) }) })).json();
+  await page.goto(`${base}/ui/#/events/${big.id}`);
+  await page.getByText(/^Showing the first 64\.0 KiB of 97\.7 KiB; download for all of it\.$/).waitFor();
+  await page.getByRole("link", { name: "Download (97.7 KiB)" }).waitFor();
+  log("binary payload shown as hex; a large one cut with a download");
+
+  // 6e. Many events: pages of 50 with "Load older events"; a filter in the URL; new events
+  // arrive live without moving what is on the screen; select two and replay them.
+  await Promise.all(Array.from({ length: 55 }, (_, i) => ingest({ order: 1000 + i })));
+  await page.goto(`${base}/ui/#/events`);
+  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 50);
+  await page.getByRole("button", { name: "Load older events" }).click();
+  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 60);  // 5 + 55
+  await page.getByText(/events, all shown\./).waitFor();
+  const anchorRow = page.locator("tbody tr").nth(30);
+  await anchorRow.scrollIntoViewIfNeeded();
+  const anchorId = await anchorRow.getAttribute("data-id");
+  const topBefore = await page.evaluate((id) => document.querySelector(`tr[data-id="${id}"]`).getBoundingClientRect().top, anchorId);
+  await ingest({ order: 2000 });
+  await page.getByText("1 new event added").waitFor();
+  const topAfter = await page.evaluate((id) => document.querySelector(`tr[data-id="${id}"]`).getBoundingClientRect().top, anchorId);
+  if (Math.abs(topAfter - topBefore) > 2) fail(`a live update moved the list by ${topAfter - topBefore}px`);
+  await page.locator("tbody tr").nth(1).locator("input[type=checkbox]").check();
+  await page.locator("tbody tr").nth(2).locator("input[type=checkbox]").check();
+  await page.getByText("2 selected").waitFor();
+  await page.getByRole("button", { name: "Replay selected" }).click();
+  await page.getByText("Replayed 2 of 2 events.").waitFor();
+  await page.selectOption("#f-status", "failed");
+  await page.selectOption("#f-destination", "legacy");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await page.waitForURL(/#\/events\?status=failed&destination=legacy$/);
+  if (await page.locator("#f-status").inputValue() !== "failed") fail("the status filter was not kept");
+  log("paging, live arrival without moving the list, filters in the URL, replay of selected events");
+
+  // 6f. A slow bulk replay (1/s) is cancelled while it runs.
+  await page.goto(`${base}/ui/#/replays/new?status=failed&destination=legacy`);
+  await page.getByText(/events? match/).waitFor();
+  await page.fill("#r-rate", "1/s");
+  await page.getByRole("button", { name: "Start bulk replay" }).click();
+  await page.getByRole("button", { name: "Cancel" }).click();
+  await page.getByText("Cancelled.").waitFor();
+  await page.locator(".badge.s-cancelled").waitFor();
+  await page.goto(`${base}/ui/#/replays`);
+  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 2);
+  log("cancelled a running bulk replay; both jobs listed");
+
+  // 6g. The overview counts from GET /api/v1/stats and names why the latest failures failed.
+  await page.goto(`${base}/ui/#/`);
+  await page.getByText(/legacy: gave up after 1 of 1 attempts: 500/).first().waitFor();
+  const received = await page.locator("#c-received .v").innerText();
+  if (received !== "61") fail(`the overview counts ${received} received events in the last hour, not 61`);
+  await page.getByText("Success rate (1 h)").waitFor();
+  await page.getByText("Due backlog").waitFor();
+  log("overview: counts and the reasons of the latest failures");
+
+  // 7. An API error on a page shows a message, never a blank page.
+  await expecting([/status of 400/, /^400 GET .*\/api\/v1\/events\//], async () => {
+    await page.goto(`${base}/ui/#/events/01XXXX`);
+    await page.getByRole("alert").waitFor();
+  });
+  if (!(await page.getByRole("alert").innerText()).trim()) fail("the API error message is empty");
+  // A store that cannot answer (503) on a list page: the message, and "Try again" once it can.
+  let storeDown = true;
+  await page.route("**/api/v1/destinations", (route) => (storeDown
+    ? route.fulfill({ status: 503, contentType: "application/json", body: '{"error":{"code":"unavailable","message":"store: disk I/O error (scripted)"}}' })
+    : route.continue()));
+  await expecting([/status of 503/, /^503 GET .*\/api\/v1\/destinations$/], async () => {
+    await page.goto(`${base}/ui/#/destinations`);
+    await page.getByText("Could not load this page: store: disk I/O error (scripted)").waitFor();
+  });
+  storeDown = false;
+  await page.getByRole("button", { name: "Try again" }).click();
+  await page.locator('tr[data-name="billing"]').waitFor();
+  await page.unroute("**/api/v1/destinations");
+  log("API error shows a message");
+
+  // 8. Every page at both sizes, with axe; keyboard: the skip link and the nav are reachable.
+  const eventId = await (async () => {
+    const r = await fetch(`${base}/api/v1/events?limit=1&source=shop`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    const items = (await r.json()).items;
+    return items[items.length - 1].id;
+  })();
+  const jobId = await (async () => {
+    const r = await fetch(`${base}/api/v1/replays?limit=1`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    return (await r.json()).items[0].id;
+  })();
+  const pages = [
+    ["", "overview", "#c-received"],
+    ["#/events", "events", "tbody tr"],
+    [`#/events/${eventId}`, "event", ".delivery"],
+    ["#/destinations", "destinations", 'tr[data-name="billing"]'],
+    ["#/destinations/billing", "destination", "#state"],
+    ["#/destinations/new", "destination-new", "#d-name"],
+    ["#/sources", "sources", "tbody tr"],
+    ["#/sources/shop", "source", "dl.kv"],
+    ["#/routes", "routes", "tbody tr"],
+    ["#/replays", "replays", "tbody tr"],
+    [`#/replays/${jobId}`, "replay", "#job-total"],
+    ["#/audit", "audit", "tbody tr"],
+  ];
+  for (const [hash, name, ready] of pages) await visit(page, hash, name, "desktop", ready);
+  const phone = await newPage({ width: 390, height: 844 });
+  await phone.page.goto(`${base}/ui/`);
+  await phone.page.evaluate((t) => sessionStorage.setItem("hookrelay.token", t), TOKEN);
+  for (const [hash, name, ready] of pages) await visit(phone.page, hash, name, "phone", ready);
+  log("every page at 1280×800 and 390×844, axe clean");
+
+  await page.goto(`${base}/ui/#/events`);
+  await page.reload();  // a fresh load: focus starts at the top of the document
+  await page.locator("tbody tr").first().waitFor();
+  await page.keyboard.press("Tab");
+  if (await page.evaluate(() => document.activeElement?.textContent) !== "Skip to content") fail("the first Tab does not reach the skip link");
+  await page.keyboard.press("Tab");
+  if (!(await page.evaluate(() => document.activeElement?.closest("header") !== null))) fail("the second Tab does not reach the navigation");
+
+  // 9. Sign out: the token leaves the tab.
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.locator("#token").waitFor();
+  if (await page.evaluate(() => sessionStorage.getItem("hookrelay.token")) !== null) fail("token still stored after sign-out");
+  log("signed out");
+
+  if (problems.length) fail(`console errors or failed requests:\n  ${problems.join("\n  ")}`);
+  if ((Date.now() - started) > 90000) console.warn(`e2e_dashboard: took ${(Date.now() - started) / 1000}s (aim: under 90 s)`);
+  console.log(`e2e_dashboard: passed (${axeSeen.size} pages checked with axe, screenshots in ${outDir})`);
+} catch (e) {
+  exitCode = 1;
+  console.error(`e2e_dashboard: FAILED: ${e.stack || e.message}`);
+  if (problems.length) console.error(`also seen:\n  ${problems.join("\n  ")}`);
+  console.error(`hookrelay output (tail):\n${serverOut.split("\n").slice(-30).join("\n")}`);
+} finally {
+  await browser.close().catch(() => {});
+  server.kill("SIGTERM");
+  sink.close();
+  await new Promise((r) => setTimeout(r, 200));
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(exitCode);

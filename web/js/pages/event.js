@@ -1,0 +1,208 @@
+// Event detail: headers and payload; each delivery with "attempt 3 of 5 — next retry 14:05:31
+// (in 3 min)" or why it failed, the timeline of its attempts, and replay to all or one.
+import { h, message, badge, table, svg, replace } from "../dom.js";
+import { get, post, enc } from "../api.js";
+import { time, bytes, clock, relative, utc } from "../format.js";
+import { every } from "./common.js";
+
+const SHOW_LIMIT = 64 * 1024;  // larger bodies are cut in the view; the download has all of it
+
+function decodeBody(b64) {
+  const bin = atob(b64 || "");
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i += 1) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function hexView(bytesArr, limit) {
+  const lines = [];
+  const n = Math.min(bytesArr.length, limit);
+  for (let off = 0; off < n; off += 16) {
+    const chunk = bytesArr.slice(off, Math.min(off + 16, n));
+    const hex = [...chunk].map((b) => b.toString(16).padStart(2, "0")).join(" ");
+    const ascii = [...chunk].map((b) => (b >= 32 && b < 127 ? String.fromCharCode(b) : ".")).join("");
+    lines.push(`${off.toString(16).padStart(8, "0")}  ${hex.padEnd(47)}  ${ascii}`);
+  }
+  return lines.join("\n");
+}
+
+function payloadView(ev) {
+  const body = decodeBody(ev.body_base64);
+  const type = (ev.headers.find(([k]) => k.toLowerCase() === "content-type") || [])[1] || "";
+  const blob = new Blob([body], { type: "application/octet-stream" });
+  const url = URL.createObjectURL(blob);
+  const download = h("a", { href: url, download: `${ev.id}.body`, class: "button" }, `Download (${bytes(body.length)})`);
+  let text = null;
+  try { text = new TextDecoder("utf-8", { fatal: true }).decode(body); } catch { text = null; }
+  let view;
+  let kind;
+  if (body.length === 0) {
+    view = h("p", { class: "muted" }, "Empty body.");
+    kind = "empty";
+  } else if (text !== null) {
+    let shownText = text;
+    kind = "text";
+    try { shownText = JSON.stringify(JSON.parse(text), null, 2); kind = "JSON"; } catch { /* not JSON */ }
+    const cut = shownText.length > SHOW_LIMIT;
+    view = h("div", null,
+      h("pre", { tabindex: "0", "aria-label": "Payload", id: "payload" }, cut ? shownText.slice(0, SHOW_LIMIT) : shownText),
+      cut ? message("info", `Showing the first ${bytes(SHOW_LIMIT)} of ${bytes(shownText.length)}; download for all of it.`) : null);
+  } else {
+    kind = "binary";
+    const cut = body.length > 4096;
+    view = h("div", null,
+      h("pre", { tabindex: "0", "aria-label": "Payload (hex)", id: "payload" }, hexView(body, 4096)),
+      cut ? message("info", `Binary: showing the first 4 KiB of ${bytes(body.length)} as hex; download for all of it.`) : null);
+  }
+  return { el: h("section", null, h("h2", null, "Payload ", h("span", { class: "muted" }, `(${kind}${type ? `, ${type}` : ""})`)),
+    view, h("p", null, download)), url };
+}
+
+// "attempt 3 of 5 — next retry 14:05:31 (in 3 min)" or the reason.
+function promise(d) {
+  const of = `attempt ${d.attempt} of ${d.max_attempts}`;
+  if (d.status === "scheduled" && d.next_attempt_at) {
+    const at = new Date(d.next_attempt_at);
+    const label = d.attempt === 0 ? "first attempt" : "next retry";
+    return h("span", { class: "promise" }, `${of} — ${label} `,
+      h("time", { datetime: d.next_attempt_at, title: utc(at), "data-rel": "with" }, `${clock(at)} (${relative(at)})`));
+  }
+  if (d.status === "delivering") return h("span", { class: "promise" }, `${of} — sending now`);
+  if (d.status === "delivered") return h("span", { class: "promise" }, `delivered at attempt ${d.attempt} of ${d.max_attempts}`);
+  if (d.status === "failed") return h("span", { class: "promise" }, `failed after ${of}: ${d.reason || "no reason recorded"}`);
+  if (d.status === "paused") return h("span", { class: "promise" }, `${of} — paused: ${d.reason || "destination paused"}`);
+  return h("span", { class: "promise" }, of);
+}
+
+function resultOf(a) {
+  if (a.status_code != null && a.error) return `${a.status_code}, then ${a.error}`;
+  if (a.status_code != null) return String(a.status_code);
+  return a.error || "—";
+}
+
+function attemptClass(a) {
+  if (a.status_code != null && a.status_code >= 200 && a.status_code < 300 && !a.error) return "ok";
+  return "bad";
+}
+
+// A small SVG timeline: one dot per attempt (green delivered, red not) on a time axis, and the
+// next retry as a hollow dot.
+function timelineSvg(d) {
+  const times = d.attempts.map((a) => new Date(a.started_at).getTime());
+  if (d.next_attempt_at) times.push(new Date(d.next_attempt_at).getTime());
+  if (times.length === 0) return null;
+  const min = Math.min(...times);
+  const max = Math.max(...times);
+  const span = Math.max(max - min, 1);
+  const W = 600;
+  const x = (t) => 12 + ((t - min) / span) * (W - 24);
+  const dots = d.attempts.map((a) => svg("circle", {
+    cx: x(new Date(a.started_at).getTime()), cy: 14, r: 6,
+    fill: attemptClass(a) === "ok" ? "#17623a" : "#a11d1d",
+  }, svg("title", null, `attempt ${a.n}: ${resultOf(a)} at ${utc(new Date(a.started_at))}`)));
+  if (d.next_attempt_at) {
+    dots.push(svg("circle", { cx: x(new Date(d.next_attempt_at).getTime()), cy: 14, r: 6, fill: "#fff", stroke: "#7a4a00", "stroke-width": 2 },
+      svg("title", null, `next attempt at ${utc(new Date(d.next_attempt_at))}`)));
+  }
+  return svg("svg", { class: "timeline", viewBox: `0 0 ${W} 28`, width: "100%", height: 28, role: "img",
+    "aria-label": `Timeline of ${d.attempts.length} attempt${d.attempts.length === 1 ? "" : "s"}` },
+  svg("line", { x1: 12, y1: 14, x2: W - 12, y2: 14, stroke: "#8a929c", "stroke-width": 1 }), dots);
+}
+
+function attemptsTable(d) {
+  if (d.attempts.length === 0) return h("p", { class: "muted" }, "No attempt yet.");
+  return table(["#", "Started", { text: "Duration", class: "num" }, "Result", "Retry-After", "Response"],
+    d.attempts.map((a) => h("tr", null,
+      h("td", null, String(a.n)),
+      h("td", null, time(a.started_at)),
+      h("td", { class: "num" }, `${a.duration_ms} ms`),
+      h("td", null, h("span", { class: `badge s-${attemptClass(a)}` }, resultOf(a))),
+      h("td", null, a.retry_after ?? "—"),
+      h("td", null, a.response_snippet == null ? h("span", { class: "muted" }, "—")
+        : h("details", null, h("summary", null, a.response_snippet_encoding === "base64" ? "binary (base64)" : "snippet"),
+          h("pre", null, a.response_snippet))))),
+  { label: `Attempts to ${d.destination}, chain ${d.chain}` });
+}
+
+export async function render(main, ctx) {
+  const id = ctx.params[0];
+  const status = h("div", { "aria-live": "polite" });
+  const body = h("div");
+  main.append(h("p", null, h("a", { href: "#/events" }, "← Events")), h("h1", null, "Event ", h("span", { class: "mono" }, id)), status, body);
+  let urls = [];
+  let payloadShown = false;
+  let last = "";
+
+  async function load() {
+    const ev = await get(`/events/${enc(id)}${payloadShown ? "?body=false" : ""}`);
+    const key = JSON.stringify(ev.deliveries);
+    if (payloadShown && key === last) return ev;  // nothing changed: keep the DOM (and the focus)
+    last = key;
+    const byDest = new Map();
+    for (const d of ev.deliveries) {
+      if (!byDest.has(d.destination)) byDest.set(d.destination, []);
+      byDest.get(d.destination).push(d);
+    }
+    const dests = [...byDest.keys()];
+    const replayAll = h("button", { type: "button", class: "primary", id: "replay-all" }, "Replay to all destinations");
+    replayAll.addEventListener("click", () => replay(undefined));
+    const deliveries = h("section", { id: "deliveries" },
+      h("div", { class: "row" }, h("h2", null, "Deliveries"), h("span", { class: "spacer" }), dests.length ? replayAll : null),
+      dests.length === 0 ? h("p", { class: "muted" }, "No route sent this event anywhere.") : null,
+      dests.map((name) => {
+        const chains = byDest.get(name).sort((a, b) => b.chain - a.chain);
+        const cur = chains[0];
+        const rb = h("button", { type: "button", "data-destination": name }, `Replay to ${name}`);
+        rb.addEventListener("click", () => replay(name));
+        return h("div", { class: "panel delivery", dataset: { destination: name } },
+          h("div", { class: "delivery-head" },
+            h("h3", null, h("a", { href: `#/destinations/${enc(name)}` }, name)), badge(cur.status), promise(cur),
+            h("span", { class: "spacer" }), rb),
+          cur.deadline && ["scheduled", "delivering", "paused"].includes(cur.status)
+            ? h("p", { class: "muted" }, "Gives up at ", time(cur.deadline), " at the latest") : null,
+          chains.map((d) => h("div", { class: "chain" },
+            h("h3", null, d.chain === 0 ? "Original delivery" : `Replay ${d.chain}`, " ", chains.length > 1 ? badge(d.status) : null),
+            chains.length > 1 && d !== cur ? h("p", null, promise(d)) : null,
+            timelineSvg(d), attemptsTable(d))));
+      }));
+    const info = h("dl", { class: "kv" },
+      h("dt", null, "Source"), h("dd", null, h("a", { href: `#/sources/${enc(ev.source)}` }, ev.source)),
+      h("dt", null, "Received"), h("dd", null, time(ev.received_at)),
+      h("dt", null, "Size"), h("dd", null, bytes(ev.size)));
+    const parts = [info, deliveries];
+    if (!payloadShown) {
+      const headers = h("section", null, h("h2", null, "Headers"),
+        table(["Name", "Value"], ev.headers.map(([k, v]) => h("tr", null, h("td", { class: "mono" }, k), h("td", { class: "mono" }, v))), { label: "Received headers" }));
+      const p = payloadView(ev);
+      urls.push(p.url);
+      replace(body, ...parts, headers, p.el);
+      payloadShown = true;
+    } else {
+      body.firstChild.replaceWith(info);
+      body.querySelector("#deliveries").replaceWith(deliveries);
+    }
+    return ev;
+  }
+
+  async function replay(destination) {
+    try {
+      const r = await post(`/events/${enc(id)}/replay`, destination ? { destination } : {});
+      replace(status, message("ok", `Replay started: ${r.replays.map((x) => `${x.destination} (replay ${x.chain})`).join(", ")}.`));
+      await load();
+    } catch (e) {
+      replace(status, message("error", `Replay refused: ${e.message}`));
+    }
+  }
+
+  try {
+    await load();
+  } catch (e) {
+    if (e.status === 404 || e.status === 400) {
+      replace(body, message("error", e.message), h("p", null, h("a", { href: "#/events" }, "Back to the events")));
+      return null;
+    }
+    throw e;
+  }
+  const stop = every(2000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
+  return () => { stop(); for (const u of urls) URL.revokeObjectURL(u); urls = []; };
+}
