@@ -70,6 +70,7 @@ TEST(OutgoingHeadersTest, AConfiguredContentTypeReplacesTheEventsOne) {
   EXPECT_EQ(OutgoingHeaders(kReceived, "application/json", d, kStandard),
             (HeaderPairs{{"User-Agent", "GitHub-Hookshot/1"},
                          {"X-GitHub-Event", "pull_request"},
+                         {"x-env", "theirs"},
                          {"X-Multi", "1"},
                          {"X-Multi", "2"},
                          {"content-type", "text/plain"},
