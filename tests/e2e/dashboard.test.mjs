@@ -409,7 +409,7 @@ try {
 
   // 6g. The overview counts from GET /api/v1/stats and names why the latest failures failed.
   await page.goto(`${base}/ui/#/`);
-  await page.getByText(/legacy: gave up after 1 of 1 attempts: 500/).first().waitFor();
+  await page.getByText(/legacy: gave up after 1 of 1 attempt: 500/).first().waitFor();
   const received = await page.locator("#c-received .v").innerText();
   if (received !== "61") fail(`the overview counts ${received} received events in the last hour, not 61`);
   await page.getByText("Success rate (1 h)").waitFor();
