@@ -157,15 +157,16 @@ async function checkA11y(page, name) {
   axeSeen.add(name);
 }
 
-// Text the user reads must never show a JavaScript value leaking through ("null", "NaN", …);
-// JSON shown as such (pre, code, .mono) may.
+// Text the user reads must never show a JavaScript value leaking through ("null", "NaN", …),
+// nor a raw RFC 3339 time (times are local with a relative time, also inside reasons); JSON
+// shown as such (pre, code, .mono) may.
 async function checkText(page, name) {
   const leaks = await page.evaluate(() => {
     const out = [];
     const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
       if (n.parentElement.closest("pre, code, .mono, script, noscript")) continue;
-      if (/null|undefined|NaN|\[object /.test(n.textContent)) out.push(n.textContent.trim().slice(0, 80));
+      if (/null|undefined|NaN|\[object |\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(n.textContent)) out.push(n.textContent.trim().slice(0, 80));
     }
     return out;
   });

@@ -39,6 +39,21 @@ export function time(iso, opts = {}) {
   return h("time", { datetime: iso, title: utc(d), "data-rel": opts.relativeOnly ? "only" : "with" }, text);
 }
 
+// Text from the API with RFC 3339 times inside (a reason: "circuit breaker open until
+// 2026-12-01T01:34:30.101Z") as nodes, each time shown like every other one.
+const kIsoTime = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g;
+export function withTimes(text) {
+  if (!text) return text;
+  const out = [];
+  let last = 0;
+  for (const m of text.matchAll(kIsoTime)) {
+    out.push(text.slice(last, m.index), time(m[0]));
+    last = m.index + m[0].length;
+  }
+  out.push(text.slice(last));
+  return out;
+}
+
 // Refreshes every <time data-rel> under `root` (relative times age while a page is open).
 export function refreshTimes(root) {
   for (const t of root.querySelectorAll("time[data-rel]")) {

@@ -3,7 +3,7 @@
 // write-only: the form never shows one, a blank field keeps it.
 import { h, message, badge, table, replace } from "../dom.js";
 import { get, post, patch, del, enc, qs } from "../api.js";
-import { time, percent } from "../format.js";
+import { time, percent, withTimes } from "../format.js";
 import { every, input, select, originNote, yes } from "./common.js";
 
 const PRESETS = ["default", "free", "pro", "scale"];
@@ -81,7 +81,7 @@ async function list(main, ctx) {
       h("td", null, health(d, rates)),
       h("td", null, breakerCell(d)),
       h("td", { class: "num hide-narrow" }, String(d.breaker?.consecutive_failures ?? 0)),
-      h("td", null, d.paused ? h("span", null, badge("paused"), d.paused_reason ? h("div", { class: "muted" }, d.paused_reason) : null) : "no"),
+      h("td", null, d.paused ? h("span", null, badge("paused"), d.paused_reason ? h("div", { class: "muted" }, withTimes(d.paused_reason)) : null) : "no"),
       h("td", { class: "num hide-narrow" }, `${d.allowed_concurrency} / ${d.max_concurrency ?? "?"}`),
       h("td", { class: "hide-narrow" }, controls(d, load, status)))),
     { label: "Destinations" }));
@@ -162,7 +162,7 @@ async function detail(main, ctx) {
       h("dl", { class: "kv" },
         h("dt", null, "URL"), h("dd", { class: "mono" }, d.url),
         h("dt", null, "Breaker"), h("dd", null, breakerCell(d), ` — ${b.consecutive_failures ?? 0} consecutive failures, ${b.trips ?? 0} trips`),
-        h("dt", null, "Paused"), h("dd", null, d.paused ? `yes: ${d.paused_reason || "paused"}` : "no"),
+        h("dt", null, "Paused"), h("dd", null, d.paused ? ["yes: ", withTimes(d.paused_reason) || "paused"] : "no"),
         h("dt", null, "Concurrency"), h("dd", null, `${d.allowed_concurrency} allowed now (max ${d.max_concurrency ?? "?"}), ${d.in_flight ?? 0} in flight`),
         h("dt", null, "Signing secret"), h("dd", null, d.signing_secret_set ? "set (write-only)" : "not set"),
         h("dt", null, "Origin"), h("dd", null, d.origin === "config" ? "config file" : "API")),

@@ -2,7 +2,7 @@
 // (in 3 min)" or why it failed, the timeline of its attempts, and replay to all or one.
 import { h, message, badge, table, svg, replace } from "../dom.js";
 import { get, post, enc } from "../api.js";
-import { time, bytes, clock, relative, utc } from "../format.js";
+import { time, bytes, clock, relative, utc, withTimes } from "../format.js";
 import { every } from "./common.js";
 
 const SHOW_LIMIT = 64 * 1024;  // larger bodies are cut in the view; the download has all of it
@@ -69,8 +69,8 @@ function promise(d) {
   }
   if (d.status === "delivering") return h("span", { class: "promise" }, `${of} — sending now`);
   if (d.status === "delivered") return h("span", { class: "promise" }, `delivered at attempt ${d.attempt} of ${d.max_attempts}`);
-  if (d.status === "failed") return h("span", { class: "promise" }, `failed after ${of}: ${d.reason || "no reason recorded"}`);
-  if (d.status === "paused") return h("span", { class: "promise" }, `${of} — paused: ${d.reason || "destination paused"}`);
+  if (d.status === "failed") return h("span", { class: "promise" }, `failed after ${of}: `, withTimes(d.reason) || "no reason recorded");
+  if (d.status === "paused") return h("span", { class: "promise" }, `${of} — paused: `, withTimes(d.reason) || "destination paused");
   return h("span", { class: "promise" }, of);
 }
 

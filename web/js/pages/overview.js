@@ -3,7 +3,7 @@
 // breaker or paused, and the latest permanent failures.
 import { h, message, badge, table, svg, replace } from "../dom.js";
 import { get, enc } from "../api.js";
-import { time, percent, relative, utc, clock } from "../format.js";
+import { time, percent, relative, utc, clock, withTimes } from "../format.js";
 import { firstEventHelp, names, every } from "./common.js";
 
 const SERIES = ["received", "delivered", "failed"];
@@ -89,13 +89,13 @@ export async function render(main, ctx) {
         : table(["Destination", "Breaker", "Paused"], troubled.map((d) => h("tr", null,
           h("td", null, h("a", { href: `#/destinations/${enc(d.name)}` }, d.name)),
           h("td", null, badge(d.breaker?.state || "closed"), d.breaker?.open_until ? h("span", null, " until ", time(d.breaker.open_until)) : null),
-          h("td", null, d.paused ? `yes: ${d.paused_reason || ""}` : "no"))), { label: "Destinations needing attention" }),
+          h("td", null, d.paused ? ["yes: ", withTimes(d.paused_reason) || ""] : "no"))), { label: "Destinations needing attention" }),
       h("h2", null, "Latest permanent failures"),
       failed.items.length === 0 ? h("p", { class: "muted" }, "None.")
         : table(["Event", "Received", "Failed: why"], failed.items.map((e) => h("tr", null,
           h("td", null, h("a", { class: "mono", href: `#/events/${enc(e.id)}` }, e.id)), h("td", null, time(e.received_at)),
           h("td", null, e.deliveries.filter((d) => d.status === "failed").map((d) =>
-            h("div", null, h("strong", null, d.destination), reasons.get(`${e.id} ${d.destination}`) ? `: ${reasons.get(`${e.id} ${d.destination}`)}` : ""))))),
+            h("div", null, h("strong", null, d.destination), reasons.get(`${e.id} ${d.destination}`) ? [": ", withTimes(reasons.get(`${e.id} ${d.destination}`))] : ""))))),
         { label: "Latest permanent failures" }),
       failed.items.length ? h("p", null, h("a", { href: "#/events?status=failed" }, "All failed events"), " · ", h("a", { href: "#/replays/new?status=failed" }, "Replay all failed…")) : null,
     ];
