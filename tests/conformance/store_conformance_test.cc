@@ -738,6 +738,56 @@ TEST_P(StoreConformanceTest, ListFilters) {
 }
 
 // A delivery's status is that of its latest chain: filters, counts and the list agree on it.
+// A replay replaces the chain it supersedes: a chain still waiting for a retry (or paused) is
+// stopped, and one in flight is not retried once its attempt is recorded, so the event is not
+// delivered twice (the old chain kept retrying beside the replay).
+TEST_P(StoreConformanceTest, AReplayStopsTheChainItReplaces) {
+  const TimePoint t0 = clock_.Now();
+  const std::string waiting = Append(MakeEvent(clock_, random_, "1", {"billing"}));
+  ASSERT_TRUE(store_->CreateReplay(waiting, "billing", 3, t0).ok());
+  auto chains = store_->GetDeliveries(waiting);
+  ASSERT_TRUE(chains.ok());
+  ASSERT_EQ(chains->size(), 2u);
+  for (const Delivery& d : *chains) {
+    if (d.chain == 0) {
+      EXPECT_EQ(d.status, DeliveryStatus::kFailed);
+      ASSERT_TRUE(d.reason.has_value());
+      EXPECT_NE(d.reason->find("replaced by replay chain 1"), std::string::npos) << *d.reason;
+    } else {
+      EXPECT_EQ(d.status, DeliveryStatus::kScheduled);
+    }
+  }
+  std::vector<Delivery> claimed = Claim(t0, 10, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].chain, 1);
+
+  // In flight when replayed: the attempt is recorded, and its retry is not scheduled.
+  clock_.Advance(seconds(1));
+  const std::string flying = Append(MakeEvent(clock_, random_, "2", {"crm"}));
+  claimed = Claim(clock_.Now(), 10, seconds(30), "s", "crm");
+  ASSERT_EQ(claimed.size(), 1u);
+  ASSERT_TRUE(store_->CreateReplay(flying, "crm", 3, clock_.Now()).ok());
+  const TimePoint retry_at = clock_.Now() + seconds(5);
+  ASSERT_TRUE(store_
+                  ->RecordAttempt({claimed[0].id, 1, clock_.Now(), 1, 500, std::nullopt,
+                                   std::nullopt, ""},
+                                  {DeliveryStatus::kScheduled, retry_at, {}, clock_.Now(), {}, {}},
+                                  "s")
+                  .ok());
+  chains = store_->GetDeliveries(flying);
+  ASSERT_TRUE(chains.ok());
+  ASSERT_EQ(chains->size(), 2u);
+  for (const Delivery& d : *chains) {
+    if (d.chain != 0) continue;
+    EXPECT_EQ(d.status, DeliveryStatus::kFailed);
+    ASSERT_TRUE(d.reason.has_value());
+    EXPECT_NE(d.reason->find("replaced by a replay"), std::string::npos) << *d.reason;
+  }
+  claimed = Claim(retry_at + seconds(1), 10, seconds(30), "s2", "crm");
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].chain, 1);
+}
+
 TEST_P(StoreConformanceTest, CurrentStatusIsThatOfTheLatestChain) {
   const TimePoint t0 = clock_.Now();
   const std::string e1 = Append(MakeEvent(clock_, random_, "1", {"billing", "crm"}));
@@ -1188,24 +1238,29 @@ TEST_P(StoreConformanceTest, CreateReplaysStartsChainsDueWhenToldAndSkipsMissing
   for (const Delivery& d : *ds) {
     if (d.destination != "billing") continue;
     chains.push_back(d.chain);
-    if (d.chain > 0) {
+    if (d.chain == 2) {
       EXPECT_EQ(d.status, DeliveryStatus::kScheduled);
       EXPECT_EQ(d.max_attempts, 3);
       EXPECT_EQ(d.attempts, 0);
+    } else {
+      // Replaced before they were delivered: chain 0 by chain 1, chain 1 by chain 2.
+      EXPECT_EQ(d.status, DeliveryStatus::kFailed) << d.chain;
     }
   }
   std::sort(chains.begin(), chains.end());
   EXPECT_EQ(chains, (std::vector<int>{0, 1, 2}));
-  // Not due before their time.
+  // Not due before their time: now only a's delivery to crm, which no replay replaced.
   auto due = store_->ClaimDue(clock_.Now(), 100, seconds(30), "n1");
   ASSERT_TRUE(due.ok());
-  for (const Delivery& d : *due) EXPECT_EQ(d.chain, 0);
+  ASSERT_EQ(due->size(), 1u);
+  EXPECT_EQ((*due)[0].destination, "crm");
+  EXPECT_EQ((*due)[0].chain, 0);
   auto next = store_->NextDueAt("billing");
   ASSERT_TRUE(next.ok());
   EXPECT_TRUE(next->has_value());
   auto later_due = store_->ClaimDue(later + seconds(1), 100, seconds(30), "n1");
   ASSERT_TRUE(later_due.ok());
-  EXPECT_EQ(later_due->size(), 3u);
+  EXPECT_EQ(later_due->size(), 2u);  // a's chain 2 and b's chain 1
   EXPECT_EQ(*store_->CreateReplays({}), 0);
 }
 

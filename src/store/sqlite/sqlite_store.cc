@@ -719,8 +719,14 @@ Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate
   {
     // The lease check is part of the update; only a refused record looks further.
     Result<Statement> up = db.Prepare(
-        "UPDATE deliveries SET status = ?2, attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
-        " first_failure_at = ?6, last_delay_ms = ?7, reason = ?8, lease_until = NULL,"
+        // A chain a replay replaced while this attempt was out is not retried (see InsertReplay).
+        "UPDATE deliveries SET"
+        " status = CASE WHEN current = 0 AND ?2 IN ('scheduled', 'paused') THEN 'failed'"
+        "  ELSE ?2 END,"
+        " reason = CASE WHEN current = 0 AND ?2 IN ('scheduled', 'paused')"
+        "  THEN 'replaced by a replay before it was delivered' ELSE ?8 END,"
+        " attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
+        " first_failure_at = ?6, last_delay_ms = ?7, lease_until = NULL,"
         " lease_owner = '', updated_at = ?9"
         " WHERE id = ?1 AND status = 'delivering' AND lease_owner = ?10");
     if (!up.ok()) return up.status();
@@ -884,12 +890,19 @@ Result<int64_t> InsertReplay(Connection& db, const std::string& event_id,
     chain = q->Int(1);
   }
   {
-    // The new chain becomes the current one; the ones before stay as history.
+    // The new chain becomes the current one; the ones before stay as history. A chain still
+    // waiting for a retry (or paused) is stopped, or the event would go out twice: once through
+    // the replay, once more when the old chain's retry comes due. One in flight finishes its
+    // attempt; WriteAttempt schedules no retry for it.
     Result<Statement> up = db.Prepare(
-        "UPDATE deliveries SET current = 0"
+        "UPDATE deliveries SET current = 0,"
+        " reason = CASE WHEN status IN ('scheduled', 'paused') THEN ?3 ELSE reason END,"
+        " status = CASE WHEN status IN ('scheduled', 'paused') THEN 'failed' ELSE status END"
         " WHERE event_id = ?1 AND destination = ?2 AND current = 1");
     if (!up.ok()) return up.status();
-    up->BindText(1, event_id).BindText(2, destination);
+    const std::string replaced =  // bound, not copied: lives until Exec
+        "replaced by replay chain " + std::to_string(chain) + " before it was delivered";
+    up->BindText(1, event_id).BindText(2, destination).BindText(3, replaced);
     HR_RETURN_IF_ERROR(up->Exec("supersede the chains of " + event_id));
   }
   Result<Statement> ins = db.Prepare(
