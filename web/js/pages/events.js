@@ -72,7 +72,9 @@ export async function render(main, ctx) {
     cb.addEventListener("change", () => { if (cb.checked) selected.add(e.id); else selected.delete(e.id); updateSelection(); });
     return h("tr", { dataset: { id: e.id } },
       h("td", null, cb),
-      h("td", { class: "id-cell" }, h("a", { href: `#/events/${enc(e.id)}`, class: "mono" }, e.id)),
+      h("td", { class: "id-cell" }, h("a", { href: `#/events/${enc(e.id)}`, class: "mono", title: e.id },
+        // The whole id on a wide screen; on a phone its ends on two lines, so the column stays narrow.
+        h("span", { class: "hide-narrow" }, e.id), h("span", { class: "show-narrow" }, `${e.id.slice(0, 6)}…`, h("wbr"), e.id.slice(-6)))),
       h("td", { class: "hide-narrow" }, e.source),
       h("td", null, time(e.received_at)),
       h("td", null, e.deliveries.length === 0 ? h("span", { class: "muted" }, "no route")
