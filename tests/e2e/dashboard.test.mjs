@@ -231,6 +231,12 @@ try {
   await checkA11y(page, "overview-empty");
   await shot(page, "overview-empty", "desktop");
   log("signed in; empty store shows how to send a first event");
+  // "Skip to content" moves focus to the page; it must not navigate ("No such page").
+  await page.focus("a.skip");
+  await page.keyboard.press("Enter");
+  if (await page.evaluate(() => document.activeElement && document.activeElement.id) !== "main") fail("the skip link did not focus the content");
+  if (await page.getByText("No such page").count()) fail("the skip link navigated away");
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
 
   // 2. An event to a failing destination: "attempt 1 of 5 — next retry …".
   await page.goto(`${base}/ui/#/events`);
@@ -295,7 +301,7 @@ try {
   log("bulk replay reached 100 %");
 
   // 6. Create a destination through the form; a refused one shows the API's message.
-  await page.goto(`${base}/ui/#/destinations/new`);
+  await page.goto(`${base}/ui/#/destinations/+new`);
   await page.fill("#d-name", "crm");
   await page.fill("#d-url", "ftp://crm.example.com/hooks");
   await expecting([/status of 400/, /^400 POST .*\/api\/v1\/destinations$/], async () => {
@@ -311,7 +317,17 @@ try {
   await page.getByRole("heading", { name: "Destination crm" }).waitFor();
   await page.getByText("set (write-only)").waitFor();
   if ((await page.content()).includes("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")) fail("the signing secret is shown after creation");
+  await checkText(page, "destination created through the form");
   log("created destination crm through the form");
+
+  // 6a. A preset changed in the form changes the retry schedule shown (free: 3 attempts).
+  await page.selectOption("#d-policy", "free");
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.getByText("Saved crm.").waitFor();
+  await page.waitForFunction(() => {
+    const rows = document.querySelectorAll("#schedule tbody tr");
+    return rows.length === 3;
+  }, null, { timeout: 5000 }).catch(() => fail("the retry schedule did not follow the saved preset"));
 
   // 6b. Edit it (a blank secret keeps the secret), then delete it.
   await page.fill("#d-rate", "20/s");
@@ -333,7 +349,7 @@ try {
   log("edited and deleted crm; config destinations are read-only");
 
   // 6c. A source through the form (secret write-only), a route to it, and the route deleted.
-  await page.goto(`${base}/ui/#/sources/new`);
+  await page.goto(`${base}/ui/#/sources/+new`);
   await page.fill("#s-name", "partner");
   await page.selectOption("#s-scheme", "standard");
   await page.fill("#s-secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
@@ -454,7 +470,7 @@ try {
     [`#/events/${eventId}`, "event", ".delivery"],
     ["#/destinations", "destinations", 'tr[data-name="billing"]'],
     ["#/destinations/billing", "destination", "#state"],
-    ["#/destinations/new", "destination-new", "#d-name"],
+    ["#/destinations/+new", "destination-new", "#d-name"],
     ["#/sources", "sources", "tbody tr"],
     ["#/sources/shop", "source", "dl.kv"],
     ["#/routes", "routes", "tbody tr"],

@@ -17,10 +17,10 @@ const pages = [
   { re: /^\/events$/, page: events, nav: "#/events", title: "Events" },
   { re: /^\/events\/([^/]+)$/, page: eventDetail, nav: "#/events", title: "Event" },
   { re: /^\/destinations$/, page: destinations, nav: "#/destinations", title: "Destinations", view: "list" },
-  { re: /^\/destinations\/new$/, page: destinations, nav: "#/destinations", title: "New destination", view: "new" },
+  { re: /^\/destinations\/\+new$/, page: destinations, nav: "#/destinations", title: "New destination", view: "new" },
   { re: /^\/destinations\/([^/]+)$/, page: destinations, nav: "#/destinations", title: "Destination", view: "detail" },
   { re: /^\/sources$/, page: sources, nav: "#/sources", title: "Sources", view: "list" },
-  { re: /^\/sources\/new$/, page: sources, nav: "#/sources", title: "New source", view: "new" },
+  { re: /^\/sources\/\+new$/, page: sources, nav: "#/sources", title: "New source", view: "new" },
   { re: /^\/sources\/([^/]+)$/, page: sources, nav: "#/sources", title: "Source", view: "detail" },
   { re: /^\/routes$/, page: routes, nav: "#/routes", title: "Routes" },
   { re: /^\/replays$/, page: replays, nav: "#/replays", title: "Bulk replays", view: "list" },
@@ -140,5 +140,7 @@ document.getElementById("signout").addEventListener("click", () => {
 });
 
 window.addEventListener("hashchange", () => { route(); main.focus({ preventScroll: true }); });
+// "Skip to content" moves focus; its #main must not reach the hash router ("No such page").
+document.querySelector("a.skip").addEventListener("click", (ev) => { ev.preventDefault(); main.focus(); });
 setInterval(() => refreshTimes(main), 15000);
 route();

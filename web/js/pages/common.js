@@ -56,5 +56,5 @@ export function yes(b) { return b ? "yes" : "no"; }
 export function originNote(o) {
   return o.origin === "config"
     ? message("info", "Defined in the config file: read-only here. Change it in the file and restart; the file owns what it defines.")
-    : null;
+    : "";  // DOM append() would print null
 }

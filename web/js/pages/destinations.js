@@ -64,7 +64,7 @@ function controls(d, onDone, where) {
 async function list(main, ctx) {
   const status = h("div", { "aria-live": "polite" });
   main.append(h("div", { class: "row" }, h("h1", null, "Destinations"), h("span", { class: "spacer" }),
-    h("a", { class: "button primary", href: "#/destinations/new" }, "New destination")), status);
+    h("a", { class: "button primary", href: "#/destinations/+new" }, "New destination")), status);
   const wrap = h("div");
   main.append(wrap);
   async function load() {
@@ -149,6 +149,7 @@ async function detail(main, ctx) {
   const body = h("div");
   main.append(h("p", null, h("a", { href: "#/destinations" }, "← Destinations")), h("h1", null, "Destination ", name), status, body);
   let formShown = false;
+  let shownPolicy = "";
   async function load() {
     let d;
     try {
@@ -171,13 +172,21 @@ async function detail(main, ctx) {
         h("a", { class: "button", href: `#/events?destination=${enc(name)}&status=failed` }, "Failed events")));
     const existing = body.querySelector("#state");
     if (existing) existing.replaceWith(state); else body.append(state);
+    const stored = JSON.stringify(Object.fromEntries(Object.entries(d).filter(([k]) =>
+      !["breaker", "paused_reason", "allowed_concurrency", "in_flight", "note"].includes(k))), null, 2);
+    const policy = JSON.stringify(d.policy);
     if (!formShown) {
       formShown = true;
+      shownPolicy = policy;
       body.append(await scheduleSection(name));
-      const cfg = h("pre", null, JSON.stringify(Object.fromEntries(Object.entries(d).filter(([k]) =>
-        !["breaker", "paused_reason", "allowed_concurrency", "in_flight", "note"].includes(k))), null, 2));
-      body.append(h("h2", null, "Configuration"), originNote(d), h("details", null, h("summary", null, "As stored (secrets redacted)"), cfg));
-      if (d.origin !== "config") body.append(editForm(d, status));
+      body.append(h("h2", null, "Configuration"), originNote(d), h("details", null, h("summary", null, "As stored (secrets redacted)"), h("pre", { id: "stored" }, stored)));
+      if (d.origin !== "config") body.append(editForm(d, status, load));
+    } else {
+      body.querySelector("#stored").textContent = stored;
+      if (policy !== shownPolicy) {  // edited here or elsewhere: the plan follows the policy
+        shownPolicy = policy;
+        body.querySelector("#schedule").replaceWith(await scheduleSection(name));
+      }
     }
     return true;
   }
@@ -188,17 +197,17 @@ async function detail(main, ctx) {
 async function scheduleSection(name) {
   try {
     const s = await get(`/destinations/${enc(name)}/schedule`);
-    return h("section", null, h("h2", null, "Retry schedule"),
+    return h("section", { id: "schedule" }, h("h2", null, "Retry schedule"),
       h("p", { class: "muted" }, "When every attempt fails (the same plan as hookrelay schedule; jitter sampled once)."),
       table(["Attempt", { text: "Delay", class: "num" }, { text: "Since the first attempt", class: "num" }], s.attempts.map((a) => h("tr", null,
         h("td", null, String(a.n)), h("td", { class: "num" }, a.n === 1 ? "—" : secs(a.delay_s)), h("td", { class: "num" }, `+${secs(a.at_s)}`))), { label: "Retry schedule" }),
       h("p", null, `Gives up at +${secs(s.gives_up.after_s)}: ${s.gives_up.reason}`));
   } catch (e) {
-    return h("section", null, h("h2", null, "Retry schedule"), message("info", `Schedule not available: ${e.message}`));
+    return h("section", { id: "schedule" }, h("h2", null, "Retry schedule"), message("info", `Schedule not available: ${e.message}`));
   }
 }
 
-function editForm(d, status) {
+function editForm(d, status, reload) {
   const form = h("form", { novalidate: true, "aria-label": `Edit ${d.name}` }, formFields(d),
     h("div", { class: "row" }, h("button", { type: "submit", class: "primary" }, "Save changes"),
       h("button", { type: "button", class: "danger", id: "delete" }, "Delete destination")));
@@ -215,6 +224,8 @@ function editForm(d, status) {
       Object.assign(d, body);
       replace(status, message("ok", `Saved ${d.name}.`));
       form.querySelector("#d-secret").value = "";
+      form.querySelector("#d-policy").value = "";  // "(keep)": a later save sends it only if changed again
+      await reload();  // the state, the stored configuration and the schedule show what was saved
     } catch (e) {
       fieldError(form, status, e);
     }

@@ -67,10 +67,14 @@ function promise(d) {
     return h("span", { class: "promise" }, `${of} — ${label} `,
       h("time", { datetime: d.next_attempt_at, title: utc(at), "data-rel": "with" }, `${clock(at)} (${relative(at)})`));
   }
-  if (d.status === "delivering") return h("span", { class: "promise" }, `${of} — sending now`);
+  // The attempt being sent is the next one: "attempt 1 of 5 — sending now", not "attempt 0".
+  if (d.status === "delivering") return h("span", { class: "promise" }, `attempt ${d.attempt + 1} of ${d.max_attempts} — sending now`);
   if (d.status === "delivered") return h("span", { class: "promise" }, `delivered at attempt ${d.attempt} of ${d.max_attempts}`);
   if (d.status === "failed") return h("span", { class: "promise" }, `failed after ${of}: `, withTimes(d.reason) || "no reason recorded");
-  if (d.status === "paused") return h("span", { class: "promise" }, `${of} — paused: `, withTimes(d.reason) || "destination paused");
+  if (d.status === "paused") {
+    const done = d.attempt === 0 ? `no attempt yet (of ${d.max_attempts})` : of;
+    return h("span", { class: "promise" }, `${done} — paused: `, withTimes(d.reason) || "destination paused");
+  }
   return h("span", { class: "promise" }, of);
 }
 
@@ -172,7 +176,7 @@ export async function render(main, ctx) {
     const parts = [info, deliveries];
     if (!payloadShown) {
       const headers = h("section", null, h("h2", null, "Headers"),
-        table(["Name", "Value"], ev.headers.map(([k, v]) => h("tr", null, h("td", { class: "mono" }, k), h("td", { class: "mono" }, v))), { label: "Received headers" }));
+        table(["Name", "Value"], ev.headers.map(([k, v]) => h("tr", null, h("td", { class: "mono header-name" }, k), h("td", { class: "mono" }, v))), { label: "Received headers" }));
       const p = payloadView(ev);
       urls.push(p.url);
       replace(body, ...parts, headers, p.el);

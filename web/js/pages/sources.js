@@ -19,7 +19,7 @@ function dedupText(s) {
 async function list(main) {
   const r = await get("/sources");
   main.append(h("div", { class: "row" }, h("h1", null, "Sources"), h("span", { class: "spacer" }),
-    h("a", { class: "button primary", href: "#/sources/new" }, "New source")));
+    h("a", { class: "button primary", href: "#/sources/+new" }, "New source")));
   if (r.items.length === 0) {
     main.append(message("info", "No source yet. Create one with “New source” (or in the config file); events are POSTed to /in/<name>."));
     return;
