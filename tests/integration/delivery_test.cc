@@ -21,6 +21,7 @@
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
 #include "support/process.h"
+#include "support/raw_responder.h"
 #include "support/sink.h"
 #include "support/smtp_server.h"
 
@@ -32,6 +33,7 @@ using namespace std::chrono_literals;
 using testing::HookrelayServer;
 using testing::HttpConnection;
 using testing::HttpResponse;
+using testing::RawResponder;
 using testing::Sink;
 using testing::SinkRequest;
 using testing::SinkResponse;
@@ -239,75 +241,6 @@ TEST_F(DeliveryTest, MisbehavingResponsesAreNamedForWhatTheyDid) {
   }
 }
 
-// Answers every connection with `chunks` (one every `every`), after reading the request's head,
-// then keeps it open until destroyed: responses no HTTP server library would send.
-class RawResponder {
- public:
-  RawResponder(std::vector<std::string> chunks, std::chrono::milliseconds every)
-      : chunks_(std::move(chunks)), every_(every) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 16) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-      throw std::runtime_error("RawResponder: cannot listen");
-    }
-    port_ = ntohs(a.sin_port);
-    accept_ = std::thread([this] {
-      for (;;) {
-        int c = ::accept(fd_, nullptr, nullptr);
-        if (c < 0) return;
-        std::lock_guard lock(mu_);
-        if (stop_) {
-          ::close(c);
-          return;
-        }
-        conns_.emplace_back([this, c] { Serve(c); });
-      }
-    });
-  }
-  ~RawResponder() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    ::shutdown(fd_, SHUT_RDWR);
-    accept_.join();
-    for (std::thread& t : conns_) t.join();
-    ::close(fd_);
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
-
- private:
-  void Serve(int c) {
-    std::string in;
-    char buf[4096];
-    while (in.find("\r\n\r\n") == std::string::npos) {
-      ssize_t n = ::recv(c, buf, sizeof buf, 0);
-      if (n <= 0) break;
-      in.append(buf, static_cast<size_t>(n));
-    }
-    std::unique_lock lock(mu_);
-    for (const std::string& chunk : chunks_) {
-      if (cv_.wait_for(lock, every_, [this] { return stop_; })) break;
-      if (::send(c, chunk.data(), chunk.size(), MSG_NOSIGNAL) < 0) break;
-    }
-    cv_.wait(lock, [this] { return stop_; });
-    ::close(c);
-  }
-  std::vector<std::string> chunks_;
-  std::chrono::milliseconds every_;
-  int fd_ = -1;
-  uint16_t port_ = 0;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread accept_;
-  std::vector<std::thread> conns_;
-};
 
 // A response trickled so slowly its status line never completes, endless 100 Continue, and
 // responses that are not HTTP are each named for what they are.

@@ -17,12 +17,14 @@
 #include <thread>
 
 #include "common/crypto.h"
+#include "support/raw_responder.h"
 #include "support/sink.h"
 #include "support/smtp_server.h"
 
 namespace hookrelay::delivery {
 namespace {
 
+using hookrelay::testing::RawResponder;
 using hookrelay::testing::Sink;
 using hookrelay::testing::SinkRequest;
 using hookrelay::testing::SinkResponse;
@@ -215,60 +217,6 @@ TEST(SenderTest, TimeoutAfterTheStatusLineKeepsTheStatus) {
   }
 }
 
-// A one-connection server that reads a request, then writes `chunks` (waiting `every` before
-// each) and keeps the connection open until destroyed: for responses the Sink cannot make.
-class RawServer {
- public:
-  RawServer(std::vector<std::string> chunks, milliseconds every) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 4) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-      throw std::runtime_error("RawServer: cannot listen");
-    }
-    port_ = ntohs(a.sin_port);
-    thread_ = std::thread([this, chunks = std::move(chunks), every] {
-      int c = ::accept(fd_, nullptr, nullptr);
-      if (c < 0) return;
-      std::string in;
-      char buf[4096];
-      while (in.find("\r\n\r\n") == std::string::npos) {
-        ssize_t n = ::recv(c, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        in.append(buf, static_cast<size_t>(n));
-      }
-      std::unique_lock lock(mu_);
-      for (const std::string& chunk : chunks) {
-        if (cv_.wait_for(lock, every, [this] { return stop_; })) break;
-        if (::send(c, chunk.data(), chunk.size(), MSG_NOSIGNAL) < 0) break;
-      }
-      cv_.wait(lock, [this] { return stop_; });
-      ::close(c);
-    });
-  }
-  ~RawServer() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    ::shutdown(fd_, SHUT_RDWR);
-    thread_.join();
-    ::close(fd_);
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/"; }
-
- private:
-  int fd_ = -1;
-  uint16_t port_ = 0;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
-};
 
 std::vector<std::string> Bytes(std::string_view text) {
   std::vector<std::string> out;
@@ -279,7 +227,7 @@ std::vector<std::string> Bytes(std::string_view text) {
 // A response trickled a byte at a time that has not finished its status line when the timeout
 // expires: the endpoint did answer, partly, and the reason says how much arrived.
 TEST(SenderTest, TimeoutWithAPartialStatusLineCountsTheBytes) {
-  RawServer server(Bytes("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"), milliseconds(100));
+  RawResponder server(Bytes("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"), milliseconds(100));
   Sender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(server.url());
   request.timeout = milliseconds(1250);  // about 12 bytes
@@ -299,7 +247,7 @@ TEST(SenderTest, TimeoutWithAPartialStatusLineCountsTheBytes) {
 // Endless "100 Continue": a 1xx is not the final status, so none is recorded.
 TEST(SenderTest, OnlyInterimResponsesAreNotAStatus) {
   std::vector<std::string> continues(50, "HTTP/1.1 100 Continue\r\n\r\n");
-  RawServer server(continues, milliseconds(50));
+  RawResponder server(continues, milliseconds(50));
   Sender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(server.url());
   request.timeout = milliseconds(800);
@@ -316,7 +264,7 @@ TEST(SenderTest, GarbageStatusLineOrHeaderIsMalformedResponse) {
   for (const char* response :
        {"garbage here\r\n\r\n", "HTTP/1.1 200 OK\r\nNo colon in this line\r\n\r\n"}) {
     SCOPED_TRACE(response);
-    RawServer server({response}, milliseconds(1));
+    RawResponder server({response}, milliseconds(1));
     Sender sender(AllowPrivate(), SystemClock::Instance());
     SendRequest request = Post(server.url());
     request.timeout = milliseconds(3000);
