@@ -115,8 +115,13 @@ async function route() {
     params: match.slice(1).map(decodeURIComponent), query, view: entry.view,
     alive: () => my === generation,
   };
+  // Each route renders into its own container: when another route starts before this one's
+  // awaits are over (a hash change mid-load), it clears main, so what this one appends later lands
+  // in a detached node instead of beside the newer page (two forms on one page).
+  const view = h("div", { class: "view" });
+  main.append(view);
   try {
-    const c = await entry.page.render(main, ctx);
+    const c = await entry.page.render(view, ctx);
     if (my === generation) cleanup = typeof c === "function" ? c : null;
     else if (typeof c === "function") c();
   } catch (e) {
