@@ -1158,8 +1158,9 @@ bool Worker::CloseOldestIdle() {
   }
   if (victim == nullptr) return false;
   auto keep = victim->shared_from_this();
-  victim->Close();
+  // Counted before the close, so whoever sees the connection closed also sees it counted.
   server->stats->idle_closed.fetch_add(1, std::memory_order_relaxed);
+  victim->Close();
   return true;
 }
 
