@@ -3,17 +3,13 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/ascii.h"
+
 namespace hookrelay::delivery {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool Contains(const std::vector<std::string>& lower_names, std::string_view name) {
-  return std::find(lower_names.begin(), lower_names.end(), Lower(name)) != lower_names.end();
+  return std::find(lower_names.begin(), lower_names.end(), AsciiLower(name)) != lower_names.end();
 }
 
 }  // namespace
@@ -23,10 +19,10 @@ HeaderPairs OutgoingHeaders(const std::vector<store::Header>& received,
                             HeaderPairs standard) {
   std::vector<std::string> own = {"content-type", "webhook-id", "webhook-timestamp",
                                   "webhook-signature"};
-  for (const auto& [name, value] : destination.headers) own.push_back(Lower(name));
-  for (const auto& [name, value] : standard) own.push_back(Lower(name));
+  for (const auto& [name, value] : destination.headers) own.push_back(AsciiLower(name));
+  for (const auto& [name, value] : standard) own.push_back(AsciiLower(name));
   std::vector<std::string> listed;
-  for (const std::string& n : destination.forward_headers.names) listed.push_back(Lower(n));
+  for (const std::string& n : destination.forward_headers.names) listed.push_back(AsciiLower(n));
 
   HeaderPairs out;
   out.reserve(received.size() + destination.headers.size() + standard.size() + 1);
@@ -42,7 +38,7 @@ HeaderPairs OutgoingHeaders(const std::vector<store::Header>& received,
   // The destination's own Content-Type, when it sets one, replaces the event's (one field).
   const bool configured_type =
       std::any_of(destination.headers.begin(), destination.headers.end(),
-                  [](const auto& h) { return Lower(h.first) == "content-type"; });
+                  [](const auto& h) { return AsciiLower(h.first) == "content-type"; });
   if (!configured_type) {
     out.emplace_back("Content-Type",
                      content_type.empty() ? "application/octet-stream" : content_type);

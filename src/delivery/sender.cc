@@ -17,6 +17,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "common/ascii.h"
 #include "common/thread_name.h"
 
 namespace hookrelay::delivery {
@@ -42,12 +43,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 std::string_view Trim(std::string_view s) {
@@ -120,7 +115,7 @@ bool ParseCidr(std::string_view text, int& family, unsigned char (&bytes)[16], i
 // libcurl's no_proxy rules: "*" matches everything; a name matches itself and its subdomains
 // (a leading '.' is ignored); numeric addresses match exactly or by CIDR prefix.
 bool NoProxyMatches(std::string_view no_proxy, std::string_view host) {
-  std::string h = Lower(host);
+  std::string h = AsciiLower(host);
   while (!h.empty() && h.back() == '.') h.pop_back();
   int host_family;
   unsigned char host_bytes[16];
@@ -130,7 +125,7 @@ bool NoProxyMatches(std::string_view no_proxy, std::string_view host) {
   while (i < no_proxy.size()) {
     size_t end = no_proxy.find_first_of(", \t", i);
     if (end == std::string_view::npos) end = no_proxy.size();
-    std::string token = Lower(no_proxy.substr(i, end - i));
+    std::string token = AsciiLower(no_proxy.substr(i, end - i));
     i = end + 1;
     if (token.empty()) continue;
     if (token == "*") return true;
@@ -171,7 +166,7 @@ bool ParseUrl(const std::string& url, UrlParts& out) {
   bool ok = curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK;
   char* part = nullptr;
   if (ok && curl_url_get(u, CURLUPART_SCHEME, &part, 0) == CURLUE_OK) {
-    out.scheme = Lower(part);
+    out.scheme = AsciiLower(part);
     curl_free(part);
   }
   part = nullptr;
@@ -232,7 +227,7 @@ bool IsHeaderLimitError(CURLcode code, std::string_view detail, long status, siz
 #endif
   if (code == CURLE_OUT_OF_MEMORY) return status > 0 && body_bytes == 0;
   return code == CURLE_RECV_ERROR &&
-         Lower(detail).find("too large response headers") != std::string::npos;
+         AsciiLower(detail).find("too large response headers") != std::string::npos;
 }
 
 std::string AddressText(const curl_sockaddr* address) {
@@ -394,7 +389,7 @@ struct Sender::Impl {
       // can be judged here is a literal address or "localhost" in the URL.
       if (!t->allow_private && IsRefusedLiteralHost(url.host)) {
         Finish(t->request.tag, std::move(t->done), t->started_at, Duration(0),
-               TransportError::kPrivateAddress, RefusedDetail(Lower(url.host)));
+               TransportError::kPrivateAddress, RefusedDetail(AsciiLower(url.host)));
         return;
       }
     }

@@ -5,6 +5,7 @@
 #include <boost/url/url.hpp>
 #include <cctype>
 
+#include "common/ascii.h"
 #include "common/crypto.h"
 #include "common/redact.h"
 #include "common/units.h"
@@ -46,12 +47,6 @@ Result<std::string> SigningKey(std::string_view secret) {
 }
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // An RFC 9110 token: what a header name may be.
 bool IsToken(std::string_view s) {
@@ -226,7 +221,7 @@ Result<Destination> ParseDestination(const json::value& v) {
 }
 
 bool IsCredentialName(std::string_view name) {
-  const std::string lower = Lower(name);
+  const std::string lower = AsciiLower(name);
   for (std::string_view part : {"auth", "token", "secret", "pass", "key", "session", "credential",
                                 "signature", "cookie", "hmac"}) {
     if (lower.find(part) != std::string::npos) return true;
@@ -244,20 +239,20 @@ bool IsCredentialName(std::string_view name) {
 
 bool IsCredentialHeader(std::string_view name, const std::vector<std::string>& secret_headers) {
   if (IsCredentialName(name)) return true;
-  const std::string lower = Lower(name);
+  const std::string lower = AsciiLower(name);
   for (const std::string& s : secret_headers) {
-    if (Lower(s) == lower) return true;
+    if (AsciiLower(s) == lower) return true;
   }
   return false;
 }
 
 bool IsHookrelayCredential(std::string_view name) {
-  const std::string lower = Lower(name);
+  const std::string lower = AsciiLower(name);
   return lower == "authorization" || lower == "cookie" || lower == "proxy-authorization";
 }
 
 bool IsHopByHopOrFraming(std::string_view name) {
-  const std::string lower = Lower(name);
+  const std::string lower = AsciiLower(name);
   for (std::string_view n : {"connection", "keep-alive", "te", "trailer", "transfer-encoding",
                              "upgrade", "host", "content-length", "expect"}) {
     if (lower == n) return true;
@@ -266,7 +261,7 @@ bool IsHopByHopOrFraming(std::string_view name) {
 }
 
 bool IsSignatureHeader(std::string_view name) {
-  const std::string lower = Lower(name);
+  const std::string lower = AsciiLower(name);
   return lower == "webhook-id" || lower == "webhook-timestamp" || lower == "webhook-signature";
 }
 
