@@ -80,25 +80,7 @@ std::string RenderBulkReplayProgress(const json::object& job, bool bar, TimePoin
   return out.str();
 }
 
-std::string FormatRatePerSecond(double per_second) {
-  for (auto [scale, unit] : {std::pair{1.0, "/s"}, {60.0, "/m"}, {3600.0, "/h"}}) {
-    const double n = per_second * scale;
-    if (n >= 1 && std::fabs(n - std::round(n)) < 1e-9) {
-      return std::to_string(static_cast<int64_t>(std::round(n))) + unit;
-    }
-  }
-  // Whole in no unit: three significant figures in the first unit where it is at least 1
-  // ("8.57/m"), else per hour ("0.036/h"), so the RATE column stays short.
-  for (auto [scale, unit] : {std::pair{1.0, "/s"}, {60.0, "/m"}, {3600.0, "/h"}}) {
-    const double n = per_second * scale;
-    if (n >= 1 || scale == 3600.0) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.3g", n);
-      return std::string(buf) + unit;
-    }
-  }
-  return http::SerializeJson(json::value(per_second)) + "/s";
-}
+std::string FormatRatePerSecond(double per_second) { return FormatRateShort(per_second); }
 
 namespace {
 

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <utility>
 
 namespace hookrelay {
@@ -287,13 +289,39 @@ Result<double> ParseRate(std::string_view text) {
   return static_cast<double>(n) / seconds;
 }
 
-std::string FormatRate(double per_second) {
+namespace {
+
+// "50/s", "1/m", "5/h" when the rate is whole in one of those units.
+std::optional<std::string> WholeRate(double per_second) {
   for (auto [scale, unit] : {std::pair{1.0, "/s"}, {60.0, "/m"}, {3600.0, "/h"}}) {
     const double n = per_second * scale;
     if (n >= 1 && std::fabs(n - std::round(n)) < 1e-9) {
       return std::to_string(static_cast<int64_t>(std::round(n))) + unit;
     }
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string FormatRateShort(double per_second) {
+  if (auto whole = WholeRate(per_second)) return *whole;
+  if (!std::isfinite(per_second)) return "?/s";
+  // Three significant figures in the first unit where it is at least 1 ("8.57/m"), else per
+  // hour ("0.036/h").
+  for (auto [scale, unit] : {std::pair{1.0, "/s"}, {60.0, "/m"}, {3600.0, "/h"}}) {
+    const double n = per_second * scale;
+    if (n >= 1 || scale == 3600.0) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.3g", n);
+      return std::string(buf) + unit;
+    }
+  }
+  return FormatRate(per_second);  // not reached: the last unit always answers
+}
+
+std::string FormatRate(double per_second) {
+  if (auto whole = WholeRate(per_second)) return *whole;
   if (!std::isfinite(per_second)) return "?/s";
   if (per_second == std::trunc(per_second) && std::fabs(per_second) < 9007199254740992.0) {
     return std::to_string(static_cast<int64_t>(per_second)) + "/s";

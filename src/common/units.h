@@ -38,5 +38,8 @@ Result<double> ParseRate(std::string_view text);
 // those units, else per second in plain decimals ("0.00001/s", never "1e-05/s"). The CLI and
 // the server log both write rates with it.
 std::string FormatRate(double per_second);
+// The same, short for a table column: a rate not whole in any unit gets three significant
+// figures ("8.57/m", "0.036/h"); FormatRate keeps every digit.
+std::string FormatRateShort(double per_second);
 
 }  // namespace hookrelay
