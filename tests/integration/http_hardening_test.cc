@@ -3,6 +3,7 @@
 // real SQLite store it wrote.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -366,9 +367,19 @@ TEST_F(HttpHardeningTest, IdleConnectionsGiveWayAndEachClientHasItsOwnCap) {
   EXPECT_TRUE(
       Contains(metrics, "hookrelay_http_refused_total{reason=\"max_connections_per_client\"} 1\n"))
       << metrics;
-  EXPECT_TRUE(
-      Contains(metrics, "hookrelay_http_idle_closed_total " + std::to_string(closed) + "\n"))
-      << metrics;
+  // Every idle connection this test saw closed was counted. The server may also have closed, as
+  // idle, one of the short-lived connections above whose close it had not read yet (the client
+  // cannot see that), so the counter may exceed what the held connections show, by at most one
+  // per newcomer (3 + 8).
+  for (auto& c : held) c->ReadUntilClose(milliseconds(50));
+  const int closed_now = static_cast<int>(
+      std::count_if(held.begin(), held.end(), [](const auto& c) { return c->closed(); }));
+  const std::string counter = "\nhookrelay_http_idle_closed_total ";
+  const auto at = metrics.find(counter);
+  ASSERT_NE(at, std::string::npos) << metrics;
+  const int counted = std::stoi(metrics.substr(at + counter.size()));
+  EXPECT_GE(counted, closed_now) << metrics;
+  EXPECT_LE(counted, closed_now + 11) << metrics;
 }
 
 // Point 5: lenient parsing that other HTTP implementations read differently.
