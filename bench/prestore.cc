@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/id.h"
 #include "common/random.h"
+#include "store/sqlite/open.h"
 #include "store/store.h"
 
 using namespace hookrelay;

@@ -10,6 +10,7 @@
 
 #include "alerts/alerts_config.h"
 #include "model/json_fields.h"
+#include "store/open_store.h"
 
 namespace hookrelay::app {
 
@@ -143,6 +144,14 @@ Status ParseStore(const json::value& v, StoreConfig& s) {
   if (const auto* f = o.if_contains("postgres_url")) {
     auto r = model::GetString(*f, "postgres_url");
     if (!r.ok()) return r.status();
+    auto address = store::ParseStoreAddress(*r);
+    if (!address.ok() || address->kind != store::StoreAddress::Kind::kPostgres) {
+      return Status::InvalidArgument("must be a postgres:// or postgresql:// URL", "postgres_url");
+    }
+    if (o.contains("dir")) {
+      return Status::InvalidArgument(
+          "set dir (the embedded store) or postgres_url (PostgreSQL), not both", "postgres_url");
+    }
     s.postgres_url = *r;
   }
   return Status::Ok();

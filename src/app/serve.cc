@@ -35,6 +35,8 @@
 #include "model/source.h"
 #include "replay/replay_runner.h"
 #include "retention/retention_job.h"
+#include "store/open_store.h"
+#include "store/sqlite/data_dir_lock.h"
 #include "store/store.h"
 
 namespace hookrelay::app {
@@ -46,6 +48,16 @@ constexpr Duration kShutdownGrace = std::chrono::seconds(10);
 int Fail(int code, const std::string& message) {
   std::cerr << "hookrelay serve: " << message << std::endl;
   return code;
+}
+
+// A store that cannot be opened because of what the user gave or did (a data directory held by
+// another process, a path that is not a directory, a store this build lacks) is a usage error:
+// exit 2. Anything else (I/O, a failing disk) exits 1.
+int StoreExitCode(const Status& status) {
+  return status.code() == Status::Code::kFailedPrecondition ||
+                 status.code() == Status::Code::kInvalidArgument
+             ? 2
+             : 1;
 }
 
 // The log goes to stderr, one line per event; stdout keeps what a person starting the server
@@ -201,11 +213,34 @@ int Serve(const ServeOptions& options) {
     config = std::move(*loaded);
   }
   if (options.listen) config.server.listen = *options.listen;
-  if (options.data_dir) config.store.dir = *options.data_dir;
+  if (options.data_dir) {
+    // Flags win over the file: --data means the embedded store, whatever [store] says.
+    config.store.dir = *options.data_dir;
+    config.store.postgres_url.clear();
+  }
   if (options.store_url) config.store.postgres_url = *options.store_url;
   if (options.allow_private_destinations) config.server.allow_private_destinations = true;
-  if (!config.store.postgres_url.empty()) {
-    return Fail(2, "the PostgreSQL store is not available yet; use the embedded store (--data)");
+  // Where the store is: refused before anything is bound or created when this build cannot open
+  // it (a postgres:// URL), never replaced by the embedded store.
+  const bool postgres = !config.store.postgres_url.empty();
+  const std::string address_origin = options.store_url ? "--store: " : "store.postgres_url: ";
+  auto address = store::ParseStoreAddress(postgres ? config.store.postgres_url : config.store.dir);
+  if (postgres && (!address.ok() || address->kind != store::StoreAddress::Kind::kPostgres)) {
+    return Fail(2, address_origin +
+                       "must be a postgres:// or postgresql:// URL (the embedded store takes "
+                       "--data DIR)");
+  }
+  if (!address.ok()) return Fail(2, address.status().message());
+  if (Status st = store::CheckStoreAvailable(*address); !st.ok()) return Fail(2, st.message());
+  // The data directory belongs to one process. When it exists, its lock is taken now, before the
+  // address is bound and before anything in it is read or changed, so a second server (even one
+  // on the same address) is told which process holds it. A new directory is created and locked
+  // by the store when it opens, after the address is bound. Held until the process ends.
+  std::shared_ptr<store::DataDirLock> dir_lock;
+  if (std::error_code ec; std::filesystem::is_directory(config.store.dir, ec)) {
+    auto lock = store::DataDirLock::Acquire(config.store.dir);
+    if (!lock.ok()) return Fail(StoreExitCode(lock.status()), lock.status().message());
+    dir_lock = std::move(*lock);
   }
   std::string env_name;
   const std::string env_token = EnvToken(env_name);
@@ -253,13 +288,13 @@ int Serve(const ServeOptions& options) {
                 server.status().message());
   }
 
-  store::SqliteOptions sqlite;
-  sqlite.dir = config.store.dir;
-  sqlite.max_page_count = options.sqlite_max_page_count;
-  auto opened = store::OpenSqliteStore(sqlite, clock);
+  store::OpenStoreOptions store_options;
+  store_options.dir_lock = dir_lock;
+  store_options.sqlite_max_page_count = options.sqlite_max_page_count;
+  auto opened = store::OpenStore(*address, clock, store_options);
   if (!opened.ok()) {
-    return Fail(1,
-                "cannot open the store in " + config.store.dir + ": " + opened.status().message());
+    return Fail(StoreExitCode(opened.status()),
+                "cannot open the store in " + address->display + ": " + opened.status().message());
   }
   std::unique_ptr<store::Store> store = std::move(*opened);
 

@@ -18,7 +18,8 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--listen", *listen, "Address to listen on (default 127.0.0.1:8080)");
   auto* data_opt =
       cmd->add_option("--data", *data, "Data directory of the embedded store (./hookrelay-data)");
-  auto* store_opt = cmd->add_option("--store", *store, "postgres://… to use PostgreSQL");
+  auto* store_opt = cmd->add_option(
+      "--store", *store, "postgres://… to use PostgreSQL (not available in this build yet)");
   data_opt->excludes(store_opt);
   cmd->add_flag("--allow-private-destinations", options->allow_private_destinations,
                 "Allow destinations on loopback and private addresses");

@@ -253,7 +253,8 @@ struct ReplayJobPage {
 };
 
 // The store of events, deliveries and attempts. Every method is thread-safe.
-// Implementations: SqliteStore (embedded, default) and, later, PostgresStore.
+// Implementations: SqliteStore (embedded, default) and, later, PostgresStore; OpenStore
+// (store/open_store.h) opens the one an address names.
 class Store {
  public:
   using AppendCallback = std::function<void(Result<AppendResult>)>;
@@ -264,9 +265,9 @@ class Store {
   // on a store thread, after the transaction is durable on disk (or with the error:
   // kUnavailable for a failed commit, kResourceExhausted for a full disk). Concurrent appends
   // are batched into one transaction (group commit); each `done` fires when its batch commits.
-  // `done` runs on the store's writer thread: it must return quickly, must not block and must not
-  // call the store's synchronous write methods (including AppendEventSync), which would wait for
-  // the very thread running it.
+  // `done` runs on a store thread: it must return quickly, must not block and must not call the
+  // store's synchronous write methods (including AppendEventSync), which would wait for the very
+  // thread running it.
   virtual void AppendEvent(NewEvent event, AppendCallback done) = 0;
   // Blocking convenience wrapper around AppendEvent.
   Result<AppendResult> AppendEventSync(NewEvent event);
@@ -386,18 +387,5 @@ class Store {
   virtual Result<std::vector<CatalogObject>> ListCatalog() = 0;
   virtual Status ApplyCatalogChange(const CatalogChange& change) = 0;
 };
-
-struct SqliteOptions {
-  std::string dir;  // data directory; created if missing; the database is dir/hookrelay.db
-  // Group commit: a batch closes when it holds this many events or the writer finds the queue
-  // empty; there is no artificial delay.
-  int max_batch = 512;
-  // Test hook: SQLite's max_page_count (0 = unlimited). A small value makes SQLite itself
-  // answer SQLITE_FULL, which is how tests prove "disk full → 503, nothing lost".
-  int64_t max_page_count = 0;
-};
-
-// Opens (creating and migrating as needed) the embedded store. WAL, synchronous=FULL.
-Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options, const Clock& clock);
 
 }  // namespace hookrelay::store

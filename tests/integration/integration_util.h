@@ -6,16 +6,15 @@
 #include <string>
 
 #include "common/clock.h"
+#include "store/open_store.h"
 #include "store/store.h"
 
 namespace hookrelay::testing {
 
-// Opens the data directory a server wrote, through the Store API (the server must be stopped or
-// killed: the directory is locked while one runs).
+// Opens the data directory a server wrote, through the Store API, as serve does (the server must
+// be stopped or killed: the directory is locked while one runs).
 inline std::unique_ptr<store::Store> OpenStoreAt(const std::string& dir) {
-  store::SqliteOptions options;
-  options.dir = dir;
-  auto s = store::OpenSqliteStore(options, SystemClock::Instance());
+  auto s = store::OpenStore(dir, SystemClock::Instance());
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   return s.ok() ? std::move(*s) : nullptr;
 }

@@ -541,5 +541,91 @@ TEST_F(ServeBinaryTest, ADeletedDestinationsSeriesGoAway) {
   EXPECT_EQ(m.find(R"(destination="temp")"), std::string::npos) << m;
 }
 
+// What a second server could change in the data directory: each file's inode, size and mtime,
+// and the lock file's content (the holder's PID).
+std::map<std::string, std::string> DirectoryState(const std::string& dir) {
+  std::map<std::string, std::string> state;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    struct stat st;
+    if (::lstat(e.path().c_str(), &st) != 0) continue;
+    state[e.path().filename().string()] =
+        std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
+        std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  }
+  state["hookrelay.lock content"] = testing::ReadFile(dir + "/hookrelay.lock");
+  return state;
+}
+
+// Issue 13: the data directory belongs to one process. A second serve on it exits 2 naming the
+// holder's PID and the directory — before it binds its address (so the same address gives the
+// same answer) and without touching the database; the kernel drops the lock when the holder
+// dies, so after kill -9 the next serve starts.
+TEST_F(ServeBinaryTest, ASecondServeOnALockedDataDirectoryIsRefusedWithTheHoldersPid) {
+  auto first = Start();
+  ASSERT_TRUE(first->ok());
+  const std::string pid = std::to_string(first->pid());
+  EXPECT_EQ(testing::ReadFile(data_dir() + "/hookrelay.lock"), pid + "\n");
+  const auto before = DirectoryState(data_dir());
+  for (const std::string& listen :
+       {std::string("127.0.0.1:0"), "127.0.0.1:" + std::to_string(first->port())}) {
+    auto r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", listen, "--data", data_dir()}, {},
+                        30s, {{"HOOKRELAY_TOKEN", kToken}});
+    EXPECT_EQ(r.exit_code, 2) << listen << ": " << r.out << r.err;
+    EXPECT_NE(
+        r.err.find("data directory " + data_dir() + " is in use by hookrelay process " + pid + " "),
+        std::string::npos)
+        << listen << ": " << r.err;
+    EXPECT_EQ(r.err.find("cannot listen"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("listening on"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(DirectoryState(data_dir()), before) << "the refused server changed the directory";
+  EXPECT_EQ(Send(first->port(), "GET", "/healthz").status, 200);
+
+  first->Kill();
+  auto next = Start();
+  ASSERT_TRUE(next->ok()) << "a lock left by a killed server blocks the next start";
+  EXPECT_EQ(testing::ReadFile(data_dir() + "/hookrelay.lock"), std::to_string(next->pid()) + "\n");
+  EXPECT_EQ(Send(next->port(), "GET", "/api/v1/sources", kToken).status, 200);
+}
+
+// The store address: this build has only the embedded store. A PostgreSQL URL, from --store or
+// [store] postgres_url, is refused with exit 2 and a message that says so (without the URL's
+// password) before anything is bound or created — never a silent SQLite store; --store takes only
+// such a URL, and --data wins over the file's postgres_url as every flag wins over the file.
+TEST_F(ServeBinaryTest, APostgresStoreAddressIsRefusedPrecisely) {
+  const std::map<std::string, std::string> env = {{"HOOKRELAY_TOKEN", kToken}};
+  auto r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--store",
+                       "postgresql://hr:s3cret-pw@db.internal:5432/hookrelay?sslmode=require"},
+                      {}, 30s, env);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("PostgreSQL store (postgresql://db.internal:5432/hookrelay) is not "
+                       "available in this build"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ((r.out + r.err).find("s3cret-pw"), std::string::npos) << r.err;
+  EXPECT_EQ((r.out + r.err).find("listening"), std::string::npos) << r.out;
+
+  r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--store", data_dir()}, {},
+                 30s, env);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--store: must be a postgres:// or postgresql:// URL"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(data_dir()));
+
+  const std::string config_path = dir_.path() + "/pg.toml";
+  testing::WriteFile(config_path, "[store]\npostgres_url = \"postgres://db/hr\"\n");
+  r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--config", config_path},
+                 {}, 30s, env);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("PostgreSQL store (postgres://db/hr) is not available in this build"),
+            std::string::npos)
+      << r.err;
+
+  // --data wins over the file's postgres_url.
+  auto server = std::make_unique<HookrelayServer>(HookrelayServer::Options{
+      "[store]\npostgres_url = \"postgres://db/hr\"\n", data_dir(), {}, env});
+  EXPECT_TRUE(server->ok()) << server->output();
+}
+
 }  // namespace
 }  // namespace hookrelay

@@ -28,6 +28,7 @@ class HookrelayServer {
   bool ok() const { return port_ != 0; }
   uint16_t port() const { return port_; }
   const std::string& url() const { return url_; }
+  pid_t pid() const { return process_->pid(); }
   std::string output() const;  // stdout + stderr so far
 
   // SIGTERM and wait; returns the exit code (-2 on timeout).

@@ -184,24 +184,6 @@ Status EnsureDirectory(const std::string& dir) {
   return Status::Ok();
 }
 
-// Takes an exclusive lock on dir/hookrelay.lock, held for the store's lifetime: group commit and
-// the single-writer design assume this process is the database's only writer. Returns the fd.
-Result<int> LockDirectory(const std::string& dir) {
-  const std::string path = (std::filesystem::path(dir) / "hookrelay.lock").string();
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::Unavailable("open " + path + ": " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    int err = errno;
-    ::close(fd);
-    if (err == EWOULDBLOCK) {
-      return Status::FailedPrecondition("data directory " + dir +
-                                        " is in use by another hookrelay store");
-    }
-    return Status::Unavailable("lock " + path + ": " + std::strerror(err));
-  }
-  return fd;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -288,9 +270,18 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
   HR_RETURN_IF_ERROR(EnsureDirectory(options.dir));
   std::unique_ptr<SqliteStore> store(new SqliteStore(
       options, clock, (std::filesystem::path(options.dir) / "hookrelay.db").string()));
-  Result<int> lock = LockDirectory(options.dir);
-  if (!lock.ok()) return lock.status();
-  store->lock_fd_ = *lock;
+  // Group commit and the single writer assume this process is the database's only writer.
+  if (options.lock != nullptr) {
+    if (!options.lock->Holds(options.dir)) {
+      return Status::Internal("the lock given holds " + options.lock->dir() + ", not " +
+                              options.dir);
+    }
+    store->lock_ = options.lock;
+  } else {
+    Result<std::shared_ptr<DataDirLock>> lock = DataDirLock::Acquire(options.dir);
+    if (!lock.ok()) return lock.status();
+    store->lock_ = std::move(*lock);
+  }
   // The database holds the sources' and destinations' secrets: create it owner-only. SQLite
   // gives its -wal and -shm files the mode of the database file, whatever the umask.
   if (int fd = ::open(store->path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0) {
@@ -342,7 +333,7 @@ SqliteStore::~SqliteStore() {
     idle_readers_.clear();
   }
   writer_db_.reset();  // after the readers: the last connection to close checkpoints the WAL
-  if (lock_fd_ >= 0) ::close(lock_fd_);
+  lock_.reset();       // last: the directory is free once the database is closed
 }
 
 // ---------------------------------------------------------------------------------------------

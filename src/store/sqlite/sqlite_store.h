@@ -13,6 +13,8 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "store/sqlite/data_dir_lock.h"
+#include "store/sqlite/open.h"
 #include "store/sqlite/sqlite_db.h"
 #include "store/store.h"
 
@@ -43,7 +45,8 @@ class SqliteStore final : public Store {
  public:
   // Opens (creating `options.dir` with mode 0700 and the database as needed), sets the pragmas,
   // applies pending migrations and starts the writer thread. The directory is locked
-  // (dir/hookrelay.lock, flock) while the store is open: a second store on it, in this process or
+  // (DataDirLock: dir/hookrelay.lock, flock; `options.lock` when the caller took it) before the
+  // database is opened, and while the store is open: a second store on it, in this process or
   // another, gets kFailedPrecondition.
   static Result<std::unique_ptr<SqliteStore>> Open(const SqliteOptions& options,
                                                    const Clock& clock);
@@ -156,7 +159,7 @@ class SqliteStore final : public Store {
   int schema_version_ = 0;
   int migrations_applied_ = 0;
 
-  int lock_fd_ = -1;                               // holds the directory lock
+  std::shared_ptr<DataDirLock> lock_;              // holds the directory lock
   std::unique_ptr<sqlite::Connection> writer_db_;  // used only by writer_
   std::thread writer_;
   std::thread::id writer_id_;

@@ -12,6 +12,7 @@
 #include "api/openapi.h"
 #include "common/time_format.h"
 #include "conformance/store_test_util.h"
+#include "store/sqlite/open.h"
 #include "support/process.h"
 #include "unit/api/api_test_util.h"
 

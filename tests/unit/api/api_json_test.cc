@@ -7,6 +7,7 @@
 
 #include "common/time_format.h"
 #include "conformance/store_test_util.h"
+#include "store/sqlite/open.h"
 #include "support/process.h"
 #include "unit/api/api_test_util.h"
 

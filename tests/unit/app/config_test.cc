@@ -140,7 +140,15 @@ INSTANTIATE_TEST_SUITE_P(
                 "max_connections (10)"},
         BadCase{"[server]\nmax_body_memory = \"1KiB\"\n",
                 "hookrelay.toml:2: server.max_body_memory: must be at least 64KiB"},
-        BadCase{"[server\n", "hookrelay.toml:1: "}));
+        BadCase{"[server\n", "hookrelay.toml:1: "},
+        // Issue 13: [store] names one store; postgres_url is a PostgreSQL URL, never a directory.
+        BadCase{"[store]\npostgres_url = \"./data\"\n",
+                "hookrelay.toml:2: store.postgres_url: must be a postgres:// or postgresql:// URL"},
+        BadCase{"[store]\npostgres_url = \"mysql://db/hr\"\n",
+                "hookrelay.toml:2: store.postgres_url: must be a postgres:// or postgresql:// URL"},
+        BadCase{"[store]\ndir = \"d\"\npostgres_url = \"postgres://db/hr\"\n",
+                "store.postgres_url: set dir (the embedded store) or postgres_url (PostgreSQL), "
+                "not both"}));
 
 TEST(ConfigTest, ServerConnectionAndMemoryLimits) {
   auto defaults = ParseConfig("", "empty.toml");
@@ -162,6 +170,12 @@ TEST(ConfigTest, ServerConnectionAndMemoryLimits) {
   auto small = ParseConfig("[server]\nmax_connections = 100\n", "hookrelay.toml");
   ASSERT_TRUE(small.ok()) << small.status().ToString();
   EXPECT_EQ(small->server.max_connections_per_client, 100);
+}
+
+TEST(ConfigTest, StorePostgresUrlIsKeptForServeToRefuse) {
+  auto c = ParseConfig("[store]\npostgres_url = \"POSTGRESQL://u:p@db/hr\"\n", "hookrelay.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->store.postgres_url, "POSTGRESQL://u:p@db/hr");
 }
 
 TEST(ConfigTest, MissingFileIsAClearError) {

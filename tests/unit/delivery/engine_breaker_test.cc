@@ -19,6 +19,7 @@
 #include "model/registry.h"
 #include "policy/retry_policy.h"
 #include "store/fault_injecting_store.h"
+#include "store/sqlite/open.h"
 #include "store/store.h"
 #include "support/process.h"
 #include "support/sink.h"

@@ -19,6 +19,7 @@
 #include "conformance/store_test_util.h"
 #include "policy/retry_policy.h"
 #include "replay/replay_filter.h"
+#include "store/sqlite/open.h"
 #include "store/store.h"
 #include "support/process.h"
 

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/random.h"
 #include "conformance/store_test_util.h"
+#include "store/sqlite/open.h"
 #include "store/store.h"
 #include "support/process.h"
 #include "unit/retention/retention_test_util.h"

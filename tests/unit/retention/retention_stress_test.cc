@@ -15,6 +15,7 @@
 #include "common/random.h"
 #include "conformance/store_test_util.h"
 #include "retention/retention_job.h"
+#include "store/sqlite/open.h"
 #include "store/store.h"
 #include "support/process.h"
 #include "unit/retention/retention_test_util.h"

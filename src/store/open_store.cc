@@ -1,0 +1,87 @@
+#include "store/open_store.h"
+
+#include <string_view>
+
+#include "common/ascii.h"
+#include "store/sqlite/open.h"
+
+namespace hookrelay::store {
+
+namespace {
+
+// The "scheme" of "scheme://…" (RFC 3986: a letter, then letters, digits, "+", "-", "."), or
+// empty when `address` does not start with one.
+std::string_view SchemeOf(std::string_view address) {
+  const size_t sep = address.find("://");
+  if (sep == std::string_view::npos || sep == 0) return {};
+  const std::string_view scheme = address.substr(0, sep);
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (!alpha(scheme[0])) return {};
+  for (char c : scheme) {
+    if (!alpha(c) && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.') return {};
+  }
+  return scheme;
+}
+
+}  // namespace
+
+Result<StoreAddress> ParseStoreAddress(const std::string& address) {
+  if (address.empty()) {
+    return Status::InvalidArgument(
+        "the store address is empty: give a data directory or a postgres:// URL");
+  }
+  const std::string_view scheme = SchemeOf(address);
+  if (scheme.empty()) {
+    return StoreAddress{StoreAddress::Kind::kDirectory, address, address};
+  }
+  const std::string lower = AsciiLower(scheme);
+  if (lower != "postgres" && lower != "postgresql") {
+    return Status::InvalidArgument("unknown store address scheme \"" + lower +
+                                   "\": give a data directory (the embedded store) or a "
+                                   "postgres:// URL");
+  }
+  // Shown without what may be secret: the user and password, and the query (libpq takes
+  // password=… there too).
+  std::string_view rest = std::string_view(address).substr(scheme.size() + 3);
+  rest = rest.substr(0, rest.find_first_of("?#"));
+  const size_t authority_end = rest.find('/');
+  std::string_view authority = rest.substr(0, authority_end);
+  const std::string_view path =
+      authority_end == std::string_view::npos ? std::string_view() : rest.substr(authority_end);
+  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    authority.remove_prefix(at + 1);
+  }
+  return StoreAddress{StoreAddress::Kind::kPostgres, address,
+                      lower + "://" + std::string(authority) + std::string(path)};
+}
+
+Status CheckStoreAvailable(const StoreAddress& address) {
+  switch (address.kind) {
+    case StoreAddress::Kind::kDirectory: return Status::Ok();
+    case StoreAddress::Kind::kPostgres:
+      return Status::FailedPrecondition(
+          "the PostgreSQL store (" + address.display +
+          ") is not available in this build yet; use the embedded store: --data DIR, or "
+          "[store] dir in the config file");
+  }
+  return Status::Internal("unknown store kind");
+}
+
+Result<std::unique_ptr<Store>> OpenStore(const std::string& address, const Clock& clock,
+                                         const OpenStoreOptions& options) {
+  Result<StoreAddress> parsed = ParseStoreAddress(address);
+  if (!parsed.ok()) return parsed.status();
+  return OpenStore(*parsed, clock, options);
+}
+
+Result<std::unique_ptr<Store>> OpenStore(const StoreAddress& address, const Clock& clock,
+                                         const OpenStoreOptions& options) {
+  HR_RETURN_IF_ERROR(CheckStoreAvailable(address));
+  SqliteOptions sqlite;
+  sqlite.dir = address.location;
+  sqlite.max_page_count = options.sqlite_max_page_count;
+  sqlite.lock = options.dir_lock;
+  return OpenSqliteStore(sqlite, clock);
+}
+
+}  // namespace hookrelay::store

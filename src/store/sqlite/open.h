@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "store/sqlite/data_dir_lock.h"
+#include "store/store.h"
+
+namespace hookrelay::store {
+
+struct SqliteOptions {
+  std::string dir;  // data directory; created if missing; the database is dir/hookrelay.db
+  // Group commit: a batch closes when it holds this many events or the writer finds the queue
+  // empty; there is no artificial delay.
+  int max_batch = 512;
+  // Test hook: SQLite's max_page_count (0 = unlimited). A small value makes SQLite itself
+  // answer SQLITE_FULL, which is how tests prove "disk full → 503, nothing lost".
+  int64_t max_page_count = 0;
+  // The directory's lock when the caller took it already (serve takes it before it binds its
+  // address); it must hold `dir`. Unset: the store takes it when it opens. Either way the store
+  // keeps it while it is open.
+  std::shared_ptr<DataDirLock> lock;
+};
+
+// Opens (creating and migrating as needed) the embedded store. WAL, synchronous=FULL. The data
+// directory is locked (DataDirLock) before the database is opened: a directory held by another
+// process (or another store here) is kFailedPrecondition, with the holder's PID.
+Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options, const Clock& clock);
+
+}  // namespace hookrelay::store

@@ -1,0 +1,272 @@
+// The neutral entry point (OpenStore and the store address) and the data directory's lock
+// (DataDirLock), on real directories.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "common/clock.h"
+#include "store/open_store.h"
+#include "store/sqlite/data_dir_lock.h"
+#include "store/sqlite/open.h"
+#include "support/process.h"
+
+namespace hookrelay::store {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ReadFile;
+using testing::TempDir;
+using testing::WriteFile;
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+unsigned Mode(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return 0xffff;
+  return st.st_mode & 07777;
+}
+
+TEST(StoreAddressTest, ADirectoryOrAPostgresUrl) {
+  auto dir = ParseStoreAddress("./hookrelay-data");
+  ASSERT_TRUE(dir.ok());
+  EXPECT_EQ(dir->kind, StoreAddress::Kind::kDirectory);
+  EXPECT_EQ(dir->location, "./hookrelay-data");
+  EXPECT_EQ(dir->display, "./hookrelay-data");
+
+  for (const std::string url :
+       {"postgres://db/hr", "postgresql://db/hr", "POSTGRES://db/hr", "PostgreSQL://db/hr"}) {
+    auto pg = ParseStoreAddress(url);
+    ASSERT_TRUE(pg.ok()) << url;
+    EXPECT_EQ(pg->kind, StoreAddress::Kind::kPostgres) << url;
+    EXPECT_EQ(pg->location, url);
+  }
+  // What may be shown: no user, password or query (libpq takes password=… there too).
+  auto secret = ParseStoreAddress(
+      "postgresql://hr:pa%40ss@word@db.internal:5432/hookrelay?password=x&sslmode=require#f");
+  ASSERT_TRUE(secret.ok());
+  EXPECT_EQ(secret->display, "postgresql://db.internal:5432/hookrelay");
+  EXPECT_EQ(ParseStoreAddress("postgres://db").value().display, "postgres://db");
+  EXPECT_EQ(ParseStoreAddress("postgres://u:p@db?password=y").value().display, "postgres://db");
+
+  auto mysql = ParseStoreAddress("mysql://u:secret@db/hr");
+  ASSERT_FALSE(mysql.ok());
+  EXPECT_EQ(mysql.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_TRUE(Has(mysql.status().message(), "unknown store address scheme \"mysql\""))
+      << mysql.status().message();
+  EXPECT_FALSE(Has(mysql.status().message(), "secret"));
+  EXPECT_EQ(ParseStoreAddress("").status().code(), Status::Code::kInvalidArgument);
+  // Not a scheme: a directory whose name happens to hold "://".
+  EXPECT_EQ(ParseStoreAddress("./a://b").value().kind, StoreAddress::Kind::kDirectory);
+}
+
+TEST(OpenStoreTest, APostgresUrlIsRefusedByThisBuildAndCreatesNothing) {
+  TempDir dir;
+  const std::string cwd = fs::current_path();
+  const std::string url = "postgres://hr:s3cret@db.internal/hookrelay";
+  auto s = OpenStore(url, SystemClock::Instance());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_TRUE(Has(s.status().message(),
+                  "the PostgreSQL store (postgres://db.internal/hookrelay) is not available in "
+                  "this build yet; use the embedded store: --data DIR"))
+      << s.status().message();
+  EXPECT_FALSE(Has(s.status().message(), "s3cret"));
+  EXPECT_FALSE(fs::exists(cwd + "/postgres:"));
+}
+
+TEST(OpenStoreTest, ADirectoryOpensTheEmbeddedStoreLockedForThisProcess) {
+  TempDir dir;
+  const std::string data = dir.path() + "/data";
+  auto first = OpenStore(data, SystemClock::Instance());
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(ReadFile(data + "/hookrelay.lock"), std::to_string(::getpid()) + "\n");
+  EXPECT_EQ(Mode(data + "/hookrelay.lock"), 0600u);
+  auto second = OpenStore(data, SystemClock::Instance());
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_TRUE(Has(second.status().message(), "data directory " + data +
+                                                 " is already in use by this process (PID " +
+                                                 std::to_string(::getpid())))
+      << second.status().message();
+  first->reset();
+  EXPECT_TRUE(OpenStore(data, SystemClock::Instance()).ok());
+}
+
+// serve takes the lock before it binds its address and hands it to the store.
+TEST(OpenStoreTest, TheStoreKeepsALockTakenByItsCaller) {
+  TempDir dir;
+  auto lock = DataDirLock::Acquire(dir.path());
+  ASSERT_TRUE(lock.ok()) << lock.status().ToString();
+  auto s = OpenStore(dir.path(), SystemClock::Instance(), {.dir_lock = *lock});
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  lock->reset();  // the store still holds it
+  EXPECT_EQ(DataDirLock::Acquire(dir.path()).status().code(), Status::Code::kFailedPrecondition);
+  s->reset();
+  EXPECT_TRUE(DataDirLock::Acquire(dir.path()).ok());
+
+  TempDir other, fresh;
+  auto other_lock = DataDirLock::Acquire(other.path());
+  ASSERT_TRUE(other_lock.ok());
+  auto wrong = OpenSqliteStore({.dir = fresh.path(), .lock = *other_lock}, SystemClock::Instance());
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_FALSE(fs::exists(fresh.path() + "/hookrelay.db")) << "opened with another's lock";
+}
+
+TEST(DataDirLockTest, ParsePid) {
+  EXPECT_EQ(DataDirLock::ParsePid("1234\n"), 1234);
+  EXPECT_EQ(DataDirLock::ParsePid("1"), 1);
+  EXPECT_EQ(DataDirLock::ParsePid("2147483647\n"), 2147483647);
+  for (const char* bad : {"", "\n", "0\n", "-5\n", "12 34", "2147483648", "99999999999", "abc",
+                          "12\n\n", " 12", "0x10", "12\x1b[2J"}) {
+    EXPECT_EQ(DataDirLock::ParsePid(bad), std::nullopt) << bad;
+  }
+}
+
+// Another process holds the directory: its PID is in the message; once it is killed (-9) the
+// kernel has dropped its lock and the directory can be taken.
+TEST(DataDirLockTest, AnotherProcessHoldsItUntilItIsKilled) {
+  TempDir dir;
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto lock = DataDirLock::Acquire(dir.path());
+    const char c = lock.ok() ? '1' : '0';
+    if (::write(ready[1], &c, 1) != 1) ::_exit(1);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ::close(ready[0]);
+  ASSERT_EQ(c, '1');
+  auto refused = DataDirLock::Acquire(dir.path());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(refused.status().message(),
+            "data directory " + dir.path() + " is in use by hookrelay process " +
+                std::to_string(child) + " (lock file " + dir.path() +
+                "/hookrelay.lock): stop that process first, or give this one another data "
+                "directory");
+  EXPECT_EQ(ReadFile(dir.path() + "/hookrelay.lock"), std::to_string(child) + "\n")
+      << "the refused one does not overwrite the holder's PID";
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  auto taken = DataDirLock::Acquire(dir.path());
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  EXPECT_EQ(ReadFile(dir.path() + "/hookrelay.lock"), std::to_string(::getpid()) + "\n");
+}
+
+// A lock file someone else made: its content is never trusted or shown; unlocked, it is taken
+// over (and its content replaced); held by something that wrote no PID, the message says so.
+TEST(DataDirLockTest, ALockFileWithOtherContent) {
+  TempDir dir;
+  const std::string path = dir.path() + "/hookrelay.lock";
+  WriteFile(path, "not a pid \x1b[31m with escapes and a long tail ......................\n");
+  int fd = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  auto refused = DataDirLock::Acquire(dir.path());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_TRUE(Has(refused.status().message(), "data directory " + dir.path() +
+                                                  " is in use by another process, which holds "
+                                                  "the lock on " +
+                                                  path + " but wrote no PID"))
+      << refused.status().message();
+  EXPECT_FALSE(Has(refused.status().message(), "escapes"));
+  ::close(fd);
+  auto taken = DataDirLock::Acquire(dir.path());
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  EXPECT_EQ(ReadFile(path), std::to_string(::getpid()) + "\n");
+}
+
+// A symbolic link or a hard link planted as hookrelay.lock is refused: the PID is never written
+// through it into another file.
+TEST(DataDirLockTest, ALinkPlantedAsTheLockFileIsRefusedAndNotFollowed) {
+  TempDir dir;
+  const std::string path = dir.path() + "/hookrelay.lock";
+  const std::string victim = dir.path() + "/victim.txt";
+  WriteFile(victim, "precious\n");
+  ASSERT_EQ(::symlink(victim.c_str(), path.c_str()), 0);
+  auto refused = DataDirLock::Acquire(dir.path());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_TRUE(Has(refused.status().message(), path + " is a symbolic link; hookrelay does not "
+                                                     "follow it"))
+      << refused.status().message();
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+  // A dangling one is not followed to create its target either.
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  ASSERT_EQ(::symlink((dir.path() + "/created").c_str(), path.c_str()), 0);
+  EXPECT_FALSE(DataDirLock::Acquire(dir.path()).ok());
+  EXPECT_FALSE(fs::exists(dir.path() + "/created"));
+  // The store refuses to open there, before it creates the database.
+  auto s = OpenStore(dir.path(), SystemClock::Instance());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_FALSE(fs::exists(dir.path() + "/hookrelay.db"));
+
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  ASSERT_EQ(::link(victim.c_str(), path.c_str()), 0);
+  refused = DataDirLock::Acquire(dir.path());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(Has(refused.status().message(), path + " has 2 hard links"))
+      << refused.status().message();
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  refused = DataDirLock::Acquire(dir.path());  // does not block on the FIFO
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(Has(refused.status().message(), path + " is not a regular file"))
+      << refused.status().message();
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  ASSERT_EQ(::mkdir(path.c_str(), 0700), 0);
+  refused = DataDirLock::Acquire(dir.path());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(Has(refused.status().message(), path + " is not a regular file"))
+      << refused.status().message();
+}
+
+TEST(DataDirLockTest, NotADirectory) {
+  TempDir dir;
+  WriteFile(dir.path() + "/file", "x");
+  auto file = DataDirLock::Acquire(dir.path() + "/file");
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(file.status().message(), "not a directory: " + dir.path() + "/file");
+  auto missing = DataDirLock::Acquire(dir.path() + "/missing");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(DataDirLock::Acquire("").status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST(DataDirLockTest, AReadOnlyDirectory) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes into read-only directories";
+  TempDir dir;
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0500), 0);
+  auto lock = DataDirLock::Acquire(dir.path());
+  ::chmod(dir.path().c_str(), 0700);
+  ASSERT_FALSE(lock.ok());
+  EXPECT_EQ(lock.status().code(), Status::Code::kUnavailable);
+  EXPECT_TRUE(Has(lock.status().message(),
+                  "cannot open the lock file " + dir.path() +
+                      "/hookrelay.lock: Permission denied (the data directory must be writable "
+                      "by this user)"))
+      << lock.status().message();
+}
+
+}  // namespace
+}  // namespace hookrelay::store
