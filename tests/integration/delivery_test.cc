@@ -621,6 +621,107 @@ TEST_F(DeliveryTest, CrashWithDeliveriesInFlightLosesNone) {
   server_->Stop();
 }
 
+// Issue 13: kill -9 with some deliveries in flight (the sink holds them unanswered) and others
+// answered and recorded. After a restart on the same directory exactly the in-flight ones are
+// sent again, each once, promptly (within 10 s: no durable claim lease to wait out), with the
+// webhook-id of their first arrival; the answered ones are not sent again.
+TEST_F(DeliveryTest, RestartAfterKill9ResendsExactlyTheInFlightDeliveriesWithTheirWebhookIds) {
+  constexpr int kEvents = 5;
+  sink_.SetDefault("/answered", SinkResponse::Status(200));
+  sink_.SetDefault("/held", SinkResponse::Hang());
+  // A long timeout: the held attempts are still in flight when the server dies.
+  const std::string policy = Policy(
+      R"(strategy = "exponential", jitter = "none", base = "100ms", cap = "100ms", max_attempts = 5, timeout = "20s")");
+  const std::string config =
+      Config({{"answered", "url = \"" + sink_.url("/answered") + "\"\n" + policy},
+              {"held", "url = \"" + sink_.url("/held") + "\"\n" + policy}});
+  Start(config);
+  std::map<std::string, std::string> body_of;  // event id → body
+  for (int i = 0; i < kEvents; ++i) {
+    const std::string body = "event " + std::to_string(i);
+    body_of[Ingest(body)] = body;
+  }
+  ASSERT_TRUE(sink_.WaitForRequests(2 * kEvents, 10s)) << sink_.RequestCount();
+  // The answered deliveries are recorded (the API reads what the store committed).
+  auto delivered_to = [&](const std::string& id, const std::string& destination) {
+    HttpConnection api(server_->port());
+    HttpResponse r = api.Send("GET", "/api/v1/events/" + id,
+                              {{"Authorization", "Bearer test-admin-token-0123"}});
+    if (r.status != 200) return false;
+    const json::value event = json::parse(r.body);
+    for (const json::value& d : event.at("deliveries").as_array()) {
+      if (d.at("destination").as_string() == destination &&
+          d.at("status").as_string() == "delivered") {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (const auto& [id, body] : body_of) {
+    bool recorded = false;
+    for (int i = 0; i < 100 && !(recorded = delivered_to(id, "answered")); ++i) {
+      std::this_thread::sleep_for(100ms);
+    }
+    ASSERT_TRUE(recorded) << id;
+  }
+  // Each event's first arrival at each path, by body: its webhook-id.
+  std::map<std::pair<std::string, std::string>, std::string> first_id;  // (path, body) → id
+  for (const SinkRequest& r : sink_.Requests()) {
+    first_id.emplace(std::make_pair(r.path, r.body), r.Header("webhook-id").value_or("(none)"));
+  }
+  ASSERT_EQ(first_id.size(), 2u * kEvents);
+  for (const auto& [id, body] : body_of) {
+    EXPECT_EQ(first_id[std::make_pair(std::string("/held"), body)], id);
+    EXPECT_EQ(first_id[std::make_pair(std::string("/answered"), body)], id);
+  }
+  const size_t before_kill = sink_.RequestCount();
+  server_->Kill();
+  const auto restarted = std::chrono::steady_clock::now();
+  Start(config);
+
+  // What arrives after the restart: wait for every held delivery (10 s at most), then a little
+  // longer, so that anything else sent again shows too.
+  auto resent = [&] {
+    std::vector<SinkRequest> all = sink_.Requests();
+    return std::vector<SinkRequest>(all.begin() + static_cast<std::ptrdiff_t>(before_kill),
+                                    all.end());
+  };
+  auto held_again = [&] {
+    std::set<std::string> bodies;
+    for (const SinkRequest& r : resent()) {
+      if (r.path == "/held") bodies.insert(r.body);
+    }
+    return bodies.size();
+  };
+  while (held_again() < static_cast<size_t>(kEvents) &&
+         std::chrono::steady_clock::now() - restarted < 10s) {
+    std::this_thread::sleep_for(50ms);
+  }
+  std::this_thread::sleep_for(1s);
+  std::string what;                       // everything sent again, for the failure messages
+  std::map<std::string, int> held_count;  // body → arrivals at /held after the restart
+  for (const SinkRequest& r : resent()) {
+    const auto after =
+        std::chrono::duration_cast<std::chrono::milliseconds>(r.arrived_steady - restarted);
+    what += "\n  " + r.path + " \"" + r.body + "\" webhook-id " +
+            r.Header("webhook-id").value_or("(none)") + " +" + std::to_string(after.count()) +
+            "ms after the restart";
+    if (r.path == "/held") ++held_count[r.body];
+  }
+  if (what.empty()) what = " nothing";
+  for (const SinkRequest& r : resent()) {
+    EXPECT_EQ(r.path, "/held") << "an answered delivery was sent again; sent again:" << what;
+    EXPECT_EQ(r.Header("webhook-id").value_or("(none)"), first_id[std::make_pair(r.path, r.body)])
+        << "a delivery sent again with another webhook-id; sent again:" << what;
+    EXPECT_LT(r.arrived_steady - restarted, 10s) << "not promptly; sent again:" << what;
+  }
+  for (const auto& [id, body] : body_of) {
+    EXPECT_EQ(held_count[body], 1) << "in-flight delivery of \"" << body << "\" (" << id
+                                   << ") to /held; sent again within 10 s:" << what;
+  }
+  server_->Kill();
+}
+
 // A destination that times out does not slow deliveries to a healthy one by more than 10%.
 TEST_F(DeliveryTest, FailingDestinationDoesNotSlowAHealthyOne) {
   constexpr int kEvents = 1000;
