@@ -5,11 +5,13 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "alerts/alert.h"
 #include "common/clock.h"
