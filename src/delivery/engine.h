@@ -94,8 +94,9 @@ class Recorder;
 // Its parts (see docs/delivery.md, "Inside the engine"): the Scheduler (scheduler.h) decides
 // which destination may send how much now; the Claimer (claimer.h) leases that many due
 // deliveries and sends them; the Recorder (recorder.h) writes the results, a drain at a time, and
-// counts them. They share one EngineState (engine_state.h). Time is read from the injected
-// clock only.
+// counts them. They share one EngineState (engine_state.h). Every decision reads time from the
+// injected clock; only the scheduler's sleep (at most poll_interval) and Stop's grace are real
+// time.
 class DeliveryEngine {
  public:
   DeliveryEngine(store::Store& store, model::Registry& registry, RequestSender& sender,
