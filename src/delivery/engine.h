@@ -1,24 +1,18 @@
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "alerts/alert.h"
 #include "common/clock.h"
 #include "common/random.h"
-#include "delivery/sender.h"
+#include "common/result.h"
+#include "delivery/request_sender.h"
 #include "model/registry.h"
-#include "pacing/adaptive_concurrency.h"
-#include "pacing/token_bucket.h"
 #include "policy/breaker.h"
 #include "store/store.h"
 
@@ -36,6 +30,13 @@ struct EngineOptions {
   // Threads recording attempt results. Each takes every result that finished meanwhile and
   // records them in one store write; a second thread prepares the next batch while one commits.
   int recorder_threads = 2;
+  // Threads claiming (and reading the events of) due deliveries; one claim per destination at a
+  // time, so this is how many destinations claim at once.
+  int claimer_threads = 4;
+  // Called after each claim, on a claimer thread, with the destination, the time it claimed at
+  // (the clock's) and how many deliveries it got, before they are sent. For tests, which wait on
+  // it to know the engine has looked; it must not block.
+  std::function<void(const std::string& destination, TimePoint now, int got)> on_claim;
 };
 
 // What the engine counts; monotonic except the gauges.
@@ -76,16 +77,29 @@ struct DestinationState {
   int64_t due_backlog = 0;  // gauge: scheduled deliveries due now, not yet sent (once a second)
 };
 
-// The delivery engine: claims due deliveries from the store (leased), sends them through the
-// Sender within each destination's limits (adaptive concurrency, rate limit, circuit breaker),
-// records every attempt, and decides what follows with the policy core.
+struct EngineState;
+struct Completion;
+class Scheduler;
+class Claimer;
+class Recorder;
+
+// The delivery engine: claims due deliveries from the store (leased), sends them through a
+// RequestSender within each destination's limits (adaptive concurrency, rate limit, circuit
+// breaker), records every attempt, and decides what follows with the policy core.
 //
 // Fairness: work is claimed per destination, only as much as that destination may send now, so
 // a slow or failing destination never holds the slots of a healthy one. Memory holds only what
 // is in flight; the backlog stays in the store.
+//
+// Its parts (see docs/delivery.md, "Inside the engine"): the Scheduler (scheduler.h) decides
+// which destination may send how much now; the Claimer (claimer.h) leases that many due
+// deliveries and sends them; the Recorder (recorder.h) writes the results, a drain at a time, and
+// counts them. They share one EngineState (engine_state.h). Every decision reads time from the
+// injected clock; only the scheduler's sleep (at most poll_interval) and Stop's grace are real
+// time.
 class DeliveryEngine {
  public:
-  DeliveryEngine(store::Store& store, model::Registry& registry, Sender& sender,
+  DeliveryEngine(store::Store& store, model::Registry& registry, RequestSender& sender,
                  alerts::AlertSink* alerts, const Clock& clock, Random& random,
                  EngineOptions options);
   ~DeliveryEngine();
@@ -93,8 +107,11 @@ class DeliveryEngine {
   DeliveryEngine& operator=(const DeliveryEngine&) = delete;
 
   void Start();
-  // Stops claiming and waits (up to `grace`) for attempts in flight to be recorded. Leases of
-  // attempts still out then simply expire.
+  // Stops claiming and waits (up to `grace`, real time: it bounds how long a shutdown takes,
+  // whatever the clock) for attempts in flight to be recorded. Leases of attempts still out then
+  // simply expire; their results, if they come later, are not recorded (the deliveries are sent
+  // again once the lease expires). The sender must not call back into the engine once it is
+  // destroyed: destroy (or stop) the sender first.
   void Stop(Duration grace = std::chrono::seconds(10));
   // New work may be due (an event was stored, a destination resumed): look now.
   void Wake();
@@ -109,62 +126,14 @@ class DeliveryEngine {
   Status ResetBreaker(const std::string& destination);
 
  private:
-  struct Dest;
-  struct Completion;
-  struct Decided;
-  struct ClaimJob;
-
-  void Loop();
-  // Claims and sends what `name` may send now; returns the earliest time worth looking again.
-  TimePoint ServeDestination(const model::Destination& d, TimePoint now);
-  void ClaimerLoop();
-  // Claims what `job` reserved slots for, frees the slots of what was not found, and sends.
-  void RunClaim(const ClaimJob& job);
-  void Dispatch(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery);
-  // Decides a finished attempt, tells the destination's breaker and pacing, and queues it for
-  // the recorders.
+  // An attempt ended (on the sender's thread): decide, tell the scheduler, queue the record.
   void Complete(Completion c);
-  void RecorderLoop();
-  // Records the attempts of `batch` in one store write, then updates counters and alerts for
-  // each (a delivery counts as delivered only once its record is committed). Breakers and
-  // pacing learned the outcomes already, in Complete.
-  void RecordBatch(std::vector<Completion>& batch);
-  Decided Decide(const Completion& c);
-  void Settle(const Completion& c);
-  void CheckStall(TimePoint now);
-  void RaiseAlert(alerts::Alert a);
-  Dest& StateOf(const std::string& name, const model::Destination& d);  // REQUIRES mu_ held
-  void PersistBreaker(const std::string& name, const policy::BreakerSnapshot& s);
 
-  store::Store& store_;
-  model::Registry& registry_;
-  Sender& sender_;
-  alerts::AlertSink* alerts_;
-  const Clock& clock_;
-  Random& random_;
-  EngineOptions options_;
-
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool wake_ = false;                                   // GUARDED_BY(mu_)
-  bool stopping_ = false;                               // GUARDED_BY(mu_)
-  std::map<std::string, std::unique_ptr<Dest>> dests_;  // GUARDED_BY(mu_)
-  uint64_t work_gen_ = 0;                               // GUARDED_BY(mu_); bumped by Wake()
-  std::condition_variable claim_cv_;
-  std::deque<ClaimJob> claim_jobs_;  // GUARDED_BY(mu_)
-  bool claim_stopping_ = false;      // GUARDED_BY(mu_)
-  std::vector<std::thread> claimers_;
-  EngineStats stats_;  // GUARDED_BY(mu_)
-  TimePoint last_stall_check_{};
-
-  std::mutex rec_mu_;
-  std::condition_variable rec_cv_;
-  std::vector<Completion> completions_;  // GUARDED_BY(rec_mu_)
-  bool rec_stopping_ = false;            // GUARDED_BY(rec_mu_)
-
-  std::thread scheduler_;
-  std::vector<std::thread> recorders_;
-  std::mutex random_mu_;  // Random is not thread-safe
+  std::unique_ptr<EngineState> state_;
+  std::unique_ptr<Recorder> recorder_;
+  std::unique_ptr<Claimer> claimer_;
+  std::unique_ptr<Scheduler> scheduler_;
+  bool started_ = false;
 };
 
 }  // namespace hookrelay::delivery

@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "delivery/request_sender.h"
 #include "model/destination.h"
 #include "policy/outcome.h"
 
@@ -74,7 +75,7 @@ struct SendResult {
 //
 // Thread-safe. `done` runs on the sender's thread: it must not block for long, and must not
 // destroy the Sender.
-class Sender {
+class Sender : public RequestSender {
  public:
   struct Options {
     bool allow_private_destinations = false;
@@ -85,12 +86,12 @@ class Sender {
   using Callback = std::function<void(SendResult)>;
 
   Sender(Options options, const Clock& clock);
-  ~Sender();  // stops; requests still in flight complete with kOther "shutting down"
+  ~Sender() override;  // stops; requests still in flight complete with kOther "shutting down"
   Sender(const Sender&) = delete;
   Sender& operator=(const Sender&) = delete;
 
-  void Send(SendRequest request, Callback done);
-  int InFlight() const;
+  void Send(SendRequest request, Callback done) override;
+  int InFlight() const override;
 
  private:
   struct Impl;

@@ -1,0 +1,129 @@
+#include "delivery/claimer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "common/thread_name.h"
+#include "delivery/outgoing_headers.h"
+#include "delivery/sender.h"
+#include "model/destination.h"
+
+namespace hookrelay::delivery {
+
+void Claimer::Start(int threads) {
+  for (int i = 0; i < threads; ++i) threads_.emplace_back(&Claimer::Loop, this);
+}
+
+void Claimer::Queue(ClaimJob job) {
+  {
+    std::lock_guard lock(mu_);
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+void Claimer::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    jobs_.clear();
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+void Claimer::Loop() {
+  NameThisThread("hr-claimer");
+  for (;;) {
+    ClaimJob job;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (stopping_) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    RunClaim(job);
+  }
+}
+
+void Claimer::RunClaim(const ClaimJob& job) {
+  const model::Destination& d = *job.destination;
+  const EngineOptions& options = state_.options;
+  const Duration lease = d.policy.timeout + options.lease_margin;
+  auto claimed = state_.store.ClaimDue(job.now, job.want, lease, options.node_id, d.name);
+  int got = 0;
+  std::optional<TimePoint> idle_until;
+  if (!claimed.ok()) {
+    spdlog::warn("cannot claim deliveries for {}: {}", d.name, claimed.status().message());
+    idle_until = job.now + options.poll_interval;
+  } else {
+    got = static_cast<int>(claimed->size());
+    if (got < job.want) {
+      // The due work ran out: no point asking again before the next delivery is due (unless new
+      // work arrives meanwhile, see Wake).
+      idle_until = job.now + options.poll_interval;
+      auto due = state_.store.NextDueAt(d.name);
+      if (due.ok() && due->has_value()) idle_until = std::min(*idle_until, **due);
+    }
+  }
+  {
+    std::lock_guard lock(state_.mu);
+    DestState& s = state_.StateOf(d.name, d);
+    // The slots reserved for deliveries that were not there are free again.
+    s.in_flight = std::max(0, s.in_flight - (job.want - got));
+    s.reserved = std::max(0, s.reserved - job.want);
+    s.claims_out = std::max(0, s.claims_out - 1);
+    if (idle_until && job.work_gen == state_.work_gen) s.idle_until = *idle_until;
+    if (job.probe && got == 0) {
+      // Nothing to probe with: the breaker stays half-open and lets the next request through.
+      policy::BreakerSnapshot snapshot = s.breaker.snapshot();
+      snapshot.probe_in_flight = false;
+      s.breaker = policy::CircuitBreaker(d.breaker, snapshot);
+    }
+    state_.stats.in_flight += got;
+    state_.wake = true;
+  }
+  state_.wake_cv.notify_all();
+  if (options.on_claim) options.on_claim(d.name, job.now, got);
+  if (claimed.ok()) {
+    for (store::Delivery& delivery : *claimed) Dispatch(job.destination, std::move(delivery));
+  }
+}
+
+void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
+                       store::Delivery delivery) {
+  const model::Destination& d = *dest;
+  auto event = state_.store.GetEvent(delivery.event_id);
+  if (!event.ok() || !event->has_value()) {
+    Completion c{dest, std::move(delivery), {}, true};
+    c.result.started_at = state_.clock.Now();
+    c.result.outcome.error = policy::TransportError::kOther;
+    c.result.error_detail = event.ok() ? "the event is no longer stored (past its replay window)"
+                                       : "cannot read the event: " + event.status().message();
+    complete_(std::move(c));
+    return;
+  }
+  const store::Event& e = **event;
+  SendRequest req;
+  req.tag = static_cast<uint64_t>(delivery.id);
+  req.url = d.url;
+  req.timeout = d.policy.timeout;
+  req.allow_private = d.allow_private;
+  std::optional<std::string> key;
+  if (d.signing_secret) {
+    if (auto k = model::SigningKey(*d.signing_secret); k.ok()) key = *k;
+  }
+  req.headers = OutgoingHeaders(e.headers, e.content_type, d,
+                                StandardWebhookHeaders(e.id, state_.clock.Now(), e.body, key));
+  req.body = e.body;
+  sender_.Send(std::move(req), [this, dest, delivery = std::move(delivery)](SendResult r) mutable {
+    complete_(Completion{std::move(dest), std::move(delivery), std::move(r), false});
+  });
+}
+
+}  // namespace hookrelay::delivery

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "delivery/engine_state.h"
+#include "delivery/request_sender.h"
+
+namespace hookrelay::delivery {
+
+// Claiming: turns the scheduler's ClaimJobs into requests.
+//
+// A few threads each take a job, lease up to `want` due deliveries of that destination from the
+// store (Store::ClaimDue with this node as owner, lease = the attempt timeout + lease_margin),
+// give back the reserved slots that found no delivery (and remember that nothing is due before
+// the next due time, so the scheduler does not ask again in vain), wake the scheduler, then read
+// each claimed delivery's event, build its request (headers, signature) and hand it to the
+// RequestSender. The sender's answer goes to `complete`, on the sender's thread.
+//
+// One claim per destination is out at a time (the scheduler sees to that), so the threads are
+// how many destinations claim at once.
+class Claimer {
+ public:
+  using CompleteFn = std::function<void(Completion)>;
+
+  Claimer(EngineState& state, RequestSender& sender, CompleteFn complete)
+      : state_(state), sender_(sender), complete_(std::move(complete)) {}
+  ~Claimer() { Stop(); }
+  Claimer(const Claimer&) = delete;
+  Claimer& operator=(const Claimer&) = delete;
+
+  void Start(int threads);
+  void Queue(ClaimJob job);
+  // Drops the jobs not started (their deliveries stay due and their slots are not given back:
+  // the engine is stopping) and waits for the running ones, which send what they claimed.
+  void Stop();
+
+ private:
+  void Loop();
+  // Claims what `job` reserved slots for, frees the slots of what was not found, and sends.
+  void RunClaim(const ClaimJob& job);
+  void Dispatch(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery);
+
+  EngineState& state_;
+  RequestSender& sender_;
+  const CompleteFn complete_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<ClaimJob> jobs_;  // GUARDED_BY(mu_)
+  bool stopping_ = false;      // GUARDED_BY(mu_)
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace hookrelay::delivery

@@ -1,0 +1,136 @@
+#pragma once
+
+// The state the delivery engine's parts share (internal to src/delivery; see engine.h for the
+// engine's contract and docs/delivery.md, "Inside the engine", for how the parts fit).
+
+#include <condition_variable>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "alerts/alert.h"
+#include "common/clock.h"
+#include "common/random.h"
+#include "delivery/engine.h"
+#include "delivery/sender.h"
+#include "model/destination.h"
+#include "model/registry.h"
+#include "pacing/adaptive_concurrency.h"
+#include "pacing/token_bucket.h"
+#include "policy/breaker.h"
+#include "policy/decision.h"
+#include "store/store.h"
+
+namespace hookrelay::delivery {
+
+// One destination as the engine serves it: its limits (breaker, adaptive concurrency, rate limit,
+// pause), the slots in use, and its counters.
+struct DestState {
+  DestState(const model::Destination& d, policy::BreakerSnapshot snapshot)
+      : max_concurrency(d.max_concurrency),
+        concurrency(d.max_concurrency),
+        breaker(d.breaker, snapshot) {}
+
+  int max_concurrency;
+  pacing::AdaptiveConcurrency concurrency;
+  std::optional<pacing::TokenBucket> bucket;
+  double bucket_rate = 0;
+  policy::CircuitBreaker breaker;
+  int in_flight = 0;
+  bool paused = false;  // by the operator or after 410 Gone
+  std::string paused_reason;
+  TimePoint last_pause_sweep{};
+  int claims_out = 0;      // claims queued or running (at most one)
+  int reserved = 0;        // of in_flight: slots held for claims out, not yet requests
+  TimePoint idle_until{};  // a claim came up short: nothing is due before this
+  // Per-destination counters, see DestinationState.
+  int64_t delivered = 0, failed = 0;
+  int64_t attempts_success = 0, attempts_retryable = 0, attempts_final = 0;
+  int64_t due_backlog = 0;
+  // Bumped by ResetBreaker: a transition decided before a reset is stale once it is recorded.
+  uint64_t breaker_epoch = 0;
+};
+
+// A claim the scheduler asked for: `want` slots of the destination are reserved for it.
+struct ClaimJob {
+  std::shared_ptr<const model::Destination> destination;
+  int want = 0;  // slots reserved for it (DestState::in_flight)
+  bool probe = false;
+  TimePoint now{};
+  uint64_t work_gen = 0;  // EngineState::work_gen when it was queued
+};
+
+// What follows from one completion: the decision and what to record.
+struct Decided {
+  TimePoint now{};
+  policy::RetryDecision decision;
+  store::Attempt attempt;
+  store::DeliveryUpdate update;
+};
+
+// One finished attempt (or a delivery that could not be sent), on its way to be recorded.
+struct Completion {
+  std::shared_ptr<const model::Destination> destination;  // shared by a claim's deliveries
+  store::Delivery delivery;
+  SendResult result;
+  bool not_sent = false;  // the event was gone: record a failure without an HTTP attempt
+  // Filled in as soon as the attempt ends: the decision, and what the outcome did to the
+  // destination's breaker (fed then, not once the record is committed, so no request leaves
+  // after the failure that opened it).
+  Decided decided;
+  policy::BreakerTransition breaker = policy::BreakerTransition::kNone;
+  // The breaker right after that transition, and DestState::breaker_epoch then: the recorder
+  // reports the transition as it happened, and not at all when the operator reset the breaker
+  // meanwhile (the breaker's state then says nothing of this transition: trip 0, 0 failures).
+  policy::BreakerSnapshot breaker_after;
+  uint64_t breaker_epoch = 0;
+};
+
+// What the scheduler, the claimer, the recorder and the operator controls share: the injected
+// dependencies, and the per-destination state and counters under one mutex (held only for
+// bookkeeping, never across a store call or a send).
+struct EngineState {
+  EngineState(store::Store& store, model::Registry& registry, alerts::AlertSink* alerts,
+              const Clock& clock, Random& random, EngineOptions options)
+      : store(store),
+        registry(registry),
+        alerts(alerts),
+        clock(clock),
+        random(random),
+        options(std::move(options)) {
+    stats.latency_buckets.assign(std::size(kLatencyBoundsMs) + 1, 0);
+  }
+
+  // The destination's state, made on first use (its breaker read from the store) and brought up
+  // to date with `d` (changed limits apply at once). REQUIRES: mu held.
+  DestState& StateOf(const std::string& name, const model::Destination& d);
+  // New work may be due anywhere: the scheduler looks at every destination again.
+  void Wake();
+  void RaiseAlert(alerts::Alert a);
+  void PersistBreaker(const std::string& name, const policy::BreakerSnapshot& s);
+
+  store::Store& store;
+  model::Registry& registry;
+  alerts::AlertSink* alerts;
+  const Clock& clock;
+  Random& random;
+  const EngineOptions options;
+
+  mutable std::mutex mu;
+  std::condition_variable wake_cv;  // the scheduler waits on it
+  std::condition_variable idle_cv;  // notified when stats.in_flight drops to 0 (Stop waits)
+  bool wake = false;                // GUARDED_BY(mu)
+  bool stopping = false;            // GUARDED_BY(mu)
+  std::map<std::string, std::unique_ptr<DestState>> dests;  // GUARDED_BY(mu)
+  uint64_t work_gen = 0;                                    // GUARDED_BY(mu); bumped by Wake()
+  EngineStats stats;                                        // GUARDED_BY(mu)
+
+  std::mutex random_mu;  // Random is not thread-safe
+};
+
+}  // namespace hookrelay::delivery

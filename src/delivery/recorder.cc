@@ -1,0 +1,245 @@
+#include "delivery/recorder.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <iterator>
+
+#include "common/redact.h"
+#include "common/thread_name.h"
+#include "common/time_format.h"
+#include "policy/decision.h"
+
+namespace hookrelay::delivery {
+
+namespace {
+
+// At most this many attempt results are recorded in one store write.
+constexpr size_t kMaxRecordBatch = 512;
+
+}  // namespace
+
+void Recorder::Start(int threads) {
+  for (int i = 0; i < threads; ++i) threads_.emplace_back(&Recorder::Loop, this);
+}
+
+void Recorder::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+void Recorder::Queue(Completion c) {
+  bool notify;
+  {
+    std::lock_guard lock(mu_);
+    notify = queue_.empty();
+    queue_.push_back(std::move(c));
+  }
+  // A recorder that finds results waiting takes them all; only an empty queue has sleepers.
+  if (notify) cv_.notify_one();
+}
+
+void Recorder::Loop() {
+  NameThisThread("hr-recorder");
+  std::vector<Completion> batch;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      // Everything that finished while the last batch was being written, up to the cap: one
+      // store write (one commit) records them all.
+      const size_t n = std::min(queue_.size(), kMaxRecordBatch);
+      batch.assign(std::make_move_iterator(queue_.end() - static_cast<std::ptrdiff_t>(n)),
+                   std::make_move_iterator(queue_.end()));
+      queue_.resize(queue_.size() - n);
+    }
+    RecordBatch(batch);
+    batch.clear();
+  }
+}
+
+void Recorder::RecordBatch(std::vector<Completion>& batch) {
+  std::vector<store::AttemptRecord> records;
+  records.reserve(batch.size());
+  for (Completion& c : batch) records.push_back({c.decided.attempt, c.decided.update});
+  std::vector<Status> recorded = state_.store.RecordAttempts(records, state_.options.node_id);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Status& st = i < recorded.size() ? recorded[i] : Status::Internal("not recorded");
+    if (!st.ok()) {
+      spdlog::error("cannot record attempt {} of delivery {}: {}", batch[i].decided.attempt.n,
+                    batch[i].delivery.id, st.message());
+    }
+    Settle(batch[i]);
+  }
+  state_.Wake();
+}
+
+Decided Recorder::Decide(const Completion& c) {
+  const model::Destination& d = *c.destination;
+  const store::Delivery& delivery = c.delivery;
+  Decided out;
+  out.now = state_.clock.Now();
+  const TimePoint now = out.now;
+  policy::DeliveryProgress progress;
+  progress.attempt = delivery.attempts + 1;
+  progress.first_failure_at = delivery.first_failure_at;
+  progress.previous_delay = delivery.last_delay;
+  policy::RetryDecision& decision = out.decision;
+  policy::AttemptOutcome outcome = c.result.outcome;
+  // An event that is gone cannot be sent, ever: treat it as a final outcome (kPrivateAddress is
+  // the one final transport class) and replace the reason below.
+  if (c.not_sent) outcome.error = policy::TransportError::kPrivateAddress;
+  {
+    std::lock_guard lock(state_.random_mu);
+    decision = policy::Decide(d.policy, progress, outcome, now, state_.random);
+  }
+  if (c.not_sent) decision.reason = c.result.error_detail;
+  if (!c.result.error_detail.empty() && c.result.outcome.error != policy::TransportError::kNone &&
+      !c.not_sent) {
+    decision.reason += " (" + c.result.error_detail + ")";
+  }
+
+  store::Attempt& attempt = out.attempt;
+  attempt.delivery_id = delivery.id;
+  attempt.n = progress.attempt;
+  attempt.started_at = c.result.started_at;
+  attempt.duration_ms = c.result.duration.count();
+  if (c.result.outcome.status_code > 0) attempt.status_code = c.result.outcome.status_code;
+  if (c.result.outcome.error != policy::TransportError::kNone) {
+    attempt.error = std::string(policy::TransportErrorName(c.result.outcome.error));
+  }
+  attempt.retry_after = c.result.outcome.retry_after;
+  attempt.response_snippet = c.result.snippet;
+
+  store::DeliveryUpdate& update = out.update;
+  update.deadline = decision.deadline;
+  update.first_failure_at = decision.first_failure_at;
+  update.next_attempt_at = now;
+  switch (decision.kind) {
+    case policy::DecisionKind::kDelivered: update.status = store::DeliveryStatus::kDelivered; break;
+    case policy::DecisionKind::kRetry:
+      update.status = store::DeliveryStatus::kScheduled;
+      update.next_attempt_at = decision.next_attempt_at;
+      update.last_delay = decision.delay;
+      update.reason = "attempt " + std::to_string(progress.attempt) + " of " +
+                      std::to_string(d.policy.max_attempts) + " failed: " + decision.reason;
+      break;
+    default:
+      update.status = store::DeliveryStatus::kFailed;
+      update.reason = decision.reason;
+      break;
+  }
+  return out;
+}
+
+void Recorder::Settle(const Completion& c) {
+  const model::Destination& d = *c.destination;
+  const Decided& decided = c.decided;
+  const TimePoint now = decided.now;
+  const policy::RetryDecision& decision = decided.decision;
+  const store::Attempt& attempt = decided.attempt;
+
+  // Counters, and what the breaker's transition (see Scheduler::OnAttemptEnded) calls for.
+  std::vector<alerts::Alert> raise;
+  std::optional<policy::BreakerSnapshot> persist;
+  bool pause_now = false;
+  std::string pause_reason;
+  std::vector<std::string> log_lines;  // written once mu is released
+  bool idle;
+  {
+    std::lock_guard lock(state_.mu);
+    EngineStats& stats = state_.stats;
+    DestState& s = state_.StateOf(d.name, d);
+    stats.in_flight = std::max<int64_t>(0, stats.in_flight - 1);
+    idle = stats.in_flight == 0 && state_.stopping;  // Stop waits for it
+    if (!c.not_sent) {
+      stats.attempts++;
+      stats.latency_sum_ms += attempt.duration_ms;
+      size_t bucket = 0;
+      while (bucket < std::size(kLatencyBoundsMs) &&
+             attempt.duration_ms > kLatencyBoundsMs[bucket]) {
+        ++bucket;
+      }
+      stats.latency_buckets[bucket]++;
+    }
+    // A transition the operator's reset has overtaken is not reported, nor acted on.
+    const policy::BreakerTransition tr =
+        c.breaker_epoch == s.breaker_epoch ? c.breaker : policy::BreakerTransition::kNone;
+    const policy::BreakerSnapshot& after = c.breaker_after;
+    if (!c.not_sent) {
+      switch (decision.outcome_class) {
+        case policy::OutcomeClass::kSuccess: s.attempts_success++; break;
+        case policy::OutcomeClass::kRetryable: s.attempts_retryable++; break;
+        case policy::OutcomeClass::kFinal: s.attempts_final++; break;
+      }
+    }
+    switch (decision.outcome_class) {
+      case policy::OutcomeClass::kSuccess: stats.attempts_success++; break;
+      case policy::OutcomeClass::kRetryable: stats.attempts_retryable++; break;
+      case policy::OutcomeClass::kFinal: stats.attempts_final++; break;
+    }
+    if (decision.kind == policy::DecisionKind::kDelivered) {
+      stats.delivered++;
+      s.delivered++;
+    }
+    if (decision.kind == policy::DecisionKind::kRetry) stats.retries_scheduled++;
+    const bool gave_up = decision.kind != policy::DecisionKind::kDelivered &&
+                         decision.kind != policy::DecisionKind::kRetry;
+    if (gave_up) {
+      stats.failed++;
+      s.failed++;
+      log_lines.push_back(fmt::format(
+          "delivery {} of event {} to {} failed for good after attempt {}: {}", c.delivery.id,
+          c.delivery.event_id, d.name, attempt.n, RedactUrlCredentials(decision.reason)));
+      raise.push_back(
+          {alerts::Alert::Kind::kDeliveriesFailed, d.name, now, decision.reason, 1, std::nullopt});
+    }
+    if (tr == policy::BreakerTransition::kOpened) {
+      persist = s.breaker.snapshot();
+      pause_now = true;
+      pause_reason = "circuit breaker open until " + FormatRfc3339(after.open_until.value_or(now));
+      s.last_pause_sweep = now;
+      log_lines.push_back(fmt::format(
+          "breaker of {} opened until {} (trip {}) after {} consecutive failed {}; last: {}",
+          d.name, FormatRfc3339(after.open_until.value_or(now)), after.trips,
+          after.consecutive_failures, after.consecutive_failures == 1 ? "attempt" : "attempts",
+          RedactUrlCredentials(decision.reason)));
+      raise.push_back({alerts::Alert::Kind::kBreakerOpened, d.name, now,
+                       std::to_string(after.consecutive_failures) + " consecutive failed " +
+                           (after.consecutive_failures == 1 ? "attempt" : "attempts") +
+                           "; last: " + decision.reason,
+                       1, after.open_until});
+    } else if (tr == policy::BreakerTransition::kClosed) {
+      persist = s.breaker.snapshot();
+      log_lines.push_back(fmt::format(
+          "breaker of {} closed: a probe succeeded; deliveries resume with slow start", d.name));
+      raise.push_back({alerts::Alert::Kind::kBreakerClosed, d.name, now,
+                       "a probe succeeded; deliveries resume with slow start", 1, std::nullopt});
+    }
+    if (!c.not_sent && c.result.outcome.error == policy::TransportError::kNone &&
+        c.result.outcome.status_code == 410 && d.pause_on_gone && !s.paused) {
+      s.paused = true;
+      s.paused_reason = "paused: the endpoint answered 410 Gone; fix it, then resume";
+      pause_now = true;
+      pause_reason = s.paused_reason;
+      s.last_pause_sweep = now;
+      raise.push_back({alerts::Alert::Kind::kDestinationPaused, d.name, now,
+                       "the endpoint answered 410 Gone", 1, std::nullopt});
+    }
+  }
+  if (idle) state_.idle_cv.notify_all();
+  for (const std::string& line : log_lines) spdlog::info("{}", line);
+  if (persist) state_.PersistBreaker(d.name, *persist);
+  if (pause_now) (void)state_.store.PauseDeliveries(d.name, pause_reason);
+  for (auto& a : raise) state_.RaiseAlert(std::move(a));
+}
+
+}  // namespace hookrelay::delivery

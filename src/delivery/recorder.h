@@ -1,0 +1,53 @@
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "delivery/engine_state.h"
+
+namespace hookrelay::delivery {
+
+// Recording: what each finished attempt means, written to the store, then counted.
+//
+// Decide (on the sender's thread, as the attempt ends) asks the policy core what follows: the
+// attempt row and the delivery's new state (delivered, scheduled for a retry at
+// next_attempt_at, or failed with the reason). Queue hands the completion to the recorder
+// threads: each takes everything that finished meanwhile (up to kMaxRecordBatch) and writes it
+// with one Store::RecordAttempts call (one transaction; a second thread prepares the next batch
+// while one commits). Only then are the counters updated (a delivery counts as delivered once
+// its record is committed), the breaker's transitions reported and acted on (persisted, the
+// destination's waiting deliveries shown as paused, an alert), 410 Gone pauses the destination,
+// and the scheduler is woken (retries and freed work may be due).
+class Recorder {
+ public:
+  explicit Recorder(EngineState& state) : state_(state) {}
+  ~Recorder() { Stop(); }
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  void Start(int threads);
+  // Records everything queued, then stops the threads. Completions queued later are not
+  // recorded (their deliveries stay leased, and are sent again once the lease expires).
+  void Stop();
+
+  Decided Decide(const Completion& c);
+  void Queue(Completion c);
+
+ private:
+  void Loop();
+  // Records the attempts of `batch` in one store write, then settles each.
+  void RecordBatch(std::vector<Completion>& batch);
+  // Counters, alerts and the breaker's transition for one recorded completion.
+  void Settle(const Completion& c);
+
+  EngineState& state_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Completion> queue_;  // GUARDED_BY(mu_)
+  bool stopping_ = false;          // GUARDED_BY(mu_)
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace hookrelay::delivery

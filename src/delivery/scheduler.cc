@@ -1,0 +1,215 @@
+#include "delivery/scheduler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "common/thread_name.h"
+#include "common/time_format.h"
+#include "common/units.h"
+#include "delivery/claimer.h"
+
+namespace hookrelay::delivery {
+
+namespace {
+
+constexpr Duration kPauseSweepEvery = std::chrono::seconds(1);
+constexpr Duration kStallCheckEvery = std::chrono::seconds(1);
+
+bool IsOverload(const policy::AttemptOutcome& o) {
+  return o.error == policy::TransportError::kTimeout ||
+         (o.error == policy::TransportError::kNone &&
+          (o.status_code == 429 || o.status_code == 503));
+}
+
+}  // namespace
+
+void Scheduler::Start() { thread_ = std::thread(&Scheduler::Loop, this); }
+
+void Scheduler::Join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Scheduler::Loop() {
+  NameThisThread("hr-scheduler");
+  const Duration poll = state_.options.poll_interval;
+  for (;;) {
+    const TimePoint now = state_.clock.Now();
+    auto catalog = state_.registry.Get();
+    TimePoint wake_at = now + poll;
+    for (const auto& [name, d] : catalog->destinations) {
+      wake_at = std::min(wake_at, ServeDestination(d, now));
+    }
+    ForgetDeleted(*catalog);
+    if (now - last_stall_check_ >= kStallCheckEvery) {
+      last_stall_check_ = now;
+      CheckStall(now);
+    }
+    std::unique_lock lock(state_.mu);
+    if (state_.stopping) return;
+    if (!state_.wake) {
+      // A deadline on the injected clock, slept in real time and never longer than poll_interval:
+      // a clock that jumps (or a fake one that tests move) is looked at again within that.
+      const Duration wait = std::clamp(wake_at - state_.clock.Now(), Duration(1), poll);
+      state_.wake_cv.wait_for(lock, wait, [this] { return state_.wake || state_.stopping; });
+    }
+    state_.wake = false;
+    if (state_.stopping) return;
+  }
+}
+
+void Scheduler::ForgetDeleted(const model::Catalog& catalog) {
+  // So their breakers leave the metrics and a new destination of the same name starts afresh.
+  std::lock_guard lock(state_.mu);
+  for (auto it = state_.dests.begin(); it != state_.dests.end();) {
+    const DestState& s = *it->second;
+    if (!catalog.FindDestination(it->first) && s.in_flight == 0 && s.claims_out == 0) {
+      it = state_.dests.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now) {
+  const TimePoint later = now + state_.options.poll_interval;
+  int want = 0;
+  bool sweep = false, resume = false, probe = false;
+  std::string sweep_reason;
+  std::optional<policy::BreakerSnapshot> persist;
+  TimePoint next = later;
+  uint64_t work_gen = 0;
+  {
+    std::lock_guard lock(state_.mu);
+    DestState& s = state_.StateOf(d.name, d);
+    const bool operator_paused = d.paused || s.paused;
+    const policy::BreakerSnapshot& b = s.breaker.snapshot();
+    if (operator_paused ||
+        (b.state == policy::BreakerState::kOpen && b.open_until && now < *b.open_until)) {
+      // Nothing is sent; make the waiting deliveries show as paused (new arrivals too).
+      if (now - s.last_pause_sweep >= kPauseSweepEvery) {
+        s.last_pause_sweep = now;
+        sweep = true;
+        sweep_reason = operator_paused
+                           ? (s.paused_reason.empty() ? "destination paused" : s.paused_reason)
+                           : "circuit breaker open until " + FormatRfc3339(*b.open_until);
+      }
+      if (!operator_paused) next = std::min(later, *b.open_until);
+    } else if (s.claims_out > 0 || now < s.idle_until) {
+      // A claim is on its way (the slots it frees are taken by the next one, so each claim
+      // gathers every slot freed while the last one committed), or nothing is due before
+      // idle_until.
+      if (s.claims_out == 0) next = std::min(next, s.idle_until);
+    } else if (b.state != policy::BreakerState::kClosed) {
+      // Half-open (or open and due to half-open): exactly one probe, when none is out.
+      if (s.in_flight == 0) {
+        policy::BreakerTransition tr = policy::BreakerTransition::kNone;
+        if (s.breaker.AllowRequest(now, &tr)) {
+          want = 1;
+          probe = true;
+          if (tr == policy::BreakerTransition::kHalfOpened) {
+            resume = true;
+            persist = s.breaker.snapshot();
+            spdlog::info("breaker of {} half-open: sending one probe", d.name);
+          }
+        }
+      }
+    } else {
+      want = std::max(0, s.concurrency.allowed() - s.in_flight);
+    }
+    if (want > 0 && s.bucket) {
+      int tokens = 0;
+      while (tokens < want && s.bucket->TryTake(now)) ++tokens;
+      if (tokens < want) next = std::min(next, now + s.bucket->TimeUntilNext(now));
+      want = tokens;
+    }
+    if (want > 0) {
+      // Reserved until the claim answers (the Claimer frees what it did not find).
+      s.in_flight += want;
+      s.reserved += want;
+      s.claims_out++;
+      work_gen = state_.work_gen;
+    }
+  }
+  if (persist) state_.PersistBreaker(d.name, *persist);
+  if (sweep) (void)state_.store.PauseDeliveries(d.name, sweep_reason);
+  if (resume) (void)state_.store.ResumeDeliveries(d.name, now);
+  if (want <= 0) return next;
+  claimer_.Queue(
+      ClaimJob{std::make_shared<const model::Destination>(d), want, probe, now, work_gen});
+  return next;
+}
+
+void Scheduler::OnAttemptEnded(Completion& c) {
+  // The request is over: its slot at the destination is free at once, while the result waits
+  // for its turn to be recorded (the delivery stays leased until then, so nothing else takes
+  // it). Waiting for the record's commit before sending the next request would make every
+  // destination's throughput max_concurrency / (request + commit) instead of max_concurrency /
+  // request. The breaker and the pacing learn the outcome now too: the next claim must already
+  // see an open breaker or a halved concurrency.
+  bool notify;
+  {
+    std::lock_guard lock(state_.mu);
+    DestState& s = state_.StateOf(c.destination->name, *c.destination);
+    s.in_flight = std::max(0, s.in_flight - 1);
+    const TimePoint now = c.decided.now;
+    switch (c.decided.decision.outcome_class) {
+      case policy::OutcomeClass::kSuccess:
+        c.breaker = s.breaker.RecordSuccess(now);
+        s.concurrency.OnSuccess();
+        // A closing breaker lets the backlog ramp up again instead of arriving all at once.
+        if (c.breaker == policy::BreakerTransition::kClosed) s.concurrency.SlowStart();
+        break;
+      case policy::OutcomeClass::kRetryable:
+        c.breaker = s.breaker.RecordFailure(now);
+        if (IsOverload(c.result.outcome)) {
+          s.concurrency.OnOverload();
+        } else {
+          s.concurrency.OnOtherFailure();
+        }
+        break;
+      case policy::OutcomeClass::kFinal: s.concurrency.OnOtherFailure(); break;
+    }
+    c.breaker_after = s.breaker.snapshot();
+    c.breaker_epoch = s.breaker_epoch;
+    // With a claim out, the scheduler is woken when it answers, and the next claim takes this
+    // slot then; waking it now would find nothing to do.
+    notify = s.claims_out == 0 && !state_.wake;
+    if (s.claims_out == 0) state_.wake = true;
+  }
+  if (notify) state_.wake_cv.notify_all();
+}
+
+void Scheduler::CheckStall(TimePoint now) {
+  auto oldest = state_.store.OldestDueAt(now);
+  Duration age{0};
+  if (oldest.ok() && oldest->has_value()) age = now - **oldest;
+  auto due = state_.store.CountDue(now);
+  auto due_by_destination = state_.store.CountDueByDestination(now);
+  bool stalled;
+  {
+    std::lock_guard lock(state_.mu);
+    state_.stats.oldest_due_age = age;
+    if (due.ok()) state_.stats.due_backlog = *due;
+    if (due_by_destination.ok()) {
+      for (auto& [name, s] : state_.dests) {
+        auto it = due_by_destination->find(name);
+        s->due_backlog = it == due_by_destination->end() ? 0 : it->second;
+      }
+    }
+    int64_t open = 0;
+    for (const auto& [name, s] : state_.dests) {
+      open += s->breaker.state() != policy::BreakerState::kClosed;
+    }
+    state_.stats.breakers_open = open;
+    stalled = age > state_.options.stall_threshold;
+  }
+  if (stalled) {
+    state_.RaiseAlert(
+        {alerts::Alert::Kind::kStalled, "", now,
+         "the oldest due delivery has waited " + FormatDuration(age) + " without being sent", 1,
+         std::nullopt});
+  }
+}
+
+}  // namespace hookrelay::delivery

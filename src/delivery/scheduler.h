@@ -1,0 +1,58 @@
+#pragma once
+
+#include <thread>
+
+#include "common/clock.h"
+#include "delivery/engine_state.h"
+#include "model/destination.h"
+
+namespace hookrelay::delivery {
+
+class Claimer;
+
+// Scheduling: which destination may send how much now, and when to look again.
+//
+// One thread goes over the catalog's destinations. For each it applies, in this order, the
+// operator's pause (or a 410's), an open circuit breaker (nothing is claimed; the waiting
+// deliveries are shown as paused), a claim already out or a claim that came up short (nothing
+// due before idle_until), a half-open breaker (one probe), the adaptive concurrency limit and
+// the rate limit; the slots it grants are reserved (DestState::in_flight, ::reserved) and handed
+// to the Claimer as one ClaimJob. It then sleeps until the earliest time any destination is
+// worth another look (a retry due, a breaker to half-open, a rate-limit token), a Wake, or
+// poll_interval, whichever comes first. All times are read from the injected clock; the sleep
+// itself is real time, at most poll_interval, so with a fake clock a test moves time and calls
+// Wake (or waits one poll_interval) for the scheduler to look again.
+//
+// It also learns each attempt's outcome as soon as it ends (OnAttemptEnded, on the sender's
+// thread): the slot is free, the breaker and the adaptive concurrency take the outcome into
+// account before the next claim. Once a second it refreshes the stall gauges and raises kStalled.
+class Scheduler {
+ public:
+  Scheduler(EngineState& state, Claimer& claimer) : state_(state), claimer_(claimer) {}
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  void Start();
+  // Returns once the thread has seen EngineState::stopping (set it and notify wake_cv first).
+  void Join();
+
+  // The attempt behind `c` ended (its decision is in c.decided): frees its slot, feeds the
+  // destination's breaker and adaptive concurrency, and fills in c.breaker, c.breaker_after and
+  // c.breaker_epoch for the recorder.
+  void OnAttemptEnded(Completion& c);
+
+ private:
+  void Loop();
+  // Reserves and queues what `d` may claim now; returns the earliest time worth looking again.
+  TimePoint ServeDestination(const model::Destination& d, TimePoint now);
+  // Forgets destinations deleted from the catalog once nothing of theirs is out.
+  void ForgetDeleted(const model::Catalog& catalog);
+  void CheckStall(TimePoint now);
+
+  EngineState& state_;
+  Claimer& claimer_;
+  std::thread thread_;
+  TimePoint last_stall_check_{};  // used by the scheduler thread only
+};
+
+}  // namespace hookrelay::delivery

@@ -1,0 +1,454 @@
+// The delivery engine with a scripted sender and a fake clock (issue 13): a real SQLite store in
+// a temp directory, the real scheduler, claimer and recorder; the HTTP side is a RequestSender
+// that records each request and answers it when the test says. Time moves only when the test
+// moves the FakeClock (and wakes the engine); the tests wait for conditions with a deadline,
+// never for a fixed time.
+#include "delivery/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "alerts/alert.h"
+#include "common/clock.h"
+#include "common/random.h"
+#include "conformance/store_test_util.h"
+#include "delivery/request_sender.h"
+#include "delivery/sender.h"
+#include "model/registry.h"
+#include "policy/retry_policy.h"
+#include "store/store.h"
+#include "support/process.h"
+
+namespace hookrelay::delivery {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Polls `pred` until it holds or 10 s (real time) pass.
+template <typename Pred>
+bool WaitUntil(Pred pred) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(2ms);
+  }
+  return pred();
+}
+
+// A RequestSender that keeps every request until the test answers it (or answers at once with
+// an automatic status, when one is set).
+class ScriptedSender final : public RequestSender {
+ public:
+  explicit ScriptedSender(const Clock& clock) : clock_(clock) {}
+
+  void Send(SendRequest request, Callback done) override {
+    std::optional<int> auto_status;
+    size_t index;
+    {
+      std::lock_guard lock(mu_);
+      index = sent_.size();
+      sent_.push_back({std::move(request), clock_.Now(), std::move(done), false});
+      outstanding_++;
+      max_outstanding_ = std::max(max_outstanding_, outstanding_);
+      auto_status = auto_status_;
+    }
+    cv_.notify_all();
+    if (auto_status) Answer(index, *auto_status);
+  }
+  int InFlight() const override {
+    std::lock_guard lock(mu_);
+    return outstanding_;
+  }
+
+  // Answers request `i` (in the order sent) with an HTTP status (and Retry-After), or with a
+  // transport error when `error` is set. The callback runs on the calling thread.
+  void Answer(size_t i, int status, std::optional<std::string> retry_after = std::nullopt,
+              policy::TransportError error = policy::TransportError::kNone) {
+    Callback done;
+    SendResult r;
+    {
+      std::lock_guard lock(mu_);
+      Sent& s = sent_.at(i);
+      ASSERT_FALSE(s.answered) << "request " << i << " answered twice";
+      s.answered = true;
+      outstanding_--;
+      done = std::move(s.done);
+      r.tag = s.request.tag;
+      r.started_at = s.at;
+    }
+    r.duration = 7ms;
+    r.outcome.status_code = status;
+    r.outcome.error = error;
+    r.outcome.retry_after = std::move(retry_after);
+    if (error != policy::TransportError::kNone) r.error_detail = "scripted transport error";
+    done(std::move(r));
+  }
+  // From now on, every request (and every one waiting) is answered with `status` at once.
+  void AnswerAllWith(int status) {
+    std::vector<size_t> waiting;
+    {
+      std::lock_guard lock(mu_);
+      auto_status_ = status;
+      for (size_t i = 0; i < sent_.size(); ++i) {
+        if (!sent_[i].answered) waiting.push_back(i);
+      }
+    }
+    for (size_t i : waiting) Answer(i, status);
+  }
+
+  size_t sent() const {
+    std::lock_guard lock(mu_);
+    return sent_.size();
+  }
+  bool WaitForSent(size_t n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, 10s, [&] { return sent_.size() >= n; });
+  }
+  TimePoint sent_at(size_t i) const {
+    std::lock_guard lock(mu_);
+    return sent_.at(i).at;
+  }
+  uint64_t tag(size_t i) const {
+    std::lock_guard lock(mu_);
+    return sent_.at(i).request.tag;
+  }
+  std::string header(size_t i, const std::string& name) const {
+    std::lock_guard lock(mu_);
+    for (const auto& [k, v] : sent_.at(i).request.headers) {
+      if (k == name) return v;
+    }
+    return "";
+  }
+  int outstanding() const { return InFlight(); }
+  int max_outstanding() const {
+    std::lock_guard lock(mu_);
+    return max_outstanding_;
+  }
+
+ private:
+  struct Sent {
+    SendRequest request;
+    TimePoint at;  // the clock's time when it was sent
+    Callback done;
+    bool answered = false;
+  };
+  const Clock& clock_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Sent> sent_;  // GUARDED_BY(mu_)
+  int outstanding_ = 0;     // GUARDED_BY(mu_)
+  int max_outstanding_ = 0;
+  std::optional<int> auto_status_;
+};
+
+class Alerts final : public alerts::AlertSink {
+ public:
+  void Raise(alerts::Alert a) override {
+    std::lock_guard lock(mu_);
+    alerts_.push_back(std::move(a));
+  }
+  int count(alerts::Alert::Kind kind) const {
+    std::lock_guard lock(mu_);
+    return static_cast<int>(std::count_if(alerts_.begin(), alerts_.end(),
+                                          [&](const alerts::Alert& a) { return a.kind == kind; }));
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<alerts::Alert> alerts_;
+};
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = store::OpenSqliteStore({.dir = dir_.path()}, clock_);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(*opened);
+  }
+  void TearDown() override {
+    if (engine_) engine_->Stop(0ms);
+  }
+
+  // A destination with a deterministic policy: retries after 10 s, 20 s, 40 s (no jitter).
+  static model::Destination Dest(const std::string& name) {
+    model::Destination d;
+    d.name = name;
+    d.url = "http://hooks.example.test/" + name;
+    d.policy = *policy::PresetPolicy("default");
+    d.policy.strategy = policy::Strategy::kLadder;
+    d.policy.jitter = policy::Jitter::kNone;
+    d.policy.ladder = {10s, 20s, 40s};
+    d.policy.max_attempts = 4;
+    d.policy.max_duration = 1h;
+    d.breaker.threshold = 1000;
+    d.max_concurrency = 4;
+    return d;
+  }
+  void SetDestinations(const std::vector<model::Destination>& ds) {
+    model::Catalog catalog;
+    for (const auto& d : ds) catalog.destinations.emplace(d.name, d);
+    ASSERT_TRUE(registry_.Replace(std::move(catalog)).ok());
+  }
+  // Stores an event routed to `destination` and wakes the engine (as ingest does).
+  std::string Append(const std::string& destination) {
+    auto e = store_->AppendEventSync(store::test::MakeEvent(clock_, random_, "{}", {destination}));
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    if (engine_) engine_->Wake();
+    return e.ok() ? e->id : "";
+  }
+  store::Delivery DeliveryOf(const std::string& event_id) {
+    auto ds = store_->GetDeliveries(event_id);
+    EXPECT_TRUE(ds.ok() && ds->size() == 1);
+    return ds.ok() && !ds->empty() ? (*ds)[0] : store::Delivery{};
+  }
+  bool WaitForStatus(const std::string& event_id, store::DeliveryStatus status, int attempts = -1) {
+    return WaitUntil([&] {
+      store::Delivery d = DeliveryOf(event_id);
+      return d.status == status && (attempts < 0 || d.attempts == attempts);
+    });
+  }
+  size_t AttemptsOf(int64_t delivery_id) {
+    auto a = store_->GetAttempts(delivery_id);
+    return a.ok() ? a->size() : 0;
+  }
+
+  void StartEngine(RequestSender& sender) {
+    EngineOptions options;
+    options.node_id = "n1";
+    options.poll_interval = 50ms;
+    options.on_claim = [this](const std::string& destination, TimePoint now, int got) {
+      {
+        std::lock_guard lock(claims_mu_);
+        claims_.push_back({destination, now, got});
+      }
+      claims_cv_.notify_all();
+    };
+    engine_ = std::make_unique<DeliveryEngine>(*store_, registry_, sender, &alerts_, clock_,
+                                               random_, options);
+    engine_->Start();
+  }
+  // Waits until `destination` was claimed at `at` or later (the engine has looked at it then).
+  bool WaitForClaimAt(const std::string& destination, TimePoint at) {
+    std::unique_lock lock(claims_mu_);
+    return claims_cv_.wait_for(lock, 10s, [&] {
+      return std::any_of(claims_.begin(), claims_.end(), [&](const Claim& c) {
+        return c.destination == destination && c.now >= at;
+      });
+    });
+  }
+
+  struct Claim {
+    std::string destination;
+    TimePoint now;
+    int got;
+  };
+
+  hookrelay::testing::TempDir dir_;
+  FakeClock clock_;
+  SeededRandom random_{13};
+  std::unique_ptr<store::Store> store_;
+  model::Registry registry_;
+  ScriptedSender sender_{clock_};
+  Alerts alerts_;
+  std::mutex claims_mu_;
+  std::condition_variable claims_cv_;
+  std::vector<Claim> claims_;               // GUARDED_BY(claims_mu_)
+  std::unique_ptr<DeliveryEngine> engine_;  // destroyed first: it calls into everything above
+};
+
+// Attempt 2 leaves at next_attempt_at on the engine's clock: not a millisecond before (the
+// engine has looked and found nothing due), and as soon as the clock passes it. Retry-After
+// (120 s, longer than the ladder's 10 s) sets the time.
+TEST_F(EngineTest, RetryIsSentWhenTheClockReachesItsTimeAndNotBefore) {
+  SetDestinations({Dest("a")});
+  const std::string event = Append("a");
+  StartEngine(sender_);
+  ASSERT_TRUE(sender_.WaitForSent(1));
+  const TimePoint failed_at = clock_.Now();
+  sender_.Answer(0, 503, "120");
+  ASSERT_TRUE(WaitForStatus(event, store::DeliveryStatus::kScheduled, 1));
+  const TimePoint due = DeliveryOf(event).next_attempt_at;
+  EXPECT_EQ(due, failed_at + 120s);
+
+  clock_.Set(due - 1ms);
+  engine_->Wake();
+  ASSERT_TRUE(WaitForClaimAt("a", due - 1ms));
+  EXPECT_EQ(sender_.sent(), 1u) << "attempt 2 left before its time";
+
+  clock_.Set(due);
+  engine_->Wake();
+  ASSERT_TRUE(sender_.WaitForSent(2));
+  EXPECT_GE(sender_.sent_at(1), due);
+  EXPECT_EQ(sender_.tag(1), sender_.tag(0));  // the same delivery…
+  EXPECT_EQ(sender_.header(1, "webhook-id"), sender_.header(0, "webhook-id"));  // …same id
+  sender_.Answer(1, 200);
+  ASSERT_TRUE(WaitForStatus(event, store::DeliveryStatus::kDelivered, 2));
+  EXPECT_EQ(AttemptsOf(DeliveryOf(event).id), 2u);
+  EXPECT_EQ(sender_.sent(), 2u);
+}
+
+// Threshold 3: exactly three requests reach the sender, then none while the breaker is open
+// (the engine looks, and shows new work as paused), then one probe once the clock passes the
+// open period, and after the probe's success everything is delivered.
+TEST_F(EngineTest, BreakerOpensWithNoRequestAfterTheFailureThatOpensIt) {
+  model::Destination d = Dest("b");
+  d.breaker.threshold = 3;
+  d.breaker.open_periods = {60s};
+  d.max_concurrency = 1;
+  SetDestinations({d});
+  std::vector<std::string> events;
+  for (int i = 0; i < 6; ++i) events.push_back(Append("b"));
+  StartEngine(sender_);
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(sender_.WaitForSent(i + 1));
+    sender_.Answer(i, 500);
+  }
+  // Recorded, and acted on (the waiting deliveries shown as paused, then the alert).
+  ASSERT_TRUE(WaitUntil([&] {
+    return engine_->Destinations()["b"].breaker.state == policy::BreakerState::kOpen &&
+           alerts_.count(alerts::Alert::Kind::kBreakerOpened) == 1;
+  }));
+  EXPECT_EQ(engine_->Stats().retries_scheduled, 3);
+  const TimePoint open_until = *engine_->Destinations()["b"].breaker.open_until;
+  // New work while open: the scheduler looks (a second later) and shows it as paused.
+  const std::string late = Append("b");
+  events.push_back(late);
+  clock_.Advance(1s);
+  engine_->Wake();
+  ASSERT_TRUE(WaitForStatus(late, store::DeliveryStatus::kPaused));
+  EXPECT_EQ(sender_.sent(), 3u) << "a request left while the breaker was open";
+
+  clock_.Set(open_until);
+  engine_->Wake();
+  ASSERT_TRUE(sender_.WaitForSent(4));
+  EXPECT_GE(sender_.sent_at(3), open_until);
+  EXPECT_EQ(engine_->Destinations()["b"].breaker.state, policy::BreakerState::kHalfOpen);
+  EXPECT_EQ(sender_.outstanding(), 1);  // exactly one probe
+  // Half-open made the paused deliveries due now; the probe's success closes the breaker.
+  sender_.AnswerAllWith(200);
+  for (const std::string& e : events) {
+    ASSERT_TRUE(WaitForStatus(e, store::DeliveryStatus::kDelivered)) << e;
+  }
+  EXPECT_EQ(sender_.sent(), 3u + events.size());  // three failures, then one success each
+  EXPECT_EQ(sender_.max_outstanding(), 1);
+}
+
+// Nothing is sent while a destination is paused, not even what arrives meanwhile; resume sends.
+TEST_F(EngineTest, PausedDestinationSendsNothingUntilResumed) {
+  SetDestinations({Dest("p")});
+  StartEngine(sender_);
+  ASSERT_TRUE(engine_->Pause("p", "maintenance").ok());
+  const std::string e1 = Append("p");
+  const std::string e2 = Append("p");
+  // The scheduler looks (a second later on its clock) and shows the new work as paused.
+  clock_.Advance(1s);
+  engine_->Wake();
+  ASSERT_TRUE(WaitForStatus(e1, store::DeliveryStatus::kPaused));
+  ASSERT_TRUE(WaitForStatus(e2, store::DeliveryStatus::kPaused));
+  EXPECT_EQ(DeliveryOf(e1).reason.value_or(""), "maintenance");
+  EXPECT_EQ(sender_.sent(), 0u);
+  EXPECT_TRUE(engine_->Destinations()["p"].paused);
+
+  ASSERT_TRUE(engine_->Resume("p").ok());
+  ASSERT_TRUE(sender_.WaitForSent(1));  // slow start: one first
+  sender_.AnswerAllWith(200);
+  ASSERT_TRUE(WaitForStatus(e1, store::DeliveryStatus::kDelivered, 1));
+  ASSERT_TRUE(WaitForStatus(e2, store::DeliveryStatus::kDelivered, 1));
+  EXPECT_FALSE(engine_->Destinations()["p"].paused);
+  EXPECT_EQ(sender_.sent(), 2u);
+}
+
+// max_concurrency 3 with ten due: three go out, and each answer lets exactly one more go; never
+// a fourth at once.
+TEST_F(EngineTest, NeverMoreThanMaxConcurrencyOutstanding) {
+  model::Destination d = Dest("c");
+  d.max_concurrency = 3;
+  SetDestinations({d});
+  std::vector<std::string> events;
+  for (int i = 0; i < 10; ++i) events.push_back(Append("c"));
+  StartEngine(sender_);
+  ASSERT_TRUE(sender_.WaitForSent(3));
+  // The engine has looked again since (a claim answered with its three) and claimed no more.
+  engine_->Wake();
+  ASSERT_TRUE(WaitUntil([&] { return engine_->Destinations()["c"].in_flight == 3; }));
+  EXPECT_EQ(sender_.outstanding(), 3);
+  for (size_t i = 0; i < events.size(); ++i) {
+    sender_.Answer(i, 200);
+    const size_t expect_sent = std::min(events.size(), i + 4);
+    ASSERT_TRUE(sender_.WaitForSent(expect_sent)) << i;
+    EXPECT_LE(sender_.outstanding(), 3);
+  }
+  for (const std::string& e : events) {
+    ASSERT_TRUE(WaitForStatus(e, store::DeliveryStatus::kDelivered, 1)) << e;
+  }
+  EXPECT_EQ(sender_.max_outstanding(), 3);
+  EXPECT_EQ(sender_.sent(), events.size());
+}
+
+// Stop with three requests out: one answered before, one during the grace period, one never.
+// Stop returns after its grace; the first two are recorded once; the third stays leased (its
+// late answer is not recorded), and once its lease expires a new engine sends it again and
+// records it once.
+TEST_F(EngineTest, StopWithRequestsInFlightLosesNothingAndRecordsNothingTwice) {
+  model::Destination d = Dest("s");
+  d.max_concurrency = 3;
+  SetDestinations({d});
+  const std::vector<std::string> events = {Append("s"), Append("s"), Append("s")};
+  StartEngine(sender_);
+  ASSERT_TRUE(sender_.WaitForSent(3));
+  const auto index_of = [&](const std::string& event) {
+    const auto id = static_cast<uint64_t>(DeliveryOf(event).id);
+    for (size_t i = 0; i < 3; ++i) {
+      if (sender_.tag(i) == id) return i;
+    }
+    ADD_FAILURE() << "not sent: " << event;
+    return size_t{0};
+  };
+  sender_.Answer(index_of(events[0]), 200);
+  ASSERT_TRUE(WaitForStatus(events[0], store::DeliveryStatus::kDelivered, 1));
+
+  const auto stop_started = std::chrono::steady_clock::now();
+  std::thread stopper([&] { engine_->Stop(700ms); });
+  sender_.Answer(index_of(events[1]), 200);  // before or during the grace: recorded
+  stopper.join();
+  const auto stop_took = std::chrono::steady_clock::now() - stop_started;
+  EXPECT_GE(stop_took, 650ms) << "Stop did not wait for the request still out";
+  EXPECT_LT(stop_took, 5s) << "Stop overran its grace";
+  EXPECT_EQ(DeliveryOf(events[1]).status, store::DeliveryStatus::kDelivered);
+
+  // The last answer comes after Stop: not recorded; the delivery keeps its lease.
+  sender_.Answer(index_of(events[2]), 200);
+  const store::Delivery left = DeliveryOf(events[2]);
+  EXPECT_EQ(left.status, store::DeliveryStatus::kDelivering);
+  EXPECT_EQ(left.attempts, 0);
+  EXPECT_EQ(AttemptsOf(left.id), 0u);
+  engine_.reset();
+
+  // A new engine takes it over once the lease (timeout 30 s + margin 30 s) expires.
+  ScriptedSender again(clock_);
+  again.AnswerAllWith(200);
+  clock_.Advance(61s);
+  StartEngine(again);
+  ASSERT_TRUE(WaitForStatus(events[2], store::DeliveryStatus::kDelivered, 1));
+  EXPECT_EQ(again.sent(), 1u);
+  EXPECT_EQ(again.tag(0), static_cast<uint64_t>(left.id));
+  for (const std::string& e : events) {
+    EXPECT_EQ(AttemptsOf(DeliveryOf(e).id), 1u) << e;
+    EXPECT_EQ(DeliveryOf(e).attempts, 1) << e;
+  }
+  engine_->Stop(0ms);
+  engine_.reset();  // before `again`
+}
+
+}  // namespace
+}  // namespace hookrelay::delivery
