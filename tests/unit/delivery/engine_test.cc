@@ -26,6 +26,7 @@
 #include "delivery/sender.h"
 #include "model/registry.h"
 #include "policy/retry_policy.h"
+#include "store/sqlite/open.h"
 #include "store/store.h"
 #include "support/process.h"
 
