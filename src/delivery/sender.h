@@ -56,9 +56,11 @@ struct SendResult {
 // defaults "Accept: */*" and a form Content-Type are not sent; an empty value is sent empty.
 //
 // SSRF guard: the resolved address of every connection (not the name) is checked just before
-// connecting; loopback, private (RFC 1918, fc00::/7), link-local, CGNAT, multicast, broadcast
-// and unspecified addresses are refused unless allow_private (per request) or
-// Options::allow_private_destinations is set; such an attempt fails with
+// connecting, and a kept-alive connection's again before each request it carries (one opened
+// for a request with allow_private is not reused for a request without); loopback, private
+// (RFC 1918, fc00::/7), link-local, CGNAT, multicast, broadcast and unspecified addresses are
+// refused unless allow_private (per request) or Options::allow_private_destinations is set;
+// such an attempt fails with
 // TransportError::kPrivateAddress and an error_detail naming the address. (If a name resolves
 // to both refused and public addresses, the public ones are still tried; if none connects, the
 // attempt reports kPrivateAddress.)

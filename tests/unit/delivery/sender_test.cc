@@ -519,6 +519,100 @@ TEST(SenderTest, DestructorCompletesOutstandingRequests) {
   EXPECT_EQ(r.error_detail, "shutting down");
 }
 
+// Easy handles and connections are reused from one request to the next (one at a time here, so
+// always the same handle and the same keep-alive connection): nothing of a request may reach the
+// next one: not its headers, body, user agent, timeout, nor its allow_private.
+TEST(SenderTest, AReusedHandleCarriesNothingOfTheLastRequest) {
+  Sink sink;
+  sink.SetDefault(SinkResponse::Status(200, "ok"));
+  Sender sender(Sender::Options{}, SystemClock::Instance());
+
+  SendRequest first = Post(sink.url("/one"), "the first body, longer than the others");
+  first.allow_private = true;
+  first.headers = {{"Content-Type", "text/plain"},
+                   {"X-Custom", "one"},
+                   {"User-Agent", "custom/1"},
+                   {"Accept", "text/plain"}};
+  first.timeout = seconds(20);
+  SendResult r = SendAndWait(sender, first);
+  ASSERT_EQ(r.outcome.status_code, 200) << r.error_detail;
+
+  // Same host and port, without allow_private: refused, although a connection to it is open.
+  SendRequest second = Post(sink.url("/two"), "second");
+  second.headers = {};
+  r = SendAndWait(sender, second);
+  EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress) << r.error_detail;
+  EXPECT_EQ(r.error_detail, Refusal("127.0.0.1"));
+  EXPECT_EQ(r.outcome.status_code, 0);
+  EXPECT_EQ(sink.RequestCount(), 1u);
+
+  // Allowed again, with none of the first request's headers.
+  SendRequest third = Post(sink.url("/three"), "3");
+  third.allow_private = true;
+  third.headers = {};
+  r = SendAndWait(sender, third);
+  ASSERT_EQ(r.outcome.status_code, 200) << r.error_detail;
+  ASSERT_EQ(sink.RequestCount(), 2u);
+  const SinkRequest got = sink.Requests()[1];
+  EXPECT_EQ(got.path, "/three");
+  EXPECT_EQ(got.body, "3");
+  EXPECT_EQ(got.Header("Content-Length"), "1");
+  EXPECT_FALSE(got.Header("X-Custom").has_value());
+  EXPECT_FALSE(got.Header("Content-Type").has_value());
+  EXPECT_FALSE(got.Header("Accept").has_value());
+  EXPECT_EQ(got.Header("User-Agent"), std::string("hookrelay/") + HOOKRELAY_VERSION);
+  EXPECT_EQ(sink.Requests()[0].Header("User-Agent"), "custom/1");
+  EXPECT_EQ(sink.Requests()[0].Header("X-Custom"), "one");
+
+  // A short timeout after a long one, then a long one after the short one.
+  sink.Enqueue(SinkResponse::Status(200).WithDelay(seconds(20)));
+  SendRequest short_one = Post(sink.url("/short"));
+  short_one.allow_private = true;
+  short_one.timeout = milliseconds(300);
+  const auto start = SteadyClock::now();
+  r = SendAndWait(sender, short_one);
+  EXPECT_EQ(r.outcome.error, TransportError::kTimeout) << r.error_detail;
+  EXPECT_LT(SteadyClock::now() - start, milliseconds(300 + 2000));
+  sink.Enqueue(SinkResponse::Status(200).WithDelay(milliseconds(800)));
+  SendRequest long_one = Post(sink.url("/long"));
+  long_one.allow_private = true;
+  long_one.timeout = seconds(20);
+  r = SendAndWait(sender, long_one);
+  EXPECT_EQ(r.outcome.status_code, 200) << r.error_detail;
+  EXPECT_EQ(sender.InFlight(), 0);
+}
+
+// A connection opened for a destination that may use private addresses is not lent to one that
+// may not, whichever handle carries the request: the guard also judges the address of a reused
+// connection before the request is sent.
+TEST(SenderTest, AnAllowedConnectionIsNotReusedForARefusedRequest) {
+  Sink sink;
+  Sender sender(Sender::Options{}, SystemClock::Instance());
+  // Several allowed requests at once leave several connections and handles behind.
+  std::vector<std::future<SendResult>> allowed;
+  for (int i = 0; i < 4; ++i) {
+    auto promise = std::make_shared<std::promise<SendResult>>();
+    allowed.push_back(promise->get_future());
+    SendRequest request = Post(sink.url("/a"));
+    request.allow_private = true;
+    sender.Send(std::move(request), [promise](SendResult r) { promise->set_value(std::move(r)); });
+  }
+  for (auto& f : allowed) {
+    ASSERT_EQ(f.wait_for(kWait), std::future_status::ready);
+    EXPECT_EQ(f.get().outcome.status_code, 200);
+  }
+  for (int i = 0; i < 4; ++i) {
+    SendResult r = SendAndWait(sender, Post(sink.url("/refused")));
+    EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress) << r.error_detail;
+    EXPECT_EQ(r.error_detail, Refusal("127.0.0.1"));
+  }
+  EXPECT_EQ(sink.RequestCount(), 4u);
+  // The connections still serve allowed requests.
+  SendRequest request = Post(sink.url("/a"));
+  request.allow_private = true;
+  EXPECT_EQ(SendAndWait(sender, request).outcome.status_code, 200);
+}
+
 TEST(SenderTest, PrivateAddressRefusedByDefault) {
   Sink sink;
   Sender sender(Sender::Options{}, SystemClock::Instance());
