@@ -38,14 +38,7 @@ constexpr size_t kDrainLimit = 1024 * 1024;
 // Easy handles kept for reuse after their transfer completed.
 constexpr size_t kMaxIdleHandles = 1024;
 
-char FoldAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-// ASCII case-insensitive (header names).
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return FoldAscii(x) == FoldAscii(y);
-         });
-}
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) { return AsciiEqualsIgnoreCase(a, b); }
 
 std::string_view Trim(std::string_view s) {
   auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
