@@ -81,7 +81,10 @@ class Sender {
   struct Options {
     bool allow_private_destinations = false;
     size_t snippet_limit = 4096;
-    int max_connections = 512;  // total open connections
+    // Open connections in all, a guard for the process's descriptors, not a pacing tool (each
+    // destination's max_concurrency paces it): above one destination's largest max_concurrency
+    // (1,024), so that one is never held to fewer connections than requests. 0: no limit.
+    int max_connections = 4096;
     std::string user_agent;     // default "hookrelay/<version>" (when the request has none)
   };
   using Callback = std::function<void(SendResult)>;
