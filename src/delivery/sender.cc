@@ -37,6 +37,8 @@ constexpr size_t kDrainLimit = 1024 * 1024;
 
 // Easy handles kept for reuse after their transfer completed.
 constexpr size_t kMaxIdleHandles = 1024;
+// A kept handle keeps the buffers of its header list up to this size.
+constexpr size_t kKeptHeaderBytes = 16 * 1024;
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) { return AsciiEqualsIgnoreCase(a, b); }
 
@@ -332,6 +334,12 @@ struct Sender::Impl {
       tcp_base = -1;
       bytes_in = 0;
       errbuf[0] = '\0';
+      // An unusually large header list is not kept for every handle in the pool.
+      if (header_text.capacity() > kKeptHeaderBytes) {
+        header_text = std::string();
+        header_offsets = std::vector<size_t>();
+        header_nodes = std::vector<curl_slist>();
+      }
     }
 
     void AddHeaderLine(std::string_view a, std::string_view b = {}, std::string_view c = {}) {

@@ -582,6 +582,32 @@ TEST(SenderTest, AReusedHandleCarriesNothingOfTheLastRequest) {
   EXPECT_EQ(sender.InFlight(), 0);
 }
 
+// A handle that carried an unusually large header list (its buffers are then let go) carries
+// the next, small one correctly, and the other way round.
+TEST(SenderTest, LargeAndSmallHeaderListsOnOneHandle) {
+  Sink sink;
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  const std::string big(20000, 'v');
+  for (int i = 0; i < 4; ++i) {
+    SendRequest request = Post(sink.url("/h"), std::to_string(i));
+    if (i % 2 == 0) request.headers.emplace_back("X-Big", big);
+    request.headers.emplace_back("X-N", std::to_string(i));
+    ASSERT_EQ(SendAndWait(sender, request).outcome.status_code, 200);
+  }
+  ASSERT_EQ(sink.RequestCount(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const SinkRequest got = sink.Requests()[i];
+    EXPECT_EQ(got.body, std::to_string(i));
+    EXPECT_EQ(got.Header("X-N"), std::to_string(i));
+    EXPECT_EQ(got.Header("Content-Type"), "application/json");
+    if (i % 2 == 0) {
+      EXPECT_EQ(got.Header("X-Big"), big);
+    } else {
+      EXPECT_FALSE(got.Header("X-Big").has_value());
+    }
+  }
+}
+
 // A connection opened for a destination that may use private addresses is not lent to one that
 // may not, whichever handle carries the request: the guard also judges the address of a reused
 // connection before the request is sent.
