@@ -336,6 +336,7 @@ struct Sender::Impl {
       errbuf[0] = '\0';
       // An unusually large header list is not kept for every handle in the pool.
       if (header_text.capacity() > kKeptHeaderBytes) {
+        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, nullptr);  // it pointed into what goes now
         header_text = std::string();
         header_offsets = std::vector<size_t>();
         header_nodes = std::vector<curl_slist>();
