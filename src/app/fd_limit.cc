@@ -13,6 +13,15 @@ int ConnectionsWithinFdLimit(int wanted, uint64_t fd_limit) {
   return static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(std::max(wanted, 1)), room));
 }
 
+int SenderConnectionsWithinFdLimit(int wanted, int server_connections, uint64_t fd_limit) {
+  if (fd_limit == 0) return wanted;
+  const uint64_t others = kReservedDescriptors - kSenderReservedDescriptors +
+                          static_cast<uint64_t>(std::max(server_connections, 0));
+  const uint64_t room =
+      std::max(fd_limit > others ? fd_limit - others : 0, kSenderReservedDescriptors);
+  return static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(std::max(wanted, 1)), room));
+}
+
 ConnectionLimit FitConnectionsToFdLimit(int wanted) {
   ConnectionLimit out;
   out.max_connections = wanted;

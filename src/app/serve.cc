@@ -302,6 +302,8 @@ int Serve(const ServeOptions& options) {
 
   delivery::Sender::Options sender_options;
   sender_options.allow_private_destinations = config.server.allow_private_destinations;
+  sender_options.max_connections = SenderConnectionsWithinFdLimit(
+      sender_options.max_connections, http.max_connections, connection_limit.fd_limit);
   auto sender = std::make_unique<delivery::Sender>(sender_options, clock);
   std::unique_ptr<alerts::AlertDispatcher> alert_dispatcher;
   if (config.alerts.enabled()) {

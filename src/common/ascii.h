@@ -13,4 +13,17 @@ inline std::string AsciiLower(std::string_view s) {
   return out;
 }
 
+// `a` and `b` are equal with ASCII letters compared case-insensitively (header names), without
+// allocating.
+inline bool AsciiEqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
 }  // namespace hookrelay

@@ -3,8 +3,11 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <openssl/params.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 namespace hookrelay {
@@ -30,6 +33,37 @@ std::string Sha256(std::string_view data) {
 std::string HmacSha256(std::string_view key, std::string_view data) {
   return Hmac(EVP_sha256(), key, data);
 }
+void HmacSha256Parts(std::string_view key, std::initializer_list<std::string_view> parts,
+                     unsigned char (&out)[32]) {
+  struct FreeCtx {
+    void operator()(EVP_MAC_CTX* c) const { EVP_MAC_CTX_free(c); }
+  };
+  static EVP_MAC* const mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+  thread_local std::unique_ptr<EVP_MAC_CTX, FreeCtx> ctx = [] {
+    std::unique_ptr<EVP_MAC_CTX, FreeCtx> c(mac != nullptr ? EVP_MAC_CTX_new(mac) : nullptr);
+    char digest[] = "SHA256";
+    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0),
+                                 OSSL_PARAM_construct_end()};
+    if (c != nullptr && EVP_MAC_CTX_set_params(c.get(), params) != 1) c.reset();
+    return c;
+  }();
+  size_t len = 0;
+  bool ok = ctx != nullptr &&
+            EVP_MAC_init(ctx.get(), reinterpret_cast<const unsigned char*>(key.data()), key.size(),
+                         nullptr) == 1;
+  for (std::string_view p : parts) {
+    ok = ok &&
+         EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(p.data()), p.size()) == 1;
+  }
+  ok = ok && EVP_MAC_final(ctx.get(), out, &len, sizeof out) == 1 && len == sizeof out;
+  if (!ok) {  // the one-shot path, with the parts copied together
+    std::string data;
+    for (std::string_view p : parts) data.append(p);
+    const std::string mac_bytes = HmacSha256(key, data);
+    std::copy_n(mac_bytes.begin(), std::min(mac_bytes.size(), sizeof out), out);
+  }
+}
+
 std::string HmacSha1(std::string_view key, std::string_view data) {
   return Hmac(EVP_sha1(), key, data);
 }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +12,10 @@ std::string Sha256(std::string_view data);
 std::string HmacSha256(std::string_view key, std::string_view data);
 std::string HmacSha1(std::string_view key, std::string_view data);
 std::string HmacSha512(std::string_view key, std::string_view data);
+// HMAC-SHA256 of the concatenation of `parts` (without building it) into `out`, 32 bytes. One
+// MAC context per thread is kept and re-keyed, so a signature costs no allocation once warm.
+void HmacSha256Parts(std::string_view key, std::initializer_list<std::string_view> parts,
+                     unsigned char (&out)[32]);
 
 std::string HexEncode(std::string_view bytes);  // lower-case
 std::optional<std::string> HexDecode(std::string_view hex);

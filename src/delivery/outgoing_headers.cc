@@ -8,8 +8,11 @@
 namespace hookrelay::delivery {
 namespace {
 
-bool Contains(const std::vector<std::string>& lower_names, std::string_view name) {
-  return std::find(lower_names.begin(), lower_names.end(), AsciiLower(name)) != lower_names.end();
+// Compared case-insensitively, without a lowered copy of either (this runs for every received
+// header of every attempt).
+bool Contains(const std::vector<std::string_view>& names, std::string_view name) {
+  return std::any_of(names.begin(), names.end(),
+                     [name](std::string_view n) { return AsciiEqualsIgnoreCase(n, name); });
 }
 
 }  // namespace
@@ -17,12 +20,14 @@ bool Contains(const std::vector<std::string>& lower_names, std::string_view name
 HeaderPairs OutgoingHeaders(const std::vector<store::Header>& received,
                             const std::string& content_type, const model::Destination& destination,
                             HeaderPairs standard) {
-  std::vector<std::string> own = {"content-type", "webhook-id", "webhook-timestamp",
-                                  "webhook-signature"};
-  for (const auto& [name, value] : destination.headers) own.push_back(AsciiLower(name));
-  for (const auto& [name, value] : standard) own.push_back(AsciiLower(name));
-  std::vector<std::string> listed;
-  for (const std::string& n : destination.forward_headers.names) listed.push_back(AsciiLower(n));
+  // Views into `destination` and `standard`, used before `standard` is moved below.
+  std::vector<std::string_view> own = {"content-type", "webhook-id", "webhook-timestamp",
+                                       "webhook-signature"};
+  own.reserve(own.size() + destination.headers.size() + standard.size());
+  for (const auto& [name, value] : destination.headers) own.push_back(name);
+  for (const auto& [name, value] : standard) own.push_back(name);
+  const std::vector<std::string_view> listed(destination.forward_headers.names.begin(),
+                                             destination.forward_headers.names.end());
 
   HeaderPairs out;
   out.reserve(received.size() + destination.headers.size() + standard.size() + 1);
@@ -38,7 +43,7 @@ HeaderPairs OutgoingHeaders(const std::vector<store::Header>& received,
   // The destination's own Content-Type, when it sets one, replaces the event's (one field).
   const bool configured_type =
       std::any_of(destination.headers.begin(), destination.headers.end(),
-                  [](const auto& h) { return AsciiLower(h.first) == "content-type"; });
+                  [](const auto& h) { return AsciiEqualsIgnoreCase(h.first, "content-type"); });
   if (!configured_type) {
     out.emplace_back("Content-Type",
                      content_type.empty() ? "application/octet-stream" : content_type);

@@ -11,11 +11,11 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdlib>
-#include <map>
+#include <cstring>
 #include <mutex>
 #include <string_view>
 #include <thread>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "common/ascii.h"
 #include "common/thread_name.h"
@@ -37,13 +37,10 @@ constexpr size_t kDrainLimit = 1024 * 1024;
 
 // Easy handles kept for reuse after their transfer completed.
 constexpr size_t kMaxIdleHandles = 1024;
+// A kept handle keeps the buffers of its header list up to this size.
+constexpr size_t kKeptHeaderBytes = 16 * 1024;
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) { return AsciiEqualsIgnoreCase(a, b); }
 
 std::string_view Trim(std::string_view s) {
   auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
@@ -242,6 +239,36 @@ std::string AddressText(const curl_sockaddr* address) {
   return "an address of family " + std::to_string(address->family);
 }
 
+// Where an open connection goes: the peer's address and port and the local port. A reused
+// connection is found by this (libcurl names it in the pre-request callback, not its socket).
+struct SocketKey {
+  unsigned char address[16] = {};
+  uint16_t port = 0;
+  uint16_t local_port = 0;
+  bool operator==(const SocketKey&) const = default;
+};
+
+struct SocketKeyHash {
+  size_t operator()(const SocketKey& k) const {
+    uint64_t a, b;
+    std::memcpy(&a, k.address, 8);
+    std::memcpy(&b, k.address + 8, 8);
+    return std::hash<uint64_t>()(a ^ (b * 0x9e3779b97f4a7c15ULL) ^
+                                 (uint64_t{k.port} << 16 | k.local_port));
+  }
+};
+
+SocketKey MakeSocketKey(const char* ip, int port, int local_port) {
+  SocketKey k;
+  if (inet_pton(AF_INET, ip, k.address) != 1 && inet_pton(AF_INET6, ip, k.address) != 1) {
+    // Not numeric (libcurl always gives a numeric address): keep a prefix of the text.
+    std::memcpy(k.address, ip, std::min(std::strlen(ip), sizeof k.address));
+  }
+  k.port = static_cast<uint16_t>(port);
+  k.local_port = static_cast<uint16_t>(local_port);
+  return k;
+}
+
 }  // namespace
 
 struct Sender::Impl {
@@ -250,16 +277,20 @@ struct Sender::Impl {
     Callback done;
   };
 
-  // One transfer on the multi handle. Owned by Impl::active; CURLOPT_PRIVATE points here.
+  // An easy handle and the state of the transfer it carries. Kept and reused from one transfer to
+  // the next (Impl::idle): the options that never change are set once, when it is made; those
+  // that do are set by Start for every transfer, and only when they differ from the last one's.
+  // CURLOPT_PRIVATE and every callback's data point here.
   struct Transfer {
     Impl* impl = nullptr;
+    CURL* easy = nullptr;
+    size_t active_index = 0;  // position in Impl::active while on the multi handle
+
+    // This transfer's; Clear() forgets all of it before the next.
     SendRequest request;
     Callback done;
-    CURL* easy = nullptr;
-    curl_slist* headers = nullptr;
     TimePoint started_at{};
     Duration mono_start{0};
-    size_t snippet_limit = 0;
     std::string snippet;
     size_t body_bytes = 0;
     bool body_cut = false;  // stopped reading after kDrainLimit bytes
@@ -275,10 +306,68 @@ struct Sender::Impl {
     uint64_t bytes_in = 0;               // bytes received for this request (while no status line)
     char errbuf[CURL_ERROR_SIZE] = {};
 
+    // The request's header list as libcurl reads it (CURLOPT_HTTPHEADER): the lines, each
+    // NUL-terminated, in header_text, the list's nodes in header_nodes. Both keep their capacity,
+    // so building the list allocates nothing once the handle has carried a request like it.
+    std::string header_text;
+    std::vector<size_t> header_offsets;
+    std::vector<curl_slist> header_nodes;
+
+    // What is set on the handle now.
+    std::string proxy_set;             // CURLOPT_PROXY ("" disables the environment's)
+    bool default_user_agent = false;   // CURLOPT_USERAGENT is Options::user_agent (else unset)
+
+    void Clear() {
+      request = SendRequest{};  // frees the body now, not when the handle is next used
+      done = nullptr;
+      snippet.clear();
+      body_bytes = 0;
+      body_cut = false;
+      retry_after.reset();
+      allow_private = false;
+      via_proxy = false;
+      refused_address.clear();
+      final_status = false;
+      interim = false;
+      opened.clear();
+      fd = CURL_SOCKET_BAD;
+      tcp_base = -1;
+      bytes_in = 0;
+      errbuf[0] = '\0';
+      // An unusually large header list is not kept for every handle in the pool.
+      if (header_text.capacity() > kKeptHeaderBytes) {
+        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, nullptr);  // it pointed into what goes now
+        header_text = std::string();
+        header_offsets = std::vector<size_t>();
+        header_nodes = std::vector<curl_slist>();
+      }
+    }
+
+    void AddHeaderLine(std::string_view a, std::string_view b = {}, std::string_view c = {}) {
+      header_offsets.push_back(header_text.size());
+      header_text.append(a).append(b).append(c).push_back('\0');
+    }
+
+    // Links the lines added since the last call into a list; header_text must not change while
+    // libcurl may read the list (until the transfer ends).
+    curl_slist* LinkHeaders() {
+      header_nodes.resize(header_offsets.size());
+      for (size_t i = 0; i < header_offsets.size(); ++i) {
+        header_nodes[i].data = header_text.data() + header_offsets[i];
+        header_nodes[i].next = i + 1 < header_offsets.size() ? &header_nodes[i + 1] : nullptr;
+      }
+      return header_nodes.empty() ? nullptr : header_nodes.data();
+    }
+
     ~Transfer() {
       if (easy != nullptr) curl_easy_cleanup(easy);
-      if (headers != nullptr) curl_slist_free_all(headers);
     }
+  };
+
+  // An open connection's socket, and the transfer using it now (for its byte count).
+  struct OpenSocket {
+    SocketKey key;
+    Transfer* user = nullptr;
   };
 
   Impl(Options opts, const Clock& c)
@@ -286,9 +375,11 @@ struct Sender::Impl {
     if (options.user_agent.empty()) options.user_agent = "hookrelay/" HOOKRELAY_VERSION;
     InitCurlOnce();
     multi = curl_multi_init();
-    long max = std::max(1, options.max_connections);
-    curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max);
-    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, max);
+    if (options.max_connections > 0) {
+      const long max = options.max_connections;
+      curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, max);
+      curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, max);
+    }
     thread = std::thread([this] { Run(); });
   }
 
@@ -299,7 +390,7 @@ struct Sender::Impl {
     }
     curl_multi_wakeup(multi);
     thread.join();
-    for (CURL* e : idle_handles) curl_easy_cleanup(e);
+    idle.clear();  // their handles are not on the multi handle
     curl_multi_cleanup(multi);
   }
 
@@ -338,6 +429,7 @@ struct Sender::Impl {
     // Shutting down: nothing more is added; everything outstanding completes as kOther.
     for (Transfer* t : active) {
       curl_multi_remove_handle(multi, t->easy);
+      Unbind(*t);
       std::unique_ptr<Transfer> owned(t);
       Finish(t->request.tag, std::move(t->done), t->started_at,
              clock.MonotonicNow() - t->mono_start, TransportError::kOther, "shutting down");
@@ -366,49 +458,88 @@ struct Sender::Impl {
     if (done) done(std::move(r));
   }
 
-  void Start(Pending p) {
+  // A handle for the next transfer: a kept one, or a new one with the options that never change.
+  std::unique_ptr<Transfer> TakeTransfer() {
+    if (!idle.empty()) {
+      std::unique_ptr<Transfer> t = std::move(idle.back());
+      idle.pop_back();
+      return t;
+    }
+    CURL* e = curl_easy_init();
+    if (e == nullptr) return nullptr;
     auto t = std::make_unique<Transfer>();
     t->impl = this;
+    t->easy = e;
+    Transfer* raw = t.get();
+    curl_easy_setopt(e, CURLOPT_PRIVATE, raw);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, raw->errbuf);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_PROXY, "");  // "" disables the environment's
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::OnBody);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, raw);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Impl::OnHeader);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, raw);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Impl::OnOpenSocket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, raw);
+    // How much of a response arrived before it failed, when the status line never completed
+    // (libcurl keeps a partial line to itself): the kernel's byte count of the connection, read
+    // when the request starts and again when the connection closes or the transfer ends.
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &Impl::OnPrereq);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, raw);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, &Impl::CloseSocket);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, this);
+    return t;
+  }
+
+  // Back to the pool (or freed, past kMaxIdleHandles), with nothing of its transfer left.
+  void Recycle(std::unique_ptr<Transfer> t) {
+    t->Clear();
+    if (idle.size() < kMaxIdleHandles) idle.push_back(std::move(t));
+  }
+
+  void Start(Pending p) {
+    std::unique_ptr<Transfer> t = TakeTransfer();
+    if (t == nullptr) {
+      Finish(p.request.tag, std::move(p.done), clock.Now(), Duration(0), TransportError::kOther,
+             "curl_easy_init failed");
+      return;
+    }
     t->request = std::move(p.request);
     t->done = std::move(p.done);
     t->started_at = clock.Now();
     t->mono_start = clock.MonotonicNow();
-    t->snippet_limit = options.snippet_limit;
     t->allow_private = options.allow_private_destinations || t->request.allow_private;
 
-    // Proxy choice (see the class comment in sender.h and ProxySettings).
-    UrlParts url;
-    std::string proxy_url;
-    if (ParseUrl(t->request.url, url) && !NoProxyMatches(proxy.no_proxy, url.host)) {
-      if (url.scheme == "http") proxy_url = proxy.http;
-      if (url.scheme == "https") proxy_url = proxy.https;
-    }
-    if (!proxy_url.empty()) {
-      t->via_proxy = true;
-      // The proxy resolves the name and connects, so the socket guard only sees the proxy. What
-      // can be judged here is a literal address or "localhost" in the URL.
-      if (!t->allow_private && IsRefusedLiteralHost(url.host)) {
-        Finish(t->request.tag, std::move(t->done), t->started_at, Duration(0),
-               TransportError::kPrivateAddress, RefusedDetail(AsciiLower(url.host)));
-        return;
+    // Proxy choice (see the class comment in sender.h and ProxySettings). Without any proxy
+    // configured there is nothing to choose, and the URL is left to libcurl alone.
+    std::string_view proxy_url;
+    if (!proxy.http.empty() || !proxy.https.empty()) {
+      UrlParts url;
+      if (ParseUrl(t->request.url, url) && !NoProxyMatches(proxy.no_proxy, url.host)) {
+        if (url.scheme == "http") proxy_url = proxy.http;
+        if (url.scheme == "https") proxy_url = proxy.https;
+      }
+      if (!proxy_url.empty()) {
+        t->via_proxy = true;
+        // The proxy resolves the name and connects, so the socket guard only sees the proxy.
+        // What can be judged here is a literal address or "localhost" in the URL.
+        if (!t->allow_private && IsRefusedLiteralHost(url.host)) {
+          Finish(t->request.tag, std::move(t->done), t->started_at, Duration(0),
+                 TransportError::kPrivateAddress, RefusedDetail(AsciiLower(url.host)));
+          Recycle(std::move(t));
+          return;
+        }
       }
     }
 
-    CURL* e = nullptr;
-    if (!idle_handles.empty()) {
-      e = idle_handles.back();
-      idle_handles.pop_back();
-    } else {
-      e = curl_easy_init();
-    }
-    if (e == nullptr) {
-      Finish(t->request.tag, std::move(t->done), t->started_at, Duration(0), TransportError::kOther,
-             "curl_easy_init failed");
-      return;
-    }
-    t->easy = e;
-    Transfer* raw = t.get();
-
+    // The header list, built in the handle's own buffers.
+    t->header_text.clear();
+    t->header_offsets.clear();
     bool has_content_type = false, has_accept = false, has_user_agent = false;
     for (const auto& [name, value] : t->request.headers) {
       // Fields that would split the request, and framing the sender manages itself, are dropped.
@@ -424,56 +555,44 @@ struct Sender::Impl {
       has_accept |= EqualsIgnoreCase(name, "accept");
       has_user_agent |= EqualsIgnoreCase(name, "user-agent");
       // "Name;" is libcurl's way to send a field with an empty value.
-      std::string line = value.empty() ? name + ";" : name + ": " + value;
-      t->headers = curl_slist_append(t->headers, line.c_str());
+      if (value.empty()) {
+        t->AddHeaderLine(name, ";");
+      } else {
+        t->AddHeaderLine(name, ": ", value);
+      }
     }
-    t->headers = curl_slist_append(t->headers, "Expect:");
+    t->AddHeaderLine("Expect:");
     // libcurl's defaults for a POST ("Content-Type: application/x-www-form-urlencoded",
     // "Accept: */*") are not ours to add.
-    if (!has_content_type) t->headers = curl_slist_append(t->headers, "Content-Type:");
-    if (!has_accept) t->headers = curl_slist_append(t->headers, "Accept:");
+    if (!has_content_type) t->AddHeaderLine("Content-Type:");
+    if (!has_accept) t->AddHeaderLine("Accept:");
 
-    curl_easy_setopt(e, CURLOPT_PRIVATE, raw);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, raw->errbuf);
+    CURL* e = t->easy;
     curl_easy_setopt(e, CURLOPT_URL, t->request.url.c_str());
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_PROXY, proxy_url.c_str());  // "" disables the environment's
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
                      static_cast<curl_off_t>(t->request.body.size()));
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->request.body.data());
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
-    if (!has_user_agent) curl_easy_setopt(e, CURLOPT_USERAGENT, options.user_agent.c_str());
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->LinkHeaders());
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
                      static_cast<long>(std::max<int64_t>(1, t->request.timeout.count())));
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Impl::OnBody);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, raw);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &Impl::OnHeader);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, raw);
-    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Impl::OnOpenSocket);
-    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, raw);
-    // How much of a response arrived before it failed, when the status line never completed
-    // (libcurl keeps a partial line to itself): the kernel's byte count of the connection.
-    if (!t->via_proxy) {
-      curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &Impl::OnPrereq);
-      curl_easy_setopt(e, CURLOPT_PREREQDATA, raw);
-      curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &Impl::OnProgress);
-      curl_easy_setopt(e, CURLOPT_XFERINFODATA, raw);
-      curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    if (proxy_url != t->proxy_set) {
+      t->proxy_set = proxy_url;
+      curl_easy_setopt(e, CURLOPT_PROXY, t->proxy_set.c_str());
     }
-    curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, &Impl::CloseSocket);
-    curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, this);
+    if (has_user_agent == t->default_user_agent) {
+      t->default_user_agent = !has_user_agent;
+      curl_easy_setopt(e, CURLOPT_USERAGENT,
+                       t->default_user_agent ? options.user_agent.c_str() : nullptr);
+    }
 
     if (CURLMcode mc = curl_multi_add_handle(multi, e); mc != CURLM_OK) {
       Finish(t->request.tag, std::move(t->done), t->started_at, Duration(0), TransportError::kOther,
              std::string("curl_multi_add_handle: ") + curl_multi_strerror(mc));
+      Recycle(std::move(t));
       return;
     }
-    active.insert(t.release());
+    t->active_index = active.size();
+    active.push_back(t.release());
   }
 
   void ReapCompleted() {
@@ -485,16 +604,16 @@ struct Sender::Impl {
       char* priv = nullptr;
       curl_easy_getinfo(e, CURLINFO_PRIVATE, &priv);
       std::unique_ptr<Transfer> t(reinterpret_cast<Transfer*>(priv));
-      active.erase(t.get());
+      // Out of `active` (the last one takes its place).
+      active[t->active_index] = active.back();
+      active[t->active_index]->active_index = t->active_index;
+      active.pop_back();
       curl_multi_remove_handle(multi, e);
       Complete(*t, code);
-      // The handle is kept for a later transfer (creating one per attempt costs more than the
-      // attempt's own work); reset clears every option set for this one.
-      if (idle_handles.size() < kMaxIdleHandles) {
-        curl_easy_reset(e);
-        idle_handles.push_back(e);
-        t->easy = nullptr;
-      }
+      Unbind(*t);
+      // The handle is kept for a later transfer: creating one per attempt costs more than the
+      // attempt's own work.
+      Recycle(std::move(t));
     }
   }
 
@@ -508,7 +627,8 @@ struct Sender::Impl {
       curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
       r.outcome.status_code = static_cast<int>(status);
       r.outcome.retry_after = std::move(t.retry_after);
-    } else if (code == CURLE_COULDNT_CONNECT && !t.refused_address.empty()) {
+    } else if ((code == CURLE_COULDNT_CONNECT || code == CURLE_ABORTED_BY_CALLBACK) &&
+               !t.refused_address.empty()) {
       r.outcome.error = TransportError::kPrivateAddress;
       r.error_detail = RefusedDetail(t.refused_address);
     } else {
@@ -530,6 +650,8 @@ struct Sender::Impl {
       }
       r.outcome.status_code = static_cast<int>(status);
       if (status == 0 && !r.outcome.only_interim && !t.interim) {
+        // The connection is usually closed by now (CloseSocket counted); if not, count now.
+        if (IsBound(t)) CountBytesIn(t);
         r.outcome.bytes_received = t.bytes_in;
       }
       // libcurl counts body bytes only: "… with 0 bytes received" would contradict the reason.
@@ -545,17 +667,19 @@ struct Sender::Impl {
     }
     r.snippet = std::move(t.snippet);
     in_flight.fetch_sub(1);
-    if (t.done) t.done(std::move(r));
+    Callback done = std::move(t.done);
+    if (done) done(std::move(r));
   }
 
   static size_t OnBody(char* data, size_t size, size_t count, void* user) {
     auto* t = static_cast<Transfer*>(user);
     const size_t n = size * count;
-    if (t->snippet.size() < t->snippet_limit) {
-      t->snippet.append(data, std::min(n, t->snippet_limit - t->snippet.size()));
+    const size_t snippet_limit = t->impl->options.snippet_limit;
+    if (t->snippet.size() < snippet_limit) {
+      t->snippet.append(data, std::min(n, snippet_limit - t->snippet.size()));
     }
     t->body_bytes += n;
-    if (t->body_bytes > std::max(kDrainLimit, t->snippet_limit)) {
+    if (t->body_bytes > std::max(kDrainLimit, snippet_limit)) {
       t->body_cut = true;
       return 0;  // stops the transfer (CURLE_WRITE_ERROR); the connection is not reused
     }
@@ -606,45 +730,79 @@ struct Sender::Impl {
     return -1;
   }
 
-  // The connection is ready (new or reused): find its socket and note its byte count. libcurl
-  // does not tell the socket of a transfer in progress; a new connection's is among those this
-  // transfer opened, a reused one's was recorded when it was new (keyed by its address and
-  // ports), and CloseSocket forgets it.
+  // The bytes of this transfer's response so far, while it has no status line, from the
+  // connection's count (not useful once a status line arrived: libcurl tells the rest).
+  static void CountBytesIn(Transfer& t) {
+    if (t.final_status || t.interim || t.tcp_base < 0) return;
+    const int64_t now = TcpBytesReceived(t.fd);
+    if (now > t.tcp_base) t.bytes_in = static_cast<uint64_t>(now - t.tcp_base);
+  }
+
+  bool IsBound(const Transfer& t) const {
+    if (t.fd == CURL_SOCKET_BAD) return false;
+    auto it = sockets_by_fd.find(t.fd);
+    return it != sockets_by_fd.end() && it->second.user == &t;
+  }
+
+  // The transfer is over: its connection (if still open) is no longer its.
+  void Unbind(Transfer& t) {
+    if (t.fd == CURL_SOCKET_BAD) return;
+    if (auto it = sockets_by_fd.find(t.fd); it != sockets_by_fd.end() && it->second.user == &t) {
+      it->second.user = nullptr;
+    }
+  }
+
+  // The connection is ready (new or reused) and the request about to be sent on it.
+  //
+  // The SSRF guard, again: a kept-alive connection is reused by any request to the same host and
+  // port, so one opened for a request that allowed private addresses would otherwise carry one
+  // that does not. Its address is judged here, before anything is sent (a new connection's
+  // address passed OnOpenSocket already).
+  //
+  // Then its socket and its byte count. libcurl does not tell the socket of a transfer in
+  // progress; a new connection's is among those this transfer opened, a reused one's was
+  // recorded when it was new (keyed by its address and ports), and CloseSocket forgets it.
+  // Through a proxy nothing is judged or counted (the connection goes to the proxy).
   static int OnPrereq(void* user, char* primary_ip, char*, int primary_port, int local_port) {
     auto* t = static_cast<Transfer*>(user);
-    const std::string key = std::string(primary_ip) + "|" + std::to_string(primary_port) + "|" +
-                            std::to_string(local_port);
+    if (t->via_proxy) return CURL_PREREQFUNC_OK;
+    if (!t->allow_private && IsPrivateAddress(primary_ip)) {
+      if (t->refused_address.empty()) t->refused_address = primary_ip;
+      return CURL_PREREQFUNC_ABORT;  // CURLE_ABORTED_BY_CALLBACK; the connection is closed
+    }
+    Impl& impl = *t->impl;
+    const SocketKey key = MakeSocketKey(primary_ip, primary_port, local_port);
     for (curl_socket_t fd : t->opened) {
       if (LocalPort(fd) == local_port) {
-        std::lock_guard lock(t->impl->sockets_mu);
-        t->impl->sockets[key] = fd;
+        impl.sockets_by_key[key] = fd;
+        impl.sockets_by_fd[fd] = OpenSocket{key, nullptr};
         break;
       }
     }
-    {
-      std::lock_guard lock(t->impl->sockets_mu);
-      auto it = t->impl->sockets.find(key);
-      t->fd = it == t->impl->sockets.end() ? CURL_SOCKET_BAD : it->second;
+    auto it = impl.sockets_by_key.find(key);
+    t->fd = it == impl.sockets_by_key.end() ? CURL_SOCKET_BAD : it->second;
+    if (t->fd != CURL_SOCKET_BAD) {
+      if (auto s = impl.sockets_by_fd.find(t->fd); s != impl.sockets_by_fd.end()) {
+        s->second.user = t;
+      }
     }
     t->tcp_base = TcpBytesReceived(t->fd);
     return CURL_PREREQFUNC_OK;
   }
 
+  // libcurl closes a connection: a transfer it failed (a timeout, a reset) is still using it,
+  // so that transfer's byte count is taken now, the last moment the socket can tell it.
   static int CloseSocket(void* user, curl_socket_t fd) {
     auto* impl = static_cast<Impl*>(user);
-    {
-      std::lock_guard lock(impl->sockets_mu);
-      std::erase_if(impl->sockets, [fd](const auto& kv) { return kv.second == fd; });
+    if (auto it = impl->sockets_by_fd.find(fd); it != impl->sockets_by_fd.end()) {
+      if (it->second.user != nullptr && it->second.user->fd == fd) CountBytesIn(*it->second.user);
+      if (auto k = impl->sockets_by_key.find(it->second.key);
+          k != impl->sockets_by_key.end() && k->second == fd) {
+        impl->sockets_by_key.erase(k);
+      }
+      impl->sockets_by_fd.erase(it);
     }
     return ::close(fd);
-  }
-
-  static int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-    auto* t = static_cast<Transfer*>(user);
-    if (t->final_status || t->interim || t->tcp_base < 0) return 0;
-    const int64_t now = TcpBytesReceived(t->fd);
-    if (now > t->tcp_base) t->bytes_in = static_cast<uint64_t>(now - t->tcp_base);
-    return 0;
   }
 
   static curl_socket_t OnOpenSocket(void* user, curlsocktype purpose, curl_sockaddr* address) {
@@ -668,14 +826,15 @@ struct Sender::Impl {
   const ProxySettings proxy;
   CURLM* multi = nullptr;
   std::atomic<int> in_flight{0};
-  std::mutex sockets_mu;                         // sender thread only, but cheap; guards `sockets`
-  std::map<std::string, curl_socket_t> sockets;  // open connections: address|port|local port
+  // Open connections (sender thread only; libcurl calls back on it, and at cleanup after it).
+  std::unordered_map<SocketKey, curl_socket_t, SocketKeyHash> sockets_by_key;
+  std::unordered_map<curl_socket_t, OpenSocket> sockets_by_fd;
 
   std::mutex mu;
-  bool stopping = false;                 // GUARDED_BY(mu)
-  std::vector<Pending> pending;          // GUARDED_BY(mu)
-  std::unordered_set<Transfer*> active;  // owned; only touched on the sender thread
-  std::vector<CURL*> idle_handles;       // owned, reset, ready for reuse; sender thread only
+  bool stopping = false;                          // GUARDED_BY(mu)
+  std::vector<Pending> pending;                   // GUARDED_BY(mu)
+  std::vector<Transfer*> active;                  // owned; only touched on the sender thread
+  std::vector<std::unique_ptr<Transfer>> idle;    // ready for reuse; sender thread only
   std::thread thread;
 };
 

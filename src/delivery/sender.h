@@ -57,9 +57,11 @@ struct SendResult {
 // defaults "Accept: */*" and a form Content-Type are not sent; an empty value is sent empty.
 //
 // SSRF guard: the resolved address of every connection (not the name) is checked just before
-// connecting; loopback, private (RFC 1918, fc00::/7), link-local, CGNAT, multicast, broadcast
-// and unspecified addresses are refused unless allow_private (per request) or
-// Options::allow_private_destinations is set; such an attempt fails with
+// connecting, and a kept-alive connection's again before each request it carries (one opened
+// for a request with allow_private is not reused for a request without); loopback, private
+// (RFC 1918, fc00::/7), link-local, CGNAT, multicast, broadcast and unspecified addresses are
+// refused unless allow_private (per request) or Options::allow_private_destinations is set;
+// such an attempt fails with
 // TransportError::kPrivateAddress and an error_detail naming the address. (If a name resolves
 // to both refused and public addresses, the public ones are still tried; if none connects, the
 // attempt reports kPrivateAddress.)
@@ -80,7 +82,10 @@ class Sender : public RequestSender {
   struct Options {
     bool allow_private_destinations = false;
     size_t snippet_limit = 4096;
-    int max_connections = 512;  // total open connections
+    // Open connections in all, a guard for the process's descriptors, not a pacing tool (each
+    // destination's max_concurrency paces it): above one destination's largest max_concurrency
+    // (1,024), so that one is never held to fewer connections than requests. 0: no limit.
+    int max_connections = 4096;
     std::string user_agent;     // default "hookrelay/<version>" (when the request has none)
   };
   using Callback = std::function<void(SendResult)>;

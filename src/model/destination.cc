@@ -246,18 +246,19 @@ bool IsCredentialHeader(std::string_view name, const std::vector<std::string>& s
   return false;
 }
 
+// These run for every received header of every attempt (delivery/outgoing_headers): they compare
+// without a lowered copy.
 bool IsHookrelayCredential(std::string_view name) {
-  const std::string lower = AsciiLower(name);
-  return lower == "authorization" || lower == "cookie" || lower == "proxy-authorization";
+  return AsciiEqualsIgnoreCase(name, "authorization") || AsciiEqualsIgnoreCase(name, "cookie") ||
+         AsciiEqualsIgnoreCase(name, "proxy-authorization");
 }
 
 bool IsHopByHopOrFraming(std::string_view name) {
-  const std::string lower = AsciiLower(name);
   for (std::string_view n : {"connection", "keep-alive", "te", "trailer", "transfer-encoding",
                              "upgrade", "host", "content-length", "expect"}) {
-    if (lower == n) return true;
+    if (AsciiEqualsIgnoreCase(name, n)) return true;
   }
-  return lower.starts_with("proxy-");
+  return name.size() >= 6 && AsciiEqualsIgnoreCase(name.substr(0, 6), "proxy-");
 }
 
 bool IsSignatureHeader(std::string_view name) {

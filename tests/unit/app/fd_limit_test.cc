@@ -13,6 +13,18 @@ TEST(FdLimitTest, ConnectionsFitUnderTheOpenFileLimit) {
   EXPECT_EQ(ConnectionsWithinFdLimit(10000, 100), 1);  // never 0
 }
 
+TEST(FdLimitTest, SenderConnectionsFitBesideTheServers) {
+  EXPECT_EQ(SenderConnectionsWithinFdLimit(4096, 10000, 1048576), 4096);
+  EXPECT_EQ(SenderConnectionsWithinFdLimit(4096, 10000, 0), 4096);  // unknown limit
+  // 20000 descriptors: 10000 for the server, 128 for the rest, 9872 left.
+  EXPECT_EQ(SenderConnectionsWithinFdLimit(20000, 10000, 20000), 9872);
+  // A low limit: the server was fitted to leave kReservedDescriptors; the sender keeps its 512.
+  EXPECT_EQ(SenderConnectionsWithinFdLimit(4096, ConnectionsWithinFdLimit(10000, 1024), 1024),
+            static_cast<int>(kSenderReservedDescriptors));
+  EXPECT_EQ(SenderConnectionsWithinFdLimit(4096, 10000, 100), 512);
+  EXPECT_EQ(SenderConnectionsWithinFdLimit(100, 10, 1048576), 100);
+}
+
 TEST(FdLimitTest, FitsTheConfiguredLimitToThisProcess) {
   ConnectionLimit small = FitConnectionsToFdLimit(10);
   EXPECT_EQ(small.max_connections, 10);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -500,6 +501,43 @@ TEST(SenderTest, TwoHundredConcurrentSendsAllComplete) {
   EXPECT_EQ(*tags.rbegin(), static_cast<uint64_t>(kCount - 1));
 }
 
+// The default connection cap is not below one destination's largest max_concurrency: 600
+// requests in flight at once to one host get 600 connections (with 512, the last 88 waited
+// inside libcurl for a connection, and a 100 ms endpoint got 512 requests per 100 ms).
+TEST(SenderTest, SixHundredRequestsInFlightGetSixHundredConnections) {
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &limit);
+    ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  }
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < 2000) {
+    GTEST_SKIP() << "open-file limit " << limit.rlim_cur << " is too low for 2 x 600 sockets";
+  }
+  Sink sink;
+  sink.SetDefault(SinkResponse::Status(200).WithDelay(milliseconds(1500)));
+  Sender sender(Sender::Options{}, SystemClock::Instance());
+  constexpr int kCount = 600;
+  std::mutex mu;
+  std::condition_variable cv;
+  int done = 0, ok = 0;
+  for (int i = 0; i < kCount; ++i) {
+    SendRequest request = Post(sink.url("/slow"));
+    request.allow_private = true;
+    sender.Send(std::move(request), [&](SendResult r) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++done;
+      if (r.outcome.status_code == 200) ++ok;
+      cv.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, kWait, [&] { return done == kCount; }));
+  EXPECT_EQ(ok, kCount);
+  EXPECT_EQ(sink.ConnectionCount(), static_cast<size_t>(kCount));
+}
+
 TEST(SenderTest, DestructorCompletesOutstandingRequests) {
   Sink sink;
   sink.SetDefault(SinkResponse::Hang());
@@ -517,6 +555,126 @@ TEST(SenderTest, DestructorCompletesOutstandingRequests) {
   SendResult r = future.get();
   EXPECT_EQ(r.outcome.error, TransportError::kOther);
   EXPECT_EQ(r.error_detail, "shutting down");
+}
+
+// Easy handles and connections are reused from one request to the next (one at a time here, so
+// always the same handle and the same keep-alive connection): nothing of a request may reach the
+// next one: not its headers, body, user agent, timeout, nor its allow_private.
+TEST(SenderTest, AReusedHandleCarriesNothingOfTheLastRequest) {
+  Sink sink;
+  sink.SetDefault(SinkResponse::Status(200, "ok"));
+  Sender sender(Sender::Options{}, SystemClock::Instance());
+
+  SendRequest first = Post(sink.url("/one"), "the first body, longer than the others");
+  first.allow_private = true;
+  first.headers = {{"Content-Type", "text/plain"},
+                   {"X-Custom", "one"},
+                   {"User-Agent", "custom/1"},
+                   {"Accept", "text/plain"}};
+  first.timeout = seconds(20);
+  SendResult r = SendAndWait(sender, first);
+  ASSERT_EQ(r.outcome.status_code, 200) << r.error_detail;
+
+  // Same host and port, without allow_private: refused, although a connection to it is open.
+  SendRequest second = Post(sink.url("/two"), "second");
+  second.headers = {};
+  r = SendAndWait(sender, second);
+  EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress) << r.error_detail;
+  EXPECT_EQ(r.error_detail, Refusal("127.0.0.1"));
+  EXPECT_EQ(r.outcome.status_code, 0);
+  EXPECT_EQ(sink.RequestCount(), 1u);
+
+  // Allowed again, with none of the first request's headers.
+  SendRequest third = Post(sink.url("/three"), "3");
+  third.allow_private = true;
+  third.headers = {};
+  r = SendAndWait(sender, third);
+  ASSERT_EQ(r.outcome.status_code, 200) << r.error_detail;
+  ASSERT_EQ(sink.RequestCount(), 2u);
+  const SinkRequest got = sink.Requests()[1];
+  EXPECT_EQ(got.path, "/three");
+  EXPECT_EQ(got.body, "3");
+  EXPECT_EQ(got.Header("Content-Length"), "1");
+  EXPECT_FALSE(got.Header("X-Custom").has_value());
+  EXPECT_FALSE(got.Header("Content-Type").has_value());
+  EXPECT_FALSE(got.Header("Accept").has_value());
+  EXPECT_EQ(got.Header("User-Agent"), std::string("hookrelay/") + HOOKRELAY_VERSION);
+  EXPECT_EQ(sink.Requests()[0].Header("User-Agent"), "custom/1");
+  EXPECT_EQ(sink.Requests()[0].Header("X-Custom"), "one");
+
+  // A short timeout after a long one, then a long one after the short one.
+  sink.Enqueue(SinkResponse::Status(200).WithDelay(seconds(20)));
+  SendRequest short_one = Post(sink.url("/short"));
+  short_one.allow_private = true;
+  short_one.timeout = milliseconds(300);
+  const auto start = SteadyClock::now();
+  r = SendAndWait(sender, short_one);
+  EXPECT_EQ(r.outcome.error, TransportError::kTimeout) << r.error_detail;
+  EXPECT_LT(SteadyClock::now() - start, milliseconds(300 + 2000));
+  sink.Enqueue(SinkResponse::Status(200).WithDelay(milliseconds(800)));
+  SendRequest long_one = Post(sink.url("/long"));
+  long_one.allow_private = true;
+  long_one.timeout = seconds(20);
+  r = SendAndWait(sender, long_one);
+  EXPECT_EQ(r.outcome.status_code, 200) << r.error_detail;
+  EXPECT_EQ(sender.InFlight(), 0);
+}
+
+// A handle that carried an unusually large header list (its buffers are then let go) carries
+// the next, small one correctly, and the other way round.
+TEST(SenderTest, LargeAndSmallHeaderListsOnOneHandle) {
+  Sink sink;
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  const std::string big(20000, 'v');
+  for (int i = 0; i < 4; ++i) {
+    SendRequest request = Post(sink.url("/h"), std::to_string(i));
+    if (i % 2 == 0) request.headers.emplace_back("X-Big", big);
+    request.headers.emplace_back("X-N", std::to_string(i));
+    ASSERT_EQ(SendAndWait(sender, request).outcome.status_code, 200);
+  }
+  ASSERT_EQ(sink.RequestCount(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    const SinkRequest got = sink.Requests()[i];
+    EXPECT_EQ(got.body, std::to_string(i));
+    EXPECT_EQ(got.Header("X-N"), std::to_string(i));
+    EXPECT_EQ(got.Header("Content-Type"), "application/json");
+    if (i % 2 == 0) {
+      EXPECT_EQ(got.Header("X-Big"), big);
+    } else {
+      EXPECT_FALSE(got.Header("X-Big").has_value());
+    }
+  }
+}
+
+// A connection opened for a destination that may use private addresses is not lent to one that
+// may not, whichever handle carries the request: the guard also judges the address of a reused
+// connection before the request is sent.
+TEST(SenderTest, AnAllowedConnectionIsNotReusedForARefusedRequest) {
+  Sink sink;
+  Sender sender(Sender::Options{}, SystemClock::Instance());
+  // Several allowed requests at once leave several connections and handles behind.
+  std::vector<std::future<SendResult>> allowed;
+  for (int i = 0; i < 4; ++i) {
+    auto promise = std::make_shared<std::promise<SendResult>>();
+    allowed.push_back(promise->get_future());
+    SendRequest request = Post(sink.url("/a"));
+    request.allow_private = true;
+    sender.Send(std::move(request), [promise](SendResult r) { promise->set_value(std::move(r)); });
+  }
+  for (auto& f : allowed) {
+    ASSERT_EQ(f.wait_for(kWait), std::future_status::ready);
+    EXPECT_EQ(f.get().outcome.status_code, 200);
+  }
+  for (int i = 0; i < 4; ++i) {
+    SendResult r = SendAndWait(sender, Post(sink.url("/refused")));
+    EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress) << r.error_detail;
+    EXPECT_EQ(r.error_detail, Refusal("127.0.0.1"));
+  }
+  EXPECT_EQ(sink.RequestCount(), 4u);
+  // The connections still serve allowed requests.
+  SendRequest request = Post(sink.url("/a"));
+  request.allow_private = true;
+  EXPECT_EQ(SendAndWait(sender, request).outcome.status_code, 200);
 }
 
 TEST(SenderTest, PrivateAddressRefusedByDefault) {
