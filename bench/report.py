@@ -81,8 +81,9 @@ SUITES = {
                  "attempts are sampled from /metrics every {sample_ms:.0f} ms. The sink's hold "
                  "time (request read to answer written) shows whether the sink kept up "
                  "({delay_ms:.0f} ms is keeping up), and its peak open connections how many "
-                 "requests were really on the wire (the engine's in-flight count includes "
-                 "those waiting inside libcurl for a connection).",
+                 "requests were really on the wire (the `hookrelay_attempts_in_flight` gauge also "
+                 "counts requests waiting inside libcurl for a connection, and finished ones "
+                 "whose result is not recorded yet).",
         "ratios": {
             "ratio_to_hey": ("deliveries_per_s", "hey_requests_per_s"),
             "hey_ratio_to_bound": ("hey_requests_per_s", "sink_bound_per_s"),
@@ -95,7 +96,7 @@ SUITES = {
             ("/ hey", "**{ratio_to_hey:.2f}**"),
             ("allowed_concurrency: min / max / at end",
              "{allowed_concurrency_min:.0f} / {allowed_concurrency_max:.0f} / {allowed_concurrency_end:.0f}"),
-            ("in flight (engine): max", "{in_flight_max:.0f}"),
+            ("in flight (gauge): max", "{in_flight_max:.0f}"),
             ("sink under hookrelay: hold mean / max, peak conns", "{sink_hr_hold_mean_ms:.1f} / {sink_hr_hold_max_ms:.1f} ms, {sink_hr_peak_open:.0f}"),
             ("peak RSS", "**{peak_rss_kib:,.0f} KiB**"),
             ("failed", "{failed:.0f}"),
