@@ -30,6 +30,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -179,10 +180,16 @@ int main(int argc, char** argv) {
     std::cerr << "usage: slow_sink DELAY_MS THREADS PORT_FILE\n";
     return 2;
   }
-  const long delay_ms = std::stol(argv[1]);
-  const int threads = std::stoi(argv[2]);
-  if (delay_ms < 0 || threads < 1) {
-    std::cerr << "usage: slow_sink DELAY_MS THREADS PORT_FILE\n";
+  long delay_ms = -1;
+  int threads = 0;
+  try {
+    delay_ms = std::stol(argv[1]);
+    threads = std::stoi(argv[2]);
+  } catch (const std::exception&) {
+    // Left out of range: the usage below.
+  }
+  if (delay_ms < 0 || threads < 1 || threads > 64) {
+    std::cerr << "usage: slow_sink DELAY_MS THREADS PORT_FILE (DELAY_MS >= 0, THREADS 1..64)\n";
     return 2;
   }
   signal(SIGPIPE, SIG_IGN);
