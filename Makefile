@@ -33,8 +33,10 @@ test: deps
 	cd $(TESTDIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
 # Figures, not tests: see bench/README.md. Results land in bench/results/.
+# BENCH_REPEAT runs of each measured suite (median and min-max); BENCH_REPEAT=1 for a quick look.
+BENCH_REPEAT ?= 3
 bench: release
-	bench/run $(RELEASE)
+	BENCH_REPEAT=$(BENCH_REPEAT) bench/run $(RELEASE)
 
 # libFuzzer targets (clang); FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 30

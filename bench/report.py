@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""bench/report.py: the figures of one suite's repeated runs, as the raw JSON and a Markdown section.
+
+    bench/report.py SUITE RUNS_JSONL RAW_JSON_OUT RAW_JSON_NAME
+
+RUNS_JSONL has one flat JSON object per run (numbers, or null for a figure that run could not
+measure), written by bench/run. Each run's ratios are computed from that run's own figures (the
+ceiling and hookrelay measured back to back), then every figure is summarised over the runs as
+median and min-max. Writes RAW_JSON_OUT ({"suite", "repeat", "runs", "summary"}) and prints the
+suite's Markdown section (the per-run table, then the targets, judged on the median).
+"""
+import json
+import statistics
+import sys
+
+# Per suite:
+#   intro:   the first paragraph, formatted with the first run's figures;
+#   ratios:  name -> (numerator, denominator), computed per run;
+#   columns: the per-run table: (header, format with the run's figures);
+#   targets: (what, figure, "<=" or ">=", threshold, unit shown after the figures).
+SUITES = {
+    "ingest": {
+        "intro": "wrk -t2 -c{connections} -d{seconds}s, keep-alive POST of a 1 KiB JSON body; "
+                 "durability on (SQLite WAL, synchronous=FULL, group commit); then hey at half "
+                 "of hookrelay's peak (32 workers), then the store alone (bench/prestore, "
+                 "{connections} appends in flight, no HTTP).",
+        "ratios": {
+            "ratio_to_nginx": ("hookrelay_events_per_s", "nginx_requests_per_s"),
+            "store_alone_ratio_to_nginx": ("store_alone_events_per_s", "nginx_requests_per_s"),
+        },
+        "columns": [
+            ("nginx (ceiling)", "{nginx_requests_per_s:,.0f} req/s"),
+            ("hookrelay", "{hookrelay_events_per_s:,.0f} events/s"),
+            ("p50 / p99", "{hookrelay_p50_ms:.2f} / {hookrelay_p99_ms:.2f} ms"),
+            ("/ nginx", "**{ratio_to_nginx:.2f}**"),
+            ("at half peak", "{half_achieved_per_s:,.0f}/s, p99 **{half_p99_ms:.2f} ms**"),
+            ("store alone", "{store_alone_events_per_s:,.0f} events/s"),
+            ("store / nginx", "**{store_alone_ratio_to_nginx:.2f}**"),
+            ("peak RSS", "{hookrelay_peak_rss_kib:,.0f} KiB"),
+            ("non-2xx", "{hookrelay_non_2xx:.0f}"),
+        ],
+        "targets": [
+            ("hookrelay / nginx", "ratio_to_nginx", ">=", 0.50, ""),
+            ("the store alone / nginx", "store_alone_ratio_to_nginx", ">=", 0.65, ""),
+            ("p99 at half of hookrelay's peak", "half_p99_ms", "<=", 10, " ms"),
+        ],
+    },
+    "deliver": {
+        "intro": "{events:.0f} pre-stored events (1 KiB) delivered to nginx answering 200, every "
+                 "attempt and result recorded durably, max_concurrency {max_concurrency:.0f}; the "
+                 "rate is from start-up until the last is delivered. Beside it, against the same "
+                 "nginx in the same run: wrk -t2 -c64 (the ceiling), bare libcurl multi and "
+                 "hookrelay's Sender with no store ({max_concurrency:.0f} in flight).",
+        "ratios": {
+            "ratio_to_bare_libcurl": ("deliveries_per_s", "bare_libcurl_requests_per_s"),
+            "ratio_to_wrk": ("deliveries_per_s", "wrk_requests_per_s"),
+            "bare_libcurl_ratio_to_wrk": ("bare_libcurl_requests_per_s", "wrk_requests_per_s"),
+            "sender_alone_ratio_to_wrk": ("sender_alone_requests_per_s", "wrk_requests_per_s"),
+        },
+        "columns": [
+            ("wrk (ceiling)", "{wrk_requests_per_s:,.0f} req/s"),
+            ("bare libcurl", "{bare_libcurl_requests_per_s:,.0f} req/s ({bare_libcurl_ratio_to_wrk:.2f} of wrk)"),
+            ("Sender alone", "{sender_alone_requests_per_s:,.0f} req/s ({sender_alone_ratio_to_wrk:.2f} of wrk)"),
+            ("hookrelay end to end", "{deliveries_per_s:,.0f}/s ({delivered:.0f} in {seconds:.2f} s)"),
+            ("/ bare libcurl", "**{ratio_to_bare_libcurl:.2f}**"),
+            ("/ wrk", "**{ratio_to_wrk:.2f}**"),
+            ("peak RSS", "{peak_rss_kib:,.0f} KiB"),
+        ],
+        "targets": [
+            ("end to end / bare libcurl multi", "ratio_to_bare_libcurl", ">=", 0.75, ""),
+            ("end to end / wrk", "ratio_to_wrk", ">=", 0.30, ""),
+        ],
+    },
+    "slowsink": {
+        "intro": "A sink (bench/slow_sink) answering every request with 200 after {delay_ms:.0f} ms. "
+                 "First `hey -c {connections:.0f}` against it for {seconds_hey:.0f} s (the ceiling; at "
+                 "most {connections:.0f} / {delay_ms:.0f} ms = {sink_bound_per_s:,.0f}/s), then "
+                 "hookrelay delivers {events:.0f} pre-stored events (1 KiB) to it with "
+                 "max_concurrency {max_concurrency:.0f} and the default adaptive pacing; the rate is "
+                 "from start-up until the last is delivered. allowed_concurrency and in-flight "
+                 "attempts are sampled from /metrics every {sample_ms:.0f} ms. The sink's hold "
+                 "time (request read to answer written) shows whether the sink kept up "
+                 "({delay_ms:.0f} ms is keeping up), and its peak open connections how many "
+                 "requests were really on the wire (the `hookrelay_attempts_in_flight` gauge also "
+                 "counts requests waiting inside libcurl for a connection, and finished ones "
+                 "whose result is not recorded yet).",
+        "ratios": {
+            "ratio_to_hey": ("deliveries_per_s", "hey_requests_per_s"),
+            "hey_ratio_to_bound": ("hey_requests_per_s", "sink_bound_per_s"),
+            "allowed_concurrency_reached": ("allowed_concurrency_end", "max_concurrency"),
+        },
+        "columns": [
+            ("hey (ceiling)", "{hey_requests_per_s:,.0f} req/s ({hey_ratio_to_bound:.2f} of the bound), p99 {hey_p99_ms:.0f} ms"),
+            ("sink under hey: hold mean / max, peak conns", "{sink_hey_hold_mean_ms:.1f} / {sink_hey_hold_max_ms:.1f} ms, {sink_hey_peak_open:.0f}"),
+            ("hookrelay end to end", "{deliveries_per_s:,.0f}/s ({delivered:.0f} in {seconds:.2f} s)"),
+            ("/ hey", "**{ratio_to_hey:.2f}**"),
+            ("allowed_concurrency: min / max / at end",
+             "{allowed_concurrency_min:.0f} / {allowed_concurrency_max:.0f} / {allowed_concurrency_end:.0f}"),
+            ("in flight (gauge): max", "{in_flight_max:.0f}"),
+            ("sink under hookrelay: hold mean / max, peak conns", "{sink_hr_hold_mean_ms:.1f} / {sink_hr_hold_max_ms:.1f} ms, {sink_hr_peak_open:.0f}"),
+            ("peak RSS", "**{peak_rss_kib:,.0f} KiB**"),
+            ("failed", "{failed:.0f}"),
+        ],
+        "targets": [
+            ("end to end / hey -c 1000", "ratio_to_hey", ">=", 0.80, ""),
+            ("peak RSS", "peak_rss_mib", "<=", 256, " MiB"),
+            ("allowed_concurrency at the end / max_concurrency", "allowed_concurrency_reached", ">=",
+             1.0, ""),
+        ],
+    },
+    "backlog": {
+        "intro": "{future_deliveries:.0f} deliveries scheduled an hour ahead (pre-stored once), "
+                 "then in each run {due_deliveries:.0f} more due 10-15 s after a fresh start of "
+                 "`hookrelay serve` on that directory: the server's RSS once they are delivered, "
+                 "and how late each reached nginx (nginx's access log against its due time).",
+        "ratios": {},
+        "columns": [
+            ("RSS (peak)", "{rss_kib:,.0f} KiB ({peak_rss_kib:,.0f} KiB)"),
+            ("lateness p50 / p99 / max", "{lateness_p50_ms:.0f} / {lateness_p99_ms:.0f} / **{lateness_max_ms:.0f} ms**"),
+            ("due sent", "{due_delivered:.0f}"),
+        ],
+        "targets": [
+            ("RSS of the running server (peak)", "peak_rss_mib", "<=", 200, " MiB"),
+            ("lateness of due deliveries (max)", "lateness_max_ms", "<=", 100, " ms"),
+        ],
+    },
+}
+
+
+def number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def derive(suite, run):
+    for name, (num, den) in SUITES[suite]["ratios"].items():
+        n, d = run.get(num), run.get(den)
+        run[name] = round(n / d, 3) if number(n) and number(d) and d > 0 else None
+    for kib in ("peak_rss_kib",):
+        if number(run.get(kib)):
+            run["peak_rss_mib"] = round(run[kib] / 1024, 1)
+    return run
+
+
+def fmt(template, figures):
+    try:
+        return template.format_map({k: v for k, v in figures.items() if v is not None})
+    except (KeyError, ValueError, TypeError):
+        return "-"  # a figure of this cell is missing from this run
+
+
+def show(v, unit=""):
+    if not number(v):
+        return "-"
+    if abs(v) >= 100:
+        return f"{v:,.0f}{unit}"
+    return f"{v:.2f}{unit}"
+
+
+def main():
+    suite, runs_path, out_path, out_name = sys.argv[1:5]
+    spec = SUITES[suite]
+    with open(runs_path) as f:
+        runs = [derive(suite, json.loads(line)) for line in f if line.strip()]
+    keys = []
+    for run in runs:
+        keys += [k for k in run if k not in keys]
+    summary = {}
+    for k in keys:
+        values = [r[k] for r in runs if number(r.get(k))]
+        if values:
+            summary[k] = {"median": statistics.median(values), "min": min(values),
+                          "max": max(values), "runs": len(values)}
+    with open(out_path, "w") as f:
+        json.dump({"suite": suite, "repeat": len(runs), "runs": runs, "summary": summary}, f,
+                  indent=1)
+        f.write("\n")
+
+    out = [f"## {suite}\n"]
+    out.append(fmt(spec["intro"], runs[0]) if runs else "")
+    out.append(f"{len(runs)} run(s) back to back; each ratio is computed within its own run. "
+               f"Raw: `bench/results/{out_name}`.\n")
+    headers = ["run"] + [h for h, _ in spec["columns"]]
+    out.append("| " + " | ".join(headers) + " |")
+    out.append("|" + "---|" * len(headers))
+    for i, run in enumerate(runs, 1):
+        out.append("| " + " | ".join([str(i)] + [fmt(t, run) for _, t in spec["columns"]]) + " |")
+    out.append("")
+    out.append(f"| target | median of {len(runs)} | min – max | target | |")
+    out.append("|---|---|---|---|---|")
+    for what, key, op, threshold, unit in spec["targets"]:
+        s = summary.get(key)
+        limit = f"{op} {threshold:.2f}" if threshold < 10 else f"{op} {threshold}{unit}"
+        if s is None:
+            out.append(f"| {what} | - | - | {limit} | not measured |")
+            continue
+        met = s["median"] >= threshold if op == ">=" else s["median"] <= threshold
+        out.append(f"| {what} | **{show(s['median'], unit)}** | {show(s['min'])} – "
+                   f"{show(s['max'], unit)} | {limit} | "
+                   f"{'met' if met else '**not met**'} |")
+    out.append("")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
