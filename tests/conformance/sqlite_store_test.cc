@@ -406,6 +406,54 @@ TEST_F(SqliteStoreTest, RecordAttemptsOnAFullDiskFailsEveryRecordAndWritesNothin
   EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kDelivered), kN);
 }
 
+// The dashboard's per-minute counters are summed in memory for a batch and written once per
+// (minute, destination) at its commit, not once per event or attempt: a batch of N appends with one
+// route changes N event rows + N delivery rows + 1 counter row; N attempts of one destination
+// recorded together change N deliveries + N attempts + 1 counter row.
+TEST_F(SqliteStoreTest, StatsAreWrittenOncePerMinuteAndDestinationPerBatch) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  constexpr int kN = 20;
+  const int64_t start = *store->WriterTotalChanges();
+  std::latch done(kN);
+  {
+    WriterGate gate(*store, clock_, random_);
+    for (int i = 0; i < kN; ++i) {
+      store->AppendEvent(MakeEvent(clock_, random_), [&](Result<AppendResult> r) {
+        EXPECT_TRUE(r.ok());
+        done.count_down();
+      });
+    }
+    // Counted after the gate's own append (3 rows: event, delivery, counter) has committed.
+    gate.Release();
+  }
+  done.wait();
+  const int64_t after_appends = *store->WriterTotalChanges();
+  EXPECT_EQ(after_appends - start, 3 + (2 * kN + 1));
+  Result<std::vector<StatsRow>> rows = store->GetStats(clock_.Now(), clock_.Now() + minutes(1));
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].received, kN + 1);
+
+  std::vector<Delivery> claimed = *store->ClaimDue(clock_.Now(), kN + 1, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), static_cast<size_t>(kN + 1));
+  const int64_t before_record = *store->WriterTotalChanges();
+  std::vector<AttemptRecord> batch;
+  for (const Delivery& d : claimed) {
+    batch.push_back({{d.id, 1, clock_.Now(), 1, 200, std::nullopt, std::nullopt, ""},
+                     {DeliveryStatus::kDelivered, clock_.Now()}});
+  }
+  for (const Status& s : store->RecordAttempts(batch, "s")) EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(*store->WriterTotalChanges() - before_record, 2 * (kN + 1) + 1);
+  rows = store->GetStats(clock_.Now(), clock_.Now() + minutes(1));
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[1].destination, "billing");
+  EXPECT_EQ((*rows)[1].attempts, kN + 1);
+  EXPECT_EQ((*rows)[1].delivered, kN + 1);
+  EXPECT_EQ((*rows)[1].attempt_failures, 0);
+}
+
 TEST_F(SqliteStoreTest, BatchIsCappedAtMaxBatch) {
   std::unique_ptr<SqliteStore> store = Open({.max_batch = 4});
   ASSERT_NE(store, nullptr);

@@ -217,6 +217,8 @@ class SqliteStore::WriteOp {
   // Called exactly once after the batch ended: with Run's error, or with the transaction's error
   // when BEGIN/COMMIT failed, else OK.
   virtual void Finish(Status status) = 0;
+  // The dashboard's counters this operation adds (of its last run), written at the batch's commit.
+  StatsDelta stats;
 };
 
 class SqliteStore::AppendOp final : public WriteOp {
@@ -432,7 +434,7 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
     bool bare_failure = false;      // an op failed with no savepoint to undo it alone
     for (size_t pos = 0; pos < pending.size() && !culprit && !bare_failure; ++pos) {
       const size_t i = pending[pos];
-      results[i] = savepoints ? RunInSavepoint(*batch[i]) : batch[i]->Run(db);
+      results[i] = RunOp(*batch[i], savepoints);
       if (!db.InTransaction()) {
         culprit = pos;
         results[i] = sqlite::TransactionError(
@@ -459,7 +461,10 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
       pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*culprit));
       continue;
     }
-    Status commit = db.Exec("COMMIT", "commit");
+    // The counters of the operations that succeeded, one row per (minute, destination). Should
+    // this fail (a full disk), the batch fails as a failed COMMIT would.
+    Status commit = FlushStats(batch, pending, results);
+    if (commit.ok()) commit = db.Exec("COMMIT", "commit");
     if (commit.ok()) {
       stat_commits_.fetch_add(1, std::memory_order_relaxed);
     } else {
@@ -471,6 +476,55 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
     break;
   }
   for (size_t i = 0; i < n; ++i) batch[i]->Finish(std::move(results[i]));
+}
+
+Status SqliteStore::RunOp(WriteOp& op, bool savepoint) {
+  op.stats.clear();
+  op_stats_ = &op.stats;
+  Status s = savepoint ? RunInSavepoint(op) : op.Run(*writer_db_);
+  op_stats_ = nullptr;
+  if (!s.ok()) op.stats.clear();
+  return s;
+}
+
+Status SqliteStore::FlushStats(const std::vector<std::unique_ptr<WriteOp>>& batch,
+                               const std::vector<size_t>& pending,
+                               const std::vector<Status>& results) {
+  StatsDelta sum;
+  for (size_t i : pending) {
+    if (!results[i].ok()) continue;
+    for (const auto& [key, c] : batch[i]->stats) {
+      StatsCounts& t = sum[key];
+      t.received += c.received;
+      t.delivered += c.delivered;
+      t.failed += c.failed;
+      t.attempts += c.attempts;
+      t.attempt_failures += c.attempt_failures;
+    }
+  }
+  if (sum.empty()) return Status::Ok();
+  Connection& db = *writer_db_;
+  Result<Statement> st = db.Prepare(
+      "INSERT INTO stats_minute(minute, destination, received, delivered, failed, attempts,"
+      " attempt_failures) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+      " ON CONFLICT(minute, destination) DO UPDATE SET"
+      " received = received + excluded.received, delivered = delivered + excluded.delivered,"
+      " failed = failed + excluded.failed, attempts = attempts + excluded.attempts,"
+      " attempt_failures = attempt_failures + excluded.attempt_failures");
+  if (!st.ok()) return sqlite::TransactionError(st.status());
+  for (const auto& [key, c] : sum) {
+    st->Reset();
+    st->BindInt(1, key.first)
+        .BindText(2, key.second)
+        .BindInt(3, c.received)
+        .BindInt(4, c.delivered)
+        .BindInt(5, c.failed)
+        .BindInt(6, c.attempts)
+        .BindInt(7, c.attempt_failures);
+    Status s = st->Exec("write the minute's counters");
+    if (!s.ok()) return sqlite::TransactionError(s);
+  }
+  return Status::Ok();
 }
 
 Status SqliteStore::RunInSavepoint(WriteOp& op) {
@@ -504,6 +558,12 @@ Result<int64_t> SqliteStore::SetMaxPageCount(int64_t pages) {
     Result<std::string> v = db.PragmaValue("max_page_count = " + std::to_string(limit));
     if (!v.ok()) return v.status();
     return static_cast<int64_t>(std::stoll(*v));
+  });
+}
+
+Result<int64_t> SqliteStore::WriterTotalChanges() {
+  return Write<int64_t>([](Connection& db) -> Result<int64_t> {
+    return static_cast<int64_t>(sqlite3_total_changes64(db.handle()));
   });
 }
 
@@ -563,14 +623,7 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
         .BindBlob(8, ev.body);
     HR_RETURN_IF_ERROR(ins->Exec("insert event " + ev.id));
   }
-  {
-    Result<Statement> st = db.Prepare(
-        "INSERT INTO stats_minute(minute, destination, received) VALUES (?1, '', 1)"
-        " ON CONFLICT(minute, destination) DO UPDATE SET received = received + 1");
-    if (!st.ok()) return st.status();
-    st->BindInt(1, UnixMinute(ev.received_at));
-    HR_RETURN_IF_ERROR(st->Exec("count received event"));
-  }
+  if (op_stats_) ++(*op_stats_)[{UnixMinute(ev.received_at), std::string()}].received;
   const TimePoint now = clock_.Now();
   for (const NewDelivery& d : ev.deliveries) {
     Result<Statement> ins = db.Prepare(
@@ -714,8 +767,11 @@ Status LeaseRefusal(Connection& db, int64_t id, const std::string& owner) {
 // kFailedPrecondition), having written nothing; after any other error the caller must roll back
 // (the update may have been written).
 Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate& update,
-                    const std::string& owner, TimePoint now, bool* refused) {
+                    const std::string& owner, TimePoint now, bool* refused,
+                    SqliteStore::StatsDelta* stats) {
   *refused = false;
+  std::string destination;
+  bool updated = false;
   {
     // The lease check is part of the update; only a refused record looks further.
     Result<Statement> up = db.Prepare(
@@ -728,7 +784,7 @@ Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate
         " attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
         " first_failure_at = ?6, last_delay_ms = ?7, lease_until = NULL,"
         " lease_owner = '', updated_at = ?9"
-        " WHERE id = ?1 AND status = 'delivering' AND lease_owner = ?10");
+        " WHERE id = ?1 AND status = 'delivering' AND lease_owner = ?10 RETURNING destination");
     if (!up.ok()) return up.status();
     up->BindInt(1, attempt.delivery_id)
         .BindText(2, DeliveryStatusName(update.status))
@@ -740,33 +796,31 @@ Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate
         .BindOptText(8, update.reason)
         .BindTime(9, now)
         .BindText(10, owner);
-    HR_RETURN_IF_ERROR(up->Exec("update delivery"));
+    Result<bool> row = up->Step("update delivery");
+    if (!row.ok()) return row.status();
+    if (*row) {
+      updated = true;
+      destination = up->Text(0);
+      HR_RETURN_IF_ERROR(up->Exec("update delivery"));  // runs the statement to its end
+    }
   }
-  if (db.Changes() == 0) {
+  if (!updated) {
     Status why = LeaseRefusal(db, attempt.delivery_id, owner);
     *refused =
         why.code() == Status::Code::kNotFound || why.code() == Status::Code::kFailedPrecondition;
     return why;
   }
-  {
+  if (stats) {
     // The dashboard's counters: one attempt in the minute it is recorded, and the delivery's
     // outcome when this attempt made it final.
-    const bool delivered = update.status == DeliveryStatus::kDelivered;
-    const bool failed = update.status == DeliveryStatus::kFailed;
-    Result<Statement> st = db.Prepare(
-        "INSERT INTO stats_minute(minute, destination, delivered, failed, attempts,"
-        " attempt_failures) SELECT ?1, destination, ?2, ?3, 1, ?4 FROM deliveries WHERE id = ?5"
-        " ON CONFLICT(minute, destination) DO UPDATE SET"
-        " delivered = delivered + excluded.delivered, failed = failed + excluded.failed,"
-        " attempts = attempts + 1,"
-        " attempt_failures = attempt_failures + excluded.attempt_failures");
-    if (!st.ok()) return st.status();
-    st->BindInt(1, UnixMinute(now))
-        .BindInt(2, delivered ? 1 : 0)
-        .BindInt(3, failed ? 1 : 0)
-        .BindInt(4, delivered ? 0 : 1)
-        .BindInt(5, attempt.delivery_id);
-    HR_RETURN_IF_ERROR(st->Exec("count attempt"));
+    SqliteStore::StatsCounts& c = (*stats)[{UnixMinute(now), destination}];
+    ++c.attempts;
+    if (update.status == DeliveryStatus::kDelivered) {
+      ++c.delivered;
+    } else {
+      ++c.attempt_failures;
+      if (update.status == DeliveryStatus::kFailed) ++c.failed;
+    }
   }
   Result<Statement> ins = db.Prepare(
       "INSERT INTO attempts(delivery_id, n, started_at, duration_ms, status_code, error,"
@@ -790,9 +844,9 @@ Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate
 Status SqliteStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                                   const std::string& owner) {
   const TimePoint now = clock_.Now();
-  Result<Unit> r = Write<Unit>([&attempt, &update, &owner, now](Connection& db) -> Result<Unit> {
+  Result<Unit> r = Write<Unit>([this, &attempt, &update, &owner, now](Connection& db) -> Result<Unit> {
     bool refused;
-    HR_RETURN_IF_ERROR(WriteAttempt(db, attempt, update, owner, now, &refused));
+    HR_RETURN_IF_ERROR(WriteAttempt(db, attempt, update, owner, now, &refused, op_stats_));
     return Unit{};
   });
   return r.ok() ? Status::Ok() : r.status();
@@ -805,12 +859,12 @@ std::vector<Status> SqliteStore::RecordAttempts(const std::vector<AttemptRecord>
   // One write operation for the whole batch. A record whose lease is gone is answered on its own
   // and writes nothing; any other error fails the operation, which the writer rolls back alone.
   Result<std::vector<Status>> r = Write<std::vector<Status>>(
-      [&records, &owner, now](Connection& db) -> Result<std::vector<Status>> {
+      [this, &records, &owner, now](Connection& db) -> Result<std::vector<Status>> {
         std::vector<Status> out;
         out.reserve(records.size());
         for (const AttemptRecord& rec : records) {
           bool refused;
-          Status st = WriteAttempt(db, rec.attempt, rec.update, owner, now, &refused);
+          Status st = WriteAttempt(db, rec.attempt, rec.update, owner, now, &refused, op_stats_);
           if (!st.ok() && !refused) return st;
           out.push_back(std::move(st));
         }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -121,10 +122,22 @@ class SqliteStore final : public Store {
   // e.g. to relieve the "disk full" pressure set by SqliteOptions::max_page_count. SQLite never
   // lowers it below the current size. Returns the limit in effect.
   Result<int64_t> SetMaxPageCount(int64_t pages);
+  // Test hook: sqlite3_total_changes64 of the write connection (rows inserted, updated or deleted
+  // since it was opened), so tests can count the rows a write touches.
+  Result<int64_t> WriterTotalChanges();
 
  private:
   class WriteOp;
   class AppendOp;
+ public:
+  // The dashboard's counters a write operation adds, by (Unix minute, destination): summed in
+  // memory over a batch and written once per key at its commit (StatsAdd in the .cc).
+  struct StatsCounts {
+    int64_t received = 0, delivered = 0, failed = 0, attempts = 0, attempt_failures = 0;
+  };
+  using StatsDelta = std::map<std::pair<int64_t, std::string>, StatsCounts>;
+
+ private:
   template <typename T>
   class SyncOp;
 
@@ -138,6 +151,11 @@ class SqliteStore final : public Store {
   void WriterLoop();
   void RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch);
   Status RunInSavepoint(WriteOp& op);
+  // Runs `op` (bare or in a savepoint) with its counters started afresh.
+  Status RunOp(WriteOp& op, bool savepoint);
+  // Writes the summed counters of the batch's operations that succeeded: one upsert per key.
+  Status FlushStats(const std::vector<std::unique_ptr<WriteOp>>& batch,
+                    const std::vector<size_t>& pending, const std::vector<Status>& results);
   // The body of one AppendEvent, run by the writer inside the batch transaction.
   Status Append(sqlite::Connection& db, const NewEvent& event, AppendResult* result);
 
@@ -160,6 +178,8 @@ class SqliteStore final : public Store {
   std::unique_ptr<sqlite::Connection> writer_db_;  // used only by writer_
   std::thread writer_;
   std::thread::id writer_id_;
+  // The counters of the operation the writer is running (writer thread only).
+  StatsDelta* op_stats_ = nullptr;
 
   std::mutex mu_;
   std::condition_variable cv_;
