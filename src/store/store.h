@@ -282,6 +282,11 @@ class Store {
   // kDelivering with lease_until = now + lease and lease_owner = owner. With a non-empty
   // `destination`, only that destination's deliveries are considered. Either way the cost grows
   // with `limit`, not with the backlog (of this destination or of others).
+  // A store used by one process only (the embedded one: its data directory is locked) may keep
+  // leases in memory and write nothing durable here; reads still show a leased delivery as
+  // kDelivering with its lease. After a crash such leases are gone and what was in flight is
+  // simply due again (sent again with the same webhook-id: at-least-once). A store shared by
+  // several nodes persists them, so that a dead node's leases expire and are taken over.
   virtual Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
                                                  const std::string& owner,
                                                  const std::string& destination = "") = 0;

@@ -454,6 +454,60 @@ TEST_F(SqliteStoreTest, StatsAreWrittenOncePerMinuteAndDestinationPerBatch) {
   EXPECT_EQ((*rows)[1].attempt_failures, 0);
 }
 
+// PRAGMA data_version of a connection other than the writer: it changes when another connection
+// commits a change to the database file, and only then.
+int64_t DataVersion(sqlite::Connection& db) {
+  Result<std::string> v = db.PragmaValue("data_version");
+  EXPECT_TRUE(v.ok()) << v.status().ToString();
+  return v.ok() ? std::stoll(*v) : -1;
+}
+
+// The data directory belongs to one process, so a claim is kept in memory: it writes nothing to
+// the database (no row changed, nothing committed), yet the delivery reads as delivering and is
+// not claimed twice.
+TEST_F(SqliteStoreTest, ClaimsWriteNothingToDisk) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(store->AppendEventSync(MakeEvent(clock_, random_)).ok());
+  std::unique_ptr<sqlite::Connection> raw = Raw();
+  const int64_t version = DataVersion(*raw);
+  const int64_t changes = *store->WriterTotalChanges();
+  std::vector<Delivery> claimed = *store->ClaimDue(clock_.Now(), 3, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 3u);
+  EXPECT_EQ(store->ClaimDue(clock_.Now(), 10, seconds(30), "s", "billing")->size(), 2u);
+  EXPECT_TRUE(store->ClaimDue(clock_.Now(), 10, seconds(30), "s")->empty());
+  EXPECT_EQ(*store->WriterTotalChanges(), changes);
+  EXPECT_EQ(DataVersion(*raw), version);
+  EXPECT_EQ(QueryInt(*raw, "SELECT COUNT(*) FROM deliveries WHERE lease_owner <> ''"), 0);
+  EXPECT_EQ(store->GetDeliveries(claimed[0].event_id)->at(0).status, DeliveryStatus::kDelivering);
+  EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kDelivering), 5);
+  EXPECT_EQ(*store->CountDue(clock_.Now()), 0);
+}
+
+// After a crash nothing of the claims survives: what was in flight is due again at once, with its
+// event (hence its webhook-id) unchanged, and only that.
+TEST_F(SqliteStoreTest, InFlightDeliveriesAreDueAgainAfterARestart) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  std::vector<Delivery> claimed = AppendAndClaim(*store, 3);
+  ASSERT_EQ(claimed.size(), 3u);
+  // One of them is delivered before the "crash"; the others are still out.
+  ASSERT_TRUE(store
+                  ->RecordAttempt({claimed[0].id, 1, clock_.Now(), 1, 200, std::nullopt,
+                                   std::nullopt, ""},
+                                  {DeliveryStatus::kDelivered, clock_.Now()}, "s")
+                  .ok());
+  store.reset();
+  store = Open();
+  ASSERT_NE(store, nullptr);
+  std::vector<Delivery> again = *store->ClaimDue(clock_.Now(), 10, hours(1), "s2");
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].id, claimed[1].id);
+  EXPECT_EQ(again[0].event_id, claimed[1].event_id);
+  EXPECT_EQ(again[1].id, claimed[2].id);
+  EXPECT_EQ(again[0].attempts, 0);
+}
+
 TEST_F(SqliteStoreTest, BatchIsCappedAtMaxBatch) {
   std::unique_ptr<SqliteStore> store = Open({.max_batch = 4});
   ASSERT_NE(store, nullptr);

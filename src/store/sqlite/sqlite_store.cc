@@ -219,6 +219,8 @@ class SqliteStore::WriteOp {
   virtual void Finish(Status status) = 0;
   // The dashboard's counters this operation adds (of its last run), written at the batch's commit.
   StatsDelta stats;
+  // The leases this operation changed, with what they were before, oldest first (UndoLeases).
+  std::vector<std::pair<int64_t, std::optional<Lease>>> lease_undo;
 };
 
 class SqliteStore::AppendOp final : public WriteOp {
@@ -425,6 +427,7 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
   while (!pending.empty()) {
     Status begin = db.Exec("BEGIN IMMEDIATE", "begin transaction");
     if (!begin.ok()) {
+      UndoLeases(batch, pending);
       Status err = sqlite::TransactionError(begin);
       for (size_t i : pending) results[i] = err;
       stat_failed_commits_.fetch_add(1, std::memory_order_relaxed);
@@ -445,6 +448,7 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
       }
     }
     if (bare_failure) {
+      UndoLeases(batch, pending);
       stat_savepoint_fallbacks_.fetch_add(1, std::memory_order_relaxed);
       Status undo = db.Exec("ROLLBACK", "rollback");
       if (!undo.ok() && db.InTransaction()) {  // never commit half an operation
@@ -457,6 +461,7 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
       continue;
     }
     if (culprit) {
+      UndoLeases(batch, pending);
       stat_failed_commits_.fetch_add(1, std::memory_order_relaxed);
       pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*culprit));
       continue;
@@ -467,7 +472,9 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
     if (commit.ok()) commit = db.Exec("COMMIT", "commit");
     if (commit.ok()) {
       stat_commits_.fetch_add(1, std::memory_order_relaxed);
+      for (size_t i : pending) batch[i]->lease_undo.clear();
     } else {
+      UndoLeases(batch, pending);
       if (db.InTransaction()) db.Exec("ROLLBACK", "rollback");
       Status err = sqlite::TransactionError(commit);
       for (size_t i : pending) results[i] = err;
@@ -480,11 +487,64 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
 
 Status SqliteStore::RunOp(WriteOp& op, bool savepoint) {
   op.stats.clear();
-  op_stats_ = &op.stats;
+  UndoLeases(op);  // what an earlier run of it left (normally nothing)
+  op_ = &op;
   Status s = savepoint ? RunInSavepoint(op) : op.Run(*writer_db_);
-  op_stats_ = nullptr;
+  op_ = nullptr;
   if (!s.ok()) op.stats.clear();
   return s;
+}
+
+void SqliteStore::SetLease(int64_t id, std::optional<Lease> lease) {
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  auto it = leases_.find(id);
+  if (op_) {
+    op_->lease_undo.emplace_back(
+        id, it == leases_.end() ? std::nullopt : std::optional<Lease>(it->second));
+  }
+  if (lease) {
+    leases_[id] = std::move(*lease);
+  } else if (it != leases_.end()) {
+    leases_.erase(it);
+  }
+}
+
+void SqliteStore::UndoLeases(WriteOp& op) {
+  if (op.lease_undo.empty()) return;
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  for (auto it = op.lease_undo.rbegin(); it != op.lease_undo.rend(); ++it) {
+    if (it->second) {
+      leases_[it->first] = std::move(*it->second);
+    } else {
+      leases_.erase(it->first);
+    }
+  }
+  op.lease_undo.clear();
+}
+
+void SqliteStore::UndoLeases(const std::vector<std::unique_ptr<WriteOp>>& batch,
+                             const std::vector<size_t>& pending) {
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) UndoLeases(*batch[*it]);
+}
+
+std::optional<SqliteStore::Lease> SqliteStore::LeaseOf(int64_t id) const {
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  auto it = leases_.find(id);
+  if (it == leases_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string SqliteStore::LeasedIdsJson(const std::string& destination, bool current_only) const {
+  std::string out = "[";
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  for (const auto& [id, l] : leases_) {
+    if (!destination.empty() && l.destination != destination) continue;
+    if (current_only && !l.current) continue;
+    if (out.size() > 1) out += ',';
+    out += std::to_string(id);
+  }
+  out += ']';
+  return out;
 }
 
 Status SqliteStore::FlushStats(const std::vector<std::unique_ptr<WriteOp>>& batch,
@@ -532,6 +592,7 @@ Status SqliteStore::RunInSavepoint(WriteOp& op) {
   HR_RETURN_IF_ERROR(db.Exec("SAVEPOINT op", "savepoint"));
   Status s = op.Run(db);
   if (s.ok()) s = db.Exec("RELEASE op", "release savepoint");
+  if (!s.ok()) UndoLeases(op);
   if (!s.ok() && db.InTransaction()) {
     Status undo = db.Exec("ROLLBACK TO op", "rollback to savepoint");
     if (undo.ok()) undo = db.Exec("RELEASE op", "release savepoint");
@@ -623,7 +684,7 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
         .BindBlob(8, ev.body);
     HR_RETURN_IF_ERROR(ins->Exec("insert event " + ev.id));
   }
-  if (op_stats_) ++(*op_stats_)[{UnixMinute(ev.received_at), std::string()}].received;
+  if (op_) ++op_->stats[{UnixMinute(ev.received_at), std::string()}].received;
   const TimePoint now = clock_.Now();
   for (const NewDelivery& d : ev.deliveries) {
     Result<Statement> ins = db.Prepare(
@@ -647,41 +708,15 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
 
 namespace {
 
-// Due work, oldest due first: kScheduled deliveries with next_attempt_at <= ?1 and kDelivering
-// ones whose lease expired (due since it expired), at most ?2; with ?3, of that destination only.
-// Each arm walks its own index in due order and stops at the limit, so claiming costs the same
-// with an empty backlog and with millions waiting.
-constexpr char kDueSql[] =
-    "SELECT id FROM ("
-    " SELECT * FROM (SELECT id, next_attempt_at AS due FROM deliveries"
-    "  WHERE status = 'scheduled' AND next_attempt_at <= ?1"
-    "  ORDER BY next_attempt_at, id LIMIT ?2)"
-    " UNION ALL"
-    " SELECT * FROM (SELECT id, lease_until AS due FROM deliveries"
-    "  WHERE status = 'delivering' AND lease_until <= ?1"
-    "  ORDER BY lease_until, id LIMIT ?2))"
-    " ORDER BY due, id LIMIT ?2";
-// The same for one destination (deliveries_destination_due). Its leased arm reads that
-// destination's kDelivering rows, as many as it has in flight.
-constexpr char kDestinationDueSql[] =
-    "SELECT id FROM ("
-    " SELECT * FROM (SELECT id, next_attempt_at AS due FROM deliveries"
-    "  WHERE destination = ?3 AND status = 'scheduled' AND next_attempt_at <= ?1"
-    "  ORDER BY next_attempt_at, id LIMIT ?2)"
-    " UNION ALL"
-    " SELECT * FROM (SELECT id, lease_until AS due FROM deliveries"
-    "  WHERE destination = ?3 AND status = 'delivering' AND lease_until <= ?1"
-    "  ORDER BY lease_until, id LIMIT ?2))"
-    " ORDER BY due, id LIMIT ?2";
-// Whether kDueSql (kDestinationDueSql with ?2) would find anything; stops at the first row.
-constexpr char kAnyDueSql[] =
-    "SELECT EXISTS (SELECT 1 FROM deliveries WHERE status = 'scheduled' AND next_attempt_at <= ?1)"
-    " OR EXISTS (SELECT 1 FROM deliveries WHERE status = 'delivering' AND lease_until <= ?1)";
-constexpr char kAnyDestinationDueSql[] =
-    "SELECT EXISTS (SELECT 1 FROM deliveries"
-    "  WHERE destination = ?2 AND status = 'scheduled' AND next_attempt_at <= ?1)"
-    " OR EXISTS (SELECT 1 FROM deliveries"
-    "  WHERE destination = ?2 AND status = 'delivering' AND lease_until <= ?1)";
+// Scheduled deliveries (of destination ?2 in the second form), oldest due first, from the due
+// indexes; the ones leased in memory are skipped by the caller, so the walk is as long as the
+// limit plus what is in flight.
+constexpr char kScheduledSql[] =
+    "SELECT id, next_attempt_at FROM deliveries WHERE status = 'scheduled'"
+    " AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id";
+constexpr char kDestinationScheduledSql[] =
+    "SELECT id, next_attempt_at FROM deliveries WHERE destination = ?2 AND status = 'scheduled'"
+    " AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id";
 
 }  // namespace
 
@@ -692,88 +727,123 @@ Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Du
   // The delivery engine asks every destination with spare capacity, most of the time in vain. A
   // look on a reader first keeps those calls off the writer, where they would wait for a commit
   // (a reader sees every commit made before this call; what commits later waits for the next).
+  // Something is claimable when a lease has expired or a due delivery is not leased.
   {
-    Result<Reader> reader = AcquireReader();
-    if (!reader.ok()) return reader.status();
-    Result<Statement> q =
-        (*reader)->Prepare(destination.empty() ? kAnyDueSql : kAnyDestinationDueSql);
-    if (!q.ok()) return q.status();
-    q->BindTime(1, now);
-    if (!destination.empty()) q->BindText(2, destination);
-    Result<bool> row = q->Step("look for due deliveries");
-    if (!row.ok()) return row.status();
-    if (*row && q->Int(0) == 0) return std::vector<Delivery>{};
+    bool any = false;
+    {
+      std::lock_guard<std::mutex> lock(leases_mu_);
+      for (const auto& [id, l] : leases_) {
+        if (l.until <= now && (destination.empty() || l.destination == destination)) {
+          any = true;
+          break;
+        }
+      }
+    }
+    if (!any) {
+      Result<Reader> reader = AcquireReader();
+      if (!reader.ok()) return reader.status();
+      Result<Statement> q =
+          (*reader)->Prepare(destination.empty() ? kScheduledSql : kDestinationScheduledSql);
+      if (!q.ok()) return q.status();
+      q->BindTime(1, now);
+      if (!destination.empty()) q->BindText(2, destination);
+      for (;;) {
+        Result<bool> row = q->Step("look for due deliveries");
+        if (!row.ok()) return row.status();
+        if (!*row) break;
+        if (!LeaseOf(q->Int(0))) {
+          any = true;
+          break;
+        }
+      }
+    }
+    if (!any) return std::vector<Delivery>{};
   }
   return Write<std::vector<Delivery>>(
-      [now, limit, lease, owner, destination](Connection& db) -> Result<std::vector<Delivery>> {
-        std::vector<int64_t> ids;
-        {
-          Result<Statement> q = db.Prepare(destination.empty() ? kDueSql : kDestinationDueSql);
-          if (!q.ok()) return q.status();
-          q->BindTime(1, now).BindInt(2, limit);
-          if (!destination.empty()) q->BindText(3, destination);
-          for (;;) {
-            Result<bool> row = q->Step("find due deliveries");
-            if (!row.ok()) return row.status();
-            if (!*row) break;
-            ids.push_back(q->Int(0));
-          }
-        }
-        std::vector<Delivery> claimed;
-        claimed.reserve(ids.size());
-        // One statement per delivery: the lease is written and the row read back together.
-        Result<Statement> up =
-            db.Prepare(std::string("UPDATE deliveries SET status = 'delivering', lease_until = ?2,"
-                                   " lease_owner = ?3, updated_at = ?4 WHERE id = ?1 RETURNING ") +
-                       kDeliveryColumns);
-        if (!up.ok()) return up.status();
-        for (int64_t id : ids) {
-          up->BindInt(1, id).BindTime(2, now + lease).BindText(3, owner).BindTime(4, now);
-          Result<bool> row = up->Step("lease delivery");
-          if (!row.ok()) return row.status();
-          if (!*row) return Status::Internal("delivery " + std::to_string(id) + " vanished");
-          Result<Delivery> d = ReadDelivery(*up);
-          if (!d.ok()) return d.status();
-          claimed.push_back(std::move(*d));
-          // Finish the statement (RETURNING rows are produced once it has run) and rewind it.
-          Result<bool> done = up->Step("lease delivery");
-          if (!done.ok()) return done.status();
-          up->Reset();
-        }
-        return claimed;
+      [this, now, limit, lease, owner, destination](Connection& db) -> Result<std::vector<Delivery>> {
+        return ClaimOnWriter(db, now, limit, lease, owner, destination);
       });
 }
 
-namespace {
-
-// Why delivery `id` is not leased by `owner` (kNotFound / kFailedPrecondition), or the error of
-// the query. Writes nothing.
-Status LeaseRefusal(Connection& db, int64_t id, const std::string& owner) {
-  Result<Statement> q = db.Prepare("SELECT status, lease_owner FROM deliveries WHERE id = ?1");
-  if (!q.ok()) return q.status();
-  q->BindInt(1, id);
-  Result<bool> row = q->Step("check lease of delivery");
-  if (!row.ok()) return row.status();
-  const std::string what = "delivery " + std::to_string(id);
-  if (!*row) return Status::NotFound(what + " not found");
-  if (q->Text(0) != DeliveryStatusName(DeliveryStatus::kDelivering) || q->Text(1) != owner) {
-    return Status::FailedPrecondition(what + " is not leased by " + owner);
+Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoint now, int limit,
+                                                         Duration lease, const std::string& owner,
+                                                         const std::string& destination) {
+  // Candidates by (due, id): leases expired at `now` (a crashed or stuck sender; due since they
+  // expired), and scheduled deliveries due at `now` that no one holds. The writer is the only
+  // thread that changes leases, so what it reads here holds until it changes it.
+  std::vector<std::pair<TimePoint, int64_t>> due;
+  {
+    std::lock_guard<std::mutex> lock(leases_mu_);
+    for (const auto& [id, l] : leases_) {
+      if (l.until <= now && (destination.empty() || l.destination == destination)) {
+        due.emplace_back(l.until, id);
+      }
+    }
   }
-  return Status::Internal(what + " is leased by " + owner + " but was not updated");
+  std::sort(due.begin(), due.end());
+  if (due.size() > static_cast<size_t>(limit)) due.resize(static_cast<size_t>(limit));
+  {
+    Result<Statement> q = db.Prepare(destination.empty() ? kScheduledSql : kDestinationScheduledSql);
+    if (!q.ok()) return q.status();
+    q->BindTime(1, now);
+    if (!destination.empty()) q->BindText(2, destination);
+    int taken = 0;
+    // Walks until `limit` unleased ones are found, or they come due after the limit-th
+    // candidate already held.
+    while (taken < limit) {
+      Result<bool> row = q->Step("find due deliveries");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      const int64_t id = q->Int(0);
+      if (LeaseOf(id)) continue;
+      due.emplace_back(q->Time(1), id);
+      ++taken;
+    }
+  }
+  std::sort(due.begin(), due.end());
+  if (due.size() > static_cast<size_t>(limit)) due.resize(static_cast<size_t>(limit));
+
+  std::vector<Delivery> claimed;
+  claimed.reserve(due.size());
+  Result<Statement> q = db.Prepare(std::string("SELECT ") + kDeliveryColumns +
+                                   ", current FROM deliveries WHERE id = ?1");
+  if (!q.ok()) return q.status();
+  for (const auto& [when, id] : due) {
+    q->Reset();
+    q->BindInt(1, id);
+    Result<bool> row = q->Step("load due delivery");
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::Internal("delivery " + std::to_string(id) + " vanished");
+    Result<Delivery> d = ReadDelivery(*q);
+    if (!d.ok()) return d.status();
+    const bool current = q->Int(16) != 0;
+    d->status = DeliveryStatus::kDelivering;
+    d->lease_until = now + lease;
+    d->lease_owner = owner;
+    SetLease(id, Lease{owner, now + lease, d->destination, d->next_attempt_at, current});
+    claimed.push_back(std::move(*d));
+  }
+  return claimed;
 }
 
-// Writes the delivery's new state (lease cleared) if `owner` holds its lease, and inserts the
-// attempt. When the lease is not held, sets *refused and returns why (kNotFound /
-// kFailedPrecondition), having written nothing; after any other error the caller must roll back
-// (the update may have been written).
-Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate& update,
-                    const std::string& owner, TimePoint now, bool* refused,
-                    SqliteStore::StatsDelta* stats) {
+Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
+                                 const DeliveryUpdate& update, const std::string& owner,
+                                 TimePoint now, bool* refused) {
   *refused = false;
+  const std::string what = "delivery " + std::to_string(attempt.delivery_id);
+  std::optional<Lease> lease = LeaseOf(attempt.delivery_id);
+  if (!lease || lease->owner != owner) {
+    Result<Statement> q = db.Prepare("SELECT 1 FROM deliveries WHERE id = ?1");
+    if (!q.ok()) return q.status();
+    q->BindInt(1, attempt.delivery_id);
+    Result<bool> row = q->Step("look for delivery");
+    if (!row.ok()) return row.status();
+    *refused = true;
+    if (!*row) return Status::NotFound(what + " not found");
+    return Status::FailedPrecondition(what + " is not leased by " + owner);
+  }
   std::string destination;
-  bool updated = false;
   {
-    // The lease check is part of the update; only a refused record looks further.
     Result<Statement> up = db.Prepare(
         // A chain a replay replaced while this attempt was out is not retried (see InsertReplay).
         "UPDATE deliveries SET"
@@ -784,7 +854,7 @@ Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate
         " attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
         " first_failure_at = ?6, last_delay_ms = ?7, lease_until = NULL,"
         " lease_owner = '', updated_at = ?9"
-        " WHERE id = ?1 AND status = 'delivering' AND lease_owner = ?10 RETURNING destination");
+        " WHERE id = ?1 RETURNING destination");
     if (!up.ok()) return up.status();
     up->BindInt(1, attempt.delivery_id)
         .BindText(2, DeliveryStatusName(update.status))
@@ -794,26 +864,21 @@ Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate
         .BindOptTime(6, update.first_failure_at)
         .BindInt(7, update.last_delay.count())
         .BindOptText(8, update.reason)
-        .BindTime(9, now)
-        .BindText(10, owner);
+        .BindTime(9, now);
     Result<bool> row = up->Step("update delivery");
     if (!row.ok()) return row.status();
-    if (*row) {
-      updated = true;
-      destination = up->Text(0);
-      HR_RETURN_IF_ERROR(up->Exec("update delivery"));  // runs the statement to its end
+    if (!*row) {
+      *refused = true;
+      return Status::NotFound(what + " not found");
     }
+    destination = up->Text(0);
+    HR_RETURN_IF_ERROR(up->Exec("update delivery"));  // runs the statement to its end
   }
-  if (!updated) {
-    Status why = LeaseRefusal(db, attempt.delivery_id, owner);
-    *refused =
-        why.code() == Status::Code::kNotFound || why.code() == Status::Code::kFailedPrecondition;
-    return why;
-  }
-  if (stats) {
+  SetLease(attempt.delivery_id, std::nullopt);
+  if (op_) {
     // The dashboard's counters: one attempt in the minute it is recorded, and the delivery's
     // outcome when this attempt made it final.
-    SqliteStore::StatsCounts& c = (*stats)[{UnixMinute(now), destination}];
+    StatsCounts& c = op_->stats[{UnixMinute(now), destination}];
     ++c.attempts;
     if (update.status == DeliveryStatus::kDelivered) {
       ++c.delivered;
@@ -839,14 +904,12 @@ Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate
   return ins->Exec("insert attempt");
 }
 
-}  // namespace
-
 Status SqliteStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                                   const std::string& owner) {
   const TimePoint now = clock_.Now();
   Result<Unit> r = Write<Unit>([this, &attempt, &update, &owner, now](Connection& db) -> Result<Unit> {
     bool refused;
-    HR_RETURN_IF_ERROR(WriteAttempt(db, attempt, update, owner, now, &refused, op_stats_));
+    HR_RETURN_IF_ERROR(WriteAttempt(db, attempt, update, owner, now, &refused));
     return Unit{};
   });
   return r.ok() ? Status::Ok() : r.status();
@@ -864,7 +927,7 @@ std::vector<Status> SqliteStore::RecordAttempts(const std::vector<AttemptRecord>
         out.reserve(records.size());
         for (const AttemptRecord& rec : records) {
           bool refused;
-          Status st = WriteAttempt(db, rec.attempt, rec.update, owner, now, &refused, op_stats_);
+          Status st = WriteAttempt(db, rec.attempt, rec.update, owner, now, &refused);
           if (!st.ok() && !refused) return st;
           out.push_back(std::move(st));
         }
@@ -901,12 +964,15 @@ Status SqliteStore::PutBreaker(const std::string& destination,
 Result<int64_t> SqliteStore::PauseDeliveries(const std::string& destination,
                                              const std::string& reason) {
   const TimePoint now = clock_.Now();
-  return Write<int64_t>([&destination, &reason, now](Connection& db) -> Result<int64_t> {
+  return Write<int64_t>([this, &destination, &reason, now](Connection& db) -> Result<int64_t> {
+    // Those in flight (leased in memory; their rows read as scheduled) finish their attempt.
+    const std::string leased = LeasedIdsJson(destination, false);
     Result<Statement> up = db.Prepare(
         "UPDATE deliveries SET status = 'paused', reason = ?2, updated_at = ?3"
-        " WHERE destination = ?1 AND status = 'scheduled'");
+        " WHERE destination = ?1 AND status = 'scheduled'"
+        " AND id NOT IN (SELECT value FROM json_each(?4))");
     if (!up.ok()) return up.status();
-    up->BindText(1, destination).BindText(2, reason).BindTime(3, now);
+    up->BindText(1, destination).BindText(2, reason).BindTime(3, now).BindText(4, leased);
     HR_RETURN_IF_ERROR(up->Exec("pause deliveries to " + destination));
     return db.Changes();
   });
@@ -924,13 +990,13 @@ Result<int64_t> SqliteStore::ResumeDeliveries(const std::string& destination, Ti
   });
 }
 
-namespace {
-
 // Starts one replay chain (CreateReplay, CreateReplays); returns its delivery id, or kNotFound
 // when the event does not exist.
-Result<int64_t> InsertReplay(Connection& db, const std::string& event_id,
-                             const std::string& destination, int max_attempts, TimePoint due) {
+Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& event_id,
+                                          const std::string& destination, int max_attempts,
+                                          TimePoint due) {
   int64_t chain = 0;
+  int64_t in_flight = 0;  // the id of the current chain's delivery when it is leased
   {
     Result<Statement> q = db.Prepare(
         "SELECT EXISTS (SELECT 1 FROM events WHERE id = ?1),"
@@ -944,19 +1010,41 @@ Result<int64_t> InsertReplay(Connection& db, const std::string& event_id,
     chain = q->Int(1);
   }
   {
+    // The chain in flight, if any: leased in memory, its row still reads as scheduled.
+    Result<Statement> q = db.Prepare(
+        "SELECT id FROM deliveries WHERE event_id = ?1 AND destination = ?2 AND current = 1");
+    if (!q.ok()) return q.status();
+    q->BindText(1, event_id).BindText(2, destination);
+    for (;;) {
+      Result<bool> row = q->Step("current chain of " + event_id);
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      if (std::optional<Lease> l = LeaseOf(q->Int(0))) {
+        l->current = false;
+        SetLease(q->Int(0), std::move(*l));
+        in_flight = q->Int(0);
+      }
+    }
+  }
+  {
     // The new chain becomes the current one; the ones before stay as history. A chain still
     // waiting for a retry (or paused) is stopped, or the event would go out twice: once through
-    // the replay, once more when the old chain's retry comes due. One in flight finishes its
-    // attempt; WriteAttempt schedules no retry for it.
+    // the replay, once more when the old chain's retry comes due. One in flight (leased) finishes
+    // its attempt; WriteAttempt schedules no retry for it.
     Result<Statement> up = db.Prepare(
         "UPDATE deliveries SET current = 0,"
-        " reason = CASE WHEN status IN ('scheduled', 'paused') THEN ?3 ELSE reason END,"
-        " status = CASE WHEN status IN ('scheduled', 'paused') THEN 'failed' ELSE status END"
+        " reason = CASE WHEN status IN ('scheduled', 'paused') AND id <> ?4 THEN ?3"
+        "  ELSE reason END,"
+        " status = CASE WHEN status IN ('scheduled', 'paused') AND id <> ?4 THEN 'failed'"
+        "  ELSE status END"
         " WHERE event_id = ?1 AND destination = ?2 AND current = 1");
     if (!up.ok()) return up.status();
     const std::string replaced =  // bound, not copied: lives until Exec
         "replaced by replay chain " + std::to_string(chain) + " before it was delivered";
-    up->BindText(1, event_id).BindText(2, destination).BindText(3, replaced);
+    up->BindText(1, event_id)
+        .BindText(2, destination)
+        .BindText(3, replaced)
+        .BindInt(4, in_flight);
     HR_RETURN_IF_ERROR(up->Exec("supersede the chains of " + event_id));
   }
   Result<Statement> ins = db.Prepare(
@@ -973,13 +1061,11 @@ Result<int64_t> InsertReplay(Connection& db, const std::string& event_id,
   return db.LastInsertRowid();
 }
 
-}  // namespace
-
 Result<Delivery> SqliteStore::CreateReplay(const std::string& event_id,
                                            const std::string& destination, int max_attempts,
                                            TimePoint now) {
   return Write<Delivery>(
-      [&event_id, &destination, max_attempts, now](Connection& db) -> Result<Delivery> {
+      [this, &event_id, &destination, max_attempts, now](Connection& db) -> Result<Delivery> {
         Result<int64_t> id = InsertReplay(db, event_id, destination, max_attempts, now);
         if (!id.ok()) return id.status();
         return LoadDelivery(db, *id);
@@ -988,7 +1074,7 @@ Result<Delivery> SqliteStore::CreateReplay(const std::string& event_id,
 
 Result<int64_t> SqliteStore::CreateReplays(const std::vector<NewReplay>& replays) {
   if (replays.empty()) return int64_t{0};
-  return Write<int64_t>([&replays](Connection& db) -> Result<int64_t> {
+  return Write<int64_t>([this, &replays](Connection& db) -> Result<int64_t> {
     int64_t created = 0;
     for (const NewReplay& r : replays) {
       Result<int64_t> id = InsertReplay(db, r.event_id, r.destination, r.max_attempts, r.due);
@@ -1119,7 +1205,15 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   if (filter.status || filter.destination) {
     // Both set: one delivery must match both (a failed delivery *to* that destination).
     sql += " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id";
-    if (filter.status) sql += " AND d.status = ?5 AND d.current = 1";
+    // Claims live in memory (?8, the leased ids): a leased delivery reads as scheduled on disk
+    // but is delivering.
+    if (filter.status == DeliveryStatus::kDelivering) {
+      sql += " AND d.current = 1 AND d.id IN (SELECT value FROM json_each(?8))";
+    } else if (filter.status == DeliveryStatus::kScheduled) {
+      sql += " AND d.status = ?5 AND d.current = 1 AND d.id NOT IN (SELECT value FROM json_each(?8))";
+    } else if (filter.status) {
+      sql += " AND d.status = ?5 AND d.current = 1";
+    }
     if (filter.destination) sql += " AND d.destination = ?6";
     sql += ")";
   }
@@ -1131,6 +1225,10 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   if (!q.ok()) return q.status();
   const std::string status =
       filter.status ? std::string(DeliveryStatusName(*filter.status)) : std::string();
+  const std::string leased = filter.status == DeliveryStatus::kDelivering ||
+                                     filter.status == DeliveryStatus::kScheduled
+                                 ? LeasedIdsJson("", true)
+                                 : std::string("[]");
   q->BindText(1, cursor)
       .BindOptText(2, filter.source)
       .BindOptTime(3, filter.since)
@@ -1138,6 +1236,9 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
       .BindText(5, status)
       .BindOptText(6, filter.destination)
       .BindInt(7, limit + 1);  // one more than asked tells whether a next page exists
+  if (filter.status == DeliveryStatus::kDelivering || filter.status == DeliveryStatus::kScheduled) {
+    q->BindText(8, leased);
+  }
   EventPage page;
   for (;;) {
     Result<bool> row = q->Step("list events");
@@ -1153,7 +1254,7 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   }
   // Each event's current deliveries: one probe of deliveries_event per event on the page.
   Result<Statement> cur = (*db)->Prepare(
-      "SELECT destination, status, chain FROM deliveries WHERE event_id = ?1 AND current = 1"
+      "SELECT destination, status, chain, id FROM deliveries WHERE event_id = ?1 AND current = 1"
       " ORDER BY destination");
   if (!cur.ok()) return cur.status();
   for (Event& e : page.items) {
@@ -1168,7 +1269,7 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
       const std::string status = cur->Text(1);
       std::optional<DeliveryStatus> parsed = ParseDeliveryStatus(status);
       if (!parsed) return Status::Internal("unknown delivery status in the database: " + status);
-      c.status = *parsed;
+      c.status = LeaseOf(cur->Int(3)) ? DeliveryStatus::kDelivering : *parsed;
       c.chain = static_cast<int>(cur->Int(2));
       e.current.push_back(std::move(c));
     }
@@ -1183,7 +1284,16 @@ Result<std::vector<Delivery>> SqliteStore::GetDeliveries(const std::string& even
                                        " FROM deliveries WHERE event_id = ?1 ORDER BY id");
   if (!q.ok()) return q.status();
   q->BindText(1, event_id);
-  return ReadDeliveries(*q, "get deliveries of " + event_id);
+  Result<std::vector<Delivery>> out = ReadDeliveries(*q, "get deliveries of " + event_id);
+  if (!out.ok()) return out;
+  for (Delivery& d : *out) {
+    if (std::optional<Lease> l = LeaseOf(d.id)) {  // claimed: in flight
+      d.status = DeliveryStatus::kDelivering;
+      d.lease_until = l->until;
+      d.lease_owner = l->owner;
+    }
+  }
+  return out;
 }
 
 Result<std::vector<Attempt>> SqliteStore::GetAttempts(int64_t delivery_id) {
@@ -1213,33 +1323,51 @@ Result<std::vector<Attempt>> SqliteStore::GetAttempts(int64_t delivery_id) {
 }
 
 Result<std::optional<TimePoint>> SqliteStore::NextDueAt(const std::string& destination) {
+  return EarliestScheduled(destination, std::nullopt);
+}
+
+Result<std::optional<TimePoint>> SqliteStore::EarliestScheduled(const std::string& destination,
+                                                                std::optional<TimePoint> by) {
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
+  // In due order, skipping those leased in memory (their rows read as scheduled): a walk as long
+  // as what is in flight, not as the backlog.
   Result<Statement> q =
       destination.empty()
-          ? (*db)->Prepare("SELECT MIN(next_attempt_at) FROM deliveries WHERE status = 'scheduled'")
+          ? (*db)->Prepare(
+                "SELECT id, next_attempt_at FROM deliveries WHERE status = 'scheduled'"
+                " AND next_attempt_at <= ?1 ORDER BY next_attempt_at")
           : (*db)->Prepare(
-                "SELECT MIN(next_attempt_at) FROM deliveries"
-                " WHERE destination = ?1 AND status = 'scheduled'");
+                "SELECT id, next_attempt_at FROM deliveries WHERE destination = ?2"
+                " AND status = 'scheduled' AND next_attempt_at <= ?1 ORDER BY next_attempt_at");
   if (!q.ok()) return q.status();
-  if (!destination.empty()) q->BindText(1, destination);
-  Result<bool> row = q->Step("next due");
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<TimePoint>();
-  return q->OptTime(0);
+  q->BindInt(1, by ? ToUnixMillis(*by) : std::numeric_limits<int64_t>::max());
+  if (!destination.empty()) q->BindText(2, destination);
+  for (;;) {
+    Result<bool> row = q->Step("next due");
+    if (!row.ok()) return row.status();
+    if (!*row) return std::optional<TimePoint>();
+    if (!LeaseOf(q->Int(0))) return std::optional<TimePoint>(q->Time(1));
+  }
 }
 
 Result<int64_t> SqliteStore::CountDue(TimePoint now) {
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
-  // Counts entries of deliveries_due: proportional to what is due, never to the whole backlog.
+  // Counts entries of deliveries_due: proportional to what is due, never to the whole backlog;
+  // minus the due ones leased in memory.
   Result<Statement> q = (*db)->Prepare(
       "SELECT COUNT(*) FROM deliveries WHERE status = 'scheduled' AND next_attempt_at <= ?1");
   if (!q.ok()) return q.status();
   q->BindTime(1, now);
   Result<bool> row = q->Step("count due deliveries");
   if (!row.ok()) return row.status();
-  return *row ? q->Int(0) : int64_t{0};
+  int64_t n = *row ? q->Int(0) : int64_t{0};
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  for (const auto& [id, l] : leases_) {
+    if (l.due <= now) --n;
+  }
+  return std::max<int64_t>(n, 0);
 }
 
 Result<std::map<std::string, int64_t>> SqliteStore::CountDueByDestination(TimePoint now) {
@@ -1256,6 +1384,14 @@ Result<std::map<std::string, int64_t>> SqliteStore::CountDueByDestination(TimePo
     if (!row.ok()) return row.status();
     if (!*row) break;
     out[q->Text(0)] = q->Int(1);
+  }
+  {
+    std::lock_guard<std::mutex> lock(leases_mu_);
+    for (const auto& [id, l] : leases_) {
+      if (l.due > now) continue;
+      auto it = out.find(l.destination);
+      if (it != out.end() && --it->second <= 0) out.erase(it);
+    }
   }
   return out;
 }
@@ -1288,17 +1424,7 @@ Result<std::vector<StatsRow>> SqliteStore::GetStats(TimePoint since, TimePoint u
 }
 
 Result<std::optional<TimePoint>> SqliteStore::OldestDueAt(TimePoint now) {
-  Result<Reader> db = AcquireReader();
-  if (!db.ok()) return db.status();
-  Result<Statement> q = (*db)->Prepare(
-      "SELECT MIN(next_attempt_at) FROM deliveries"
-      " WHERE status = 'scheduled' AND next_attempt_at <= ?1");
-  if (!q.ok()) return q.status();
-  q->BindTime(1, now);
-  Result<bool> row = q->Step("oldest due");
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<TimePoint>();
-  return q->OptTime(0);
+  return EarliestScheduled("", now);
 }
 
 Result<std::optional<policy::BreakerSnapshot>> SqliteStore::GetBreaker(
@@ -1378,7 +1504,16 @@ Result<int64_t> SqliteStore::CountDeliveries(DeliveryStatus status) {
   q->BindText(1, DeliveryStatusName(status));
   Result<bool> row = q->Step("count deliveries");
   if (!row.ok()) return row.status();
-  return *row ? q->Int(0) : int64_t{0};
+  int64_t n = *row ? q->Int(0) : int64_t{0};
+  // Claims live in memory: a current delivery leased there is delivering, though its row reads
+  // as scheduled.
+  if (status == DeliveryStatus::kScheduled || status == DeliveryStatus::kDelivering) {
+    int64_t leased = 0;
+    std::lock_guard<std::mutex> lock(leases_mu_);
+    for (const auto& [id, l] : leases_) leased += l.current ? 1 : 0;
+    n = status == DeliveryStatus::kDelivering ? leased : std::max<int64_t>(n - leased, 0);
+  }
+  return n;
 }
 
 // ---------------------------------------------------------------------------------------------
