@@ -258,7 +258,9 @@ int Serve(const ServeOptions& options) {
   sqlite.max_page_count = options.sqlite_max_page_count;
   auto opened = store::OpenSqliteStore(sqlite, clock);
   if (!opened.ok()) {
-    return Fail(1,
+    // FailedPrecondition: the directory cannot be used as it is (a schema from a development
+    // build or a newer one); retrying will not help: 2, like a bad configuration.
+    return Fail(opened.status().code() == Status::Code::kFailedPrecondition ? 2 : 1,
                 "cannot open the store in " + config.store.dir + ": " + opened.status().message());
   }
   std::unique_ptr<store::Store> store = std::move(*opened);

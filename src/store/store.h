@@ -34,8 +34,8 @@ struct NewDelivery {
 };
 
 // What arrived, exactly as received, plus one delivery per route.
+// The store assigns its id (AppendResult::id): time-ordered, see store/event_id.h.
 struct NewEvent {
-  std::string id;  // ULID, chosen by the caller
   std::string source;
   TimePoint received_at{};
   std::vector<Header> headers;  // hop-by-hop headers already removed
@@ -49,7 +49,9 @@ struct NewEvent {
 };
 
 struct AppendResult {
-  std::string id;          // the stored event's id (the earlier one for a duplicate)
+  // The stored event's id, assigned by the store (the earlier one's for a duplicate): a
+  // time-ordered, ULID-shaped string (store/event_id.h), also the deliveries' webhook-id.
+  std::string id;
   bool duplicate = false;  // true when nothing new was stored
 };
 

@@ -18,6 +18,7 @@
 #include "common/id.h"
 #include "common/list_limits.h"
 #include "common/thread_name.h"
+#include "store/event_id.h"
 #include "store/sqlite/migrations.h"
 
 namespace hookrelay::store {
@@ -101,7 +102,7 @@ constexpr char kEventColumns[] =
 // Reads the columns of kEventColumns (and the body when `body_col` >= 0).
 Result<Event> ReadEvent(const Statement& row, int body_col) {
   Event e;
-  e.id = row.Text(0);
+  e.id = EventIdFromKey(row.Int(0));
   e.source = row.Text(1);
   e.received_at = row.Time(2);
   e.content_type = row.Text(3);
@@ -116,12 +117,12 @@ Result<Event> ReadEvent(const Statement& row, int body_col) {
 
 constexpr char kDeliveryColumns[] =
     "id, event_id, destination, chain, status, attempts, max_attempts, next_attempt_at, deadline, "
-    "first_failure_at, last_delay_ms, reason, lease_until, lease_owner, created_at, updated_at";
+    "first_failure_at, last_delay_ms, reason, created_at, updated_at";
 
 Result<Delivery> ReadDelivery(const Statement& row) {
   Delivery d;
   d.id = row.Int(0);
-  d.event_id = row.Text(1);
+  d.event_id = EventIdFromKey(row.Int(1));
   d.destination = row.Text(2);
   d.chain = static_cast<int>(row.Int(3));
   std::string status = row.Text(4);
@@ -135,10 +136,8 @@ Result<Delivery> ReadDelivery(const Statement& row) {
   d.first_failure_at = row.OptTime(9);
   d.last_delay = Duration(row.Int(10));
   d.reason = row.OptText(11);
-  d.lease_until = row.OptTime(12);
-  d.lease_owner = row.Text(13);
-  d.created_at = row.Time(14);
-  d.updated_at = row.Time(15);
+  d.created_at = row.Time(12);
+  d.updated_at = row.Time(13);
   return d;
 }
 
@@ -317,9 +316,26 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
                    "PRAGMA busy_timeout = " +
                        std::to_string(kBusyTimeoutMs),
                    "configure " + store->path_));
+  // A directory made by a development build before the first released schema: refused, not
+  // touched (its events cannot be carried over: their ids and indexes differ).
+  Result<std::optional<int>> dev = sqlite::DevelopmentSchemaVersion(w);
+  if (!dev.ok()) return dev.status();
+  if (dev->has_value()) {
+    return Status::FailedPrecondition(
+        "data directory " + options.dir + " has schema version " + std::to_string(**dev) +
+        " from a development build of hookrelay; this build's first released schema cannot read "
+        "it: move the directory aside and start again, or keep running the older build");
+  }
   Result<sqlite::MigrationResult> migrated =
       sqlite::ApplyMigrations(w, sqlite::SchemaMigrations(), clock.Now());
   if (!migrated.ok()) return migrated.status();
+  {
+    Result<Statement> q = w.Prepare("SELECT COALESCE(MAX(id), 0) FROM events");
+    if (!q.ok()) return q.status();
+    Result<bool> row = q->Step("find the last event key");
+    if (!row.ok()) return row.status();
+    store->last_event_key_ = *row ? q->Int(0) : 0;
+  }
   store->schema_version_ = migrated->version;
   store->migrations_applied_ = migrated->applied;
   // After migrating, so a tiny test limit cannot break schema creation.
@@ -649,32 +665,34 @@ void SqliteStore::AppendEvent(NewEvent event, AppendCallback done) {
 }
 
 Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* result) {
-  if (ev.id.empty()) return Status::InvalidArgument("event id is empty", "id");
   if (ev.dedup_key) {
     // Runs in the batch's transaction, after the appends queued before this one: a duplicate in
-    // the same batch is found too.
+    // the same batch is found too. The window is a key range (keys are time-ordered).
     Result<Statement> q = db.Prepare(
-        "SELECT id FROM events WHERE source = ?1 AND dedup_key = ?2 AND received_at >= ?3 "
-        "ORDER BY received_at DESC LIMIT 1");
+        "SELECT id FROM events WHERE source = ?1 AND dedup_key = ?2 AND id >= ?3 "
+        "ORDER BY id DESC LIMIT 1");
     if (!q.ok()) return q.status();
     q->BindText(1, ev.source)
         .BindText(2, *ev.dedup_key)
-        .BindTime(3, ev.received_at - ev.dedup_window);
+        .BindInt(3, EventKeyFloor(ev.received_at - ev.dedup_window));
     Result<bool> row = q->Step("dedup lookup");
     if (!row.ok()) return row.status();
     if (*row) {
-      result->id = q->Text(0);
+      result->id = EventIdFromKey(q->Int(0));
       result->duplicate = true;
       return Status::Ok();
     }
   }
+  // Strictly increasing, whatever the clock does. A run rolled back leaves a gap: harmless.
+  const int64_t key = std::max(last_event_key_ + 1, EventKeyFloor(ev.received_at));
+  last_event_key_ = key;
   {
     const std::string headers = EncodeHeaders(ev.headers);
     Result<Statement> ins = db.Prepare(
         "INSERT INTO events(id, source, received_at, content_type, size, dedup_key, headers, body)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     if (!ins.ok()) return ins.status();
-    ins->BindText(1, ev.id)
+    ins->BindInt(1, key)
         .BindText(2, ev.source)
         .BindTime(3, ev.received_at)
         .BindText(4, ev.content_type)
@@ -682,7 +700,7 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
         .BindOptText(6, ev.dedup_key)
         .BindBlob(7, headers)
         .BindBlob(8, ev.body);
-    HR_RETURN_IF_ERROR(ins->Exec("insert event " + ev.id));
+    HR_RETURN_IF_ERROR(ins->Exec("insert event"));
   }
   if (op_) ++op_->stats[{UnixMinute(ev.received_at), std::string()}].received;
   const TimePoint now = clock_.Now();
@@ -692,16 +710,16 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
         " next_attempt_at, reason, created_at, updated_at)"
         " VALUES (?1, ?2, 0, ?3, 0, ?4, ?5, ?6, ?7, ?7)");
     if (!ins.ok()) return ins.status();
-    ins->BindText(1, ev.id)
+    ins->BindInt(1, key)
         .BindText(2, d.destination)
         .BindText(3, DeliveryStatusName(d.status))
         .BindInt(4, d.max_attempts)
         .BindTime(5, d.next_attempt_at)
         .BindOptText(6, d.reason)
         .BindTime(7, now);
-    HR_RETURN_IF_ERROR(ins->Exec("insert delivery of " + ev.id + " to " + d.destination));
+    HR_RETURN_IF_ERROR(ins->Exec("insert delivery to " + d.destination));
   }
-  result->id = ev.id;
+  result->id = EventIdFromKey(key);
   result->duplicate = false;
   return Status::Ok();
 }
@@ -816,7 +834,7 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
     if (!*row) return Status::Internal("delivery " + std::to_string(id) + " vanished");
     Result<Delivery> d = ReadDelivery(*q);
     if (!d.ok()) return d.status();
-    const bool current = q->Int(16) != 0;
+    const bool current = q->Int(14) != 0;
     d->status = DeliveryStatus::kDelivering;
     d->lease_until = now + lease;
     d->lease_owner = owner;
@@ -852,8 +870,7 @@ Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
         " reason = CASE WHEN current = 0 AND ?2 IN ('scheduled', 'paused')"
         "  THEN 'replaced by a replay before it was delivered' ELSE ?8 END,"
         " attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
-        " first_failure_at = ?6, last_delay_ms = ?7, lease_until = NULL,"
-        " lease_owner = '', updated_at = ?9"
+        " first_failure_at = ?6, last_delay_ms = ?7, updated_at = ?9"
         " WHERE id = ?1 RETURNING destination");
     if (!up.ok()) return up.status();
     up->BindInt(1, attempt.delivery_id)
@@ -995,6 +1012,8 @@ Result<int64_t> SqliteStore::ResumeDeliveries(const std::string& destination, Ti
 Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& event_id,
                                           const std::string& destination, int max_attempts,
                                           TimePoint due) {
+  const std::optional<int64_t> key = EventKeyFromId(event_id);
+  if (!key) return Status::NotFound("event " + event_id + " not found");
   int64_t chain = 0;
   int64_t in_flight = 0;  // the id of the current chain's delivery when it is leased
   {
@@ -1003,7 +1022,7 @@ Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& eve
         " (SELECT COALESCE(MAX(chain), -1) + 1 FROM deliveries"
         "  WHERE event_id = ?1 AND destination = ?2)");
     if (!q.ok()) return q.status();
-    q->BindText(1, event_id).BindText(2, destination);
+    q->BindInt(1, *key).BindText(2, destination);
     Result<bool> row = q->Step("replay lookup");
     if (!row.ok()) return row.status();
     if (!*row || q->Int(0) == 0) return Status::NotFound("event " + event_id + " not found");
@@ -1014,7 +1033,7 @@ Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& eve
     Result<Statement> q = db.Prepare(
         "SELECT id FROM deliveries WHERE event_id = ?1 AND destination = ?2 AND current = 1");
     if (!q.ok()) return q.status();
-    q->BindText(1, event_id).BindText(2, destination);
+    q->BindInt(1, *key).BindText(2, destination);
     for (;;) {
       Result<bool> row = q->Step("current chain of " + event_id);
       if (!row.ok()) return row.status();
@@ -1041,7 +1060,7 @@ Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& eve
     if (!up.ok()) return up.status();
     const std::string replaced =  // bound, not copied: lives until Exec
         "replaced by replay chain " + std::to_string(chain) + " before it was delivered";
-    up->BindText(1, event_id)
+    up->BindInt(1, *key)
         .BindText(2, destination)
         .BindText(3, replaced)
         .BindInt(4, in_flight);
@@ -1052,7 +1071,7 @@ Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& eve
       " max_attempts, next_attempt_at, created_at, updated_at)"
       " VALUES (?1, ?2, ?3, 'scheduled', 0, ?4, ?5, ?5, ?5)");
   if (!ins.ok()) return ins.status();
-  ins->BindText(1, event_id)
+  ins->BindInt(1, *key)
       .BindText(2, destination)
       .BindInt(3, chain)
       .BindInt(4, max_attempts)
@@ -1103,14 +1122,15 @@ Result<int64_t> SqliteStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
     // Deliveries and attempts go with their events (ON DELETE CASCADE). An event with a
     // delivery still under way (scheduled, delivering, paused) is kept: retention never turns a
     // pending delivery into a silent loss.
+    // The cutoff is a key range of the events table itself (keys are time-ordered).
     Result<Statement> del = db.Prepare(
         "DELETE FROM events WHERE id IN"
-        " (SELECT e.id FROM events e WHERE e.received_at < ?1 AND NOT EXISTS"
+        " (SELECT e.id FROM events e WHERE e.id < ?1 AND NOT EXISTS"
         "   (SELECT 1 FROM deliveries d WHERE d.event_id = e.id"
         "    AND d.status NOT IN ('delivered', 'failed'))"
-        "  ORDER BY e.received_at LIMIT ?2)");
+        "  ORDER BY e.id LIMIT ?2)");
     if (!del.ok()) return del.status();
-    del->BindTime(1, cutoff).BindInt(2, batch);
+    del->BindInt(1, EventKeyFloor(cutoff)).BindInt(2, batch);
     HR_RETURN_IF_ERROR(del->Exec("purge events"));
     return db.Changes();  // counts the events only, not the cascaded rows
   });
@@ -1173,12 +1193,14 @@ Result<SqliteStore::Reader> SqliteStore::AcquireReader() {
 }
 
 Result<std::optional<Event>> SqliteStore::GetEvent(const std::string& id) {
+  const std::optional<int64_t> key = EventKeyFromId(id);
+  if (!key) return std::optional<Event>();  // not an id of this store: no such event
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
   Result<Statement> q = (*db)->Prepare(std::string("SELECT ") + kEventColumns +
                                        ", e.body FROM events e WHERE e.id = ?1");
   if (!q.ok()) return q.status();
-  q->BindText(1, id);
+  q->BindInt(1, *key);
   Result<bool> row = q->Step("get event " + id);
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<Event>();
@@ -1190,9 +1212,11 @@ Result<std::optional<Event>> SqliteStore::GetEvent(const std::string& id) {
 Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::string& cursor,
                                           int limit) {
   limit = std::clamp(limit, 1, kMaxListLimit);
-  // Cursors are event ids (ULIDs); anything else was not made here.
-  if (!cursor.empty() && !IsUlid(cursor)) {
-    return BadCursor();
+  // Cursors are event ids; anything else was not made here.
+  std::optional<int64_t> after;
+  if (!cursor.empty()) {
+    after = EventKeyFromId(cursor);
+    if (!after) return BadCursor();
   }
   // Only the filters in use appear in the SQL, so the planner sees plain conditions. Parameter
   // numbers are fixed; ?7 (the limit) is always present, which makes ?1..?6 valid to bind even
@@ -1200,21 +1224,24 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   std::string sql = std::string("SELECT ") + kEventColumns + " FROM events e WHERE 1 = 1";
   if (!cursor.empty()) sql += " AND e.id < ?1";
   if (filter.source) sql += " AND e.source = ?2";
-  if (filter.since) sql += " AND e.received_at >= ?3";
-  if (filter.until) sql += " AND e.received_at < ?4";
+  // A time range is a key range of the events table (keys are time-ordered).
+  if (filter.since) sql += " AND e.id >= ?3";
+  if (filter.until) sql += " AND e.id < ?4";
   if (filter.status || filter.destination) {
-    // Both set: one delivery must match both (a failed delivery *to* that destination).
+    // Both set: one delivery must match both (a failed delivery *to* that destination). One
+    // probe of deliveries_event per event: `+d.status` keeps the planner off the status indexes,
+    // which would walk every delivery in that status for each event.
     sql += " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id";
     // Claims live in memory (?8, the leased ids): a leased delivery reads as scheduled on disk
     // but is delivering.
     if (filter.status == DeliveryStatus::kDelivering) {
       sql += " AND d.current = 1 AND d.id IN (SELECT value FROM json_each(?8))";
     } else if (filter.status == DeliveryStatus::kScheduled) {
-      sql += " AND d.status = ?5 AND d.current = 1 AND d.id NOT IN (SELECT value FROM json_each(?8))";
+      sql += " AND +d.status = ?5 AND d.current = 1 AND d.id NOT IN (SELECT value FROM json_each(?8))";
     } else if (filter.status) {
-      sql += " AND d.status = ?5 AND d.current = 1";
+      sql += " AND +d.status = ?5 AND d.current = 1";
     }
-    if (filter.destination) sql += " AND d.destination = ?6";
+    if (filter.destination) sql += " AND +d.destination = ?6";
     sql += ")";
   }
   sql += " ORDER BY e.id DESC LIMIT ?7";
@@ -1229,10 +1256,10 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
                                      filter.status == DeliveryStatus::kScheduled
                                  ? LeasedIdsJson("", true)
                                  : std::string("[]");
-  q->BindText(1, cursor)
+  q->BindInt(1, after.value_or(0))
       .BindOptText(2, filter.source)
-      .BindOptTime(3, filter.since)
-      .BindOptTime(4, filter.until)
+      .BindInt(3, filter.since ? EventKeyFloor(*filter.since) : 0)
+      .BindInt(4, filter.until ? EventKeyFloor(*filter.until) : 0)
       .BindText(5, status)
       .BindOptText(6, filter.destination)
       .BindInt(7, limit + 1);  // one more than asked tells whether a next page exists
@@ -1259,7 +1286,7 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   if (!cur.ok()) return cur.status();
   for (Event& e : page.items) {
     cur->Reset();
-    cur->BindText(1, e.id);
+    cur->BindInt(1, EventKeyFromId(e.id).value_or(0));
     for (;;) {
       Result<bool> row = cur->Step("current deliveries of " + e.id);
       if (!row.ok()) return row.status();
@@ -1278,12 +1305,14 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
 }
 
 Result<std::vector<Delivery>> SqliteStore::GetDeliveries(const std::string& event_id) {
+  const std::optional<int64_t> key = EventKeyFromId(event_id);
+  if (!key) return std::vector<Delivery>{};
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
   Result<Statement> q = (*db)->Prepare(std::string("SELECT ") + kDeliveryColumns +
                                        " FROM deliveries WHERE event_id = ?1 ORDER BY id");
   if (!q.ok()) return q.status();
-  q->BindText(1, event_id);
+  q->BindInt(1, *key);
   Result<std::vector<Delivery>> out = ReadDeliveries(*q, "get deliveries of " + event_id);
   if (!out.ok()) return out;
   for (Delivery& d : *out) {

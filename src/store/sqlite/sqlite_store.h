@@ -222,6 +222,8 @@ class SqliteStore final : public Store {
   std::unique_ptr<sqlite::Connection> writer_db_;  // used only by writer_
   std::thread writer_;
   std::thread::id writer_id_;
+  // The key of the last event appended (writer thread only): keys only grow.
+  int64_t last_event_key_ = 0;
   // The operation the writer is running (writer thread only).
   WriteOp* op_ = nullptr;
 
