@@ -33,6 +33,12 @@ CREATE INDEX events_dedup ON events(source, dedup_key) WHERE dedup_key IS NOT NU
 
 -- One row per delivery (one event to one destination, one chain). Claims are not written here:
 -- the data directory belongs to one process, which keeps its leases in memory.
+--
+-- A new delivery due at once is 'pending' (shown as "scheduled"): no index covers it, so an
+-- ingested event with one route writes three B-trees (events, deliveries, deliveries_event). The
+-- store finds a destination's pending deliveries by walking this table's rowid order from a
+-- frontier it keeps in memory (the lowest pending rowid, found at open). A delivery waiting for a
+-- retry ('scheduled', with next_attempt_at) or paused enters the partial index deliveries_waiting.
 CREATE TABLE deliveries (
   id INTEGER PRIMARY KEY,
   event_id INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
@@ -41,7 +47,8 @@ CREATE TABLE deliveries (
   -- 1 for the latest chain of its (event, destination): a replay supersedes the chains before it,
   -- which stay as history. "A delivery's status" is that of its current chain.
   current INTEGER NOT NULL DEFAULT 1,
-  status TEXT NOT NULL CHECK (status IN ('scheduled', 'delivered', 'failed', 'paused')),
+  status TEXT NOT NULL
+    CHECK (status IN ('pending', 'scheduled', 'delivered', 'failed', 'paused')),
   attempts INTEGER NOT NULL DEFAULT 0,
   max_attempts INTEGER NOT NULL,
   next_attempt_at INTEGER NOT NULL,
@@ -54,10 +61,11 @@ CREATE TABLE deliveries (
 );
 -- An event's deliveries, the ON DELETE CASCADE from events, and the next replay chain number.
 CREATE INDEX deliveries_event ON deliveries(event_id, destination, chain);
--- Due work (ClaimDue, NextDueAt, the due counts) without scanning the backlog.
-CREATE INDEX deliveries_due ON deliveries(status, next_attempt_at);
--- The same for one destination; its prefix serves pause/resume.
-CREATE INDEX deliveries_destination_due ON deliveries(destination, status, next_attempt_at);
+-- Deliveries waiting for a retry or paused, per destination in due order: claims, NextDueAt, the
+-- due counts, pause/resume. Partial: ingest never writes it (queries repeat its WHERE term so the
+-- planner may use it).
+CREATE INDEX deliveries_waiting ON deliveries(destination, status, next_attempt_at)
+  WHERE status IN ('scheduled', 'paused');
 -- Only superseded chains (replays are rare next to ingest, which never writes this index): a
 -- count of current deliveries in a status is the status count minus this one.
 CREATE INDEX deliveries_superseded ON deliveries(status) WHERE current = 0;

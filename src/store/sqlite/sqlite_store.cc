@@ -119,6 +119,12 @@ constexpr char kDeliveryColumns[] =
     "id, event_id, destination, chain, status, attempts, max_attempts, next_attempt_at, deadline, "
     "first_failure_at, last_delay_ms, reason, created_at, updated_at";
 
+// A stored status: 'pending' (a new delivery in no index) reads as kScheduled.
+std::optional<DeliveryStatus> ParseStoredStatus(const std::string& status) {
+  if (status == "pending") return DeliveryStatus::kScheduled;
+  return ParseDeliveryStatus(status);
+}
+
 Result<Delivery> ReadDelivery(const Statement& row) {
   Delivery d;
   d.id = row.Int(0);
@@ -126,7 +132,7 @@ Result<Delivery> ReadDelivery(const Statement& row) {
   d.destination = row.Text(2);
   d.chain = static_cast<int>(row.Int(3));
   std::string status = row.Text(4);
-  std::optional<DeliveryStatus> parsed = ParseDeliveryStatus(status);
+  std::optional<DeliveryStatus> parsed = ParseStoredStatus(status);
   if (!parsed) return Status::Internal("unknown delivery status in the database: " + status);
   d.status = *parsed;
   d.attempts = static_cast<int>(row.Int(5));
@@ -220,6 +226,10 @@ class SqliteStore::WriteOp {
   StatsDelta stats;
   // The leases this operation changed, with what they were before, oldest first (UndoLeases).
   std::vector<std::pair<int64_t, std::optional<Lease>>> lease_undo;
+  // Changes to the count of pending deliveries per destination, and frontiers found by a walk
+  // (the lowest pending rowid seen), applied when the batch commits.
+  std::map<std::string, int64_t> pending_delta;
+  std::map<std::string, int64_t> frontier_moves;
 };
 
 class SqliteStore::AppendOp final : public WriteOp {
@@ -335,6 +345,20 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
     Result<bool> row = q->Step("find the last event key");
     if (!row.ok()) return row.status();
     store->last_event_key_ = *row ? q->Int(0) : 0;
+  }
+  {
+    // New deliveries are in no index: one walk of the table finds, per destination, how many
+    // there are and where the first one is (the frontier the claims walk from).
+    Result<Statement> q = w.Prepare(
+        "SELECT destination, COUNT(*), MIN(id) FROM deliveries WHERE status = 'pending'"
+        " GROUP BY destination");
+    if (!q.ok()) return q.status();
+    for (;;) {
+      Result<bool> row = q->Step("find pending deliveries");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      store->pending_[q->Text(0)] = Pending{q->Int(1), q->Int(2)};
+    }
   }
   store->schema_version_ = migrated->version;
   store->migrations_applied_ = migrated->applied;
@@ -488,7 +512,17 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
     if (commit.ok()) commit = db.Exec("COMMIT", "commit");
     if (commit.ok()) {
       stat_commits_.fetch_add(1, std::memory_order_relaxed);
-      for (size_t i : pending) batch[i]->lease_undo.clear();
+      std::lock_guard<std::mutex> lock(leases_mu_);
+      for (size_t i : pending) {
+        WriteOp& op = *batch[i];
+        op.lease_undo.clear();
+        if (!results[i].ok()) continue;
+        for (const auto& [dest, delta] : op.pending_delta) pending_[dest].count += delta;
+        for (const auto& [dest, at] : op.frontier_moves) {
+          auto it = pending_.find(dest);
+          if (it != pending_.end()) it->second.frontier = std::max(it->second.frontier, at);
+        }
+      }
     } else {
       UndoLeases(batch, pending);
       if (db.InTransaction()) db.Exec("ROLLBACK", "rollback");
@@ -503,11 +537,17 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
 
 Status SqliteStore::RunOp(WriteOp& op, bool savepoint) {
   op.stats.clear();
+  op.pending_delta.clear();
+  op.frontier_moves.clear();
   UndoLeases(op);  // what an earlier run of it left (normally nothing)
   op_ = &op;
   Status s = savepoint ? RunInSavepoint(op) : op.Run(*writer_db_);
   op_ = nullptr;
-  if (!s.ok()) op.stats.clear();
+  if (!s.ok()) {
+    op.stats.clear();
+    op.pending_delta.clear();
+    op.frontier_moves.clear();
+  }
   return s;
 }
 
@@ -541,6 +581,28 @@ void SqliteStore::UndoLeases(WriteOp& op) {
 void SqliteStore::UndoLeases(const std::vector<std::unique_ptr<WriteOp>>& batch,
                              const std::vector<size_t>& pending) {
   for (auto it = pending.rbegin(); it != pending.rend(); ++it) UndoLeases(*batch[*it]);
+}
+
+std::optional<int64_t> SqliteStore::PendingFrontier(const std::string& destination) const {
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  std::optional<int64_t> out;
+  for (const auto& [dest, p] : pending_) {
+    if (!destination.empty() && dest != destination) continue;
+    if (!out || p.frontier < *out) out = p.frontier;
+  }
+  return out;
+}
+
+int64_t SqliteStore::UnleasedPending(const std::string& destination) const {
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  int64_t n = 0;
+  for (const auto& [dest, p] : pending_) {
+    if (destination.empty() || dest == destination) n += p.count;
+  }
+  for (const auto& [id, l] : leases_) {
+    if (l.pending && (destination.empty() || l.destination == destination)) --n;
+  }
+  return std::max<int64_t>(n, 0);
 }
 
 std::optional<SqliteStore::Lease> SqliteStore::LeaseOf(int64_t id) const {
@@ -705,6 +767,11 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
   if (op_) ++op_->stats[{UnixMinute(ev.received_at), std::string()}].received;
   const TimePoint now = clock_.Now();
   for (const NewDelivery& d : ev.deliveries) {
+    // Due when received (as ingest makes them): 'pending', in no index; they arrive in rowid
+    // order, which is then their due order. Due at any other time: 'scheduled', in the due index
+    // like a retry.
+    const bool pending =
+        d.status == DeliveryStatus::kScheduled && d.next_attempt_at == ev.received_at;
     Result<Statement> ins = db.Prepare(
         "INSERT INTO deliveries(event_id, destination, chain, status, attempts, max_attempts,"
         " next_attempt_at, reason, created_at, updated_at)"
@@ -712,12 +779,19 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
     if (!ins.ok()) return ins.status();
     ins->BindInt(1, key)
         .BindText(2, d.destination)
-        .BindText(3, DeliveryStatusName(d.status))
+        .BindText(3, pending ? std::string_view("pending") : DeliveryStatusName(d.status))
         .BindInt(4, d.max_attempts)
         .BindTime(5, d.next_attempt_at)
         .BindOptText(6, d.reason)
         .BindTime(7, now);
     HR_RETURN_IF_ERROR(ins->Exec("insert delivery to " + d.destination));
+    if (pending) {
+      const int64_t id = db.LastInsertRowid();
+      if (op_) ++op_->pending_delta[d.destination];
+      std::lock_guard<std::mutex> lock(leases_mu_);
+      auto [it, added] = pending_.try_emplace(d.destination, Pending{0, id});
+      if (!added) it->second.frontier = std::min(it->second.frontier, id);
+    }
   }
   result->id = EventIdFromKey(key);
   result->duplicate = false;
@@ -731,10 +805,19 @@ namespace {
 // limit plus what is in flight.
 constexpr char kScheduledSql[] =
     "SELECT id, next_attempt_at FROM deliveries WHERE status = 'scheduled'"
-    " AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id";
+    " AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1"
+    " ORDER BY next_attempt_at, id";
 constexpr char kDestinationScheduledSql[] =
     "SELECT id, next_attempt_at FROM deliveries WHERE destination = ?2 AND status = 'scheduled'"
-    " AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id";
+    " AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1"
+    " ORDER BY next_attempt_at, id";
+// New deliveries from a frontier on, in rowid (arrival) order: a walk of the table itself.
+constexpr char kPendingSql[] =
+    "SELECT id, next_attempt_at, destination FROM deliveries WHERE id >= ?1"
+    " AND status = 'pending' ORDER BY id";
+constexpr char kDestinationPendingSql[] =
+    "SELECT id, next_attempt_at, destination FROM deliveries WHERE id >= ?1"
+    " AND destination = ?2 AND status = 'pending' ORDER BY id";
 
 }  // namespace
 
@@ -743,12 +826,13 @@ Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Du
                                                     const std::string& destination) {
   if (limit <= 0) return std::vector<Delivery>{};
   // The delivery engine asks every destination with spare capacity, most of the time in vain. A
-  // look on a reader first keeps those calls off the writer, where they would wait for a commit
-  // (a reader sees every commit made before this call; what commits later waits for the next).
-  // Something is claimable when a lease has expired or a due delivery is not leased.
+  // look first (counters, then a reader) keeps those calls off the writer, where they would wait
+  // for a commit (a reader sees every commit made before this call; what commits later waits for
+  // the next). Something is claimable when a lease has expired, a new delivery is not leased, or
+  // a delivery waiting for a retry is due and not leased.
   {
-    bool any = false;
-    {
+    bool any = UnleasedPending(destination) > 0;
+    if (!any) {
       std::lock_guard<std::mutex> lock(leases_mu_);
       for (const auto& [id, l] : leases_) {
         if (l.until <= now && (destination.empty() || l.destination == destination)) {
@@ -787,8 +871,9 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
                                                          Duration lease, const std::string& owner,
                                                          const std::string& destination) {
   // Candidates by (due, id): leases expired at `now` (a crashed or stuck sender; due since they
-  // expired), and scheduled deliveries due at `now` that no one holds. The writer is the only
-  // thread that changes leases, so what it reads here holds until it changes it.
+  // expired), deliveries waiting for a retry that are due and not held (the due index), and new
+  // deliveries not held (a walk from the frontier). The writer is the only thread that changes
+  // leases, so what it reads here holds until it changes it.
   std::vector<std::pair<TimePoint, int64_t>> due;
   {
     std::lock_guard<std::mutex> lock(leases_mu_);
@@ -805,10 +890,7 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
     if (!q.ok()) return q.status();
     q->BindTime(1, now);
     if (!destination.empty()) q->BindText(2, destination);
-    int taken = 0;
-    // Walks until `limit` unleased ones are found, or they come due after the limit-th
-    // candidate already held.
-    while (taken < limit) {
+    for (int taken = 0; taken < limit;) {
       Result<bool> row = q->Step("find due deliveries");
       if (!row.ok()) return row.status();
       if (!*row) break;
@@ -816,6 +898,36 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
       if (LeaseOf(id)) continue;
       due.emplace_back(q->Time(1), id);
       ++taken;
+    }
+  }
+  if (std::optional<int64_t> frontier = PendingFrontier(destination)) {
+    Result<Statement> q = db.Prepare(destination.empty() ? kPendingSql : kDestinationPendingSql);
+    if (!q.ok()) return q.status();
+    q->BindInt(1, *frontier);
+    if (!destination.empty()) q->BindText(2, destination);
+    std::optional<int64_t> first;  // the lowest pending rowid seen, held or not
+    for (int taken = 0; taken < limit;) {
+      Result<bool> row = q->Step("find new deliveries");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      const int64_t id = q->Int(0);
+      if (!first) first = id;
+      if (LeaseOf(id) || q->Time(1) > now) continue;
+      due.emplace_back(q->Time(1), id);
+      ++taken;
+    }
+    if (!destination.empty() && op_) {
+      // The frontier moves up to the first pending row (or past the end when there is none),
+      // once this batch has committed.
+      if (first) {
+        op_->frontier_moves[destination] = *first;
+      } else {
+        Result<Statement> m = db.Prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM deliveries");
+        if (!m.ok()) return m.status();
+        Result<bool> row = m->Step("last delivery");
+        if (!row.ok()) return row.status();
+        if (*row) op_->frontier_moves[destination] = m->Int(0);
+      }
     }
   }
   std::sort(due.begin(), due.end());
@@ -835,10 +947,11 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
     Result<Delivery> d = ReadDelivery(*q);
     if (!d.ok()) return d.status();
     const bool current = q->Int(14) != 0;
+    const bool pending = q->Text(4) == "pending";
     d->status = DeliveryStatus::kDelivering;
     d->lease_until = now + lease;
     d->lease_owner = owner;
-    SetLease(id, Lease{owner, now + lease, d->destination, d->next_attempt_at, current});
+    SetLease(id, Lease{owner, now + lease, d->destination, d->next_attempt_at, current, pending});
     claimed.push_back(std::move(*d));
   }
   return claimed;
@@ -892,6 +1005,7 @@ Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
     HR_RETURN_IF_ERROR(up->Exec("update delivery"));  // runs the statement to its end
   }
   SetLease(attempt.delivery_id, std::nullopt);
+  if (op_ && lease->pending) --op_->pending_delta[lease->destination];  // no longer 'pending'
   if (op_) {
     // The dashboard's counters: one attempt in the minute it is recorded, and the delivery's
     // outcome when this attempt made it final.
@@ -982,16 +1096,33 @@ Result<int64_t> SqliteStore::PauseDeliveries(const std::string& destination,
                                              const std::string& reason) {
   const TimePoint now = clock_.Now();
   return Write<int64_t>([this, &destination, &reason, now](Connection& db) -> Result<int64_t> {
-    // Those in flight (leased in memory; their rows read as scheduled) finish their attempt.
+    // Those in flight (leased in memory; their rows read as pending or scheduled) finish their
+    // attempt. New ones are found from the frontier on; retries by the due index.
     const std::string leased = LeasedIdsJson(destination, false);
+    int64_t changed = 0;
+    if (std::optional<int64_t> frontier = PendingFrontier(destination)) {
+      Result<Statement> up = db.Prepare(
+          "UPDATE deliveries SET status = 'paused', reason = ?2, updated_at = ?3"
+          " WHERE id >= ?5 AND destination = ?1 AND status = 'pending'"
+          " AND id NOT IN (SELECT value FROM json_each(?4))");
+      if (!up.ok()) return up.status();
+      up->BindText(1, destination)
+          .BindText(2, reason)
+          .BindTime(3, now)
+          .BindText(4, leased)
+          .BindInt(5, *frontier);
+      HR_RETURN_IF_ERROR(up->Exec("pause new deliveries to " + destination));
+      changed += db.Changes();
+      if (op_) op_->pending_delta[destination] -= db.Changes();
+    }
     Result<Statement> up = db.Prepare(
         "UPDATE deliveries SET status = 'paused', reason = ?2, updated_at = ?3"
-        " WHERE destination = ?1 AND status = 'scheduled'"
+        " WHERE destination = ?1 AND status = 'scheduled' AND status IN ('scheduled', 'paused')"
         " AND id NOT IN (SELECT value FROM json_each(?4))");
     if (!up.ok()) return up.status();
     up->BindText(1, destination).BindText(2, reason).BindTime(3, now).BindText(4, leased);
     HR_RETURN_IF_ERROR(up->Exec("pause deliveries to " + destination));
-    return db.Changes();
+    return changed + db.Changes();
   });
 }
 
@@ -999,7 +1130,8 @@ Result<int64_t> SqliteStore::ResumeDeliveries(const std::string& destination, Ti
   return Write<int64_t>([&destination, now](Connection& db) -> Result<int64_t> {
     Result<Statement> up = db.Prepare(
         "UPDATE deliveries SET status = 'scheduled', next_attempt_at = ?2, reason = NULL,"
-        " updated_at = ?2 WHERE destination = ?1 AND status = 'paused'");
+        " updated_at = ?2 WHERE destination = ?1 AND status = 'paused'"
+        " AND status IN ('scheduled', 'paused')");
     if (!up.ok()) return up.status();
     up->BindText(1, destination).BindTime(2, now);
     HR_RETURN_IF_ERROR(up->Exec("resume deliveries to " + destination));
@@ -1031,7 +1163,8 @@ Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& eve
   {
     // The chain in flight, if any: leased in memory, its row still reads as scheduled.
     Result<Statement> q = db.Prepare(
-        "SELECT id FROM deliveries WHERE event_id = ?1 AND destination = ?2 AND current = 1");
+        "SELECT id, status FROM deliveries WHERE event_id = ?1 AND destination = ?2"
+        " AND current = 1");
     if (!q.ok()) return q.status();
     q->BindInt(1, *key).BindText(2, destination);
     for (;;) {
@@ -1042,6 +1175,8 @@ Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& eve
         l->current = false;
         SetLease(q->Int(0), std::move(*l));
         in_flight = q->Int(0);
+      } else if (q->Text(1) == "pending" && op_) {
+        --op_->pending_delta[destination];  // stopped below: no longer pending
       }
     }
   }
@@ -1052,10 +1187,10 @@ Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& eve
     // its attempt; WriteAttempt schedules no retry for it.
     Result<Statement> up = db.Prepare(
         "UPDATE deliveries SET current = 0,"
-        " reason = CASE WHEN status IN ('scheduled', 'paused') AND id <> ?4 THEN ?3"
+        " reason = CASE WHEN status IN ('pending', 'scheduled', 'paused') AND id <> ?4 THEN ?3"
         "  ELSE reason END,"
-        " status = CASE WHEN status IN ('scheduled', 'paused') AND id <> ?4 THEN 'failed'"
-        "  ELSE status END"
+        " status = CASE WHEN status IN ('pending', 'scheduled', 'paused') AND id <> ?4"
+        "  THEN 'failed' ELSE status END"
         " WHERE event_id = ?1 AND destination = ?2 AND current = 1");
     if (!up.ok()) return up.status();
     const std::string replaced =  // bound, not copied: lives until Exec
@@ -1237,7 +1372,8 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
     if (filter.status == DeliveryStatus::kDelivering) {
       sql += " AND d.current = 1 AND d.id IN (SELECT value FROM json_each(?8))";
     } else if (filter.status == DeliveryStatus::kScheduled) {
-      sql += " AND +d.status = ?5 AND d.current = 1 AND d.id NOT IN (SELECT value FROM json_each(?8))";
+      sql += " AND +d.status IN ('pending', 'scheduled') AND d.current = 1"
+             " AND d.id NOT IN (SELECT value FROM json_each(?8))";
     } else if (filter.status) {
       sql += " AND +d.status = ?5 AND d.current = 1";
     }
@@ -1294,7 +1430,7 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
       CurrentDelivery c;
       c.destination = cur->Text(0);
       const std::string status = cur->Text(1);
-      std::optional<DeliveryStatus> parsed = ParseDeliveryStatus(status);
+      std::optional<DeliveryStatus> parsed = ParseStoredStatus(status);
       if (!parsed) return Status::Internal("unknown delivery status in the database: " + status);
       c.status = LeaseOf(cur->Int(3)) ? DeliveryStatus::kDelivering : *parsed;
       c.chain = static_cast<int>(cur->Int(2));
@@ -1359,52 +1495,61 @@ Result<std::optional<TimePoint>> SqliteStore::EarliestScheduled(const std::strin
                                                                 std::optional<TimePoint> by) {
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
-  // In due order, skipping those leased in memory (their rows read as scheduled): a walk as long
-  // as what is in flight, not as the backlog.
-  Result<Statement> q =
-      destination.empty()
-          ? (*db)->Prepare(
-                "SELECT id, next_attempt_at FROM deliveries WHERE status = 'scheduled'"
-                " AND next_attempt_at <= ?1 ORDER BY next_attempt_at")
-          : (*db)->Prepare(
-                "SELECT id, next_attempt_at FROM deliveries WHERE destination = ?2"
-                " AND status = 'scheduled' AND next_attempt_at <= ?1 ORDER BY next_attempt_at");
-  if (!q.ok()) return q.status();
-  q->BindInt(1, by ? ToUnixMillis(*by) : std::numeric_limits<int64_t>::max());
-  if (!destination.empty()) q->BindText(2, destination);
-  for (;;) {
-    Result<bool> row = q->Step("next due");
-    if (!row.ok()) return row.status();
-    if (!*row) return std::optional<TimePoint>();
-    if (!LeaseOf(q->Int(0))) return std::optional<TimePoint>(q->Time(1));
+  const int64_t limit = by ? ToUnixMillis(*by) : std::numeric_limits<int64_t>::max();
+  std::optional<TimePoint> best;
+  // Waiting for a retry: in due order from the due index, skipping those leased in memory (a walk
+  // as long as what is in flight, not as the backlog).
+  {
+    Result<Statement> q = (*db)->Prepare(destination.empty() ? kScheduledSql
+                                                             : kDestinationScheduledSql);
+    if (!q.ok()) return q.status();
+    q->BindInt(1, limit);
+    if (!destination.empty()) q->BindText(2, destination);
+    for (;;) {
+      Result<bool> row = q->Step("next due");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      if (!LeaseOf(q->Int(0))) {
+        best = q->Time(1);
+        break;
+      }
+    }
   }
+  // New ones: the first not leased from the frontier on (they arrive in due order).
+  if (std::optional<int64_t> frontier = PendingFrontier(destination)) {
+    Result<Statement> q = (*db)->Prepare(destination.empty() ? kPendingSql
+                                                             : kDestinationPendingSql);
+    if (!q.ok()) return q.status();
+    q->BindInt(1, *frontier);
+    if (!destination.empty()) q->BindText(2, destination);
+    for (;;) {
+      Result<bool> row = q->Step("next new delivery");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      if (LeaseOf(q->Int(0))) continue;
+      if (ToUnixMillis(q->Time(1)) <= limit && (!best || q->Time(1) < *best)) best = q->Time(1);
+      break;
+    }
+  }
+  return best;
 }
 
 Result<int64_t> SqliteStore::CountDue(TimePoint now) {
-  Result<Reader> db = AcquireReader();
-  if (!db.ok()) return db.status();
-  // Counts entries of deliveries_due: proportional to what is due, never to the whole backlog;
-  // minus the due ones leased in memory.
-  Result<Statement> q = (*db)->Prepare(
-      "SELECT COUNT(*) FROM deliveries WHERE status = 'scheduled' AND next_attempt_at <= ?1");
-  if (!q.ok()) return q.status();
-  q->BindTime(1, now);
-  Result<bool> row = q->Step("count due deliveries");
-  if (!row.ok()) return row.status();
-  int64_t n = *row ? q->Int(0) : int64_t{0};
-  std::lock_guard<std::mutex> lock(leases_mu_);
-  for (const auto& [id, l] : leases_) {
-    if (l.due <= now) --n;
-  }
-  return std::max<int64_t>(n, 0);
+  Result<std::map<std::string, int64_t>> by = CountDueByDestination(now);
+  if (!by.ok()) return by.status();
+  int64_t n = 0;
+  for (const auto& [dest, count] : *by) n += count;
+  return n;
 }
 
 Result<std::map<std::string, int64_t>> SqliteStore::CountDueByDestination(TimePoint now) {
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
+  // Waiting for a retry: entries of the due index due at `now` (proportional to what is due, never
+  // to the whole backlog); new ones: the in-memory counts. Minus what is leased in memory.
   Result<Statement> q = (*db)->Prepare(
-      "SELECT destination, COUNT(*) FROM deliveries"
-      " WHERE status = 'scheduled' AND next_attempt_at <= ?1 GROUP BY destination");
+      "SELECT destination, COUNT(*) FROM deliveries WHERE status = 'scheduled'"
+      " AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1 GROUP BY destination");
   if (!q.ok()) return q.status();
   q->BindTime(1, now);
   std::map<std::string, int64_t> out;
@@ -1416,11 +1561,17 @@ Result<std::map<std::string, int64_t>> SqliteStore::CountDueByDestination(TimePo
   }
   {
     std::lock_guard<std::mutex> lock(leases_mu_);
-    for (const auto& [id, l] : leases_) {
-      if (l.due > now) continue;
-      auto it = out.find(l.destination);
-      if (it != out.end() && --it->second <= 0) out.erase(it);
+    for (const auto& [dest, p] : pending_) {
+      if (p.count > 0) out[dest] += p.count;
     }
+    for (const auto& [id, l] : leases_) {
+      if (!l.pending && l.due > now) continue;
+      auto it = out.find(l.destination);
+      if (it != out.end()) --it->second;
+    }
+  }
+  for (auto it = out.begin(); it != out.end();) {
+    it = it->second <= 0 ? out.erase(it) : std::next(it);
   }
   return out;
 }
@@ -1522,27 +1673,40 @@ Result<AuditPage> SqliteStore::ListAudit(const std::string& cursor, int limit) {
 }
 
 Result<int64_t> SqliteStore::CountDeliveries(DeliveryStatus status) {
+  // Claims live in memory: a current delivery leased there is delivering, though its row reads
+  // as pending or scheduled.
+  int64_t leased_current = 0, leased_scheduled_current = 0;
+  {
+    std::lock_guard<std::mutex> lock(leases_mu_);
+    for (const auto& [id, l] : leases_) {
+      leased_current += l.current ? 1 : 0;
+      leased_scheduled_current += l.current && !l.pending ? 1 : 0;
+    }
+  }
+  if (status == DeliveryStatus::kDelivering) return leased_current;
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
-  // Current deliveries: all in the status (deliveries_due) minus the superseded chains in it
-  // (the small partial index deliveries_superseded); both counts read an index only.
-  Result<Statement> q = (*db)->Prepare(
-      "SELECT (SELECT COUNT(*) FROM deliveries WHERE status = ?1)"
-      " - (SELECT COUNT(*) FROM deliveries WHERE status = ?1 AND current = 0)");
+  // Scheduled and paused: counts of the due index minus the superseded chains in it (the small
+  // partial index deliveries_superseded); both read an index only. Delivered and failed: no
+  // index covers them (ingest and every result would write it), so this walks the table; the
+  // server's metrics do not ask for them.
+  Result<Statement> q =
+      status == DeliveryStatus::kScheduled || status == DeliveryStatus::kPaused
+          ? (*db)->Prepare(
+                "SELECT (SELECT COUNT(*) FROM deliveries WHERE status = ?1"
+                "  AND status IN ('scheduled', 'paused'))"
+                " - (SELECT COUNT(*) FROM deliveries WHERE status = ?1 AND current = 0)")
+          : (*db)->Prepare("SELECT COUNT(*) FROM deliveries WHERE status = ?1 AND current = 1");
   if (!q.ok()) return q.status();
   q->BindText(1, DeliveryStatusName(status));
   Result<bool> row = q->Step("count deliveries");
   if (!row.ok()) return row.status();
   int64_t n = *row ? q->Int(0) : int64_t{0};
-  // Claims live in memory: a current delivery leased there is delivering, though its row reads
-  // as scheduled.
-  if (status == DeliveryStatus::kScheduled || status == DeliveryStatus::kDelivering) {
-    int64_t leased = 0;
-    std::lock_guard<std::mutex> lock(leases_mu_);
-    for (const auto& [id, l] : leases_) leased += l.current ? 1 : 0;
-    n = status == DeliveryStatus::kDelivering ? leased : std::max<int64_t>(n - leased, 0);
+  if (status == DeliveryStatus::kScheduled) {
+    // New ones not leased are all current (a replay stops those not in flight).
+    n += UnleasedPending("") - leased_scheduled_current;
   }
-  return n;
+  return std::max<int64_t>(n, 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1780,13 +1944,18 @@ Status SqliteStore::ApplyCatalogChange(const CatalogChange& change) {
     return Status::InvalidArgument("audit action is empty", "action");
   }
   const TimePoint now = clock_.Now();
-  Result<Unit> r = Write<Unit>([&change, now](Connection& db) -> Result<Unit> {
+  Result<Unit> r = Write<Unit>([this, &change, now](Connection& db) -> Result<Unit> {
     for (const std::string& destination : change.require_no_open_deliveries) {
+      // Waiting ones by the due index, new ones from the frontier on (leased ones read as
+      // pending or scheduled). In this transaction: nothing slips in between.
       Result<Statement> q = db.Prepare(
-          "SELECT COUNT(*) FROM deliveries WHERE destination = ?1"
-          " AND status IN ('scheduled', 'delivering', 'paused')");
+          "SELECT (SELECT COUNT(*) FROM deliveries WHERE destination = ?1"
+          "  AND status IN ('scheduled', 'paused'))"
+          " + (SELECT COUNT(*) FROM deliveries WHERE id >= ?2 AND destination = ?1"
+          "  AND status = 'pending')");
       if (!q.ok()) return q.status();
-      q->BindText(1, destination);
+      q->BindText(1, destination)
+          .BindInt(2, PendingFrontier(destination).value_or(std::numeric_limits<int64_t>::max()));
       Result<bool> row = q->Step("count open deliveries");
       if (!row.ok()) return row.status();
       if (const int64_t open = *row ? q->Int(0) : 0; open > 0) {

@@ -153,6 +153,13 @@ class SqliteStore final : public Store {
     std::string destination;
     TimePoint due{};       // the row's next_attempt_at when it was claimed
     bool current = true;   // the row's `current` (a replay may supersede it while in flight)
+    bool pending = false;  // the row is 'pending' (new, in no index) rather than 'scheduled'
+  };
+  // A destination's new deliveries ('pending' rows, in no index): how many there are on disk
+  // (leased or not) and the lowest rowid that may be one of them (rows below it are not).
+  struct Pending {
+    int64_t count = 0;
+    int64_t frontier = 0;
   };
 
  private:
@@ -195,6 +202,11 @@ class SqliteStore final : public Store {
                       const std::string& owner, TimePoint now, bool* refused);
   Result<int64_t> InsertReplay(sqlite::Connection& db, const std::string& event_id,
                                const std::string& destination, int max_attempts, TimePoint due);
+  // The frontier of `destination` (the lowest of all when empty); nullopt when none has pending
+  // deliveries.
+  std::optional<int64_t> PendingFrontier(const std::string& destination) const;
+  // Pending deliveries not leased (of `destination`, or all when empty).
+  int64_t UnleasedPending(const std::string& destination) const;
   // Runs `op` (bare or in a savepoint) with its counters started afresh.
   Status RunOp(WriteOp& op, bool savepoint);
   // Writes the summed counters of the batch's operations that succeeded: one upsert per key.
@@ -230,6 +242,9 @@ class SqliteStore final : public Store {
   // Claims in memory. Changed by the writer thread only (SetLease), read by any thread.
   mutable std::mutex leases_mu_;
   std::unordered_map<int64_t, Lease> leases_;  // GUARDED_BY(leases_mu_) by delivery id
+  // Per destination. Counts and frontier advances are applied when the batch that made them
+  // commits; a frontier is lowered at once (always safe: it only widens the walk).
+  std::map<std::string, Pending> pending_;  // GUARDED_BY(leases_mu_)
 
   std::mutex mu_;
   std::condition_variable cv_;
