@@ -3,7 +3,8 @@
 //
 //   prestore DIR EVENTS DESTINATION DUE_IN_MS [SPREAD_MS] [BODY_BYTES] [IDS_FILE|-] [IN_FLIGHT]
 //
-// Each event gets one delivery to DESTINATION, due at now + DUE_IN_MS + i * SPREAD_MS / EVENTS.
+// Each event gets one delivery to DESTINATION, due at now + DUE_IN_MS + i * SPREAD_MS / EVENTS
+// (with DUE_IN_MS and SPREAD_MS 0: due when received, as ingest makes them).
 // With IDS_FILE, writes "id due_unix_ms" per event as its append commits (for lateness
 // measurements). IN_FLIGHT
 // (default 4096) caps the appends waiting for their commit: the ingest suite sets it to wrk's
@@ -68,7 +69,12 @@ int main(int argc, char** argv) {
     store::NewDelivery d;
     d.destination = destination;
     d.max_attempts = 5;
-    d.next_attempt_at = start + Duration(due_in_ms + (events > 0 ? i * spread_ms / events : 0));
+    // DUE_IN_MS 0 and no spread: due when received, as ingest makes deliveries (the store keeps
+    // those out of every index until a retry); otherwise due at a set time, like a retry.
+    d.next_attempt_at =
+        due_in_ms == 0 && spread_ms == 0
+            ? e.received_at
+            : start + Duration(due_in_ms + (events > 0 ? i * spread_ms / events : 0));
     e.deliveries.push_back(d);
     const int64_t due_ms = ToUnixMillis(d.next_attempt_at);
     std::unique_lock lock(mu);

@@ -354,7 +354,9 @@ class Store {
   virtual Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) = 0;
 
   // Counts for metrics and readiness: current deliveries (latest chains, as EventFilter::status
-  // means) in `status`. Costs an index count, not a walk of the table.
+  // means) in `status`. For kScheduled, kDelivering and kPaused it costs an index count or less,
+  // not a walk of the table; the embedded store walks its deliveries for kDelivered and kFailed
+  // (no index covers them, so that ingest and results write less).
   virtual Result<int64_t> CountDeliveries(DeliveryStatus status) = 0;
 
   // Appends one entry to the audit trail (its `id` is ignored: the store assigns the next one),
