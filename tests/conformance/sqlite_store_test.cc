@@ -876,6 +876,22 @@ TEST_F(SqliteStoreTest, DueWorkUsesTheWaitingIndexAndNewWorkTheRowidOrder) {
                                 "UPDATE deliveries SET status = 'paused' WHERE destination = 'crm'"
                                 " AND status = 'scheduled' AND status IN ('scheduled', 'paused')");
   EXPECT_NE(pause.find("deliveries_waiting"), std::string::npos) << pause;
+  // Across destinations (readiness, the stall metrics): a skip-scan of the index, one probe per
+  // destination, then a due range of each; never a walk of all that waits.
+  std::string across = QueryPlan(
+      *raw,
+      "WITH RECURSIVE d(name) AS ("
+      " SELECT MIN(destination) FROM deliveries WHERE status IN ('scheduled', 'paused')"
+      " UNION ALL SELECT (SELECT MIN(destination) FROM deliveries WHERE destination > d.name"
+      "  AND status IN ('scheduled', 'paused')) FROM d WHERE d.name IS NOT NULL)"
+      " SELECT name, (SELECT COUNT(*) FROM deliveries WHERE destination = d.name"
+      " AND status = 'scheduled' AND status IN ('scheduled', 'paused') AND next_attempt_at <= 5)"
+      " FROM d WHERE name IS NOT NULL");
+  EXPECT_NE(across.find("deliveries_waiting (destination>?)"), std::string::npos) << across;
+  EXPECT_NE(across.find("deliveries_waiting (destination=? AND status=? AND next_attempt_at<?)"),
+            std::string::npos)
+      << across;
+  EXPECT_EQ(across.find("SCAN deliveries"), std::string::npos) << across;
 }
 
 // Entries per B-tree (table or index) of the database, from SQLite's dbstat virtual table: the

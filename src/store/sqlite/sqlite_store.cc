@@ -803,10 +803,23 @@ namespace {
 // Scheduled deliveries (of destination ?2 in the second form), oldest due first, from the due
 // indexes; the ones leased in memory are skipped by the caller, so the walk is as long as the
 // limit plus what is in flight.
-constexpr char kScheduledSql[] =
-    "SELECT id, next_attempt_at FROM deliveries WHERE status = 'scheduled'"
-    " AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1"
-    " ORDER BY next_attempt_at, id";
+// Destinations that have deliveries waiting for a retry or paused: a skip-scan of
+// deliveries_waiting, one index probe per destination.
+constexpr char kWaitingDestinationsSql[] =
+    "WITH RECURSIVE d(name) AS ("
+    " SELECT MIN(destination) FROM deliveries WHERE status IN ('scheduled', 'paused')"
+    " UNION ALL SELECT (SELECT MIN(destination) FROM deliveries WHERE destination > d.name"
+    "  AND status IN ('scheduled', 'paused')) FROM d WHERE d.name IS NOT NULL)"
+    " SELECT name FROM d WHERE name IS NOT NULL";
+// Per destination (the same skip-scan), how many wait for a retry and are due at ?1.
+constexpr char kDueCountsSql[] =
+    "WITH RECURSIVE d(name) AS ("
+    " SELECT MIN(destination) FROM deliveries WHERE status IN ('scheduled', 'paused')"
+    " UNION ALL SELECT (SELECT MIN(destination) FROM deliveries WHERE destination > d.name"
+    "  AND status IN ('scheduled', 'paused')) FROM d WHERE d.name IS NOT NULL)"
+    " SELECT name, (SELECT COUNT(*) FROM deliveries WHERE destination = d.name"
+    " AND status = 'scheduled' AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1)"
+    " FROM d WHERE name IS NOT NULL";
 constexpr char kDestinationScheduledSql[] =
     "SELECT id, next_attempt_at FROM deliveries WHERE destination = ?2 AND status = 'scheduled'"
     " AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1"
@@ -820,6 +833,42 @@ constexpr char kDestinationPendingSql[] =
     " AND destination = ?2 AND status = 'pending' ORDER BY id";
 
 }  // namespace
+
+Result<std::vector<std::pair<TimePoint, int64_t>>> SqliteStore::ScheduledDue(
+    Connection& db, const std::string& destination, TimePoint by, size_t limit) const {
+  std::vector<std::string> destinations;
+  if (!destination.empty()) {
+    destinations.push_back(destination);
+  } else {
+    Result<Statement> q = db.Prepare(kWaitingDestinationsSql);
+    if (!q.ok()) return q.status();
+    for (;;) {
+      Result<bool> row = q->Step("destinations with waiting deliveries");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      destinations.push_back(q->Text(0));
+    }
+  }
+  std::vector<std::pair<TimePoint, int64_t>> out;
+  Result<Statement> q = db.Prepare(kDestinationScheduledSql);
+  if (!q.ok()) return q.status();
+  for (const std::string& d : destinations) {
+    q->Reset();
+    q->BindInt(1, ToUnixMillis(by)).BindText(2, d);
+    for (size_t taken = 0; taken < limit;) {
+      Result<bool> row = q->Step("find due deliveries");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      const int64_t id = q->Int(0);
+      if (LeaseOf(id)) continue;
+      out.emplace_back(q->Time(1), id);
+      ++taken;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
 
 Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Duration lease,
                                                     const std::string& owner,
@@ -844,20 +893,10 @@ Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Du
     if (!any) {
       Result<Reader> reader = AcquireReader();
       if (!reader.ok()) return reader.status();
-      Result<Statement> q =
-          (*reader)->Prepare(destination.empty() ? kScheduledSql : kDestinationScheduledSql);
-      if (!q.ok()) return q.status();
-      q->BindTime(1, now);
-      if (!destination.empty()) q->BindText(2, destination);
-      for (;;) {
-        Result<bool> row = q->Step("look for due deliveries");
-        if (!row.ok()) return row.status();
-        if (!*row) break;
-        if (!LeaseOf(q->Int(0))) {
-          any = true;
-          break;
-        }
-      }
+      Result<std::vector<std::pair<TimePoint, int64_t>>> due =
+          ScheduledDue(**reader, destination, now, 1);
+      if (!due.ok()) return due.status();
+      any = !due->empty();
     }
     if (!any) return std::vector<Delivery>{};
   }
@@ -886,19 +925,10 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
   std::sort(due.begin(), due.end());
   if (due.size() > static_cast<size_t>(limit)) due.resize(static_cast<size_t>(limit));
   {
-    Result<Statement> q = db.Prepare(destination.empty() ? kScheduledSql : kDestinationScheduledSql);
-    if (!q.ok()) return q.status();
-    q->BindTime(1, now);
-    if (!destination.empty()) q->BindText(2, destination);
-    for (int taken = 0; taken < limit;) {
-      Result<bool> row = q->Step("find due deliveries");
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      const int64_t id = q->Int(0);
-      if (LeaseOf(id)) continue;
-      due.emplace_back(q->Time(1), id);
-      ++taken;
-    }
+    Result<std::vector<std::pair<TimePoint, int64_t>>> waiting =
+        ScheduledDue(db, destination, now, static_cast<size_t>(limit));
+    if (!waiting.ok()) return waiting.status();
+    due.insert(due.end(), waiting->begin(), waiting->end());
   }
   if (std::optional<int64_t> frontier = PendingFrontier(destination)) {
     Result<Statement> q = db.Prepare(destination.empty() ? kPendingSql : kDestinationPendingSql);
@@ -1500,20 +1530,10 @@ Result<std::optional<TimePoint>> SqliteStore::EarliestScheduled(const std::strin
   // Waiting for a retry: in due order from the due index, skipping those leased in memory (a walk
   // as long as what is in flight, not as the backlog).
   {
-    Result<Statement> q = (*db)->Prepare(destination.empty() ? kScheduledSql
-                                                             : kDestinationScheduledSql);
-    if (!q.ok()) return q.status();
-    q->BindInt(1, limit);
-    if (!destination.empty()) q->BindText(2, destination);
-    for (;;) {
-      Result<bool> row = q->Step("next due");
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      if (!LeaseOf(q->Int(0))) {
-        best = q->Time(1);
-        break;
-      }
-    }
+    Result<std::vector<std::pair<TimePoint, int64_t>>> first =
+        ScheduledDue(**db, destination, FromUnixMillis(limit), 1);
+    if (!first.ok()) return first.status();
+    if (!first->empty()) best = first->front().first;
   }
   // New ones: the first not leased from the frontier on (they arrive in due order).
   if (std::optional<int64_t> frontier = PendingFrontier(destination)) {
@@ -1547,9 +1567,7 @@ Result<std::map<std::string, int64_t>> SqliteStore::CountDueByDestination(TimePo
   if (!db.ok()) return db.status();
   // Waiting for a retry: entries of the due index due at `now` (proportional to what is due, never
   // to the whole backlog); new ones: the in-memory counts. Minus what is leased in memory.
-  Result<Statement> q = (*db)->Prepare(
-      "SELECT destination, COUNT(*) FROM deliveries WHERE status = 'scheduled'"
-      " AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1 GROUP BY destination");
+  Result<Statement> q = (*db)->Prepare(kDueCountsSql);
   if (!q.ok()) return q.status();
   q->BindTime(1, now);
   std::map<std::string, int64_t> out;
@@ -1557,7 +1575,7 @@ Result<std::map<std::string, int64_t>> SqliteStore::CountDueByDestination(TimePo
     Result<bool> row = q->Step("count due deliveries per destination");
     if (!row.ok()) return row.status();
     if (!*row) break;
-    out[q->Text(0)] = q->Int(1);
+    if (q->Int(1) > 0) out[q->Text(0)] = q->Int(1);
   }
   {
     std::lock_guard<std::mutex> lock(leases_mu_);

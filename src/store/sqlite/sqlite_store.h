@@ -192,6 +192,12 @@ class SqliteStore final : public Store {
   // when not empty; at or before `by` when set).
   Result<std::optional<TimePoint>> EarliestScheduled(const std::string& destination,
                                                      std::optional<TimePoint> by);
+  // Deliveries waiting for a retry, due at `by` and not leased, earliest first: up to `limit` of
+  // each destination (of `destination` only when not empty), then the first `limit` of those.
+  Result<std::vector<std::pair<TimePoint, int64_t>>> ScheduledDue(sqlite::Connection& db,
+                                                                  const std::string& destination,
+                                                                  TimePoint by,
+                                                                  size_t limit) const;
   Result<std::vector<Delivery>> ClaimOnWriter(sqlite::Connection& db, TimePoint now, int limit,
                                               Duration lease, const std::string& owner,
                                               const std::string& destination);
