@@ -894,6 +894,71 @@ TEST_F(SqliteStoreTest, DueWorkUsesTheWaitingIndexAndNewWorkTheRowidOrder) {
   EXPECT_EQ(across.find("SCAN deliveries"), std::string::npos) << across;
 }
 
+// New deliveries are found from an in-memory frontier (no index): claims in small steps across
+// interleaved destinations, retries, work that arrives after everything was drained, and a
+// restart (which finds the frontier and counts again) never lose or repeat one.
+TEST_F(SqliteStoreTest, NewDeliveriesAreFoundFromTheFrontierThroughDrainsAndRestarts) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  std::set<int64_t> seen;
+  auto append = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      ASSERT_TRUE(store->AppendEventSync(MakeEvent(clock_, random_, "{}", {i % 3 ? "a" : "b"}))
+                      .ok());
+    }
+  };
+  // Claims everything claimable of `dest` in steps of 4; the first of every 5 gets a retry due in
+  // a minute, the others are delivered. Returns how many were claimed.
+  auto drain = [&](const std::string& dest) {
+    size_t total = 0;
+    for (;;) {
+      std::vector<Delivery> c = *store->ClaimDue(clock_.Now(), 4, seconds(30), "s", dest);
+      if (c.empty()) return total;
+      std::vector<AttemptRecord> records;
+      for (const Delivery& d : c) {
+        EXPECT_EQ(d.destination, dest);
+        const bool retry = d.id % 5 == 0 && d.attempts == 0;
+        EXPECT_TRUE(retry || seen.insert(d.id).second) << "claimed twice: " << d.id;
+        records.push_back({{d.id, d.attempts + 1, clock_.Now(), 1, retry ? 500 : 200,
+                            std::nullopt, std::nullopt, ""},
+                           {retry ? DeliveryStatus::kScheduled : DeliveryStatus::kDelivered,
+                            clock_.Now() + minutes(1)}});
+      }
+      for (const Status& st : store->RecordAttempts(records, "s")) EXPECT_TRUE(st.ok());
+      total += c.size();
+    }
+  };
+  append(30);  // 20 to a, 10 to b
+  EXPECT_EQ(*store->CountDueByDestination(clock_.Now()),
+            (std::map<std::string, int64_t>{{"a", 20}, {"b", 10}}));
+  EXPECT_EQ(drain("a"), 20u);
+  EXPECT_EQ(*store->CountDue(clock_.Now()), 10);
+  append(9);  // after a's frontier went past its last row
+  EXPECT_EQ(drain("a"), 6u);
+  EXPECT_EQ(drain("b"), 13u);
+  EXPECT_EQ(*store->CountDue(clock_.Now()), 0);
+  const int64_t retries = *store->CountDeliveries(DeliveryStatus::kScheduled);
+  EXPECT_GT(retries, 0);
+  append(6);
+  store.reset();  // a restart: the frontier and the counts are found again
+  store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*store->CountDueByDestination(clock_.Now()),
+            (std::map<std::string, int64_t>{{"a", 4}, {"b", 2}}));
+  EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kScheduled), retries + 6);
+  EXPECT_EQ(drain("a") + drain("b"), 6u);
+  const int64_t all_retries = *store->CountDeliveries(DeliveryStatus::kScheduled);
+  EXPECT_GE(all_retries, retries);
+  EXPECT_EQ(*store->CountDue(clock_.Now()), 0);
+  clock_.Advance(minutes(1));  // the retries come due, by the waiting index
+  EXPECT_EQ(*store->CountDue(clock_.Now()), all_retries);
+  EXPECT_EQ(static_cast<int64_t>(drain("a") + drain("b")), all_retries);
+  EXPECT_EQ(seen.size(), 45u);
+  EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kDelivered), 45);
+  EXPECT_EQ(*store->CountDue(clock_.Now()), 0);
+  EXPECT_FALSE(store->NextDueAt()->has_value());
+}
+
 // Entries per B-tree (table or index) of the database, from SQLite's dbstat virtual table: the
 // cells of every page but overflow pages (a table's interior cells are a few separators).
 std::map<std::string, int64_t> BtreeEntries(sqlite::Connection& db) {
