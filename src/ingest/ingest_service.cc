@@ -308,8 +308,7 @@ void IngestService::Handle(http::Request request, const std::string& source,
       return;
     }
   }
-  store::NewEvent event =
-      BuildEvent(*catalog, *s, std::move(request), now);
+  store::NewEvent event = BuildEvent(*catalog, *s, std::move(request), now);
   store_.AppendEvent(std::move(event), [this, respond = std::move(respond)](
                                            Result<store::AppendResult> result) {
     if (!result.ok()) {

@@ -538,11 +538,11 @@ TEST_F(SqliteStoreTest, InFlightDeliveriesAreDueAgainAfterARestart) {
   std::vector<Delivery> claimed = AppendAndClaim(*store, 3);
   ASSERT_EQ(claimed.size(), 3u);
   // One of them is delivered before the "crash"; the others are still out.
-  ASSERT_TRUE(store
-                  ->RecordAttempt({claimed[0].id, 1, clock_.Now(), 1, 200, std::nullopt,
-                                   std::nullopt, ""},
-                                  {DeliveryStatus::kDelivered, clock_.Now()}, "s")
-                  .ok());
+  ASSERT_TRUE(
+      store
+          ->RecordAttempt({claimed[0].id, 1, clock_.Now(), 1, 200, std::nullopt, std::nullopt, ""},
+                          {DeliveryStatus::kDelivered, clock_.Now()}, "s")
+          .ok());
   store.reset();
   store = Open();
   ASSERT_NE(store, nullptr);
@@ -868,8 +868,7 @@ TEST_F(SqliteStoreTest, DueWorkUsesTheWaitingIndexAndNewWorkTheRowidOrder) {
                                 "SELECT id, next_attempt_at, destination FROM deliveries"
                                 " WHERE id >= 7 AND destination = 'crm' AND status = 'pending'"
                                 " ORDER BY id");
-  EXPECT_NE(fresh.find("SEARCH deliveries USING INTEGER PRIMARY KEY (rowid>?)"),
-            std::string::npos)
+  EXPECT_NE(fresh.find("SEARCH deliveries USING INTEGER PRIMARY KEY (rowid>?)"), std::string::npos)
       << fresh;
   EXPECT_EQ(fresh.find("TEMP B-TREE"), std::string::npos) << fresh;
   std::string pause = QueryPlan(*raw,
@@ -903,8 +902,8 @@ TEST_F(SqliteStoreTest, NewDeliveriesAreFoundFromTheFrontierThroughDrainsAndRest
   std::set<int64_t> seen;
   auto append = [&](int n) {
     for (int i = 0; i < n; ++i) {
-      ASSERT_TRUE(store->AppendEventSync(MakeEvent(clock_, random_, "{}", {i % 3 ? "a" : "b"}))
-                      .ok());
+      ASSERT_TRUE(
+          store->AppendEventSync(MakeEvent(clock_, random_, "{}", {i % 3 ? "a" : "b"})).ok());
     }
   };
   // Claims everything claimable of `dest` in steps of 4; the first of every 5 gets a retry due in
@@ -919,8 +918,8 @@ TEST_F(SqliteStoreTest, NewDeliveriesAreFoundFromTheFrontierThroughDrainsAndRest
         EXPECT_EQ(d.destination, dest);
         const bool retry = d.id % 5 == 0 && d.attempts == 0;
         EXPECT_TRUE(retry || seen.insert(d.id).second) << "claimed twice: " << d.id;
-        records.push_back({{d.id, d.attempts + 1, clock_.Now(), 1, retry ? 500 : 200,
-                            std::nullopt, std::nullopt, ""},
+        records.push_back({{d.id, d.attempts + 1, clock_.Now(), 1, retry ? 500 : 200, std::nullopt,
+                            std::nullopt, ""},
                            {retry ? DeliveryStatus::kScheduled : DeliveryStatus::kDelivered,
                             clock_.Now() + minutes(1)}});
       }
@@ -963,9 +962,9 @@ TEST_F(SqliteStoreTest, NewDeliveriesAreFoundFromTheFrontierThroughDrainsAndRest
 // cells of every page but overflow pages (a table's interior cells are a few separators).
 std::map<std::string, int64_t> BtreeEntries(sqlite::Connection& db) {
   std::map<std::string, int64_t> out;
-  Result<sqlite::Statement> q =
-      db.Prepare("SELECT name, SUM(ncell) FROM dbstat WHERE pagetype IN ('leaf', 'internal')"
-                 " GROUP BY name");
+  Result<sqlite::Statement> q = db.Prepare(
+      "SELECT name, SUM(ncell) FROM dbstat WHERE pagetype IN ('leaf', 'internal')"
+      " GROUP BY name");
   EXPECT_TRUE(q.ok()) << q.status().ToString();
   if (!q.ok()) return out;
   for (;;) {

@@ -268,7 +268,8 @@ TEST_P(StoreConformanceTest, EventIdsAreAssignedTimeOrderedAndUnique) {
   std::vector<std::string> newest_first(ids.rbegin(), ids.rend());
   EXPECT_EQ(ListIds({}), newest_first);
   // Strings that are no id of this store find nothing (and fail nothing).
-  for (const char* other : {"01JDZ8X4AC1N4G0Y5K6M7P8Q9R", "", "nope", "01jdz8x4ac0000000000000001"}) {
+  for (const char* other :
+       {"01JDZ8X4AC1N4G0Y5K6M7P8Q9R", "", "nope", "01jdz8x4ac0000000000000001"}) {
     Result<std::optional<Event>> got = store_->GetEvent(other);
     ASSERT_TRUE(got.ok()) << other;
     EXPECT_FALSE(got->has_value()) << other;
@@ -818,12 +819,11 @@ TEST_P(StoreConformanceTest, AReplayStopsTheChainItReplaces) {
   ASSERT_EQ(claimed.size(), 1u);
   ASSERT_TRUE(store_->CreateReplay(flying, "crm", 3, clock_.Now()).ok());
   const TimePoint retry_at = clock_.Now() + seconds(5);
-  ASSERT_TRUE(store_
-                  ->RecordAttempt({claimed[0].id, 1, clock_.Now(), 1, 500, std::nullopt,
-                                   std::nullopt, ""},
-                                  {DeliveryStatus::kScheduled, retry_at, {}, clock_.Now(), {}, {}},
-                                  "s")
-                  .ok());
+  ASSERT_TRUE(
+      store_
+          ->RecordAttempt({claimed[0].id, 1, clock_.Now(), 1, 500, std::nullopt, std::nullopt, ""},
+                          {DeliveryStatus::kScheduled, retry_at, {}, clock_.Now(), {}, {}}, "s")
+          .ok());
   chains = store_->GetDeliveries(flying);
   ASSERT_TRUE(chains.ok());
   ASSERT_EQ(chains->size(), 2u);

@@ -267,9 +267,9 @@ TEST_F(ServeBinaryTest, ADevelopmentSchemaDataDirectoryIsRefusedWithItsVersion) 
   auto r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--data", data_dir()},
                       {}, 30s, {{"HOOKRELAY_TOKEN", kToken}});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find("data directory " + data_dir() +
-                       " has schema version 7 from a development build"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("data directory " + data_dir() + " has schema version 7 from a development build"),
+      std::string::npos)
       << r.err;
 }
 

@@ -900,10 +900,10 @@ Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Du
     }
     if (!any) return std::vector<Delivery>{};
   }
-  return Write<std::vector<Delivery>>(
-      [this, now, limit, lease, owner, destination](Connection& db) -> Result<std::vector<Delivery>> {
-        return ClaimOnWriter(db, now, limit, lease, owner, destination);
-      });
+  return Write<std::vector<Delivery>>([this, now, limit, lease, owner, destination](
+                                          Connection& db) -> Result<std::vector<Delivery>> {
+    return ClaimOnWriter(db, now, limit, lease, owner, destination);
+  });
 }
 
 Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoint now, int limit,
@@ -1068,11 +1068,12 @@ Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
 Status SqliteStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                                   const std::string& owner) {
   const TimePoint now = clock_.Now();
-  Result<Unit> r = Write<Unit>([this, &attempt, &update, &owner, now](Connection& db) -> Result<Unit> {
-    bool refused;
-    HR_RETURN_IF_ERROR(WriteAttempt(db, attempt, update, owner, now, &refused));
-    return Unit{};
-  });
+  Result<Unit> r =
+      Write<Unit>([this, &attempt, &update, &owner, now](Connection& db) -> Result<Unit> {
+        bool refused;
+        HR_RETURN_IF_ERROR(WriteAttempt(db, attempt, update, owner, now, &refused));
+        return Unit{};
+      });
   return r.ok() ? Status::Ok() : r.status();
 }
 
@@ -1225,10 +1226,7 @@ Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& eve
     if (!up.ok()) return up.status();
     const std::string replaced =  // bound, not copied: lives until Exec
         "replaced by replay chain " + std::to_string(chain) + " before it was delivered";
-    up->BindInt(1, *key)
-        .BindText(2, destination)
-        .BindText(3, replaced)
-        .BindInt(4, in_flight);
+    up->BindInt(1, *key).BindText(2, destination).BindText(3, replaced).BindInt(4, in_flight);
     HR_RETURN_IF_ERROR(up->Exec("supersede the chains of " + event_id));
   }
   Result<Statement> ins = db.Prepare(
@@ -1402,8 +1400,9 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
     if (filter.status == DeliveryStatus::kDelivering) {
       sql += " AND d.current = 1 AND d.id IN (SELECT value FROM json_each(?8))";
     } else if (filter.status == DeliveryStatus::kScheduled) {
-      sql += " AND +d.status IN ('pending', 'scheduled') AND d.current = 1"
-             " AND d.id NOT IN (SELECT value FROM json_each(?8))";
+      sql +=
+          " AND +d.status IN ('pending', 'scheduled') AND d.current = 1"
+          " AND d.id NOT IN (SELECT value FROM json_each(?8))";
     } else if (filter.status) {
       sql += " AND +d.status = ?5 AND d.current = 1";
     }
@@ -1418,10 +1417,10 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   if (!q.ok()) return q.status();
   const std::string status =
       filter.status ? std::string(DeliveryStatusName(*filter.status)) : std::string();
-  const std::string leased = filter.status == DeliveryStatus::kDelivering ||
-                                     filter.status == DeliveryStatus::kScheduled
-                                 ? LeasedIdsJson("", true)
-                                 : std::string("[]");
+  const std::string leased =
+      filter.status == DeliveryStatus::kDelivering || filter.status == DeliveryStatus::kScheduled
+          ? LeasedIdsJson("", true)
+          : std::string("[]");
   q->BindInt(1, after.value_or(0))
       .BindOptText(2, filter.source)
       .BindInt(3, filter.since ? EventKeyFloor(*filter.since) : 0)
@@ -1537,8 +1536,8 @@ Result<std::optional<TimePoint>> SqliteStore::EarliestScheduled(const std::strin
   }
   // New ones: the first not leased from the frontier on (they arrive in due order).
   if (std::optional<int64_t> frontier = PendingFrontier(destination)) {
-    Result<Statement> q = (*db)->Prepare(destination.empty() ? kPendingSql
-                                                             : kDestinationPendingSql);
+    Result<Statement> q =
+        (*db)->Prepare(destination.empty() ? kPendingSql : kDestinationPendingSql);
     if (!q.ok()) return q.status();
     q->BindInt(1, *frontier);
     if (!destination.empty()) q->BindText(2, destination);

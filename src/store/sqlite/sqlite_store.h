@@ -138,6 +138,7 @@ class SqliteStore final : public Store {
  private:
   class WriteOp;
   class AppendOp;
+
  public:
   // The dashboard's counters a write operation adds, by (Unix minute, destination): summed in
   // memory over a batch and written once per key at its commit (StatsAdd in the .cc).
@@ -196,8 +197,7 @@ class SqliteStore final : public Store {
   // each destination (of `destination` only when not empty), then the first `limit` of those.
   Result<std::vector<std::pair<TimePoint, int64_t>>> ScheduledDue(sqlite::Connection& db,
                                                                   const std::string& destination,
-                                                                  TimePoint by,
-                                                                  size_t limit) const;
+                                                                  TimePoint by, size_t limit) const;
   Result<std::vector<Delivery>> ClaimOnWriter(sqlite::Connection& db, TimePoint now, int limit,
                                               Duration lease, const std::string& owner,
                                               const std::string& destination);
