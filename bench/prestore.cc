@@ -3,8 +3,10 @@
 //
 //   prestore DIR EVENTS DESTINATION DUE_IN_MS [SPREAD_MS] [BODY_BYTES] [IDS_FILE|-] [IN_FLIGHT]
 //
-// Each event gets one delivery to DESTINATION, due at now + DUE_IN_MS + i * SPREAD_MS / EVENTS.
-// With IDS_FILE, writes "id due_unix_ms" per event (for lateness measurements). IN_FLIGHT
+// Each event gets one delivery to DESTINATION, due at now + DUE_IN_MS + i * SPREAD_MS / EVENTS
+// (with DUE_IN_MS and SPREAD_MS 0: due when received, as ingest makes them).
+// With IDS_FILE, writes "id due_unix_ms" per event as its append commits (for lateness
+// measurements). IN_FLIGHT
 // (default 4096) caps the appends waiting for their commit: the ingest suite sets it to wrk's
 // connection count to measure what the store alone sustains under HTTP's concurrency.
 #include <algorithm>
@@ -17,8 +19,6 @@
 
 #include "common/allocator.h"
 #include "common/clock.h"
-#include "common/id.h"
-#include "common/random.h"
 #include "store/sqlite/open.h"
 #include "store/store.h"
 
@@ -46,7 +46,6 @@ int main(int argc, char** argv) {
 
   TuneAllocator();  // as `hookrelay serve` does
   const Clock& clock = SystemClock::Instance();
-  SeededRandom random(42);
   store::SqliteOptions options;
   options.dir = dir;
   auto opened = store::OpenSqliteStore(options, clock);
@@ -64,7 +63,6 @@ int main(int argc, char** argv) {
   const TimePoint start = clock.Now();
   for (long i = 0; i < events; ++i) {
     store::NewEvent e;
-    e.id = NewUlid(clock, random);
     e.source = "bench";
     e.received_at = clock.Now();
     e.content_type = "application/json";
@@ -72,16 +70,23 @@ int main(int argc, char** argv) {
     store::NewDelivery d;
     d.destination = destination;
     d.max_attempts = 5;
-    d.next_attempt_at = start + Duration(due_in_ms + (events > 0 ? i * spread_ms / events : 0));
+    // DUE_IN_MS 0 and no spread: due when received, as ingest makes deliveries (the store keeps
+    // those out of every index until a retry); otherwise due at a set time, like a retry.
+    d.next_attempt_at =
+        due_in_ms == 0 && spread_ms == 0
+            ? e.received_at
+            : start + Duration(due_in_ms + (events > 0 ? i * spread_ms / events : 0));
     e.deliveries.push_back(d);
-    if (ids.is_open()) ids << e.id << " " << ToUnixMillis(d.next_attempt_at) << "\n";
+    const int64_t due_ms = ToUnixMillis(d.next_attempt_at);
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return outstanding < window; });
     ++outstanding;
     lock.unlock();
-    store->AppendEvent(std::move(e), [&](Result<store::AppendResult> r) {
+    store->AppendEvent(std::move(e), [&, due_ms](Result<store::AppendResult> r) {
       std::lock_guard l(mu);
       if (!r.ok()) ++failed;
+      // The store assigns the id (the webhook-id the sink will see).
+      if (r.ok() && ids.is_open()) ids << r->id << " " << due_ms << "\n";
       --outstanding;
       cv.notify_all();
     });

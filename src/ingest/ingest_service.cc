@@ -243,9 +243,8 @@ Duration DedupWindow(const model::Catalog& catalog, const std::string& source) {
 }
 
 store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& source,
-                           http::Request request, std::string id, TimePoint now) {
+                           http::Request request, TimePoint now) {
   store::NewEvent e;
-  e.id = std::move(id);
   e.source = source.name;
   e.received_at = now;
   e.content_type = std::string(request.Header("Content-Type").value_or(""));
@@ -309,8 +308,7 @@ void IngestService::Handle(http::Request request, const std::string& source,
       return;
     }
   }
-  store::NewEvent event =
-      BuildEvent(*catalog, *s, std::move(request), NewUlid(clock_, random_), now);
+  store::NewEvent event = BuildEvent(*catalog, *s, std::move(request), now);
   store_.AppendEvent(std::move(event), [this, respond = std::move(respond)](
                                            Result<store::AppendResult> result) {
     if (!result.ok()) {

@@ -38,7 +38,7 @@ Duration DedupWindow(const model::Catalog& catalog, const std::string& source);
 // destinations get paused deliveries). Pure. The body and header fields are moved out of
 // `request` (pass a copy to keep them).
 store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& source,
-                           http::Request request, std::string id, TimePoint now);
+                           http::Request request, TimePoint now);
 
 // Counters for /metrics and tests. Monotonic.
 struct IngestStats {

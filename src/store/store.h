@@ -34,8 +34,8 @@ struct NewDelivery {
 };
 
 // What arrived, exactly as received, plus one delivery per route.
+// The store assigns its id (AppendResult::id): time-ordered, see store/event_id.h.
 struct NewEvent {
-  std::string id;  // ULID, chosen by the caller
   std::string source;
   TimePoint received_at{};
   std::vector<Header> headers;  // hop-by-hop headers already removed
@@ -49,7 +49,9 @@ struct NewEvent {
 };
 
 struct AppendResult {
-  std::string id;          // the stored event's id (the earlier one for a duplicate)
+  // The stored event's id, assigned by the store (the earlier one's for a duplicate): a
+  // time-ordered, ULID-shaped string (store/event_id.h), also the deliveries' webhook-id.
+  std::string id;
   bool duplicate = false;  // true when nothing new was stored
 };
 
@@ -283,6 +285,11 @@ class Store {
   // kDelivering with lease_until = now + lease and lease_owner = owner. With a non-empty
   // `destination`, only that destination's deliveries are considered. Either way the cost grows
   // with `limit`, not with the backlog (of this destination or of others).
+  // A store used by one process only (the embedded one: its data directory is locked) may keep
+  // leases in memory and write nothing durable here; reads still show a leased delivery as
+  // kDelivering with its lease. After a crash such leases are gone and what was in flight is
+  // simply due again (sent again with the same webhook-id: at-least-once). A store shared by
+  // several nodes persists them, so that a dead node's leases expire and are taken over.
   virtual Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
                                                  const std::string& owner,
                                                  const std::string& destination = "") = 0;
@@ -348,7 +355,9 @@ class Store {
   virtual Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) = 0;
 
   // Counts for metrics and readiness: current deliveries (latest chains, as EventFilter::status
-  // means) in `status`. Costs an index count, not a walk of the table.
+  // means) in `status`. For kScheduled, kDelivering and kPaused it costs an index count or less,
+  // not a walk of the table; the embedded store walks its deliveries for kDelivered and kFailed
+  // (no index covers them, so that ingest and results write less).
   virtual Result<int64_t> CountDeliveries(DeliveryStatus status) = 0;
 
   // Appends one entry to the audit trail (its `id` is ignored: the store assigns the next one),

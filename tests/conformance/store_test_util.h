@@ -12,12 +12,12 @@
 namespace hookrelay::store::test {
 
 // An event from `source` received now, with one scheduled delivery (due now, 5 attempts) per
-// destination. The id is a fresh ULID from `clock`, so events made at later times sort later.
+// destination. The store assigns its id when it is appended (time-ordered).
 inline NewEvent MakeEvent(const Clock& clock, Random& random, std::string body = "{}",
                           std::vector<std::string> destinations = {"billing"},
                           std::string source = "stripe") {
+  (void)random;
   NewEvent e;
-  e.id = NewUlid(clock, random);
   e.source = std::move(source);
   e.received_at = clock.Now();
   e.headers = {{"Content-Type", "application/json"}, {"X-Request-Id", "r-1"}};

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sqlite3.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -246,6 +247,29 @@ TEST_F(ServeBinaryTest, ARefusedDestinationAddressNamesTheConfigFileAndLine) {
                       {}, 30s, {{"HOOKRELAY_TOKEN", kToken}});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find(config_path + ":6: destination \"billing\": url: "), std::string::npos)
+      << r.err;
+}
+
+// Issue 13: the first released schema cannot read a data directory of a development build: serve
+// refuses it with exit 2 (retrying will not help), naming the directory and the schema version.
+TEST_F(ServeBinaryTest, ADevelopmentSchemaDataDirectoryIsRefusedWithItsVersion) {
+  fs::create_directories(data_dir());
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((data_dir() + "/hookrelay.db").c_str(), &db), SQLITE_OK);
+    const char* sql =
+        "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL,"
+        " description TEXT NOT NULL);"
+        "INSERT INTO schema_version VALUES (6, 0, 'dev'), (7, 0, 'dev');";
+    EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--data", data_dir()},
+                      {}, 30s, {{"HOOKRELAY_TOKEN", kToken}});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(
+      r.err.find("data directory " + data_dir() + " has schema version 7 from a development build"),
+      std::string::npos)
       << r.err;
 }
 

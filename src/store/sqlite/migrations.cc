@@ -1,5 +1,6 @@
 #include "store/sqlite/migrations.h"
 
+#include <optional>
 #include <string>
 
 namespace hookrelay::store::sqlite {
@@ -8,9 +9,14 @@ namespace {
 // Times are INTEGER Unix milliseconds; statuses are the names DeliveryStatusName() returns, so the
 // database reads well in the sqlite3 shell.
 constexpr Migration kMigrations[] = {
-    {1, "events, deliveries, attempts, breakers", R"sql(
+    {1, "baseline: the first released schema", R"sql(
+-- Events are keyed by a store-assigned, time-ordered integer (store/event_id.h): the received
+-- millisecond << 12 plus a sequence. It is the rowid, so fetching an event by id, listing pages
+-- and time ranges (since/until, retention) are all ranges of the table itself: no index exists
+-- only to map an id or a receive time to the row. received_at is kept as received (a key may sit
+-- later than its millisecond if the clock stepped back).
 CREATE TABLE events (
-  id TEXT PRIMARY KEY NOT NULL,
+  id INTEGER PRIMARY KEY,
   source TEXT NOT NULL,
   received_at INTEGER NOT NULL,
   content_type TEXT NOT NULL,
@@ -21,18 +27,28 @@ CREATE TABLE events (
   -- overflow pages to reach it. Lists never read this column.
   body BLOB NOT NULL
 );
--- Dedup lookups: same source and key, received within the window.
-CREATE INDEX events_dedup ON events(source, dedup_key, received_at) WHERE dedup_key IS NOT NULL;
--- Retention purges the oldest first.
-CREATE INDEX events_received_at ON events(received_at);
+-- Dedup lookups (same source and key, within the window: a key range of the rowid each entry
+-- carries). Partial: sources that use no dedup write nothing here.
+CREATE INDEX events_dedup ON events(source, dedup_key) WHERE dedup_key IS NOT NULL;
 
+-- One row per delivery (one event to one destination, one chain). Claims are not written here:
+-- the data directory belongs to one process, which keeps its leases in memory.
+--
+-- A new delivery due at once is 'pending' (shown as "scheduled"): no index covers it, so an
+-- ingested event with one route writes three B-trees (events, deliveries, deliveries_event). The
+-- store finds a destination's pending deliveries by walking this table's rowid order from a
+-- frontier it keeps in memory (the lowest pending rowid, found at open). A delivery waiting for a
+-- retry ('scheduled', with next_attempt_at) or paused enters the partial index deliveries_waiting.
 CREATE TABLE deliveries (
   id INTEGER PRIMARY KEY,
-  event_id TEXT NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+  event_id INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
   destination TEXT NOT NULL,
   chain INTEGER NOT NULL DEFAULT 0,
+  -- 1 for the latest chain of its (event, destination): a replay supersedes the chains before it,
+  -- which stay as history. "A delivery's status" is that of its current chain.
+  current INTEGER NOT NULL DEFAULT 1,
   status TEXT NOT NULL
-    CHECK (status IN ('scheduled', 'delivering', 'delivered', 'failed', 'paused')),
+    CHECK (status IN ('pending', 'scheduled', 'delivered', 'failed', 'paused')),
   attempts INTEGER NOT NULL DEFAULT 0,
   max_attempts INTEGER NOT NULL,
   next_attempt_at INTEGER NOT NULL,
@@ -40,19 +56,19 @@ CREATE TABLE deliveries (
   first_failure_at INTEGER,
   last_delay_ms INTEGER NOT NULL DEFAULT 0,
   reason TEXT,
-  lease_until INTEGER,
-  lease_owner TEXT NOT NULL DEFAULT '',
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 );
--- Due work (and NextDueAt) without scanning the backlog.
-CREATE INDEX deliveries_due ON deliveries(status, next_attempt_at);
--- Pause/resume and per-destination filters.
-CREATE INDEX deliveries_destination ON deliveries(destination, status);
 -- An event's deliveries, the ON DELETE CASCADE from events, and the next replay chain number.
 CREATE INDEX deliveries_event ON deliveries(event_id, destination, chain);
--- Leases of crashed senders, found by expiry.
-CREATE INDEX deliveries_leased ON deliveries(lease_until) WHERE status = 'delivering';
+-- Deliveries waiting for a retry or paused, per destination in due order: claims, NextDueAt, the
+-- due counts, pause/resume. Partial: ingest never writes it (queries repeat its WHERE term so the
+-- planner may use it).
+CREATE INDEX deliveries_waiting ON deliveries(destination, status, next_attempt_at)
+  WHERE status IN ('scheduled', 'paused');
+-- Only superseded chains (replays are rare next to ingest, which never writes this index): a
+-- count of current deliveries in a status is the status count minus this one.
+CREATE INDEX deliveries_superseded ON deliveries(status) WHERE current = 0;
 
 CREATE TABLE attempts (
   delivery_id INTEGER NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
@@ -75,16 +91,7 @@ CREATE TABLE breakers (
   closed_since INTEGER,
   probe_in_flight INTEGER NOT NULL
 );
-)sql"},
-    {2, "per-destination due index", R"sql(
--- Due work of one destination (ClaimDue and NextDueAt for a destination) without walking other
--- destinations' backlogs. Its prefix (destination, status) serves pause/resume and the
--- per-destination filters, so it replaces deliveries_destination: ingest keeps writing as many
--- indexes per delivery as before.
-CREATE INDEX deliveries_destination_due ON deliveries(destination, status, next_attempt_at);
-DROP INDEX deliveries_destination;
-)sql"},
-    {3, "audit trail", R"sql(
+
 -- Who did what through the management API. AUTOINCREMENT: ids are never reused, even after the
 -- newest entries are deleted, so a cursor (the last id seen) never points at a different entry.
 CREATE TABLE audit (
@@ -96,8 +103,7 @@ CREATE TABLE audit (
   count INTEGER NOT NULL,
   detail TEXT NOT NULL
 );
-)sql"},
-    {4, "bulk replay jobs", R"sql(
+
 -- POST /api/v1/replays: one row per job; any node claims a queued job (or one whose lease
 -- expired) and records its progress here.
 CREATE TABLE replays (
@@ -113,12 +119,13 @@ CREATE TABLE replays (
   cursor TEXT NOT NULL DEFAULT '',
   error TEXT,
   lease_until INTEGER,
-  lease_owner TEXT NOT NULL DEFAULT ''
+  lease_owner TEXT NOT NULL DEFAULT '',
+  -- Why the job cannot make progress now (JSON), shown with the job.
+  waiting TEXT
 );
 -- Claims look at unfinished jobs only, oldest first.
 CREATE INDEX replays_open ON replays(state, created_at) WHERE state IN ('queued', 'running');
-)sql"},
-    {5, "catalog", R"sql(
+
 -- Sources, destinations and routes as written (JSON, secrets included), so objects created
 -- through the API survive a restart. The config file's objects are rewritten at every start
 -- (origin 'config'). seq keeps the order objects were first written in (route order).
@@ -132,34 +139,9 @@ CREATE TABLE catalog (
   updated_at INTEGER NOT NULL,
   UNIQUE (kind, name)
 );
-)sql"},
-    {6, "current delivery chains, replay waiting, typeable route ids", R"sql(
--- A delivery's status is that of its latest chain: a successful replay takes an event out of
--- status=failed. `current` marks the latest chain of each (event, destination); a replay clears
--- it on the chains before (their rows stay, as history). A flag rather than a MAX(chain)
--- subquery, so the event list's status filter stays one indexed probe per event, as before.
--- ADD COLUMN with a constant default does not rewrite the table.
-ALTER TABLE deliveries ADD COLUMN current INTEGER NOT NULL DEFAULT 1;
-UPDATE deliveries SET current = 0 WHERE EXISTS (SELECT 1 FROM deliveries l
-  WHERE l.event_id = deliveries.event_id AND l.destination = deliveries.destination
-    AND l.chain > deliveries.chain);
--- Only superseded chains (replays are rare next to ingest, which never writes this index):
--- a count of current deliveries in a status is the deliveries_due count minus this one.
-CREATE INDEX deliveries_superseded ON deliveries(status) WHERE current = 0;
 
--- Why a bulk replay cannot make progress now (JSON), shown with the job.
-ALTER TABLE replays ADD COLUMN waiting TEXT;
-
--- Default route ids were "source->destination"; '>' is a shell redirection, so they are now
--- "source:destination" (':' is in no source or destination name). Ids given explicitly stay.
-UPDATE OR IGNORE catalog
-  SET name = json_extract(spec, '$.source') || ':' || json_extract(spec, '$.destination')
-  WHERE kind = 'route' AND json_extract(spec, '$.id') IS NULL
-    AND name = json_extract(spec, '$.source') || '->' || json_extract(spec, '$.destination');
-)sql"},
-    {7, "per-minute counts for the dashboard's charts", R"sql(
--- Counts per minute (Unix minutes) and destination ('' for events received), written in the
--- transaction that ingests an event or records an attempt, so GET /api/v1/stats reads at most
+-- Counts per minute (Unix minutes) and destination ('' for events received), summed in memory
+-- over a write batch and written once per key at its commit, so GET /api/v1/stats reads at most
 -- one row per minute and destination instead of scanning events.
 CREATE TABLE stats_minute (
   minute INTEGER NOT NULL,
@@ -175,8 +157,9 @@ CREATE TABLE stats_minute (
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {
+  HR_RETURN_IF_ERROR(db.ExecScript("PRAGMA user_version = " + std::to_string(m.version), what));
   Result<Statement> ins = db.Prepare(
-      "INSERT INTO schema_version(version, applied_at, description) VALUES (?1, ?2, ?3)");
+      "INSERT INTO schema_migrations(version, applied_at, description) VALUES (?1, ?2, ?3)");
   if (!ins.ok()) return ins.status();
   return ins->BindInt(1, m.version)
       .BindTime(2, now)
@@ -184,24 +167,36 @@ Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const st
       .Exec("record " + what);
 }
 
+Result<int64_t> QueryInt(Connection& db, const std::string& sql) {
+  Result<Statement> q = db.Prepare(sql);
+  if (!q.ok()) return q.status();
+  Result<bool> row = q->Step(sql);
+  if (!row.ok()) return row.status();
+  return *row ? q->Int(0) : int64_t{0};
+}
+
 }  // namespace
 
 std::span<const Migration> SchemaMigrations() { return kMigrations; }
 
 Result<int> SchemaVersion(Connection& db) {
-  Result<Statement> stmt = db.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_version");
-  if (!stmt.ok()) return stmt.status();
-  Result<bool> row = stmt->Step("read schema_version");
-  if (!row.ok()) return row.status();
-  return *row ? static_cast<int>(stmt->Int(0)) : 0;
+  Result<int64_t> v = QueryInt(db, "PRAGMA user_version");
+  if (!v.ok()) return v.status();
+  return static_cast<int>(*v);
+}
+
+Result<std::optional<int>> DevelopmentSchemaVersion(Connection& db) {
+  Result<int64_t> has = QueryInt(
+      db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
+  if (!has.ok()) return has.status();
+  if (*has == 0) return std::optional<int>();
+  Result<int64_t> v = QueryInt(db, "SELECT COALESCE(MAX(version), 0) FROM schema_version");
+  if (!v.ok()) return v.status();
+  return std::optional<int>(static_cast<int>(*v));
 }
 
 Result<MigrationResult> ApplyMigrations(Connection& db, std::span<const Migration> migrations,
                                         TimePoint now) {
-  HR_RETURN_IF_ERROR(db.ExecScript(
-      "CREATE TABLE IF NOT EXISTS schema_version ("
-      "version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL, description TEXT NOT NULL)",
-      "create schema_version"));
   Result<int> current = SchemaVersion(db);
   if (!current.ok()) return current.status();
   MigrationResult result{*current, 0};
@@ -219,7 +214,11 @@ Result<MigrationResult> ApplyMigrations(Connection& db, std::span<const Migratio
     }
     std::string what = "migration " + std::to_string(m.version) + " (" + m.description + ")";
     HR_RETURN_IF_ERROR(db.ExecScript("BEGIN IMMEDIATE", what));
-    Status s = db.ExecScript(m.sql, what);
+    Status s = db.ExecScript(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        "version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL, description TEXT NOT NULL)",
+        what);
+    if (s.ok()) s = db.ExecScript(m.sql, what);
     if (s.ok()) s = RecordVersion(db, m, now, what);
     if (s.ok()) s = db.ExecScript("COMMIT", what);
     if (!s.ok()) {

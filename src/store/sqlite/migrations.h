@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 
@@ -9,8 +10,9 @@
 
 namespace hookrelay::store::sqlite {
 
-// One step of the schema's history. Versions start at 1 and increase by one; a released
-// migration is never edited, only followed by a new one.
+// One step of the schema's history. Versions start at 1 (the baseline, the first released schema)
+// and increase by one; a released migration is never edited, only followed by a new one that
+// migrates the data in place and keeps every event.
 struct Migration {
   int version;
   const char* description;
@@ -25,16 +27,21 @@ struct MigrationResult {
   int applied = 0;  // how many migrations this call ran (0 when the schema was current)
 };
 
-// Brings the database behind `db` up to the last of `migrations`: creates the schema_version table
-// if needed, then runs every migration newer than the recorded version, in order, each in its own
-// transaction together with its schema_version row (version, applied_at, description), so a crash
+// Brings the database behind `db` up to the last of `migrations`: runs every migration newer than
+// its version (PRAGMA user_version), in order, each in its own transaction together with its row
+// in schema_migrations (version, applied_at, description) and the new user_version, so a crash
 // leaves the schema at a whole version. kFailedPrecondition when the database is newer than the
 // last migration known (a downgrade). `now` stamps applied_at.
 // REQUIRES: `db` is the only writer (no other connection writes concurrently).
 Result<MigrationResult> ApplyMigrations(Connection& db, std::span<const Migration> migrations,
                                         TimePoint now);
 
-// The version recorded in schema_version (0 when none is).
+// The schema version (PRAGMA user_version; 0 for a new, empty database).
 Result<int> SchemaVersion(Connection& db);
+
+// Development builds before the first release recorded their schema (versions 1 to 7) in a
+// `schema_version` table, which the released schema does not have: its highest version when the
+// database has that table, nullopt otherwise. Such a database cannot be read by this build.
+Result<std::optional<int>> DevelopmentSchemaVersion(Connection& db);
 
 }  // namespace hookrelay::store::sqlite

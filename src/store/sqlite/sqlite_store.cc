@@ -18,6 +18,7 @@
 #include "common/id.h"
 #include "common/list_limits.h"
 #include "common/thread_name.h"
+#include "store/event_id.h"
 #include "store/sqlite/migrations.h"
 
 namespace hookrelay::store {
@@ -101,7 +102,7 @@ constexpr char kEventColumns[] =
 // Reads the columns of kEventColumns (and the body when `body_col` >= 0).
 Result<Event> ReadEvent(const Statement& row, int body_col) {
   Event e;
-  e.id = row.Text(0);
+  e.id = EventIdFromKey(row.Int(0));
   e.source = row.Text(1);
   e.received_at = row.Time(2);
   e.content_type = row.Text(3);
@@ -116,16 +117,22 @@ Result<Event> ReadEvent(const Statement& row, int body_col) {
 
 constexpr char kDeliveryColumns[] =
     "id, event_id, destination, chain, status, attempts, max_attempts, next_attempt_at, deadline, "
-    "first_failure_at, last_delay_ms, reason, lease_until, lease_owner, created_at, updated_at";
+    "first_failure_at, last_delay_ms, reason, created_at, updated_at";
+
+// A stored status: 'pending' (a new delivery in no index) reads as kScheduled.
+std::optional<DeliveryStatus> ParseStoredStatus(const std::string& status) {
+  if (status == "pending") return DeliveryStatus::kScheduled;
+  return ParseDeliveryStatus(status);
+}
 
 Result<Delivery> ReadDelivery(const Statement& row) {
   Delivery d;
   d.id = row.Int(0);
-  d.event_id = row.Text(1);
+  d.event_id = EventIdFromKey(row.Int(1));
   d.destination = row.Text(2);
   d.chain = static_cast<int>(row.Int(3));
   std::string status = row.Text(4);
-  std::optional<DeliveryStatus> parsed = ParseDeliveryStatus(status);
+  std::optional<DeliveryStatus> parsed = ParseStoredStatus(status);
   if (!parsed) return Status::Internal("unknown delivery status in the database: " + status);
   d.status = *parsed;
   d.attempts = static_cast<int>(row.Int(5));
@@ -135,10 +142,8 @@ Result<Delivery> ReadDelivery(const Statement& row) {
   d.first_failure_at = row.OptTime(9);
   d.last_delay = Duration(row.Int(10));
   d.reason = row.OptText(11);
-  d.lease_until = row.OptTime(12);
-  d.lease_owner = row.Text(13);
-  d.created_at = row.Time(14);
-  d.updated_at = row.Time(15);
+  d.created_at = row.Time(12);
+  d.updated_at = row.Time(13);
   return d;
 }
 
@@ -199,6 +204,14 @@ class SqliteStore::WriteOp {
   // Called exactly once after the batch ended: with Run's error, or with the transaction's error
   // when BEGIN/COMMIT failed, else OK.
   virtual void Finish(Status status) = 0;
+  // The dashboard's counters this operation adds (of its last run), written at the batch's commit.
+  StatsDelta stats;
+  // The leases this operation changed, with what they were before, oldest first (UndoLeases).
+  std::vector<std::pair<int64_t, std::optional<Lease>>> lease_undo;
+  // Changes to the count of pending deliveries per destination, and frontiers found by a walk
+  // (the lowest pending rowid seen), applied when the batch commits.
+  std::map<std::string, int64_t> pending_delta;
+  std::map<std::string, int64_t> frontier_moves;
 };
 
 class SqliteStore::AppendOp final : public WriteOp {
@@ -304,9 +317,40 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
                    "PRAGMA busy_timeout = " +
                        std::to_string(kBusyTimeoutMs),
                    "configure " + store->path_));
+  // A directory made by a development build before the first released schema: refused, not
+  // touched (its events cannot be carried over: their ids and indexes differ).
+  Result<std::optional<int>> dev = sqlite::DevelopmentSchemaVersion(w);
+  if (!dev.ok()) return dev.status();
+  if (dev->has_value()) {
+    return Status::FailedPrecondition(
+        "data directory " + options.dir + " has schema version " + std::to_string(**dev) +
+        " from a development build of hookrelay; this build's first released schema cannot read "
+        "it: move the directory aside and start again, or keep running the older build");
+  }
   Result<sqlite::MigrationResult> migrated =
       sqlite::ApplyMigrations(w, sqlite::SchemaMigrations(), clock.Now());
   if (!migrated.ok()) return migrated.status();
+  {
+    Result<Statement> q = w.Prepare("SELECT COALESCE(MAX(id), 0) FROM events");
+    if (!q.ok()) return q.status();
+    Result<bool> row = q->Step("find the last event key");
+    if (!row.ok()) return row.status();
+    store->last_event_key_ = *row ? q->Int(0) : 0;
+  }
+  {
+    // New deliveries are in no index: one walk of the table finds, per destination, how many
+    // there are and where the first one is (the frontier the claims walk from).
+    Result<Statement> q = w.Prepare(
+        "SELECT destination, COUNT(*), MIN(id) FROM deliveries WHERE status = 'pending'"
+        " GROUP BY destination");
+    if (!q.ok()) return q.status();
+    for (;;) {
+      Result<bool> row = q->Step("find pending deliveries");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      store->pending_[q->Text(0)] = Pending{q->Int(1), q->Int(2)};
+    }
+  }
   store->schema_version_ = migrated->version;
   store->migrations_applied_ = migrated->applied;
   // After migrating, so a tiny test limit cannot break schema creation.
@@ -414,6 +458,7 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
   while (!pending.empty()) {
     Status begin = db.Exec("BEGIN IMMEDIATE", "begin transaction");
     if (!begin.ok()) {
+      UndoLeases(batch, pending);
       Status err = sqlite::TransactionError(begin);
       for (size_t i : pending) results[i] = err;
       stat_failed_commits_.fetch_add(1, std::memory_order_relaxed);
@@ -423,7 +468,7 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
     bool bare_failure = false;      // an op failed with no savepoint to undo it alone
     for (size_t pos = 0; pos < pending.size() && !culprit && !bare_failure; ++pos) {
       const size_t i = pending[pos];
-      results[i] = savepoints ? RunInSavepoint(*batch[i]) : batch[i]->Run(db);
+      results[i] = RunOp(*batch[i], savepoints);
       if (!db.InTransaction()) {
         culprit = pos;
         results[i] = sqlite::TransactionError(
@@ -434,6 +479,7 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
       }
     }
     if (bare_failure) {
+      UndoLeases(batch, pending);
       stat_savepoint_fallbacks_.fetch_add(1, std::memory_order_relaxed);
       Status undo = db.Exec("ROLLBACK", "rollback");
       if (!undo.ok() && db.InTransaction()) {  // never commit half an operation
@@ -446,14 +492,30 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
       continue;
     }
     if (culprit) {
+      UndoLeases(batch, pending);
       stat_failed_commits_.fetch_add(1, std::memory_order_relaxed);
       pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*culprit));
       continue;
     }
-    Status commit = db.Exec("COMMIT", "commit");
+    // The counters of the operations that succeeded, one row per (minute, destination). Should
+    // this fail (a full disk), the batch fails as a failed COMMIT would.
+    Status commit = FlushStats(batch, pending, results);
+    if (commit.ok()) commit = db.Exec("COMMIT", "commit");
     if (commit.ok()) {
       stat_commits_.fetch_add(1, std::memory_order_relaxed);
+      std::lock_guard<std::mutex> lock(leases_mu_);
+      for (size_t i : pending) {
+        WriteOp& op = *batch[i];
+        op.lease_undo.clear();
+        if (!results[i].ok()) continue;
+        for (const auto& [dest, delta] : op.pending_delta) pending_[dest].count += delta;
+        for (const auto& [dest, at] : op.frontier_moves) {
+          auto it = pending_.find(dest);
+          if (it != pending_.end()) it->second.frontier = std::max(it->second.frontier, at);
+        }
+      }
     } else {
+      UndoLeases(batch, pending);
       if (db.InTransaction()) db.Exec("ROLLBACK", "rollback");
       Status err = sqlite::TransactionError(commit);
       for (size_t i : pending) results[i] = err;
@@ -464,11 +526,142 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
   for (size_t i = 0; i < n; ++i) batch[i]->Finish(std::move(results[i]));
 }
 
+Status SqliteStore::RunOp(WriteOp& op, bool savepoint) {
+  op.stats.clear();
+  op.pending_delta.clear();
+  op.frontier_moves.clear();
+  UndoLeases(op);  // what an earlier run of it left (normally nothing)
+  op_ = &op;
+  Status s = savepoint ? RunInSavepoint(op) : op.Run(*writer_db_);
+  op_ = nullptr;
+  if (!s.ok()) {
+    op.stats.clear();
+    op.pending_delta.clear();
+    op.frontier_moves.clear();
+  }
+  return s;
+}
+
+void SqliteStore::SetLease(int64_t id, std::optional<Lease> lease) {
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  auto it = leases_.find(id);
+  if (op_) {
+    op_->lease_undo.emplace_back(
+        id, it == leases_.end() ? std::nullopt : std::optional<Lease>(it->second));
+  }
+  if (lease) {
+    leases_[id] = std::move(*lease);
+  } else if (it != leases_.end()) {
+    leases_.erase(it);
+  }
+}
+
+void SqliteStore::UndoLeases(WriteOp& op) {
+  if (op.lease_undo.empty()) return;
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  for (auto it = op.lease_undo.rbegin(); it != op.lease_undo.rend(); ++it) {
+    if (it->second) {
+      leases_[it->first] = std::move(*it->second);
+    } else {
+      leases_.erase(it->first);
+    }
+  }
+  op.lease_undo.clear();
+}
+
+void SqliteStore::UndoLeases(const std::vector<std::unique_ptr<WriteOp>>& batch,
+                             const std::vector<size_t>& pending) {
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) UndoLeases(*batch[*it]);
+}
+
+std::optional<int64_t> SqliteStore::PendingFrontier(const std::string& destination) const {
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  std::optional<int64_t> out;
+  for (const auto& [dest, p] : pending_) {
+    if (!destination.empty() && dest != destination) continue;
+    if (!out || p.frontier < *out) out = p.frontier;
+  }
+  return out;
+}
+
+int64_t SqliteStore::UnleasedPending(const std::string& destination) const {
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  int64_t n = 0;
+  for (const auto& [dest, p] : pending_) {
+    if (destination.empty() || dest == destination) n += p.count;
+  }
+  for (const auto& [id, l] : leases_) {
+    if (l.pending && (destination.empty() || l.destination == destination)) --n;
+  }
+  return std::max<int64_t>(n, 0);
+}
+
+std::optional<SqliteStore::Lease> SqliteStore::LeaseOf(int64_t id) const {
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  auto it = leases_.find(id);
+  if (it == leases_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string SqliteStore::LeasedIdsJson(const std::string& destination, bool current_only) const {
+  std::string out = "[";
+  std::lock_guard<std::mutex> lock(leases_mu_);
+  for (const auto& [id, l] : leases_) {
+    if (!destination.empty() && l.destination != destination) continue;
+    if (current_only && !l.current) continue;
+    if (out.size() > 1) out += ',';
+    out += std::to_string(id);
+  }
+  out += ']';
+  return out;
+}
+
+Status SqliteStore::FlushStats(const std::vector<std::unique_ptr<WriteOp>>& batch,
+                               const std::vector<size_t>& pending,
+                               const std::vector<Status>& results) {
+  StatsDelta sum;
+  for (size_t i : pending) {
+    if (!results[i].ok()) continue;
+    for (const auto& [key, c] : batch[i]->stats) {
+      StatsCounts& t = sum[key];
+      t.received += c.received;
+      t.delivered += c.delivered;
+      t.failed += c.failed;
+      t.attempts += c.attempts;
+      t.attempt_failures += c.attempt_failures;
+    }
+  }
+  if (sum.empty()) return Status::Ok();
+  Connection& db = *writer_db_;
+  Result<Statement> st = db.Prepare(
+      "INSERT INTO stats_minute(minute, destination, received, delivered, failed, attempts,"
+      " attempt_failures) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+      " ON CONFLICT(minute, destination) DO UPDATE SET"
+      " received = received + excluded.received, delivered = delivered + excluded.delivered,"
+      " failed = failed + excluded.failed, attempts = attempts + excluded.attempts,"
+      " attempt_failures = attempt_failures + excluded.attempt_failures");
+  if (!st.ok()) return sqlite::TransactionError(st.status());
+  for (const auto& [key, c] : sum) {
+    st->Reset();
+    st->BindInt(1, key.first)
+        .BindText(2, key.second)
+        .BindInt(3, c.received)
+        .BindInt(4, c.delivered)
+        .BindInt(5, c.failed)
+        .BindInt(6, c.attempts)
+        .BindInt(7, c.attempt_failures);
+    Status s = st->Exec("write the minute's counters");
+    if (!s.ok()) return sqlite::TransactionError(s);
+  }
+  return Status::Ok();
+}
+
 Status SqliteStore::RunInSavepoint(WriteOp& op) {
   Connection& db = *writer_db_;
   HR_RETURN_IF_ERROR(db.Exec("SAVEPOINT op", "savepoint"));
   Status s = op.Run(db);
   if (s.ok()) s = db.Exec("RELEASE op", "release savepoint");
+  if (!s.ok()) UndoLeases(op);
   if (!s.ok() && db.InTransaction()) {
     Status undo = db.Exec("ROLLBACK TO op", "rollback to savepoint");
     if (undo.ok()) undo = db.Exec("RELEASE op", "release savepoint");
@@ -498,6 +691,12 @@ Result<int64_t> SqliteStore::SetMaxPageCount(int64_t pages) {
   });
 }
 
+Result<int64_t> SqliteStore::WriterTotalChanges() {
+  return Write<int64_t>([](Connection& db) -> Result<int64_t> {
+    return static_cast<int64_t>(sqlite3_total_changes64(db.handle()));
+  });
+}
+
 Result<std::string> SqliteStore::WriterPragma(const std::string& name) {
   return Write<std::string>(
       [name](Connection& db) -> Result<std::string> { return db.PragmaValue(name); });
@@ -519,32 +718,34 @@ void SqliteStore::AppendEvent(NewEvent event, AppendCallback done) {
 }
 
 Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* result) {
-  if (ev.id.empty()) return Status::InvalidArgument("event id is empty", "id");
   if (ev.dedup_key) {
     // Runs in the batch's transaction, after the appends queued before this one: a duplicate in
-    // the same batch is found too.
+    // the same batch is found too. The window is a key range (keys are time-ordered).
     Result<Statement> q = db.Prepare(
-        "SELECT id FROM events WHERE source = ?1 AND dedup_key = ?2 AND received_at >= ?3 "
-        "ORDER BY received_at DESC LIMIT 1");
+        "SELECT id FROM events WHERE source = ?1 AND dedup_key = ?2 AND id >= ?3 "
+        "ORDER BY id DESC LIMIT 1");
     if (!q.ok()) return q.status();
     q->BindText(1, ev.source)
         .BindText(2, *ev.dedup_key)
-        .BindTime(3, ev.received_at - ev.dedup_window);
+        .BindInt(3, EventKeyFloor(ev.received_at - ev.dedup_window));
     Result<bool> row = q->Step("dedup lookup");
     if (!row.ok()) return row.status();
     if (*row) {
-      result->id = q->Text(0);
+      result->id = EventIdFromKey(q->Int(0));
       result->duplicate = true;
       return Status::Ok();
     }
   }
+  // Strictly increasing, whatever the clock does. A run rolled back leaves a gap: harmless.
+  const int64_t key = std::max(last_event_key_ + 1, EventKeyFloor(ev.received_at));
+  last_event_key_ = key;
   {
     const std::string headers = EncodeHeaders(ev.headers);
     Result<Statement> ins = db.Prepare(
         "INSERT INTO events(id, source, received_at, content_type, size, dedup_key, headers, body)"
         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     if (!ins.ok()) return ins.status();
-    ins->BindText(1, ev.id)
+    ins->BindInt(1, key)
         .BindText(2, ev.source)
         .BindTime(3, ev.received_at)
         .BindText(4, ev.content_type)
@@ -552,163 +753,249 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
         .BindOptText(6, ev.dedup_key)
         .BindBlob(7, headers)
         .BindBlob(8, ev.body);
-    HR_RETURN_IF_ERROR(ins->Exec("insert event " + ev.id));
+    HR_RETURN_IF_ERROR(ins->Exec("insert event"));
   }
-  {
-    Result<Statement> st = db.Prepare(
-        "INSERT INTO stats_minute(minute, destination, received) VALUES (?1, '', 1)"
-        " ON CONFLICT(minute, destination) DO UPDATE SET received = received + 1");
-    if (!st.ok()) return st.status();
-    st->BindInt(1, UnixMinute(ev.received_at));
-    HR_RETURN_IF_ERROR(st->Exec("count received event"));
-  }
+  if (op_) ++op_->stats[{UnixMinute(ev.received_at), std::string()}].received;
   const TimePoint now = clock_.Now();
   for (const NewDelivery& d : ev.deliveries) {
+    // Due when received (as ingest makes them): 'pending', in no index; they arrive in rowid
+    // order, which is then their due order. Due at any other time: 'scheduled', in the due index
+    // like a retry.
+    const bool pending =
+        d.status == DeliveryStatus::kScheduled && d.next_attempt_at == ev.received_at;
     Result<Statement> ins = db.Prepare(
         "INSERT INTO deliveries(event_id, destination, chain, status, attempts, max_attempts,"
         " next_attempt_at, reason, created_at, updated_at)"
         " VALUES (?1, ?2, 0, ?3, 0, ?4, ?5, ?6, ?7, ?7)");
     if (!ins.ok()) return ins.status();
-    ins->BindText(1, ev.id)
+    ins->BindInt(1, key)
         .BindText(2, d.destination)
-        .BindText(3, DeliveryStatusName(d.status))
+        .BindText(3, pending ? std::string_view("pending") : DeliveryStatusName(d.status))
         .BindInt(4, d.max_attempts)
         .BindTime(5, d.next_attempt_at)
         .BindOptText(6, d.reason)
         .BindTime(7, now);
-    HR_RETURN_IF_ERROR(ins->Exec("insert delivery of " + ev.id + " to " + d.destination));
+    HR_RETURN_IF_ERROR(ins->Exec("insert delivery to " + d.destination));
+    if (pending) {
+      const int64_t id = db.LastInsertRowid();
+      if (op_) ++op_->pending_delta[d.destination];
+      std::lock_guard<std::mutex> lock(leases_mu_);
+      auto [it, added] = pending_.try_emplace(d.destination, Pending{0, id});
+      if (!added) it->second.frontier = std::min(it->second.frontier, id);
+    }
   }
-  result->id = ev.id;
+  result->id = EventIdFromKey(key);
   result->duplicate = false;
   return Status::Ok();
 }
 
 namespace {
 
-// Due work, oldest due first: kScheduled deliveries with next_attempt_at <= ?1 and kDelivering
-// ones whose lease expired (due since it expired), at most ?2; with ?3, of that destination only.
-// Each arm walks its own index in due order and stops at the limit, so claiming costs the same
-// with an empty backlog and with millions waiting.
-constexpr char kDueSql[] =
-    "SELECT id FROM ("
-    " SELECT * FROM (SELECT id, next_attempt_at AS due FROM deliveries"
-    "  WHERE status = 'scheduled' AND next_attempt_at <= ?1"
-    "  ORDER BY next_attempt_at, id LIMIT ?2)"
-    " UNION ALL"
-    " SELECT * FROM (SELECT id, lease_until AS due FROM deliveries"
-    "  WHERE status = 'delivering' AND lease_until <= ?1"
-    "  ORDER BY lease_until, id LIMIT ?2))"
-    " ORDER BY due, id LIMIT ?2";
-// The same for one destination (deliveries_destination_due). Its leased arm reads that
-// destination's kDelivering rows, as many as it has in flight.
-constexpr char kDestinationDueSql[] =
-    "SELECT id FROM ("
-    " SELECT * FROM (SELECT id, next_attempt_at AS due FROM deliveries"
-    "  WHERE destination = ?3 AND status = 'scheduled' AND next_attempt_at <= ?1"
-    "  ORDER BY next_attempt_at, id LIMIT ?2)"
-    " UNION ALL"
-    " SELECT * FROM (SELECT id, lease_until AS due FROM deliveries"
-    "  WHERE destination = ?3 AND status = 'delivering' AND lease_until <= ?1"
-    "  ORDER BY lease_until, id LIMIT ?2))"
-    " ORDER BY due, id LIMIT ?2";
-// Whether kDueSql (kDestinationDueSql with ?2) would find anything; stops at the first row.
-constexpr char kAnyDueSql[] =
-    "SELECT EXISTS (SELECT 1 FROM deliveries WHERE status = 'scheduled' AND next_attempt_at <= ?1)"
-    " OR EXISTS (SELECT 1 FROM deliveries WHERE status = 'delivering' AND lease_until <= ?1)";
-constexpr char kAnyDestinationDueSql[] =
-    "SELECT EXISTS (SELECT 1 FROM deliveries"
-    "  WHERE destination = ?2 AND status = 'scheduled' AND next_attempt_at <= ?1)"
-    " OR EXISTS (SELECT 1 FROM deliveries"
-    "  WHERE destination = ?2 AND status = 'delivering' AND lease_until <= ?1)";
+// Scheduled deliveries (of destination ?2 in the second form), oldest due first, from the due
+// indexes; the ones leased in memory are skipped by the caller, so the walk is as long as the
+// limit plus what is in flight.
+// Destinations that have deliveries waiting for a retry or paused: a skip-scan of
+// deliveries_waiting, one index probe per destination.
+constexpr char kWaitingDestinationsSql[] =
+    "WITH RECURSIVE d(name) AS ("
+    " SELECT MIN(destination) FROM deliveries WHERE status IN ('scheduled', 'paused')"
+    " UNION ALL SELECT (SELECT MIN(destination) FROM deliveries WHERE destination > d.name"
+    "  AND status IN ('scheduled', 'paused')) FROM d WHERE d.name IS NOT NULL)"
+    " SELECT name FROM d WHERE name IS NOT NULL";
+// Per destination (the same skip-scan), how many wait for a retry and are due at ?1.
+constexpr char kDueCountsSql[] =
+    "WITH RECURSIVE d(name) AS ("
+    " SELECT MIN(destination) FROM deliveries WHERE status IN ('scheduled', 'paused')"
+    " UNION ALL SELECT (SELECT MIN(destination) FROM deliveries WHERE destination > d.name"
+    "  AND status IN ('scheduled', 'paused')) FROM d WHERE d.name IS NOT NULL)"
+    " SELECT name, (SELECT COUNT(*) FROM deliveries WHERE destination = d.name"
+    " AND status = 'scheduled' AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1)"
+    " FROM d WHERE name IS NOT NULL";
+constexpr char kDestinationScheduledSql[] =
+    "SELECT id, next_attempt_at FROM deliveries WHERE destination = ?2 AND status = 'scheduled'"
+    " AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1"
+    " ORDER BY next_attempt_at, id";
+// New deliveries from a frontier on, in rowid (arrival) order: a walk of the table itself.
+constexpr char kPendingSql[] =
+    "SELECT id, next_attempt_at, destination FROM deliveries WHERE id >= ?1"
+    " AND status = 'pending' ORDER BY id";
+constexpr char kDestinationPendingSql[] =
+    "SELECT id, next_attempt_at, destination FROM deliveries WHERE id >= ?1"
+    " AND destination = ?2 AND status = 'pending' ORDER BY id";
 
 }  // namespace
+
+Result<std::vector<std::pair<TimePoint, int64_t>>> SqliteStore::ScheduledDue(
+    Connection& db, const std::string& destination, TimePoint by, size_t limit) const {
+  std::vector<std::string> destinations;
+  if (!destination.empty()) {
+    destinations.push_back(destination);
+  } else {
+    Result<Statement> q = db.Prepare(kWaitingDestinationsSql);
+    if (!q.ok()) return q.status();
+    for (;;) {
+      Result<bool> row = q->Step("destinations with waiting deliveries");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      destinations.push_back(q->Text(0));
+    }
+  }
+  std::vector<std::pair<TimePoint, int64_t>> out;
+  Result<Statement> q = db.Prepare(kDestinationScheduledSql);
+  if (!q.ok()) return q.status();
+  for (const std::string& d : destinations) {
+    q->Reset();
+    q->BindInt(1, ToUnixMillis(by)).BindText(2, d);
+    for (size_t taken = 0; taken < limit;) {
+      Result<bool> row = q->Step("find due deliveries");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      const int64_t id = q->Int(0);
+      if (LeaseOf(id)) continue;
+      out.emplace_back(q->Time(1), id);
+      ++taken;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
 
 Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Duration lease,
                                                     const std::string& owner,
                                                     const std::string& destination) {
   if (limit <= 0) return std::vector<Delivery>{};
   // The delivery engine asks every destination with spare capacity, most of the time in vain. A
-  // look on a reader first keeps those calls off the writer, where they would wait for a commit
-  // (a reader sees every commit made before this call; what commits later waits for the next).
+  // look first (counters, then a reader) keeps those calls off the writer, where they would wait
+  // for a commit (a reader sees every commit made before this call; what commits later waits for
+  // the next). Something is claimable when a lease has expired, a new delivery is not leased, or
+  // a delivery waiting for a retry is due and not leased.
   {
-    Result<Reader> reader = AcquireReader();
-    if (!reader.ok()) return reader.status();
-    Result<Statement> q =
-        (*reader)->Prepare(destination.empty() ? kAnyDueSql : kAnyDestinationDueSql);
-    if (!q.ok()) return q.status();
-    q->BindTime(1, now);
-    if (!destination.empty()) q->BindText(2, destination);
-    Result<bool> row = q->Step("look for due deliveries");
-    if (!row.ok()) return row.status();
-    if (*row && q->Int(0) == 0) return std::vector<Delivery>{};
+    bool any = UnleasedPending(destination) > 0;
+    if (!any) {
+      std::lock_guard<std::mutex> lock(leases_mu_);
+      for (const auto& [id, l] : leases_) {
+        if (l.until <= now && (destination.empty() || l.destination == destination)) {
+          any = true;
+          break;
+        }
+      }
+    }
+    if (!any) {
+      Result<Reader> reader = AcquireReader();
+      if (!reader.ok()) return reader.status();
+      Result<std::vector<std::pair<TimePoint, int64_t>>> due =
+          ScheduledDue(**reader, destination, now, 1);
+      if (!due.ok()) return due.status();
+      any = !due->empty();
+    }
+    if (!any) return std::vector<Delivery>{};
   }
-  return Write<std::vector<Delivery>>(
-      [now, limit, lease, owner, destination](Connection& db) -> Result<std::vector<Delivery>> {
-        std::vector<int64_t> ids;
-        {
-          Result<Statement> q = db.Prepare(destination.empty() ? kDueSql : kDestinationDueSql);
-          if (!q.ok()) return q.status();
-          q->BindTime(1, now).BindInt(2, limit);
-          if (!destination.empty()) q->BindText(3, destination);
-          for (;;) {
-            Result<bool> row = q->Step("find due deliveries");
-            if (!row.ok()) return row.status();
-            if (!*row) break;
-            ids.push_back(q->Int(0));
-          }
-        }
-        std::vector<Delivery> claimed;
-        claimed.reserve(ids.size());
-        // One statement per delivery: the lease is written and the row read back together.
-        Result<Statement> up =
-            db.Prepare(std::string("UPDATE deliveries SET status = 'delivering', lease_until = ?2,"
-                                   " lease_owner = ?3, updated_at = ?4 WHERE id = ?1 RETURNING ") +
-                       kDeliveryColumns);
-        if (!up.ok()) return up.status();
-        for (int64_t id : ids) {
-          up->BindInt(1, id).BindTime(2, now + lease).BindText(3, owner).BindTime(4, now);
-          Result<bool> row = up->Step("lease delivery");
-          if (!row.ok()) return row.status();
-          if (!*row) return Status::Internal("delivery " + std::to_string(id) + " vanished");
-          Result<Delivery> d = ReadDelivery(*up);
-          if (!d.ok()) return d.status();
-          claimed.push_back(std::move(*d));
-          // Finish the statement (RETURNING rows are produced once it has run) and rewind it.
-          Result<bool> done = up->Step("lease delivery");
-          if (!done.ok()) return done.status();
-          up->Reset();
-        }
-        return claimed;
-      });
+  return Write<std::vector<Delivery>>([this, now, limit, lease, owner, destination](
+                                          Connection& db) -> Result<std::vector<Delivery>> {
+    return ClaimOnWriter(db, now, limit, lease, owner, destination);
+  });
 }
 
-namespace {
+Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoint now, int limit,
+                                                         Duration lease, const std::string& owner,
+                                                         const std::string& destination) {
+  // Candidates by (due, id): leases expired at `now` (a crashed or stuck sender; due since they
+  // expired), deliveries waiting for a retry that are due and not held (the due index), and new
+  // deliveries not held (a walk from the frontier). The writer is the only thread that changes
+  // leases, so what it reads here holds until it changes it.
+  std::vector<std::pair<TimePoint, int64_t>> due;
+  {
+    std::lock_guard<std::mutex> lock(leases_mu_);
+    for (const auto& [id, l] : leases_) {
+      if (l.until <= now && (destination.empty() || l.destination == destination)) {
+        due.emplace_back(l.until, id);
+      }
+    }
+  }
+  std::sort(due.begin(), due.end());
+  if (due.size() > static_cast<size_t>(limit)) due.resize(static_cast<size_t>(limit));
+  {
+    Result<std::vector<std::pair<TimePoint, int64_t>>> waiting =
+        ScheduledDue(db, destination, now, static_cast<size_t>(limit));
+    if (!waiting.ok()) return waiting.status();
+    due.insert(due.end(), waiting->begin(), waiting->end());
+  }
+  if (std::optional<int64_t> frontier = PendingFrontier(destination)) {
+    Result<Statement> q = db.Prepare(destination.empty() ? kPendingSql : kDestinationPendingSql);
+    if (!q.ok()) return q.status();
+    q->BindInt(1, *frontier);
+    if (!destination.empty()) q->BindText(2, destination);
+    std::optional<int64_t> first;  // the lowest pending rowid seen, held or not
+    for (int taken = 0; taken < limit;) {
+      Result<bool> row = q->Step("find new deliveries");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      const int64_t id = q->Int(0);
+      if (!first) first = id;
+      if (LeaseOf(id) || q->Time(1) > now) continue;
+      due.emplace_back(q->Time(1), id);
+      ++taken;
+    }
+    if (!destination.empty() && op_) {
+      // The frontier moves up to the first pending row (or past the end when there is none),
+      // once this batch has committed.
+      if (first) {
+        op_->frontier_moves[destination] = *first;
+      } else {
+        Result<Statement> m = db.Prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM deliveries");
+        if (!m.ok()) return m.status();
+        Result<bool> row = m->Step("last delivery");
+        if (!row.ok()) return row.status();
+        if (*row) op_->frontier_moves[destination] = m->Int(0);
+      }
+    }
+  }
+  std::sort(due.begin(), due.end());
+  if (due.size() > static_cast<size_t>(limit)) due.resize(static_cast<size_t>(limit));
 
-// Why delivery `id` is not leased by `owner` (kNotFound / kFailedPrecondition), or the error of
-// the query. Writes nothing.
-Status LeaseRefusal(Connection& db, int64_t id, const std::string& owner) {
-  Result<Statement> q = db.Prepare("SELECT status, lease_owner FROM deliveries WHERE id = ?1");
+  std::vector<Delivery> claimed;
+  claimed.reserve(due.size());
+  Result<Statement> q = db.Prepare(std::string("SELECT ") + kDeliveryColumns +
+                                   ", current FROM deliveries WHERE id = ?1");
   if (!q.ok()) return q.status();
-  q->BindInt(1, id);
-  Result<bool> row = q->Step("check lease of delivery");
-  if (!row.ok()) return row.status();
-  const std::string what = "delivery " + std::to_string(id);
-  if (!*row) return Status::NotFound(what + " not found");
-  if (q->Text(0) != DeliveryStatusName(DeliveryStatus::kDelivering) || q->Text(1) != owner) {
+  for (const auto& [when, id] : due) {
+    q->Reset();
+    q->BindInt(1, id);
+    Result<bool> row = q->Step("load due delivery");
+    if (!row.ok()) return row.status();
+    if (!*row) return Status::Internal("delivery " + std::to_string(id) + " vanished");
+    Result<Delivery> d = ReadDelivery(*q);
+    if (!d.ok()) return d.status();
+    const bool current = q->Int(14) != 0;
+    const bool pending = q->Text(4) == "pending";
+    d->status = DeliveryStatus::kDelivering;
+    d->lease_until = now + lease;
+    d->lease_owner = owner;
+    SetLease(id, Lease{owner, now + lease, d->destination, d->next_attempt_at, current, pending});
+    claimed.push_back(std::move(*d));
+  }
+  return claimed;
+}
+
+Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
+                                 const DeliveryUpdate& update, const std::string& owner,
+                                 TimePoint now, bool* refused) {
+  *refused = false;
+  const std::string what = "delivery " + std::to_string(attempt.delivery_id);
+  std::optional<Lease> lease = LeaseOf(attempt.delivery_id);
+  if (!lease || lease->owner != owner) {
+    Result<Statement> q = db.Prepare("SELECT 1 FROM deliveries WHERE id = ?1");
+    if (!q.ok()) return q.status();
+    q->BindInt(1, attempt.delivery_id);
+    Result<bool> row = q->Step("look for delivery");
+    if (!row.ok()) return row.status();
+    *refused = true;
+    if (!*row) return Status::NotFound(what + " not found");
     return Status::FailedPrecondition(what + " is not leased by " + owner);
   }
-  return Status::Internal(what + " is leased by " + owner + " but was not updated");
-}
-
-// Writes the delivery's new state (lease cleared) if `owner` holds its lease, and inserts the
-// attempt. When the lease is not held, sets *refused and returns why (kNotFound /
-// kFailedPrecondition), having written nothing; after any other error the caller must roll back
-// (the update may have been written).
-Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate& update,
-                    const std::string& owner, TimePoint now, bool* refused) {
-  *refused = false;
+  std::string destination;
   {
-    // The lease check is part of the update; only a refused record looks further.
     Result<Statement> up = db.Prepare(
         // A chain a replay replaced while this attempt was out is not retried (see InsertReplay).
         "UPDATE deliveries SET"
@@ -717,9 +1004,8 @@ Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate
         " reason = CASE WHEN current = 0 AND ?2 IN ('scheduled', 'paused')"
         "  THEN 'replaced by a replay before it was delivered' ELSE ?8 END,"
         " attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
-        " first_failure_at = ?6, last_delay_ms = ?7, lease_until = NULL,"
-        " lease_owner = '', updated_at = ?9"
-        " WHERE id = ?1 AND status = 'delivering' AND lease_owner = ?10");
+        " first_failure_at = ?6, last_delay_ms = ?7, updated_at = ?9"
+        " WHERE id = ?1 RETURNING destination");
     if (!up.ok()) return up.status();
     up->BindInt(1, attempt.delivery_id)
         .BindText(2, DeliveryStatusName(update.status))
@@ -729,35 +1015,29 @@ Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate
         .BindOptTime(6, update.first_failure_at)
         .BindInt(7, update.last_delay.count())
         .BindOptText(8, update.reason)
-        .BindTime(9, now)
-        .BindText(10, owner);
-    HR_RETURN_IF_ERROR(up->Exec("update delivery"));
+        .BindTime(9, now);
+    Result<bool> row = up->Step("update delivery");
+    if (!row.ok()) return row.status();
+    if (!*row) {
+      *refused = true;
+      return Status::NotFound(what + " not found");
+    }
+    destination = up->Text(0);
+    HR_RETURN_IF_ERROR(up->Exec("update delivery"));  // runs the statement to its end
   }
-  if (db.Changes() == 0) {
-    Status why = LeaseRefusal(db, attempt.delivery_id, owner);
-    *refused =
-        why.code() == Status::Code::kNotFound || why.code() == Status::Code::kFailedPrecondition;
-    return why;
-  }
-  {
+  SetLease(attempt.delivery_id, std::nullopt);
+  if (op_ && lease->pending) --op_->pending_delta[lease->destination];  // no longer 'pending'
+  if (op_) {
     // The dashboard's counters: one attempt in the minute it is recorded, and the delivery's
     // outcome when this attempt made it final.
-    const bool delivered = update.status == DeliveryStatus::kDelivered;
-    const bool failed = update.status == DeliveryStatus::kFailed;
-    Result<Statement> st = db.Prepare(
-        "INSERT INTO stats_minute(minute, destination, delivered, failed, attempts,"
-        " attempt_failures) SELECT ?1, destination, ?2, ?3, 1, ?4 FROM deliveries WHERE id = ?5"
-        " ON CONFLICT(minute, destination) DO UPDATE SET"
-        " delivered = delivered + excluded.delivered, failed = failed + excluded.failed,"
-        " attempts = attempts + 1,"
-        " attempt_failures = attempt_failures + excluded.attempt_failures");
-    if (!st.ok()) return st.status();
-    st->BindInt(1, UnixMinute(now))
-        .BindInt(2, delivered ? 1 : 0)
-        .BindInt(3, failed ? 1 : 0)
-        .BindInt(4, delivered ? 0 : 1)
-        .BindInt(5, attempt.delivery_id);
-    HR_RETURN_IF_ERROR(st->Exec("count attempt"));
+    StatsCounts& c = op_->stats[{UnixMinute(now), destination}];
+    ++c.attempts;
+    if (update.status == DeliveryStatus::kDelivered) {
+      ++c.delivered;
+    } else {
+      ++c.attempt_failures;
+      if (update.status == DeliveryStatus::kFailed) ++c.failed;
+    }
   }
   Result<Statement> ins = db.Prepare(
       "INSERT INTO attempts(delivery_id, n, started_at, duration_ms, status_code, error,"
@@ -776,16 +1056,15 @@ Status WriteAttempt(Connection& db, const Attempt& attempt, const DeliveryUpdate
   return ins->Exec("insert attempt");
 }
 
-}  // namespace
-
 Status SqliteStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                                   const std::string& owner) {
   const TimePoint now = clock_.Now();
-  Result<Unit> r = Write<Unit>([&attempt, &update, &owner, now](Connection& db) -> Result<Unit> {
-    bool refused;
-    HR_RETURN_IF_ERROR(WriteAttempt(db, attempt, update, owner, now, &refused));
-    return Unit{};
-  });
+  Result<Unit> r =
+      Write<Unit>([this, &attempt, &update, &owner, now](Connection& db) -> Result<Unit> {
+        bool refused;
+        HR_RETURN_IF_ERROR(WriteAttempt(db, attempt, update, owner, now, &refused));
+        return Unit{};
+      });
   return r.ok() ? Status::Ok() : r.status();
 }
 
@@ -796,7 +1075,7 @@ std::vector<Status> SqliteStore::RecordAttempts(const std::vector<AttemptRecord>
   // One write operation for the whole batch. A record whose lease is gone is answered on its own
   // and writes nothing; any other error fails the operation, which the writer rolls back alone.
   Result<std::vector<Status>> r = Write<std::vector<Status>>(
-      [&records, &owner, now](Connection& db) -> Result<std::vector<Status>> {
+      [this, &records, &owner, now](Connection& db) -> Result<std::vector<Status>> {
         std::vector<Status> out;
         out.reserve(records.size());
         for (const AttemptRecord& rec : records) {
@@ -838,14 +1117,34 @@ Status SqliteStore::PutBreaker(const std::string& destination,
 Result<int64_t> SqliteStore::PauseDeliveries(const std::string& destination,
                                              const std::string& reason) {
   const TimePoint now = clock_.Now();
-  return Write<int64_t>([&destination, &reason, now](Connection& db) -> Result<int64_t> {
+  return Write<int64_t>([this, &destination, &reason, now](Connection& db) -> Result<int64_t> {
+    // Those in flight (leased in memory; their rows read as pending or scheduled) finish their
+    // attempt. New ones are found from the frontier on; retries by the due index.
+    const std::string leased = LeasedIdsJson(destination, false);
+    int64_t changed = 0;
+    if (std::optional<int64_t> frontier = PendingFrontier(destination)) {
+      Result<Statement> up = db.Prepare(
+          "UPDATE deliveries SET status = 'paused', reason = ?2, updated_at = ?3"
+          " WHERE id >= ?5 AND destination = ?1 AND status = 'pending'"
+          " AND id NOT IN (SELECT value FROM json_each(?4))");
+      if (!up.ok()) return up.status();
+      up->BindText(1, destination)
+          .BindText(2, reason)
+          .BindTime(3, now)
+          .BindText(4, leased)
+          .BindInt(5, *frontier);
+      HR_RETURN_IF_ERROR(up->Exec("pause new deliveries to " + destination));
+      changed += db.Changes();
+      if (op_) op_->pending_delta[destination] -= db.Changes();
+    }
     Result<Statement> up = db.Prepare(
         "UPDATE deliveries SET status = 'paused', reason = ?2, updated_at = ?3"
-        " WHERE destination = ?1 AND status = 'scheduled'");
+        " WHERE destination = ?1 AND status = 'scheduled' AND status IN ('scheduled', 'paused')"
+        " AND id NOT IN (SELECT value FROM json_each(?4))");
     if (!up.ok()) return up.status();
-    up->BindText(1, destination).BindText(2, reason).BindTime(3, now);
+    up->BindText(1, destination).BindText(2, reason).BindTime(3, now).BindText(4, leased);
     HR_RETURN_IF_ERROR(up->Exec("pause deliveries to " + destination));
-    return db.Changes();
+    return changed + db.Changes();
   });
 }
 
@@ -853,7 +1152,8 @@ Result<int64_t> SqliteStore::ResumeDeliveries(const std::string& destination, Ti
   return Write<int64_t>([&destination, now](Connection& db) -> Result<int64_t> {
     Result<Statement> up = db.Prepare(
         "UPDATE deliveries SET status = 'scheduled', next_attempt_at = ?2, reason = NULL,"
-        " updated_at = ?2 WHERE destination = ?1 AND status = 'paused'");
+        " updated_at = ?2 WHERE destination = ?1 AND status = 'paused'"
+        " AND status IN ('scheduled', 'paused')");
     if (!up.ok()) return up.status();
     up->BindText(1, destination).BindTime(2, now);
     HR_RETURN_IF_ERROR(up->Exec("resume deliveries to " + destination));
@@ -861,39 +1161,63 @@ Result<int64_t> SqliteStore::ResumeDeliveries(const std::string& destination, Ti
   });
 }
 
-namespace {
-
 // Starts one replay chain (CreateReplay, CreateReplays); returns its delivery id, or kNotFound
 // when the event does not exist.
-Result<int64_t> InsertReplay(Connection& db, const std::string& event_id,
-                             const std::string& destination, int max_attempts, TimePoint due) {
+Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& event_id,
+                                          const std::string& destination, int max_attempts,
+                                          TimePoint due) {
+  const std::optional<int64_t> key = EventKeyFromId(event_id);
+  if (!key) return Status::NotFound("event " + event_id + " not found");
   int64_t chain = 0;
+  int64_t in_flight = 0;  // the id of the current chain's delivery when it is leased
   {
     Result<Statement> q = db.Prepare(
         "SELECT EXISTS (SELECT 1 FROM events WHERE id = ?1),"
         " (SELECT COALESCE(MAX(chain), -1) + 1 FROM deliveries"
         "  WHERE event_id = ?1 AND destination = ?2)");
     if (!q.ok()) return q.status();
-    q->BindText(1, event_id).BindText(2, destination);
+    q->BindInt(1, *key).BindText(2, destination);
     Result<bool> row = q->Step("replay lookup");
     if (!row.ok()) return row.status();
     if (!*row || q->Int(0) == 0) return Status::NotFound("event " + event_id + " not found");
     chain = q->Int(1);
   }
   {
+    // The chain in flight, if any: leased in memory, its row still reads as scheduled.
+    Result<Statement> q = db.Prepare(
+        "SELECT id, status FROM deliveries WHERE event_id = ?1 AND destination = ?2"
+        " AND current = 1");
+    if (!q.ok()) return q.status();
+    q->BindInt(1, *key).BindText(2, destination);
+    for (;;) {
+      Result<bool> row = q->Step("current chain of " + event_id);
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      if (std::optional<Lease> l = LeaseOf(q->Int(0))) {
+        l->current = false;
+        SetLease(q->Int(0), std::move(*l));
+        in_flight = q->Int(0);
+      } else if (q->Text(1) == "pending" && op_) {
+        --op_->pending_delta[destination];  // stopped below: no longer pending
+      }
+    }
+  }
+  {
     // The new chain becomes the current one; the ones before stay as history. A chain still
     // waiting for a retry (or paused) is stopped, or the event would go out twice: once through
-    // the replay, once more when the old chain's retry comes due. One in flight finishes its
-    // attempt; WriteAttempt schedules no retry for it.
+    // the replay, once more when the old chain's retry comes due. One in flight (leased) finishes
+    // its attempt; WriteAttempt schedules no retry for it.
     Result<Statement> up = db.Prepare(
         "UPDATE deliveries SET current = 0,"
-        " reason = CASE WHEN status IN ('scheduled', 'paused') THEN ?3 ELSE reason END,"
-        " status = CASE WHEN status IN ('scheduled', 'paused') THEN 'failed' ELSE status END"
+        " reason = CASE WHEN status IN ('pending', 'scheduled', 'paused') AND id <> ?4 THEN ?3"
+        "  ELSE reason END,"
+        " status = CASE WHEN status IN ('pending', 'scheduled', 'paused') AND id <> ?4"
+        "  THEN 'failed' ELSE status END"
         " WHERE event_id = ?1 AND destination = ?2 AND current = 1");
     if (!up.ok()) return up.status();
     const std::string replaced =  // bound, not copied: lives until Exec
         "replaced by replay chain " + std::to_string(chain) + " before it was delivered";
-    up->BindText(1, event_id).BindText(2, destination).BindText(3, replaced);
+    up->BindInt(1, *key).BindText(2, destination).BindText(3, replaced).BindInt(4, in_flight);
     HR_RETURN_IF_ERROR(up->Exec("supersede the chains of " + event_id));
   }
   Result<Statement> ins = db.Prepare(
@@ -901,7 +1225,7 @@ Result<int64_t> InsertReplay(Connection& db, const std::string& event_id,
       " max_attempts, next_attempt_at, created_at, updated_at)"
       " VALUES (?1, ?2, ?3, 'scheduled', 0, ?4, ?5, ?5, ?5)");
   if (!ins.ok()) return ins.status();
-  ins->BindText(1, event_id)
+  ins->BindInt(1, *key)
       .BindText(2, destination)
       .BindInt(3, chain)
       .BindInt(4, max_attempts)
@@ -910,13 +1234,11 @@ Result<int64_t> InsertReplay(Connection& db, const std::string& event_id,
   return db.LastInsertRowid();
 }
 
-}  // namespace
-
 Result<Delivery> SqliteStore::CreateReplay(const std::string& event_id,
                                            const std::string& destination, int max_attempts,
                                            TimePoint now) {
   return Write<Delivery>(
-      [&event_id, &destination, max_attempts, now](Connection& db) -> Result<Delivery> {
+      [this, &event_id, &destination, max_attempts, now](Connection& db) -> Result<Delivery> {
         Result<int64_t> id = InsertReplay(db, event_id, destination, max_attempts, now);
         if (!id.ok()) return id.status();
         return LoadDelivery(db, *id);
@@ -925,7 +1247,7 @@ Result<Delivery> SqliteStore::CreateReplay(const std::string& event_id,
 
 Result<int64_t> SqliteStore::CreateReplays(const std::vector<NewReplay>& replays) {
   if (replays.empty()) return int64_t{0};
-  return Write<int64_t>([&replays](Connection& db) -> Result<int64_t> {
+  return Write<int64_t>([this, &replays](Connection& db) -> Result<int64_t> {
     int64_t created = 0;
     for (const NewReplay& r : replays) {
       Result<int64_t> id = InsertReplay(db, r.event_id, r.destination, r.max_attempts, r.due);
@@ -954,14 +1276,15 @@ Result<int64_t> SqliteStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
     // Deliveries and attempts go with their events (ON DELETE CASCADE). An event with a
     // delivery still under way (scheduled, delivering, paused) is kept: retention never turns a
     // pending delivery into a silent loss.
+    // The cutoff is a key range of the events table itself (keys are time-ordered).
     Result<Statement> del = db.Prepare(
         "DELETE FROM events WHERE id IN"
-        " (SELECT e.id FROM events e WHERE e.received_at < ?1 AND NOT EXISTS"
+        " (SELECT e.id FROM events e WHERE e.id < ?1 AND NOT EXISTS"
         "   (SELECT 1 FROM deliveries d WHERE d.event_id = e.id"
         "    AND d.status NOT IN ('delivered', 'failed'))"
-        "  ORDER BY e.received_at LIMIT ?2)");
+        "  ORDER BY e.id LIMIT ?2)");
     if (!del.ok()) return del.status();
-    del->BindTime(1, cutoff).BindInt(2, batch);
+    del->BindInt(1, EventKeyFloor(cutoff)).BindInt(2, batch);
     HR_RETURN_IF_ERROR(del->Exec("purge events"));
     return db.Changes();  // counts the events only, not the cascaded rows
   });
@@ -1024,12 +1347,14 @@ Result<SqliteStore::Reader> SqliteStore::AcquireReader() {
 }
 
 Result<std::optional<Event>> SqliteStore::GetEvent(const std::string& id) {
+  const std::optional<int64_t> key = EventKeyFromId(id);
+  if (!key) return std::optional<Event>();  // not an id of this store: no such event
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
   Result<Statement> q = (*db)->Prepare(std::string("SELECT ") + kEventColumns +
                                        ", e.body FROM events e WHERE e.id = ?1");
   if (!q.ok()) return q.status();
-  q->BindText(1, id);
+  q->BindInt(1, *key);
   Result<bool> row = q->Step("get event " + id);
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<Event>();
@@ -1041,9 +1366,11 @@ Result<std::optional<Event>> SqliteStore::GetEvent(const std::string& id) {
 Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::string& cursor,
                                           int limit) {
   limit = std::clamp(limit, 1, kMaxListLimit);
-  // Cursors are event ids (ULIDs); anything else was not made here.
-  if (!cursor.empty() && !IsUlid(cursor)) {
-    return BadCursor();
+  // Cursors are event ids; anything else was not made here.
+  std::optional<int64_t> after;
+  if (!cursor.empty()) {
+    after = EventKeyFromId(cursor);
+    if (!after) return BadCursor();
   }
   // Only the filters in use appear in the SQL, so the planner sees plain conditions. Parameter
   // numbers are fixed; ?7 (the limit) is always present, which makes ?1..?6 valid to bind even
@@ -1051,13 +1378,26 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   std::string sql = std::string("SELECT ") + kEventColumns + " FROM events e WHERE 1 = 1";
   if (!cursor.empty()) sql += " AND e.id < ?1";
   if (filter.source) sql += " AND e.source = ?2";
-  if (filter.since) sql += " AND e.received_at >= ?3";
-  if (filter.until) sql += " AND e.received_at < ?4";
+  // A time range is a key range of the events table (keys are time-ordered).
+  if (filter.since) sql += " AND e.id >= ?3";
+  if (filter.until) sql += " AND e.id < ?4";
   if (filter.status || filter.destination) {
-    // Both set: one delivery must match both (a failed delivery *to* that destination).
+    // Both set: one delivery must match both (a failed delivery *to* that destination). One
+    // probe of deliveries_event per event: `+d.status` keeps the planner off the status indexes,
+    // which would walk every delivery in that status for each event.
     sql += " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id";
-    if (filter.status) sql += " AND d.status = ?5 AND d.current = 1";
-    if (filter.destination) sql += " AND d.destination = ?6";
+    // Claims live in memory (?8, the leased ids): a leased delivery reads as scheduled on disk
+    // but is delivering.
+    if (filter.status == DeliveryStatus::kDelivering) {
+      sql += " AND d.current = 1 AND d.id IN (SELECT value FROM json_each(?8))";
+    } else if (filter.status == DeliveryStatus::kScheduled) {
+      sql +=
+          " AND +d.status IN ('pending', 'scheduled') AND d.current = 1"
+          " AND d.id NOT IN (SELECT value FROM json_each(?8))";
+    } else if (filter.status) {
+      sql += " AND +d.status = ?5 AND d.current = 1";
+    }
+    if (filter.destination) sql += " AND +d.destination = ?6";
     sql += ")";
   }
   sql += " ORDER BY e.id DESC LIMIT ?7";
@@ -1068,13 +1408,20 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   if (!q.ok()) return q.status();
   const std::string status =
       filter.status ? std::string(DeliveryStatusName(*filter.status)) : std::string();
-  q->BindText(1, cursor)
+  const std::string leased =
+      filter.status == DeliveryStatus::kDelivering || filter.status == DeliveryStatus::kScheduled
+          ? LeasedIdsJson("", true)
+          : std::string("[]");
+  q->BindInt(1, after.value_or(0))
       .BindOptText(2, filter.source)
-      .BindOptTime(3, filter.since)
-      .BindOptTime(4, filter.until)
+      .BindInt(3, filter.since ? EventKeyFloor(*filter.since) : 0)
+      .BindInt(4, filter.until ? EventKeyFloor(*filter.until) : 0)
       .BindText(5, status)
       .BindOptText(6, filter.destination)
       .BindInt(7, limit + 1);  // one more than asked tells whether a next page exists
+  if (filter.status == DeliveryStatus::kDelivering || filter.status == DeliveryStatus::kScheduled) {
+    q->BindText(8, leased);
+  }
   EventPage page;
   for (;;) {
     Result<bool> row = q->Step("list events");
@@ -1090,12 +1437,12 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   }
   // Each event's current deliveries: one probe of deliveries_event per event on the page.
   Result<Statement> cur = (*db)->Prepare(
-      "SELECT destination, status, chain FROM deliveries WHERE event_id = ?1 AND current = 1"
+      "SELECT destination, status, chain, id FROM deliveries WHERE event_id = ?1 AND current = 1"
       " ORDER BY destination");
   if (!cur.ok()) return cur.status();
   for (Event& e : page.items) {
     cur->Reset();
-    cur->BindText(1, e.id);
+    cur->BindInt(1, EventKeyFromId(e.id).value_or(0));
     for (;;) {
       Result<bool> row = cur->Step("current deliveries of " + e.id);
       if (!row.ok()) return row.status();
@@ -1103,9 +1450,9 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
       CurrentDelivery c;
       c.destination = cur->Text(0);
       const std::string status = cur->Text(1);
-      std::optional<DeliveryStatus> parsed = ParseDeliveryStatus(status);
+      std::optional<DeliveryStatus> parsed = ParseStoredStatus(status);
       if (!parsed) return Status::Internal("unknown delivery status in the database: " + status);
-      c.status = *parsed;
+      c.status = LeaseOf(cur->Int(3)) ? DeliveryStatus::kDelivering : *parsed;
       c.chain = static_cast<int>(cur->Int(2));
       e.current.push_back(std::move(c));
     }
@@ -1114,13 +1461,24 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
 }
 
 Result<std::vector<Delivery>> SqliteStore::GetDeliveries(const std::string& event_id) {
+  const std::optional<int64_t> key = EventKeyFromId(event_id);
+  if (!key) return std::vector<Delivery>{};
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
   Result<Statement> q = (*db)->Prepare(std::string("SELECT ") + kDeliveryColumns +
                                        " FROM deliveries WHERE event_id = ?1 ORDER BY id");
   if (!q.ok()) return q.status();
-  q->BindText(1, event_id);
-  return ReadDeliveries(*q, "get deliveries of " + event_id);
+  q->BindInt(1, *key);
+  Result<std::vector<Delivery>> out = ReadDeliveries(*q, "get deliveries of " + event_id);
+  if (!out.ok()) return out;
+  for (Delivery& d : *out) {
+    if (std::optional<Lease> l = LeaseOf(d.id)) {  // claimed: in flight
+      d.status = DeliveryStatus::kDelivering;
+      d.lease_until = l->until;
+      d.lease_owner = l->owner;
+    }
+  }
+  return out;
 }
 
 Result<std::vector<Attempt>> SqliteStore::GetAttempts(int64_t delivery_id) {
@@ -1150,41 +1508,56 @@ Result<std::vector<Attempt>> SqliteStore::GetAttempts(int64_t delivery_id) {
 }
 
 Result<std::optional<TimePoint>> SqliteStore::NextDueAt(const std::string& destination) {
+  return EarliestScheduled(destination, std::nullopt);
+}
+
+Result<std::optional<TimePoint>> SqliteStore::EarliestScheduled(const std::string& destination,
+                                                                std::optional<TimePoint> by) {
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
-  Result<Statement> q =
-      destination.empty()
-          ? (*db)->Prepare("SELECT MIN(next_attempt_at) FROM deliveries WHERE status = 'scheduled'")
-          : (*db)->Prepare(
-                "SELECT MIN(next_attempt_at) FROM deliveries"
-                " WHERE destination = ?1 AND status = 'scheduled'");
-  if (!q.ok()) return q.status();
-  if (!destination.empty()) q->BindText(1, destination);
-  Result<bool> row = q->Step("next due");
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<TimePoint>();
-  return q->OptTime(0);
+  const int64_t limit = by ? ToUnixMillis(*by) : std::numeric_limits<int64_t>::max();
+  std::optional<TimePoint> best;
+  // Waiting for a retry: in due order from the due index, skipping those leased in memory (a walk
+  // as long as what is in flight, not as the backlog).
+  {
+    Result<std::vector<std::pair<TimePoint, int64_t>>> first =
+        ScheduledDue(**db, destination, FromUnixMillis(limit), 1);
+    if (!first.ok()) return first.status();
+    if (!first->empty()) best = first->front().first;
+  }
+  // New ones: the first not leased from the frontier on (they arrive in due order).
+  if (std::optional<int64_t> frontier = PendingFrontier(destination)) {
+    Result<Statement> q =
+        (*db)->Prepare(destination.empty() ? kPendingSql : kDestinationPendingSql);
+    if (!q.ok()) return q.status();
+    q->BindInt(1, *frontier);
+    if (!destination.empty()) q->BindText(2, destination);
+    for (;;) {
+      Result<bool> row = q->Step("next new delivery");
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      if (LeaseOf(q->Int(0))) continue;
+      if (ToUnixMillis(q->Time(1)) <= limit && (!best || q->Time(1) < *best)) best = q->Time(1);
+      break;
+    }
+  }
+  return best;
 }
 
 Result<int64_t> SqliteStore::CountDue(TimePoint now) {
-  Result<Reader> db = AcquireReader();
-  if (!db.ok()) return db.status();
-  // Counts entries of deliveries_due: proportional to what is due, never to the whole backlog.
-  Result<Statement> q = (*db)->Prepare(
-      "SELECT COUNT(*) FROM deliveries WHERE status = 'scheduled' AND next_attempt_at <= ?1");
-  if (!q.ok()) return q.status();
-  q->BindTime(1, now);
-  Result<bool> row = q->Step("count due deliveries");
-  if (!row.ok()) return row.status();
-  return *row ? q->Int(0) : int64_t{0};
+  Result<std::map<std::string, int64_t>> by = CountDueByDestination(now);
+  if (!by.ok()) return by.status();
+  int64_t n = 0;
+  for (const auto& [dest, count] : *by) n += count;
+  return n;
 }
 
 Result<std::map<std::string, int64_t>> SqliteStore::CountDueByDestination(TimePoint now) {
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
-  Result<Statement> q = (*db)->Prepare(
-      "SELECT destination, COUNT(*) FROM deliveries"
-      " WHERE status = 'scheduled' AND next_attempt_at <= ?1 GROUP BY destination");
+  // Waiting for a retry: entries of the due index due at `now` (proportional to what is due, never
+  // to the whole backlog); new ones: the in-memory counts. Minus what is leased in memory.
+  Result<Statement> q = (*db)->Prepare(kDueCountsSql);
   if (!q.ok()) return q.status();
   q->BindTime(1, now);
   std::map<std::string, int64_t> out;
@@ -1192,7 +1565,21 @@ Result<std::map<std::string, int64_t>> SqliteStore::CountDueByDestination(TimePo
     Result<bool> row = q->Step("count due deliveries per destination");
     if (!row.ok()) return row.status();
     if (!*row) break;
-    out[q->Text(0)] = q->Int(1);
+    if (q->Int(1) > 0) out[q->Text(0)] = q->Int(1);
+  }
+  {
+    std::lock_guard<std::mutex> lock(leases_mu_);
+    for (const auto& [dest, p] : pending_) {
+      if (p.count > 0) out[dest] += p.count;
+    }
+    for (const auto& [id, l] : leases_) {
+      if (!l.pending && l.due > now) continue;
+      auto it = out.find(l.destination);
+      if (it != out.end()) --it->second;
+    }
+  }
+  for (auto it = out.begin(); it != out.end();) {
+    it = it->second <= 0 ? out.erase(it) : std::next(it);
   }
   return out;
 }
@@ -1225,17 +1612,7 @@ Result<std::vector<StatsRow>> SqliteStore::GetStats(TimePoint since, TimePoint u
 }
 
 Result<std::optional<TimePoint>> SqliteStore::OldestDueAt(TimePoint now) {
-  Result<Reader> db = AcquireReader();
-  if (!db.ok()) return db.status();
-  Result<Statement> q = (*db)->Prepare(
-      "SELECT MIN(next_attempt_at) FROM deliveries"
-      " WHERE status = 'scheduled' AND next_attempt_at <= ?1");
-  if (!q.ok()) return q.status();
-  q->BindTime(1, now);
-  Result<bool> row = q->Step("oldest due");
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<TimePoint>();
-  return q->OptTime(0);
+  return EarliestScheduled("", now);
 }
 
 Result<std::optional<policy::BreakerSnapshot>> SqliteStore::GetBreaker(
@@ -1304,18 +1681,40 @@ Result<AuditPage> SqliteStore::ListAudit(const std::string& cursor, int limit) {
 }
 
 Result<int64_t> SqliteStore::CountDeliveries(DeliveryStatus status) {
+  // Claims live in memory: a current delivery leased there is delivering, though its row reads
+  // as pending or scheduled.
+  int64_t leased_current = 0, leased_scheduled_current = 0;
+  {
+    std::lock_guard<std::mutex> lock(leases_mu_);
+    for (const auto& [id, l] : leases_) {
+      leased_current += l.current ? 1 : 0;
+      leased_scheduled_current += l.current && !l.pending ? 1 : 0;
+    }
+  }
+  if (status == DeliveryStatus::kDelivering) return leased_current;
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
-  // Current deliveries: all in the status (deliveries_due) minus the superseded chains in it
-  // (the small partial index deliveries_superseded); both counts read an index only.
-  Result<Statement> q = (*db)->Prepare(
-      "SELECT (SELECT COUNT(*) FROM deliveries WHERE status = ?1)"
-      " - (SELECT COUNT(*) FROM deliveries WHERE status = ?1 AND current = 0)");
+  // Scheduled and paused: counts of the due index minus the superseded chains in it (the small
+  // partial index deliveries_superseded); both read an index only. Delivered and failed: no
+  // index covers them (ingest and every result would write it), so this walks the table; the
+  // server's metrics do not ask for them.
+  Result<Statement> q =
+      status == DeliveryStatus::kScheduled || status == DeliveryStatus::kPaused
+          ? (*db)->Prepare(
+                "SELECT (SELECT COUNT(*) FROM deliveries WHERE status = ?1"
+                "  AND status IN ('scheduled', 'paused'))"
+                " - (SELECT COUNT(*) FROM deliveries WHERE status = ?1 AND current = 0)")
+          : (*db)->Prepare("SELECT COUNT(*) FROM deliveries WHERE status = ?1 AND current = 1");
   if (!q.ok()) return q.status();
   q->BindText(1, DeliveryStatusName(status));
   Result<bool> row = q->Step("count deliveries");
   if (!row.ok()) return row.status();
-  return *row ? q->Int(0) : int64_t{0};
+  int64_t n = *row ? q->Int(0) : int64_t{0};
+  if (status == DeliveryStatus::kScheduled) {
+    // New ones not leased are all current (a replay stops those not in flight).
+    n += UnleasedPending("") - leased_scheduled_current;
+  }
+  return std::max<int64_t>(n, 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1553,13 +1952,18 @@ Status SqliteStore::ApplyCatalogChange(const CatalogChange& change) {
     return Status::InvalidArgument("audit action is empty", "action");
   }
   const TimePoint now = clock_.Now();
-  Result<Unit> r = Write<Unit>([&change, now](Connection& db) -> Result<Unit> {
+  Result<Unit> r = Write<Unit>([this, &change, now](Connection& db) -> Result<Unit> {
     for (const std::string& destination : change.require_no_open_deliveries) {
+      // Waiting ones by the due index, new ones from the frontier on (leased ones read as
+      // pending or scheduled). In this transaction: nothing slips in between.
       Result<Statement> q = db.Prepare(
-          "SELECT COUNT(*) FROM deliveries WHERE destination = ?1"
-          " AND status IN ('scheduled', 'delivering', 'paused')");
+          "SELECT (SELECT COUNT(*) FROM deliveries WHERE destination = ?1"
+          "  AND status IN ('scheduled', 'paused'))"
+          " + (SELECT COUNT(*) FROM deliveries WHERE id >= ?2 AND destination = ?1"
+          "  AND status = 'pending')");
       if (!q.ok()) return q.status();
-      q->BindText(1, destination);
+      q->BindText(1, destination)
+          .BindInt(2, PendingFrontier(destination).value_or(std::numeric_limits<int64_t>::max()));
       Result<bool> row = q->Step("count open deliveries");
       if (!row.ok()) return row.status();
       if (const int64_t open = *row ? q->Int(0) : 0; open > 0) {

@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
@@ -36,6 +38,14 @@ namespace hookrelay::store {
 // kUnavailable otherwise), the transaction is rolled back and the writer goes on with the next
 // batch. When SQLite itself rolls the transaction back in the middle (it does so on SQLITE_FULL),
 // only the operation that hit the error fails; the others are run again in a new transaction.
+//
+// Claims. The directory is locked to this process, so leases are kept in memory (id → owner,
+// lease_until): ClaimDue runs on the writer (serialised with the writes it must see) but changes
+// no row, so a batch of claims commits nothing to disk. A claimed delivery's row stays as it was,
+// scheduled and due; reads overlay the lease (GetDeliveries, ListEvents, the counts show it
+// delivering). RecordAttempt(s) checks the lease in memory and releases it in the transaction
+// that writes the result (a rolled-back transaction restores it). After a crash the leases are
+// gone and what was in flight is due again.
 //
 // Reads use a small pool of their own connections and never wait for the writer: WAL readers see
 // the last committed state.
@@ -124,10 +134,39 @@ class SqliteStore final : public Store {
   // e.g. to relieve the "disk full" pressure set by SqliteOptions::max_page_count. SQLite never
   // lowers it below the current size. Returns the limit in effect.
   Result<int64_t> SetMaxPageCount(int64_t pages);
+  // Test hook: sqlite3_total_changes64 of the write connection (rows inserted, updated or deleted
+  // since it was opened), so tests can count the rows a write touches.
+  Result<int64_t> WriterTotalChanges();
 
  private:
   class WriteOp;
   class AppendOp;
+
+ public:
+  // The dashboard's counters a write operation adds, by (Unix minute, destination): summed in
+  // memory over a batch and written once per key at its commit (StatsAdd in the .cc).
+  struct StatsCounts {
+    int64_t received = 0, delivered = 0, failed = 0, attempts = 0, attempt_failures = 0;
+  };
+  using StatsDelta = std::map<std::pair<int64_t, std::string>, StatsCounts>;
+  // A claim, kept in memory only (the data directory belongs to this process): the delivery's row
+  // stays as it was on disk, due, so after a crash it is simply due again.
+  struct Lease {
+    std::string owner;
+    TimePoint until{};
+    std::string destination;
+    TimePoint due{};       // the row's next_attempt_at when it was claimed
+    bool current = true;   // the row's `current` (a replay may supersede it while in flight)
+    bool pending = false;  // the row is 'pending' (new, in no index) rather than 'scheduled'
+  };
+  // A destination's new deliveries ('pending' rows, in no index): how many there are on disk
+  // (leased or not) and the lowest rowid that may be one of them (rows below it are not).
+  struct Pending {
+    int64_t count = 0;
+    int64_t frontier = 0;
+  };
+
+ private:
   template <typename T>
   class SyncOp;
 
@@ -141,6 +180,47 @@ class SqliteStore final : public Store {
   void WriterLoop();
   void RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch);
   Status RunInSavepoint(WriteOp& op);
+  // Claims and their releases are changed by the writer only, inside a batch: each change is
+  // logged in the running operation (op_) so that when the transaction or the operation's
+  // savepoint is rolled back, the leases are rolled back with it.
+  void SetLease(int64_t id, std::optional<Lease> lease);
+  void UndoLeases(WriteOp& op);
+  void UndoLeases(const std::vector<std::unique_ptr<WriteOp>>& batch,
+                  const std::vector<size_t>& pending);
+  // The lease of delivery `id`, if any (any thread).
+  std::optional<Lease> LeaseOf(int64_t id) const;
+  // Ids of the leased deliveries (of `destination` when not empty) as a JSON array, for SQL
+  // (json_each); `current_only` keeps the leases of current chains.
+  std::string LeasedIdsJson(const std::string& destination, bool current_only) const;
+  // The earliest next_attempt_at of a scheduled delivery not leased in memory (of `destination`
+  // when not empty; at or before `by` when set).
+  Result<std::optional<TimePoint>> EarliestScheduled(const std::string& destination,
+                                                     std::optional<TimePoint> by);
+  // Deliveries waiting for a retry, due at `by` and not leased, earliest first: up to `limit` of
+  // each destination (of `destination` only when not empty), then the first `limit` of those.
+  Result<std::vector<std::pair<TimePoint, int64_t>>> ScheduledDue(sqlite::Connection& db,
+                                                                  const std::string& destination,
+                                                                  TimePoint by, size_t limit) const;
+  Result<std::vector<Delivery>> ClaimOnWriter(sqlite::Connection& db, TimePoint now, int limit,
+                                              Duration lease, const std::string& owner,
+                                              const std::string& destination);
+  // Writes the attempt and the delivery's new state when `owner` holds its lease, and releases
+  // the lease. When the lease is not held, sets *refused and returns why (kNotFound /
+  // kFailedPrecondition) having written nothing.
+  Status WriteAttempt(sqlite::Connection& db, const Attempt& attempt, const DeliveryUpdate& update,
+                      const std::string& owner, TimePoint now, bool* refused);
+  Result<int64_t> InsertReplay(sqlite::Connection& db, const std::string& event_id,
+                               const std::string& destination, int max_attempts, TimePoint due);
+  // The frontier of `destination` (the lowest of all when empty); nullopt when none has pending
+  // deliveries.
+  std::optional<int64_t> PendingFrontier(const std::string& destination) const;
+  // Pending deliveries not leased (of `destination`, or all when empty).
+  int64_t UnleasedPending(const std::string& destination) const;
+  // Runs `op` (bare or in a savepoint) with its counters started afresh.
+  Status RunOp(WriteOp& op, bool savepoint);
+  // Writes the summed counters of the batch's operations that succeeded: one upsert per key.
+  Status FlushStats(const std::vector<std::unique_ptr<WriteOp>>& batch,
+                    const std::vector<size_t>& pending, const std::vector<Status>& results);
   // The body of one AppendEvent, run by the writer inside the batch transaction.
   Status Append(sqlite::Connection& db, const NewEvent& event, AppendResult* result);
 
@@ -163,6 +243,17 @@ class SqliteStore final : public Store {
   std::unique_ptr<sqlite::Connection> writer_db_;  // used only by writer_
   std::thread writer_;
   std::thread::id writer_id_;
+  // The key of the last event appended (writer thread only): keys only grow.
+  int64_t last_event_key_ = 0;
+  // The operation the writer is running (writer thread only).
+  WriteOp* op_ = nullptr;
+
+  // Claims in memory. Changed by the writer thread only (SetLease), read by any thread.
+  mutable std::mutex leases_mu_;
+  std::unordered_map<int64_t, Lease> leases_;  // GUARDED_BY(leases_mu_) by delivery id
+  // Per destination. Counts and frontier advances are applied when the batch that made them
+  // commits; a frontier is lowered at once (always safe: it only widens the walk).
+  std::map<std::string, Pending> pending_;  // GUARDED_BY(leases_mu_)
 
   std::mutex mu_;
   std::condition_variable cv_;

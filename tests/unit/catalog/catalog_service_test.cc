@@ -231,7 +231,6 @@ TEST_F(CatalogServiceTest, RemoveRefusesWhatIsStillInUse) {
 
   // An event routed to d: its delivery is not final, so d cannot go.
   store::NewEvent e;
-  e.id = "01JTESTEVENT0000000000000A";
   e.source = "shop";
   e.received_at = clock_.Now();
   e.deliveries.push_back({.destination = "d", .max_attempts = 3, .next_attempt_at = clock_.Now()});

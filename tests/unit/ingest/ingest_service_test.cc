@@ -95,7 +95,7 @@ TEST(BuildEventTest, TakesTheBodyAndFieldsAsReceived) {
   c.sources["src"].dedup = {model::DedupRule::Kind::kJson, "a"};
   const std::string body = R"({"a":"k1"})";
   http::Request r = MakeRequest({{"Content-Type", "application/json"}, {"X-Sig", "s1"}}, body);
-  store::NewEvent e = BuildEvent(c, c.sources["src"], r, "01ID", TimePoint{});
+  store::NewEvent e = BuildEvent(c, c.sources["src"], r, TimePoint{});
   EXPECT_EQ(e.body, body);
   EXPECT_EQ(e.content_type, "application/json");
   EXPECT_EQ(e.dedup_key, "k1");
@@ -103,7 +103,7 @@ TEST(BuildEventTest, TakesTheBodyAndFieldsAsReceived) {
   EXPECT_EQ(e.headers[1].name, "X-Sig");
   EXPECT_EQ(e.headers[1].value, "s1");
   // Moved in (as ingest does), the same event: the dedup key is read before the body moves.
-  store::NewEvent moved = BuildEvent(c, c.sources["src"], std::move(r), "01ID", TimePoint{});
+  store::NewEvent moved = BuildEvent(c, c.sources["src"], std::move(r), TimePoint{});
   EXPECT_EQ(moved.body, body);
   EXPECT_EQ(moved.headers, e.headers);
   EXPECT_EQ(moved.content_type, "application/json");
@@ -172,8 +172,7 @@ TEST(BuildEventTest, OneDeliveryPerRoutePausedStaysPaused) {
       {{"Content-Type", "application/json"}, {"Idempotency-Key", "k"}, {"Connection", "close"}},
       std::string("\0{}", 3));
   const TimePoint now = FromUnixMillis(1'700'000'000'000);
-  store::NewEvent e = BuildEvent(c, c.sources["src"], r, "01ID", now);
-  EXPECT_EQ(e.id, "01ID");
+  store::NewEvent e = BuildEvent(c, c.sources["src"], r, now);
   EXPECT_EQ(e.source, "src");
   EXPECT_EQ(e.received_at, now);
   EXPECT_EQ(e.body, std::string("\0{}", 3));
@@ -194,7 +193,7 @@ TEST(BuildEventTest, OneDeliveryPerRoutePausedStaysPaused) {
 TEST(BuildEventTest, SourceWithoutRoutesStillStoresTheEvent) {
   model::Catalog c = TwoDestinations();
   c.routes.clear();
-  store::NewEvent e = BuildEvent(c, c.sources["src"], MakeRequest({}, "x"), "id", TimePoint{});
+  store::NewEvent e = BuildEvent(c, c.sources["src"], MakeRequest({}, "x"), TimePoint{});
   EXPECT_TRUE(e.deliveries.empty());
   EXPECT_FALSE(e.dedup_key.has_value());
   EXPECT_EQ(DedupWindow(c, "src"), std::chrono::hours(24 * 30));
