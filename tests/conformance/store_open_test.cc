@@ -8,12 +8,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "store/open_store.h"
 #include "store/sqlite/data_dir_lock.h"
+#include "store/sqlite/migrations.h"
 #include "store/sqlite/open.h"
 #include "support/process.h"
 
@@ -121,6 +126,89 @@ TEST(OpenStoreTest, TheStoreKeepsALockTakenByItsCaller) {
   EXPECT_FALSE(fs::exists(fresh.path() + "/hookrelay.db")) << "opened with another's lock";
 }
 
+// Runs `sql` on DIR/hookrelay.db with the SQLite library itself (no hookrelay code).
+void RawSql(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK)
+      << (err ? err : "") << " in " << sql;
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+// Issue 13 (store-open): a hookrelay.db this build cannot use — damaged, not a database, another
+// program's, a development build's or a newer build's — is refused (kFailedPrecondition: exit 2)
+// with a message naming the file and what to do, and its bytes are left exactly as they were
+// (no switch to WAL, no migration).
+TEST(OpenStoreTest, ADatabaseThisBuildCannotUseIsRefusedPreciselyAndLeftUntouched) {
+  const int latest = static_cast<int>(sqlite::SchemaMigrations().size());
+  struct Case {
+    std::string name;
+    std::function<void(const std::string& db)> make;
+    std::vector<std::string> expected;  // parts of the message
+  };
+  auto with_store = [](const std::string& db, const std::string& sql) {
+    {
+      auto s = OpenStore(fs::path(db).parent_path().string(), SystemClock::Instance());
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+    }
+    if (!sql.empty()) RawSql(db, sql);
+  };
+  const std::vector<Case> cases = {
+      {"garbage",
+       [](const std::string& db) { WriteFile(db, std::string(10000, 'x') + "not a database\n"); },
+       {"is not a SQLite database", "aside to start with an empty store", "backup"}},
+      {"truncated",
+       [&](const std::string& db) {
+         with_store(db,
+                    "CREATE TABLE filler(x BLOB); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL "
+                    "SELECT i + 1 FROM n WHERE i < 200) INSERT INTO filler SELECT randomblob(4000) "
+                    "FROM n;");
+         ASSERT_EQ(::truncate(db.c_str(), 8 * 4096), 0);
+       },
+       {"is damaged", "backup", "aside to start with an empty store"}},
+      {"no version, with tables",
+       [&](const std::string& db) { with_store(db, "PRAGMA user_version = 0;"); },
+       {"has tables but no hookrelay schema version", "aside to start with an empty store"}},
+      {"negative version",
+       [&](const std::string& db) { with_store(db, "PRAGMA user_version = -1;"); },
+       {"has schema version -1, which no hookrelay build writes", "backup"}},
+      {"newer",
+       [&](const std::string& db) {
+         with_store(db, "PRAGMA user_version = " + std::to_string(latest + 1) + ";");
+       },
+       {"has schema version " + std::to_string(latest + 1) +
+            ", newer than this build supports (" + std::to_string(latest) + ")",
+        "newer hookrelay"}},
+      {"development build",
+       [](const std::string& db) {
+         RawSql(db,
+                "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at INTEGER NOT "
+                "NULL, description TEXT NOT NULL); INSERT INTO schema_version VALUES (7, 0, 'd');");
+       },
+       {"has schema version 7 from a development build"}},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    const std::string db = dir.path() + "/hookrelay.db";
+    c.make(db);
+    const std::string before = ReadFile(db);
+    ASSERT_FALSE(before.empty()) << c.name;
+    auto s = OpenStore(dir.path(), SystemClock::Instance());
+    ASSERT_FALSE(s.ok()) << c.name;
+    EXPECT_EQ(s.status().code(), Status::Code::kFailedPrecondition)
+        << c.name << ": " << s.status().ToString();
+    const std::string& m = s.status().message();
+    if (c.name != "development build") {
+      EXPECT_TRUE(Has(m, db)) << c.name << ": " << m;
+    }
+    for (const std::string& part : c.expected) EXPECT_TRUE(Has(m, part)) << c.name << ": " << m;
+    EXPECT_TRUE(ReadFile(db) == before) << c.name << ": the refused database was changed";
+    EXPECT_FALSE(fs::exists(db + "-wal") && fs::file_size(db + "-wal") > 0) << c.name;
+  }
+}
+
 TEST(DataDirLockTest, ParsePid) {
   EXPECT_EQ(DataDirLock::ParsePid("1234\n"), 1234);
   EXPECT_EQ(DataDirLock::ParsePid("1"), 1);
@@ -190,6 +278,31 @@ TEST(DataDirLockTest, ALockFileWithOtherContent) {
   auto taken = DataDirLock::Acquire(dir.path());
   ASSERT_TRUE(taken.ok()) << taken.status().ToString();
   EXPECT_EQ(ReadFile(path), std::to_string(::getpid()) + "\n");
+}
+
+// Issue 13 (store-open): the PID in the lock file is named only when that process is alive; a
+// dead hookrelay's PID left in the file while something else holds the lock is not shown.
+TEST(DataDirLockTest, ADeadProcesssPidInTheFileIsNotNamed) {
+  TempDir dir;
+  const std::string path = dir.path() + "/hookrelay.lock";
+  const pid_t dead = ::fork();
+  ASSERT_GE(dead, 0);
+  if (dead == 0) ::_exit(0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(dead, &status, 0), dead);
+  WriteFile(path, std::to_string(dead) + "\n");
+  int fd = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);  // another open file description: a holder that wrote no PID
+  auto refused = DataDirLock::Acquire(dir.path());
+  ::close(fd);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kFailedPrecondition);
+  const std::string& m = refused.status().message();
+  EXPECT_FALSE(Has(m, std::to_string(dead))) << m;
+  EXPECT_TRUE(Has(m, "is in use by another process, which holds the lock on " + path +
+                         " but wrote no PID"))
+      << m;
 }
 
 // A symbolic link or a hard link planted as hookrelay.lock is refused: the PID is never written

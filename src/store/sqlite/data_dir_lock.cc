@@ -1,6 +1,7 @@
 #include "store/sqlite/data_dir_lock.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -83,11 +84,20 @@ Result<std::shared_ptr<DataDirLock>> DataDirLock::Acquire(const std::string& dir
       ::close(fd);
       return Status::Unavailable("cannot lock " + path + ": " + std::strerror(err));
     }
-    char buf[32];
-    const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+    // The holder's PID, named only when that process is alive: the file may still hold the PID
+    // of a dead hookrelay while another program holds the lock. A hookrelay that has just taken
+    // the lock writes its PID right after: wait for it a little (up to 100 ms).
+    pid_t alive = 0;
+    for (int tries = 0; tries < 11 && alive == 0; ++tries) {
+      if (tries > 0) ::usleep(10'000);
+      char buf[32];
+      const ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+      const std::optional<pid_t> pid =
+          n > 0 ? ParsePid(std::string_view(buf, static_cast<size_t>(n))) : std::nullopt;
+      if (pid.has_value() && (::kill(pid.value(), 0) == 0 || errno == EPERM)) alive = pid.value();
+    }
     ::close(fd);
-    const std::optional<pid_t> holder =
-        n > 0 ? ParsePid(std::string_view(buf, static_cast<size_t>(n))) : std::nullopt;
+    const std::optional<pid_t> holder = alive > 0 ? std::optional<pid_t>(alive) : std::nullopt;
     if (!holder) {
       return Status::FailedPrecondition("data directory " + dir +
                                         " is in use by another process, which holds the lock on " +

@@ -29,7 +29,9 @@ class DataDirLock {
   // (mode 0600) when missing. Errors:
   // - kFailedPrecondition when another process (or another DataDirLock here) holds the
   //   directory: "data directory DIR is in use by hookrelay process PID (lock file
-  //   DIR/hookrelay.lock): …"; when the file names no PID, the message says so. Also when
+  //   DIR/hookrelay.lock): …", naming only a live process (the file may hold a dead one's);
+  //   when the file names no live process (after waiting up to 100 ms for a holder that has
+  //   just taken the lock to write its PID), the message says so. Also when
   //   DIR/hookrelay.lock is a symbolic link (never followed), not a regular file, or a file with
   //   other hard links (it is written to: another file must not be clobbered through it);
   // - kInvalidArgument when `dir` is empty or not a directory;

@@ -189,6 +189,137 @@ Status EnsureDirectory(const std::string& dir) {
   return Status::Ok();
 }
 
+// A query for one integer run on a raw handle: its SQLite result code (for the caller to tell a
+// damaged file from an I/O error) and, on success, the value.
+int QueryIntRaw(sqlite3* db, const char* sql, int64_t* out) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
+  if (rc == SQLITE_OK) {
+    rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+      *out = sqlite3_column_int64(stmt, 0);
+      rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+      *out = 0;
+      rc = SQLITE_OK;
+    }
+  }
+  sqlite3_finalize(stmt);
+  return rc;
+}
+
+// An existing hookrelay.db, checked read-only before anything writes to it (journal_mode = WAL,
+// the page settings, migrations): a file this build cannot use — not a database, damaged,
+// another program's, a development build's or a newer build's — is refused untouched with
+// kFailedPrecondition (exit 2: retrying does not help) and what to do. I/O errors stay
+// kUnavailable. OK for a missing or empty file (a new store).
+Status CheckExistingDatabase(const std::string& dir, const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return Status::Unavailable("stat " + path + ": " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return Status::FailedPrecondition(path + " is not a regular file: move it aside");
+  }
+  if (st.st_size == 0) return Status::Ok();
+  const std::string what_to_do =
+      ": restore the data directory from a backup, or move " + path +
+      " (with any hookrelay.db-wal and hookrelay.db-shm next to it) aside to start with an empty "
+      "store";
+  auto damaged = [&](const std::string& why) {
+    return Status::FailedPrecondition(path + " is damaged (" + why + ")" + what_to_do);
+  };
+  unsigned char header[100] = {};
+  ssize_t n = -1;
+  if (int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    n = ::pread(fd, header, sizeof header, 0);
+    const int err = errno;
+    ::close(fd);
+    if (n < 0) return Status::Unavailable("read " + path + ": " + std::strerror(err));
+  } else {
+    return Status::Unavailable("open " + path + ": " + std::strerror(errno));
+  }
+  if (n < static_cast<ssize_t>(sizeof header) ||
+      std::memcmp(header, "SQLite format 3", 16) != 0) {
+    return Status::FailedPrecondition(path +
+                                      " is not a SQLite database (it is damaged, or not "
+                                      "hookrelay's)" +
+                                      what_to_do);
+  }
+  auto be32 = [&](int at) {
+    return (uint32_t{header[at]} << 24) | (uint32_t{header[at + 1]} << 16) |
+           (uint32_t{header[at + 2]} << 8) | uint32_t{header[at + 3]};
+  };
+  // A file shorter than the page count its header gives (valid when the change counter matches
+  // "version-valid-for") was truncated. With a non-empty -wal the header may be older: skipped.
+  {
+    const uint32_t page_size_field = (uint32_t{header[16]} << 8) | header[17];
+    const uint64_t page_size = page_size_field == 1 ? 65536 : page_size_field;
+    const uint64_t pages = be32(28);
+    struct stat wal;
+    const bool wal_has_frames = ::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
+    if (!wal_has_frames && be32(24) == be32(92) && pages > 0 &&
+        static_cast<uint64_t>(st.st_size) < pages * page_size) {
+      return damaged("it is shorter than its header says: truncated");
+    }
+  }
+  Result<std::unique_ptr<Connection>> ro =
+      Connection::Open(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+  if (!ro.ok()) return ro.status();
+  sqlite3* db = (*ro)->handle();
+  sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);  // a read: no writes
+  auto failed = [&](int rc, const std::string& what) {
+    const std::string msg = sqlite3_errmsg(db);
+    if ((rc & 0xff) == SQLITE_NOTADB) {
+      return Status::FailedPrecondition(path + " is not a SQLite database (" + msg + ")" +
+                                        what_to_do);
+    }
+    if ((rc & 0xff) == SQLITE_CORRUPT) return damaged(msg);
+    return Status::Unavailable(what + " " + path + ": " + msg);
+  };
+  int64_t tables = 0;
+  if (int rc = QueryIntRaw(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'", &tables);
+      rc != SQLITE_OK) {
+    return failed(rc, "read the schema of");
+  }
+  Result<std::optional<int>> dev = sqlite::DevelopmentSchemaVersion(**ro);
+  if (!dev.ok()) return failed(sqlite3_extended_errcode(db), "read the schema of");
+  if (dev->has_value()) {
+    return Status::FailedPrecondition(
+        "data directory " + dir + " has schema version " + std::to_string(**dev) +
+        " from a development build of hookrelay; this build's first released schema cannot read "
+        "it: move the directory aside and start again, or keep running the older build");
+  }
+  int64_t version = 0;
+  if (int rc = QueryIntRaw(db, "PRAGMA user_version", &version); rc != SQLITE_OK) {
+    return failed(rc, "read the schema version of");
+  }
+  const std::span<const sqlite::Migration> migrations = sqlite::SchemaMigrations();
+  const int latest = migrations.empty() ? 0 : migrations.back().version;
+  if (version < 0) {
+    return Status::FailedPrecondition(path + " has schema version " + std::to_string(version) +
+                                      ", which no hookrelay build writes (it was changed by hand "
+                                      "or by another program)" +
+                                      what_to_do);
+  }
+  if (version > latest) {
+    return Status::FailedPrecondition(
+        path + " has schema version " + std::to_string(version) +
+        ", newer than this build supports (" + std::to_string(latest) +
+        "): a newer hookrelay wrote it; run that newer build (or a later one) on this data "
+        "directory, or restore it from a backup made before the upgrade");
+  }
+  if (version == 0 && tables > 0) {
+    return Status::FailedPrecondition(path +
+                                      " has tables but no hookrelay schema version (user_version "
+                                      "0): it is not a hookrelay database, or its version was "
+                                      "reset" +
+                                      what_to_do);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -295,6 +426,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
     if (!lock.ok()) return lock.status();
     store->lock_ = std::move(*lock);
   }
+  // Refused untouched when this build cannot use it; nothing below may write before this.
+  HR_RETURN_IF_ERROR(CheckExistingDatabase(options.dir, store->path_));
   // The database holds the sources' and destinations' secrets: create it owner-only. SQLite
   // gives its -wal and -shm files the mode of the database file, whatever the umask.
   if (int fd = ::open(store->path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0) {
@@ -317,16 +450,6 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
                    "PRAGMA busy_timeout = " +
                        std::to_string(kBusyTimeoutMs),
                    "configure " + store->path_));
-  // A directory made by a development build before the first released schema: refused, not
-  // touched (its events cannot be carried over: their ids and indexes differ).
-  Result<std::optional<int>> dev = sqlite::DevelopmentSchemaVersion(w);
-  if (!dev.ok()) return dev.status();
-  if (dev->has_value()) {
-    return Status::FailedPrecondition(
-        "data directory " + options.dir + " has schema version " + std::to_string(**dev) +
-        " from a development build of hookrelay; this build's first released schema cannot read "
-        "it: move the directory aside and start again, or keep running the older build");
-  }
   Result<sqlite::MigrationResult> migrated =
       sqlite::ApplyMigrations(w, sqlite::SchemaMigrations(), clock.Now());
   if (!migrated.ok()) return migrated.status();
