@@ -51,8 +51,9 @@ int Fail(int code, const std::string& message) {
 }
 
 // A store that cannot be opened because of what the user gave or did (a data directory held by
-// another process, a path that is not a directory, a store this build lacks) is a usage error:
-// exit 2. Anything else (I/O, a failing disk) exits 1.
+// another process, a path that is not a directory, a store this build lacks, a hookrelay.db that
+// is damaged, not hookrelay's or of another schema) is a usage error: exit 2, retrying will not
+// help. Anything else (I/O errors, a full disk, permissions) exits 1: it may pass.
 int StoreExitCode(const Status& status) {
   return status.code() == Status::Code::kFailedPrecondition ||
                  status.code() == Status::Code::kInvalidArgument
@@ -211,6 +212,16 @@ int Serve(const ServeOptions& options) {
     auto loaded = LoadConfigFile(options.config_path);
     if (!loaded.ok()) return Fail(2, loaded.status().message());
     config = std::move(*loaded);
+  }
+  // An empty flag (--store "$PG" with PG unset) is a mistake, refused as the file's empty
+  // values are — never the default directory.
+  if (options.data_dir && options.data_dir->empty()) {
+    return Fail(2, "--data: is empty: give the data directory (without --data, serve uses "
+                   "./hookrelay-data)");
+  }
+  if (options.store_url && options.store_url->empty()) {
+    return Fail(2, "--store: is empty: give a postgres:// or postgresql:// URL, or --data DIR for "
+                   "the embedded store");
   }
   if (options.listen) config.server.listen = *options.listen;
   if (options.data_dir) {

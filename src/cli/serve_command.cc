@@ -27,10 +27,11 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--sqlite-max-page-count", options->sqlite_max_page_count)->group("");
   // Test hook, hidden: the first block of an address after too many wrong admin tokens.
   cmd->add_option("--auth-block-ms", options->auth_block_ms)->group("");
-  cmd->callback([options, listen, data, store, &exit_code] {
+  cmd->callback([options, listen, data, store, data_opt, store_opt, &exit_code] {
     if (!listen->empty()) options->listen = *listen;
-    if (!data->empty()) options->data_dir = *data;
-    if (!store->empty()) options->store_url = *store;
+    // Given, even empty (--data "$UNSET"): serve refuses an empty one, never the default.
+    if (data_opt->count() > 0) options->data_dir = *data;
+    if (store_opt->count() > 0) options->store_url = *store;
     exit_code = app::Serve(*options);
   });
 }

@@ -273,6 +273,44 @@ TEST_F(ServeBinaryTest, ADevelopmentSchemaDataDirectoryIsRefusedWithItsVersion) 
       << r.err;
 }
 
+// Issue 13 (store-open): an empty --data or --store (PG=""; --store "$PG") is a usage error
+// (exit 2) naming the flag, as the config file's empty dir is — never ./hookrelay-data.
+TEST_F(ServeBinaryTest, AnEmptyDataOrStoreFlagIsRefused) {
+  const std::string cwd = dir_.path() + "/cwd";
+  fs::create_directories(cwd);
+  for (const std::string flag : {"--data", "--store"}) {
+    for (const std::string form : {"separate", "equals"}) {
+      const std::string arg = form == "separate" ? flag + " ''" : flag + "=";
+      auto r = RunProgram({"/bin/sh", "-c",
+                           "cd '" + cwd + "' && exec '" + HOOKRELAY_BINARY +
+                               "' serve --listen 127.0.0.1:0 " + arg},
+                          {}, 10s, {{"HOOKRELAY_TOKEN", kToken}});
+      EXPECT_EQ(r.exit_code, 2) << arg << ": " << r.out << r.err;
+      // "--data=" is refused by the argument parser itself ("--data: 1 required TEXT missing").
+      EXPECT_NE(r.err.find(form == "separate" ? flag + ": is empty" : flag + ": "),
+                std::string::npos)
+          << arg << ": " << r.err;
+      EXPECT_FALSE(fs::exists(cwd + "/hookrelay-data")) << arg;
+      EXPECT_EQ(r.out.find("listening"), std::string::npos) << arg;
+    }
+  }
+}
+
+// Issue 13 (store-open): a hookrelay.db that is not a database, or that a newer build wrote, is
+// refused with exit 2 and a message naming the file and what to do; its bytes stay as they were.
+TEST_F(ServeBinaryTest, AnUnusableDatabaseIsRefusedWithExit2AndLeftUntouched) {
+  fs::create_directories(data_dir());
+  const std::string db = data_dir() + "/hookrelay.db";
+  testing::WriteFile(db, std::string(8192, 'x'));
+  auto r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--data", data_dir()},
+                      {}, 30s, {{"HOOKRELAY_TOKEN", kToken}});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(db + " is not a SQLite database"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("restore the data directory from a backup"), std::string::npos) << r.err;
+  EXPECT_EQ(testing::ReadFile(db), std::string(8192, 'x'));
+  EXPECT_EQ((r.out + r.err).find("Admin token"), std::string::npos) << r.out;
+}
+
 TEST_F(ServeBinaryTest, AnInvalidListenAddressIsAUsageErrorBeforeAnyToken) {
   auto r =
       RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:99999", "--data", data_dir()},
