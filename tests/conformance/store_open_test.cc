@@ -305,6 +305,38 @@ TEST(DataDirLockTest, ADeadProcesssPidInTheFileIsNotNamed) {
       << m;
 }
 
+// Two servers starting at once on a new directory: the loser may find the lock taken before the
+// winner wrote its PID; it waits briefly for the PID rather than saying "wrote no PID".
+TEST(DataDirLockTest, AHolderThatWritesItsPidJustAfterLockingIsNamed) {
+  TempDir dir;
+  const std::string path = dir.path() + "/hookrelay.lock";
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0600);
+    if (fd < 0 || ::flock(fd, LOCK_EX) != 0) ::_exit(1);
+    if (::write(ready[1], "1", 1) != 1) ::_exit(1);
+    ::usleep(20'000);  // then writes its PID, as DataDirLock::Acquire does
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    if (::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) ::_exit(1);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ::close(ready[0]);
+  auto refused = DataDirLock::Acquire(dir.path());
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(Has(refused.status().message(),
+                  "is in use by hookrelay process " + std::to_string(child) + " "))
+      << refused.status().message();
+}
+
 // A symbolic link or a hard link planted as hookrelay.lock is refused: the PID is never written
 // through it into another file.
 TEST(DataDirLockTest, ALinkPlantedAsTheLockFileIsRefusedAndNotFollowed) {
