@@ -181,6 +181,20 @@ TEST(OpenStoreTest, ADatabaseThisBuildCannotUseIsRefusedPreciselyAndLeftUntouche
        {"has schema version " + std::to_string(latest + 1) +
             ", newer than this build supports (" + std::to_string(latest) + ")",
         "newer hookrelay"}},
+      {"newer, in the -wal (after a crash)",
+       [&](const std::string& db) {
+         with_store(db, "");
+         sqlite3* raw = nullptr;
+         ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+         sqlite3_db_config(raw, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
+         EXPECT_EQ(sqlite3_exec(raw,
+                                ("PRAGMA user_version = " + std::to_string(latest + 1)).c_str(),
+                                nullptr, nullptr, nullptr),
+                   SQLITE_OK);
+         sqlite3_close(raw);
+         ASSERT_GT(fs::file_size(db + "-wal"), 0u);
+       },
+       {"has schema version " + std::to_string(latest + 1) + ", newer than this build"}},
       {"development build",
        [](const std::string& db) {
          RawSql(db,
@@ -195,6 +209,8 @@ TEST(OpenStoreTest, ADatabaseThisBuildCannotUseIsRefusedPreciselyAndLeftUntouche
     c.make(db);
     const std::string before = ReadFile(db);
     ASSERT_FALSE(before.empty()) << c.name;
+    const bool had_wal = fs::exists(db + "-wal");
+    const std::string wal_before = had_wal ? ReadFile(db + "-wal") : "";
     auto s = OpenStore(dir.path(), SystemClock::Instance());
     ASSERT_FALSE(s.ok()) << c.name;
     EXPECT_EQ(s.status().code(), Status::Code::kFailedPrecondition)
@@ -205,7 +221,12 @@ TEST(OpenStoreTest, ADatabaseThisBuildCannotUseIsRefusedPreciselyAndLeftUntouche
     }
     for (const std::string& part : c.expected) EXPECT_TRUE(Has(m, part)) << c.name << ": " << m;
     EXPECT_TRUE(ReadFile(db) == before) << c.name << ": the refused database was changed";
-    EXPECT_FALSE(fs::exists(db + "-wal") && fs::file_size(db + "-wal") > 0) << c.name;
+    if (had_wal) {
+      EXPECT_TRUE(ReadFile(db + "-wal") == wal_before) << c.name << ": the -wal was changed";
+    } else {
+      EXPECT_FALSE(fs::exists(db + "-wal")) << c.name << ": nothing is created next to it";
+      EXPECT_FALSE(fs::exists(db + "-shm")) << c.name;
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -253,19 +254,34 @@ Status CheckExistingDatabase(const std::string& dir, const std::string& path) {
   };
   // A file shorter than the page count its header gives (valid when the change counter matches
   // "version-valid-for") was truncated. With a non-empty -wal the header may be older: skipped.
+  struct stat wal;
+  const bool wal_has_frames = ::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
   {
     const uint32_t page_size_field = (uint32_t{header[16]} << 8) | header[17];
     const uint64_t page_size = page_size_field == 1 ? 65536 : page_size_field;
     const uint64_t pages = be32(28);
-    struct stat wal;
-    const bool wal_has_frames = ::stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
     if (!wal_has_frames && be32(24) == be32(92) && pages > 0 &&
         static_cast<uint64_t>(st.st_size) < pages * page_size) {
       return damaged("it is shorter than its header says: truncated");
     }
   }
+  // Without a -wal the file is the whole database and nothing else writes it (the directory is
+  // locked): read it as immutable, so that not even an empty -wal or a -shm is created next to a
+  // file that may be refused. With one, an ordinary read-only connection (it reads the -wal).
+  std::string uri = "file:";
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 15];
+    }
+  }
+  if (!wal_has_frames) uri += "?immutable=1";
   Result<std::unique_ptr<Connection>> ro =
-      Connection::Open(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+      Connection::Open(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
   if (!ro.ok()) return ro.status();
   sqlite3* db = (*ro)->handle();
   sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);  // a read: no writes
