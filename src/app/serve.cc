@@ -223,6 +223,10 @@ int Serve(const ServeOptions& options) {
     return Fail(2, "--store: is empty: give a postgres:// or postgresql:// URL, or --data DIR for "
                    "the embedded store");
   }
+  if (options.listen && options.listen->empty()) {
+    return Fail(2, "--listen: is empty: give an address such as 127.0.0.1:8080 (without "
+                   "--listen, serve uses [server] listen or 127.0.0.1:8080)");
+  }
   if (options.listen) config.server.listen = *options.listen;
   if (options.data_dir) {
     // Flags win over the file: --data means the embedded store, whatever [store] says.

@@ -8,7 +8,7 @@ namespace hookrelay::app {
 
 struct ServeOptions {
   std::string config_path;  // empty: no config file (defaults only)
-  std::optional<std::string> listen;
+  std::optional<std::string> listen;     // set when --listen was given (empty: refused, exit 2)
   std::optional<std::string> data_dir;   // set when --data was given (empty: refused, exit 2)
   std::optional<std::string> store_url;  // postgres://…; set when --store was given (idem)
   bool allow_private_destinations = false;

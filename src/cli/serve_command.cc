@@ -15,7 +15,8 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "serve", "Receive webhooks on /in/{source}, store them durably and deliver them");
   cmd->add_option("--config", options->config_path, "TOML config file (hookrelay.toml)");
-  cmd->add_option("--listen", *listen, "Address to listen on (default 127.0.0.1:8080)");
+  auto* listen_opt =
+      cmd->add_option("--listen", *listen, "Address to listen on (default 127.0.0.1:8080)");
   auto* data_opt =
       cmd->add_option("--data", *data, "Data directory of the embedded store (./hookrelay-data)");
   auto* store_opt = cmd->add_option(
@@ -27,9 +28,9 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--sqlite-max-page-count", options->sqlite_max_page_count)->group("");
   // Test hook, hidden: the first block of an address after too many wrong admin tokens.
   cmd->add_option("--auth-block-ms", options->auth_block_ms)->group("");
-  cmd->callback([options, listen, data, store, data_opt, store_opt, &exit_code] {
-    if (!listen->empty()) options->listen = *listen;
+  cmd->callback([options, listen, data, store, listen_opt, data_opt, store_opt, &exit_code] {
     // Given, even empty (--data "$UNSET"): serve refuses an empty one, never the default.
+    if (listen_opt->count() > 0) options->listen = *listen;
     if (data_opt->count() > 0) options->data_dir = *data;
     if (store_opt->count() > 0) options->store_url = *store;
     exit_code = app::Serve(*options);

@@ -274,16 +274,20 @@ TEST_F(ServeBinaryTest, ADevelopmentSchemaDataDirectoryIsRefusedWithItsVersion) 
 }
 
 // Issue 13 (store-open): an empty --data or --store (PG=""; --store "$PG") is a usage error
-// (exit 2) naming the flag, as the config file's empty dir is — never ./hookrelay-data.
+// (exit 2) naming the flag, as the config file's empty dir is — never ./hookrelay-data; an empty
+// --listen likewise, never the default address.
 TEST_F(ServeBinaryTest, AnEmptyDataOrStoreFlagIsRefused) {
   const std::string cwd = dir_.path() + "/cwd";
   fs::create_directories(cwd);
-  for (const std::string flag : {"--data", "--store"}) {
+  for (const std::string flag : {"--data", "--store", "--listen"}) {
     for (const std::string form : {"separate", "equals"}) {
       const std::string arg = form == "separate" ? flag + " ''" : flag + "=";
       auto r = RunProgram({"/bin/sh", "-c",
                            "cd '" + cwd + "' && exec '" + HOOKRELAY_BINARY +
-                               "' serve --listen 127.0.0.1:0 " + arg},
+                               "' serve " +
+                               (flag == "--listen" ? "--data '" + data_dir() + "' "
+                                                   : "--listen 127.0.0.1:0 ") +
+                               arg},
                           {}, 10s, {{"HOOKRELAY_TOKEN", kToken}});
       EXPECT_EQ(r.exit_code, 2) << arg << ": " << r.out << r.err;
       // "--data=" is refused by the argument parser itself ("--data: 1 required TEXT missing").
@@ -291,6 +295,7 @@ TEST_F(ServeBinaryTest, AnEmptyDataOrStoreFlagIsRefused) {
                 std::string::npos)
           << arg << ": " << r.err;
       EXPECT_FALSE(fs::exists(cwd + "/hookrelay-data")) << arg;
+      EXPECT_FALSE(fs::exists(data_dir())) << arg;
       EXPECT_EQ(r.out.find("listening"), std::string::npos) << arg;
     }
   }
