@@ -216,16 +216,19 @@ int Serve(const ServeOptions& options) {
   // An empty flag (--store "$PG" with PG unset) is a mistake, refused as the file's empty
   // values are — never the default directory.
   if (options.data_dir && options.data_dir->empty()) {
-    return Fail(2, "--data: is empty: give the data directory (without --data, serve uses "
-                   "./hookrelay-data)");
+    return Fail(2,
+                "--data: is empty: give the data directory (without --data, serve uses "
+                "./hookrelay-data)");
   }
   if (options.store_url && options.store_url->empty()) {
-    return Fail(2, "--store: is empty: give a postgres:// or postgresql:// URL, or --data DIR for "
-                   "the embedded store");
+    return Fail(2,
+                "--store: is empty: give a postgres:// or postgresql:// URL, or --data DIR for "
+                "the embedded store");
   }
   if (options.listen && options.listen->empty()) {
-    return Fail(2, "--listen: is empty: give an address such as 127.0.0.1:8080 (without "
-                   "--listen, serve uses [server] listen or 127.0.0.1:8080)");
+    return Fail(2,
+                "--listen: is empty: give an address such as 127.0.0.1:8080 (without "
+                "--listen, serve uses [server] listen or 127.0.0.1:8080)");
   }
   if (options.listen) config.server.listen = *options.listen;
   if (options.data_dir) {

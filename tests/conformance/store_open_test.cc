@@ -3,12 +3,11 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <sqlite3.h>
 
 #include <filesystem>
 #include <functional>
@@ -178,8 +177,8 @@ TEST(OpenStoreTest, ADatabaseThisBuildCannotUseIsRefusedPreciselyAndLeftUntouche
        [&](const std::string& db) {
          with_store(db, "PRAGMA user_version = " + std::to_string(latest + 1) + ";");
        },
-       {"has schema version " + std::to_string(latest + 1) +
-            ", newer than this build supports (" + std::to_string(latest) + ")",
+       {"has schema version " + std::to_string(latest + 1) + ", newer than this build supports (" +
+            std::to_string(latest) + ")",
         "newer hookrelay"}},
       {"newer, in the -wal (after a crash)",
        [&](const std::string& db) {
@@ -187,10 +186,10 @@ TEST(OpenStoreTest, ADatabaseThisBuildCannotUseIsRefusedPreciselyAndLeftUntouche
          sqlite3* raw = nullptr;
          ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
          sqlite3_db_config(raw, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
-         EXPECT_EQ(sqlite3_exec(raw,
-                                ("PRAGMA user_version = " + std::to_string(latest + 1)).c_str(),
-                                nullptr, nullptr, nullptr),
-                   SQLITE_OK);
+         EXPECT_EQ(
+             sqlite3_exec(raw, ("PRAGMA user_version = " + std::to_string(latest + 1)).c_str(),
+                          nullptr, nullptr, nullptr),
+             SQLITE_OK);
          sqlite3_close(raw);
          ASSERT_GT(fs::file_size(db + "-wal"), 0u);
        },
@@ -228,6 +227,51 @@ TEST(OpenStoreTest, ADatabaseThisBuildCannotUseIsRefusedPreciselyAndLeftUntouche
       EXPECT_FALSE(fs::exists(db + "-shm")) << c.name;
     }
   }
+}
+
+// Damage that only the start-up queries reach (a page of the deliveries table; the schema and the
+// header are sound) is refused with exit 2 and what to do too, not as an internal error.
+TEST(OpenStoreTest, DamageFoundByTheStartUpQueriesIsReportedAsADamagedDatabase) {
+  TempDir dir;
+  const std::string db = dir.path() + "/hookrelay.db";
+  {
+    auto s = OpenStore(dir.path(), SystemClock::Instance());
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+  RawSql(db,
+         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) "
+         "INSERT INTO deliveries (event_id, destination, status, max_attempts, next_attempt_at, "
+         "created_at, updated_at) SELECT i, 'd' || (i % 7), 'pending', 5, 0, 0, 0 FROM n;");
+  int64_t root = 0;
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(
+        sqlite3_prepare_v2(raw, "SELECT rootpage FROM sqlite_master WHERE name = 'deliveries'", -1,
+                           &q, nullptr),
+        SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    root = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(raw);
+  }
+  ASSERT_FALSE(fs::exists(db + "-wal"));
+  // The table's root (an interior page: 3000 rows span many pages) becomes garbage.
+  std::string bytes = ReadFile(db);
+  const size_t page = 4096;
+  ASSERT_GE(bytes.size(), static_cast<size_t>(root) * page);
+  for (size_t i = (static_cast<size_t>(root) - 1) * page; i < static_cast<size_t>(root) * page;
+       ++i) {
+    bytes[i] = static_cast<char>(0xA5);
+  }
+  WriteFile(db, bytes);
+  auto s = OpenStore(dir.path(), SystemClock::Instance());
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Status::Code::kFailedPrecondition) << s.status().ToString();
+  EXPECT_TRUE(Has(s.status().message(), db + " is damaged (")) << s.status().message();
+  EXPECT_TRUE(Has(s.status().message(), "restore the data directory from a backup"))
+      << s.status().message();
 }
 
 TEST(DataDirLockTest, ParsePid) {
@@ -321,8 +365,8 @@ TEST(DataDirLockTest, ADeadProcesssPidInTheFileIsNotNamed) {
   EXPECT_EQ(refused.status().code(), Status::Code::kFailedPrecondition);
   const std::string& m = refused.status().message();
   EXPECT_FALSE(Has(m, std::to_string(dead))) << m;
-  EXPECT_TRUE(Has(m, "is in use by another process, which holds the lock on " + path +
-                         " but wrote no PID"))
+  EXPECT_TRUE(
+      Has(m, "is in use by another process, which holds the lock on " + path + " but wrote no PID"))
       << m;
 }
 

@@ -282,13 +282,12 @@ TEST_F(ServeBinaryTest, AnEmptyDataOrStoreFlagIsRefused) {
   for (const std::string flag : {"--data", "--store", "--listen"}) {
     for (const std::string form : {"separate", "equals"}) {
       const std::string arg = form == "separate" ? flag + " ''" : flag + "=";
-      auto r = RunProgram({"/bin/sh", "-c",
-                           "cd '" + cwd + "' && exec '" + HOOKRELAY_BINARY +
-                               "' serve " +
-                               (flag == "--listen" ? "--data '" + data_dir() + "' "
-                                                   : "--listen 127.0.0.1:0 ") +
-                               arg},
-                          {}, 10s, {{"HOOKRELAY_TOKEN", kToken}});
+      auto r = RunProgram(
+          {"/bin/sh", "-c",
+           "cd '" + cwd + "' && exec '" + HOOKRELAY_BINARY + "' serve " +
+               (flag == "--listen" ? "--data '" + data_dir() + "' " : "--listen 127.0.0.1:0 ") +
+               arg},
+          {}, 10s, {{"HOOKRELAY_TOKEN", kToken}});
       EXPECT_EQ(r.exit_code, 2) << arg << ": " << r.out << r.err;
       // "--data=" is refused by the argument parser itself ("--data: 1 required TEXT missing").
       EXPECT_NE(r.err.find(form == "separate" ? flag + ": is empty" : flag + ": "),

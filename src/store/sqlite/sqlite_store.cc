@@ -209,6 +209,15 @@ int QueryIntRaw(sqlite3* db, const char* sql, int64_t* out) {
   return rc;
 }
 
+// What to do about a damaged hookrelay.db at `path`: kFailedPrecondition (exit 2).
+Status DamagedDatabase(const std::string& path, const std::string& why) {
+  return Status::FailedPrecondition(
+      path + " is damaged (" + why + "): restore the data directory from a backup, or move " +
+      path +
+      " (with any hookrelay.db-wal and hookrelay.db-shm next to it) aside to start with an empty "
+      "store");
+}
+
 // An existing hookrelay.db, checked read-only before anything writes to it (journal_mode = WAL,
 // the page settings, migrations): a file this build cannot use — not a database, damaged,
 // another program's, a development build's or a newer build's — is refused untouched with
@@ -228,9 +237,7 @@ Status CheckExistingDatabase(const std::string& dir, const std::string& path) {
       ": restore the data directory from a backup, or move " + path +
       " (with any hookrelay.db-wal and hookrelay.db-shm next to it) aside to start with an empty "
       "store";
-  auto damaged = [&](const std::string& why) {
-    return Status::FailedPrecondition(path + " is damaged (" + why + ")" + what_to_do);
-  };
+  auto damaged = [&](const std::string& why) { return DamagedDatabase(path, why); };
   unsigned char header[100] = {};
   ssize_t n = -1;
   if (int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
@@ -241,8 +248,7 @@ Status CheckExistingDatabase(const std::string& dir, const std::string& path) {
   } else {
     return Status::Unavailable("open " + path + ": " + std::strerror(errno));
   }
-  if (n < static_cast<ssize_t>(sizeof header) ||
-      std::memcmp(header, "SQLite format 3", 16) != 0) {
+  if (n < static_cast<ssize_t>(sizeof header) || std::memcmp(header, "SQLite format 3", 16) != 0) {
     return Status::FailedPrecondition(path +
                                       " is not a SQLite database (it is damaged, or not "
                                       "hookrelay's)" +
@@ -415,7 +421,17 @@ class SqliteStore::SyncOp final : public WriteOp {
 
 Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options, const Clock& clock) {
   Result<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(options, clock);
-  if (!store.ok()) return store.status();
+  if (!store.ok()) {
+    // Damage the read-only check at open did not reach (a page only the start-up queries or a
+    // migration read): the SQLite error text of SQLITE_CORRUPT / SQLITE_NOTADB ends the message.
+    const std::string& m = store.status().message();
+    for (int rc : {SQLITE_CORRUPT, SQLITE_NOTADB}) {
+      if (store.status().code() == Status::Code::kInternal && m.ends_with(sqlite3_errstr(rc))) {
+        return DamagedDatabase((std::filesystem::path(options.dir) / "hookrelay.db").string(), m);
+      }
+    }
+    return store.status();
+  }
   return std::unique_ptr<Store>(std::move(*store));
 }
 
