@@ -27,7 +27,10 @@ struct SqliteOptions {
 
 // Opens (creating and migrating as needed) the embedded store. WAL, synchronous=FULL. The data
 // directory is locked (DataDirLock) before the database is opened: a directory held by another
-// process (or another store here) is kFailedPrecondition, with the holder's PID.
+// process (or another store here) is kFailedPrecondition, with the holder's PID. An existing
+// hookrelay.db is checked read-only before anything writes to it: one this build cannot use (not
+// a database, damaged, another program's, a development or newer build's) is kFailedPrecondition
+// with the file and what to do, and is left as it was.
 Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options, const Clock& clock);
 
 }  // namespace hookrelay::store
