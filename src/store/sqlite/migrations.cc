@@ -15,6 +15,14 @@ constexpr Migration kMigrations[] = {
 -- and time ranges (since/until, retention) are all ranges of the table itself: no index exists
 -- only to map an id or a receive time to the row. received_at is kept as received (a key may sit
 -- later than its millisecond if the clock stepped back).
+-- Values chosen once, when the database is created. 'event_id_bits': 64 random bits that every
+-- event id of this store carries (store/event_id.h), so that two data directories never give the
+-- same id (webhook-id) to events received in the same millisecond. Written at the first open.
+CREATE TABLE store_meta (
+  key TEXT PRIMARY KEY NOT NULL,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
+
 CREATE TABLE events (
   id INTEGER PRIMARY KEY,
   source TEXT NOT NULL,
