@@ -988,6 +988,50 @@ TEST_P(StoreConformanceTest, IdsDifferBetweenStoresAndEachRefusesTheOthers) {
   }
 }
 
+// An event's received_at is the store's receive time, which never goes back: when the clock
+// steps back, events are received at the last time seen until the clock catches up. So since and
+// until (a range of keys) select exactly the events with since <= received_at < until, and a new
+// delivery is due at its event's received_at.
+TEST_P(StoreConformanceTest, TimeRangesMatchReceivedAtAfterTheClockStepsBack) {
+  const TimePoint t0 = clock_.Now();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {  // t0, t0+10s, t0+20s
+    ids.push_back(Append(MakeEvent(clock_, random_)));
+    clock_.Advance(seconds(10));
+  }
+  clock_.Set(t0 + seconds(5));  // steps back 25 s
+  for (int i = 0; i < 5; ++i) {  // the clock reads t0+5s, +15s, +25s, +35s, +45s
+    ids.push_back(Append(MakeEvent(clock_, random_)));
+    clock_.Advance(seconds(10));
+  }
+  for (size_t i = 1; i < ids.size(); ++i) EXPECT_LT(ids[i - 1], ids[i]) << i;
+  std::vector<TimePoint> received;
+  for (const std::string& id : ids) {
+    Result<std::optional<Event>> e = store_->GetEvent(id);
+    ASSERT_TRUE(e.ok() && e->has_value()) << id;
+    received.push_back((*e)->received_at);
+    const std::vector<Delivery> d = Deliveries(id);
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].next_attempt_at, (*e)->received_at) << id;
+  }
+  // Held at the last time seen (t0+20s) until the clock passed it.
+  EXPECT_EQ(received[3], t0 + seconds(20));
+  EXPECT_EQ(received[4], t0 + seconds(20));
+  EXPECT_EQ(received[5], t0 + seconds(25));
+  for (size_t i = 1; i < received.size(); ++i) EXPECT_LE(received[i - 1], received[i]) << i;
+  for (int from = 0; from <= 50; from += 5) {
+    for (int to = from; to <= 55; to += 5) {
+      const TimePoint since = t0 + seconds(from);
+      const TimePoint until = t0 + seconds(to);
+      std::vector<std::string> want;
+      for (size_t i = ids.size(); i-- > 0;) {
+        if (since <= received[i] && received[i] < until) want.push_back(ids[i]);
+      }
+      EXPECT_EQ(ListIds({.since = since, .until = until}), want) << from << "s.." << to << "s";
+    }
+  }
+}
+
 TEST_P(StoreConformanceTest, PurgeDeletesOldEventsInBatchesWithDeliveriesAndAttempts) {
   const TimePoint t0 = clock_.Now();
   std::vector<std::string> old_ids;

@@ -746,6 +746,11 @@ void SqliteStore::AppendEvent(NewEvent event, AppendCallback done) {
 }
 
 Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* result) {
+  // Strictly increasing, whatever the clock does. A run rolled back leaves a gap: harmless. The
+  // stored receive time is the key's millisecond: when the clock steps back, events keep the last
+  // time seen until the clock catches up, so a time range is exactly a key range.
+  const int64_t key = std::max(last_event_key_ + 1, EventKeyFloor(ev.received_at));
+  const TimePoint received_at = EventKeyTime(key);
   if (ev.dedup_key) {
     // Runs in the batch's transaction, after the appends queued before this one: a duplicate in
     // the same batch is found too. The window is a key range (keys are time-ordered).
@@ -755,7 +760,7 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
     if (!q.ok()) return q.status();
     q->BindText(1, ev.source)
         .BindText(2, *ev.dedup_key)
-        .BindInt(3, EventKeyFloor(ev.received_at - ev.dedup_window));
+        .BindInt(3, EventKeyFloor(received_at - ev.dedup_window));
     Result<bool> row = q->Step("dedup lookup");
     if (!row.ok()) return row.status();
     if (*row) {
@@ -764,8 +769,6 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
       return Status::Ok();
     }
   }
-  // Strictly increasing, whatever the clock does. A run rolled back leaves a gap: harmless.
-  const int64_t key = std::max(last_event_key_ + 1, EventKeyFloor(ev.received_at));
   last_event_key_ = key;
   {
     const std::string headers = EncodeHeaders(ev.headers);
@@ -775,7 +778,7 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
     if (!ins.ok()) return ins.status();
     ins->BindInt(1, key)
         .BindText(2, ev.source)
-        .BindTime(3, ev.received_at)
+        .BindTime(3, received_at)
         .BindText(4, ev.content_type)
         .BindInt(5, static_cast<int64_t>(ev.body.size()))
         .BindOptText(6, ev.dedup_key)
@@ -783,14 +786,15 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
         .BindBlob(8, ev.body);
     HR_RETURN_IF_ERROR(ins->Exec("insert event"));
   }
-  if (op_) ++op_->stats[{UnixMinute(ev.received_at), std::string()}].received;
+  if (op_) ++op_->stats[{UnixMinute(received_at), std::string()}].received;
   const TimePoint now = clock_.Now();
   for (const NewDelivery& d : ev.deliveries) {
     // Due when received (as ingest makes them): 'pending', in no index; they arrive in rowid
-    // order, which is then their due order. Due at any other time: 'scheduled', in the due index
-    // like a retry.
+    // order, which is then their due order, and due at the stored receive time. Due at any other
+    // time: 'scheduled', in the due index like a retry.
     const bool pending =
         d.status == DeliveryStatus::kScheduled && d.next_attempt_at == ev.received_at;
+    const TimePoint due = pending ? received_at : d.next_attempt_at;
     Result<Statement> ins = db.Prepare(
         "INSERT INTO deliveries(event_id, destination, chain, status, attempts, max_attempts,"
         " next_attempt_at, reason, created_at, updated_at)"
@@ -800,7 +804,7 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
         .BindText(2, d.destination)
         .BindText(3, pending ? std::string_view("pending") : DeliveryStatusName(d.status))
         .BindInt(4, d.max_attempts)
-        .BindTime(5, d.next_attempt_at)
+        .BindTime(5, due)
         .BindOptText(6, d.reason)
         .BindTime(7, now);
     HR_RETURN_IF_ERROR(ins->Exec("insert delivery to " + d.destination));
