@@ -17,10 +17,7 @@ int64_t Key(int64_t ms, int64_t seq) { return (ms << kEventKeySequenceBits) | se
 
 TEST(StoreEventIdTest, RoundTripsForEveryPartOfTheKeyAndAnyStoreBits) {
   const std::vector<uint64_t> bits = {0, 1, kBitsA, kBitsB, ~uint64_t{0}, uint64_t{1} << 63};
-  const std::vector<int64_t> keys = {0,
-                                     1,
-                                     Key(1'700'000'000'000, 0),
-                                     Key(1'700'000'000'000, 4095),
+  const std::vector<int64_t> keys = {0, 1, Key(1'700'000'000'000, 0), Key(1'700'000'000'000, 4095),
                                      Key((int64_t{1} << 48) - 1, 4095)};
   for (uint64_t b : bits) {
     for (int64_t k : keys) {
@@ -48,8 +45,13 @@ TEST(StoreEventIdTest, TheSameKeyInTwoStoresGivesTwoIdsAndEachRefusesTheOther) {
 }
 
 TEST(StoreEventIdTest, IdsSortAsKeysWithinAStore) {
-  const std::vector<int64_t> keys = {Key(5, 0), Key(5, 1), Key(5, 31), Key(5, 32), Key(5, 4095),
-                                     Key(6, 0), Key(1'700'000'000'000, 7)};
+  const std::vector<int64_t> keys = {Key(5, 0),
+                                     Key(5, 1),
+                                     Key(5, 31),
+                                     Key(5, 32),
+                                     Key(5, 4095),
+                                     Key(6, 0),
+                                     Key(1'700'000'000'000, 7)};
   for (size_t i = 1; i < keys.size(); ++i) {
     EXPECT_LT(EventIdFromKey(keys[i - 1], kBitsA), EventIdFromKey(keys[i], kBitsA)) << i;
   }

@@ -978,8 +978,8 @@ TEST_P(StoreConformanceTest, IdsDifferBetweenStoresAndEachRefusesTheOthers) {
   ASSERT_EQ(page->items.size(), 1u);
   EXPECT_EQ(page->items[0].id, a1);
   // The same shape with made-up bits (the ids the store gave out before) is no cursor either.
-  for (const std::string& made_up : {a1.substr(0, 10) + "0000000000000000",
-                                     a1.substr(0, 10) + "0000000000000001"}) {
+  for (const std::string& made_up :
+       {a1.substr(0, 10) + "0000000000000000", a1.substr(0, 10) + "0000000000000001"}) {
     Result<EventPage> p = store_->ListEvents({}, made_up, 10);
     EXPECT_FALSE(p.ok()) << made_up;
     got = store_->GetEvent(made_up);
@@ -999,7 +999,7 @@ TEST_P(StoreConformanceTest, TimeRangesMatchReceivedAtAfterTheClockStepsBack) {
     ids.push_back(Append(MakeEvent(clock_, random_)));
     clock_.Advance(seconds(10));
   }
-  clock_.Set(t0 + seconds(5));  // steps back 25 s
+  clock_.Set(t0 + seconds(5));   // steps back 25 s
   for (int i = 0; i < 5; ++i) {  // the clock reads t0+5s, +15s, +25s, +35s, +45s
     ids.push_back(Append(MakeEvent(clock_, random_)));
     clock_.Advance(seconds(10));

@@ -181,11 +181,10 @@ Result<uint64_t> LoadEventIdBits(Connection& db) {
   const std::optional<std::string> raw = HexDecode(RandomHexToken(sizeof fresh));
   if (!raw || raw->size() != sizeof fresh) return Status::Internal("no random bits for event ids");
   for (unsigned char c : *raw) fresh = (fresh << 8) | c;
-  Result<Statement> ins = db.Prepare(
-      "INSERT OR IGNORE INTO store_meta(key, value) VALUES ('event_id_bits', ?1)");
+  Result<Statement> ins =
+      db.Prepare("INSERT OR IGNORE INTO store_meta(key, value) VALUES ('event_id_bits', ?1)");
   if (!ins.ok()) return ins.status();
-  HR_RETURN_IF_ERROR(
-      ins->BindInt(1, static_cast<int64_t>(fresh)).Exec("choose the event id bits"));
+  HR_RETURN_IF_ERROR(ins->BindInt(1, static_cast<int64_t>(fresh)).Exec("choose the event id bits"));
   Result<Statement> q = db.Prepare("SELECT value FROM store_meta WHERE key = 'event_id_bits'");
   if (!q.ok()) return q.status();
   Result<bool> row = q->Step("read the event id bits");
