@@ -37,6 +37,9 @@ struct NewDelivery {
 // The store assigns its id (AppendResult::id): time-ordered, see store/event_id.h.
 struct NewEvent {
   std::string source;
+  // The store keeps received times from going back: it stores max(this, the last event's
+  // received_at) (in SQLite, the key's millisecond), so a time range is a key range; a delivery
+  // due at received_at is due at the stored time. Normally the clock's now.
   TimePoint received_at{};
   std::vector<Header> headers;  // hop-by-hop headers already removed
   std::string content_type;

@@ -923,10 +923,113 @@ TEST_P(StoreConformanceTest, ListsRefuseCursorsTheyDidNotMake) {
     ASSERT_FALSE(jobs.ok()) << bad;
     EXPECT_EQ(jobs.status().code(), Status::Code::kInvalidArgument);
   }
-  // A well-formed id past every event is an empty page, not an error.
-  Result<EventPage> none = store_->ListEvents({}, "00000000000000000000000000", 10);
+  // The oldest event's id is a cursor past every event: an empty page, not an error.
+  const std::string oldest = ListIds({}).back();
+  Result<EventPage> none = store_->ListEvents({}, oldest, 10);
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_TRUE(none->items.empty());
+}
+
+// Two relays (two data directories) receiving events in the same millisecond give them different
+// ids, and neither takes the other's ids: not to fetch (404), not as a cursor (400), not to
+// replay. (Ids used to be the millisecond and the sequence alone, so both relays sent the same
+// webhook-id, and a receiver dropping repeats by webhook-id lost one of the events.)
+TEST_P(StoreConformanceTest, IdsDifferBetweenStoresAndEachRefusesTheOthers) {
+  hookrelay::testing::TempDir other_dir;
+  Result<std::unique_ptr<Store>> opened = GetParam().open(other_dir.path(), clock_);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Store& other = **opened;
+  const std::string a1 = Append(MakeEvent(clock_, random_, "a1"));
+  const std::string a2 = Append(MakeEvent(clock_, random_, "a2"));
+  Result<AppendResult> b = other.AppendEventSync(MakeEvent(clock_, random_, "b1"));
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  const std::string b1 = b->id;
+  EXPECT_NE(a1, b1);
+  EXPECT_NE(a2, b1);
+  EXPECT_NE(a1.substr(10), b1.substr(10)) << "the same millisecond, and still different bits";
+  // Each store finds its own events.
+  Result<std::optional<Event>> got = store_->GetEvent(a1);
+  ASSERT_TRUE(got.ok() && got->has_value()) << a1;
+  EXPECT_EQ((*got)->body, "a1");
+  got = other.GetEvent(b1);
+  ASSERT_TRUE(got.ok() && got->has_value()) << b1;
+  EXPECT_EQ((*got)->body, "b1");
+  // An id of one store is nothing in the other.
+  const std::vector<std::pair<Store*, std::string>> foreign = {
+      {store_.get(), b1}, {&other, a1}, {&other, a2}};
+  for (const auto& [store, id] : foreign) {
+    got = store->GetEvent(id);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_FALSE(got->has_value()) << id;
+    Result<std::vector<Delivery>> d = store->GetDeliveries(id);
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    EXPECT_TRUE(d->empty()) << id;
+    Result<EventPage> page = store->ListEvents({}, id, 10);
+    ASSERT_FALSE(page.ok()) << id << " was taken as a cursor";
+    EXPECT_EQ(page.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_EQ(page.status().field(), "cursor");
+    Result<Delivery> replay = store->CreateReplay(id, "billing", 3, clock_.Now());
+    ASSERT_FALSE(replay.ok()) << id;
+    EXPECT_EQ(replay.status().code(), Status::Code::kNotFound);
+  }
+  // Its own ids are cursors.
+  Result<EventPage> page = store_->ListEvents({}, a2, 10);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->items.size(), 1u);
+  EXPECT_EQ(page->items[0].id, a1);
+  // The same shape with made-up bits (the ids the store gave out before) is no cursor either.
+  for (const std::string& made_up :
+       {a1.substr(0, 10) + "0000000000000000", a1.substr(0, 10) + "0000000000000001"}) {
+    Result<EventPage> p = store_->ListEvents({}, made_up, 10);
+    EXPECT_FALSE(p.ok()) << made_up;
+    got = store_->GetEvent(made_up);
+    ASSERT_TRUE(got.ok());
+    EXPECT_FALSE(got->has_value()) << made_up;
+  }
+}
+
+// An event's received_at is the store's receive time, which never goes back: when the clock
+// steps back, events are received at the last time seen until the clock catches up. So since and
+// until (a range of keys) select exactly the events with since <= received_at < until, and a new
+// delivery is due at its event's received_at.
+TEST_P(StoreConformanceTest, TimeRangesMatchReceivedAtAfterTheClockStepsBack) {
+  const TimePoint t0 = clock_.Now();
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {  // t0, t0+10s, t0+20s
+    ids.push_back(Append(MakeEvent(clock_, random_)));
+    clock_.Advance(seconds(10));
+  }
+  clock_.Set(t0 + seconds(5));   // steps back 25 s
+  for (int i = 0; i < 5; ++i) {  // the clock reads t0+5s, +15s, +25s, +35s, +45s
+    ids.push_back(Append(MakeEvent(clock_, random_)));
+    clock_.Advance(seconds(10));
+  }
+  for (size_t i = 1; i < ids.size(); ++i) EXPECT_LT(ids[i - 1], ids[i]) << i;
+  std::vector<TimePoint> received;
+  for (const std::string& id : ids) {
+    Result<std::optional<Event>> e = store_->GetEvent(id);
+    ASSERT_TRUE(e.ok() && e->has_value()) << id;
+    received.push_back((*e)->received_at);
+    const std::vector<Delivery> d = Deliveries(id);
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].next_attempt_at, (*e)->received_at) << id;
+  }
+  // Held at the last time seen (t0+20s) until the clock passed it.
+  EXPECT_EQ(received[3], t0 + seconds(20));
+  EXPECT_EQ(received[4], t0 + seconds(20));
+  EXPECT_EQ(received[5], t0 + seconds(25));
+  for (size_t i = 1; i < received.size(); ++i) EXPECT_LE(received[i - 1], received[i]) << i;
+  for (int from = 0; from <= 50; from += 5) {
+    for (int to = from; to <= 55; to += 5) {
+      const TimePoint since = t0 + seconds(from);
+      const TimePoint until = t0 + seconds(to);
+      std::vector<std::string> want;
+      for (size_t i = ids.size(); i-- > 0;) {
+        if (since <= received[i] && received[i] < until) want.push_back(ids[i]);
+      }
+      EXPECT_EQ(ListIds({.since = since, .until = until}), want) << from << "s.." << to << "s";
+    }
+  }
 }
 
 TEST_P(StoreConformanceTest, PurgeDeletesOldEventsInBatchesWithDeliveriesAndAttempts) {

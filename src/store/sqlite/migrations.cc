@@ -13,8 +13,16 @@ constexpr Migration kMigrations[] = {
 -- Events are keyed by a store-assigned, time-ordered integer (store/event_id.h): the received
 -- millisecond << 12 plus a sequence. It is the rowid, so fetching an event by id, listing pages
 -- and time ranges (since/until, retention) are all ranges of the table itself: no index exists
--- only to map an id or a receive time to the row. received_at is kept as received (a key may sit
--- later than its millisecond if the clock stepped back).
+-- only to map an id or a receive time to the row. received_at is the key's millisecond (a receive
+-- time that never goes back, even when the clock steps back), so a time range is a key range.
+-- Values chosen once, when the database is created. 'event_id_bits': 64 random bits that every
+-- event id of this store carries (store/event_id.h), so that two data directories never give the
+-- same id (webhook-id) to events received in the same millisecond. Written at the first open.
+CREATE TABLE store_meta (
+  key TEXT PRIMARY KEY NOT NULL,
+  value INTEGER NOT NULL
+) WITHOUT ROWID;
+
 CREATE TABLE events (
   id INTEGER PRIMARY KEY,
   source TEXT NOT NULL,

@@ -16,6 +16,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/crypto.h"
 #include "common/id.h"
 #include "common/list_limits.h"
 #include "common/thread_name.h"
@@ -101,9 +102,10 @@ constexpr char kEventColumns[] =
     "e.id, e.source, e.received_at, e.content_type, e.size, e.dedup_key, e.headers";
 
 // Reads the columns of kEventColumns (and the body when `body_col` >= 0).
-Result<Event> ReadEvent(const Statement& row, int body_col) {
+// `id_bits`: the store's bits of its event ids (EventIdFromKey).
+Result<Event> ReadEvent(const Statement& row, int body_col, uint64_t id_bits) {
   Event e;
-  e.id = EventIdFromKey(row.Int(0));
+  e.id = EventIdFromKey(row.Int(0), id_bits);
   e.source = row.Text(1);
   e.received_at = row.Time(2);
   e.content_type = row.Text(3);
@@ -126,10 +128,10 @@ std::optional<DeliveryStatus> ParseStoredStatus(const std::string& status) {
   return ParseDeliveryStatus(status);
 }
 
-Result<Delivery> ReadDelivery(const Statement& row) {
+Result<Delivery> ReadDelivery(const Statement& row, uint64_t id_bits) {
   Delivery d;
   d.id = row.Int(0);
-  d.event_id = EventIdFromKey(row.Int(1));
+  d.event_id = EventIdFromKey(row.Int(1), id_bits);
   d.destination = row.Text(2);
   d.chain = static_cast<int>(row.Int(3));
   std::string status = row.Text(4);
@@ -149,19 +151,20 @@ Result<Delivery> ReadDelivery(const Statement& row) {
 }
 
 // All deliveries a query returns.
-Result<std::vector<Delivery>> ReadDeliveries(Statement& stmt, std::string_view what) {
+Result<std::vector<Delivery>> ReadDeliveries(Statement& stmt, std::string_view what,
+                                             uint64_t id_bits) {
   std::vector<Delivery> out;
   for (;;) {
     Result<bool> row = stmt.Step(what);
     if (!row.ok()) return row.status();
     if (!*row) return out;
-    Result<Delivery> d = ReadDelivery(stmt);
+    Result<Delivery> d = ReadDelivery(stmt, id_bits);
     if (!d.ok()) return d.status();
     out.push_back(std::move(*d));
   }
 }
 
-Result<Delivery> LoadDelivery(Connection& db, int64_t id) {
+Result<Delivery> LoadDelivery(Connection& db, int64_t id, uint64_t id_bits) {
   Result<Statement> q =
       db.Prepare(std::string("SELECT ") + kDeliveryColumns + " FROM deliveries WHERE id = ?1");
   if (!q.ok()) return q.status();
@@ -169,7 +172,26 @@ Result<Delivery> LoadDelivery(Connection& db, int64_t id) {
   Result<bool> row = q->Step("load delivery");
   if (!row.ok()) return row.status();
   if (!*row) return Status::Internal("delivery " + std::to_string(id) + " vanished");
-  return ReadDelivery(*q);
+  return ReadDelivery(*q, id_bits);
+}
+
+// The store's bits of its event ids (store/event_id.h): 64 bits from the OS CSPRNG, chosen at the
+// first open of a new database and kept in store_meta for its life.
+Result<uint64_t> LoadEventIdBits(Connection& db) {
+  uint64_t fresh = 0;
+  const std::optional<std::string> raw = HexDecode(RandomHexToken(sizeof fresh));
+  if (!raw || raw->size() != sizeof fresh) return Status::Internal("no random bits for event ids");
+  for (unsigned char c : *raw) fresh = (fresh << 8) | c;
+  Result<Statement> ins =
+      db.Prepare("INSERT OR IGNORE INTO store_meta(key, value) VALUES ('event_id_bits', ?1)");
+  if (!ins.ok()) return ins.status();
+  HR_RETURN_IF_ERROR(ins->BindInt(1, static_cast<int64_t>(fresh)).Exec("choose the event id bits"));
+  Result<Statement> q = db.Prepare("SELECT value FROM store_meta WHERE key = 'event_id_bits'");
+  if (!q.ok()) return q.status();
+  Result<bool> row = q->Step("read the event id bits");
+  if (!row.ok()) return row.status();
+  if (!*row) return Status::Internal("store_meta has no event_id_bits");
+  return static_cast<uint64_t>(q->Int(0));
 }
 
 // Creates `dir` (and missing parents) if needed; the data directory itself gets mode 0700
@@ -491,6 +513,11 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
     Result<bool> row = q->Step("find the last event key");
     if (!row.ok()) return row.status();
     store->last_event_key_ = *row ? q->Int(0) : 0;
+  }
+  {
+    Result<uint64_t> bits = LoadEventIdBits(w);
+    if (!bits.ok()) return bits.status();
+    store->event_id_bits_ = *bits;
   }
   {
     // New deliveries are in no index: one walk of the table finds, per destination, how many
@@ -873,6 +900,11 @@ void SqliteStore::AppendEvent(NewEvent event, AppendCallback done) {
 }
 
 Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* result) {
+  // Strictly increasing, whatever the clock does. A run rolled back leaves a gap: harmless. The
+  // stored receive time is the key's millisecond: when the clock steps back, events keep the last
+  // time seen until the clock catches up, so a time range is exactly a key range.
+  const int64_t key = std::max(last_event_key_ + 1, EventKeyFloor(ev.received_at));
+  const TimePoint received_at = EventKeyTime(key);
   if (ev.dedup_key) {
     // Runs in the batch's transaction, after the appends queued before this one: a duplicate in
     // the same batch is found too. The window is a key range (keys are time-ordered).
@@ -882,17 +914,15 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
     if (!q.ok()) return q.status();
     q->BindText(1, ev.source)
         .BindText(2, *ev.dedup_key)
-        .BindInt(3, EventKeyFloor(ev.received_at - ev.dedup_window));
+        .BindInt(3, EventKeyFloor(received_at - ev.dedup_window));
     Result<bool> row = q->Step("dedup lookup");
     if (!row.ok()) return row.status();
     if (*row) {
-      result->id = EventIdFromKey(q->Int(0));
+      result->id = EventIdFromKey(q->Int(0), event_id_bits_);
       result->duplicate = true;
       return Status::Ok();
     }
   }
-  // Strictly increasing, whatever the clock does. A run rolled back leaves a gap: harmless.
-  const int64_t key = std::max(last_event_key_ + 1, EventKeyFloor(ev.received_at));
   last_event_key_ = key;
   {
     const std::string headers = EncodeHeaders(ev.headers);
@@ -902,7 +932,7 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
     if (!ins.ok()) return ins.status();
     ins->BindInt(1, key)
         .BindText(2, ev.source)
-        .BindTime(3, ev.received_at)
+        .BindTime(3, received_at)
         .BindText(4, ev.content_type)
         .BindInt(5, static_cast<int64_t>(ev.body.size()))
         .BindOptText(6, ev.dedup_key)
@@ -910,14 +940,15 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
         .BindBlob(8, ev.body);
     HR_RETURN_IF_ERROR(ins->Exec("insert event"));
   }
-  if (op_) ++op_->stats[{UnixMinute(ev.received_at), std::string()}].received;
+  if (op_) ++op_->stats[{UnixMinute(received_at), std::string()}].received;
   const TimePoint now = clock_.Now();
   for (const NewDelivery& d : ev.deliveries) {
     // Due when received (as ingest makes them): 'pending', in no index; they arrive in rowid
-    // order, which is then their due order. Due at any other time: 'scheduled', in the due index
-    // like a retry.
+    // order, which is then their due order, and due at the stored receive time. Due at any other
+    // time: 'scheduled', in the due index like a retry.
     const bool pending =
         d.status == DeliveryStatus::kScheduled && d.next_attempt_at == ev.received_at;
+    const TimePoint due = pending ? received_at : d.next_attempt_at;
     Result<Statement> ins = db.Prepare(
         "INSERT INTO deliveries(event_id, destination, chain, status, attempts, max_attempts,"
         " next_attempt_at, reason, created_at, updated_at)"
@@ -927,7 +958,7 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
         .BindText(2, d.destination)
         .BindText(3, pending ? std::string_view("pending") : DeliveryStatusName(d.status))
         .BindInt(4, d.max_attempts)
-        .BindTime(5, d.next_attempt_at)
+        .BindTime(5, due)
         .BindOptText(6, d.reason)
         .BindTime(7, now);
     HR_RETURN_IF_ERROR(ins->Exec("insert delivery to " + d.destination));
@@ -939,7 +970,7 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
       if (!added) it->second.frontier = std::min(it->second.frontier, id);
     }
   }
-  result->id = EventIdFromKey(key);
+  result->id = EventIdFromKey(key, event_id_bits_);
   result->duplicate = false;
   return Status::Ok();
 }
@@ -1120,7 +1151,7 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
     Result<bool> row = q->Step("load due delivery");
     if (!row.ok()) return row.status();
     if (!*row) return Status::Internal("delivery " + std::to_string(id) + " vanished");
-    Result<Delivery> d = ReadDelivery(*q);
+    Result<Delivery> d = ReadDelivery(*q, event_id_bits_);
     if (!d.ok()) return d.status();
     const bool current = q->Int(14) != 0;
     const bool pending = q->Text(4) == "pending";
@@ -1321,7 +1352,7 @@ Result<int64_t> SqliteStore::ResumeDeliveries(const std::string& destination, Ti
 Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& event_id,
                                           const std::string& destination, int max_attempts,
                                           TimePoint due) {
-  const std::optional<int64_t> key = EventKeyFromId(event_id);
+  const std::optional<int64_t> key = EventKeyFromId(event_id, event_id_bits_);
   if (!key) return Status::NotFound("event " + event_id + " not found");
   int64_t chain = 0;
   int64_t in_flight = 0;  // the id of the current chain's delivery when it is leased
@@ -1396,7 +1427,7 @@ Result<Delivery> SqliteStore::CreateReplay(const std::string& event_id,
       [this, &event_id, &destination, max_attempts, now](Connection& db) -> Result<Delivery> {
         Result<int64_t> id = InsertReplay(db, event_id, destination, max_attempts, now);
         if (!id.ok()) return id.status();
-        return LoadDelivery(db, *id);
+        return LoadDelivery(db, *id, event_id_bits_);
       });
 }
 
@@ -1502,7 +1533,7 @@ Result<SqliteStore::Reader> SqliteStore::AcquireReader() {
 }
 
 Result<std::optional<Event>> SqliteStore::GetEvent(const std::string& id) {
-  const std::optional<int64_t> key = EventKeyFromId(id);
+  const std::optional<int64_t> key = EventKeyFromId(id, event_id_bits_);
   if (!key) return std::optional<Event>();  // not an id of this store: no such event
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
@@ -1513,7 +1544,7 @@ Result<std::optional<Event>> SqliteStore::GetEvent(const std::string& id) {
   Result<bool> row = q->Step("get event " + id);
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<Event>();
-  Result<Event> e = ReadEvent(*q, 7);
+  Result<Event> e = ReadEvent(*q, 7, event_id_bits_);
   if (!e.ok()) return e.status();
   return std::optional<Event>(std::move(*e));
 }
@@ -1524,7 +1555,7 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   // Cursors are event ids; anything else was not made here.
   std::optional<int64_t> after;
   if (!cursor.empty()) {
-    after = EventKeyFromId(cursor);
+    after = EventKeyFromId(cursor, event_id_bits_);
     if (!after) return BadCursor();
   }
   // Only the filters in use appear in the SQL, so the planner sees plain conditions. Parameter
@@ -1586,7 +1617,7 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
       page.next_cursor = page.items.back().id;
       break;
     }
-    Result<Event> e = ReadEvent(*q, -1);
+    Result<Event> e = ReadEvent(*q, -1, event_id_bits_);
     if (!e.ok()) return e.status();
     page.items.push_back(std::move(*e));
   }
@@ -1597,7 +1628,7 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   if (!cur.ok()) return cur.status();
   for (Event& e : page.items) {
     cur->Reset();
-    cur->BindInt(1, EventKeyFromId(e.id).value_or(0));
+    cur->BindInt(1, EventKeyFromId(e.id, event_id_bits_).value_or(0));
     for (;;) {
       Result<bool> row = cur->Step("current deliveries of " + e.id);
       if (!row.ok()) return row.status();
@@ -1616,7 +1647,7 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
 }
 
 Result<std::vector<Delivery>> SqliteStore::GetDeliveries(const std::string& event_id) {
-  const std::optional<int64_t> key = EventKeyFromId(event_id);
+  const std::optional<int64_t> key = EventKeyFromId(event_id, event_id_bits_);
   if (!key) return std::vector<Delivery>{};
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
@@ -1624,7 +1655,8 @@ Result<std::vector<Delivery>> SqliteStore::GetDeliveries(const std::string& even
                                        " FROM deliveries WHERE event_id = ?1 ORDER BY id");
   if (!q.ok()) return q.status();
   q->BindInt(1, *key);
-  Result<std::vector<Delivery>> out = ReadDeliveries(*q, "get deliveries of " + event_id);
+  Result<std::vector<Delivery>> out =
+      ReadDeliveries(*q, "get deliveries of " + event_id, event_id_bits_);
   if (!out.ok()) return out;
   for (Delivery& d : *out) {
     if (std::optional<Lease> l = LeaseOf(d.id)) {  // claimed: in flight

@@ -245,6 +245,8 @@ class SqliteStore final : public Store {
   std::thread::id writer_id_;
   // The key of the last event appended (writer thread only): keys only grow.
   int64_t last_event_key_ = 0;
+  // The bits of this store's event ids (store/event_id.h), read at open; then constant.
+  uint64_t event_id_bits_ = 0;
   // The operation the writer is running (writer thread only).
   WriteOp* op_ = nullptr;
 
