@@ -23,7 +23,9 @@ using std::chrono::seconds;
 using testing::HookrelayServer;
 using testing::HttpConnection;
 using testing::HttpResponse;
+using testing::CountResponses;
 using testing::RawConnection;
+using testing::StatusOf;
 using testing::TempDir;
 
 // Only settings that existed before the hardening, so the protocol tests fail on the old binary
@@ -50,21 +52,6 @@ max_body_memory = "64KiB"
 [[sources]]
 name = "s"
 )";
-
-int StatusOf(std::string_view raw) {
-  if (raw.size() < 12 || raw.substr(0, 9) != "HTTP/1.1 ") return 0;
-  return std::stoi(std::string(raw.substr(9, 3)));
-}
-
-// How many responses a raw byte stream holds.
-int CountResponses(std::string_view raw) {
-  int n = 0;
-  for (size_t at = raw.find("HTTP/1.1 "); at != std::string_view::npos;
-       at = raw.find("HTTP/1.1 ", at + 1)) {
-    ++n;
-  }
-  return n;
-}
 
 bool Contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;

@@ -254,4 +254,18 @@ std::string SendRaw(uint16_t port, std::string_view bytes, std::chrono::millisec
   return c.ReadUntilClose(timeout);
 }
 
+int StatusOf(std::string_view raw) {
+  if (raw.size() < 12 || raw.substr(0, 9) != "HTTP/1.1 ") return 0;
+  return std::stoi(std::string(raw.substr(9, 3)));
+}
+
+int CountResponses(std::string_view raw) {
+  int n = 0;
+  for (size_t at = raw.find("HTTP/1.1 "); at != std::string_view::npos;
+       at = raw.find("HTTP/1.1 ", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
 }  // namespace hookrelay::testing

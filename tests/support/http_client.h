@@ -89,4 +89,9 @@ class RawConnection {
 std::string SendRaw(uint16_t port, std::string_view bytes,
                     std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
+// The status code of the first response in raw bytes; 0 when they do not start with one.
+int StatusOf(std::string_view raw);
+// How many responses ("HTTP/1.1 " status lines) a raw byte stream holds.
+int CountResponses(std::string_view raw);
+
 }  // namespace hookrelay::testing

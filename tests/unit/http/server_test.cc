@@ -20,7 +20,9 @@ namespace {
 
 using hookrelay::testing::HttpConnection;
 using hookrelay::testing::HttpResponse;
+using hookrelay::testing::CountResponses;
 using hookrelay::testing::RawConnection;
+using hookrelay::testing::StatusOf;
 using hookrelay::testing::SendRaw;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -36,24 +38,8 @@ std::string JoinSegments(const std::vector<std::string>& segments) {
   return out;
 }
 
-// Status code of the first response in raw bytes, 0 when there is none.
-int StatusOf(std::string_view raw) {
-  if (raw.size() < 12 || raw.substr(0, 9) != "HTTP/1.1 ") return 0;
-  return std::stoi(std::string(raw.substr(9, 3)));
-}
-
 bool Contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
-}
-
-// How many responses a raw byte stream holds.
-int CountResponses(std::string_view raw) {
-  int n = 0;
-  for (size_t at = raw.find("HTTP/1.1 "); at != std::string_view::npos;
-       at = raw.find("HTTP/1.1 ", at + 1)) {
-    ++n;
-  }
-  return n;
 }
 
 // Accepts every head; answers by echoing the body with the request's shape in headers.
