@@ -9,6 +9,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -68,6 +69,21 @@ TEST(ReplayFilterTest, RoundTripsAndNamesBadFields) {
   EXPECT_FALSE(ParseReplayFilter("[]").ok());
 }
 
+// The two destinations the runner tests replay to, with the default policy (and `max_attempts`
+// when given).
+model::Catalog BillingAndCrm(std::optional<int> max_attempts = std::nullopt) {
+  model::Catalog catalog;
+  for (const char* name : {"billing", "crm"}) {
+    model::Destination d;
+    d.name = name;
+    d.url = std::string("https://example.com/") + name;
+    d.policy = *policy::PresetPolicy("default");
+    if (max_attempts) d.policy.max_attempts = *max_attempts;
+    catalog.destinations.emplace(name, std::move(d));
+  }
+  return catalog;
+}
+
 // The runner against a real SQLite store. It paces in real time, so the clock is the system
 // clock and the rate high.
 class ReplayRunnerTest : public ::testing::Test {
@@ -76,16 +92,7 @@ class ReplayRunnerTest : public ::testing::Test {
     auto s = store::OpenSqliteStore({.dir = dir_.path()}, clock_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
-    model::Catalog catalog;
-    for (const char* name : {"billing", "crm"}) {
-      model::Destination d;
-      d.name = name;
-      d.url = std::string("https://example.com/") + name;
-      d.policy = *policy::PresetPolicy("default");
-      d.policy.max_attempts = 3;
-      catalog.destinations.emplace(name, std::move(d));
-    }
-    ASSERT_TRUE(registry_.Replace(std::move(catalog)).ok());
+    ASSERT_TRUE(registry_.Replace(BillingAndCrm(3)).ok());
   }
 
   // An event to `destinations`, each delivery in `status`, received `age` ago.
@@ -370,15 +377,7 @@ class ReplayRunnerFakeClockTest : public ::testing::Test {
     auto s = store::OpenSqliteStore({.dir = dir_.path()}, clock_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
-    model::Catalog catalog;
-    for (const char* name : {"billing", "crm"}) {
-      model::Destination d;
-      d.name = name;
-      d.url = std::string("https://example.com/") + name;
-      d.policy = *policy::PresetPolicy("default");
-      catalog.destinations.emplace(name, std::move(d));
-    }
-    ASSERT_TRUE(registry_.Replace(std::move(catalog)).ok());
+    ASSERT_TRUE(registry_.Replace(BillingAndCrm()).ok());
   }
 
   std::string AddEvent(std::vector<std::string> destinations) {
