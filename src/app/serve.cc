@@ -374,7 +374,7 @@ int Serve(const ServeOptions& options) {
   replay::ReplayRunner replays(
       *store, registry, clock, random, [&engine] { engine.Wake(); }, replay_options);
 
-  ingest::IngestService ingest(registry, *store, clock, random);
+  ingest::IngestService ingest(registry, *store, clock);
   ingest.SetOnStored([&engine] { engine.Wake(); });
   const AdminToken admin_token = token_plan->token();
   auto api = std::make_unique<api::ApiHandler>(

@@ -263,9 +263,8 @@ store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& s
   return e;
 }
 
-IngestService::IngestService(model::Registry& registry, store::Store& store, const Clock& clock,
-                             Random& random)
-    : registry_(registry), store_(store), clock_(clock), random_(random) {}
+IngestService::IngestService(model::Registry& registry, store::Store& store, const Clock& clock)
+    : registry_(registry), store_(store), clock_(clock) {}
 
 http::Handler::HeadDecision IngestService::OnHead(const http::RequestHead& head,
                                                   const std::string& source) {

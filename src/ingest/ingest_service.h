@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "common/random.h"
 #include "http/request.h"
 #include "http/server.h"
 #include "model/registry.h"
@@ -53,7 +52,7 @@ struct IngestStats {
 // Retry-After, so the provider retries.
 class IngestService {
  public:
-  IngestService(model::Registry& registry, store::Store& store, const Clock& clock, Random& random);
+  IngestService(model::Registry& registry, store::Store& store, const Clock& clock);
 
   // Before the body is read: 405 for methods other than POST, 404 for an unknown source,
   // else the source's body limit.
@@ -69,7 +68,6 @@ class IngestService {
   model::Registry& registry_;
   store::Store& store_;
   const Clock& clock_;
-  Random& random_;
   IngestStats stats_;
   std::function<void()> on_stored_;
 };
