@@ -108,7 +108,7 @@ void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
     complete_(std::move(c));
     return;
   }
-  const store::Event& e = **event;
+  store::Event& e = **event;
   SendRequest req;
   req.tag = static_cast<uint64_t>(delivery.id);
   req.url = d.url;
@@ -120,7 +120,7 @@ void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
   }
   req.headers = OutgoingHeaders(e.headers, e.content_type, d,
                                 StandardWebhookHeaders(e.id, state_.clock.Now(), e.body, key));
-  req.body = e.body;
+  req.body = std::move(e.body);  // the event is ours: the body is moved, not copied
   sender_.Send(std::move(req), [this, dest, delivery = std::move(delivery)](SendResult r) mutable {
     complete_(Completion{std::move(dest), std::move(delivery), std::move(r), false});
   });
