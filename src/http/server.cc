@@ -439,6 +439,17 @@ struct Worker {
   // is posted once Shutdown has decided to stop the loop.
   std::mutex post_mu;
   std::atomic<bool> stopped{false};
+  // Responses completed on other threads, waiting for this loop: the first one queued posts
+  // DeliverAnswers, which takes all that are queued by the time it runs. A batch of 202s
+  // completed together by the store thus wakes the loop once, not once per response.
+  struct Answer {
+    std::shared_ptr<Session> session;
+    uint64_t seq;
+    Response response;
+  };
+  std::vector<Answer> answers;    // GUARDED_BY(post_mu)
+  std::vector<Answer> answering;  // this worker's thread only
+  void DeliverAnswers();
 
   // Valid while the worker's loop runs (and during Shutdown); a Worker may outlive the Server
   // when a late Responder still holds one of its sessions, and then touches neither.
@@ -513,6 +524,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnDeadline();
   // Completes request `seq` with `response`. Any thread.
   void Deliver(uint64_t seq, Response response);
+  // The same, on this connection's loop (Worker::DeliverAnswers).
+  void OnResponse(uint64_t seq, Response response);
 
   // Neither reading a request nor answering one: safe to close when draining.
   bool idle() const { return phase_ == Phase::kIdle || phase_ == Phase::kLinger; }
@@ -533,7 +546,6 @@ class Session : public std::enable_shared_from_this<Session> {
   bool OnHeadComplete();
   void WriteContinue();
   void Dispatch();
-  void OnResponse(uint64_t seq, Response response);
   void Fail(int status, std::string_view code, std::string message);
   enum class Framing { kTrailers, kExtensions, kSizeLine };
   void FailFraming(Framing what);
@@ -945,9 +957,19 @@ void Session::Deliver(uint64_t seq, Response response) {
   }
   std::lock_guard<std::mutex> lock(worker_->post_mu);
   if (worker_->stopped.load(std::memory_order_relaxed)) return;
-  asio::post(worker_->ioc, [self = shared_from_this(), seq, r = std::move(response)]() mutable {
-    self->OnResponse(seq, std::move(r));
-  });
+  worker_->answers.push_back({shared_from_this(), seq, std::move(response)});
+  if (worker_->answers.size() == 1) {
+    asio::post(worker_->ioc, [worker = worker_] { worker->DeliverAnswers(); });
+  }
+}
+
+void Worker::DeliverAnswers() {
+  {
+    std::lock_guard<std::mutex> lock(post_mu);
+    answering.swap(answers);
+  }
+  for (Answer& a : answering) a.session->OnResponse(a.seq, std::move(a.response));
+  answering.clear();
 }
 
 void Session::OnResponse(uint64_t seq, Response response) {
@@ -1195,6 +1217,8 @@ void Worker::FinalDrain() {
   work.reset();
   ioc.restart();
   ioc.run();
+  std::lock_guard<std::mutex> lock(post_mu);  // (DeliverAnswers ran above; nothing is queued)
+  answers.clear();
 }
 
 void Server::Impl::Accept() {
