@@ -21,8 +21,9 @@ import sys
 SUITES = {
     "ingest": {
         "intro": "wrk -t2 -c{connections} -d{seconds}s, keep-alive POST of a 1 KiB JSON body; "
-                 "durability on (SQLite WAL, synchronous=FULL, group commit); then hey at half "
-                 "of hookrelay's peak (32 workers), then the store alone (bench/prestore, "
+                 "durability on (SQLite WAL, group commit, answered after the fsync of the "
+                 "log); then hey at half of hookrelay's peak (32 workers), then the store "
+                 "alone (bench/prestore, "
                  "{connections} appends in flight, no HTTP).",
         "ratios": {
             "ratio_to_nginx": ("hookrelay_events_per_s", "nginx_requests_per_s"),

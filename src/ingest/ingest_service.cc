@@ -323,7 +323,9 @@ void IngestService::Handle(http::Request request, const std::string& source,
     (result->duplicate ? stats_.duplicates : stats_.accepted)
         .fetch_add(1, std::memory_order_relaxed);
     respond(Accepted(result->id, result->duplicate));
-    if (!result->duplicate && on_stored_) on_stored_();
+    // Once per batch of new events, not once per event: waking the engine for each one cost
+    // about a tenth of the CPU at full ingest rate.
+    if (!result->duplicate && !result->more_follow && on_stored_) on_stored_();
   });
 }
 

@@ -60,8 +60,9 @@ class IngestService {
   void Handle(http::Request request, const std::string& source, http::Responder respond);
 
   const IngestStats& stats() const { return stats_; }
-  // Called (on a store thread) after each new event is durably stored, e.g. to wake the
-  // delivery engine. Set before serving.
+  // Called (on a store thread) once new events are durably stored, after their 202s, e.g. to wake
+  // the delivery engine: once per batch the store commits together (AppendResult::more_follow),
+  // so at least once after each new event. Set before serving.
   void SetOnStored(std::function<void()> on_stored) { on_stored_ = std::move(on_stored); }
 
  private:

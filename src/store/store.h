@@ -56,6 +56,11 @@ struct AppendResult {
   // time-ordered, ULID-shaped string (store/event_id.h), also the deliveries' webhook-id.
   std::string id;
   bool duplicate = false;  // true when nothing new was stored
+  // A hint for callers that react to new events once per commit rather than once per event
+  // (waking the delivery engine): true when the completion of another append that stored a new
+  // event follows this one at once, on the same thread, for the same commit. Stores that cannot
+  // tell leave it false (react to each).
+  bool more_follow = false;
 };
 
 // A destination's current delivery: its latest chain (a replay supersedes the chains before it,

@@ -5,13 +5,19 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <latch>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -74,14 +80,16 @@ class SqliteStoreTest : public ::testing::Test {
   SeededRandom random_{7};
 };
 
-// Holds the writer thread inside an AppendEvent callback until Release(), so that the operations
-// queued meanwhile are all taken as one batch. (Real callers must never block there.)
+// Appends an event ("gate") and then holds the writer thread inside a batch of its own until
+// Release(), so that the operations queued meanwhile are all taken as one batch. (Completions run
+// on the syncer, so holding one of them would not hold the writer.)
 class WriterGate {
  public:
-  explicit WriterGate(Store& store, const Clock& clock, Random& random) {
-    // The callback owns the state too: the writer may still be inside release.wait() when the
+  explicit WriterGate(SqliteStore& store, const Clock& clock, Random& random) {
+    EXPECT_TRUE(store.AppendEventSync(MakeEvent(clock, random, "gate")).ok());
+    // The function owns the state too: the writer may still be inside release.wait() when the
     // gate has been released and destroyed.
-    store.AppendEvent(MakeEvent(clock, random, "gate"), [state = state_](Result<AppendResult>) {
+    store.RunOnWriter([state = state_] {
       state->entered.count_down();
       state->release.wait();
     });
@@ -138,12 +146,108 @@ TEST_F(SqliteStoreTest, DurabilitySettings) {
   std::unique_ptr<SqliteStore> store = Open();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(*store->WriterPragma("journal_mode"), "wal");
-  EXPECT_EQ(*store->WriterPragma("synchronous"), "2");  // FULL
+  // NORMAL: COMMIT does not fsync; the syncer does, before anything is acknowledged (below).
+  EXPECT_EQ(*store->WriterPragma("synchronous"), "1");
   EXPECT_EQ(*store->WriterPragma("foreign_keys"), "1");
   EXPECT_EQ(*store->WriterPragma("busy_timeout"), "5000");
   // WAL is a property of the file: a fresh connection sees it too.
   std::unique_ptr<sqlite::Connection> raw = Raw();
   EXPECT_EQ(*raw->PragmaValue("journal_mode"), "wal");
+}
+
+// A WAL sync the tests can hold back: each call waits until Allow(n) lets that many through.
+class HeldSync {
+ public:
+  std::function<int(int)> Hook() {
+    return [this](int fd) {
+      std::unique_lock lock(mu_);
+      const int me = ++started_;
+      cv_.notify_all();
+      cv_.wait_for(lock, seconds(10), [&] { return me <= allowed_; });  // (no hang on failure)
+      return ::fdatasync(fd);
+    };
+  }
+  void Allow(int n) {
+    std::lock_guard lock(mu_);
+    allowed_ = n;
+    cv_.notify_all();
+  }
+  bool WaitStarted(int n) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, seconds(10), [&] { return started_ >= n; });
+  }
+  int started() {
+    std::lock_guard lock(mu_);
+    return started_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int started_ = 0;
+  int allowed_ = 0;
+};
+
+// Durability with a pipelined sync: an append is acknowledged only once a sync of the log that
+// began after its COMMIT has returned, and the writer commits the next batch while a sync runs.
+TEST_F(SqliteStoreTest, AnAppendIsAcknowledgedOnlyAfterASyncThatBeganAfterItsCommit) {
+  HeldSync sync;
+  std::unique_ptr<SqliteStore> store = Open({.wal_sync = sync.Hook()});
+  ASSERT_NE(store, nullptr);
+  std::atomic<int> first_acked_after{-1}, second_acked_after{-1};
+  std::latch first_done(1), second_done(1);
+  store->AppendEvent(MakeEvent(clock_, random_), [&](Result<AppendResult> r) {
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    first_acked_after = sync.started();
+    first_done.count_down();
+  });
+  ASSERT_TRUE(sync.WaitStarted(1));  // the first sync began: the first event is committed
+  store->AppendEvent(MakeEvent(clock_, random_), [&](Result<AppendResult> r) {
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    second_acked_after = sync.started();
+    second_done.count_down();
+  });
+  // The writer commits the second event while the first sync is held (pipelined).
+  const auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (store->writer_stats().commits < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_EQ(store->writer_stats().commits, 2);
+  EXPECT_EQ(first_acked_after.load(), -1);  // its sync has not returned
+  sync.Allow(1);
+  first_done.wait();
+  EXPECT_EQ(first_acked_after.load(), 1);
+  // The second event's COMMIT came after the first sync began: it waits for a second one.
+  ASSERT_TRUE(sync.WaitStarted(2));
+  EXPECT_EQ(second_acked_after.load(), -1);
+  sync.Allow(2);
+  second_done.wait();
+  EXPECT_EQ(second_acked_after.load(), 2);
+  EXPECT_EQ(store->writer_stats().syncs, 2);
+}
+
+// A failed sync of the log: the writes it covered are not acknowledged (they fail with
+// kUnavailable), and neither is any later write, since the log past the last good sync is unknown.
+TEST_F(SqliteStoreTest, AFailedSyncFailsItsBatchAndEveryLaterWrite) {
+  std::atomic<int> calls{0};
+  std::unique_ptr<SqliteStore> store = Open({.wal_sync = [&](int) {
+    ++calls;
+    errno = EIO;
+    return -1;
+  }});
+  ASSERT_NE(store, nullptr);
+  Result<AppendResult> first = store->AppendEventSync(MakeEvent(clock_, random_));
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.status().code(), Status::Code::kUnavailable);
+  EXPECT_NE(first.status().message().find("could not be synced to disk"), std::string::npos)
+      << first.status().message();
+  EXPECT_EQ(calls.load(), 1);
+  Result<AppendResult> later = store->AppendEventSync(MakeEvent(clock_, random_));
+  ASSERT_FALSE(later.ok());
+  EXPECT_EQ(later.status().code(), Status::Code::kUnavailable);
+  Status audit = store->AppendAudit({.at = clock_.Now(), .actor = "t", .action = "pause"});
+  EXPECT_EQ(audit.code(), Status::Code::kUnavailable) << audit.ToString();
+  EXPECT_EQ(calls.load(), 1);  // nothing was synced after the failure: nothing was committed
 }
 
 TEST_F(SqliteStoreTest, ReopenKeepsEverything) {
@@ -453,6 +557,44 @@ TEST_F(SqliteStoreTest, RecordAttemptsOnAFullDiskFailsEveryRecordAndWritesNothin
   EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kDelivered), kN);
 }
 
+// The appends of one batch tell their callers whether another new event's completion follows
+// (AppendResult::more_follow), so that ingest wakes the delivery engine once per batch: only the
+// last new event of the batch says none follows; duplicates don't count.
+TEST_F(SqliteStoreTest, AppendsOfOneBatchSayWhetherANewEventFollows) {
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  auto with_key = [&](std::string key) {
+    NewEvent e = MakeEvent(clock_, random_);
+    e.dedup_key = std::move(key);
+    e.dedup_window = hours(1);
+    return e;
+  };
+  std::vector<std::optional<bool>> more(5);  // nullopt: the append failed
+  std::latch done(5);
+  {
+    WriterGate gate(*store, clock_, random_);
+    std::vector<NewEvent> events;
+    events.push_back(with_key("a"));
+    events.push_back(MakeEvent(clock_, random_));
+    events.push_back(with_key("a"));  // a duplicate of the first
+    events.push_back(MakeEvent(clock_, random_));
+    events.push_back(with_key("a"));  // a duplicate again, after the last new event
+    for (size_t i = 0; i < events.size(); ++i) {
+      store->AppendEvent(std::move(events[i]), [&, i](Result<AppendResult> r) {
+        if (r.ok()) more[i] = r->more_follow;
+        done.count_down();
+      });
+    }
+    gate.Release();
+  }
+  done.wait();
+  EXPECT_EQ(more[0], true);
+  EXPECT_EQ(more[1], true);
+  EXPECT_EQ(more[2], false);  // a duplicate: its caller does not wake anything
+  EXPECT_EQ(more[3], false);  // the last new event of the batch
+  EXPECT_EQ(more[4], false);
+}
+
 // The dashboard's per-minute counters are summed in memory for a batch and written once per
 // (minute, destination) at its commit, not once per event or attempt: a batch of N appends with one
 // route changes N event rows + N delivery rows + 1 counter row; N attempts of one destination
@@ -571,8 +713,8 @@ TEST_F(SqliteStoreTest, BatchIsCappedAtMaxBatch) {
   done.wait();
   SqliteStore::WriterStats s = store->writer_stats();
   EXPECT_EQ(s.largest_batch, 4);
-  EXPECT_EQ(s.ops, 11);
-  EXPECT_EQ(s.commits, 1 + 3);  // the gate's own batch, then 4 + 4 + 2
+  EXPECT_EQ(s.ops, 12);         // the gate's append and its hold, then 10
+  EXPECT_EQ(s.commits, 1 + 3);  // the gate's append (its hold changes nothing), then 4 + 4 + 2
 }
 
 TEST_F(SqliteStoreTest, SameBatchDuplicatesAreFound) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,9 +24,13 @@ struct SqliteOptions {
   // address); it must hold `dir`. Unset: the store takes it when it opens. Either way the store
   // keeps it while it is open.
   std::shared_ptr<DataDirLock> lock;
+  // Test hook: called instead of fdatasync(fd) to make the write-ahead log durable (returns 0, or
+  // -1 with errno set), so tests can hold a sync back or make it fail. Unset: fdatasync.
+  std::function<int(int fd)> wal_sync;
 };
 
-// Opens (creating and migrating as needed) the embedded store. WAL, synchronous=FULL. The data
+// Opens (creating and migrating as needed) the embedded store. WAL; a write is acknowledged once
+// the log holding its commit is fsync'd (docs/storage.md, "Group commit"). The data
 // directory is locked (DataDirLock) before the database is opened: a directory held by another
 // process (or another store here) is kFailedPrecondition, with the holder's PID. An existing
 // hookrelay.db is checked read-only before anything writes to it: one this build cannot use (not

@@ -379,6 +379,10 @@ class SqliteStore::WriteOp {
   // Called exactly once after the batch ended: with Run's error, or with the transaction's error
   // when BEGIN/COMMIT failed, else OK.
   virtual void Finish(Status status) = 0;
+  // For appends: whether the last run stored a new event, and (before Finish) that a later
+  // append finished with it stored one (AppendResult::more_follow).
+  virtual bool StoredNewEvent() const { return false; }
+  virtual void SetMoreFollow() {}
   // The dashboard's counters this operation adds (of its last run), written at the batch's commit.
   StatsDelta stats;
   // The leases this operation changed, with what they were before, oldest first (UndoLeases).
@@ -395,6 +399,8 @@ class SqliteStore::AppendOp final : public WriteOp {
       : store_(store), event_(std::move(event)), done_(std::move(done)) {}
 
   Status Run(Connection& db) override { return store_->Append(db, event_, &result_); }
+  bool StoredNewEvent() const override { return !result_.duplicate; }
+  void SetMoreFollow() override { result_.more_follow = true; }
   void Finish(Status status) override {
     if (!done_) return;
     if (status.ok()) {
@@ -460,7 +466,8 @@ Result<std::unique_ptr<Store>> OpenSqliteStore(const SqliteOptions& options, con
 SqliteStore::SqliteStore(const SqliteOptions& options, const Clock& clock, std::string path)
     : clock_(clock),
       path_(std::move(path)),
-      max_batch_(static_cast<size_t>(std::max(1, options.max_batch))) {}
+      max_batch_(static_cast<size_t>(std::max(1, options.max_batch))),
+      wal_sync_hook_(options.wal_sync) {}
 
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& options,
                                                        const Clock& clock) {
@@ -500,7 +507,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
     return Status::Unavailable("cannot enable WAL on " + store->path_ + " (got " + *mode + ")");
   }
   HR_RETURN_IF_ERROR(
-      w.ExecScript("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; "
+      // NORMAL: COMMIT writes the log without fsync; the syncer makes it durable before anything
+      // is acknowledged (the class comment). SQLite still syncs the log before each checkpoint
+      // and the database after it, and a new log's header when it starts it again.
+      w.ExecScript("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; "
                    "PRAGMA busy_timeout = " +
                        std::to_string(kBusyTimeoutMs),
                    "configure " + store->path_));
@@ -541,7 +551,17 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
         w.PragmaValue("max_page_count = " + std::to_string(options.max_page_count));
     if (!limit.ok()) return limit.status();
   }
+  // The log exists by now (the write connection has read and written the database in WAL mode)
+  // and stays the same file while this connection is open: SQLite only deletes it when the last
+  // connection closes. The syncer makes it durable through this descriptor (same inode).
+  store->wal_path_ = store->path_ + "-wal";
+  store->wal_fd_ = ::open(store->wal_path_.c_str(), O_RDWR | O_CLOEXEC);
+  if (store->wal_fd_ < 0) {
+    return Status::Unavailable("open " + store->wal_path_ + ": " + std::strerror(errno));
+  }
   store->writer_db_ = std::move(*db);
+  store->syncer_ = std::thread(&SqliteStore::SyncLoop, store.get());
+  store->syncer_id_ = store->syncer_.get_id();
   store->writer_ = std::thread(&SqliteStore::WriterLoop, store.get());
   store->writer_id_ = store->writer_.get_id();
   return store;
@@ -554,6 +574,13 @@ SqliteStore::~SqliteStore() {
   }
   cv_.notify_all();
   if (writer_.joinable()) writer_.join();
+  {
+    std::lock_guard<std::mutex> lock(sync_mu_);
+    writer_done_ = true;
+  }
+  sync_cv_.notify_all();
+  if (syncer_.joinable()) syncer_.join();  // after the last sync and completions
+  if (wal_fd_ >= 0) ::close(wal_fd_);
   {
     std::lock_guard<std::mutex> lock(readers_mu_);
     idle_readers_.clear();
@@ -582,10 +609,9 @@ void SqliteStore::Enqueue(std::unique_ptr<WriteOp> op) {
 
 template <typename T>
 Result<T> SqliteStore::Write(std::function<Result<T>(Connection&)> fn) {
-  if (std::this_thread::get_id() == writer_id_) {
+  if (std::this_thread::get_id() == writer_id_ || std::this_thread::get_id() == syncer_id_) {
     return Status::Internal(
-        "synchronous store write from the store's writer thread (an AppendEvent callback) "
-        "would deadlock");
+        "synchronous store write from a store thread (an AppendEvent callback) would deadlock");
   }
   auto promise = std::make_shared<std::promise<Result<T>>>();
   std::future<Result<T>> future = promise->get_future();
@@ -607,12 +633,100 @@ void SqliteStore::WriterLoop() {
         queue_.pop_front();
       }
     }
-    RunBatch(batch);
+    bool wrote = false;
+    std::vector<Status> results = RunBatch(batch, &wrote);
+    Handoff(std::move(batch), std::move(results), wrote);
     batch.clear();
+    batch.reserve(max_batch_);
   }
 }
 
-void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
+void SqliteStore::Handoff(std::vector<std::unique_ptr<WriteOp>> batch, std::vector<Status> results,
+                          bool wrote) {
+  // The completions run one after the other: an append that stored a new event learns whether
+  // another one follows, so that its caller can react once per batch (AppendResult::more_follow).
+  bool stored_later = false;
+  for (size_t i = batch.size(); i-- > 0;) {
+    if (!results[i].ok() || !batch[i]->StoredNewEvent()) continue;
+    if (stored_later) batch[i]->SetMoreFollow();
+    stored_later = true;
+  }
+  bool queued = false;
+  {
+    std::lock_guard<std::mutex> lock(sync_mu_);
+    if (wrote) ++committed_;
+    // What this batch read may come from any commit so far, its own included: it completes once
+    // all of them are synced. When they are and nothing waits before it, complete it here.
+    queued = synced_ < committed_ || !unsynced_.empty() || finishing_;
+    if (queued) unsynced_.push_back({committed_, std::move(batch), std::move(results)});
+  }
+  if (queued) {
+    sync_cv_.notify_one();
+  } else {
+    FinishOps(batch, results);
+  }
+}
+
+void SqliteStore::FinishOps(std::vector<std::unique_ptr<WriteOp>>& ops,
+                            std::vector<Status>& results) {
+  for (size_t i = 0; i < ops.size(); ++i) ops[i]->Finish(std::move(results[i]));
+}
+
+int SqliteStore::SyncWal() {
+  if (wal_sync_hook_) return wal_sync_hook_(wal_fd_) == 0 ? 0 : (errno != 0 ? errno : EIO);
+  return ::fdatasync(wal_fd_) == 0 ? 0 : errno;
+}
+
+void SqliteStore::SyncLoop() {
+  NameThisThread("hr-store-sync");
+  std::unique_lock<std::mutex> lock(sync_mu_);
+  for (;;) {
+    sync_cv_.wait(lock, [this] { return writer_done_ || !unsynced_.empty(); });
+    if (unsynced_.empty()) return;  // the writer is done and everything is completed
+    if (sync_error_.ok() && synced_ < unsynced_.front().needs) {
+      // Covers every COMMIT returned so far: their pages are in the log file, whose data this
+      // flushes whichever descriptor wrote them.
+      const uint64_t target = committed_;
+      lock.unlock();
+      const int err = SyncWal();
+      stat_syncs_.fetch_add(1, std::memory_order_relaxed);
+      lock.lock();
+      if (err == 0) {
+        synced_ = std::max(synced_, target);
+      } else if (sync_error_.ok()) {
+        sync_error_ =
+            Status::Unavailable("the store's write-ahead log " + wal_path_ +
+                                " could not be synced to disk (fdatasync: " + std::strerror(err) +
+                                "); no write is accepted until hookrelay is restarted");
+        sync_failed_.store(true, std::memory_order_release);
+      }
+    }
+    // Complete what is covered, in order; after a failed sync, fail what is not.
+    std::vector<Unsynced> ready;
+    while (!unsynced_.empty() && (unsynced_.front().needs <= synced_ || !sync_error_.ok())) {
+      ready.push_back(std::move(unsynced_.front()));
+      unsynced_.pop_front();
+    }
+    if (ready.empty()) continue;
+    const Status failure = sync_error_;
+    finishing_ = true;
+    lock.unlock();
+    for (Unsynced& u : ready) {
+      if (u.needs > synced_) {  // (read without the lock: only this thread changes it)
+        for (Status& r : u.results) {
+          if (r.ok()) r = failure;
+        }
+      }
+      FinishOps(u.ops, u.results);
+    }
+    ready.clear();
+    lock.lock();
+    finishing_ = false;
+  }
+}
+
+std::vector<Status> SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch,
+                                          bool* wrote) {
   Connection& db = *writer_db_;
   const size_t n = batch.size();
   stat_batches_.fetch_add(1, std::memory_order_relaxed);
@@ -623,6 +737,16 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
   }
 
   std::vector<Status> results(n);
+  *wrote = false;
+  if (sync_failed_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(sync_mu_);
+    for (Status& r : results) r = sync_error_;
+    return results;
+  }
+  // Rows inserted, updated or deleted by the batch's statements (rolled back ones too, which
+  // only errs on the safe side): a batch that changed none (claims, reads) wrote nothing to the
+  // log and needs no sync of its own. (Every write of the store is such a statement.)
+  const int64_t changes_before = sqlite3_total_changes64(db.handle());
   // Normally one round: one transaction for the whole batch. But SQLite answers SQLITE_FULL (and
   // I/O errors) in a plain single-row statement by rolling back the whole transaction, not just
   // the statement. Then the operation that hit the error reports it, and the others of the round,
@@ -684,7 +808,8 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
     Status commit = FlushStats(batch, pending, results);
     if (commit.ok()) commit = db.Exec("COMMIT", "commit");
     if (commit.ok()) {
-      stat_commits_.fetch_add(1, std::memory_order_relaxed);
+      *wrote = sqlite3_total_changes64(db.handle()) != changes_before;
+      if (*wrote) stat_commits_.fetch_add(1, std::memory_order_relaxed);
       std::lock_guard<std::mutex> lock(leases_mu_);
       for (size_t i : pending) {
         WriteOp& op = *batch[i];
@@ -705,7 +830,7 @@ void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
     }
     break;
   }
-  for (size_t i = 0; i < n; ++i) batch[i]->Finish(std::move(results[i]));
+  return results;
 }
 
 Status SqliteStore::RunOp(WriteOp& op, bool savepoint) {
@@ -861,6 +986,7 @@ SqliteStore::WriterStats SqliteStore::writer_stats() const {
   s.failed_commits = stat_failed_commits_.load(std::memory_order_relaxed);
   s.largest_batch = stat_largest_batch_.load(std::memory_order_relaxed);
   s.savepoint_fallbacks = stat_savepoint_fallbacks_.load(std::memory_order_relaxed);
+  s.syncs = stat_syncs_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -877,6 +1003,16 @@ Result<int64_t> SqliteStore::WriterTotalChanges() {
   return Write<int64_t>([](Connection& db) -> Result<int64_t> {
     return static_cast<int64_t>(sqlite3_total_changes64(db.handle()));
   });
+}
+
+void SqliteStore::RunOnWriter(std::function<void()> fn) {
+  auto promise = std::make_shared<std::promise<Result<Unit>>>();
+  Enqueue(std::make_unique<SyncOp<Unit>>(
+      [fn = std::move(fn)](Connection&) -> Result<Unit> {
+        fn();
+        return Unit{};
+      },
+      std::move(promise)));
 }
 
 Result<std::string> SqliteStore::WriterPragma(const std::string& name) {

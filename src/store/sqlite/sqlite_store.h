@@ -22,22 +22,31 @@
 
 namespace hookrelay::store {
 
-// The embedded store: one SQLite database file (dir/hookrelay.db) in WAL mode with
-// synchronous=FULL, so a committed transaction survives power loss.
+// The embedded store: one SQLite database file (dir/hookrelay.db) in WAL mode. A write is
+// acknowledged (its completion runs, its synchronous call returns) only once the log holding its
+// commit is fsync'd, so an acknowledged write survives power loss.
 //
 // Writes. One writer thread owns the only write connection. Every write method (AppendEvent,
 // ClaimDue, RecordAttempt, PutBreaker, Pause/ResumeDeliveries, CreateReplay, PurgeEventsBefore,
 // AppendAudit, ApplyCatalogChange, …) queues an operation for it. The writer takes everything
-// queued (up to max_batch operations), runs them in ONE transaction, then COMMITs once: one WAL
-// fsync per batch, however many events it holds (group commit). One operation's failure (a
-// constraint, a full disk) fails only that operation: the operations first run without savepoints
-// (they are costly and failures are rare); if one fails, the transaction is rolled back and the
-// batch runs again with each operation inside its own SAVEPOINT, so the failing one is rolled back
-// alone. Completions run after the COMMIT, on the writer thread, in queue order. If BEGIN or COMMIT
-// fails, every operation of the batch reports it (kResourceExhausted when the disk is full,
-// kUnavailable otherwise), the transaction is rolled back and the writer goes on with the next
-// batch. When SQLite itself rolls the transaction back in the middle (it does so on SQLITE_FULL),
-// only the operation that hit the error fails; the others are run again in a new transaction.
+// queued (up to max_batch operations), runs them in ONE transaction, then COMMITs once (group
+// commit). One operation's failure (a constraint, a full disk) fails only that operation: the
+// operations first run without savepoints (they are costly and failures are rare); if one fails,
+// the transaction is rolled back and the batch runs again with each operation inside its own
+// SAVEPOINT, so the failing one is rolled back alone. If BEGIN or COMMIT fails, every operation of
+// the batch reports it (kResourceExhausted when the disk is full, kUnavailable otherwise), the
+// transaction is rolled back and the writer goes on with the next batch. When SQLite itself rolls
+// the transaction back in the middle (it does so on SQLITE_FULL), only the operation that hit the
+// error fails; the others are run again in a new transaction.
+//
+// Pipelined sync. The write connection runs with synchronous=NORMAL: COMMIT writes the batch to
+// the log (-wal) without fsync. A second thread, the syncer, fdatasyncs the log through its own
+// descriptor while the writer runs the next batch; a batch's operations complete (in queue order,
+// on the syncer, or on the writer when nothing it could have seen is waiting for a sync) once a
+// sync that began after its COMMIT has returned. Their results, claims included, so depend only
+// on durable state. If a sync fails, the batches it covered fail (kUnavailable), and so does
+// every later write: what the log holds past the last good sync is unknown, so the store refuses
+// to build on it until it is reopened. docs/storage.md ("Group commit") has the argument.
 //
 // Claims. The directory is locked to this process, so leases are kept in memory (id → owner,
 // lease_until): ClaimDue runs on the writer (serialised with the writes it must see) but changes
@@ -50,7 +59,7 @@ namespace hookrelay::store {
 // Reads use a small pool of their own connections and never wait for the writer: WAL readers see
 // the last committed state.
 //
-// Thread-safe. The synchronous write methods block until their batch has committed.
+// Thread-safe. The synchronous write methods block until their batch is committed and synced.
 class SqliteStore final : public Store {
  public:
   // Opens (creating `options.dir` with mode 0700 and the database as needed), sets the pragmas,
@@ -64,9 +73,10 @@ class SqliteStore final : public Store {
   // REQUIRES: no other thread calls into the store any more.
   ~SqliteStore() override;
 
-  // `done` runs on the writer thread after the commit: it must be quick and must not block (every
-  // other write waits behind it), and it must not call the synchronous write methods of this
-  // store (they would wait for the writer that is running `done`; they return kInternal instead).
+  // `done` runs on a store thread (the syncer, or the writer) once the commit is synced: it must
+  // be quick and must not block (every other completion waits behind it), and it must not call
+  // the synchronous write methods of this store (they would wait for the thread running `done`;
+  // they return kInternal instead).
   void AppendEvent(NewEvent event, AppendCallback done) override;
   Result<std::optional<Event>> GetEvent(const std::string& id) override;
   Result<EventPage> ListEvents(const EventFilter& filter, const std::string& cursor,
@@ -113,12 +123,13 @@ class SqliteStore final : public Store {
   struct WriterStats {
     int64_t ops = 0;             // operations executed
     int64_t batches = 0;         // batches taken from the queue
-    int64_t commits = 0;         // successful COMMITs (each one WAL fsync)
+    int64_t commits = 0;         // successful COMMITs that changed rows (each one synced)
     int64_t failed_commits = 0;  // transactions that failed to BEGIN/COMMIT or were rolled back
                                  // by SQLite (e.g. on SQLITE_FULL)
     int64_t largest_batch = 0;   // most operations taken in one batch
     // Batches run again with a savepoint per operation because an operation failed.
     int64_t savepoint_fallbacks = 0;
+    int64_t syncs = 0;  // fdatasyncs of the log by the syncer
   };
   WriterStats writer_stats() const;
 
@@ -137,6 +148,10 @@ class SqliteStore final : public Store {
   // Test hook: sqlite3_total_changes64 of the write connection (rows inserted, updated or deleted
   // since it was opened), so tests can count the rows a write touches.
   Result<int64_t> WriterTotalChanges();
+  // Test hook: runs `fn` on the writer thread inside its next batch (the transaction open) and
+  // returns at once, e.g. to hold the writer so that the operations queued meanwhile form one
+  // batch. `fn` must not call the store.
+  void RunOnWriter(std::function<void()> fn);
 
  private:
   class WriteOp;
@@ -178,7 +193,17 @@ class SqliteStore final : public Store {
   template <typename T>
   Result<T> Write(std::function<Result<T>(sqlite::Connection&)> fn);
   void WriterLoop();
-  void RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch);
+  // Runs one batch (one transaction) and returns each operation's result; *wrote: a COMMIT
+  // changed rows.
+  std::vector<Status> RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch, bool* wrote);
+  // Hands a run batch over for completion after the sync that covers what it saw (or completes
+  // it now, on the writer, when nothing waits for a sync).
+  void Handoff(std::vector<std::unique_ptr<WriteOp>> batch, std::vector<Status> results,
+               bool wrote);
+  void SyncLoop();
+  // fdatasync of the log (or the test hook); errno-style: 0 or an error number.
+  int SyncWal();
+  static void FinishOps(std::vector<std::unique_ptr<WriteOp>>& ops, std::vector<Status>& results);
   Status RunInSavepoint(WriteOp& op);
   // Claims and their releases are changed by the writer only, inside a batch: each change is
   // logged in the running operation (op_) so that when the transaction or the operation's
@@ -242,7 +267,28 @@ class SqliteStore final : public Store {
   std::shared_ptr<DataDirLock> lock_;              // holds the directory lock
   std::unique_ptr<sqlite::Connection> writer_db_;  // used only by writer_
   std::thread writer_;
+  std::thread syncer_;
+  std::function<int(int)> wal_sync_hook_;  // SqliteOptions::wal_sync
+  std::string wal_path_;
+  int wal_fd_ = -1;  // the log, opened by the store (used by syncer_ only once it runs)
+
+  // Batches run and committed, waiting for the sync that covers them, in queue order.
+  struct Unsynced {
+    uint64_t needs = 0;  // complete once synced_ >= needs
+    std::vector<std::unique_ptr<WriteOp>> ops;
+    std::vector<Status> results;
+  };
+  std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  std::deque<Unsynced> unsynced_;  // GUARDED_BY(sync_mu_)
+  uint64_t committed_ = 0;         // GUARDED_BY(sync_mu_) COMMITs that changed rows
+  uint64_t synced_ = 0;            // GUARDED_BY(sync_mu_) of those, the ones known durable
+  bool finishing_ = false;         // GUARDED_BY(sync_mu_) the syncer runs completions
+  bool writer_done_ = false;       // GUARDED_BY(sync_mu_)
+  Status sync_error_;              // GUARDED_BY(sync_mu_) the first failed sync, for good
+  std::atomic<bool> sync_failed_{false};
   std::thread::id writer_id_;
+  std::thread::id syncer_id_;
   // The key of the last event appended (writer thread only): keys only grow.
   int64_t last_event_key_ = 0;
   // The bits of this store's event ids (store/event_id.h), read at open; then constant.
@@ -271,6 +317,7 @@ class SqliteStore final : public Store {
   std::atomic<int64_t> stat_failed_commits_{0};
   std::atomic<int64_t> stat_largest_batch_{0};
   std::atomic<int64_t> stat_savepoint_fallbacks_{0};
+  std::atomic<int64_t> stat_syncs_{0};
 };
 
 }  // namespace hookrelay::store
