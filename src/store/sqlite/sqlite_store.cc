@@ -1180,7 +1180,9 @@ Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
     if (!*row) return Status::NotFound(what + " not found");
     return Status::FailedPrecondition(what + " is not leased by " + owner);
   }
-  std::string destination;
+  // The lease names the destination: no RETURNING, which would cost the UPDATE an ephemeral
+  // table per row (about a tenth of the writer's time when recording, measured).
+  const std::string& destination = lease->destination;
   {
     Result<Statement> up = db.Prepare(
         // A chain a replay replaced while this attempt was out is not retried (see InsertReplay).
@@ -1191,7 +1193,7 @@ Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
         "  THEN 'replaced by a replay before it was delivered' ELSE ?8 END,"
         " attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
         " first_failure_at = ?6, last_delay_ms = ?7, updated_at = ?9"
-        " WHERE id = ?1 RETURNING destination");
+        " WHERE id = ?1");
     if (!up.ok()) return up.status();
     up->BindInt(1, attempt.delivery_id)
         .BindText(2, DeliveryStatusName(update.status))
@@ -1202,14 +1204,11 @@ Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
         .BindInt(7, update.last_delay.count())
         .BindOptText(8, update.reason)
         .BindTime(9, now);
-    Result<bool> row = up->Step("update delivery");
-    if (!row.ok()) return row.status();
-    if (!*row) {
+    HR_RETURN_IF_ERROR(up->Exec("update delivery"));
+    if (db.Changes() == 0) {
       *refused = true;
       return Status::NotFound(what + " not found");
     }
-    destination = up->Text(0);
-    HR_RETURN_IF_ERROR(up->Exec("update delivery"));  // runs the statement to its end
   }
   SetLease(attempt.delivery_id, std::nullopt);
   if (op_ && lease->pending) --op_->pending_delta[lease->destination];  // no longer 'pending'
@@ -1547,6 +1546,46 @@ Result<std::optional<Event>> SqliteStore::GetEvent(const std::string& id) {
   Result<Event> e = ReadEvent(*q, 7, event_id_bits_);
   if (!e.ok()) return e.status();
   return std::optional<Event>(std::move(*e));
+}
+
+Result<std::vector<std::optional<Event>>> SqliteStore::GetEvents(
+    const std::vector<std::string>& ids) {
+  std::vector<std::optional<Event>> out(ids.size());
+  if (ids.empty()) return out;
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  // One read transaction for all of them: each lookup on its own would take and release the
+  // WAL's read lock (fcntl calls on the -shm), which costs more than the lookup.
+  HR_RETURN_IF_ERROR((*db)->Exec("BEGIN", "begin read"));
+  Status st = Status::Ok();
+  {
+    Result<Statement> q = (*db)->Prepare(std::string("SELECT ") + kEventColumns +
+                                         ", e.body FROM events e WHERE e.id = ?1");
+    if (!q.ok()) st = q.status();
+    for (size_t i = 0; i < ids.size() && st.ok(); ++i) {
+      const std::optional<int64_t> key = EventKeyFromId(ids[i], event_id_bits_);
+      if (!key) continue;  // not an id of this store: no such event
+      q->Reset();
+      q->BindInt(1, *key);
+      Result<bool> row = q->Step("get events");
+      if (!row.ok()) {
+        st = row.status();
+      } else if (*row) {
+        Result<Event> e = ReadEvent(*q, 7, event_id_bits_);
+        if (!e.ok()) {
+          st = e.status();
+        } else {
+          out[i] = std::move(*e);
+        }
+      }
+    }
+  }
+  Status end = (*db)->Exec("COMMIT", "end read");
+  // A reader goes back to the pool: never with its transaction still open.
+  if (!end.ok() && (*db)->InTransaction()) (void)(*db)->Exec("ROLLBACK", "end read");
+  if (!st.ok()) return st;
+  if (!end.ok()) return end;
+  return out;
 }
 
 Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::string& cursor,

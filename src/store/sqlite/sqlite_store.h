@@ -69,6 +69,7 @@ class SqliteStore final : public Store {
   // store (they would wait for the writer that is running `done`; they return kInternal instead).
   void AppendEvent(NewEvent event, AppendCallback done) override;
   Result<std::optional<Event>> GetEvent(const std::string& id) override;
+  Result<std::vector<std::optional<Event>>> GetEvents(const std::vector<std::string>& ids) override;
   Result<EventPage> ListEvents(const EventFilter& filter, const std::string& cursor,
                                int limit) override;
   Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) override;
