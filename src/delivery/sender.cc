@@ -666,6 +666,7 @@ struct Sender::Impl {
       }
     }
     r.snippet = std::move(t.snippet);
+    r.request = std::move(t.request);  // freed by the caller, off this thread
     in_flight.fetch_sub(1);
     Callback done = std::move(t.done);
     if (done) done(std::move(r));

@@ -39,6 +39,9 @@ struct SendResult {
   policy::AttemptOutcome outcome;  // status code, or the transport error; Retry-After if sent
   std::string snippet;             // the first `snippet_limit` bytes of the response body
   std::string error_detail;        // libcurl's message when there was no response
+  // The request, handed back (its body and headers are not freed on the sender's thread, the
+  // busiest; the caller frees them on its own). Empty when the sender failed it before starting.
+  SendRequest request;
 };
 
 // Sends POSTs over libcurl's multi interface: many concurrent requests on one thread,
