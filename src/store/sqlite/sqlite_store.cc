@@ -379,6 +379,10 @@ class SqliteStore::WriteOp {
   // Called exactly once after the batch ended: with Run's error, or with the transaction's error
   // when BEGIN/COMMIT failed, else OK.
   virtual void Finish(Status status) = 0;
+  // A claim (ClaimDue): it only reads and changes the leases in memory, so the writer runs it
+  // before the batch's transaction, with nothing uncommitted to see, and answers it at once
+  // instead of after the next commit (RunClaimsFirst).
+  bool claim = false;
   // The dashboard's counters this operation adds (of its last run), written at the batch's commit.
   StatsDelta stats;
   // The leases this operation changed, with what they were before, oldest first (UndoLeases).
@@ -581,7 +585,7 @@ void SqliteStore::Enqueue(std::unique_ptr<WriteOp> op) {
 }
 
 template <typename T>
-Result<T> SqliteStore::Write(std::function<Result<T>(Connection&)> fn) {
+Result<T> SqliteStore::Write(std::function<Result<T>(Connection&)> fn, bool claim) {
   if (std::this_thread::get_id() == writer_id_) {
     return Status::Internal(
         "synchronous store write from the store's writer thread (an AppendEvent callback) "
@@ -589,7 +593,9 @@ Result<T> SqliteStore::Write(std::function<Result<T>(Connection&)> fn) {
   }
   auto promise = std::make_shared<std::promise<Result<T>>>();
   std::future<Result<T>> future = promise->get_future();
-  Enqueue(std::make_unique<SyncOp<T>>(std::move(fn), std::move(promise)));
+  auto op = std::make_unique<SyncOp<T>>(std::move(fn), std::move(promise));
+  op->claim = claim;
+  Enqueue(std::move(op));
   return future.get();
 }
 
@@ -607,9 +613,44 @@ void SqliteStore::WriterLoop() {
         queue_.pop_front();
       }
     }
-    RunBatch(batch);
+    RunClaimsFirst(batch);
+    if (!batch.empty()) RunBatch(batch);
     batch.clear();
   }
+}
+
+void SqliteStore::RunClaimsFirst(std::vector<std::unique_ptr<WriteOp>>& batch) {
+  // Claims need no transaction of their own: each of their statements reads what is committed
+  // (no transaction is open on the writer here, and nothing else writes), and what they change
+  // (leases, frontiers) lives in memory, changed only by this thread. Answered now, a claim
+  // waits for the batch before it, not also for the next one's commit and fsync: in the deliver
+  // benchmark a claim waited 1.4 ms on average, up to 15 ms, while the destination's requests
+  // ran out (docs/storage.md).
+  size_t kept = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!batch[i]->claim) {
+      batch[kept++] = std::move(batch[i]);
+      continue;
+    }
+    WriteOp& op = *batch[i];
+    Status s = RunOp(op, false);
+    {
+      std::lock_guard<std::mutex> lock(leases_mu_);
+      if (s.ok()) {
+        for (const auto& [dest, at] : op.frontier_moves) {
+          auto it = pending_.find(dest);
+          if (it != pending_.end()) it->second.frontier = std::max(it->second.frontier, at);
+        }
+      }
+    }
+    if (s.ok()) {
+      op.lease_undo.clear();
+    } else {
+      UndoLeases(op);
+    }
+    op.Finish(std::move(s));
+  }
+  batch.resize(kept);
 }
 
 void SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch) {
@@ -1077,10 +1118,12 @@ Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Du
     }
     if (!any) return std::vector<Delivery>{};
   }
-  return Write<std::vector<Delivery>>([this, now, limit, lease, owner, destination](
-                                          Connection& db) -> Result<std::vector<Delivery>> {
-    return ClaimOnWriter(db, now, limit, lease, owner, destination);
-  });
+  return Write<std::vector<Delivery>>(
+      [this, now, limit, lease, owner, destination](
+          Connection& db) -> Result<std::vector<Delivery>> {
+        return ClaimOnWriter(db, now, limit, lease, owner, destination);
+      },
+      /*claim=*/true);
 }
 
 Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoint now, int limit,
@@ -1124,8 +1167,9 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
       ++taken;
     }
     if (!destination.empty() && op_) {
-      // The frontier moves up to the first pending row (or past the end when there is none),
-      // once this batch has committed.
+      // The frontier moves up to the first pending row (or past the end when there is none).
+      // A claim runs outside any transaction (RunClaimsFirst), so it saw only committed rows,
+      // and the move is applied as soon as it returns.
       if (first) {
         op_->frontier_moves[destination] = *first;
       } else {

@@ -177,8 +177,11 @@ class SqliteStore final : public Store {
   void Enqueue(std::unique_ptr<WriteOp> op);
   // Runs `fn` on the writer thread inside the next batch and waits for the batch to commit.
   template <typename T>
-  Result<T> Write(std::function<Result<T>(sqlite::Connection&)> fn);
+  Result<T> Write(std::function<Result<T>(sqlite::Connection&)> fn, bool claim = false);
   void WriterLoop();
+  // Runs and answers the claims of `batch` (WriteOp::claim) before its transaction, and takes
+  // them out of it.
+  void RunClaimsFirst(std::vector<std::unique_ptr<WriteOp>>& batch);
   void RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch);
   Status RunInSavepoint(WriteOp& op);
   // Claims and their releases are changed by the writer only, inside a batch: each change is
