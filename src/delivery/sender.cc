@@ -839,15 +839,25 @@ struct Sender::Impl {
   std::thread thread;
 };
 
-Sender::Sender(Options options, const Clock& clock)
-    : impl_(std::make_unique<Impl>(std::move(options), clock)) {}
+Sender::Sender(Options options, const Clock& clock) {
+  const int n = std::max(1, options.threads);
+  Options each = options;
+  // The cap holds for all of them together.
+  if (options.max_connections > 0) each.max_connections = std::max(1, options.max_connections / n);
+  for (int i = 0; i < n; ++i) impls_.push_back(std::make_unique<Impl>(each, clock));
+}
 
 Sender::~Sender() = default;
 
 void Sender::Send(SendRequest request, Callback done) {
-  impl_->Enqueue(std::move(request), std::move(done));
+  Impl& impl = *impls_[next_.fetch_add(1, std::memory_order_relaxed) % impls_.size()];
+  impl.Enqueue(std::move(request), std::move(done));
 }
 
-int Sender::InFlight() const { return impl_->in_flight.load(); }
+int Sender::InFlight() const {
+  int n = 0;
+  for (const auto& impl : impls_) n += impl->in_flight.load();
+  return n;
+}
 
 }  // namespace hookrelay::delivery
