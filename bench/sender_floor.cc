@@ -7,15 +7,19 @@
 //         POSTing a 1 KiB body with keep-alive, each re-added as soon as it completes. The most a
 //         libcurl-based sender can do on this machine.
 // sender: hookrelay's own Sender (delivery/sender.h) with the Standard Webhooks headers of a
-//         signed delivery, CONCURRENCY requests kept in flight.
+//         signed delivery, CONCURRENCY requests kept in flight, on as many sending threads as
+//         `hookrelay serve` uses (min(2, cores); SENDER_THREADS=N overrides).
 // Prints "<rate> requests/s" and exits 1 if any request did not get a 2xx.
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <iostream>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "common/allocator.h"
 #include "common/clock.h"
@@ -82,6 +86,9 @@ long RunSender(const std::string& url, long concurrency, long requests, const st
   delivery::Sender::Options options;
   options.allow_private_destinations = true;
   options.max_connections = static_cast<int>(concurrency);
+  // As `hookrelay serve` sets it (SENDER_THREADS overrides, to compare).
+  options.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 2u));
+  if (const char* t = std::getenv("SENDER_THREADS")) options.threads = std::atoi(t);
   delivery::Sender sender(options, clock);
   const std::string key(32, 'k');
   std::mutex mu;

@@ -19,7 +19,8 @@ namespace hookrelay::delivery {
 // store (Store::ClaimDue with this node as owner, lease = the attempt timeout + lease_margin),
 // give back the reserved slots that found no delivery (and remember that nothing is due before
 // the next due time, so the scheduler does not ask again in vain), wake the scheduler, then read
-// each claimed delivery's event, build its request (headers, signature) and hand it to the
+// the claimed deliveries' events (one Store::GetEvents call per claim), build each request
+// (headers, signature; the signing key is decoded once per claim) and hand it to the
 // RequestSender. The sender's answer goes to `complete`, on the sender's thread.
 //
 // One claim per destination is out at a time (the scheduler sees to that), so the threads are
@@ -44,7 +45,10 @@ class Claimer {
   void Loop();
   // Claims what `job` reserved slots for, frees the slots of what was not found, and sends.
   void RunClaim(const ClaimJob& job);
-  void Dispatch(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery);
+  // Sends one claimed delivery of `e` (whose body it takes), signed with `key` (the destination's
+  // decoded signing key, decoded once per claim).
+  void Dispatch(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,
+                store::Event& e, const std::optional<std::string>& key);
 
   EngineState& state_;
   RequestSender& sender_;

@@ -8,6 +8,7 @@
 #include "delivery/engine_state.h"
 #include "delivery/recorder.h"
 #include "delivery/scheduler.h"
+#include "policy/outcome.h"
 
 namespace hookrelay::delivery {
 
@@ -111,11 +112,30 @@ void DeliveryEngine::Stop(Duration grace) {
 
 void DeliveryEngine::Wake() { state_->Wake(); }
 
+namespace {
+
+policy::OutcomeClass OutcomeClassOf(const Completion& c) {
+  // As policy::Decide classifies it (Recorder::Decide); a 2xx without building Classify's text.
+  if (c.not_sent) return policy::OutcomeClass::kFinal;  // Decide treats it as kPrivateAddress
+  const policy::AttemptOutcome& o = c.result.outcome;
+  if (o.error == policy::TransportError::kNone && o.status_code >= 200 && o.status_code <= 299) {
+    return policy::OutcomeClass::kSuccess;
+  }
+  return policy::Classify(o).cls;
+}
+
+}  // namespace
+
 void DeliveryEngine::Complete(Completion c) {
-  c.decided = recorder_->Decide(c);
+  // On the sender's thread: only what the scheduler must learn at once (when the attempt ended
+  // and its outcome class, for the breaker and the adaptive limit); the full decision, with its
+  // reason texts, is the recorder's (Recorder::Decide, at this same time).
+  c.decided.now = state_->clock.Now();
+  c.decided.decision.outcome_class = OutcomeClassOf(c);
   scheduler_->OnAttemptEnded(c);
   recorder_->Queue(std::move(c));
 }
+
 
 EngineStats DeliveryEngine::Stats() const {
   std::lock_guard lock(state_->mu);

@@ -45,7 +45,7 @@ struct DestState {
   bool paused = false;  // by the operator or after 410 Gone
   std::string paused_reason;
   TimePoint last_pause_sweep{};
-  int claims_out = 0;      // claims queued or running (at most one)
+  int claims_out = 0;      // claims queued or running (at most kMaxClaimsOut, scheduler.cc)
   int reserved = 0;        // of in_flight: slots held for claims out, not yet requests
   TimePoint idle_until{};  // a claim came up short: nothing is due before this
   // Per-destination counters, see DestinationState.

@@ -69,7 +69,12 @@ void Recorder::Loop() {
 void Recorder::RecordBatch(std::vector<Completion>& batch) {
   std::vector<store::AttemptRecord> records;
   records.reserve(batch.size());
-  for (Completion& c : batch) records.push_back({c.decided.attempt, c.decided.update});
+  for (Completion& c : batch) {
+    c.decided = Decide(c);
+    // The request's memory (body, headers) is freed here, off the sender's thread.
+    c.result.request = SendRequest{};
+    records.push_back({c.decided.attempt, c.decided.update});
+  }
   std::vector<Status> recorded = state_.store.RecordAttempts(records, state_.options.node_id);
   for (size_t i = 0; i < batch.size(); ++i) {
     const Status& st = i < recorded.size() ? recorded[i] : Status::Internal("not recorded");
@@ -86,7 +91,7 @@ Decided Recorder::Decide(const Completion& c) {
   const model::Destination& d = *c.destination;
   const store::Delivery& delivery = c.delivery;
   Decided out;
-  out.now = state_.clock.Now();
+  out.now = c.decided.now;
   const TimePoint now = out.now;
   policy::DeliveryProgress progress;
   progress.attempt = delivery.attempts + 1;

@@ -11,11 +11,11 @@ namespace hookrelay::delivery {
 
 // Recording: what each finished attempt means, written to the store, then counted.
 //
-// Decide (on the sender's thread, as the attempt ends) asks the policy core what follows: the
-// attempt row and the delivery's new state (delivered, scheduled for a retry at
-// next_attempt_at, or failed with the reason). Queue hands the completion to the recorder
-// threads: each takes everything that finished meanwhile (up to kMaxRecordBatch) and writes it
-// with one Store::RecordAttempts call (one transaction; a second thread prepares the next batch
+// Queue hands a completion (its outcome class and end time already known, see
+// DeliveryEngine::Complete) to the recorder threads: each takes everything that finished
+// meanwhile (up to kMaxRecordBatch), asks the policy core what follows each (Decide: the attempt
+// row and the delivery's new state: delivered, scheduled for a retry at next_attempt_at, or
+// failed with the reason) and writes them with one Store::RecordAttempts call (one transaction; a second thread prepares the next batch
 // while one commits). Only then are the counters updated (a delivery counts as delivered once
 // its record is committed), the breaker's transitions reported and acted on (persisted, the
 // destination's waiting deliveries shown as paused, an alert), 410 Gone pauses the destination,
@@ -32,6 +32,9 @@ class Recorder {
   // recorded (their deliveries stay leased, and are sent again once the lease expires).
   void Stop();
 
+  // What follows `c`, decided at the time it ended (c.decided.now). Runs on a recorder thread,
+  // not the sender's: the policy's reason texts cost allocations the sender's thread, the
+  // engine's busiest, does not need to pay.
   Decided Decide(const Completion& c);
   void Queue(Completion c);
 

@@ -14,6 +14,17 @@ namespace hookrelay::delivery {
 namespace {
 
 constexpr Duration kPauseSweepEvery = std::chrono::seconds(1);
+
+// Claims of one destination out at once. A claim waits for the store (on the embedded store, for
+// the writer's next commit); with only one out, every slot freed meanwhile waited for it to
+// answer before the next claim could even be asked for, and the destination's requests out fell
+// to 0 between claims (measured in the deliver benchmark: a quarter of the samples). A second
+// claim, for the slots freed since the first was asked for, keeps requests going out meanwhile.
+constexpr int kMaxClaimsOut = 2;
+
+// While a claim is out, another is only asked for when at least this many slots are free (a
+// quarter of the allowed concurrency, at least one): not one claim per freed slot.
+int SecondClaimMinimum(const DestState& s) { return std::max(1, s.concurrency.allowed() / 4); }
 constexpr Duration kStallCheckEvery = std::chrono::seconds(1);
 
 bool IsOverload(const policy::AttemptOutcome& o) {
@@ -95,14 +106,15 @@ TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now
                            : "circuit breaker open until " + FormatRfc3339(*b.open_until);
       }
       if (!operator_paused) next = std::min(later, *b.open_until);
-    } else if (s.claims_out > 0 || now < s.idle_until) {
-      // A claim is on its way (the slots it frees are taken by the next one, so each claim
-      // gathers every slot freed while the last one committed), or nothing is due before
-      // idle_until.
+    } else if (s.claims_out >= kMaxClaimsOut || now < s.idle_until) {
+      // As many claims as may be out are on their way (the slots freed meanwhile are taken by
+      // the next one, so each claim gathers every slot freed while the last ones committed), or
+      // nothing is due before idle_until.
       if (s.claims_out == 0) next = std::min(next, s.idle_until);
     } else if (b.state != policy::BreakerState::kClosed) {
-      // Half-open (or open and due to half-open): exactly one probe, when none is out.
-      if (s.in_flight == 0) {
+      // Half-open (or open and due to half-open): exactly one probe, when none is out (nor a
+      // claim: in_flight counts the slots reserved for one).
+      if (s.in_flight == 0 && s.claims_out == 0) {
         policy::BreakerTransition tr = policy::BreakerTransition::kNone;
         if (s.breaker.AllowRequest(now, &tr)) {
           want = 1;
@@ -116,6 +128,7 @@ TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now
       }
     } else {
       want = std::max(0, s.concurrency.allowed() - s.in_flight);
+      if (s.claims_out > 0 && want < SecondClaimMinimum(s)) want = 0;
     }
     if (want > 0 && s.bucket) {
       int tokens = 0;
@@ -173,9 +186,14 @@ void Scheduler::OnAttemptEnded(Completion& c) {
     c.breaker_after = s.breaker.snapshot();
     c.breaker_epoch = s.breaker_epoch;
     // With a claim out, the scheduler is woken when it answers, and the next claim takes this
-    // slot then; waking it now would find nothing to do.
-    notify = s.claims_out == 0 && !state_.wake;
-    if (s.claims_out == 0) state_.wake = true;
+    // slot then; waking it now would find nothing to do, unless another claim may go out for
+    // the slots free now.
+    const bool may_claim =
+        s.claims_out == 0 ||
+        (s.claims_out < kMaxClaimsOut &&
+         s.concurrency.allowed() - s.in_flight >= SecondClaimMinimum(s));
+    notify = may_claim && !state_.wake;
+    if (may_claim) state_.wake = true;
   }
   if (notify) state_.wake_cv.notify_all();
 }

@@ -14,8 +14,9 @@ class Claimer;
 //
 // One thread goes over the catalog's destinations. For each it applies, in this order, the
 // operator's pause (or a 410's), an open circuit breaker (nothing is claimed; the waiting
-// deliveries are shown as paused), a claim already out or a claim that came up short (nothing
-// due before idle_until), a half-open breaker (one probe), the adaptive concurrency limit and
+// deliveries are shown as paused), claims already out (two at most; a second only for a quarter
+// of the allowed slots or more) or a claim that came up short (nothing due before idle_until), a
+// half-open breaker (one probe, with no claim out), the adaptive concurrency limit and
 // the rate limit; the slots it grants are reserved (DestState::in_flight, ::reserved) and handed
 // to the Claimer as one ClaimJob. It then sleeps until the earliest time any destination is
 // worth another look (a retry due, a breaker to half-open, a rate-limit token), a Wake, or

@@ -666,6 +666,7 @@ struct Sender::Impl {
       }
     }
     r.snippet = std::move(t.snippet);
+    r.request = std::move(t.request);  // freed by the caller, off this thread
     in_flight.fetch_sub(1);
     Callback done = std::move(t.done);
     if (done) done(std::move(r));
@@ -838,15 +839,25 @@ struct Sender::Impl {
   std::thread thread;
 };
 
-Sender::Sender(Options options, const Clock& clock)
-    : impl_(std::make_unique<Impl>(std::move(options), clock)) {}
+Sender::Sender(Options options, const Clock& clock) {
+  const int n = std::max(1, options.threads);
+  Options each = options;
+  // The cap holds for all of them together.
+  if (options.max_connections > 0) each.max_connections = std::max(1, options.max_connections / n);
+  for (int i = 0; i < n; ++i) impls_.push_back(std::make_unique<Impl>(each, clock));
+}
 
 Sender::~Sender() = default;
 
 void Sender::Send(SendRequest request, Callback done) {
-  impl_->Enqueue(std::move(request), std::move(done));
+  Impl& impl = *impls_[next_.fetch_add(1, std::memory_order_relaxed) % impls_.size()];
+  impl.Enqueue(std::move(request), std::move(done));
 }
 
-int Sender::InFlight() const { return impl_->in_flight.load(); }
+int Sender::InFlight() const {
+  int n = 0;
+  for (const auto& impl : impls_) n += impl->in_flight.load();
+  return n;
+}
 
 }  // namespace hookrelay::delivery

@@ -39,6 +39,9 @@ struct SendResult {
   policy::AttemptOutcome outcome;  // status code, or the transport error; Retry-After if sent
   std::string snippet;             // the first `snippet_limit` bytes of the response body
   std::string error_detail;        // libcurl's message when there was no response
+  // The request, handed back (its body and headers are not freed on the sender's thread, the
+  // busiest; the caller frees them on its own). Empty when the sender failed it before starting.
+  SendRequest request;
 };
 
 // Sends POSTs over libcurl's multi interface: many concurrent requests on one thread,
@@ -87,6 +90,9 @@ class Sender : public RequestSender {
     // (1,024), so that one is never held to fewer connections than requests. 0: no limit.
     int max_connections = 4096;
     std::string user_agent;     // default "hookrelay/<version>" (when the request has none)
+    // Sending threads, each with its own libcurl multi handle, connections and share of
+    // max_connections; requests go to them in turn. At least 1.
+    int threads = 1;
   };
   using Callback = std::function<void(SendResult)>;
 
@@ -100,7 +106,8 @@ class Sender : public RequestSender {
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::vector<std::unique_ptr<Impl>> impls_;
+  std::atomic<uint64_t> next_{0};  // the thread the next request goes to, modulo impls_.size()
 };
 
 // True for addresses the SSRF guard refuses by default (see above); IPv4-mapped IPv6 addresses

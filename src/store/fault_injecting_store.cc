@@ -85,6 +85,15 @@ void FaultInjectingStore::Heal() {
     catalog_fault_ = Fault{};
   }
   HoldRecordAttempts(false);
+  HoldClaims(false);
+}
+
+void FaultInjectingStore::HoldClaims(bool hold) {
+  {
+    std::lock_guard lock(hold_mu_);
+    hold_claims_ = hold;
+  }
+  hold_cv_.notify_all();
 }
 
 void FaultInjectingStore::AppendEvent(NewEvent event, AppendCallback done) {
@@ -177,6 +186,14 @@ Result<std::vector<Delivery>> FaultInjectingStore::ClaimDue(TimePoint now, int l
                                                             Duration lease,
                                                             const std::string& owner,
                                                             const std::string& destination) {
+  {
+    std::unique_lock lock(hold_mu_);
+    if (hold_claims_) {
+      held_claims_.fetch_add(1);
+      hold_cv_.wait(lock, [this] { return !hold_claims_; });
+      held_claims_.fetch_sub(1);
+    }
+  }
   return target_->ClaimDue(now, limit, lease, owner, destination);
 }
 

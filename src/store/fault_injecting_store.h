@@ -47,6 +47,11 @@ class FaultInjectingStore final : public Store {
   void HoldRecordAttempts(bool hold);
   // RecordAttempt(s) calls waiting in a hold now.
   int held_record_attempts() const { return held_.load(); }
+  // While held, ClaimDue waits before reaching the target (a claim waiting for a busy store), so
+  // a test can see what the delivery engine does meanwhile. Heal() releases them too.
+  void HoldClaims(bool hold);
+  // ClaimDue calls waiting in a hold now.
+  int held_claims() const { return held_claims_.load(); }
   // The next `n` ApplyCatalogChange calls fail with `status`.
   void FailCatalogChanges(int n, Status status);
   // Removes every fault: all operations reach the target again.
@@ -129,6 +134,8 @@ class FaultInjectingStore final : public Store {
   std::condition_variable hold_cv_;
   bool hold_records_ = false;  // GUARDED_BY(hold_mu_)
   std::atomic<int> held_{0};
+  bool hold_claims_ = false;  // GUARDED_BY(hold_mu_)
+  std::atomic<int> held_claims_{0};
   void WaitWhileHeld();
 
   std::mutex cb_mu_;

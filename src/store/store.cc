@@ -5,6 +5,17 @@
 
 namespace hookrelay::store {
 
+Result<std::vector<std::optional<Event>>> Store::GetEvents(const std::vector<std::string>& ids) {
+  std::vector<std::optional<Event>> out;
+  out.reserve(ids.size());
+  for (const std::string& id : ids) {
+    Result<std::optional<Event>> e = GetEvent(id);
+    if (!e.ok()) return e.status();
+    out.push_back(std::move(*e));
+  }
+  return out;
+}
+
 std::string_view DeliveryStatusName(DeliveryStatus s) {
   switch (s) {
     case DeliveryStatus::kScheduled: return "scheduled";

@@ -283,6 +283,11 @@ class Store {
   Result<AppendResult> AppendEventSync(NewEvent event);
 
   virtual Result<std::optional<Event>> GetEvent(const std::string& id) = 0;
+  // Several events at once, in the order of `ids` (nullopt where there is no such event): the
+  // delivery engine reads a claim's events with one call. A store may read them in one go (the
+  // embedded one: one read transaction instead of one per event, measured ~2x cheaper for the
+  // claimer); this default calls GetEvent for each.
+  virtual Result<std::vector<std::optional<Event>>> GetEvents(const std::vector<std::string>& ids);
   virtual Result<EventPage> ListEvents(const EventFilter& filter, const std::string& cursor,
                                        int limit) = 0;
   virtual Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) = 0;

@@ -136,6 +136,33 @@ TEST_P(StoreConformanceTest, GetUnknownEventIsEmpty) {
   EXPECT_TRUE(d->empty());
 }
 
+TEST_P(StoreConformanceTest, GetEventsAnswersInOrderWithGaps) {
+  const std::string a = Append(MakeEvent(clock_, random_, "first", {"billing"}));
+  clock_.Advance(milliseconds(1));
+  const std::string b = Append(MakeEvent(clock_, random_, BinaryBody(), {"billing"}));
+  Result<std::vector<std::optional<Event>>> got =
+      store_->GetEvents({b, "01JNOSUCHEVENT0000000000000", a, "not an id", b});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 5u);
+  ASSERT_TRUE((*got)[0].has_value());
+  EXPECT_EQ((*got)[0]->id, b);
+  EXPECT_EQ((*got)[0]->body, BinaryBody());
+  EXPECT_FALSE((*got)[1].has_value());
+  ASSERT_TRUE((*got)[2].has_value());
+  EXPECT_EQ((*got)[2]->id, a);
+  EXPECT_EQ((*got)[2]->body, "first");
+  EXPECT_EQ((*got)[2]->headers.size(), (*store_->GetEvent(a))->headers.size());
+  EXPECT_FALSE((*got)[3].has_value());
+  ASSERT_TRUE((*got)[4].has_value());
+  EXPECT_EQ((*got)[4]->id, b);
+  Result<std::vector<std::optional<Event>>> none = store_->GetEvents({});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  // The store still answers afterwards (a reader's transaction was ended).
+  EXPECT_TRUE(store_->GetEvent(a).ok());
+  EXPECT_EQ(Append(MakeEvent(clock_, random_, "third", {"billing"})).size(), 26u);
+}
+
 TEST_P(StoreConformanceTest, FanOutCreatesOneDeliveryPerRoute) {
   NewEvent e = MakeEvent(clock_, random_, "{}", {"billing", "crm", "audit"});
   e.deliveries[1].max_attempts = 10;

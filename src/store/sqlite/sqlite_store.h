@@ -79,6 +79,7 @@ class SqliteStore final : public Store {
   // they return kInternal instead).
   void AppendEvent(NewEvent event, AppendCallback done) override;
   Result<std::optional<Event>> GetEvent(const std::string& id) override;
+  Result<std::vector<std::optional<Event>>> GetEvents(const std::vector<std::string>& ids) override;
   Result<EventPage> ListEvents(const EventFilter& filter, const std::string& cursor,
                                int limit) override;
   Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) override;
@@ -191,8 +192,11 @@ class SqliteStore final : public Store {
   void Enqueue(std::unique_ptr<WriteOp> op);
   // Runs `fn` on the writer thread inside the next batch and waits for the batch to commit.
   template <typename T>
-  Result<T> Write(std::function<Result<T>(sqlite::Connection&)> fn);
+  Result<T> Write(std::function<Result<T>(sqlite::Connection&)> fn, bool claim = false);
   void WriterLoop();
+  // Runs and hands over (Handoff) the claims of `batch` (WriteOp::claim) before its transaction,
+  // and takes them out of it.
+  void RunClaimsFirst(std::vector<std::unique_ptr<WriteOp>>& batch);
   // Runs one batch (one transaction) and returns each operation's result; *wrote: a COMMIT
   // changed rows.
   std::vector<Status> RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch, bool* wrote);

@@ -26,6 +26,7 @@
 #include "delivery/sender.h"
 #include "model/registry.h"
 #include "policy/retry_policy.h"
+#include "store/fault_injecting_store.h"
 #include "store/sqlite/open.h"
 #include "store/store.h"
 #include "support/process.h"
@@ -397,6 +398,56 @@ TEST_F(EngineTest, NeverMoreThanMaxConcurrencyOutstanding) {
     ASSERT_TRUE(WaitForStatus(e, store::DeliveryStatus::kDelivered, 1)) << e;
   }
   EXPECT_EQ(sender_.max_outstanding(), 3);
+  EXPECT_EQ(sender_.sent(), events.size());
+}
+
+// A claim waits for the store (on the embedded store, for the writer's current batch). While one
+// is out, the slots freed meanwhile go out in a second claim rather than waiting for the first
+// to answer (before, the destination's requests could run out between claims); never a third,
+// and never beyond max_concurrency.
+TEST_F(EngineTest, ASecondClaimGoesOutWhileOneWaitsForTheStore) {
+  store::FaultInjectingStore store(store_.get());
+  // The engine uses `store`: it stops before `store` goes, however the test ends.
+  struct StopEngineFirst {
+    std::unique_ptr<DeliveryEngine>& engine;
+    ~StopEngineFirst() {
+      if (engine) engine->Stop(0ms);
+      engine.reset();
+    }
+  } stop_first{engine_};
+  model::Destination d = Dest("p");
+  d.max_concurrency = 8;
+  SetDestinations({d});
+  std::vector<std::string> events;
+  for (int i = 0; i < 40; ++i) events.push_back(Append("p"));
+  EngineOptions options;
+  options.node_id = "n1";
+  options.poll_interval = 50ms;
+  engine_ = std::make_unique<DeliveryEngine>(store, registry_, sender_, &alerts_, clock_, random_,
+                                             options);
+  engine_->Start();
+  ASSERT_TRUE(sender_.WaitForSent(8));
+  // The next claims wait in the store.
+  store.HoldClaims(true);
+  sender_.Answer(0, 200);
+  ASSERT_TRUE(WaitUntil([&] { return store.held_claims() == 1; }));
+  // Two more slots free (a quarter of 8): a second claim goes out, though the first waits.
+  for (size_t i = 1; i < 3; ++i) sender_.Answer(i, 200);
+  ASSERT_TRUE(WaitUntil([&] { return store.held_claims() == 2; }));
+  // More freed slots wait for those two: no third claim.
+  for (size_t i = 3; i < 8; ++i) sender_.Answer(i, 200);
+  engine_->Wake();
+  // Nothing to wait for: a third claim would be held within two poll intervals.
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(store.held_claims(), 2);
+  store.HoldClaims(false);
+  ASSERT_TRUE(sender_.WaitForSent(16));
+  EXPECT_LE(sender_.outstanding(), 8);
+  sender_.AnswerAllWith(200);
+  for (const std::string& e : events) {
+    ASSERT_TRUE(WaitForStatus(e, store::DeliveryStatus::kDelivered, 1)) << e;
+  }
+  EXPECT_EQ(sender_.max_outstanding(), 8);
   EXPECT_EQ(sender_.sent(), events.size());
 }
 

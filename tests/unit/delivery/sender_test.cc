@@ -538,6 +538,40 @@ TEST(SenderTest, SixHundredRequestsInFlightGetSixHundredConnections) {
   EXPECT_EQ(sink.ConnectionCount(), static_cast<size_t>(kCount));
 }
 
+// With two sending threads, requests go out on both (each answers on its own thread), and the
+// connection cap holds for both together: 12 slow requests at once, 4 connections in all.
+TEST(SenderTest, TwoSendingThreadsShareTheConnectionCap) {
+  Sink sink;
+  sink.SetDefault(SinkResponse::Status(200).WithDelay(milliseconds(200)));
+  Sender::Options options = AllowPrivate();
+  options.threads = 2;
+  options.max_connections = 4;
+  Sender sender(options, SystemClock::Instance());
+  constexpr int kCount = 12;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::set<std::thread::id> threads;
+  int done = 0, ok = 0;
+  for (int i = 0; i < kCount; ++i) {
+    sender.Send(Post(sink.url("/slow")), [&](SendResult r) {
+      std::lock_guard<std::mutex> lock(mu);
+      threads.insert(std::this_thread::get_id());
+      ++done;
+      if (r.outcome.status_code == 200) ++ok;
+      cv.notify_all();
+    });
+  }
+  EXPECT_GT(sender.InFlight(), 0);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, kWait, [&] { return done == kCount; }));
+  }
+  EXPECT_EQ(ok, kCount);
+  EXPECT_EQ(threads.size(), 2u);
+  EXPECT_LE(sink.ConnectionCount(), 4u);
+  EXPECT_EQ(sender.InFlight(), 0);
+}
+
 TEST(SenderTest, DestructorCompletesOutstandingRequests) {
   Sink sink;
   sink.SetDefault(SinkResponse::Hang());
