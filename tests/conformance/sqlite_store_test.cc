@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <latch>
 #include <map>
 #include <mutex>
@@ -224,6 +225,37 @@ TEST_F(SqliteStoreTest, AnAppendIsAcknowledgedOnlyAfterASyncThatBeganAfterItsCom
   second_done.wait();
   EXPECT_EQ(second_acked_after.load(), 2);
   EXPECT_EQ(store->writer_stats().syncs, 2);
+}
+
+// A claim runs ahead of the writer's next transaction, but what it read may be committed and not
+// yet synced: a new event whose 202 has not gone out. Its answer waits for the sync under way, so
+// a destination never receives an event before its sender was told it is stored.
+TEST_F(SqliteStoreTest, AClaimIsAnsweredOnlyOnceWhatItReadIsSynced) {
+  HeldSync sync;
+  std::unique_ptr<SqliteStore> store = Open({.wal_sync = sync.Hook()});
+  ASSERT_NE(store, nullptr);
+  std::latch appended(1);
+  store->AppendEvent(MakeEvent(clock_, random_), [&](Result<AppendResult> r) {
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    appended.count_down();
+  });
+  ASSERT_TRUE(sync.WaitStarted(1));  // committed, its sync held
+  std::future<Result<std::vector<Delivery>>> claim = std::async(std::launch::async, [&] {
+    return store->ClaimDue(clock_.Now(), 10, seconds(30), "s");
+  });
+  // The writer counts a claim once it has handed it over (answered it, or queued its answer).
+  const auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (store->writer_stats().claims < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(store->writer_stats().claims, 1);
+  EXPECT_NE(claim.wait_for(std::chrono::milliseconds(0)), std::future_status::ready)
+      << "a claim was answered with an event whose commit is not synced";
+  sync.Allow(1);
+  appended.wait();
+  Result<std::vector<Delivery>> claimed = claim.get();
+  ASSERT_TRUE(claimed.ok()) << claimed.status().ToString();
+  EXPECT_EQ(claimed->size(), 1u);
 }
 
 // A failed sync of the log: the writes it covered are not acknowledged (they fail with

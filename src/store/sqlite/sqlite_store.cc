@@ -779,7 +779,10 @@ void SqliteStore::RunClaimsFirst(std::vector<std::unique_ptr<WriteOp>>& batch) {
     claims.push_back(std::move(batch[i]));
   }
   batch.resize(kept);
-  if (!claims.empty()) Handoff(std::move(claims), std::move(results), /*wrote=*/false);
+  if (claims.empty()) return;
+  const auto n = static_cast<int64_t>(claims.size());
+  Handoff(std::move(claims), std::move(results), /*wrote=*/false);
+  stat_claims_.fetch_add(n, std::memory_order_relaxed);
 }
 
 std::vector<Status> SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>& batch,
@@ -1044,6 +1047,7 @@ SqliteStore::WriterStats SqliteStore::writer_stats() const {
   s.largest_batch = stat_largest_batch_.load(std::memory_order_relaxed);
   s.savepoint_fallbacks = stat_savepoint_fallbacks_.load(std::memory_order_relaxed);
   s.syncs = stat_syncs_.load(std::memory_order_relaxed);
+  s.claims = stat_claims_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -131,6 +131,7 @@ class SqliteStore final : public Store {
     // Batches run again with a savepoint per operation because an operation failed.
     int64_t savepoint_fallbacks = 0;
     int64_t syncs = 0;  // fdatasyncs of the log by the syncer
+    int64_t claims = 0;  // claims run ahead of a batch (RunClaimsFirst), counted once handed over
   };
   WriterStats writer_stats() const;
 
@@ -322,6 +323,7 @@ class SqliteStore final : public Store {
   std::atomic<int64_t> stat_largest_batch_{0};
   std::atomic<int64_t> stat_savepoint_fallbacks_{0};
   std::atomic<int64_t> stat_syncs_{0};
+  std::atomic<int64_t> stat_claims_{0};
 };
 
 }  // namespace hookrelay::store
