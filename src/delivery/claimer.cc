@@ -71,26 +71,49 @@ void Claimer::RunClaim(const ClaimJob& job) {
       if (due.ok() && due->has_value()) idle_until = std::min(*idle_until, **due);
     }
   }
+  // Paused while the claim ran (Pause found nothing to pause: these were leased, and
+  // PauseDeliveries leaves leased deliveries to finish): nothing of it is sent. The claims go back
+  // to the store, and the scheduler's pause sweep shows them as paused.
+  bool paused_meanwhile = false;
+  if (got > 0) {
+    auto catalog = state_.registry.Get();
+    const model::Destination* now_d = catalog->FindDestination(d.name);
+    paused_meanwhile = now_d != nullptr && now_d->paused;
+  }
   {
     std::lock_guard lock(state_.mu);
     DestState& s = state_.StateOf(d.name, d);
-    // The slots reserved for deliveries that were not there are free again.
-    s.in_flight = std::max(0, s.in_flight - (job.want - got));
+    if (s.paused) paused_meanwhile = got > 0;
+    const int sending = paused_meanwhile ? 0 : got;
+    // The slots reserved for deliveries that were not there (or will not be sent) are free again.
+    s.in_flight = std::max(0, s.in_flight - (job.want - sending));
     s.reserved = std::max(0, s.reserved - job.want);
     s.claims_out = std::max(0, s.claims_out - 1);
     if (idle_until && job.work_gen == state_.work_gen) s.idle_until = *idle_until;
-    if (job.probe && got == 0) {
+    if (job.probe && sending == 0) {
       // Nothing to probe with: the breaker stays half-open and lets the next request through.
       policy::BreakerSnapshot snapshot = s.breaker.snapshot();
       snapshot.probe_in_flight = false;
       s.breaker = policy::CircuitBreaker(d.breaker, snapshot);
     }
-    state_.stats.in_flight += got;
+    state_.stats.in_flight += sending;
     state_.wake = true;
   }
   state_.wake_cv.notify_all();
   if (options.on_claim) options.on_claim(d.name, job.now, got);
   if (!claimed.ok() || claimed->empty()) return;
+  if (paused_meanwhile) {
+    std::vector<int64_t> ids;
+    ids.reserve(claimed->size());
+    for (const store::Delivery& delivery : *claimed) ids.push_back(delivery.id);
+    if (auto released = state_.store.ReleaseClaims(ids, options.node_id); !released.ok()) {
+      // Not sent either way: the leases expire and the deliveries are claimable (and paused by
+      // the sweep) then.
+      spdlog::warn("cannot give back {} claimed deliveries of paused destination {}: {}",
+                   ids.size(), d.name, released.status().message());
+    }
+    return;
+  }
   // The claim's events in one read, and the signing key decoded once for all of them.
   std::vector<std::string> ids;
   ids.reserve(claimed->size());

@@ -138,6 +138,11 @@ Status FaultInjectingStore::RecordAttempt(const Attempt& attempt, const Delivery
   return target_->RecordAttempt(attempt, update, owner);
 }
 
+Result<int64_t> FaultInjectingStore::ReleaseClaims(const std::vector<int64_t>& delivery_ids,
+                                                   const std::string& owner) {
+  return target_->ReleaseClaims(delivery_ids, owner);
+}
+
 std::vector<Status> FaultInjectingStore::RecordAttempts(const std::vector<AttemptRecord>& records,
                                                         const std::string& owner) {
   WaitWhileHeld();

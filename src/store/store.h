@@ -338,6 +338,12 @@ class Store {
   // for it.
   virtual std::vector<Status> RecordAttempts(const std::vector<AttemptRecord>& records,
                                              const std::string& owner) = 0;
+  // Gives back claims that will not be sent (the destination was paused while the claim ran):
+  // each delivery still leased by `owner` is unleased, unchanged and claimable again; no attempt
+  // is recorded. Others (not leased, or leased by another owner) are left alone. Returns how many
+  // were released.
+  virtual Result<int64_t> ReleaseClaims(const std::vector<int64_t>& delivery_ids,
+                                        const std::string& owner) = 0;
 
   // Breaker state per destination, shared by all nodes using the store.
   virtual Result<std::optional<policy::BreakerSnapshot>> GetBreaker(

@@ -421,6 +421,32 @@ TEST_P(StoreConformanceTest, ExpiredLeaseIsClaimedAgain) {
   EXPECT_EQ(Deliveries(id)[0].status, DeliveryStatus::kDelivered);
 }
 
+// A claim given back (the destination was paused while it ran) is claimable again at once, as it
+// was; another owner cannot give back what it does not hold.
+TEST_P(StoreConformanceTest, ReleasedClaimsAreClaimableAgain) {
+  std::string id = Append(MakeEvent(clock_, random_));
+  const TimePoint t0 = clock_.Now();
+  std::vector<Delivery> a = Claim(t0, 10, seconds(30), "sender-a");
+  ASSERT_EQ(a.size(), 1u);
+  Result<int64_t> other = store_->ReleaseClaims({a[0].id}, "sender-b");
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_EQ(*other, 0);
+  EXPECT_TRUE(Claim(t0, 10, seconds(30), "sender-b").empty());  // still held by sender-a
+
+  Result<int64_t> released = store_->ReleaseClaims({a[0].id, a[0].id + 1000}, "sender-a");
+  ASSERT_TRUE(released.ok()) << released.status().ToString();
+  EXPECT_EQ(*released, 1);
+  EXPECT_EQ(Deliveries(id)[0].attempts, 0);  // no attempt recorded
+  std::vector<Delivery> b = Claim(t0, 10, seconds(30), "sender-b");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].id, a[0].id);
+  EXPECT_EQ(b[0].lease_owner, "sender-b");
+  // sender-a's late report is refused: it gave the claim back.
+  Attempt attempt{a[0].id, 1, t0, 10, 200, std::nullopt, std::nullopt, "ok"};
+  EXPECT_EQ(store_->RecordAttempt(attempt, {DeliveryStatus::kDelivered, t0}, "sender-a").code(),
+            Status::Code::kFailedPrecondition);
+}
+
 // Issue 12: the per-minute counters behind GET /api/v1/stats move with ingest and attempts, in
 // their minutes, per destination; a refused attempt (lease gone) counts nothing.
 TEST_P(StoreConformanceTest, StatsCountReceivedAndOutcomesPerMinute) {

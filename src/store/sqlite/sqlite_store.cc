@@ -1453,6 +1453,25 @@ Status SqliteStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& 
   return r.ok() ? Status::Ok() : r.status();
 }
 
+Result<int64_t> SqliteStore::ReleaseClaims(const std::vector<int64_t>& delivery_ids,
+                                           const std::string& owner) {
+  if (delivery_ids.empty()) return int64_t{0};
+  // Leases change on the writer only; like a claim, this changes no row and runs ahead of the
+  // writer's next transaction.
+  return Write<int64_t>(
+      [this, &delivery_ids, &owner](Connection&) -> Result<int64_t> {
+        int64_t released = 0;
+        for (int64_t id : delivery_ids) {
+          std::optional<Lease> lease = LeaseOf(id);
+          if (!lease || lease->owner != owner) continue;
+          SetLease(id, std::nullopt);
+          ++released;
+        }
+        return released;
+      },
+      /*claim=*/true);
+}
+
 std::vector<Status> SqliteStore::RecordAttempts(const std::vector<AttemptRecord>& records,
                                                 const std::string& owner) {
   if (records.empty()) return {};

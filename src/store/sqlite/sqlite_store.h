@@ -96,6 +96,8 @@ class SqliteStore final : public Store {
                        const std::string& owner) override;
   std::vector<Status> RecordAttempts(const std::vector<AttemptRecord>& records,
                                      const std::string& owner) override;
+  Result<int64_t> ReleaseClaims(const std::vector<int64_t>& delivery_ids,
+                                const std::string& owner) override;
   Result<std::optional<policy::BreakerSnapshot>> GetBreaker(
       const std::string& destination) override;
   Status PutBreaker(const std::string& destination,

@@ -349,9 +349,8 @@ TEST_F(EngineTest, BreakerOpensWithNoRequestAfterTheFailureThatOpensIt) {
 TEST_F(EngineTest, PausedDestinationSendsNothingUntilResumed) {
   SetDestinations({Dest("p")});
   StartEngine(sender_);
-  // Paused once the engine's first look has claimed (nothing): a claim already under way when
-  // Pause is called can still take an event appended right after it (a race of its own, not what
-  // this test is about), and with commits that need no fsync of their own that got likely.
+  // Paused once the engine's first look has claimed (nothing); a claim under way across Pause is
+  // AClaimUnderWayWhenPausedSendsNothing.
   ASSERT_TRUE(WaitForClaimAt("p", clock_.Now()));
   ASSERT_TRUE(engine_->Pause("p", "maintenance").ok());
   const std::string e1 = Append("p");
@@ -372,6 +371,50 @@ TEST_F(EngineTest, PausedDestinationSendsNothingUntilResumed) {
   ASSERT_TRUE(WaitForStatus(e2, store::DeliveryStatus::kDelivered, 1));
   EXPECT_FALSE(engine_->Destinations()["p"].paused);
   EXPECT_EQ(sender_.sent(), 2u);
+}
+
+// A claim already under way when the destination is paused takes an event appended after the
+// pause: the engine sends none of it, gives the claim back, and the event shows as paused until
+// Resume sends it.
+TEST_F(EngineTest, AClaimUnderWayWhenPausedSendsNothing) {
+  store::FaultInjectingStore store(store_.get());
+  struct StopEngineFirst {
+    std::unique_ptr<DeliveryEngine>& engine;
+    ~StopEngineFirst() {
+      if (engine) engine->Stop(0ms);
+      engine.reset();
+    }
+  } stop_first{engine_};
+  SetDestinations({Dest("p")});
+  store.HoldClaims(true);
+  std::atomic<int> claimed{0};
+  EngineOptions options;
+  options.node_id = "n1";
+  options.poll_interval = 50ms;
+  options.on_claim = [&](const std::string&, TimePoint, int got) { claimed += got; };
+  engine_ = std::make_unique<DeliveryEngine>(store, registry_, sender_, &alerts_, clock_, random_,
+                                             options);
+  engine_->Start();
+  ASSERT_TRUE(WaitUntil([&] { return store.held_claims() == 1; }));  // the claim is under way
+  ASSERT_TRUE(engine_->Pause("p", "maintenance").ok());
+  const std::string e1 = Append("p");
+  store.HoldClaims(false);  // the claim reaches the store and takes e1...
+  ASSERT_TRUE(WaitUntil([&] { return claimed.load() == 1; }));
+  // ...and gives it back (a leased delivery reads as delivering).
+  ASSERT_TRUE(
+      WaitUntil([&] { return DeliveryOf(e1).status != store::DeliveryStatus::kDelivering; }));
+  clock_.Advance(1s);  // the scheduler's pause sweep shows it as paused
+  engine_->Wake();
+  ASSERT_TRUE(WaitForStatus(e1, store::DeliveryStatus::kPaused));
+  EXPECT_EQ(DeliveryOf(e1).reason.value_or(""), "maintenance");
+  EXPECT_EQ(sender_.sent(), 0u);
+  EXPECT_EQ(engine_->Destinations()["p"].in_flight, 0);
+
+  ASSERT_TRUE(engine_->Resume("p").ok());
+  ASSERT_TRUE(sender_.WaitForSent(1));
+  sender_.AnswerAllWith(200);
+  ASSERT_TRUE(WaitForStatus(e1, store::DeliveryStatus::kDelivered, 1));
+  EXPECT_EQ(sender_.sent(), 1u);
 }
 
 // max_concurrency 3 with ten due: three go out, and each answer lets exactly one more go; never
