@@ -224,7 +224,14 @@ class EngineTest : public ::testing::Test {
     return a.ok() ? a->size() : 0;
   }
 
-  void StartEngine(RequestSender& sender) {
+  // The store wrapped so a test can hold its claims; it outlives the engine (declared before it).
+  store::FaultInjectingStore& Faulty() {
+    if (!faulty_) faulty_ = std::make_unique<store::FaultInjectingStore>(store_.get());
+    return *faulty_;
+  }
+
+  // Starts the engine on `store` (default: store_) with `sender`; every claim is logged (claims_).
+  void StartEngine(RequestSender& sender, store::Store* store = nullptr) {
     EngineOptions options;
     options.node_id = "n1";
     options.poll_interval = 50ms;
@@ -235,9 +242,16 @@ class EngineTest : public ::testing::Test {
       }
       claims_cv_.notify_all();
     };
-    engine_ = std::make_unique<DeliveryEngine>(*store_, registry_, sender, &alerts_, clock_,
-                                               random_, options);
+    engine_ = std::make_unique<DeliveryEngine>(store ? *store : *store_, registry_, sender,
+                                               &alerts_, clock_, random_, options);
     engine_->Start();
+  }
+  // How many deliveries the claims logged so far took, over all destinations.
+  int Claimed() {
+    std::lock_guard lock(claims_mu_);
+    int n = 0;
+    for (const Claim& c : claims_) n += c.got;
+    return n;
   }
   // Waits until `destination` was claimed at `at` or later (the engine has looked at it then).
   bool WaitForClaimAt(const std::string& destination, TimePoint at) {
@@ -265,6 +279,7 @@ class EngineTest : public ::testing::Test {
   std::mutex claims_mu_;
   std::condition_variable claims_cv_;
   std::vector<Claim> claims_;               // GUARDED_BY(claims_mu_)
+  std::unique_ptr<store::FaultInjectingStore> faulty_;
   std::unique_ptr<DeliveryEngine> engine_;  // destroyed first: it calls into everything above
 };
 
@@ -377,29 +392,15 @@ TEST_F(EngineTest, PausedDestinationSendsNothingUntilResumed) {
 // pause: the engine sends none of it, gives the claim back, and the event shows as paused until
 // Resume sends it.
 TEST_F(EngineTest, AClaimUnderWayWhenPausedSendsNothing) {
-  store::FaultInjectingStore store(store_.get());
-  struct StopEngineFirst {
-    std::unique_ptr<DeliveryEngine>& engine;
-    ~StopEngineFirst() {
-      if (engine) engine->Stop(0ms);
-      engine.reset();
-    }
-  } stop_first{engine_};
+  store::FaultInjectingStore& store = Faulty();
   SetDestinations({Dest("p")});
   store.HoldClaims(true);
-  std::atomic<int> claimed{0};
-  EngineOptions options;
-  options.node_id = "n1";
-  options.poll_interval = 50ms;
-  options.on_claim = [&](const std::string&, TimePoint, int got) { claimed += got; };
-  engine_ = std::make_unique<DeliveryEngine>(store, registry_, sender_, &alerts_, clock_, random_,
-                                             options);
-  engine_->Start();
+  StartEngine(sender_, &store);
   ASSERT_TRUE(WaitUntil([&] { return store.held_claims() == 1; }));  // the claim is under way
   ASSERT_TRUE(engine_->Pause("p", "maintenance").ok());
   const std::string e1 = Append("p");
   store.HoldClaims(false);  // the claim reaches the store and takes e1...
-  ASSERT_TRUE(WaitUntil([&] { return claimed.load() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return Claimed() == 1; }));
   // ...and gives it back (a leased delivery reads as delivering).
   ASSERT_TRUE(
       WaitUntil([&] { return DeliveryOf(e1).status != store::DeliveryStatus::kDelivering; }));
@@ -449,26 +450,13 @@ TEST_F(EngineTest, NeverMoreThanMaxConcurrencyOutstanding) {
 // to answer (before, the destination's requests could run out between claims); never a third,
 // and never beyond max_concurrency.
 TEST_F(EngineTest, ASecondClaimGoesOutWhileOneWaitsForTheStore) {
-  store::FaultInjectingStore store(store_.get());
-  // The engine uses `store`: it stops before `store` goes, however the test ends.
-  struct StopEngineFirst {
-    std::unique_ptr<DeliveryEngine>& engine;
-    ~StopEngineFirst() {
-      if (engine) engine->Stop(0ms);
-      engine.reset();
-    }
-  } stop_first{engine_};
+  store::FaultInjectingStore& store = Faulty();
   model::Destination d = Dest("p");
   d.max_concurrency = 8;
   SetDestinations({d});
   std::vector<std::string> events;
   for (int i = 0; i < 40; ++i) events.push_back(Append("p"));
-  EngineOptions options;
-  options.node_id = "n1";
-  options.poll_interval = 50ms;
-  engine_ = std::make_unique<DeliveryEngine>(store, registry_, sender_, &alerts_, clock_, random_,
-                                             options);
-  engine_->Start();
+  StartEngine(sender_, &store);
   ASSERT_TRUE(sender_.WaitForSent(8));
   // The next claims wait in the store.
   store.HoldClaims(true);
