@@ -74,6 +74,7 @@ void Claimer::RunClaim(const ClaimJob& job) {
   // Paused while the claim ran (Pause found nothing to pause: these were leased, and
   // PauseDeliveries leaves leased deliveries to finish): nothing of it is sent. The claims go back
   // to the store, and the scheduler's pause sweep shows them as paused.
+  // (Paused as the scheduler reads it: by the operator, or in the current catalog.)
   bool paused_meanwhile = false;
   if (got > 0) {
     auto catalog = state_.registry.Get();
@@ -83,7 +84,7 @@ void Claimer::RunClaim(const ClaimJob& job) {
   {
     std::lock_guard lock(state_.mu);
     DestState& s = state_.StateOf(d.name, d);
-    if (s.paused) paused_meanwhile = got > 0;
+    paused_meanwhile = paused_meanwhile || (got > 0 && s.paused);
     const int sending = paused_meanwhile ? 0 : got;
     // The slots reserved for deliveries that were not there (or will not be sent) are free again.
     s.in_flight = std::max(0, s.in_flight - (job.want - sending));

@@ -746,7 +746,12 @@ void SqliteStore::RunClaimsFirst(std::vector<std::unique_ptr<WriteOp>>& batch) {
   // event before its sender was told it is stored).
   std::vector<std::unique_ptr<WriteOp>> claims;
   std::vector<Status> results;
-  const bool failed = sync_failed_.load(std::memory_order_acquire);
+  // After a failed sync nothing is claimed (as RunBatch writes nothing).
+  std::optional<Status> refused;
+  if (sync_failed_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(sync_mu_);
+    refused = sync_error_;
+  }
   size_t kept = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     if (!batch[i]->claim) {
@@ -754,24 +759,10 @@ void SqliteStore::RunClaimsFirst(std::vector<std::unique_ptr<WriteOp>>& batch) {
       continue;
     }
     WriteOp& op = *batch[i];
-    Status s;
-    if (failed) {
-      std::lock_guard<std::mutex> lock(sync_mu_);
-      s = sync_error_;
-    } else {
-      s = RunOp(op, false);
-    }
-    {
-      std::lock_guard<std::mutex> lock(leases_mu_);
-      if (s.ok()) {
-        for (const auto& [dest, at] : op.frontier_moves) {
-          auto it = pending_.find(dest);
-          if (it != pending_.end()) it->second.frontier = std::max(it->second.frontier, at);
-        }
-      }
-    }
+    Status s = refused ? *refused : RunOp(op, false);
     if (s.ok()) {
-      op.lease_undo.clear();
+      std::lock_guard<std::mutex> lock(leases_mu_);
+      KeepInMemoryChanges(op);
     } else {
       UndoLeases(op);
     }
@@ -873,12 +864,10 @@ std::vector<Status> SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>&
       std::lock_guard<std::mutex> lock(leases_mu_);
       for (size_t i : pending) {
         WriteOp& op = *batch[i];
-        op.lease_undo.clear();
-        if (!results[i].ok()) continue;
-        for (const auto& [dest, delta] : op.pending_delta) pending_[dest].count += delta;
-        for (const auto& [dest, at] : op.frontier_moves) {
-          auto it = pending_.find(dest);
-          if (it != pending_.end()) it->second.frontier = std::max(it->second.frontier, at);
+        if (results[i].ok()) {
+          KeepInMemoryChanges(op);
+        } else {
+          op.lease_undo.clear();
         }
       }
     } else {
@@ -891,6 +880,15 @@ std::vector<Status> SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>&
     break;
   }
   return results;
+}
+
+void SqliteStore::KeepInMemoryChanges(WriteOp& op) {
+  op.lease_undo.clear();
+  for (const auto& [dest, delta] : op.pending_delta) pending_[dest].count += delta;
+  for (const auto& [dest, at] : op.frontier_moves) {
+    auto it = pending_.find(dest);
+    if (it != pending_.end()) it->second.frontier = std::max(it->second.frontier, at);
+  }
 }
 
 Status SqliteStore::RunOp(WriteOp& op, bool savepoint) {

@@ -212,6 +212,10 @@ class SqliteStore final : public Store {
   int SyncWal();
   static void FinishOps(std::vector<std::unique_ptr<WriteOp>>& ops, std::vector<Status>& results);
   Status RunInSavepoint(WriteOp& op);
+  // An operation that succeeded (and whose writes, if any, committed): its lease changes stay
+  // (the undo log is dropped), and its changes to the pending counts and frontiers are applied.
+  // REQUIRES: leases_mu_ held.
+  void KeepInMemoryChanges(WriteOp& op);
   // Claims and their releases are changed by the writer only, inside a batch: each change is
   // logged in the running operation (op_) so that when the transaction or the operation's
   // savepoint is rolled back, the leases are rolled back with it.
