@@ -11,7 +11,7 @@ namespace hookrelay {
 // Either a value or a non-OK Status. Construct from a T for success or from a Status for
 // failure. REQUIRES: a Status used to construct a Result is not OK.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
@@ -44,3 +44,16 @@ class Result {
     ::hookrelay::Status hr_status_ = (expr); \
     if (!hr_status_.ok()) return hr_status_; \
   } while (0)
+
+// Evaluates `expr` (a Result<T>); returns its Status from the enclosing function (which returns
+// a Status or a Result) when it is not OK, else moves its value into `lhs`, which may declare a
+// variable: HR_ASSIGN_OR_RETURN(Config config, LoadConfig(path));
+// Expands to more than one statement: not for the body of an unbraced `if`.
+#define HR_ASSIGN_OR_RETURN(lhs, expr) \
+  HR_ASSIGN_OR_RETURN_IMPL_(HR_RESULT_CONCAT_(hr_result_, __LINE__), lhs, expr)
+#define HR_ASSIGN_OR_RETURN_IMPL_(result, lhs, expr) \
+  auto result = (expr);                              \
+  if (!result.ok()) return result.status();          \
+  lhs = std::move(result).value()
+#define HR_RESULT_CONCAT_(a, b) HR_RESULT_CONCAT_INNER_(a, b)
+#define HR_RESULT_CONCAT_INNER_(a, b) a##b

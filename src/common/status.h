@@ -9,7 +9,7 @@ namespace hookrelay {
 // The outcome of an operation on a data path. An OK status carries no message and costs a
 // string's default construction; errors name a code, a human message and, where the error is
 // about one field of a request or config, that field's path ("policy.cap").
-class Status {
+class [[nodiscard]] Status {
  public:
   enum class Code {
     kOk,

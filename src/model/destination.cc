@@ -156,14 +156,10 @@ Result<Destination> ParseDestination(const json::value& v) {
   }
 
   if (const json::value* f = o.if_contains("forward_headers"); f && !f->is_null()) {
-    auto forward = ParseForwardHeaders(*f);
-    if (!forward.ok()) return forward.status();
-    d.forward_headers = std::move(*forward);
+    HR_ASSIGN_OR_RETURN(d.forward_headers, ParseForwardHeaders(*f));
   }
   if (const json::value* s = o.if_contains("secret_headers"); s && !s->is_null()) {
-    auto names = GetHeaderNames(*s, "secret_headers");
-    if (!names.ok()) return names.status();
-    d.secret_headers = std::move(*names);
+    HR_ASSIGN_OR_RETURN(d.secret_headers, GetHeaderNames(*s, "secret_headers"));
   }
 
   auto p = policy::PresetPolicy("default");
@@ -207,9 +203,7 @@ Result<Destination> ParseDestination(const json::value& v) {
                                std::pair{"allow_private", &d.allow_private},
                                std::pair{"pause_on_gone", &d.pause_on_gone}}) {
     if (const json::value* f = o.if_contains(field)) {
-      auto b = GetBool(*f, field);
-      if (!b.ok()) return b.status();
-      *target = *b;
+      HR_ASSIGN_OR_RETURN(*target, GetBool(*f, field));
     }
   }
   if (d.ordered) {

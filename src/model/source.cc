@@ -82,17 +82,13 @@ Result<VerifyConfig> ParseVerify(const json::value& v) {
     c.secrets.push_back(*s);
   }
   if (const json::value* t = o.if_contains("tolerance")) {
-    auto d = GetDuration(*t, "tolerance");
-    if (!d.ok()) return d.status();
-    c.tolerance = *d;
+    HR_ASSIGN_OR_RETURN(c.tolerance, GetDuration(*t, "tolerance"));
   }
   for (auto [field, target] :
        {std::pair{"header", &c.header}, std::pair{"algorithm", &c.algorithm},
         std::pair{"encoding", &c.encoding}, std::pair{"prefix", &c.prefix}}) {
     if (const json::value* f = o.if_contains(field)) {
-      auto s = GetString(*f, field);
-      if (!s.ok()) return s.status();
-      *target = *s;
+      HR_ASSIGN_OR_RETURN(*target, GetString(*f, field));
     }
   }
   if (c.algorithm != "sha256" && c.algorithm != "sha1" && c.algorithm != "sha512") {

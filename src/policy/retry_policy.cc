@@ -231,14 +231,10 @@ Result<RetryPolicy> ParsePolicy(const boost::json::value& v) {
       }
       jitter_set = true;
     } else if (key == "delays") {
-      Result<std::vector<Duration>> d = ReadDelays(value);
-      if (!d.ok()) return d.status();
-      p.ladder = std::move(*d);
+      HR_ASSIGN_OR_RETURN(p.ladder, ReadDelays(value));
       delays_set = true;
     } else if (key == "max_attempts") {
-      Result<int> n = ReadMaxAttempts(value);
-      if (!n.ok()) return n.status();
-      p.max_attempts = *n;
+      HR_ASSIGN_OR_RETURN(p.max_attempts, ReadMaxAttempts(value));
     } else if (key == "base" || key == "cap" || key == "max_duration" || key == "timeout" ||
                key == "replay_window") {
       Result<Duration> d = ReadDuration(value, key);

@@ -43,13 +43,9 @@ Result<ReplayFilter> ParseReplayFilter(std::string_view json_text) {
       if (!st) return Status::InvalidArgument("status: unknown status \"" + *s + "\"", "status");
       f.status = *st;
     } else if (key == "source" || key == "destination") {
-      Result<std::string> s = StringField(value, key);
-      if (!s.ok()) return s.status();
-      (key == "source" ? f.source : f.destination) = *s;
+      HR_ASSIGN_OR_RETURN((key == "source" ? f.source : f.destination), StringField(value, key));
     } else if (key == "since" || key == "until") {
-      Result<TimePoint> t = TimeField(value, key);
-      if (!t.ok()) return t.status();
-      (key == "since" ? f.since : f.until) = *t;
+      HR_ASSIGN_OR_RETURN((key == "since" ? f.since : f.until), TimeField(value, key));
     } else {
       return Status::InvalidArgument("unknown field \"" + std::string(key) + "\"",
                                      std::string(key));

@@ -9,9 +9,8 @@ Result<std::vector<std::optional<Event>>> Store::GetEvents(const std::vector<std
   std::vector<std::optional<Event>> out;
   out.reserve(ids.size());
   for (const std::string& id : ids) {
-    Result<std::optional<Event>> e = GetEvent(id);
-    if (!e.ok()) return e.status();
-    out.push_back(std::move(*e));
+    HR_ASSIGN_OR_RETURN(std::optional<Event> e, GetEvent(id));
+    out.push_back(std::move(e));
   }
   return out;
 }

@@ -230,7 +230,9 @@ Result<MigrationResult> ApplyMigrations(Connection& db, std::span<const Migratio
     if (s.ok()) s = RecordVersion(db, m, now, what);
     if (s.ok()) s = db.ExecScript("COMMIT", what);
     if (!s.ok()) {
-      if (db.InTransaction()) db.ExecScript("ROLLBACK", what);
+      // The migration's error is the one to report; should ROLLBACK fail too, opening fails and
+      // closing the connection rolls the transaction back.
+      if (db.InTransaction()) (void)db.ExecScript("ROLLBACK", what);
       return s;
     }
     result.version = m.version;

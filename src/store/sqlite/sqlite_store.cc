@@ -111,9 +111,7 @@ Result<Event> ReadEvent(const Statement& row, int body_col, uint64_t id_bits) {
   e.content_type = row.Text(3);
   e.size = row.Int(4);
   e.dedup_key = row.OptText(5);
-  Result<std::vector<Header>> headers = DecodeHeaders(row.Blob(6));
-  if (!headers.ok()) return headers.status();
-  e.headers = std::move(*headers);
+  HR_ASSIGN_OR_RETURN(e.headers, DecodeHeaders(row.Blob(6)));
   if (body_col >= 0) e.body = row.Blob(body_col);
   return e;
 }
@@ -872,7 +870,9 @@ std::vector<Status> SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>&
       }
     } else {
       UndoLeases(batch, pending);
-      if (db.InTransaction()) db.Exec("ROLLBACK", "rollback");
+      // The batch reports the commit's error; should ROLLBACK fail too, the next batch's BEGIN
+      // fails and reports it (nothing of this batch is committed either way).
+      if (db.InTransaction()) (void)db.Exec("ROLLBACK", "rollback");
       Status err = sqlite::TransactionError(commit);
       for (size_t i : pending) results[i] = err;
       stat_failed_commits_.fetch_add(1, std::memory_order_relaxed);
@@ -1031,7 +1031,8 @@ Status SqliteStore::RunInSavepoint(WriteOp& op) {
     Status undo = db.Exec("ROLLBACK TO op", "rollback to savepoint");
     if (undo.ok()) undo = db.Exec("RELEASE op", "release savepoint");
     // Never commit half an operation: if it cannot be undone alone, undo the transaction.
-    if (!undo.ok()) db.Exec("ROLLBACK", "rollback");
+    // (The operation's own error is the one to report; a failed ROLLBACK shows at the next BEGIN.)
+    if (!undo.ok()) (void)db.Exec("ROLLBACK", "rollback");
   }
   return s;
 }

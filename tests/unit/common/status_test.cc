@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "common/result.h"
 
 namespace hookrelay {
@@ -50,6 +52,43 @@ TEST(ResultTest, ValueOrError) {
   EXPECT_EQ(bad.status().code(), Status::Code::kNotFound);
   EXPECT_EQ(FailsWhen(true).code(), Status::Code::kNotFound);
   EXPECT_TRUE(FailsWhen(false).ok());
+}
+
+Result<std::unique_ptr<int>> Boxed(bool fail) {
+  if (fail) return Status::NotFound("no box");
+  return std::make_unique<int>(7);
+}
+
+// HR_ASSIGN_OR_RETURN moves the value out (a move-only type here) into a new variable or an
+// existing one, and returns the error from a function returning a Result or a Status.
+Result<int> Unbox(bool fail) {
+  HR_ASSIGN_OR_RETURN(std::unique_ptr<int> box, Boxed(fail));
+  int doubled = 0;
+  HR_ASSIGN_OR_RETURN(std::unique_ptr<int> again, Boxed(false));
+  doubled = *box + *again;
+  return doubled;
+}
+
+Status UnboxInto(bool fail, std::unique_ptr<int>& out) {
+  HR_ASSIGN_OR_RETURN(out, Boxed(fail));
+  return Status::Ok();
+}
+
+TEST(ResultTest, AssignOrReturn) {
+  Result<int> good = Unbox(false);
+  ASSERT_TRUE(good.ok());
+  EXPECT_EQ(*good, 14);
+  Result<int> bad = Unbox(true);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(bad.status().message(), "no box");
+
+  std::unique_ptr<int> out;
+  EXPECT_EQ(UnboxInto(true, out).code(), Status::Code::kNotFound);
+  EXPECT_EQ(out, nullptr);
+  ASSERT_TRUE(UnboxInto(false, out).ok());
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(*out, 7);
 }
 
 }  // namespace
