@@ -331,7 +331,11 @@ try {
 
   // 6b. Edit it (a blank secret keeps the secret), then delete it.
   await page.fill("#d-rate", "20/s");
-  await page.getByRole("button", { name: "Save changes" }).click();
+  // "Saved crm." still shows from 6a: wait for this save's PATCH, not for the old message.
+  await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "PATCH" && r.url().endsWith("/api/v1/destinations/crm")),
+    page.getByRole("button", { name: "Save changes" }).click(),
+  ]);
   await page.getByText("Saved crm.").waitFor();
   const crm = await (await fetch(`${base}/api/v1/destinations/crm`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
   if (crm.rate_limit !== "20/s" || crm.signing_secret_set !== true) fail(`edit of crm: ${JSON.stringify(crm)}`);
@@ -509,9 +513,17 @@ try {
   console.error(`hookrelay output (tail):\n${serverOut.split("\n").slice(-30).join("\n")}`);
 } finally {
   await browser.close().catch(() => {});
+  const exited = server.exitCode !== null || server.signalCode !== null
+    ? Promise.resolve() : new Promise((r) => server.once("exit", r));
   server.kill("SIGTERM");
   sink.close();
-  await new Promise((r) => setTimeout(r, 200));
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 30000))]);
+  // Under make test-sanitize the binary is instrumented: a report, at shutdown too, fails the test.
+  const report = /ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error: /.exec(serverOut);
+  if (report) {
+    exitCode = 1;
+    console.error(`e2e_dashboard: FAILED: hookrelay printed a sanitizer report:\n${serverOut.slice(report.index)}`);
+  }
   rmSync(dir, { recursive: true, force: true });
 }
 process.exit(exitCode);

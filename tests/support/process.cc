@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 namespace hookrelay::testing {
 namespace {
 
@@ -95,7 +97,21 @@ RunResult RunProgram(const std::vector<std::string>& argv, const std::string& in
   int status = 0;
   waitpid(pid, &status, 0);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (std::string report = SanitizerReport(result.err); !report.empty()) {
+    ADD_FAILURE() << argv[0] << " printed a sanitizer report:\n" << report;
+  }
   return result;
+}
+
+std::string SanitizerReport(const std::string& err) {
+  for (const char* marker : {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                             "WARNING: ThreadSanitizer", "runtime error: "}) {
+    size_t at = err.find(marker);
+    if (at == std::string::npos) continue;
+    size_t line = err.rfind('\n', at);
+    return err.substr(line == std::string::npos ? 0 : line + 1);
+  }
+  return "";
 }
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& log_dir,
@@ -124,6 +140,9 @@ ChildProcess::~ChildProcess() {
   if (!reaped_ && pid_ > 0) {
     kill(pid_, SIGKILL);
     waitpid(pid_, &status_, 0);
+  }
+  if (std::string report = SanitizerReport(Stderr()); !report.empty()) {
+    ADD_FAILURE() << "child " << pid_ << " printed a sanitizer report:\n" << report;
   }
 }
 

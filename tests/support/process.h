@@ -62,6 +62,12 @@ class TempDir {
   std::string path_;
 };
 
+// The report a sanitizer printed in a child's stderr (from its first line on), or "" when there
+// is none. RunProgram and ~ChildProcess fail the running test with it: a sanitizer build
+// (make test-sanitize) instruments the hookrelay binary the tests start, and a report there,
+// at shutdown too, must fail the run like a report in the test itself.
+std::string SanitizerReport(const std::string& err);
+
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& content);
 
