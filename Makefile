@@ -45,7 +45,7 @@ SAN_CXX   ?= clang++-14
 SAN_FLAGS  = -DCMAKE_CXX_COMPILER=$(SAN_CXX) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
              -DHOOKRELAY_WERROR=$(WERROR) -DHOOKRELAY_BUILD_TESTS=ON -DHOOKRELAY_BUILD_BENCH=OFF
 SAN_SYM   ?= /usr/bin/llvm-symbolizer-14
-ASAN_ENV   = ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:check_initialization_order=1:strict_init_order=1:external_symbolizer_path=$(SAN_SYM) \
+ASAN_ENV   = ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:external_symbolizer_path=$(SAN_SYM) \
              LSAN_OPTIONS=suppressions=$(CURDIR)/sanitizers/lsan.supp:print_suppressions=0 \
              UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:external_symbolizer_path=$(SAN_SYM)
 TSAN_ENV   = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:external_symbolizer_path=$(SAN_SYM):suppressions=$(CURDIR)/sanitizers/tsan.supp
@@ -67,7 +67,7 @@ bench: release
 FUZZ_SECONDS ?= 30
 fuzz: deps
 	@cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DHOOKRELAY_FUZZ=ON -DHOOKRELAY_BUILD_TESTS=OFF -DHOOKRELAY_BUILD_BENCH=OFF >/dev/null
+	  -DHOOKRELAY_WERROR=$(WERROR) -DHOOKRELAY_FUZZ=ON -DHOOKRELAY_BUILD_TESTS=OFF -DHOOKRELAY_BUILD_BENCH=OFF >/dev/null
 	@cmake --build build/fuzz -j $(JOBS) --target fuzzers
 	fuzz/run build/fuzz $(FUZZ_SECONDS)
 
