@@ -119,7 +119,7 @@ struct EngineState {
   model::Registry& registry;
   alerts::AlertSink* alerts;
   const Clock& clock;
-  Random& random;
+  Random& random GUARDED_BY(random_mu);
   const EngineOptions options;
 
   mutable Mutex mu;

@@ -139,7 +139,7 @@ class ReplayRunner {
   std::function<void()> wake_;
   const ReplayRunnerOptions options_;
 
-  Random& random_;  // used by the runner's thread only, or shared if thread-safe (SystemRandom)
+  Random& random_ GUARDED_BY(mu_);  // seeds each job's own generator (jobs run on several threads)
 
   Mutex mu_;
   std::condition_variable cv_;
