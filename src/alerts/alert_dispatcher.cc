@@ -132,7 +132,7 @@ AlertDispatcher::AlertDispatcher(AlertsConfig config, const Clock& clock,
 
 AlertDispatcher::~AlertDispatcher() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -140,7 +140,7 @@ AlertDispatcher::~AlertDispatcher() {
 }
 
 void AlertDispatcher::Raise(Alert a) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++stats_.raised;
   if (!config_.enabled() || stopping_) return;
   auto now_due = batcher_.Add(std::move(a), clock_.Now());
@@ -160,13 +160,13 @@ void AlertDispatcher::Enqueue(std::vector<Alert> alerts) {
 }
 
 AlertDispatcher::Stats AlertDispatcher::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
 void AlertDispatcher::Run() {
   NameThisThread("hr-alerts");
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
     Enqueue(batcher_.Due(clock_.Now()));
     if (!ready_.empty()) {
@@ -176,7 +176,7 @@ void AlertDispatcher::Run() {
       size_t i = 0;
       for (; i < batch.size(); ++i) {
         {
-          std::lock_guard check(mu_);
+          MutexLock check(mu_);
           if (stopping_) break;
         }
         Send(batch[i], options_.send_timeout);
@@ -192,7 +192,7 @@ void AlertDispatcher::Run() {
     if (auto next = batcher_.NextDue()) {
       wait = std::clamp(*next - clock_.Now(), Duration(0), wait);
     }
-    cv_.wait_for(lock, wait, [this] { return stopping_ || !ready_.empty(); });
+    cv_.wait_for(lock, wait, [this]() REQUIRES(mu_) { return stopping_ || !ready_.empty(); });
   }
 
   // Shutdown: whatever is ready, then every pending batch, within flush_timeout.
@@ -204,7 +204,7 @@ void AlertDispatcher::Run() {
   for (const Alert& a : rest) {
     auto left = std::chrono::duration_cast<Duration>(deadline - SteadyClock::now());
     if (left <= Duration(0)) {
-      std::lock_guard count(mu_);
+      MutexLock count(mu_);
       ++stats_.dropped;
       continue;
     }
@@ -215,7 +215,7 @@ void AlertDispatcher::Run() {
 void AlertDispatcher::Send(const Alert& a, Duration timeout) {
   auto report = [&](const char* channel, bool ok, std::string error) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ++(ok ? stats_.sent : stats_.failed);
     }
     if (ok) return;

@@ -11,6 +11,7 @@
 #include "alerts/alert_batcher.h"
 #include "alerts/alerts_config.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace hookrelay::alerts {
 
@@ -62,18 +63,18 @@ class AlertDispatcher : public AlertSink {
   void Send(const Alert& a, Duration timeout);
   bool SendEmail(const Alert& a, Duration timeout, std::string& error);
   bool PostWebhook(const Alert& a, Duration timeout, std::string& error);
-  void Enqueue(std::vector<Alert> alerts);  // REQUIRES: mu_ held
+  void Enqueue(std::vector<Alert> alerts) REQUIRES(mu_);
 
   const AlertsConfig config_;
   const Clock& clock_;
   const AlertDispatcherOptions options_;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  AlertBatcher batcher_;      // GUARDED_BY(mu_)
-  std::vector<Alert> ready_;  // GUARDED_BY(mu_)
-  bool stopping_ = false;     // GUARDED_BY(mu_)
-  Stats stats_;               // GUARDED_BY(mu_)
+  AlertBatcher batcher_ GUARDED_BY(mu_);
+  std::vector<Alert> ready_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  Stats stats_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

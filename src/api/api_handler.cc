@@ -86,7 +86,7 @@ ApiHandler::ApiHandler(Authorizer authorize, store::Store& store, model::Registr
 
 ApiHandler::~ApiHandler() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -95,9 +95,9 @@ ApiHandler::~ApiHandler() {
 
 void ApiHandler::WorkerLoop() {
   NameThisThread("hr-api");
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    cv_.wait(lock, [this]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and nothing left
     std::function<void()> job = std::move(queue_.front());
     queue_.pop_front();
@@ -162,7 +162,7 @@ http::Handler::HeadDecision ApiHandler::OnHead(const http::RequestHead& head) co
 
 void ApiHandler::Handle(http::Request request, http::Responder respond) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     queue_.push_back([this, request = std::move(request), respond = std::move(respond)] {
       respond(Respond(request));
     });

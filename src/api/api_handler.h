@@ -13,6 +13,7 @@
 #include "api/api_routes.h"
 #include "catalog/catalog_service.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "delivery/engine.h"
 #include "http/server.h"
 #include "model/registry.h"
@@ -97,10 +98,10 @@ class ApiHandler {
   Controls controls_;
   const Clock& clock_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;  // GUARDED_BY(mu_)
-  bool stopping_ = false;                    // GUARDED_BY(mu_)
+  std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;
 };
 

@@ -39,7 +39,7 @@ AuthThrottle::Entry& AuthThrottle::EntryFor(const std::string& address, TimePoin
 
 Duration AuthThrottle::RetryAfter(const std::string& address) {
   const TimePoint now = clock_.Now();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const Entry* e = Find(address);
   if (e == nullptr || now >= e->blocked_until) return Duration(0);
   ++stats_.throttled;
@@ -49,7 +49,7 @@ Duration AuthThrottle::RetryAfter(const std::string& address) {
 
 AuthThrottle::Failure AuthThrottle::RecordFailure(const std::string& address) {
   const TimePoint now = clock_.Now();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++stats_.failures;
   Entry& e = EntryFor(address, now);
   if (e.blocks > 0 && Forgettable(e, now)) e = Entry{};  // quiet for long enough: start afresh
@@ -74,13 +74,13 @@ AuthThrottle::Failure AuthThrottle::RecordFailure(const std::string& address) {
 }
 
 void AuthThrottle::RecordSuccess(const std::string& address) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (entries_.empty()) return;
   entries_.erase(address);
 }
 
 AuthThrottle::Stats AuthThrottle::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Stats s = stats_;
   s.tracked = entries_.size();
   return s;

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace hookrelay::app {
 
@@ -66,18 +67,18 @@ class AuthThrottle {
     TimePoint blocked_until{};
     TimePoint last_failure{};
   };
-  // The entry `address` is counted under (REQUIRES mu_ held); may evict forgotten entries.
-  Entry& EntryFor(const std::string& address, TimePoint now);
+  // The entry `address` is counted under; may evict forgotten entries.
+  Entry& EntryFor(const std::string& address, TimePoint now) REQUIRES(mu_);
   bool Forgettable(const Entry& e, TimePoint now) const;
-  bool Full() const;  // REQUIRES mu_ held
-  // The entry `address` is counted under now, or null (REQUIRES mu_ held). No insertion.
-  Entry* Find(const std::string& address);
+  bool Full() const REQUIRES(mu_);
+  // The entry `address` is counted under now, or null. No insertion.
+  Entry* Find(const std::string& address) REQUIRES(mu_);
 
   const Clock& clock_;
   const AuthThrottleOptions options_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, Entry> entries_;  // GUARDED_BY(mu_)
-  Stats stats_;                                     // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mu_);
+  Stats stats_ GUARDED_BY(mu_);
 };
 
 }  // namespace hookrelay::app

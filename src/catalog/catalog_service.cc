@@ -24,7 +24,7 @@ CatalogService::CatalogService(store::Store& store, model::Registry& registry, c
 
 Result<std::vector<std::string>> CatalogService::Load(
     const std::optional<std::vector<store::CatalogObject>>& config_objects) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto stored = store_.ListCatalog();
   if (!stored.ok()) return stored.status();
   SeedPlan plan = PlanSeed(*stored, config_objects);
@@ -72,7 +72,7 @@ Result<std::string> CatalogService::Create(store::CatalogKind kind, const json::
   if (!body.is_object()) return Status::InvalidArgument("the body must be a JSON object");
   auto name = ObjectName(kind, body);
   if (!name.ok()) return name.status();
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (Find(kind, *name)) {
     return Status::AlreadyExists(Describe(kind, *name) + " already exists");
   }
@@ -131,7 +131,7 @@ Status CatalogService::Update(store::CatalogKind kind, const std::string& name,
                                      "name");
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const store::CatalogObject* existing = Find(kind, name);
   if (!existing) return Status::NotFound(Describe(kind, name) + " does not exist");
   HR_RETURN_IF_ERROR(RefuseConfigOwned(*existing, "change"));
@@ -163,7 +163,7 @@ Status CatalogService::Update(store::CatalogKind kind, const std::string& name,
 
 Status CatalogService::Remove(store::CatalogKind kind, const std::string& name,
                               const std::string& actor) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const store::CatalogObject* existing = Find(kind, name);
   if (!existing) return Status::NotFound(Describe(kind, name) + " does not exist");
   HR_RETURN_IF_ERROR(RefuseConfigOwned(*existing, "delete"));

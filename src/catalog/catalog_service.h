@@ -10,6 +10,7 @@
 
 #include "catalog/catalog_plan.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/result.h"
 #include "model/registry.h"
 #include "store/store.h"
@@ -63,12 +64,13 @@ class CatalogService {
 
  private:
   using Key = std::pair<store::CatalogKind, std::string>;
-  // Validates `objects`, writes `change` with an audit entry, installs. REQUIRES mu_.
+  // Validates `objects`, writes `change` with an audit entry, installs.
   Status Commit(std::vector<store::CatalogObject> objects, store::CatalogChange change,
                 const std::string& actor, const std::string& op, store::CatalogKind kind,
-                const std::string& name, boost::json::object detail);
-  // The stored object, or nullptr. REQUIRES mu_.
-  const store::CatalogObject* Find(store::CatalogKind kind, const std::string& name) const;
+                const std::string& name, boost::json::object detail) REQUIRES(mu_);
+  // The stored object, or nullptr.
+  const store::CatalogObject* Find(store::CatalogKind kind, const std::string& name) const
+      REQUIRES(mu_);
   Status RefuseConfigOwned(const store::CatalogObject& o, std::string_view verb) const;
 
   store::Store& store_;
@@ -77,8 +79,8 @@ class CatalogService {
   std::function<void()> on_change_;
   DestinationCheck destination_check_;
 
-  std::mutex mu_;
-  std::vector<store::CatalogObject> objects_;  // GUARDED_BY(mu_): as stored, in order
+  Mutex mu_;
+  std::vector<store::CatalogObject> objects_ GUARDED_BY(mu_);  // as stored, in order
 };
 
 }  // namespace hookrelay::catalog

@@ -16,23 +16,23 @@ SystemClock& SystemClock::Instance() {
 }
 
 TimePoint FakeClock::Now() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return now_;
 }
 
 Duration FakeClock::MonotonicNow() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return mono_;
 }
 
 void FakeClock::Advance(Duration d) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   now_ += d;
   mono_ += d;
 }
 
 void FakeClock::Set(TimePoint t) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (t > now_) mono_ += t - now_;
   now_ = t;
 }

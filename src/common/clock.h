@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "common/mutex.h"
+
 namespace hookrelay {
 
 // Durations and instants throughout hookrelay are whole milliseconds. Instants are wall-clock
@@ -40,9 +42,9 @@ class FakeClock final : public Clock {
   void Set(TimePoint t);
 
  private:
-  mutable std::mutex mu_;
-  TimePoint now_;     // GUARDED_BY(mu_)
-  Duration mono_{0};  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  TimePoint now_ GUARDED_BY(mu_);
+  Duration mono_ GUARDED_BY(mu_){0};
 };
 
 // Milliseconds since the Unix epoch, and back.

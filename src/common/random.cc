@@ -58,7 +58,7 @@ uint64_t SeededRandom::Next() {
 SystemRandom::SystemRandom() : rng_(OsSeed()) {}
 
 uint64_t SystemRandom::Next() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return rng_.Next();
 }
 

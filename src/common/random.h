@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "common/mutex.h"
+
 namespace hookrelay {
 
 // Source of randomness, injected into pure logic (jitter, ids) so tests can pin it.
@@ -39,8 +41,8 @@ class SystemRandom final : public Random {
   static SystemRandom& Instance();
 
  private:
-  std::mutex mu_;
-  SeededRandom rng_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  SeededRandom rng_ GUARDED_BY(mu_);
 };
 
 }  // namespace hookrelay

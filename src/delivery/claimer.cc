@@ -17,7 +17,7 @@ void Claimer::Start(int threads) {
 
 void Claimer::Queue(ClaimJob job) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     jobs_.push_back(std::move(job));
   }
   cv_.notify_one();
@@ -25,7 +25,7 @@ void Claimer::Queue(ClaimJob job) {
 
 void Claimer::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
     jobs_.clear();
   }
@@ -41,8 +41,8 @@ void Claimer::Loop() {
   for (;;) {
     ClaimJob job;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      MutexLock lock(mu_);
+      cv_.wait(lock, [this]() REQUIRES(mu_) { return stopping_ || !jobs_.empty(); });
       if (stopping_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
@@ -82,7 +82,7 @@ void Claimer::RunClaim(const ClaimJob& job) {
     paused_meanwhile = now_d != nullptr && now_d->paused;
   }
   {
-    std::lock_guard lock(state_.mu);
+    MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(d.name, d);
     paused_meanwhile = paused_meanwhile || (got > 0 && s.paused);
     const int sending = paused_meanwhile ? 0 : got;

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "delivery/engine_state.h"
 #include "delivery/request_sender.h"
 
@@ -54,10 +55,10 @@ class Claimer {
   RequestSender& sender_;
   const CompleteFn complete_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<ClaimJob> jobs_;  // GUARDED_BY(mu_)
-  bool stopping_ = false;      // GUARDED_BY(mu_)
+  std::deque<ClaimJob> jobs_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -45,7 +45,7 @@ DestState& EngineState::StateOf(const std::string& name, const model::Destinatio
 
 void EngineState::Wake() {
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     wake = true;
     // New work may be due anywhere: forget what short claims said about when to look again (and
     // make claims running now forget it too).
@@ -57,7 +57,7 @@ void EngineState::Wake() {
 
 void EngineState::RaiseAlert(alerts::Alert a) {
   {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     stats.alerts_raised++;
   }
   if (alerts) alerts->Raise(std::move(a));
@@ -93,7 +93,7 @@ void DeliveryEngine::Start() {
 
 void DeliveryEngine::Stop(Duration grace) {
   {
-    std::lock_guard lock(state_->mu);
+    MutexLock lock(state_->mu);
     if (state_->stopping && !started_) return;
     state_->stopping = true;
   }
@@ -104,8 +104,8 @@ void DeliveryEngine::Stop(Duration grace) {
   claimer_->Stop();
   // Let attempts in flight finish and be recorded, within the grace period.
   {
-    std::unique_lock lock(state_->mu);
-    state_->idle_cv.wait_for(lock, grace, [this] { return state_->stats.in_flight == 0; });
+    MutexLock lock(state_->mu);
+    state_->idle_cv.wait_for(lock, grace, [this]() REQUIRES(state_->mu) { return state_->stats.in_flight == 0; });
   }
   recorder_->Stop();
 }
@@ -138,12 +138,12 @@ void DeliveryEngine::Complete(Completion c) {
 
 
 EngineStats DeliveryEngine::Stats() const {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   return state_->stats;
 }
 
 std::map<std::string, DestinationState> DeliveryEngine::Destinations() const {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   std::map<std::string, DestinationState> out;
   for (const auto& [name, s] : state_->dests) {
     out[name] = DestinationState{
@@ -161,7 +161,7 @@ Status DeliveryEngine::Pause(const std::string& destination, const std::string& 
   const model::Destination* d = catalog->FindDestination(destination);
   if (!d) return Status::NotFound("unknown destination \"" + destination + "\"");
   {
-    std::lock_guard lock(st.mu);
+    MutexLock lock(st.mu);
     DestState& s = st.StateOf(destination, *d);
     s.paused = true;
     s.paused_reason = reason;
@@ -180,7 +180,7 @@ Status DeliveryEngine::Resume(const std::string& destination) {
   if (!d) return Status::NotFound("unknown destination \"" + destination + "\"");
   const TimePoint now = st.clock.Now();
   {
-    std::lock_guard lock(st.mu);
+    MutexLock lock(st.mu);
     DestState& s = st.StateOf(destination, *d);
     s.paused = false;
     s.paused_reason.clear();
@@ -201,7 +201,7 @@ Status DeliveryEngine::ResetBreaker(const std::string& destination) {
   const TimePoint now = st.clock.Now();
   policy::BreakerSnapshot snapshot;
   {
-    std::lock_guard lock(st.mu);
+    MutexLock lock(st.mu);
     DestState& s = st.StateOf(destination, *d);
     s.breaker.Reset(now);
     ++s.breaker_epoch;

@@ -15,6 +15,7 @@
 
 #include "alerts/alert.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/random.h"
 #include "delivery/engine.h"
 #include "delivery/sender.h"
@@ -107,8 +108,8 @@ struct EngineState {
   }
 
   // The destination's state, made on first use (its breaker read from the store) and brought up
-  // to date with `d` (changed limits apply at once). REQUIRES: mu held.
-  DestState& StateOf(const std::string& name, const model::Destination& d);
+  // to date with `d` (changed limits apply at once).
+  DestState& StateOf(const std::string& name, const model::Destination& d) REQUIRES(mu);
   // New work may be due anywhere: the scheduler looks at every destination again.
   void Wake();
   void RaiseAlert(alerts::Alert a);
@@ -118,19 +119,19 @@ struct EngineState {
   model::Registry& registry;
   alerts::AlertSink* alerts;
   const Clock& clock;
-  Random& random;
+  Random& random GUARDED_BY(random_mu);
   const EngineOptions options;
 
-  mutable std::mutex mu;
+  mutable Mutex mu;
   std::condition_variable wake_cv;  // the scheduler waits on it
   std::condition_variable idle_cv;  // notified when stats.in_flight drops to 0 (Stop waits)
-  bool wake = false;                // GUARDED_BY(mu)
-  bool stopping = false;            // GUARDED_BY(mu)
-  std::map<std::string, std::unique_ptr<DestState>> dests;  // GUARDED_BY(mu)
-  uint64_t work_gen = 0;                                    // GUARDED_BY(mu); bumped by Wake()
-  EngineStats stats;                                        // GUARDED_BY(mu)
+  bool wake GUARDED_BY(mu) = false;
+  bool stopping GUARDED_BY(mu) = false;
+  std::map<std::string, std::unique_ptr<DestState>> dests GUARDED_BY(mu);
+  uint64_t work_gen GUARDED_BY(mu) = 0;  // bumped by Wake()
+  EngineStats stats GUARDED_BY(mu);
 
-  std::mutex random_mu;  // Random is not thread-safe
+  Mutex random_mu;  // Random is not thread-safe
 };
 
 }  // namespace hookrelay::delivery

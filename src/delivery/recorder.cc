@@ -25,7 +25,7 @@ void Recorder::Start(int threads) {
 
 void Recorder::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -38,7 +38,7 @@ void Recorder::Stop() {
 void Recorder::Queue(Completion c) {
   bool notify;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     notify = queue_.empty();
     queue_.push_back(std::move(c));
   }
@@ -51,8 +51,8 @@ void Recorder::Loop() {
   std::vector<Completion> batch;
   for (;;) {
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      cv_.wait(lock, [this]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;
       // Everything that finished while the last batch was being written, up to the cap: one
       // store write (one commit) records them all.
@@ -103,7 +103,7 @@ Decided Recorder::Decide(const Completion& c) {
   // the one final transport class) and replace the reason below.
   if (c.not_sent) outcome.error = policy::TransportError::kPrivateAddress;
   {
-    std::lock_guard lock(state_.random_mu);
+    MutexLock lock(state_.random_mu);
     decision = policy::Decide(d.policy, progress, outcome, now, state_.random);
   }
   if (c.not_sent) decision.reason = c.result.error_detail;
@@ -160,7 +160,7 @@ void Recorder::Settle(const Completion& c) {
   std::vector<std::string> log_lines;  // written once mu is released
   bool idle;
   {
-    std::lock_guard lock(state_.mu);
+    MutexLock lock(state_.mu);
     EngineStats& stats = state_.stats;
     DestState& s = state_.StateOf(d.name, d);
     stats.in_flight = std::max<int64_t>(0, stats.in_flight - 1);

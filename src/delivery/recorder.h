@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "delivery/engine_state.h"
 
 namespace hookrelay::delivery {
@@ -46,10 +47,10 @@ class Recorder {
   void Settle(const Completion& c);
 
   EngineState& state_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::vector<Completion> queue_;  // GUARDED_BY(mu_)
-  bool stopping_ = false;          // GUARDED_BY(mu_)
+  std::vector<Completion> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

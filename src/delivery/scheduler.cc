@@ -56,13 +56,13 @@ void Scheduler::Loop() {
       last_stall_check_ = now;
       CheckStall(now);
     }
-    std::unique_lock lock(state_.mu);
+    MutexLock lock(state_.mu);
     if (state_.stopping) return;
     if (!state_.wake) {
       // A deadline on the injected clock, slept in real time and never longer than poll_interval:
       // a clock that jumps (or a fake one that tests move) is looked at again within that.
       const Duration wait = std::clamp(wake_at - state_.clock.Now(), Duration(1), poll);
-      state_.wake_cv.wait_for(lock, wait, [this] { return state_.wake || state_.stopping; });
+      state_.wake_cv.wait_for(lock, wait, [this]() REQUIRES(state_.mu) { return state_.wake || state_.stopping; });
     }
     state_.wake = false;
     if (state_.stopping) return;
@@ -71,7 +71,7 @@ void Scheduler::Loop() {
 
 void Scheduler::ForgetDeleted(const model::Catalog& catalog) {
   // So their breakers leave the metrics and a new destination of the same name starts afresh.
-  std::lock_guard lock(state_.mu);
+  MutexLock lock(state_.mu);
   for (auto it = state_.dests.begin(); it != state_.dests.end();) {
     const DestState& s = *it->second;
     if (!catalog.FindDestination(it->first) && s.in_flight == 0 && s.claims_out == 0) {
@@ -91,7 +91,7 @@ TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now
   TimePoint next = later;
   uint64_t work_gen = 0;
   {
-    std::lock_guard lock(state_.mu);
+    MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(d.name, d);
     const bool operator_paused = d.paused || s.paused;
     const policy::BreakerSnapshot& b = s.breaker.snapshot();
@@ -162,7 +162,7 @@ void Scheduler::OnAttemptEnded(Completion& c) {
   // see an open breaker or a halved concurrency.
   bool notify;
   {
-    std::lock_guard lock(state_.mu);
+    MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(c.destination->name, *c.destination);
     s.in_flight = std::max(0, s.in_flight - 1);
     const TimePoint now = c.decided.now;
@@ -206,7 +206,7 @@ void Scheduler::CheckStall(TimePoint now) {
   auto due_by_destination = state_.store.CountDueByDestination(now);
   bool stalled;
   {
-    std::lock_guard lock(state_.mu);
+    MutexLock lock(state_.mu);
     state_.stats.oldest_due_age = age;
     if (due.ok()) state_.stats.due_backlog = *due;
     if (due_by_destination.ok()) {

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "common/ascii.h"
+#include "common/mutex.h"
 #include "common/thread_name.h"
 
 namespace hookrelay::delivery {
@@ -385,7 +386,7 @@ struct Sender::Impl {
 
   ~Impl() {
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       stopping = true;
     }
     curl_multi_wakeup(multi);
@@ -397,7 +398,7 @@ struct Sender::Impl {
   void Enqueue(SendRequest request, Callback done) {
     in_flight.fetch_add(1);
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       if (!stopping) {
         const bool was_empty = pending.empty();
         pending.push_back({std::move(request), std::move(done)});
@@ -415,7 +416,7 @@ struct Sender::Impl {
     std::vector<Pending> batch;
     while (true) {
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(mu);
         if (stopping) break;
         batch.swap(pending);
       }
@@ -436,7 +437,7 @@ struct Sender::Impl {
     }
     active.clear();
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       batch.swap(pending);
     }
     for (Pending& p : batch) {
@@ -831,9 +832,9 @@ struct Sender::Impl {
   std::unordered_map<SocketKey, curl_socket_t, SocketKeyHash> sockets_by_key;
   std::unordered_map<curl_socket_t, OpenSocket> sockets_by_fd;
 
-  std::mutex mu;
-  bool stopping = false;                          // GUARDED_BY(mu)
-  std::vector<Pending> pending;                   // GUARDED_BY(mu)
+  Mutex mu;
+  bool stopping GUARDED_BY(mu) = false;
+  std::vector<Pending> pending GUARDED_BY(mu);
   std::vector<Transfer*> active;                  // owned; only touched on the sender thread
   std::vector<std::unique_ptr<Transfer>> idle;    // ready for reuse; sender thread only
   std::thread thread;

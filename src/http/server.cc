@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/thread_name.h"
 #include "common/units.h"
 
@@ -437,7 +438,7 @@ struct Worker {
 
   // Responders on other threads take post_mu to check `stopped` and post atomically, so nothing
   // is posted once Shutdown has decided to stop the loop.
-  std::mutex post_mu;
+  Mutex post_mu;
   std::atomic<bool> stopped{false};
   // Responses completed on other threads, waiting for this loop: the first one queued posts
   // DeliverAnswers, which takes all that are queued by the time it runs. A batch of 202s
@@ -447,7 +448,7 @@ struct Worker {
     uint64_t seq;
     Response response;
   };
-  std::vector<Answer> answers;    // GUARDED_BY(post_mu)
+  std::vector<Answer> answers GUARDED_BY(post_mu);
   std::vector<Answer> answering;  // this worker's thread only
   void DeliverAnswers();
 
@@ -485,17 +486,17 @@ struct Server::Impl {
   // Connections being answered with a refusal (not counted in stats->connections); bounded so
   // that refusing cannot itself exhaust descriptors.
   std::atomic<int> refusing{0};
-  std::mutex clients_mu;
-  std::map<ClientKey, int> clients;  // GUARDED_BY(clients_mu): open connections per client
+  Mutex clients_mu;
+  std::map<ClientKey, int> clients GUARDED_BY(clients_mu);  // open connections per client
   uint16_t port = 0;
   std::string url;
 
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable drained_cv;
-  size_t drained = 0;      // GUARDED_BY(mu): workers with no request in flight while draining
-  bool accepting = true;   // GUARDED_BY(mu)
-  std::mutex shutdown_mu;  // serializes Shutdown
-  bool shut_down = false;  // GUARDED_BY(shutdown_mu)
+  size_t drained GUARDED_BY(mu) = 0;  // workers with no request in flight while draining
+  bool accepting GUARDED_BY(mu) = true;
+  Mutex shutdown_mu;  // serializes Shutdown
+  bool shut_down GUARDED_BY(shutdown_mu) = false;
 };
 
 namespace {
@@ -955,7 +956,7 @@ void Session::Deliver(uint64_t seq, Response response) {
     OnResponse(seq, std::move(response));
     return;
   }
-  std::lock_guard<std::mutex> lock(worker_->post_mu);
+  MutexLock lock(worker_->post_mu);
   if (worker_->stopped.load(std::memory_order_relaxed)) return;
   worker_->answers.push_back({shared_from_this(), seq, std::move(response)});
   if (worker_->answers.size() == 1) {
@@ -965,7 +966,7 @@ void Session::Deliver(uint64_t seq, Response response) {
 
 void Worker::DeliverAnswers() {
   {
-    std::lock_guard<std::mutex> lock(post_mu);
+    MutexLock lock(post_mu);
     answering.swap(answers);
   }
   for (Answer& a : answering) a.session->OnResponse(a.seq, std::move(a.response));
@@ -1203,7 +1204,7 @@ void Worker::ReportDrained() {
   if (drain_reported) return;
   drain_reported = true;
   {
-    std::lock_guard<std::mutex> lock(server->mu);
+    MutexLock lock(server->mu);
     ++server->drained;
   }
   server->drained_cv.notify_all();
@@ -1217,7 +1218,7 @@ void Worker::FinalDrain() {
   work.reset();
   ioc.restart();
   ioc.run();
-  std::lock_guard<std::mutex> lock(post_mu);  // (DeliverAnswers ran above; nothing is queued)
+  MutexLock lock(post_mu);  // (DeliverAnswers ran above; nothing is queued)
   answers.clear();
 }
 
@@ -1321,7 +1322,7 @@ void Server::Impl::Refuse(const std::shared_ptr<Worker>& worker, Socket socket,
 }
 
 bool Server::Impl::AddClient(const ClientKey& key) {
-  std::lock_guard<std::mutex> lock(clients_mu);
+  MutexLock lock(clients_mu);
   int& count = clients[key];
   if (options.max_connections_per_client > 0 && count >= options.max_connections_per_client) {
     if (count == 0) clients.erase(key);
@@ -1332,14 +1333,14 @@ bool Server::Impl::AddClient(const ClientKey& key) {
 }
 
 void Server::Impl::RemoveClient(const ClientKey& key) {
-  std::lock_guard<std::mutex> lock(clients_mu);
+  MutexLock lock(clients_mu);
   auto it = clients.find(key);
   if (it != clients.end() && --it->second <= 0) clients.erase(it);
 }
 
 void Server::Impl::StopAccepting() {
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     if (!accepting) return;
     accepting = false;
   }
@@ -1362,7 +1363,7 @@ void Server::Impl::StopAccepting() {
 }
 
 void Server::Impl::Shutdown(Duration grace) {
-  std::lock_guard<std::mutex> shutdown_lock(shutdown_mu);
+  MutexLock shutdown_lock(shutdown_mu);
   if (shut_down) return;
   shut_down = true;
   const auto deadline = SteadyClock::now() + grace;
@@ -1370,12 +1371,12 @@ void Server::Impl::Shutdown(Duration grace) {
   StopAccepting();
   for (auto& w : workers) asio::post(w->ioc, [w = w.get()] { w->BeginDrain(); });
   {
-    std::unique_lock<std::mutex> lock(mu);
-    drained_cv.wait_until(lock, deadline, [&] { return drained == workers.size(); });
+    MutexLock lock(mu);
+    drained_cv.wait_until(lock, deadline, [&]() REQUIRES(mu) { return drained == workers.size(); });
   }
   for (auto& w : workers) {
     {
-      std::lock_guard<std::mutex> lock(w->post_mu);
+      MutexLock lock(w->post_mu);
       w->stopped = true;
     }
     w->ioc.stop();

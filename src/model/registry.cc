@@ -113,14 +113,14 @@ Registry::Registry(Catalog catalog)
     : current_(std::make_shared<const Catalog>(std::move(catalog))) {}
 
 std::shared_ptr<const Catalog> Registry::Get() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return current_;
 }
 
 Status Registry::Replace(Catalog catalog) {
   HR_RETURN_IF_ERROR(catalog.Validate());
   auto next = std::make_shared<const Catalog>(std::move(catalog));
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   current_ = std::move(next);
   return Status::Ok();
 }

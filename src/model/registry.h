@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/result.h"
 #include "model/destination.h"
 #include "model/source.h"
@@ -56,8 +57,8 @@ class Registry {
   Status Replace(Catalog catalog);
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const Catalog> current_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::shared_ptr<const Catalog> current_ GUARDED_BY(mu_);
 };
 
 }  // namespace hookrelay::model

@@ -81,7 +81,7 @@ void ReplayRunner::Start() { thread_ = std::thread(&ReplayRunner::Loop, this); }
 
 void ReplayRunner::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -94,7 +94,7 @@ void ReplayRunner::Stop() {
 
 void ReplayRunner::Notify() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     notified_ = true;
     ++generation_;
   }
@@ -102,7 +102,7 @@ void ReplayRunner::Notify() {
 }
 
 bool ReplayRunner::Stopping() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stopping_;
 }
 
@@ -117,13 +117,13 @@ Status ReplayRunner::CheckStillOurs(const std::string& id) {
 }
 
 uint64_t ReplayRunner::Generation() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return generation_;
 }
 
 Status ReplayRunner::SleepUntil(TimePoint t, const std::string& id, uint64_t* seen,
                                 bool* stopping, bool any_notify) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (;;) {
     if (stopping_) {
       *stopping = true;
@@ -139,7 +139,7 @@ Status ReplayRunner::SleepUntil(TimePoint t, const std::string& id, uint64_t* se
     }
     const Duration left = t - clock_.Now();
     if (left <= Duration::zero()) return Status::Ok();
-    cv_.wait_for(lock, left, [&] { return stopping_ || generation_ != *seen; });
+    cv_.wait_for(lock, left, [&]() REQUIRES(mu_) { return stopping_ || generation_ != *seen; });
   }
 }
 
@@ -157,7 +157,7 @@ void ReplayRunner::Loop() {
     }
     bool room = false;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) return;
       room = active_ < std::max(1, options_.max_concurrent_jobs);
     }
@@ -165,7 +165,7 @@ void ReplayRunner::Loop() {
       Result<std::optional<store::ReplayJob>> job = Claim();
       if (job.ok() && job->has_value()) {
         {
-          std::lock_guard lock(mu_);
+          MutexLock lock(mu_);
           ++active_;
         }
         auto done = std::make_shared<std::atomic<bool>>(false);
@@ -174,7 +174,7 @@ void ReplayRunner::Loop() {
                NameThisThread("hr-replay-job");
                (void)RunClaimed(std::move(j));
                {
-                 std::lock_guard lock(mu_);
+                 MutexLock lock(mu_);
                  --active_;
                  notified_ = true;  // room for the next job
                }
@@ -185,8 +185,8 @@ void ReplayRunner::Loop() {
         continue;  // look for the next job at once
       }
     }
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, options_.poll_interval, [this] { return stopping_ || notified_; });
+    MutexLock lock(mu_);
+    cv_.wait_for(lock, options_.poll_interval, [this]() REQUIRES(mu_) { return stopping_ || notified_; });
     notified_ = false;
     if (stopping_) return;
   }
@@ -204,7 +204,7 @@ Status ReplayRunner::RunClaimed(store::ReplayJob job) {
                FormatRate(job.rate));
   uint64_t seed = 0;
   {
-    std::lock_guard lock(mu_);  // random_ may be shared by the jobs' threads
+    MutexLock lock(mu_);  // random_ may be shared by the jobs' threads
     seed = random_.Next();
   }
   SeededRandom random(seed);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/random.h"
 #include "common/result.h"
 #include "model/registry.h"
@@ -138,14 +139,14 @@ class ReplayRunner {
   std::function<void()> wake_;
   const ReplayRunnerOptions options_;
 
-  Random& random_;  // used by the runner's thread only, or shared if thread-safe (SystemRandom)
+  Random& random_ GUARDED_BY(mu_);  // seeds each job's own generator (jobs run on several threads)
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;  // GUARDED_BY(mu_)
-  bool notified_ = false;     // GUARDED_BY(mu_)
-  uint64_t generation_ = 0;  // GUARDED_BY(mu_); bumped by Notify, wakes waits
-  int active_ = 0;           // GUARDED_BY(mu_); jobs running on worker threads
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool notified_ GUARDED_BY(mu_) = false;
+  uint64_t generation_ GUARDED_BY(mu_) = 0;  // bumped by Notify, wakes waits
+  int active_ GUARDED_BY(mu_) = 0;  // jobs running on worker threads
   struct Worker {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;

@@ -19,7 +19,7 @@ void RetentionJob::Start() { thread_ = std::thread(&RetentionJob::Loop, this); }
 
 void RetentionJob::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -27,8 +27,8 @@ void RetentionJob::Stop() {
 }
 
 bool RetentionJob::SleepUnlessStopped(Duration d) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return !cv_.wait_for(lock, d, [this] { return stopping_; });
+  MutexLock lock(mu_);
+  return !cv_.wait_for(lock, d, [this]() REQUIRES(mu_) { return stopping_; });
 }
 
 void RetentionJob::Loop() {
@@ -44,19 +44,19 @@ void RetentionJob::Loop() {
 }
 
 Result<int64_t> RetentionJob::RunOnce() {
-  std::lock_guard<std::mutex> pass(pass_mu_);
+  MutexLock pass(pass_mu_);
   const int batch = std::max(1, options_.batch);
   // One cutoff for the whole pass: events that age past it during the pass wait for the next.
   const std::shared_ptr<const model::Catalog> catalog = registry_.Get();
   const TimePoint cutoff = PurgeCutoff(*catalog, clock_.Now());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stats_.last_cutoff = cutoff;
   }
   int64_t total = 0;
   for (;;) {
     Result<int64_t> n = store_.PurgeEventsBefore(cutoff, batch);
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!n.ok()) {
       ++stats_.passes;
       ++stats_.failed_passes;
@@ -67,15 +67,15 @@ Result<int64_t> RetentionJob::RunOnce() {
     ++stats_.batches;
     if (*n < batch || stopping_) break;
     // Gives queued writes (ingest) the store's writer; wakes at once on Stop().
-    if (cv_.wait_for(lock, options_.pause, [this] { return stopping_; })) break;
+    if (cv_.wait_for(lock, options_.pause, [this]() REQUIRES(mu_) { return stopping_; })) break;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ++stats_.passes;
   return total;
 }
 
 RetentionStats RetentionJob::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/result.h"
 #include "model/registry.h"
 #include "store/store.h"
@@ -73,12 +74,12 @@ class RetentionJob {
   const Clock& clock_;
   const RetentionOptions options_;
 
-  std::mutex pass_mu_;  // held for a whole pass, so passes never overlap
+  Mutex pass_mu_;  // held for a whole pass, so passes never overlap
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable cv_;
-  bool stopping_ = false;  // GUARDED_BY(mu_)
-  RetentionStats stats_;   // GUARDED_BY(mu_)
+  bool stopping_ GUARDED_BY(mu_) = false;
+  RetentionStats stats_ GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -14,7 +14,7 @@ FaultInjectingStore::FaultInjectingStore(std::unique_ptr<Store> target)
 
 FaultInjectingStore::~FaultInjectingStore() {
   {
-    std::lock_guard<std::mutex> lock(cb_mu_);
+    MutexLock lock(cb_mu_);
     stopping_ = true;
   }
   cb_cv_.notify_all();
@@ -25,8 +25,8 @@ void FaultInjectingStore::CallbackLoop() {
   for (;;) {
     std::function<void()> cb;
     {
-      std::unique_lock<std::mutex> lock(cb_mu_);
-      cb_cv_.wait(lock, [this] { return stopping_ || !callbacks_.empty(); });
+      MutexLock lock(cb_mu_);
+      cb_cv_.wait(lock, [this]() REQUIRES(cb_mu_) { return stopping_ || !callbacks_.empty(); });
       if (callbacks_.empty()) return;
       cb = std::move(callbacks_.front());
       callbacks_.pop_front();
@@ -42,8 +42,9 @@ void FaultInjectingStore::Arm(Fault& fault, int n, bool always, Status status) {
   fault.status = std::move(status);
 }
 
-Status FaultInjectingStore::Take(Fault& fault) {
-  std::lock_guard<std::mutex> lock(mu_);
+Status FaultInjectingStore::Take(Fault FaultInjectingStore::*which) {
+  MutexLock lock(mu_);
+  Fault& fault = this->*which;
   if (fault.always) return fault.status;
   if (fault.remaining > 0) {
     --fault.remaining;
@@ -53,33 +54,33 @@ Status FaultInjectingStore::Take(Fault& fault) {
 }
 
 void FaultInjectingStore::FailAppends(int n, Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Arm(append_fault_, n, false, std::move(status));
 }
 
 void FaultInjectingStore::FailAllAppends(Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Arm(append_fault_, 0, true, std::move(status));
 }
 
 void FaultInjectingStore::FailRecordAttempts(int n, Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Arm(record_attempt_fault_, n, false, std::move(status));
 }
 
 void FaultInjectingStore::FailAllRecordAttempts(Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Arm(record_attempt_fault_, 0, true, std::move(status));
 }
 
 void FaultInjectingStore::FailCatalogChanges(int n, Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   Arm(catalog_fault_, n, false, std::move(status));
 }
 
 void FaultInjectingStore::Heal() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     append_fault_ = Fault{};
     record_attempt_fault_ = Fault{};
     catalog_fault_ = Fault{};
@@ -90,21 +91,21 @@ void FaultInjectingStore::Heal() {
 
 void FaultInjectingStore::HoldClaims(bool hold) {
   {
-    std::lock_guard lock(hold_mu_);
+    MutexLock lock(hold_mu_);
     hold_claims_ = hold;
   }
   hold_cv_.notify_all();
 }
 
 void FaultInjectingStore::AppendEvent(NewEvent event, AppendCallback done) {
-  Status fault = Take(append_fault_);
+  Status fault = Take(&FaultInjectingStore::append_fault_);
   if (fault.ok()) {
     target_->AppendEvent(std::move(event), std::move(done));
     return;
   }
   failed_appends_.fetch_add(1);
   {
-    std::lock_guard<std::mutex> lock(cb_mu_);
+    MutexLock lock(cb_mu_);
     callbacks_.push_back(
         [done = std::move(done), fault = std::move(fault)]() mutable { done(std::move(fault)); });
   }
@@ -113,24 +114,24 @@ void FaultInjectingStore::AppendEvent(NewEvent event, AppendCallback done) {
 
 void FaultInjectingStore::HoldRecordAttempts(bool hold) {
   {
-    std::lock_guard lock(hold_mu_);
+    MutexLock lock(hold_mu_);
     hold_records_ = hold;
   }
   hold_cv_.notify_all();
 }
 
 void FaultInjectingStore::WaitWhileHeld() {
-  std::unique_lock lock(hold_mu_);
+  MutexLock lock(hold_mu_);
   if (!hold_records_) return;
   held_.fetch_add(1);
-  hold_cv_.wait(lock, [this] { return !hold_records_; });
+  hold_cv_.wait(lock, [this]() REQUIRES(hold_mu_) { return !hold_records_; });
   held_.fetch_sub(1);
 }
 
 Status FaultInjectingStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                                           const std::string& owner) {
   WaitWhileHeld();
-  Status fault = Take(record_attempt_fault_);
+  Status fault = Take(&FaultInjectingStore::record_attempt_fault_);
   if (!fault.ok()) {
     failed_record_attempts_.fetch_add(1);
     return fault;
@@ -152,7 +153,7 @@ std::vector<Status> FaultInjectingStore::RecordAttempts(const std::vector<Attemp
   std::vector<AttemptRecord> pass;
   std::vector<size_t> where;
   for (size_t i = 0; i < records.size(); ++i) {
-    Status fault = Take(record_attempt_fault_);
+    Status fault = Take(&FaultInjectingStore::record_attempt_fault_);
     if (!fault.ok()) {
       failed_record_attempts_.fetch_add(1);
       out[i] = std::move(fault);
@@ -192,10 +193,10 @@ Result<std::vector<Delivery>> FaultInjectingStore::ClaimDue(TimePoint now, int l
                                                             const std::string& owner,
                                                             const std::string& destination) {
   {
-    std::unique_lock lock(hold_mu_);
+    MutexLock lock(hold_mu_);
     if (hold_claims_) {
       held_claims_.fetch_add(1);
-      hold_cv_.wait(lock, [this] { return !hold_claims_; });
+      hold_cv_.wait(lock, [this]() REQUIRES(hold_mu_) { return !hold_claims_; });
       held_claims_.fetch_sub(1);
     }
   }
@@ -289,7 +290,7 @@ Result<std::vector<CatalogObject>> FaultInjectingStore::ListCatalog() {
 }
 
 Status FaultInjectingStore::ApplyCatalogChange(const CatalogChange& change) {
-  if (Status fault = Take(catalog_fault_); !fault.ok()) return fault;
+  if (Status fault = Take(&FaultInjectingStore::catalog_fault_); !fault.ok()) return fault;
   return target_->ApplyCatalogChange(change);
 }
 

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "store/store.h"
 
 namespace hookrelay::store {
@@ -117,33 +118,34 @@ class FaultInjectingStore final : public Store {
     bool always = false;  // fail until healed
     Status status;
   };
-  // The error to fail with now, consuming one injected failure; OK when the call may pass.
-  Status Take(Fault& fault);
+  // The error to fail with now, consuming one injected failure of `*which`; OK when the call may
+  // pass. (A member pointer rather than a Fault&: the Fault is read only under mu_, taken here.)
+  Status Take(Fault FaultInjectingStore::*which) EXCLUDES(mu_);
   static void Arm(Fault& fault, int n, bool always, Status status);
   void CallbackLoop();
 
   std::unique_ptr<Store> owned_;
   Store* target_;
 
-  std::mutex mu_;
-  Fault append_fault_;          // GUARDED_BY(mu_)
-  Fault record_attempt_fault_;  // GUARDED_BY(mu_)
-  Fault catalog_fault_;         // GUARDED_BY(mu_)
+  Mutex mu_;
+  Fault append_fault_ GUARDED_BY(mu_);
+  Fault record_attempt_fault_ GUARDED_BY(mu_);
+  Fault catalog_fault_ GUARDED_BY(mu_);
   std::atomic<int64_t> failed_appends_{0};
   std::atomic<int64_t> failed_record_attempts_{0};
 
-  std::mutex hold_mu_;
+  Mutex hold_mu_;
   std::condition_variable hold_cv_;
-  bool hold_records_ = false;  // GUARDED_BY(hold_mu_)
+  bool hold_records_ GUARDED_BY(hold_mu_) = false;
   std::atomic<int> held_{0};
-  bool hold_claims_ = false;  // GUARDED_BY(hold_mu_)
+  bool hold_claims_ GUARDED_BY(hold_mu_) = false;
   std::atomic<int> held_claims_{0};
   void WaitWhileHeld();
 
-  std::mutex cb_mu_;
+  Mutex cb_mu_;
   std::condition_variable cb_cv_;
-  std::deque<std::function<void()>> callbacks_;  // GUARDED_BY(cb_mu_)
-  bool stopping_ = false;                        // GUARDED_BY(cb_mu_)
+  std::deque<std::function<void()>> callbacks_ GUARDED_BY(cb_mu_);
+  bool stopping_ GUARDED_BY(cb_mu_) = false;
   std::thread callback_thread_;
 };
 

@@ -538,6 +538,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
         "SELECT destination, COUNT(*), MIN(id) FROM deliveries WHERE status = 'pending'"
         " GROUP BY destination");
     if (!q.ok()) return q.status();
+    MutexLock lock(store->leases_mu_);  // (no other thread yet: taken for the analysis)
     for (;;) {
       Result<bool> row = q->Step("find pending deliveries");
       if (!row.ok()) return row.status();
@@ -571,20 +572,20 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
 
 SqliteStore::~SqliteStore() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
   if (writer_.joinable()) writer_.join();
   {
-    std::lock_guard<std::mutex> lock(sync_mu_);
+    MutexLock lock(sync_mu_);
     writer_done_ = true;
   }
   sync_cv_.notify_all();
   if (syncer_.joinable()) syncer_.join();  // after the last sync and completions
   if (wal_fd_ >= 0) ::close(wal_fd_);
   {
-    std::lock_guard<std::mutex> lock(readers_mu_);
+    MutexLock lock(readers_mu_);
     idle_readers_.clear();
   }
   writer_db_.reset();  // after the readers: the last connection to close checkpoints the WAL
@@ -596,7 +597,7 @@ SqliteStore::~SqliteStore() {
 
 void SqliteStore::Enqueue(std::unique_ptr<WriteOp> op) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!stopping_) {
       queue_.push_back(std::move(op));
       op = nullptr;
@@ -629,8 +630,8 @@ void SqliteStore::WriterLoop() {
   batch.reserve(max_batch_);
   for (;;) {
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      cv_.wait(lock, [this]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and everything queued has been done
       while (!queue_.empty() && batch.size() < max_batch_) {
         batch.push_back(std::move(queue_.front()));
@@ -660,7 +661,7 @@ void SqliteStore::Handoff(std::vector<std::unique_ptr<WriteOp>> batch, std::vect
   }
   bool queued = false;
   {
-    std::lock_guard<std::mutex> lock(sync_mu_);
+    MutexLock lock(sync_mu_);
     if (wrote) ++committed_;
     // What this batch read may come from any commit so far, its own included: it completes once
     // all of them are synced. When they are and nothing waits before it, complete it here.
@@ -686,9 +687,9 @@ int SqliteStore::SyncWal() {
 
 void SqliteStore::SyncLoop() {
   NameThisThread("hr-store-sync");
-  std::unique_lock<std::mutex> lock(sync_mu_);
+  MutexLock lock(sync_mu_);
   for (;;) {
-    sync_cv_.wait(lock, [this] { return writer_done_ || !unsynced_.empty(); });
+    sync_cv_.wait(lock, [this]() REQUIRES(sync_mu_) { return writer_done_ || !unsynced_.empty(); });
     if (unsynced_.empty()) return;  // the writer is done and everything is completed
     if (sync_error_.ok() && synced_ < unsynced_.front().needs) {
       // Covers every COMMIT returned so far: their pages are in the log file, whose data this
@@ -716,10 +717,11 @@ void SqliteStore::SyncLoop() {
     }
     if (ready.empty()) continue;
     const Status failure = sync_error_;
+    const uint64_t synced = synced_;  // only this thread changes it
     finishing_ = true;
     lock.unlock();
     for (Unsynced& u : ready) {
-      if (u.needs > synced_) {  // (read without the lock: only this thread changes it)
+      if (u.needs > synced) {
         for (Status& r : u.results) {
           if (r.ok()) r = failure;
         }
@@ -747,7 +749,7 @@ void SqliteStore::RunClaimsFirst(std::vector<std::unique_ptr<WriteOp>>& batch) {
   // After a failed sync nothing is claimed (as RunBatch writes nothing).
   std::optional<Status> refused;
   if (sync_failed_.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(sync_mu_);
+    MutexLock lock(sync_mu_);
     refused = sync_error_;
   }
   size_t kept = 0;
@@ -759,7 +761,7 @@ void SqliteStore::RunClaimsFirst(std::vector<std::unique_ptr<WriteOp>>& batch) {
     WriteOp& op = *batch[i];
     Status s = refused ? *refused : RunOp(op, false);
     if (s.ok()) {
-      std::lock_guard<std::mutex> lock(leases_mu_);
+      MutexLock lock(leases_mu_);
       KeepInMemoryChanges(op);
     } else {
       UndoLeases(op);
@@ -788,7 +790,7 @@ std::vector<Status> SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>&
   std::vector<Status> results(n);
   *wrote = false;
   if (sync_failed_.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(sync_mu_);
+    MutexLock lock(sync_mu_);
     for (Status& r : results) r = sync_error_;
     return results;
   }
@@ -859,7 +861,7 @@ std::vector<Status> SqliteStore::RunBatch(std::vector<std::unique_ptr<WriteOp>>&
     if (commit.ok()) {
       *wrote = sqlite3_total_changes64(db.handle()) != changes_before;
       if (*wrote) stat_commits_.fetch_add(1, std::memory_order_relaxed);
-      std::lock_guard<std::mutex> lock(leases_mu_);
+      MutexLock lock(leases_mu_);
       for (size_t i : pending) {
         WriteOp& op = *batch[i];
         if (results[i].ok()) {
@@ -908,7 +910,7 @@ Status SqliteStore::RunOp(WriteOp& op, bool savepoint) {
 }
 
 void SqliteStore::SetLease(int64_t id, std::optional<Lease> lease) {
-  std::lock_guard<std::mutex> lock(leases_mu_);
+  MutexLock lock(leases_mu_);
   auto it = leases_.find(id);
   if (op_) {
     op_->lease_undo.emplace_back(
@@ -923,7 +925,7 @@ void SqliteStore::SetLease(int64_t id, std::optional<Lease> lease) {
 
 void SqliteStore::UndoLeases(WriteOp& op) {
   if (op.lease_undo.empty()) return;
-  std::lock_guard<std::mutex> lock(leases_mu_);
+  MutexLock lock(leases_mu_);
   for (auto it = op.lease_undo.rbegin(); it != op.lease_undo.rend(); ++it) {
     if (it->second) {
       leases_[it->first] = std::move(*it->second);
@@ -940,7 +942,7 @@ void SqliteStore::UndoLeases(const std::vector<std::unique_ptr<WriteOp>>& batch,
 }
 
 std::optional<int64_t> SqliteStore::PendingFrontier(const std::string& destination) const {
-  std::lock_guard<std::mutex> lock(leases_mu_);
+  MutexLock lock(leases_mu_);
   std::optional<int64_t> out;
   for (const auto& [dest, p] : pending_) {
     if (!destination.empty() && dest != destination) continue;
@@ -950,7 +952,7 @@ std::optional<int64_t> SqliteStore::PendingFrontier(const std::string& destinati
 }
 
 int64_t SqliteStore::UnleasedPending(const std::string& destination) const {
-  std::lock_guard<std::mutex> lock(leases_mu_);
+  MutexLock lock(leases_mu_);
   int64_t n = 0;
   for (const auto& [dest, p] : pending_) {
     if (destination.empty() || dest == destination) n += p.count;
@@ -962,7 +964,7 @@ int64_t SqliteStore::UnleasedPending(const std::string& destination) const {
 }
 
 std::optional<SqliteStore::Lease> SqliteStore::LeaseOf(int64_t id) const {
-  std::lock_guard<std::mutex> lock(leases_mu_);
+  MutexLock lock(leases_mu_);
   auto it = leases_.find(id);
   if (it == leases_.end()) return std::nullopt;
   return it->second;
@@ -970,7 +972,7 @@ std::optional<SqliteStore::Lease> SqliteStore::LeaseOf(int64_t id) const {
 
 std::string SqliteStore::LeasedIdsJson(const std::string& destination, bool current_only) const {
   std::string out = "[";
-  std::lock_guard<std::mutex> lock(leases_mu_);
+  MutexLock lock(leases_mu_);
   for (const auto& [id, l] : leases_) {
     if (!destination.empty() && l.destination != destination) continue;
     if (current_only && !l.current) continue;
@@ -1161,7 +1163,7 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
     if (pending) {
       const int64_t id = db.LastInsertRowid();
       if (op_) ++op_->pending_delta[d.destination];
-      std::lock_guard<std::mutex> lock(leases_mu_);
+      MutexLock lock(leases_mu_);
       auto [it, added] = pending_.try_emplace(d.destination, Pending{0, id});
       if (!added) it->second.frontier = std::min(it->second.frontier, id);
     }
@@ -1255,7 +1257,7 @@ Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Du
   {
     bool any = UnleasedPending(destination) > 0;
     if (!any) {
-      std::lock_guard<std::mutex> lock(leases_mu_);
+      MutexLock lock(leases_mu_);
       for (const auto& [id, l] : leases_) {
         if (l.until <= now && (destination.empty() || l.destination == destination)) {
           any = true;
@@ -1290,7 +1292,7 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
   // leases, so what it reads here holds until it changes it.
   std::vector<std::pair<TimePoint, int64_t>> due;
   {
-    std::lock_guard<std::mutex> lock(leases_mu_);
+    MutexLock lock(leases_mu_);
     for (const auto& [id, l] : leases_) {
       if (l.until <= now && (destination.empty() || l.destination == destination)) {
         due.emplace_back(l.until, id);
@@ -1725,14 +1727,14 @@ Status SqliteStore::AppendAudit(const AuditEntry& entry) {
 
 void SqliteStore::ReaderDeleter::operator()(Connection* c) const {
   std::unique_ptr<Connection> owned(c);
-  std::lock_guard<std::mutex> lock(store->readers_mu_);
+  MutexLock lock(store->readers_mu_);
   if (store->idle_readers_.size() < kMaxIdleReaders)
     store->idle_readers_.push_back(std::move(owned));
 }
 
 Result<SqliteStore::Reader> SqliteStore::AcquireReader() {
   {
-    std::lock_guard<std::mutex> lock(readers_mu_);
+    MutexLock lock(readers_mu_);
     if (!idle_readers_.empty()) {
       Reader r(idle_readers_.back().release(), ReaderDeleter{this});
       idle_readers_.pop_back();
@@ -2012,7 +2014,7 @@ Result<std::map<std::string, int64_t>> SqliteStore::CountDueByDestination(TimePo
     if (q->Int(1) > 0) out[q->Text(0)] = q->Int(1);
   }
   {
-    std::lock_guard<std::mutex> lock(leases_mu_);
+    MutexLock lock(leases_mu_);
     for (const auto& [dest, p] : pending_) {
       if (p.count > 0) out[dest] += p.count;
     }
@@ -2129,7 +2131,7 @@ Result<int64_t> SqliteStore::CountDeliveries(DeliveryStatus status) {
   // as pending or scheduled.
   int64_t leased_current = 0, leased_scheduled_current = 0;
   {
-    std::lock_guard<std::mutex> lock(leases_mu_);
+    MutexLock lock(leases_mu_);
     for (const auto& [id, l] : leases_) {
       leased_current += l.current ? 1 : 0;
       leased_scheduled_current += l.current && !l.pending ? 1 : 0;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/result.h"
 #include "store/sqlite/data_dir_lock.h"
 #include "store/sqlite/open.h"
@@ -214,8 +215,7 @@ class SqliteStore final : public Store {
   Status RunInSavepoint(WriteOp& op);
   // An operation that succeeded (and whose writes, if any, committed): its lease changes stay
   // (the undo log is dropped), and its changes to the pending counts and frontiers are applied.
-  // REQUIRES: leases_mu_ held.
-  void KeepInMemoryChanges(WriteOp& op);
+  void KeepInMemoryChanges(WriteOp& op) REQUIRES(leases_mu_);
   // Claims and their releases are changed by the writer only, inside a batch: each change is
   // logged in the running operation (op_) so that when the transaction or the operation's
   // savepoint is rolled back, the leases are rolled back with it.
@@ -289,14 +289,14 @@ class SqliteStore final : public Store {
     std::vector<std::unique_ptr<WriteOp>> ops;
     std::vector<Status> results;
   };
-  std::mutex sync_mu_;
+  Mutex sync_mu_;
   std::condition_variable sync_cv_;
-  std::deque<Unsynced> unsynced_;  // GUARDED_BY(sync_mu_)
-  uint64_t committed_ = 0;         // GUARDED_BY(sync_mu_) COMMITs that changed rows
-  uint64_t synced_ = 0;            // GUARDED_BY(sync_mu_) of those, the ones known durable
-  bool finishing_ = false;         // GUARDED_BY(sync_mu_) the syncer runs completions
-  bool writer_done_ = false;       // GUARDED_BY(sync_mu_)
-  Status sync_error_;              // GUARDED_BY(sync_mu_) the first failed sync, for good
+  std::deque<Unsynced> unsynced_ GUARDED_BY(sync_mu_);
+  uint64_t committed_ GUARDED_BY(sync_mu_) = 0;  // COMMITs that changed rows
+  uint64_t synced_ GUARDED_BY(sync_mu_) = 0;  // of those, the ones known durable
+  bool finishing_ GUARDED_BY(sync_mu_) = false;  // the syncer runs completions
+  bool writer_done_ GUARDED_BY(sync_mu_) = false;
+  Status sync_error_ GUARDED_BY(sync_mu_);  // the first failed sync, for good
   std::atomic<bool> sync_failed_{false};
   std::thread::id writer_id_;
   std::thread::id syncer_id_;
@@ -308,19 +308,19 @@ class SqliteStore final : public Store {
   WriteOp* op_ = nullptr;
 
   // Claims in memory. Changed by the writer thread only (SetLease), read by any thread.
-  mutable std::mutex leases_mu_;
-  std::unordered_map<int64_t, Lease> leases_;  // GUARDED_BY(leases_mu_) by delivery id
+  mutable Mutex leases_mu_;
+  std::unordered_map<int64_t, Lease> leases_ GUARDED_BY(leases_mu_);  // by delivery id
   // Per destination. Counts and frontier advances are applied when the batch that made them
   // commits; a frontier is lowered at once (always safe: it only widens the walk).
-  std::map<std::string, Pending> pending_;  // GUARDED_BY(leases_mu_)
+  std::map<std::string, Pending> pending_ GUARDED_BY(leases_mu_);
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::unique_ptr<WriteOp>> queue_;  // GUARDED_BY(mu_)
-  bool stopping_ = false;                       // GUARDED_BY(mu_)
+  std::deque<std::unique_ptr<WriteOp>> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
 
-  std::mutex readers_mu_;
-  std::vector<std::unique_ptr<sqlite::Connection>> idle_readers_;  // GUARDED_BY(readers_mu_)
+  Mutex readers_mu_;
+  std::vector<std::unique_ptr<sqlite::Connection>> idle_readers_ GUARDED_BY(readers_mu_);
 
   std::atomic<int64_t> stat_ops_{0};
   std::atomic<int64_t> stat_batches_{0};
