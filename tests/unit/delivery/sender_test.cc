@@ -828,9 +828,9 @@ TEST(SenderTest, ProxyFromEnvironment) {
 // The server sends the head and 64 KiB, then nothing more; a sender that kept reading (the drain
 // of up to 1 MiB it used to do) waited for the rest until its timeout.
 TEST(SenderTest, HugeContentLengthIsCutOnceTheSnippetIsFull) {
-  RawResponder server({"HTTP/1.1 200 OK\r\nContent-Length: 52428800\r\n\r\n" +
-                       std::string(64 * 1024, 'y')},
-                      milliseconds(0));
+  RawResponder server(
+      {"HTTP/1.1 200 OK\r\nContent-Length: 52428800\r\n\r\n" + std::string(64 * 1024, 'y')},
+      milliseconds(0));
   Sender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(server.url());
   request.timeout = seconds(5);
