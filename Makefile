@@ -6,7 +6,7 @@ RELEASE := build/release
 TESTDIR := build/test
 ARGS    ?=
 
-.PHONY: all deps deps-build release run test test-sanitize check-threads bench fuzz format clean
+.PHONY: all deps deps-build release run test test-sanitize check-threads bench soak fuzz format clean
 
 all: release
 
@@ -71,6 +71,12 @@ check-threads: deps-build
 BENCH_REPEAT ?= 3
 bench: release
 	BENCH_REPEAT=$(BENCH_REPEAT) bench/run $(RELEASE)
+
+# Leak watch, not part of `make test`: SOAK_SECONDS (600) of mixed load against a flaky sink,
+# sampled every 10 s; fails unless RSS, fds, p99 and backlog stay flat (README, "Soak").
+SOAK_SECONDS ?= 600
+soak: release
+	SOAK_SECONDS=$(SOAK_SECONDS) bench/soak.py $(RELEASE)/hookrelay
 
 # libFuzzer targets (clang); FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 30

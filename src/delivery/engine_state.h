@@ -90,6 +90,8 @@ struct Completion {
   // meanwhile (the breaker's state then says nothing of this transition: trip 0, 0 failures).
   policy::BreakerSnapshot breaker_after;
   uint64_t breaker_epoch = 0;
+  // Decided by the recorder and written at least once (a failed write keeps the decision).
+  bool record_pending = false;
 };
 
 // What the scheduler, the claimer, the recorder and the operator controls share: the injected

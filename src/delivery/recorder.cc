@@ -16,6 +16,9 @@ namespace {
 
 // At most this many attempt results are recorded in one store write.
 constexpr size_t kMaxRecordBatch = 512;
+// Results whose write failed (a failed commit, a full disk) are kept and written again, at most
+// this many (past it, a result is let go: its delivery is sent again once its lease expires).
+constexpr size_t kMaxUnrecorded = 100000;
 
 }  // namespace
 
@@ -50,41 +53,109 @@ void Recorder::Loop() {
   NameThisThread("hr-recorder");
   std::vector<Completion> batch;
   for (;;) {
+    bool last_chance;
+    size_t room;
     {
       MutexLock lock(mu_);
-      cv_.wait(lock, [this]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
+      // Results a failed write left unrecorded are written again after a pause (doubling up to
+      // kMaxRecordRetryDelay), unless new results come first (they are written together).
+      auto ready = [this]() REQUIRES(mu_) {
+        return stopping_ || !queue_.empty() ||
+               (!unrecorded_.empty() && std::chrono::steady_clock::now() >= retry_at_);
+      };
+      if (unrecorded_.empty()) {
+        cv_.wait(lock, ready);
+      } else {
+        cv_.wait_until(lock, retry_at_, ready);
+      }
+      if (queue_.empty() && unrecorded_.empty()) {
+        if (stopping_) return;
+        continue;
+      }
+      if (queue_.empty() && !stopping_ && std::chrono::steady_clock::now() < retry_at_) continue;
       // Everything that finished while the last batch was being written, up to the cap: one
       // store write (one commit) records them all.
       const size_t n = std::min(queue_.size(), kMaxRecordBatch);
       batch.assign(std::make_move_iterator(queue_.end() - static_cast<std::ptrdiff_t>(n)),
                    std::make_move_iterator(queue_.end()));
       queue_.resize(queue_.size() - n);
+      const size_t again = std::min(unrecorded_.size(), kMaxRecordBatch - n);
+      batch.insert(
+          batch.end(), std::make_move_iterator(unrecorded_.begin()),
+          std::make_move_iterator(unrecorded_.begin() + static_cast<std::ptrdiff_t>(again)));
+      unrecorded_.erase(unrecorded_.begin(),
+                        unrecorded_.begin() + static_cast<std::ptrdiff_t>(again));
+      // A stopping recorder writes the unrecorded ones once more, then lets them go.
+      last_chance = stopping_;
+      room = kMaxUnrecorded - std::min(kMaxUnrecorded, unrecorded_.size());
     }
-    RecordBatch(batch);
+    RecordBatch(batch, last_chance, room);
     batch.clear();
   }
 }
 
-void Recorder::RecordBatch(std::vector<Completion>& batch) {
+void Recorder::RecordBatch(std::vector<Completion>& batch, bool last_chance, size_t room) {
   std::vector<store::AttemptRecord> records;
   records.reserve(batch.size());
   for (Completion& c : batch) {
-    c.decided = Decide(c);
+    // Decided once: a result written again keeps its decision (and its attempt's times).
+    if (!c.record_pending) {
+      c.decided = Decide(c);
+      c.record_pending = true;
+    }
     // The request's memory (body, headers) is freed here, off the sender's thread.
     c.result.request = SendRequest{};
     records.push_back({c.decided.attempt, c.decided.update});
   }
   std::vector<Status> recorded = state_.store.RecordAttempts(records, state_.options.node_id);
+  std::vector<Completion> keep;
+  std::string why;
   for (size_t i = 0; i < batch.size(); ++i) {
     const Status& st = i < recorded.size() ? recorded[i] : Status::Internal("not recorded");
-    if (!st.ok()) {
-      spdlog::error("cannot record attempt {} of delivery {}: {}", batch[i].decided.attempt.n,
-                    batch[i].delivery.id, st.message());
+    if (st.ok()) {
+      Settle(batch[i]);
+      continue;
     }
-    Settle(batch[i]);
+    const bool lease_lost =
+        st.code() == Status::Code::kFailedPrecondition || st.code() == Status::Code::kNotFound;
+    if (lease_lost || last_chance || keep.size() >= room) {
+      // Not recorded, and not kept: nothing of it counts (the delivery is sent again once its
+      // lease expires, or was recorded by the claim that took it over).
+      spdlog::error(
+          "attempt {} of delivery {} not recorded ({}); the delivery will be sent again{}",
+          batch[i].decided.attempt.n, batch[i].delivery.id, st.message(),
+          lease_lost ? "" : " once its lease expires");
+      Release();
+    } else {
+      if (keep.empty()) why = st.message();
+      keep.push_back(std::move(batch[i]));
+    }
+  }
+  {
+    MutexLock lock(mu_);
+    if (keep.empty()) {
+      if (unrecorded_.empty()) retry_delay_ = kMinRecordRetryDelay;
+    } else {
+      spdlog::warn("cannot record {} attempt results yet ({}); writing them again in {} ms",
+                   keep.size(), why, retry_delay_.count());
+      retry_at_ = std::chrono::steady_clock::now() + retry_delay_;
+      retry_delay_ = std::min(retry_delay_ * 2, kMaxRecordRetryDelay);
+      unrecorded_.insert(unrecorded_.end(), std::make_move_iterator(keep.begin()),
+                         std::make_move_iterator(keep.end()));
+    }
   }
   state_.Wake();
+}
+
+void Recorder::Release() {
+  bool idle;
+  {
+    MutexLock lock(state_.mu);
+    EngineStats& stats = state_.stats;
+    stats.in_flight = std::max<int64_t>(0, stats.in_flight - 1);
+    idle = stats.in_flight == 0 && state_.stopping;
+  }
+  if (idle) state_.idle_cv.notify_all();
 }
 
 Decided Recorder::Decide(const Completion& c) {

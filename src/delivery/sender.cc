@@ -30,10 +30,12 @@ using policy::TransportError;
 #define HOOKRELAY_VERSION "dev"
 #endif
 
-// How much of a response body is read (and all but snippet_limit of it discarded) before the
-// transfer is cut short. Reading a little past the snippet keeps ordinary connections reusable;
-// stopping eventually keeps an endless or huge body from holding the attempt until its timeout.
-// A response cut short this way still counts with the status it sent.
+// A response body is read past snippet_limit (and the rest discarded) only when its
+// Content-Length says it ends within this many bytes: reading it to its end keeps the connection
+// reusable. A longer body, or one of unknown length (chunked, or until the connection closes), is
+// cut as soon as the snippet is full and the connection closed, so that a huge or endless body
+// neither holds the attempt until its timeout nor costs more than the snippet to read. A response
+// cut short this way still counts with the status it sent.
 constexpr size_t kDrainLimit = 1024 * 1024;
 
 // Easy handles kept for reuse after their transfer completed.
@@ -294,7 +296,8 @@ struct Sender::Impl {
     Duration mono_start{0};
     std::string snippet;
     size_t body_bytes = 0;
-    bool body_cut = false;  // stopped reading after kDrainLimit bytes
+    bool body_cut = false;  // stopped reading after read_limit bytes
+    size_t read_limit = 0;  // the body is cut once this many bytes arrived (0: not known yet)
     std::optional<std::string> retry_after;
     bool allow_private = false;
     bool via_proxy = false;
@@ -324,6 +327,7 @@ struct Sender::Impl {
       snippet.clear();
       body_bytes = 0;
       body_cut = false;
+      read_limit = 0;
       retry_after.reset();
       allow_private = false;
       via_proxy = false;
@@ -680,8 +684,19 @@ struct Sender::Impl {
     if (t->snippet.size() < snippet_limit) {
       t->snippet.append(data, std::min(n, snippet_limit - t->snippet.size()));
     }
+    if (t->read_limit == 0) {
+      curl_off_t length = -1;
+      if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) != CURLE_OK) {
+        length = -1;
+      }
+      const bool small = length >= 0 && static_cast<uint64_t>(length) <= kDrainLimit;
+      // Cut once this many bytes arrived: past the drain limit (a body longer than it said), or
+      // as soon as the snippet is full.
+      t->read_limit =
+          small ? std::max(kDrainLimit, snippet_limit) + 1 : std::max<size_t>(1, snippet_limit);
+    }
     t->body_bytes += n;
-    if (t->body_bytes > std::max(kDrainLimit, snippet_limit)) {
+    if (t->body_bytes >= t->read_limit) {
       t->body_cut = true;
       return 0;  // stops the transfer (CURLE_WRITE_ERROR); the connection is not reused
     }

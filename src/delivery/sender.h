@@ -49,9 +49,10 @@ struct SendResult {
 // http:// and https:// URLs, response bodies read up to snippet_limit and the rest discarded
 // without buffering, proxies taken from the environment (HTTPS_PROXY, …) as libcurl does.
 //
-// Response bodies: at most 1 MiB (or snippet_limit, if larger) is read; a longer or endless body
-// is cut off there (the connection is closed, not reused) and the attempt counts with the status
-// already received. A transport failure after the status line (a timeout or reset mid-body)
+// Response bodies: a body whose Content-Length is at most 1 MiB is read to its end (all but the
+// snippet discarded; the connection stays reusable); any other (longer, chunked, endless) is cut
+// off as soon as snippet_limit bytes are read (the connection is closed, not reused) and the
+// attempt counts with the status already received. A transport failure after the status line (a timeout or reset mid-body)
 // reports the transport error together with the status_code received. Response headers past
 // libcurl's limits (300 KB in all, 100 KB for one field) give kResponseTooLarge.
 //

@@ -9,8 +9,9 @@
 
 namespace hookrelay::testing {
 
-RawResponder::RawResponder(std::vector<std::string> chunks, std::chrono::milliseconds every)
-    : chunks_(std::move(chunks)), every_(every) {
+RawResponder::RawResponder(std::vector<std::string> chunks, std::chrono::milliseconds every,
+                           Then then)
+    : chunks_(std::move(chunks)), every_(every), then_(then) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -60,7 +61,12 @@ void RawResponder::Serve(int c) {
     if (cv_.wait_for(lock, every_, [this] { return stop_; })) break;
     if (::send(c, chunk.data(), chunk.size(), MSG_NOSIGNAL) < 0) break;
   }
-  cv_.wait(lock, [this] { return stop_; });
+  if (then_ == Then::kReset) {
+    linger l{1, 0};
+    ::setsockopt(c, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+  } else {
+    cv_.wait(lock, [this] { return stop_; });
+  }
   ::close(c);
 }
 

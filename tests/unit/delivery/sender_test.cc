@@ -823,5 +823,38 @@ TEST(SenderTest, ProxyFromEnvironment) {
   EXPECT_EQ(proxy.RequestCount(), 1u);
 }
 
+// Issue 14: a response whose Content-Length is past 1 MiB (50 MiB here) is read only as far as
+// the snippet needs, then the connection is dropped: the attempt counts with its status at once.
+// The server sends the head and 64 KiB, then nothing more; a sender that kept reading (the drain
+// of up to 1 MiB it used to do) waited for the rest until its timeout.
+TEST(SenderTest, HugeContentLengthIsCutOnceTheSnippetIsFull) {
+  RawResponder server(
+      {"HTTP/1.1 200 OK\r\nContent-Length: 52428800\r\n\r\n" + std::string(64 * 1024, 'y')},
+      milliseconds(0));
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  SendRequest request = Post(server.url());
+  request.timeout = seconds(5);
+  SendResult r = SendAndWait(sender, request);
+  EXPECT_EQ(r.outcome.error, TransportError::kNone) << r.error_detail;
+  EXPECT_EQ(r.outcome.status_code, 200);
+  EXPECT_EQ(r.snippet, std::string(4096, 'y'));
+}
+
+// A body of known length up to 1 MiB is still read to its end (past the snippet), so the
+// connection is reused for the next request.
+TEST(SenderTest, SmallContentLengthIsDrainedAndTheConnectionKept) {
+  Sink sink;
+  sink.SetDefault(SinkResponse::Status(200, std::string(512 * 1024, 'z')));
+  Sender sender(AllowPrivate(), SystemClock::Instance());
+  for (int i = 0; i < 3; ++i) {
+    SendResult r = SendAndWait(sender, Post(sink.url()));
+    EXPECT_EQ(r.outcome.error, TransportError::kNone) << r.error_detail;
+    EXPECT_EQ(r.outcome.status_code, 200);
+    EXPECT_EQ(r.snippet, std::string(4096, 'z'));
+  }
+  EXPECT_EQ(sink.RequestCount(), 3u);
+  EXPECT_EQ(sink.ConnectionCount(), 1u);
+}
+
 }  // namespace
 }  // namespace hookrelay::delivery
