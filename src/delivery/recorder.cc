@@ -122,7 +122,9 @@ Decided Recorder::Decide(const Completion& c) {
     attempt.error = std::string(policy::TransportErrorName(c.result.outcome.error));
   }
   attempt.retry_after = c.result.outcome.retry_after;
-  attempt.response_snippet = c.result.snippet;
+  // An endpoint may echo its request (a request bin, an error page quoting it): the credentials
+  // the destination sends are never stored, so the API cannot show them.
+  attempt.response_snippet = model::RedactDestinationSecrets(d, c.result.snippet);
 
   store::DeliveryUpdate& update = out.update;
   update.deadline = decision.deadline;
