@@ -113,7 +113,31 @@ TEST(LogConfigTest, ConfigFileLogTableAppliesAndFlagsWin) {
   EXPECT_THAT(text, HasSubstr(" info hookrelay "));
 }
 
+// With json, a fatal error found after the settings are read is a JSON record too.
+TEST(LogFormatTest, JsonFatalStartupErrorIsAJsonRecord) {
+  TempDir dir;
+  HookrelayServer first(
+      HookrelayServer::Options{"", dir.path() + "/first", {}, {{"HOOKRELAY_TOKEN", kToken}}});
+  ASSERT_TRUE(first.ok()) << first.output();
+  testing::RunResult r = testing::RunProgram(
+      {HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:" + std::to_string(first.port()), "--data",
+       dir.path() + "/second", "--log-format", "json"},
+      "", std::chrono::seconds(30), {{"HOOKRELAY_TOKEN", kToken}});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::vector<std::string> lines = Lines(r.err);
+  ASSERT_FALSE(lines.empty());
+  for (const std::string& line : lines) {
+    json::error_code ec;
+    json::value v = json::parse(line, ec);
+    ASSERT_FALSE(ec) << "not JSON: " << line;
+  }
+  const json::value last = json::parse(lines.back());
+  EXPECT_EQ(last.at("level").as_string(), "error");
+  EXPECT_THAT(std::string(last.at("message").as_string()), HasSubstr("hookrelay serve: "));
+}
+
 struct BadLogSetting {
+  std::string name;  // of the test case
   std::vector<std::string> args;
   std::string config;
   std::string expected;
@@ -140,21 +164,26 @@ TEST_P(BadLogSettingTest, IsAUsageErrorBeforeAnythingStarts) {
 INSTANTIATE_TEST_SUITE_P(
     Values, BadLogSettingTest,
     ::testing::Values(
-        BadLogSetting{{"--log-level", "loud"},
+        BadLogSetting{"UnknownLevelFlag",
+                      {"--log-level", "loud"},
                       "",
                       "hookrelay serve: --log-level: must be one of trace, debug, info, warn, "
                       "error (got \"loud\")"},
-        BadLogSetting{{"--log-level", ""}, "", "--log-level: must be one of"},
-        BadLogSetting{{"--log-format", "xml"},
+        BadLogSetting{"EmptyLevelFlag", {"--log-level", ""}, "", "--log-level: must be one of"},
+        BadLogSetting{"UnknownFormatFlag",
+                      {"--log-format", "xml"},
                       "",
                       "hookrelay serve: --log-format: must be text or json (got \"xml\")"},
-        BadLogSetting{{},
+        BadLogSetting{"UnknownLevelInFile",
+                      {},
                       "[log]\nlevel = \"verbose\"\n",
                       "hookrelay.toml:2: log.level: must be one of trace, debug, info, warn, "
                       "error (got \"verbose\")"},
-        BadLogSetting{{},
+        BadLogSetting{"UnknownFormatInFile",
+                      {},
                       "[log]\nformat = \"logfmt\"\n",
-                      "hookrelay.toml:2: log.format: must be text or json"}));
+                      "hookrelay.toml:2: log.format: must be text or json"}),
+    [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace hookrelay
