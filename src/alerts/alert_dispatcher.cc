@@ -1,6 +1,7 @@
 #include "alerts/alert_dispatcher.h"
 
 #include <curl/curl.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <boost/json.hpp>
@@ -218,15 +219,18 @@ void AlertDispatcher::Send(const Alert& a, Duration timeout) {
       MutexLock lock(mu_);
       ++(ok ? stats_.sent : stats_.failed);
     }
-    if (ok) return;
+    if (ok) {
+      spdlog::debug("{} alert {} for destination {} sent", channel, AlertKindName(a.kind),
+                    OneLine(a.destination));
+      return;
+    }
     if (!config_.password.empty()) {
       for (size_t p; (p = error.find(config_.password)) != std::string::npos;) {
         error.replace(p, config_.password.size(), "***");
       }
     }
-    std::fprintf(stderr, "hookrelay: %s alert %s for destination %s failed: %s\n", channel,
-                 std::string(AlertKindName(a.kind)).c_str(), OneLine(a.destination).c_str(),
-                 OneLine(error).c_str());
+    spdlog::warn("{} alert {} for destination {} failed: {}", channel, AlertKindName(a.kind),
+                 OneLine(a.destination), OneLine(error));
   };
   if (config_.email_enabled()) {
     std::string error;

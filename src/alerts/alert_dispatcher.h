@@ -31,8 +31,8 @@ struct AlertDispatcherOptions {
 // `config.window`. Raise() never blocks on the network: it runs the batcher under a mutex and
 // hands anything due to the dispatcher's own thread, which sends it with libcurl.
 //
-// Failures (server down, rejected, timeout, non-2xx from the webhook) are written to stderr as
-// one line (never the password) and counted; nothing is retried and nothing throws.
+// Failures (server down, rejected, timeout, non-2xx from the webhook) are logged (spdlog,
+// warning) as one line (never the password) and counted; nothing is retried and nothing throws.
 //
 // The destructor sends what is waiting, pending batches included (best effort): it waits for a
 // send in progress (at most send_timeout) and then at most flush_timeout more.

@@ -193,6 +193,25 @@ Status ParseRetention(const json::value& v, RetentionConfig& r) {
   return Status::Ok();
 }
 
+Status ParseLog(const json::value& v, LogSettings& log) {
+  if (!v.is_object()) return Status::InvalidArgument("must be a table", "");
+  const json::object& o = v.as_object();
+  HR_RETURN_IF_ERROR(model::CheckKnownFields(o, {"level", "format"}));
+  if (const auto* f = o.if_contains("level")) {
+    HR_ASSIGN_OR_RETURN(std::string text, model::GetString(*f, "level"));
+    auto level = ParseLogLevel(text);
+    if (!level.ok()) return Status::InvalidArgument(level.status().message(), "level");
+    log.level = *level;
+  }
+  if (const auto* f = o.if_contains("format")) {
+    HR_ASSIGN_OR_RETURN(std::string text, model::GetString(*f, "format"));
+    auto format = ParseLogFormat(text);
+    if (!format.ok()) return Status::InvalidArgument(format.status().message(), "format");
+    log.format = *format;
+  }
+  return Status::Ok();
+}
+
 template <typename T, typename ParseFn>
 Status ParseList(const json::object& root, const char* key, ParseFn parse, std::vector<T>& out) {
   const json::value* v = root.if_contains(key);
@@ -212,9 +231,9 @@ Status ParseList(const json::object& root, const char* key, ParseFn parse, std::
 }
 
 Status ParseRoot(const json::object& root, Config& config) {
-  HR_RETURN_IF_ERROR(model::CheckKnownFields(
-      root,
-      {"server", "store", "delivery", "retention", "alerts", "sources", "destinations", "routes"}));
+  HR_RETURN_IF_ERROR(
+      model::CheckKnownFields(root, {"server", "store", "delivery", "retention", "log", "alerts",
+                                     "sources", "destinations", "routes"}));
   if (const auto* s = root.if_contains("server")) {
     HR_RETURN_IF_ERROR(ParseServer(*s, config.server).WithFieldPrefix("server"));
   }
@@ -226,6 +245,9 @@ Status ParseRoot(const json::object& root, Config& config) {
   }
   if (const auto* s = root.if_contains("retention")) {
     HR_RETURN_IF_ERROR(ParseRetention(*s, config.retention).WithFieldPrefix("retention"));
+  }
+  if (const auto* s = root.if_contains("log")) {
+    HR_RETURN_IF_ERROR(ParseLog(*s, config.log).WithFieldPrefix("log"));
   }
   if (const auto* s = root.if_contains("alerts")) {
     auto alerts = alerts::ParseAlertsConfig(*s);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "alerts/alerts_config.h"
+#include "app/logging.h"
 #include "common/clock.h"
 #include "common/result.h"
 #include "model/registry.h"
@@ -48,6 +49,7 @@ struct Config {
   DeliveryConfig delivery;
   RetentionConfig retention;
   alerts::AlertsConfig alerts;
+  LogSettings log;  // [log]; --log-level and --log-format win over it
   model::Catalog catalog;
   // The same sources, destinations and routes as written in the file (their JSON), in file
   // order, with origin "config": what the catalog store is seeded with at start.
@@ -69,6 +71,7 @@ struct Config {
 //   [store]  dir | postgres_url
 //   [delivery] lease_margin, poll_interval, stall_threshold
 //   [retention] interval, batch
+//   [log] level (trace|debug|info|warn|error), format (text|json)
 //   [alerts] smtp_url, from, to, username, password, starttls, webhook_url, window
 //   [[sources]], [[destinations]], [[routes]]  — the JSON objects of the API, in TOML.
 // Errors are InvalidArgument with a message "FILE:LINE: FIELD: what is wrong", e.g.

@@ -1,12 +1,10 @@
 #include "app/serve.h"
 
 #include <signal.h>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <thread>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -16,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <thread>
 
 #include "alerts/alert_dispatcher.h"
 #include "api/api_handler.h"
@@ -23,6 +22,7 @@
 #include "app/auth_throttle.h"
 #include "app/config.h"
 #include "app/fd_limit.h"
+#include "app/logging.h"
 #include "app/metrics.h"
 #include "app/router.h"
 #include "catalog/catalog_service.h"
@@ -46,8 +46,16 @@ namespace {
 
 constexpr Duration kShutdownGrace = std::chrono::seconds(10);
 
+// Set once the log format is known: with json, every stderr line is a JSON record, so a fatal
+// error is logged as one; otherwise it is a plain line for the person who started the server.
+bool json_log = false;
+
 int Fail(int code, const std::string& message) {
-  std::cerr << "hookrelay serve: " << message << std::endl;
+  if (json_log) {
+    spdlog::error("hookrelay serve: {}", message);
+  } else {
+    std::cerr << "hookrelay serve: " << message << std::endl;
+  }
   return code;
 }
 
@@ -60,17 +68,6 @@ int StoreExitCode(const Status& status) {
                  status.code() == Status::Code::kInvalidArgument
              ? 2
              : 1;
-}
-
-// The log goes to stderr, one line per event; stdout keeps what a person starting the server
-// reads (the address, the admin token).
-void SetUpLogging() {
-  if (spdlog::get("hookrelay")) return;
-  auto logger = spdlog::stderr_logger_mt("hookrelay");
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %l %v", spdlog::pattern_time_type::utc);
-  logger->set_level(spdlog::level::info);
-  logger->flush_on(spdlog::level::info);
-  spdlog::set_default_logger(std::move(logger));
 }
 
 // The admin token from the environment: HOOKRELAY_TOKEN (the name the CLI reads too), or its
@@ -204,7 +201,9 @@ class StartingHandler final : public http::Handler {
 
 int Serve(const ServeOptions& options) {
   TuneAllocator();
-  SetUpLogging();
+  // The log goes to stderr (app/logging.h); defaults until the config file and flags are read.
+  json_log = false;
+  ConfigureLogging(LogSettings{});
   // Every file this process creates holds secrets or payloads: owner only, whatever the
   // caller's umask (SQLite's -wal and -shm files, node-id, the token hash).
   ::umask(077);
@@ -239,6 +238,18 @@ int Serve(const ServeOptions& options) {
   }
   if (options.store_url) config.store.postgres_url = *options.store_url;
   if (options.allow_private_destinations) config.server.allow_private_destinations = true;
+  if (options.log_level) {
+    auto level = ParseLogLevel(*options.log_level);
+    if (!level.ok()) return Fail(2, "--log-level: " + level.status().message());
+    config.log.level = *level;
+  }
+  if (options.log_format) {
+    auto format = ParseLogFormat(*options.log_format);
+    if (!format.ok()) return Fail(2, "--log-format: " + format.status().message());
+    config.log.format = *format;
+  }
+  ConfigureLogging(config.log);
+  json_log = config.log.format == LogFormat::kJson;
   // Where the store is: refused before anything is bound or created when this build cannot open
   // it (a postgres:// URL), never replaced by the embedded store.
   const bool postgres = !config.store.postgres_url.empty();

@@ -7,11 +7,14 @@
 namespace hookrelay::app {
 
 struct ServeOptions {
-  std::string config_path;  // empty: no config file (defaults only)
+  std::string config_path;               // empty: no config file (defaults only)
   std::optional<std::string> listen;     // set when --listen was given (empty: refused, exit 2)
   std::optional<std::string> data_dir;   // set when --data was given (empty: refused, exit 2)
   std::optional<std::string> store_url;  // postgres://…; set when --store was given (idem)
   bool allow_private_destinations = false;
+  // --log-level / --log-format when given (win over [log]); a bad value is refused, exit 2.
+  std::optional<std::string> log_level;
+  std::optional<std::string> log_format;
   // Test hook: SQLite max_page_count, to make SQLite report a full disk (0 = off).
   int64_t sqlite_max_page_count = 0;
   // Test hook: how long a client address is first blocked after too many wrong admin tokens

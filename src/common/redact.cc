@@ -1,5 +1,7 @@
 #include "common/redact.h"
 
+#include <algorithm>
+
 namespace hookrelay {
 
 std::string RedactUrlCredentials(std::string_view text) {
@@ -29,6 +31,20 @@ std::string RedactUrlCredentials(std::string_view text) {
   }
   out.append(text.substr(pos));
   return out;
+}
+
+std::string RedactSecretValues(std::string text, std::vector<std::string> secrets,
+                               std::string_view replacement) {
+  std::sort(secrets.begin(), secrets.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  for (const std::string& secret : secrets) {
+    if (secret.size() < kMinRedactedSecret) continue;
+    for (size_t at = text.find(secret); at != std::string::npos;
+         at = text.find(secret, at + replacement.size())) {
+      text.replace(at, secret.size(), replacement);
+    }
+  }
+  return text;
 }
 
 }  // namespace hookrelay

@@ -193,7 +193,9 @@ Decided Recorder::Decide(const Completion& c) {
     attempt.error = std::string(policy::TransportErrorName(c.result.outcome.error));
   }
   attempt.retry_after = c.result.outcome.retry_after;
-  attempt.response_snippet = c.result.snippet;
+  // An endpoint may echo its request (a request bin, an error page quoting it): the credentials
+  // the destination sends are never stored, so the API cannot show them.
+  attempt.response_snippet = model::RedactDestinationSecrets(d, c.result.snippet);
 
   store::DeliveryUpdate& update = out.update;
   update.deadline = decision.deadline;
@@ -313,6 +315,12 @@ void Recorder::Settle(const Completion& c) {
   }
   if (idle) state_.idle_cv.notify_all();
   for (const std::string& line : log_lines) spdlog::info("{}", line);
+  if (!c.not_sent) {
+    spdlog::debug("attempt {} of delivery {} (event {}) to {}: {} in {} ms; {}: {}", attempt.n,
+                  c.delivery.id, c.delivery.event_id, d.name,
+                  policy::OutcomeClassName(decision.outcome_class), attempt.duration_ms,
+                  policy::DecisionKindName(decision.kind), RedactUrlCredentials(decision.reason));
+  }
   if (persist) state_.PersistBreaker(d.name, *persist);
   if (pause_now) (void)state_.store.PauseDeliveries(d.name, pause_reason);
   for (auto& a : raise) state_.RaiseAlert(std::move(a));

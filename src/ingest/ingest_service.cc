@@ -1,5 +1,7 @@
 #include "ingest/ingest_service.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <boost/json.hpp>
 #include <boost/json/basic_parser_impl.hpp>
@@ -303,16 +305,18 @@ void IngestService::Handle(http::Request request, const std::string& source,
         *s->verify, [&](std::string_view name) { return request.Header(name); }, request.body, now);
     if (!st.ok()) {
       stats_.rejected.fetch_add(1, std::memory_order_relaxed);
+      spdlog::debug("source {}: request refused (401): {}", s->name, st.message());
       respond(http::JsonError(401, "unauthenticated", st.message()));
       return;
     }
   }
   store::NewEvent event = BuildEvent(*catalog, *s, std::move(request), now);
-  store_.AppendEvent(std::move(event), [this, respond = std::move(respond)](
-                                           Result<store::AppendResult> result) {
+  store_.AppendEvent(std::move(event), [this, respond = std::move(respond),
+                                        source](Result<store::AppendResult> result) {
     if (!result.ok()) {
       stats_.store_failures.fetch_add(1, std::memory_order_relaxed);
       const Status& st = result.status();
+      spdlog::warn("source {}: event not stored, answered 503: {}", source, st.message());
       http::Response r = http::JsonError(
           503, st.code() == Status::Code::kResourceExhausted ? "resource_exhausted" : "unavailable",
           "the event was not stored, retry later: " + st.message());
@@ -322,6 +326,8 @@ void IngestService::Handle(http::Request request, const std::string& source,
     }
     (result->duplicate ? stats_.duplicates : stats_.accepted)
         .fetch_add(1, std::memory_order_relaxed);
+    spdlog::debug("source {}: event {} {}", source, result->id,
+                  result->duplicate ? "is a duplicate (answered with its id)" : "stored");
     respond(Accepted(result->id, result->duplicate));
     // Once per batch of new events, not once per event: waking the engine for each one cost
     // about a tenth of the CPU at full ingest rate.

@@ -309,6 +309,53 @@ std::string RedactParams(std::string_view part) {
 
 }  // namespace
 
+std::vector<std::string> DestinationSecretValues(const Destination& d) {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : d.headers) {
+    if (!IsCredentialHeader(name, d.secret_headers)) continue;
+    out.push_back(value);
+    // "Bearer X", "Basic X", "Token X": an endpoint may quote X alone.
+    if (size_t space = value.find(' '); space != std::string::npos) {
+      out.push_back(value.substr(space + 1));
+    }
+  }
+  // Credential-named parameters of the query, the fragment and the path ("/x;jsessionid=…").
+  auto collect = [&out](std::string_view part) {
+    size_t start = 0;
+    for (;;) {
+      size_t end = part.find_first_of("&;", start);
+      if (end == std::string_view::npos) end = part.size();
+      std::string_view pair = part.substr(start, end - start);
+      const size_t eq = pair.find('=');
+      if (eq != std::string_view::npos && eq + 1 < pair.size() &&
+          IsCredentialName(PercentDecode(pair.substr(0, eq)))) {
+        out.emplace_back(pair.substr(eq + 1));
+        out.push_back(PercentDecode(pair.substr(eq + 1)));
+      }
+      if (end == part.size()) break;
+      start = end + 1;
+    }
+  };
+  std::string_view url(d.url);
+  const size_t scheme = url.find("://");
+  const size_t path = scheme == std::string_view::npos ? 0 : url.find('/', scheme + 3);
+  if (path != std::string_view::npos) {
+    const size_t tail = url.find_first_of("?#", path);
+    std::string_view p = url.substr(path, tail == std::string_view::npos ? url.npos : tail - path);
+    if (size_t semi = p.find(';'); semi != std::string_view::npos) collect(p.substr(semi + 1));
+  }
+  if (size_t q = url.find('?'); q != std::string_view::npos) {
+    const size_t hash = url.find('#', q);
+    collect(url.substr(q + 1, hash == std::string_view::npos ? url.npos : hash - q - 1));
+  }
+  if (size_t hash = url.find('#'); hash != std::string_view::npos) collect(url.substr(hash + 1));
+  return out;
+}
+
+std::string RedactDestinationSecrets(const Destination& d, std::string text) {
+  return RedactSecretValues(std::move(text), DestinationSecretValues(d), kRedacted);
+}
+
 std::string RedactUrl(std::string_view url) {
   // Credentials in the user-info (refused for destinations, but a URL shown may be older).
   const std::string text = RedactUrlCredentials(url);

@@ -71,6 +71,13 @@ bool IsCredentialHeader(std::string_view name, const std::vector<std::string>& s
 // kRedacted ("https://h/x?token=(redacted)&a=1"); unchanged when there is none or it does not
 // parse.
 std::string RedactUrl(std::string_view url);
+// The secrets a destination's requests carry, as sent: the values of its credential headers
+// (IsCredentialHeader; for "Bearer X"-style values also X alone) and of its URL's
+// credential-named query, fragment and path parameters. For removing them from what the
+// destination answers (an endpoint may echo its request), see RedactDestinationSecrets.
+std::vector<std::string> DestinationSecretValues(const Destination& d);
+// `text` (a response snippet) with DestinationSecretValues(d) replaced by kRedacted.
+std::string RedactDestinationSecrets(const Destination& d, std::string text);
 // Credentials sent *to hookrelay* (never forwarded, stored redacted): Authorization, Cookie,
 // Proxy-Authorization (case-insensitive).
 bool IsHookrelayCredential(std::string_view name);

@@ -1,7 +1,8 @@
 #include "retention/retention_job.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
-#include <iostream>
 #include <memory>
 
 #include "common/thread_name.h"
@@ -37,8 +38,12 @@ void RetentionJob::Loop() {
   do {
     Result<int64_t> purged = RunOnce();
     if (!purged.ok()) {
-      std::cerr << "hookrelay: retention pass failed (will retry): " << purged.status().ToString()
-                << std::endl;
+      spdlog::warn("retention pass failed (will retry): {}", purged.status().ToString());
+    } else if (*purged > 0) {
+      spdlog::info("retention: {} {} deleted past the replay window", *purged,
+                   *purged == 1 ? "event" : "events");
+    } else {
+      spdlog::debug("retention: nothing to delete");
     }
   } while (SleepUnlessStopped(options_.interval));
 }

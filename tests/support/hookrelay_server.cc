@@ -43,6 +43,8 @@ HookrelayServer::~HookrelayServer() {
 }
 
 std::string HookrelayServer::output() const { return process_->Stdout() + process_->Stderr(); }
+std::string HookrelayServer::stdout_output() const { return process_->Stdout(); }
+std::string HookrelayServer::stderr_output() const { return process_->Stderr(); }
 
 int HookrelayServer::Stop(std::chrono::milliseconds timeout) {
   process_->Signal(SIGTERM);

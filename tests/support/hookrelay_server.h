@@ -29,7 +29,9 @@ class HookrelayServer {
   uint16_t port() const { return port_; }
   const std::string& url() const { return url_; }
   pid_t pid() const { return process_->pid(); }
-  std::string output() const;  // stdout + stderr so far
+  std::string output() const;         // stdout + stderr so far
+  std::string stdout_output() const;  // what it printed for the person who started it
+  std::string stderr_output() const;  // its log (and fatal errors)
 
   // SIGTERM and wait; returns the exit code (-2 on timeout).
   int Stop(std::chrono::milliseconds timeout = std::chrono::seconds(30));

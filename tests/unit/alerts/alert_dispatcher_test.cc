@@ -16,6 +16,7 @@
 #include "alerts/alert_text.h"
 #include "common/time_format.h"
 #include "http/server.h"
+#include "support/log_capture.h"
 #include "support/process.h"
 #include "support/smtp_server.h"
 
@@ -46,6 +47,7 @@ bool PollUntil(F done, milliseconds timeout = kPollTimeout) {
 
 using testing::Accepts;
 using testing::FreePort;
+using testing::LogCapture;
 using testing::SmtpServer;
 
 // Records webhook requests and answers with `status`.
@@ -226,15 +228,16 @@ TEST(AlertDispatcherTest, EmailAndWebhookBothGetEachAlert) {
 // Raises one breaker alert through a dispatcher with `config`, expects it to fail (and nothing
 // sent), and returns what the dispatcher logged.
 std::string RaiseOneThatFails(const AlertsConfig& config, FakeClock& clock) {
-  ::testing::internal::CaptureStderr();
+  LogCapture log;
   {
     AlertDispatcher dispatcher(config, clock, FastOptions());
     dispatcher.Raise(Make(K::kBreakerOpened, "billing", clock.Now(), "20 consecutive failures"));
     EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().failed == 1; }));
     EXPECT_EQ(dispatcher.stats().sent, 0);
   }
-  std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_THAT(err, HasSubstr("email alert breaker_opened for destination billing failed: "));
+  std::string err = log.text();
+  EXPECT_THAT(err,
+              HasSubstr("warning email alert breaker_opened for destination billing failed: "));
   return err;
 }
 
@@ -311,14 +314,15 @@ TEST(AlertDispatcherTest, WebhookErrorStatusCountsAsFailed) {
   FakeClock clock;
   AlertsConfig config;
   config.webhook_url = server->url() + "/alerts";
-  ::testing::internal::CaptureStderr();
+  LogCapture log;
   {
     AlertDispatcher dispatcher(config, clock, FastOptions());
     dispatcher.Raise(Make(K::kStalled, "billing", clock.Now(), "nothing moves"));
     EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().failed == 1; }));
   }
-  std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_THAT(err, HasSubstr("webhook alert stalled for destination billing failed: HTTP 500"));
+  std::string err = log.text();
+  EXPECT_THAT(err,
+              HasSubstr("warning webhook alert stalled for destination billing failed: HTTP 500"));
 }
 
 TEST(AlertDispatcherTest, DisabledConfigOnlyCounts) {
