@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include <boost/json/parse.hpp>
+
 #include "api/api_json.h"
 #include "catalog/catalog_plan.h"
 #include "model/destination.h"
