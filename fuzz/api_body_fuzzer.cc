@@ -4,14 +4,13 @@
 // error's message must be non-empty and, when it names a field, mention it — the API shows both
 // to the user (see tests/integration/api_input_test.cc for the same rule end to end).
 
+#include <boost/json/parse.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <string_view>
-
-#include <boost/json/parse.hpp>
 
 #include "api/api_json.h"
 #include "catalog/catalog_plan.h"
@@ -44,8 +43,7 @@ void CheckError(const char* parser, const Status& s, bool message_names_field) {
 // The catalog bodies: ParseCatalogBody, then the model parser the catalog calls, and (as a PATCH
 // does) the body merged onto a valid object first.
 template <typename ParseFn>
-void FuzzCatalog(const char* parser, std::string_view body, ParseFn parse,
-                 const char* valid_json) {
+void FuzzCatalog(const char* parser, std::string_view body, ParseFn parse, const char* valid_json) {
   auto v = hookrelay::api::ParseCatalogBody(body);
   CheckError(parser, v.status(), true);
   if (!v.ok()) return;
@@ -63,9 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace api = hookrelay::api;
   namespace model = hookrelay::model;
   switch (data[0] % 8) {
-    case 0:
-      FuzzCatalog("source", body, model::ParseSource, R"({"name": "s"})");
-      break;
+    case 0: FuzzCatalog("source", body, model::ParseSource, R"({"name": "s"})"); break;
     case 1:
       FuzzCatalog("destination", body, model::ParseDestination,
                   R"({"name": "d", "url": "http://127.0.0.1:9/"})");

@@ -307,10 +307,11 @@ bool HasObsFold(const char* p, size_t n) {
 // timeout; and a proxy in front that ends lines at a bare LF would read different framing.
 bool HasBareLf(const char* p, size_t n) {
   const char* end = p + n;
-  for (const char* lf = p; (lf = static_cast<const char*>(
-                                std::memchr(lf, '\n', static_cast<size_t>(end - lf)))) != nullptr;
-       ++lf) {
+  for (const char* at = p; at < end; ++at) {
+    const auto* lf = static_cast<const char*>(std::memchr(at, '\n', static_cast<size_t>(end - at)));
+    if (lf == nullptr) return false;
     if (lf == p || lf[-1] != '\r') return true;
+    at = lf;
   }
   return false;
 }
@@ -820,8 +821,8 @@ void Session::Parse() {
                "not CRLF");
           return;
         }
-        if (HasUnterminatedQuote(std::string_view(
-                static_cast<const char*>(buffer_.data().data()), buffer_.size()))) {
+        if (HasUnterminatedQuote(std::string_view(static_cast<const char*>(buffer_.data().data()),
+                                                  buffer_.size()))) {
           Fail(400, "bad_request",
                "malformed chunked body: a chunk extension's quoted value does not end on its "
                "line");

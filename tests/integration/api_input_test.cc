@@ -45,8 +45,8 @@ struct Case {
   std::string method;
   std::string target;  // "{event}" is replaced by a real event id
   std::string body;
-  int status;          // the expected 4xx
-  std::string field;   // what error.field (and the message) must name; "" when none is expected
+  int status;         // the expected 4xx
+  std::string field;  // what error.field (and the message) must name; "" when none is expected
   std::string message = {};  // a part of error.message, when the case pins one
 };
 
@@ -72,8 +72,8 @@ std::vector<Case> MalformedBodies(const std::string& method, const std::string& 
 class ApiInputTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    server_ = std::make_unique<HookrelayServer>(
-        HookrelayServer::Options{kConfig, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
+    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
+        kConfig, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
     ASSERT_TRUE(server_->ok()) << server_->output();
   }
 
@@ -93,10 +93,10 @@ TEST_F(ApiInputTest, EveryEndpointAnswersBadInputWith4xxNamingTheField) {
   // Objects the API owns (config-file ones refuse PATCH with 409 before looking at the body),
   // and an event to replay.
   ASSERT_EQ(Api("POST", "/api/v1/sources", R"({"name": "api-src"})").status, 201);
-  ASSERT_EQ(Api("POST", "/api/v1/destinations",
-                R"({"name": "api-dest", "url": "http://127.0.0.1:9/"})")
-                .status,
-            201);
+  ASSERT_EQ(
+      Api("POST", "/api/v1/destinations", R"({"name": "api-dest", "url": "http://127.0.0.1:9/"})")
+          .status,
+      201);
   {
     HttpConnection c(server_->port());
     ASSERT_EQ(c.Send("POST", "/in/s", {}, "{}").status, 202);
@@ -118,8 +118,7 @@ TEST_F(ApiInputTest, EveryEndpointAnswersBadInputWith4xxNamingTheField) {
       {"POST", "/api/v1/sources", R"({"name": "a\u0000b"})", 400, "name"},
       {"POST", "/api/v1/sources", R"({"name": ")" + huge + R"("})", 400, "name"},
       {"POST", "/api/v1/sources", R"({"name": "x", "bogus": 1})", 400, "bogus"},
-      {"POST", "/api/v1/sources", R"({"name": "x", ")" + Huge(1000) + R"(": 1})", 400,
-       Huge(1000)},
+      {"POST", "/api/v1/sources", R"({"name": "x", ")" + Huge(1000) + R"(": 1})", 400, Huge(1000)},
       {"POST", "/api/v1/sources", R"({"name": "x", "max_body": -1})", 400, "max_body"},
       {"POST", "/api/v1/sources", R"({"name": "x", "max_body": "-5KiB"})", 400, "max_body"},
       {"POST", "/api/v1/sources", R"({"name": "x", "max_body": "lots"})", 400, "max_body"},
@@ -146,8 +145,8 @@ TEST_F(ApiInputTest, EveryEndpointAnswersBadInputWith4xxNamingTheField) {
       {"POST", "/api/v1/destinations", R"({"name": "x", "url": 5})", 400, "url"},
       {"POST", "/api/v1/destinations", R"({"name": "x", "url": "ftp://h/"})", 400, "url"},
       {"POST", "/api/v1/destinations", R"({"name": "x", "url": "not a url"})", 400, "url"},
-      {"POST", "/api/v1/destinations", R"({"name": "x", "url": "http://)" + huge + R"(/"})",
-       400, "url"},
+      {"POST", "/api/v1/destinations", R"({"name": "x", "url": "http://)" + huge + R"(/"})", 400,
+       "url"},
       {"POST", "/api/v1/destinations",
        R"({"name": "x", "url": "http://127.0.0.1:9/", "max_concurrency": -1})", 400,
        "max_concurrency"},
@@ -166,11 +165,9 @@ TEST_F(ApiInputTest, EveryEndpointAnswersBadInputWith4xxNamingTheField) {
       {"POST", "/api/v1/destinations",
        R"({"name": "x", "url": "http://127.0.0.1:9/", "rate_limit": 5})", 400, "rate_limit"},
       {"POST", "/api/v1/destinations",
-       R"({"name": "x", "url": "http://127.0.0.1:9/", "rate_limit": "-1/s"})", 400,
-       "rate_limit"},
+       R"({"name": "x", "url": "http://127.0.0.1:9/", "rate_limit": "-1/s"})", 400, "rate_limit"},
       {"POST", "/api/v1/destinations",
-       R"({"name": "x", "url": "http://127.0.0.1:9/", "rate_limit": "fast"})", 400,
-       "rate_limit"},
+       R"({"name": "x", "url": "http://127.0.0.1:9/", "rate_limit": "fast"})", 400, "rate_limit"},
       {"POST", "/api/v1/destinations",
        R"({"name": "x", "url": "http://127.0.0.1:9/", "replay_window": "-1h"})", 400,
        "replay_window"},
@@ -178,8 +175,7 @@ TEST_F(ApiInputTest, EveryEndpointAnswersBadInputWith4xxNamingTheField) {
        R"({"name": "x", "url": "http://127.0.0.1:9/", "replay_window": "soon"})", 400,
        "replay_window"},
       {"POST", "/api/v1/destinations",
-       R"({"name": "x", "url": "http://127.0.0.1:9/", "replay_window": 5})", 400,
-       "replay_window"},
+       R"({"name": "x", "url": "http://127.0.0.1:9/", "replay_window": 5})", 400, "replay_window"},
       {"POST", "/api/v1/destinations",
        R"({"name": "x", "url": "http://127.0.0.1:9/", "replay_window": "99999999999999d"})", 400,
        "replay_window"},
@@ -196,8 +192,8 @@ TEST_F(ApiInputTest, EveryEndpointAnswersBadInputWith4xxNamingTheField) {
        R"({"name": "x", "url": "http://127.0.0.1:9/", "policy": {"base": "-1s"}})", 400,
        "policy.base"},
       {"POST", "/api/v1/destinations",
-       R"({"name": "x", "url": "http://127.0.0.1:9/", "policy": {"timeout": "1 fortnight"}})",
-       400, "policy.timeout"},
+       R"({"name": "x", "url": "http://127.0.0.1:9/", "policy": {"timeout": "1 fortnight"}})", 400,
+       "policy.timeout"},
       {"POST", "/api/v1/destinations",
        R"({"name": "x", "url": "http://127.0.0.1:9/", "policy": {"delays": ["1s", -1]}})", 400,
        "policy.delays[1]"},
@@ -216,8 +212,7 @@ TEST_F(ApiInputTest, EveryEndpointAnswersBadInputWith4xxNamingTheField) {
       {"POST", "/api/v1/destinations",
        R"({"name": "x", "url": "http://127.0.0.1:9/", "headers": []})", 400, "headers"},
       {"POST", "/api/v1/destinations",
-       R"({"name": "x", "url": "http://127.0.0.1:9/", "headers": {"X-A": 5}})", 400,
-       "headers.X-A"},
+       R"({"name": "x", "url": "http://127.0.0.1:9/", "headers": {"X-A": 5}})", 400, "headers.X-A"},
       {"POST", "/api/v1/destinations",
        R"({"name": "x", "url": "http://127.0.0.1:9/", "headers": {"X-A": "a\r\nb"}})", 400,
        "headers.X-A"},
@@ -228,8 +223,8 @@ TEST_F(ApiInputTest, EveryEndpointAnswersBadInputWith4xxNamingTheField) {
       {"POST", "/api/v1/destinations",
        R"({"name": "x", "url": "http://127.0.0.1:9/", "signing_secret": 5})", 400,
        "signing_secret"},
-      {"POST", "/api/v1/destinations",
-       R"({"name": "x", "url": "http://127.0.0.1:9/", "bogus": 1})", 400, "bogus"},
+      {"POST", "/api/v1/destinations", R"({"name": "x", "url": "http://127.0.0.1:9/", "bogus": 1})",
+       400, "bogus"},
       // PATCH /api/v1/destinations/{name}
       {"PATCH", "/api/v1/destinations/api-dest", "", 400, "body"},
       {"PATCH", "/api/v1/destinations/api-dest", R"({"url": "nope"})", 400, "url"},
@@ -245,24 +240,20 @@ TEST_F(ApiInputTest, EveryEndpointAnswersBadInputWith4xxNamingTheField) {
       {"POST", "/api/v1/routes", R"({"source": "s"})", 400, "destination"},
       {"POST", "/api/v1/routes", R"({"source": 5, "destination": "d"})", 400, "source"},
       {"POST", "/api/v1/routes", R"({"source": "nosuch", "destination": "d"})", 400, "source"},
-      {"POST", "/api/v1/routes", R"({"source": "s", "destination": "nosuch"})", 400,
-       "destination"},
+      {"POST", "/api/v1/routes", R"({"source": "s", "destination": "nosuch"})", 400, "destination"},
       {"POST", "/api/v1/routes", R"({"source": "s", "destination": "api-dest", "id": 5})", 400,
        "id"},
-      {"POST", "/api/v1/routes", R"({"source": "s", "destination": "api-dest", "x": 1})", 400,
-       "x"},
+      {"POST", "/api/v1/routes", R"({"source": "s", "destination": "api-dest", "x": 1})", 400, "x"},
       // pause, resume, reset-breaker
       {"POST", "/api/v1/destinations/d/pause", R"({"reason": 5})", 400, "reason"},
       {"POST", "/api/v1/destinations/d/pause", R"({"reason": ""})", 400, "reason"},
-      {"POST", "/api/v1/destinations/d/pause", R"({"reason": "x", "until": "1h"})", 400,
-       "until"},
+      {"POST", "/api/v1/destinations/d/pause", R"({"reason": "x", "until": "1h"})", 400, "until"},
       {"POST", "/api/v1/destinations/d/resume", R"({"now": true})", 400, "now"},
       {"POST", "/api/v1/destinations/d/reset-breaker", R"({"force": true})", 400, "force"},
       {"POST", "/api/v1/destinations/nosuch/pause", "", 404, ""},
       // POST /api/v1/events/{id}/replay
       {"POST", "/api/v1/events/{event}/replay", R"({"destination": 5})", 400, "destination"},
-      {"POST", "/api/v1/events/{event}/replay", R"({"destination": "nosuch"})", 400,
-       "destination"},
+      {"POST", "/api/v1/events/{event}/replay", R"({"destination": "nosuch"})", 400, "destination"},
       {"POST", "/api/v1/events/{event}/replay", R"({"destination": ")" + huge + R"("})", 400,
        "destination"},
       {"POST", "/api/v1/events/{event}/replay", R"({"bogus": 1})", 400, "bogus"},
@@ -316,8 +307,7 @@ TEST_F(ApiInputTest, EveryEndpointAnswersBadInputWith4xxNamingTheField) {
       {"GET", "/api/v1/stats?window=1h&step=2h", "", 400, "step"},
       {"GET", "/api/v1/stats?bogus=1", "", 400, "bogus"},
   };
-  for (const auto& [method, target] :
-       std::vector<std::pair<std::string, std::string>>{
+  for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
            {"POST", "/api/v1/sources"},
            {"PATCH", "/api/v1/sources/api-src"},
            {"POST", "/api/v1/destinations"},
