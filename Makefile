@@ -6,7 +6,7 @@ RELEASE := build/release
 TESTDIR := build/test
 ARGS    ?=
 
-.PHONY: all deps deps-build release run test test-sanitize check-threads bench soak fuzz format clean
+.PHONY: all deps deps-build release run test test-sanitize check-threads bench soak fuzz fuzz-ci format clean
 
 all: release
 
@@ -80,11 +80,20 @@ soak: release
 
 # libFuzzer targets (clang); FUZZ_SECONDS per target.
 FUZZ_SECONDS ?= 30
-fuzz: deps
-	@cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+FUZZ_CONFIGURE = cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DHOOKRELAY_WERROR=$(WERROR) -DHOOKRELAY_FUZZ=ON -DHOOKRELAY_BUILD_TESTS=OFF -DHOOKRELAY_BUILD_BENCH=OFF >/dev/null
+fuzz: deps
+	@$(FUZZ_CONFIGURE)
 	@cmake --build build/fuzz -j $(JOBS) --target fuzzers
 	fuzz/run build/fuzz $(FUZZ_SECONDS)
+
+# CI's short run of every fuzzer (FUZZ_CI_SECONDS each, from the seed corpora): a crash found
+# since the last change fails the build. Same build as `make fuzz`.
+FUZZ_CI_SECONDS ?= 5
+fuzz-ci: deps
+	@$(FUZZ_CONFIGURE)
+	@cmake --build build/fuzz -j $(JOBS) --target fuzzers
+	fuzz/run build/fuzz $(FUZZ_CI_SECONDS)
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')

@@ -36,6 +36,12 @@ http::Response Json(const json::object& o) {
 http::Response FromStatus(const Status& s) {
   switch (s.code()) {
     case Status::Code::kInvalidArgument:
+      // The message names the field, also where it reads well only next to a form
+      // ("must be an integer from 1 to 1000" → "limit: must be …").
+      if (!s.field().empty() && s.message().find(s.field()) == std::string::npos) {
+        return http::JsonError(400, Status::CodeName(s.code()), s.field() + ": " + s.message(),
+                               s.field());
+      }
       return http::JsonError(400, Status::CodeName(s.code()), s.message(), s.field());
     case Status::Code::kNotFound:
       return http::JsonError(404, Status::CodeName(s.code()), s.message());
@@ -514,6 +520,10 @@ http::Response ApiHandler::CreateBulkReplay(const http::Request& request) const 
   if (!body.ok()) return FromStatus(body.status());
   auto filter = replay::ParseReplayFilter(body->filter_json);
   if (!filter.ok()) return FromStatus(filter.status());
+  // As in the event list: an empty range is a mistake, not a job that replays nothing.
+  if (filter->since && filter->until && *filter->until < *filter->since) {
+    return FromStatus(Status::InvalidArgument("until: must not be before since", "until"));
+  }
   std::shared_ptr<const model::Catalog> catalog = registry_.Get();
   double rate = body->rate.value_or(kDefaultBulkReplayRate);
   // An unknown source is a typo, as an unknown destination is: not an empty job.

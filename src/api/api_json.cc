@@ -486,15 +486,8 @@ json::object AuditPageToJson(const store::AuditPage& page) {
 }
 
 Result<BulkReplayRequest> ParseBulkReplayBody(std::string_view body) {
-  json::object o;
-  if (!body.empty()) {
-    boost::system::error_code ec;
-    json::value v = json::parse(body, ec);
-    if (ec || !v.is_object()) {
-      return Status::InvalidArgument("body: must be a JSON object", "body");
-    }
-    o = std::move(v.get_object());
-  }
+  // Malformed JSON is told apart from JSON that is not an object, as for every other body.
+  HR_ASSIGN_OR_RETURN(json::object o, ParseObjectBody(body));
   for (const auto& [k, v] : o) {
     static constexpr std::string_view kKnown[] = {"status", "source", "destination",
                                                   "since",  "until",  "rate"};

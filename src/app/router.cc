@@ -155,12 +155,16 @@ void Router::OnRequest(http::Request request, http::Responder respond) {
       respond(std::move(r));
       return;
     }
+    // The files are named by path segments: an encoded slash ("js%2Fapp.js") is part of a
+    // name, not a separator, so no file has it (and "..", "." or a backslash name none either).
     std::string rest;
+    bool encoded_slash = false;
     for (size_t i = 1; i < request.segments.size(); ++i) {
       if (i > 1) rest += '/';
       rest += request.segments[i];
+      encoded_slash |= request.segments[i].find('/') != std::string::npos;
     }
-    respond(webui::Serve(rest));
+    respond(encoded_slash ? webui::NotFound() : webui::Serve(rest));
     return;
   }
   if (api_ && IsApiIndex(request)) {

@@ -146,6 +146,8 @@ class RequestParser final : public bhttp::basic_parser<true> {
     if (host_space_) return "malformed Host header field: it holds whitespace";
     // Which of two credentials counts would depend on the reader.
     if (authorizations_ > 1) return "more than one Authorization header field";
+    if (content_lengths_ > 1) return "more than one Content-Length header field";
+    if (content_length_list_) return "the Content-Length header field holds a list";
     return {};
   }
 
@@ -185,6 +187,12 @@ class RequestParser final : public bhttp::basic_parser<true> {
       }
     } else if (name == bhttp::field::authorization) {
       ++authorizations_;
+    } else if (name == bhttp::field::content_length) {
+      // Beast takes "2, 2" and a repeated field of the same value as one length (RFC 9110
+      // §8.6 allows a recipient to); a proxy in front may have taken it as an error or used the
+      // other field, so both are refused (as Host and Authorization are).
+      ++content_lengths_;
+      if (std::memchr(value.data(), ',', value.size()) != nullptr) content_length_list_ = true;
     }
     request_.headers.emplace_back(ToStdString(name_string), ToStdString(value));
   }
@@ -268,7 +276,9 @@ class RequestParser final : public bhttp::basic_parser<true> {
   int te_codings_ = 0;
   int hosts_ = 0;
   int authorizations_ = 0;
+  int content_lengths_ = 0;
   const char* input_begin_ = nullptr;
+  bool content_length_list_ = false;
   bool host_list_ = false;
   bool host_space_ = false;
   bool te_other_ = false;
@@ -290,6 +300,41 @@ bool HasObsFold(const char* p, size_t n) {
     if (lf[1] == ' ' || lf[1] == '\t') return true;
     p = lf + 1;
   }
+}
+
+// True when `n` bytes hold a line feed not preceded by a carriage return. HTTP/1.1 framing (the
+// head, chunk-size lines, trailers) ends lines with CRLF only. Beast treats a bare LF there as an
+// ordinary byte and waits for a CRLF that may never come, so the connection would sit until a
+// timeout; and a proxy in front that ends lines at a bare LF would read different framing.
+bool HasBareLf(const char* p, size_t n) {
+  const char* end = p + n;
+  for (const char* at = p; at < end; ++at) {
+    const auto* lf = static_cast<const char*>(std::memchr(at, '\n', static_cast<size_t>(end - at)));
+    if (lf == nullptr) return false;
+    if (lf == p || lf[-1] != '\r') return true;
+    at = lf;
+  }
+  return false;
+}
+
+// True when the first line of `pending` (a chunk-size line, after the CRLF that may end the
+// previous chunk's data) is complete and holds a quoted chunk-extension value that does not close
+// before the line ends. A quoted-string cannot hold CR or LF (RFC 9110 §5.6.4), but Beast reads
+// on past the line for the closing quote and waits for more input.
+bool HasUnterminatedQuote(std::string_view pending) {
+  if (pending.substr(0, 2) == "\r\n") pending.remove_prefix(2);
+  const size_t eol = pending.find("\r\n");
+  if (eol == std::string_view::npos) return false;
+  const std::string_view line = pending.substr(0, eol);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (quoted && line[i] == '\\') {
+      ++i;  // a quoted-pair
+    } else if (line[i] == '"') {
+      quoted = !quoted;
+    }
+  }
+  return quoted;
 }
 
 // Connections are counted per client: an IPv4 address, or the /64 of an IPv6 address (one host
@@ -733,6 +778,10 @@ void Session::Parse() {
       head_bytes_ += used;
       if (ec == bhttp::error::need_more) {
         if (head_bytes_ + buffer_.size() > header_limit) break;  // → 431
+        if (HasBareLf(static_cast<const char*>(buffer_.data().data()), buffer_.size())) {
+          Fail(400, "bad_request", "malformed HTTP request: a line ends in a bare LF, not CRLF");
+          return;
+        }
         Read(kHeadReadSize);
         return;
       }
@@ -763,6 +812,21 @@ void Session::Parse() {
         // what it may wait for by what is left of the header limit.
         if (buffer_.size() > parser_->framing_left() + kChunkLineSlack) {
           FailFraming(PendingFraming());
+          return;
+        }
+        // Nothing of the pending chunk-size line or trailer section was taken, so it starts
+        // the buffer: a bare LF there can never become valid framing.
+        if (HasBareLf(static_cast<const char*>(buffer_.data().data()), buffer_.size())) {
+          Fail(400, "bad_request",
+               "malformed chunked body: a chunk-size line or trailer field ends in a bare LF, "
+               "not CRLF");
+          return;
+        }
+        if (HasUnterminatedQuote(std::string_view(static_cast<const char*>(buffer_.data().data()),
+                                                  buffer_.size()))) {
+          Fail(400, "bad_request",
+               "malformed chunked body: a chunk extension's quoted value does not end on its "
+               "line");
           return;
         }
         Read(kHeadReadSize);
@@ -862,6 +926,11 @@ bool Session::OnHeadComplete() {
   request_.remote_port = remote_port_;
   if (!SplitTarget(request_.target, request_.path, request_.query)) {
     Fail(400, "bad_request", "malformed request target");
+    return false;
+  }
+  // RFC 9112 §3.2.4: the asterisk-form is only for a server-wide OPTIONS.
+  if (request_.target == "*" && request_.method != "OPTIONS") {
+    Fail(400, "bad_request", "the request target \"*\" is only allowed with OPTIONS");
     return false;
   }
   if (!DecodePathSegments(request_.path, request_.segments)) {

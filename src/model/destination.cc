@@ -25,6 +25,11 @@ Status ValidateDestinationUrl(std::string_view url) {
   if (!parsed->has_authority() || parsed->encoded_host().empty()) {
     return Status::InvalidArgument("must name a host", "url");
   }
+  // RFC 1035 §2.3.4: a host name has at most 253 characters (an IP literal fewer); a longer one
+  // could never be resolved, so every delivery would fail.
+  if (parsed->encoded_host().size() > 253) {
+    return Status::InvalidArgument("host name is longer than 253 characters", "url");
+  }
   if (parsed->has_userinfo()) {
     return Status::InvalidArgument(
         "must not carry credentials; put them in the destination's headers", "url");

@@ -27,19 +27,23 @@ const http::HeaderList& SecurityHeaders() {
   return kHeaders;
 }
 
-http::Response Serve(std::string_view rest) {
+http::Response NotFound() {
   http::Response r;
   r.headers = SecurityHeaders();
+  r.status = 404;
+  r.content_type = "text/plain; charset=utf-8";
+  // The path is not echoed: nothing a link can make this page say.
+  r.body =
+      "not found: no such file of the dashboard\n"
+      "the dashboard is at /ui/ (its pages are /ui/#/events, /ui/#/destinations, ...)\n";
+  return r;
+}
+
+http::Response Serve(std::string_view rest) {
   const Asset* a = FindAsset(rest);
-  if (a == nullptr) {
-    r.status = 404;
-    r.content_type = "text/plain; charset=utf-8";
-    // The path is not echoed: nothing a link can make this page say.
-    r.body =
-        "not found: no such file of the dashboard\n"
-        "the dashboard is at /ui/ (its pages are /ui/#/events, /ui/#/destinations, ...)\n";
-    return r;
-  }
+  if (a == nullptr) return NotFound();
+  http::Response r;
+  r.headers = SecurityHeaders();
   r.content_type = std::string(a->content_type);
   // index.html must be fetched anew after an upgrade; the other files are small.
   r.headers.emplace_back("Cache-Control", "no-cache");

@@ -28,5 +28,7 @@ const http::HeaderList& SecurityHeaders();
 // the security headers, or a 404 (also with them) for a path that is no file. The dashboard routes
 // with the URL's fragment (/ui/#/events/01J…), so every page is index.html.
 http::Response Serve(std::string_view rest);
+// The 404 Serve answers for a path that is no file.
+http::Response NotFound();
 
 }  // namespace hookrelay::webui
