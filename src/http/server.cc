@@ -1370,6 +1370,8 @@ void Server::Impl::Shutdown(Duration grace) {
   StopAccepting();
   for (auto& w : workers) asio::post(w->ioc, [w = w.get()] { w->BeginDrain(); });
   {
+    // A gate (workers drained, counted under mu), on real time, not a Clock: the grace bounds how
+    // long a shutdown takes, whatever time the application's clock says it is.
     std::unique_lock<std::mutex> lock(mu);
     drained_cv.wait_until(lock, deadline, [&] { return drained == workers.size(); });
   }
