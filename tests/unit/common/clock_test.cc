@@ -149,6 +149,25 @@ TEST(FakeClockTest, NoWakeUpIsLostWhenTheClockMovesAsAWaitBegins) {
   }
 }
 
+// The mechanism behind the test above, shown deterministically: Advance notifies a due waiter
+// only under the waiter's mutex, so while a thread holds that mutex (as a waiter does between
+// its check and its wait), Advance cannot complete.
+TEST(FakeClockTest, AdvanceTakesTheWaitersMutexBeforeItNotifies) {
+  FakeClock clock;
+  Waitable w;
+  std::future<bool> waited = WaitAsync(clock, w, clock.Now() + 1s);
+  ASSERT_TRUE(clock.AwaitWaiters(1));
+  std::unique_lock<std::mutex> held(w.mu);
+  auto advanced = std::async(std::launch::async, [&] { clock.Advance(1s); });
+  // Not a measurement: whatever the load, a correct Advance is still blocked after this.
+  EXPECT_EQ(advanced.wait_for(100ms), std::future_status::timeout)
+      << "Advance notified without the waiter's mutex";
+  held.unlock();
+  ASSERT_EQ(advanced.wait_for(20s), std::future_status::ready);
+  ASSERT_EQ(waited.wait_for(20s), std::future_status::ready);
+  EXPECT_FALSE(waited.get());
+}
+
 TEST(SystemClockTest, WaitsOnTheConditionVariable) {
   const Clock& clock = SystemClock::Instance();
   Waitable w;
