@@ -117,16 +117,16 @@ class FakeClock final : public Clock {
     bool fired = false;  // GUARDED_BY(mu_): an Advance notified it; no longer counted as waiting
     int pinned = 0;      // GUARDED_BY(mu_): an Advance is about to notify it (it must stay alive)
   };
-  bool DueLocked(const Deadline& d) const;             // REQUIRES: mu_ held
+  bool DueLocked(const Deadline& d) const;              // REQUIRES: mu_ held
   std::optional<TimePoint> NextDeadlineLocked() const;  // REQUIRES: mu_ held
-  TimePoint WallOfLocked(const Deadline& d) const;     // REQUIRES: mu_ held
+  TimePoint WallOfLocked(const Deadline& d) const;      // REQUIRES: mu_ held
   // Wakes the waiters that are due now (after the time moved).
   void WakeDue(std::unique_lock<std::mutex>& lock);  // REQUIRES: lock holds mu_
 
   mutable std::mutex mu_;
-  mutable std::condition_variable changed_cv_;  // waiters registered or unpinned
-  TimePoint now_;                                       // GUARDED_BY(mu_)
-  Duration mono_{0};                                    // GUARDED_BY(mu_)
+  mutable std::condition_variable changed_cv_;            // waiters registered or unpinned
+  TimePoint now_;                                         // GUARDED_BY(mu_)
+  Duration mono_{0};                                      // GUARDED_BY(mu_)
   mutable std::vector<std::shared_ptr<Waiter>> waiters_;  // GUARDED_BY(mu_)
 };
 

@@ -378,9 +378,8 @@ TEST_F(EngineTest, BreakerPauseAndProbeFollowTheSimulatedClock) {
   EXPECT_EQ(sender_.sent_at(2), t0 + 180s);
   sender_.Answer(2, 200);
   ASSERT_TRUE(WaitForStatus(event, store::DeliveryStatus::kDelivered, 3));
-  ASSERT_TRUE(test::WaitFor([&] {
-    return engine_->Destinations()["b"].breaker.state == policy::BreakerState::kClosed;
-  }));
+  ASSERT_TRUE(test::WaitFor(
+      [&] { return engine_->Destinations()["b"].breaker.state == policy::BreakerState::kClosed; }));
   EXPECT_EQ(sender_.sent(), 3u);
   EXPECT_EQ(sender_.max_outstanding(), 1);
 }

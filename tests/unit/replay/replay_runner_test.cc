@@ -339,7 +339,6 @@ TEST_F(ReplayRunnerTest, TheThreadPicksUpQueuedJobsAndStopsPromptly) {
   EXPECT_LT(Get(slow.id).done, 5);
 }
 
-
 // The runner with a FakeClock: its waits are the clock's, so they end on Notify or Stop, or when
 // the test moves the clock to their deadline, and no real time passes.
 class ReplayRunnerFakeClockTest : public ::testing::Test {
@@ -493,7 +492,9 @@ TEST_F(ReplayRunnerFakeClockTest, APausedDestinationHoldsBackOnlyItsOwnChains) {
 template <typename F>
 ::testing::AssertionResult RunOnSimulatedTime(FakeClock& clock, std::future<Result<bool>>& run,
                                               F at_each) {
-  auto ended = [&run] { return run.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
+  auto ended = [&run] {
+    return run.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  };
   for (int steps = 0; !ended(); ++steps) {
     if (steps > 100000) return ::testing::AssertionFailure() << "too many steps";
     if (!test::WaitFor([&] { return clock.Waiters() > 0 || ended(); })) {
