@@ -298,6 +298,9 @@ Status ReplayRunner::RunJob(store::ReplayJob job, Random& random) {
   bool stopping = false;
   // Notifies since the job was claimed (which read its state) wake its waits.
   uint64_t seen = Generation();
+  // A cancel (and its Notify) between the claim and the line above would otherwise be missed
+  // until the job's first wait ended (an hour at 1/h): look once now.
+  HR_RETURN_IF_ERROR(CheckStillOurs(job.id));
   // Chains are created in batches, each due at its paced time (at most `lookahead` ahead), so
   // one store commit covers many chains and the engine sends each when it is due.
   std::vector<store::NewReplay> pending;
