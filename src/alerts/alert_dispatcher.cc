@@ -144,8 +144,13 @@ void AlertDispatcher::Raise(Alert a) {
   MutexLock lock(mu_);
   ++stats_.raised;
   if (!config_.enabled() || stopping_) return;
+  const std::optional<TimePoint> next_before = batcher_.NextDue();
   auto now_due = batcher_.Add(std::move(a), clock_.Now());
-  if (now_due.empty()) return;
+  if (now_due.empty()) {
+    // A new batch (or held repeat) may fall due before the time the thread sleeps until.
+    if (batcher_.NextDue() != next_before) cv_.notify_one();
+    return;
+  }
   Enqueue(std::move(now_due));
   cv_.notify_one();
 }
@@ -189,11 +194,15 @@ void AlertDispatcher::Run() {
                     std::make_move_iterator(batch.end()));
       continue;
     }
-    Duration wait = options_.max_idle_wait;
-    if (auto next = batcher_.NextDue()) {
-      wait = std::clamp(*next - clock_.Now(), Duration(0), wait);
-    }
-    cv_.wait_for(lock, wait, [this]() REQUIRES(mu_) { return stopping_ || !ready_.empty(); });
+    // Until the next batch falls due, on the clock (a FakeClock a test moves wakes it), or a
+    // batch Raise started falls due earlier (Raise notifies then). Capped so a wall clock set
+    // forward is noticed.
+    TimePoint until = clock_.Now() + options_.max_idle_wait;
+    if (auto next = batcher_.NextDue()) until = std::min(until, *next);
+    clock_.WaitUntil(lock, cv_, until, [this, until]() REQUIRES(mu_) {
+      const std::optional<TimePoint> next = batcher_.NextDue();
+      return stopping_ || !ready_.empty() || (next && *next < until);
+    });
   }
 
   // Shutdown: whatever is ready, then every pending batch, within flush_timeout.
@@ -201,6 +210,7 @@ void AlertDispatcher::Run() {
   ready_.clear();
   for (auto& a : batcher_.Flush()) rest.push_back(std::move(a));
   lock.unlock();
+  // Real time, not the clock's: it bounds how long a shutdown takes, whatever the clock says.
   const auto deadline = SteadyClock::now() + options_.flush_timeout;
   for (const Alert& a : rest) {
     auto left = std::chrono::duration_cast<Duration>(deadline - SteadyClock::now());

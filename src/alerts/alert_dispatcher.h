@@ -20,7 +20,8 @@ struct AlertDispatcherOptions {
   Duration send_timeout = std::chrono::seconds(10);
   // Bound on sending what is still waiting when the dispatcher is destroyed.
   Duration flush_timeout = std::chrono::seconds(10);
-  // The thread re-reads the Clock at least this often, so batches fall due with a FakeClock too.
+  // The thread sleeps through the Clock until the next batch is due, but never longer than this
+  // (so a wall clock set forward is noticed).
   Duration max_idle_wait = std::chrono::seconds(1);
   // Alerts ready to go out but not yet sent; beyond this, new ones are dropped and counted
   // (batching keeps the number small unless the mail server hangs for a long time).

@@ -102,7 +102,9 @@ void DeliveryEngine::Stop(Duration grace) {
   scheduler_->Join();
   // Claims not started are dropped (their deliveries stay due); claims running finish and send.
   claimer_->Stop();
-  // Let attempts in flight finish and be recorded, within the grace period.
+  // Let attempts in flight finish and be recorded, within the grace period: a gate (the
+  // in-flight count, and idle_cv the recorder signals when it reaches 0). Real time, not the
+  // clock's: the grace bounds how long a shutdown takes, whatever the clock says.
   {
     MutexLock lock(state_->mu);
     state_->idle_cv.wait_for(lock, grace, [this]() REQUIRES(state_->mu) { return state_->stats.in_flight == 0; });

@@ -95,8 +95,8 @@ class Recorder;
 // which destination may send how much now; the Claimer (claimer.h) leases that many due
 // deliveries and sends them; the Recorder (recorder.h) writes the results, a drain at a time, and
 // counts them. They share one EngineState (engine_state.h). Every decision reads time from the
-// injected clock; only the scheduler's sleep (at most poll_interval) and Stop's grace are real
-// time.
+// injected clock and the scheduler sleeps through it (Clock::WaitUntil), so a FakeClock drives the
+// engine; only Stop's grace is real time.
 class DeliveryEngine {
  public:
   DeliveryEngine(store::Store& store, model::Registry& registry, RequestSender& sender,

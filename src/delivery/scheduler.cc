@@ -59,10 +59,12 @@ void Scheduler::Loop() {
     MutexLock lock(state_.mu);
     if (state_.stopping) return;
     if (!state_.wake) {
-      // A deadline on the injected clock, slept in real time and never longer than poll_interval:
-      // a clock that jumps (or a fake one that tests move) is looked at again within that.
-      const Duration wait = std::clamp(wake_at - state_.clock.Now(), Duration(1), poll);
-      state_.wake_cv.wait_for(lock, wait, [this]() REQUIRES(state_.mu) { return state_.wake || state_.stopping; });
+      // Sleeps through the clock, so a fake clock that a test moves to wake_at wakes it. Never
+      // past poll_interval from now (leases expire, the catalog changes without a Wake).
+      const TimePoint t = state_.clock.Now();
+      const TimePoint deadline = std::clamp(wake_at, t + Duration(1), t + poll);
+      state_.clock.WaitUntil(lock, state_.wake_cv, deadline,
+                             [this]() REQUIRES(state_.mu) { return state_.wake || state_.stopping; });
     }
     state_.wake = false;
     if (state_.stopping) return;

@@ -20,9 +20,9 @@ class Claimer;
 // the rate limit; the slots it grants are reserved (DestState::in_flight, ::reserved) and handed
 // to the Claimer as one ClaimJob. It then sleeps until the earliest time any destination is
 // worth another look (a retry due, a breaker to half-open, a rate-limit token), a Wake, or
-// poll_interval, whichever comes first. All times are read from the injected clock; the sleep
-// itself is real time, at most poll_interval, so with a fake clock a test moves time and calls
-// Wake (or waits one poll_interval) for the scheduler to look again.
+// poll_interval, whichever comes first. All times are read from the injected clock and the sleep
+// is the clock's (Clock::WaitUntil): with a FakeClock, a test that moves the time to the
+// scheduler's deadline (FakeClock::NextDeadline) wakes it, and no real time passes.
 //
 // It also learns each attempt's outcome as soon as it ends (OnAttemptEnded, on the sender's
 // thread): the slot is free, the breaker and the adaptive concurrency take the outcome into

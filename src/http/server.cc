@@ -1440,6 +1440,8 @@ void Server::Impl::Shutdown(Duration grace) {
   StopAccepting();
   for (auto& w : workers) asio::post(w->ioc, [w = w.get()] { w->BeginDrain(); });
   {
+    // A gate (workers drained, counted under mu), on real time, not a Clock: the grace bounds how
+    // long a shutdown takes, whatever time the application's clock says it is.
     MutexLock lock(mu);
     drained_cv.wait_until(lock, deadline, [&]() REQUIRES(mu) { return drained == workers.size(); });
   }

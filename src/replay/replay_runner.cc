@@ -137,9 +137,10 @@ Status ReplayRunner::SleepUntil(TimePoint t, const std::string& id, uint64_t* se
       if (!ours.ok() || any_notify) return ours;
       continue;
     }
-    const Duration left = t - clock_.Now();
-    if (left <= Duration::zero()) return Status::Ok();
-    cv_.wait_for(lock, left, [&]() REQUIRES(mu_) { return stopping_ || generation_ != *seen; });
+    // Through the clock: with a FakeClock, a test that moves the time to `t` wakes the job.
+    if (!clock_.WaitUntil(lock, cv_, t, [&]() REQUIRES(mu_) { return stopping_ || generation_ != *seen; })) {
+      return Status::Ok();
+    }
   }
 }
 
@@ -175,10 +176,12 @@ void ReplayRunner::Loop() {
                (void)RunClaimed(std::move(j));
                {
                  MutexLock lock(mu_);
+                 // Set with notified_, under the lock: a loop that wakes on notified_ must also
+                 // see this worker as done, or it leaves it unjoined until its next wake-up.
+                 done->store(true);
                  --active_;
                  notified_ = true;  // room for the next job
                }
-               done->store(true);
                cv_.notify_all();
              }),
              done});
@@ -186,7 +189,9 @@ void ReplayRunner::Loop() {
       }
     }
     MutexLock lock(mu_);
-    cv_.wait_for(lock, options_.poll_interval, [this]() REQUIRES(mu_) { return stopping_ || notified_; });
+    // On the clock: a job whose node died becomes claimable when its lease expires, in the
+    // clock's time.
+    clock_.WaitFor(lock, cv_, options_.poll_interval, [this]() REQUIRES(mu_) { return stopping_ || notified_; });
     notified_ = false;
     if (stopping_) return;
   }
@@ -293,6 +298,9 @@ Status ReplayRunner::RunJob(store::ReplayJob job, Random& random) {
   bool stopping = false;
   // Notifies since the job was claimed (which read its state) wake its waits.
   uint64_t seen = Generation();
+  // A cancel (and its Notify) between the claim and the line above would otherwise be missed
+  // until the job's first wait ended (an hour at 1/h): look once now.
+  HR_RETURN_IF_ERROR(CheckStillOurs(job.id));
   // Chains are created in batches, each due at its paced time (at most `lookahead` ahead), so
   // one store commit covers many chains and the engine sends each when it is due.
   std::vector<store::NewReplay> pending;

@@ -101,7 +101,8 @@ class ReplayRunner {
   void Stop();
   // Wakes the runner: to look for a job now (after POST /api/v1/replays), and every job's wait,
   // so a cancelled job (DELETE /api/v1/replays/{id}) stops at once and a job waiting for a
-  // breaker or a pause looks again (and tests can wake a wait after moving a FakeClock).
+  // breaker or a pause looks again. (Waits are the clock's: a FakeClock moved past a wait's
+  // deadline wakes it without a Notify.)
   void Notify();
 
   // Claims and runs one job to its end on the calling thread (tests). False when there was none.

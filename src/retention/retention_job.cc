@@ -29,7 +29,8 @@ void RetentionJob::Stop() {
 
 bool RetentionJob::SleepUnlessStopped(Duration d) {
   MutexLock lock(mu_);
-  return !cv_.wait_for(lock, d, [this]() REQUIRES(mu_) { return stopping_; });
+  // Through the clock: with a FakeClock, the next pass runs when a test moves the time.
+  return !clock_.WaitFor(lock, cv_, d, [this]() REQUIRES(mu_) { return stopping_; });
 }
 
 void RetentionJob::Loop() {
@@ -71,7 +72,8 @@ Result<int64_t> RetentionJob::RunOnce() {
     stats_.purged_events += *n;
     ++stats_.batches;
     if (*n < batch || stopping_) break;
-    // Gives queued writes (ingest) the store's writer; wakes at once on Stop().
+    // Gives queued writes (ingest) the store's writer; wakes at once on Stop(). Real time, not
+    // the clock's: it lets other threads run now, whatever time a test's clock says it is.
     if (cv_.wait_for(lock, options_.pause, [this]() REQUIRES(mu_) { return stopping_; })) break;
   }
   MutexLock lock(mu_);

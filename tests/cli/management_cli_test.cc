@@ -12,6 +12,7 @@
 #include "support/http_client.h"
 #include "support/process.h"
 #include "support/sink.h"
+#include "support/wait.h"
 
 namespace hookrelay {
 namespace {
@@ -82,21 +83,21 @@ class ManagementCliTest : public ::testing::Test {
     return v;
   }
 
-  // Polls `events show ID --json` until the delivery to `destination` has `status` (10 s).
+  // Polls `events show ID --json` until the delivery to `destination` has `status` (20 s).
   bool WaitForDelivery(const std::string& id, const std::string& destination,
                        const std::string& status) {
-    for (int i = 0; i < 100; ++i) {
-      json::value v = CliJson({"events", "show", id});
-      if (v.is_object()) {
-        for (const json::value& d : v.at("deliveries").as_array()) {
-          if (d.at("destination") == destination.c_str() && d.at("status") == status.c_str()) {
-            return true;
+    return test::WaitFor(
+        [&] {
+          json::value v = CliJson({"events", "show", id});
+          if (!v.is_object()) return false;
+          for (const json::value& d : v.at("deliveries").as_array()) {
+            if (d.at("destination") == destination.c_str() && d.at("status") == status.c_str()) {
+              return true;
+            }
           }
-        }
-      }
-      std::this_thread::sleep_for(100ms);
-    }
-    return false;
+          return false;
+        },
+        std::chrono::seconds(20), std::chrono::milliseconds(50));
   }
 
   TempDir dir_;

@@ -17,6 +17,7 @@
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
 #include "support/process.h"
+#include "support/wait.h"
 
 namespace hookrelay {
 namespace {
@@ -144,8 +145,8 @@ class StreamingClients {
     }
   }
   ~StreamingClients() { Join(); }
-  void WaitForAccepted(int n) {
-    while (accepted_.load() < n) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  bool WaitForAccepted(int n) {
+    return test::WaitFor([&] { return accepted_.load() >= n; });
   }
   void Join() {
     stop_ = true;
@@ -242,7 +243,7 @@ TEST_F(IngestTest, KillDashNineLosesNoAcknowledgedEvent) {
   Ledger ledger;
   StreamingClients clients(port(), 16, ledger);
   // Let a good number of events through, then crash the server mid-stream.
-  clients.WaitForAccepted(2000);
+  ASSERT_TRUE(clients.WaitForAccepted(2000));
   server_->Kill();
   clients.Join();
   ASSERT_GE(ledger.bodies.size(), 2000u);
@@ -262,7 +263,7 @@ TEST_F(IngestTest, SigtermFinishesInFlightAndExitsZero) {
   Start();
   Ledger ledger;
   StreamingClients clients(port(), 8, ledger);
-  clients.WaitForAccepted(500);
+  ASSERT_TRUE(clients.WaitForAccepted(500));
   EXPECT_EQ(server_->Stop(), 0) << server_->output();
   clients.Join();
   EXPECT_NE(server_->output().find("stopped"), std::string::npos) << server_->output();

@@ -13,6 +13,7 @@
 #include "support/http_client.h"
 #include "support/process.h"
 #include "support/sink.h"
+#include "support/wait.h"
 
 namespace hookrelay {
 namespace {
@@ -73,6 +74,15 @@ class BulkReplayTest : public ::testing::Test {
     return n;
   }
 
+  // The engine has nothing out and nothing due (its gauges, refreshed once a second, say so).
+  bool Idle() {
+    return test::WaitFor([&] {
+      const std::string m = Send("GET", "/metrics").body;
+      return m.find("\nhookrelay_attempts_in_flight 0\n") != std::string::npos &&
+             m.find("\nhookrelay_due_backlog 0\n") != std::string::npos;
+    });
+  }
+
   TempDir dir_;
   Sink sink_;
   std::unique_ptr<HookrelayServer> server_;
@@ -94,11 +104,8 @@ TEST_F(BulkReplayTest, FailedEventsAreDeliveredExactlyOnceMoreAtTheRate) {
   }
   for (std::thread& t : senders) t.join();
   ASSERT_TRUE(sink_.WaitForRequests(kEvents, 60s));
-  size_t failed = 0;
-  for (int i = 0; i < 100 && failed < kEvents; ++i, std::this_thread::sleep_for(100ms)) {
-    failed = CountFailed();
-  }
-  ASSERT_EQ(failed, size_t{kEvents});
+  ASSERT_TRUE(test::WaitFor([&] { return CountFailed() >= size_t{kEvents}; }, 20s, 100ms));
+  ASSERT_EQ(CountFailed(), size_t{kEvents});
   const std::vector<testing::SinkRequest> first = sink_.Requests();
   ASSERT_EQ(first.size(), size_t{kEvents});
 
@@ -113,22 +120,25 @@ TEST_F(BulkReplayTest, FailedEventsAreDeliveredExactlyOnceMoreAtTheRate) {
 
   // Progress is visible while it runs; it ends "done" with every event counted.
   bool saw_progress = false;
-  for (int i = 0; i < 300; ++i) {
-    HttpResponse r = Send("GET", "/api/v1/replays/" + id);
-    ASSERT_EQ(r.status, 200) << r.body;
-    job = json::parse(r.body);
-    const int64_t done = job.at("done").as_int64();
-    saw_progress |= done > 0 && done < kEvents;
-    if (job.at("state").as_string() == "done") break;
-    std::this_thread::sleep_for(100ms);
-  }
+  (void)test::WaitFor(
+      [&] {
+        HttpResponse r = Send("GET", "/api/v1/replays/" + id);
+        EXPECT_EQ(r.status, 200) << r.body;
+        if (r.status != 200) return true;
+        job = json::parse(r.body);
+        const int64_t done = job.at("done").as_int64();
+        saw_progress |= done > 0 && done < kEvents;
+        return job.at("state").as_string() == "done";
+      },
+      60s, 50ms);
   EXPECT_EQ(job.at("state").as_string(), "done") << json::serialize(job);
   EXPECT_EQ(job.at("done").as_int64(), kEvents);
   EXPECT_EQ(job.at("failed").as_int64(), 0);
   EXPECT_TRUE(saw_progress);
 
   ASSERT_TRUE(sink_.WaitForRequests(2 * kEvents, 30s));
-  std::this_thread::sleep_for(500ms);  // nothing more may come
+  // Nothing more may come: the engine has nothing out and nothing due.
+  ASSERT_TRUE(Idle());
   const std::vector<testing::SinkRequest> all = sink_.Requests();
   ASSERT_EQ(all.size(), size_t{2 * kEvents});
 
@@ -169,20 +179,18 @@ TEST_F(BulkReplayTest, CancelStopsTheJob) {
               202);
   }
   ASSERT_TRUE(sink_.WaitForRequests(50, 30s));
-  size_t failed = 0;
-  for (int i = 0; i < 100 && failed < 50; ++i, std::this_thread::sleep_for(100ms)) {
-    failed = CountFailed();
-  }
-  ASSERT_EQ(failed, 50u);
+  ASSERT_TRUE(test::WaitFor([&] { return CountFailed() >= 50; }, 20s, 50ms));
+  ASSERT_EQ(CountFailed(), 50u);
   HttpResponse created = Send("POST", "/api/v1/replays", R"({"rate": "5/s"})");
   ASSERT_EQ(created.status, 202) << created.body;
   const std::string id(json::parse(created.body).at("id").as_string());
-  std::this_thread::sleep_for(1s);
+  ASSERT_TRUE(sink_.WaitForRequests(52, 30s));  // the job is under way
   HttpResponse cancelled = Send("DELETE", "/api/v1/replays/" + id);
   ASSERT_EQ(cancelled.status, 200) << cancelled.body;
   EXPECT_EQ(json::parse(cancelled.body).at("state").as_string(), "cancelled");
   const size_t after_cancel = sink_.RequestCount();
-  std::this_thread::sleep_for(1500ms);
+  // Everything created before the cancel has gone out (nothing out, nothing due).
+  ASSERT_TRUE(Idle());
   // At most the chain being created when it was cancelled still goes out.
   EXPECT_LE(sink_.RequestCount(), after_cancel + 1);
   EXPECT_LT(sink_.RequestCount(), 100u);
@@ -208,11 +216,8 @@ TEST_F(BulkReplayTest, ACancelledSlowJobDoesNotHoldBackTheNextAndTheLogReadsWell
   HttpConnection conn(server_->port());
   ASSERT_EQ(conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, "{}").status, 202);
   ASSERT_TRUE(sink_.WaitForRequests(1, 30s));
-  size_t failed = 0;
-  for (int i = 0; i < 100 && failed < 1; ++i, std::this_thread::sleep_for(50ms)) {
-    failed = CountFailed();
-  }
-  ASSERT_EQ(failed, 1u);
+  ASSERT_TRUE(test::WaitFor([&] { return CountFailed() >= 1; }));
+  ASSERT_EQ(CountFailed(), 1u);
   sink_.SetDefault("/hooks", SinkResponse::Status(200));
   auto create = [&](const std::string& body) {
     HttpResponse r = Send("POST", "/api/v1/replays", body);
@@ -220,10 +225,7 @@ TEST_F(BulkReplayTest, ACancelledSlowJobDoesNotHoldBackTheNextAndTheLogReadsWell
     return r.status == 202 ? std::string(json::parse(r.body).at("id").as_string()) : "";
   };
   auto wait_for_log = [&](const std::string& needle) {
-    for (int i = 0; i < 60; ++i, std::this_thread::sleep_for(50ms)) {
-      if (server_->output().find(needle) != std::string::npos) return true;
-    }
-    return false;
+    return test::WaitFor([&] { return server_->output().find(needle) != std::string::npos; });
   };
   const std::string slow = create(R"({"rate": "1/h"})");
   EXPECT_TRUE(wait_for_log("replay job " + slow + " started: filter {\"status\":\"failed\"}, 1/h"))
@@ -238,10 +240,10 @@ TEST_F(BulkReplayTest, ACancelledSlowJobDoesNotHoldBackTheNextAndTheLogReadsWell
       << server_->output();
   const std::string fast = create(R"({"rate": "50/s"})");
   json::value job;
-  for (int i = 0; i < 60; ++i, std::this_thread::sleep_for(50ms)) {
+  (void)test::WaitFor([&] {
     job = json::parse(Send("GET", "/api/v1/replays/" + fast).body);
-    if (job.at("state").as_string() == "done") break;
-  }
+    return job.at("state").as_string() == "done";
+  });
   EXPECT_EQ(job.at("state").as_string(), "done") << json::serialize(job);
   EXPECT_EQ(job.at("done").as_int64(), 1);
   EXPECT_TRUE(wait_for_log("replay job " + fast + " finished: 1 event replayed, 0 not replayable"))
@@ -293,13 +295,11 @@ TEST(BulkReplayPausedTest, APausedDestinationHoldsBackOnlyItsOwnChains) {
   ASSERT_EQ(in.Send("POST", "/in/dur", {{"Content-Type", "application/json"}}, "{}").status, 202);
   ASSERT_TRUE(sink.WaitForRequests(5, 30s));
   // gone is paused after its 410; every chain failed.
-  bool ready = false;
-  for (int i = 0; i < 100 && !ready; ++i, std::this_thread::sleep_for(50ms)) {
+  ASSERT_TRUE(test::WaitFor([&] {
     json::value d = json::parse(send("GET", "/api/v1/destinations/gone").body);
     json::value ev = json::parse(send("GET", "/api/v1/events?status=failed").body);
-    ready = d.at("paused").as_bool() && ev.at("items").as_array().size() == 2;
-  }
-  ASSERT_TRUE(ready);
+    return d.at("paused").as_bool() && ev.at("items").as_array().size() == 2;
+  }));
   sink.SetDefault("/durd", SinkResponse::Status(200));
   sink.SetDefault("/refd", SinkResponse::Status(200));
   HttpResponse created =
@@ -308,10 +308,10 @@ TEST(BulkReplayPausedTest, APausedDestinationHoldsBackOnlyItsOwnChains) {
   json::value job = json::parse(created.body);
   EXPECT_EQ(job.at("total").as_int64(), 2);
   const std::string id(job.at("id").as_string());
-  for (int i = 0; i < 100; ++i, std::this_thread::sleep_for(50ms)) {
+  (void)test::WaitFor([&] {
     job = json::parse(send("GET", "/api/v1/replays/" + id).body);
-    if (job.at("done").as_int64() == 2 && !job.at("waiting").is_null()) break;
-  }
+    return job.at("done").as_int64() == 2 && !job.at("waiting").is_null();
+  });
   EXPECT_EQ(job.at("state").as_string(), "running") << json::serialize(job);
   EXPECT_EQ(job.at("done").as_int64(), 2) << json::serialize(job);
   ASSERT_TRUE(job.at("waiting").is_object()) << json::serialize(job);
@@ -324,11 +324,10 @@ TEST(BulkReplayPausedTest, APausedDestinationHoldsBackOnlyItsOwnChains) {
   EXPECT_EQ(to_gone, 1u);
   HttpResponse cancelled = send("DELETE", "/api/v1/replays/" + id);
   ASSERT_EQ(cancelled.status, 200) << cancelled.body;
-  bool logged = false;
-  for (int i = 0; i < 60 && !logged; ++i, std::this_thread::sleep_for(50ms)) {
-    logged = server.output().find("replay job " + id + " cancelled after 2 of 2 events") !=
-             std::string::npos;
-  }
+  const bool logged = test::WaitFor([&] {
+    return server.output().find("replay job " + id + " cancelled after 2 of 2 events") !=
+           std::string::npos;
+  });
   EXPECT_TRUE(logged) << server.output();
 }
 

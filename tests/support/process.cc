@@ -1,6 +1,7 @@
 #include "support/process.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -15,7 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include <gtest/gtest.h>
+#include "support/wait.h"
 
 namespace hookrelay::testing {
 namespace {
@@ -158,11 +159,7 @@ bool ChildProcess::Running() {
 }
 
 int ChildProcess::Wait(std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (Running()) {
-    if (std::chrono::steady_clock::now() >= deadline) return -2;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  if (!test::WaitFor([&] { return !Running(); }, timeout, std::chrono::milliseconds(5))) return -2;
   return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
 }
 
@@ -170,14 +167,11 @@ std::string ChildProcess::Stdout() const { return ReadFile(out_path_); }
 std::string ChildProcess::Stderr() const { return ReadFile(err_path_); }
 
 bool ChildProcess::WaitForOutput(const std::string& needle, std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (Stdout().find(needle) != std::string::npos) return true;
-    if (Stderr().find(needle) != std::string::npos) return true;
-    if (!Running()) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
+  auto found = [&] {
+    return Stdout().find(needle) != std::string::npos || Stderr().find(needle) != std::string::npos;
+  };
+  (void)test::WaitFor([&] { return found() || !Running(); }, timeout, std::chrono::milliseconds(5));
+  return found();
 }
 
 TempDir::TempDir() {

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include "support/wait.h"
+
 namespace hookrelay::testing {
 
 namespace fs = std::filesystem;
@@ -67,10 +69,8 @@ SmtpServer::SmtpServer(Options options) : port_(FreePort()), maildir_(dir_.path(
 
 ::testing::AssertionResult SmtpServer::Ready() {
   if (!process_) return ::testing::AssertionFailure() << setup_error_;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (!Accepts(port_) && process_->Running() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  (void)test::WaitFor([&] { return Accepts(port_) || !process_->Running(); },
+                      std::chrono::seconds(15), std::chrono::milliseconds(10));
   if (Accepts(port_) && process_->Running()) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << "aiosmtpd did not start (run scripts/install-deps): " << process_->Stderr();

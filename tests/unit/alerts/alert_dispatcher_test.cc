@@ -19,6 +19,7 @@
 #include "support/log_capture.h"
 #include "support/process.h"
 #include "support/smtp_server.h"
+#include "support/wait.h"
 
 namespace hookrelay::alerts {
 namespace {
@@ -31,19 +32,6 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-constexpr milliseconds kPollTimeout = seconds(15);
-
-// Polls `done` every 10 ms until it is true or `timeout` passes; returns its last value.
-template <typename F>
-bool PollUntil(F done, milliseconds timeout = kPollTimeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return done();
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return true;
-}
 
 using testing::Accepts;
 using testing::FreePort;
@@ -101,7 +89,6 @@ AlertDispatcherOptions FastOptions() {
   AlertDispatcherOptions o;
   o.send_timeout = seconds(5);
   o.flush_timeout = seconds(10);
-  o.max_idle_wait = milliseconds(20);  // notices FakeClock advances quickly
   return o;
 }
 
@@ -124,7 +111,7 @@ TEST(AlertDispatcherTest, EmailsArriveOverSmtp) {
                       "20 consecutive failures (last: 503 Service Unavailable)");
   opened.until = clock.Now() + minutes(10);
   dispatcher.Raise(opened);
-  ASSERT_TRUE(PollUntil([&] { return smtp.Messages().size() == 1; })) << smtp.Messages().size();
+  ASSERT_TRUE(test::WaitFor([&] { return smtp.Messages().size() == 1; })) << smtp.Messages().size();
   std::string mail = smtp.Messages()[0];
   EXPECT_THAT(mail, HasSubstr("Subject: [hookrelay] billing: circuit breaker opened"));
   EXPECT_THAT(mail, HasSubstr("From: hookrelay <hookrelay@example.com>"));
@@ -144,9 +131,9 @@ TEST(AlertDispatcherTest, EmailsArriveOverSmtp) {
                           "404 Not Found is not retried: the endpoint does not exist"));
   }
   // The message lands in the maildir just before libcurl sees the server's 250 and counts it.
-  EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().sent == 1; }));
+  EXPECT_TRUE(test::WaitFor([&] { return dispatcher.stats().sent == 1; }));
   clock.Advance(minutes(5));
-  ASSERT_TRUE(PollUntil([&] { return smtp.Messages().size() == 2; })) << smtp.Messages().size();
+  ASSERT_TRUE(test::WaitFor([&] { return smtp.Messages().size() == 2; })) << smtp.Messages().size();
   std::string batch = smtp.Find("deliveries failed");
   EXPECT_THAT(batch, HasSubstr("Subject: [hookrelay] billing: 250 deliveries failed"));
   EXPECT_THAT(batch, HasSubstr("250 deliveries to billing failed permanently in the last 5m"));
@@ -154,12 +141,49 @@ TEST(AlertDispatcherTest, EmailsArriveOverSmtp) {
                                "not exist."));
   EXPECT_THAT(batch, HasSubstr("hookrelay replay --status failed --destination billing"));
 
-  EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().sent == 2; }));
+  EXPECT_TRUE(test::WaitFor([&] { return dispatcher.stats().sent == 2; }));
   auto stats = dispatcher.stats();
   EXPECT_EQ(stats.raised, 251);
   EXPECT_EQ(stats.sent, 2);
   EXPECT_EQ(stats.failed, 0);
   EXPECT_EQ(stats.dropped, 0);
+}
+
+// Batching on simulated time: the first failure opens a 5-minute batch and the dispatcher's
+// thread sleeps through the clock until it is due (max_idle_wait is an hour, so nothing else
+// wakes it); a clock short of it sends nothing, moved to it sends one alert with the count.
+TEST(AlertDispatcherTest, ABatchGoesOutWhenTheClockReachesItsWindow) {
+  WebhookReceiver receiver;
+  auto server = StartServer(receiver);
+  ASSERT_TRUE(server);
+  FakeClock clock;
+  AlertsConfig config;
+  config.webhook_url = server->url() + "/alerts";
+  config.window = minutes(5);
+  AlertDispatcherOptions options = FastOptions();
+  options.max_idle_wait = std::chrono::hours(1);
+  AlertDispatcher dispatcher(config, clock, options);
+  ASSERT_TRUE(clock.AwaitWaiters(1));  // idle
+  const TimePoint first = clock.Now();
+  for (int i = 0; i < 3; ++i) {
+    dispatcher.Raise(Make(K::kDeliveriesFailed, "billing", clock.Now(), "404 Not Found"));
+    clock.Advance(seconds(10));
+  }
+  // Asleep until the batch is due (Raise woke it to shorten its sleep).
+  ASSERT_TRUE(test::WaitFor([&] { return clock.NextDeadline() == first + minutes(5); }))
+      << "the dispatcher does not sleep until the batch is due: it waits for "
+      << (clock.NextDeadline() ? FormatRfc3339(*clock.NextDeadline()) : "nothing") << ", not "
+      << FormatRfc3339(first + minutes(5));
+  clock.Set(first + minutes(5) - milliseconds(1));
+  EXPECT_EQ(clock.Waiters(), 1u);  // not woken: nothing was sent
+  EXPECT_TRUE(receiver.requests().empty());
+  clock.Advance(milliseconds(1));
+  ASSERT_TRUE(test::WaitFor([&] { return receiver.requests().size() == 1; }));
+  json::object o = json::parse(receiver.requests()[0].body).as_object();
+  EXPECT_EQ(o.at("kind"), "deliveries_failed");
+  EXPECT_EQ(o.at("count"), 3);
+  EXPECT_TRUE(test::WaitFor([&] { return dispatcher.stats().sent == 1; }));
+  EXPECT_EQ(receiver.requests().size(), 1u);
 }
 
 TEST(AlertDispatcherTest, DestructorFlushesPendingBatches) {
@@ -173,7 +197,7 @@ TEST(AlertDispatcherTest, DestructorFlushesPendingBatches) {
     }
   }
   // The destructor returned after sending; the server may still be writing the file.
-  ASSERT_TRUE(PollUntil([&] { return smtp.Messages().size() == 1; }));
+  ASSERT_TRUE(test::WaitFor([&] { return smtp.Messages().size() == 1; }));
   std::string mail = smtp.Messages()[0];
   EXPECT_THAT(mail, HasSubstr("7 deliveries to crm failed permanently"));
   EXPECT_THAT(mail, HasSubstr("hookrelay replay --status failed --destination crm"));
@@ -191,7 +215,7 @@ TEST(AlertDispatcherTest, WebhookReceivesJson) {
   Alert opened = Make(K::kBreakerOpened, "billing", clock.Now(), "20 consecutive failures");
   opened.until = clock.Now() + minutes(5);
   dispatcher.Raise(opened);
-  ASSERT_TRUE(PollUntil([&] { return receiver.requests().size() == 1; }));
+  ASSERT_TRUE(test::WaitFor([&] { return receiver.requests().size() == 1; }));
   http::Request r = receiver.requests()[0];
   EXPECT_EQ(r.method, "POST");
   EXPECT_EQ(r.path, "/alerts");
@@ -205,7 +229,7 @@ TEST(AlertDispatcherTest, WebhookReceivesJson) {
   EXPECT_EQ(o.at("until"), "2026-11-30T14:05:31.000Z");
   EXPECT_THAT(std::string(o.at("text").as_string()),
               HasSubstr("No requests will be sent to billing until 14:05:31 UTC"));
-  EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().sent == 1; }));
+  EXPECT_TRUE(test::WaitFor([&] { return dispatcher.stats().sent == 1; }));
 }
 
 TEST(AlertDispatcherTest, EmailAndWebhookBothGetEachAlert) {
@@ -219,7 +243,7 @@ TEST(AlertDispatcherTest, EmailAndWebhookBothGetEachAlert) {
   config.webhook_url = server->url() + "/hook";
   AlertDispatcher dispatcher(config, clock, FastOptions());
   dispatcher.Raise(Make(K::kDestinationPaused, "billing", clock.Now(), "410 Gone"));
-  ASSERT_TRUE(PollUntil([&] { return dispatcher.stats().sent == 2; }));
+  ASSERT_TRUE(test::WaitFor([&] { return dispatcher.stats().sent == 2; }));
   EXPECT_EQ(smtp.Messages().size(), 1u);
   ASSERT_EQ(receiver.requests().size(), 1u);
   EXPECT_EQ(json::parse(receiver.requests()[0].body).at("kind"), "destination_paused");
@@ -232,7 +256,7 @@ std::string RaiseOneThatFails(const AlertsConfig& config, FakeClock& clock) {
   {
     AlertDispatcher dispatcher(config, clock, FastOptions());
     dispatcher.Raise(Make(K::kBreakerOpened, "billing", clock.Now(), "20 consecutive failures"));
-    EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().failed == 1; }));
+    EXPECT_TRUE(test::WaitFor([&] { return dispatcher.stats().failed == 1; }));
     EXPECT_EQ(dispatcher.stats().sent, 0);
   }
   std::string err = log.text();
@@ -254,10 +278,10 @@ TEST(AlertDispatcherTest, EmailOverStartTlsWithLogin) {
   config.ca_file = smtp.ca_file();
   AlertDispatcher dispatcher(config, clock, FastOptions());
   dispatcher.Raise(Make(K::kBreakerOpened, "billing", clock.Now(), "20 consecutive failures"));
-  ASSERT_TRUE(PollUntil([&] { return smtp.Messages().size() == 1; }));
+  ASSERT_TRUE(test::WaitFor([&] { return smtp.Messages().size() == 1; }));
   EXPECT_THAT(smtp.Messages()[0], HasSubstr("billing: circuit breaker opened"));
   EXPECT_THAT(smtp.Logins(), ::testing::ElementsAre(::testing::EndsWith(" relay ok tls")));
-  EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().sent == 1; }));
+  EXPECT_TRUE(test::WaitFor([&] { return dispatcher.stats().sent == 1; }));
   EXPECT_EQ(dispatcher.stats().failed, 0);
 }
 
@@ -318,7 +342,7 @@ TEST(AlertDispatcherTest, WebhookErrorStatusCountsAsFailed) {
   {
     AlertDispatcher dispatcher(config, clock, FastOptions());
     dispatcher.Raise(Make(K::kStalled, "billing", clock.Now(), "nothing moves"));
-    EXPECT_TRUE(PollUntil([&] { return dispatcher.stats().failed == 1; }));
+    EXPECT_TRUE(test::WaitFor([&] { return dispatcher.stats().failed == 1; }));
   }
   std::string err = log.text();
   EXPECT_THAT(err,

@@ -23,6 +23,7 @@
 #include "store/store.h"
 #include "support/process.h"
 #include "support/sink.h"
+#include "support/wait.h"
 
 namespace hookrelay::delivery {
 namespace {
@@ -42,15 +43,6 @@ class Alerts final : public alerts::AlertSink {
   mutable std::mutex mu_;
   std::vector<alerts::Alert> alerts_;
 };
-
-template <typename Pred>
-bool WaitFor(Pred pred) {
-  for (int i = 0; i < 500; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return pred();
-}
 
 // The breaker opens on an attempt's failure; before that attempt is recorded the operator resets
 // the breaker. The late record must not report "opened ... (trip 0) after 0 consecutive failed
@@ -92,14 +84,14 @@ TEST(EngineBreakerTest, ATransitionOvertakenByAResetIsNotReported) {
   engine.Start();
   engine.Wake();
   // The attempt failed and opened the breaker; its record waits.
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(test::WaitFor([&] {
     auto all = engine.Destinations();
     return store.held_record_attempts() > 0 &&
            all["slowd"].breaker.state == policy::BreakerState::kOpen;
   }));
   ASSERT_TRUE(engine.ResetBreaker("slowd").ok());
   store.HoldRecordAttempts(false);
-  ASSERT_TRUE(WaitFor([&] {
+  ASSERT_TRUE(test::WaitFor([&] {
     auto ds = store.GetDeliveries(e->id);
     return ds.ok() && !ds->empty() && (*ds)[0].status == store::DeliveryStatus::kFailed;
   }));

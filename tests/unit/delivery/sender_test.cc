@@ -32,7 +32,6 @@ using hookrelay::testing::SinkResponse;
 using policy::TransportError;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using SteadyClock = std::chrono::steady_clock;
 
 constexpr auto kWait = seconds(30);
 
@@ -172,14 +171,13 @@ TEST(SenderTest, SlowSinkTimesOut) {
   Sender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(sink.url());
   request.timeout = milliseconds(300);
-  const auto start = SteadyClock::now();
   SendResult r = SendAndWait(sender, request);
-  const auto elapsed = SteadyClock::now() - start;
+  // A timeout, not the sink's 200 twenty seconds later: the timeout applied. (No wall-clock
+  // bound on how long that took: a loaded machine must not fail this; timings are benchmarks.)
   EXPECT_EQ(r.outcome.error, TransportError::kTimeout) << r.error_detail;
   EXPECT_EQ(r.outcome.status_code, 0);
   EXPECT_FALSE(r.error_detail.empty());
   EXPECT_GE(r.duration, milliseconds(290));  // whole milliseconds, each end truncated
-  EXPECT_LT(elapsed, milliseconds(300 + 2000));
   EXPECT_EQ(sink.RequestCount(), 1u);
 }
 
@@ -189,10 +187,8 @@ TEST(SenderTest, HangingSinkTimesOut) {
   Sender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(sink.url());
   request.timeout = milliseconds(200);
-  const auto start = SteadyClock::now();
   SendResult r = SendAndWait(sender, request);
-  EXPECT_EQ(r.outcome.error, TransportError::kTimeout);
-  EXPECT_LT(SteadyClock::now() - start, milliseconds(200 + 2000));
+  EXPECT_EQ(r.outcome.error, TransportError::kTimeout);  // the sink never answers
 }
 
 // Issue 11.9: the status line arrived, then the body did not (or too slowly): a timeout that
@@ -336,12 +332,11 @@ TEST(SenderTest, EndlessBodyKeepsSnippetAndEnds) {
   Sender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(sink.url());
   request.timeout = seconds(20);
-  const auto start = SteadyClock::now();
   SendResult r = SendAndWait(sender, request);
+  // Ended as a success, not by the timeout: the sender stopped reading the endless body.
   EXPECT_EQ(r.outcome.error, TransportError::kNone) << r.error_detail;
   EXPECT_EQ(r.outcome.status_code, 200);
   EXPECT_EQ(r.snippet, std::string(4096, 'x'));
-  EXPECT_LT(SteadyClock::now() - start, seconds(10));
 
   // The sender is still usable afterwards.
   r = SendAndWait(sender, Post(sink.url()));
@@ -641,10 +636,8 @@ TEST(SenderTest, AReusedHandleCarriesNothingOfTheLastRequest) {
   SendRequest short_one = Post(sink.url("/short"));
   short_one.allow_private = true;
   short_one.timeout = milliseconds(300);
-  const auto start = SteadyClock::now();
   r = SendAndWait(sender, short_one);
-  EXPECT_EQ(r.outcome.error, TransportError::kTimeout) << r.error_detail;
-  EXPECT_LT(SteadyClock::now() - start, milliseconds(300 + 2000));
+  EXPECT_EQ(r.outcome.error, TransportError::kTimeout) << r.error_detail;  // not the 20 s answer
   sink.Enqueue(SinkResponse::Status(200).WithDelay(milliseconds(800)));
   SendRequest long_one = Post(sink.url("/long"));
   long_one.allow_private = true;

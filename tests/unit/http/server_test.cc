@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "support/http_client.h"
+#include "support/wait.h"
 
 namespace hookrelay::http {
 namespace {
@@ -575,7 +576,8 @@ TEST_F(ServerTest, ResponderMayAnswerLaterFromAnotherThread) {
   for (int i = 0; i < 2; ++i) {
     auto item = deferred.Take();
     ASSERT_TRUE(item.has_value());
-    // As a store would after a group commit: some time later, on this thread.
+    // As a store would after a group commit: some time later, on this thread (the delay is the
+    // subject: the answers must keep their order although they come late).
     std::this_thread::sleep_for(milliseconds(30));
     Response r;
     r.status = 202;
@@ -788,10 +790,7 @@ TEST_F(ServerTest, ConnectionsBeyondTheLimitAreRefusedWhenNoneIsIdle) {
   // The one connection is in the middle of a request: it is not closed for a newcomer.
   RawConnection first(port());
   ASSERT_TRUE(first.Write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab"));
-  auto start = SteadyClock::now();
-  while (server_->stats().connections.load() == 0 && Since(start) < seconds(5)) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  ASSERT_TRUE(test::WaitFor([&] { return server_->stats().connections.load() != 0; }));
   ASSERT_EQ(server_->stats().connections.load(), 1);
 
   RawConnection extra(port());
@@ -809,13 +808,10 @@ TEST_F(ServerTest, ConnectionsBeyondTheLimitAreRefusedWhenNoneIsIdle) {
   // Once the first connection is gone, there is room again (the server notices asynchronously).
   first.ShutdownWrite();
   first.ReadUntilClose(seconds(5));
-  bool served = false;
-  start = SteadyClock::now();
-  while (!served && Since(start) < seconds(5)) {
-    served = StatusOf(SendRaw(port(), "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-                              seconds(2))) == 200;
-  }
-  EXPECT_TRUE(served);
+  EXPECT_TRUE(test::WaitFor([&] {
+    return StatusOf(SendRaw(port(), "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                            seconds(2))) == 200;
+  }));
 }
 
 TEST_F(ServerTest, OldestIdleConnectionMakesRoomForANewOne) {
@@ -853,10 +849,7 @@ TEST_F(ServerTest, ConnectionsThatNeverSentARequestGiveWayFirst) {
     ASSERT_EQ(StatusOf(used.back()->ReadUntil("\r\n\r\n", seconds(5))), 200);
   }
   RawConnection silent(port());
-  auto start = SteadyClock::now();
-  while (server_->stats().connections.load() < 3 && Since(start) < seconds(5)) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  EXPECT_TRUE(test::WaitFor([&] { return server_->stats().connections.load() >= 3; }));
   HttpConnection c(port());
   EXPECT_EQ(c.Send("GET", "/").status, 200);
   silent.ReadUntilClose(seconds(5));
@@ -1026,16 +1019,10 @@ TEST_F(ServerTest, BodyMemoryIsBudgetedAndReleased) {
   {
     RawConnection dying(port());
     dying.Write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 600\r\n\r\nabc");
-    auto start = SteadyClock::now();
-    while (server_->stats().body_memory_bytes.load() != 600 && Since(start) < seconds(5)) {
-      std::this_thread::sleep_for(milliseconds(5));
-    }
+    EXPECT_TRUE(test::WaitFor([&] { return server_->stats().body_memory_bytes.load() == 600; }));
     EXPECT_EQ(server_->stats().body_memory_bytes.load(), 600u);
   }
-  auto start = SteadyClock::now();
-  while (server_->stats().body_memory_bytes.load() != 0 && Since(start) < seconds(5)) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  EXPECT_TRUE(test::WaitFor([&] { return server_->stats().body_memory_bytes.load() == 0; }));
   EXPECT_EQ(server_->stats().body_memory_bytes.load(), 0u);
 }
 

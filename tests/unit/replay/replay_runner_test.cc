@@ -23,6 +23,7 @@
 #include "store/sqlite/open.h"
 #include "store/store.h"
 #include "support/process.h"
+#include "support/wait.h"
 
 namespace hookrelay::replay {
 namespace {
@@ -84,8 +85,8 @@ model::Catalog BillingAndCrm(std::optional<int> max_attempts = std::nullopt) {
   return catalog;
 }
 
-// The runner against a real SQLite store. It paces in real time, so the clock is the system
-// clock and the rate high.
+// The runner against a real SQLite store and the system clock, with a high rate (pacing and
+// waits are tested on simulated time, ReplayRunnerFakeClockTest).
 class ReplayRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -192,49 +193,18 @@ TEST_F(ReplayRunnerTest, ReplaysEachMatchingEventOnceAndCountsWhatItCannot) {
   EXPECT_EQ(Get(again.id).failed, 2);
 }
 
-TEST_F(ReplayRunnerTest, DestinationFilterAndPace) {
+TEST_F(ReplayRunnerTest, DestinationFilter) {
   for (int i = 0; i < 20; ++i) AddEvent({"billing", "crm"}, DeliveryStatus::kFailed);
-  store::ReplayJob job = Job(R"({"status":"failed","destination":"crm"})", 100);
+  store::ReplayJob job = Job(R"({"status":"failed","destination":"crm"})");
   ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
-  const TimePoint start = clock_.Now();
   ASSERT_TRUE(*runner.RunOnce());
   EXPECT_EQ(Get(job.id).done, 20);
-  // 20 at 100/s: the chains are due one per 10 ms slot (created up to 100 ms ahead), the last
-  // in [190 ms, 200 ms), in the order they were created.
-  EXPECT_GE(clock_.Now() - start, std::chrono::milliseconds(80));
-  std::vector<std::pair<int64_t, TimePoint>> due;  // (delivery id, next_attempt_at)
   auto page = store_->ListEvents({}, "", 100);
   ASSERT_TRUE(page.ok());
   for (const store::Event& e : page->items) {
     EXPECT_EQ(Chains(e.id, "crm"), 1);
     EXPECT_EQ(Chains(e.id, "billing"), 0);
-    auto ds = store_->GetDeliveries(e.id);
-    ASSERT_TRUE(ds.ok());
-    for (const store::Delivery& d : *ds) {
-      if (d.chain == 1) due.emplace_back(d.id, d.next_attempt_at);
-    }
   }
-  ASSERT_EQ(due.size(), 20u);
-  std::sort(due.begin(), due.end());
-  for (size_t i = 1; i < due.size(); ++i) EXPECT_LE(due[i - 1].second, due[i].second) << i;
-  EXPECT_GE(due.back().second - start, std::chrono::milliseconds(185));
-  EXPECT_LT(due.back().second - due.front().second, std::chrono::milliseconds(260));
-}
-
-TEST_F(ReplayRunnerTest, WaitsWhileTheBreakerIsOpen) {
-  AddEvent({"billing"}, DeliveryStatus::kFailed);
-  // `start` before open_until: the set-up below takes long enough under TSan (17 ms seen) that
-  // a start taken after it made the wait look shorter than 290 ms.
-  const TimePoint start = clock_.Now();
-  policy::BreakerSnapshot open;
-  open.state = policy::BreakerState::kOpen;
-  open.open_until = start + std::chrono::milliseconds(300);
-  ASSERT_TRUE(store_->PutBreaker("billing", open).ok());
-  store::ReplayJob job = Job(R"({})");
-  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
-  ASSERT_TRUE(*runner.RunOnce());
-  EXPECT_GE(clock_.Now() - start, std::chrono::milliseconds(290));
-  EXPECT_EQ(Get(job.id).done, 1);
 }
 
 // The total the user was shown stays, even when every event was replayed by other means
@@ -262,7 +232,8 @@ TEST_F(ReplayRunnerTest, TheTotalIsCountedOnceAndNeverChanges) {
 TEST_F(ReplayRunnerTest, AJobReplaysWhatMatchedWhenItWasCreated) {
   const std::string before = AddEvent({"billing"}, DeliveryStatus::kFailed);
   store::ReplayJob job = Job(R"({"status":"failed"})");
-  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  // The next event is received after the job was created (the store keeps milliseconds).
+  ASSERT_TRUE(test::WaitFor([&] { return clock_.Now() > job.created_at; }));
   const std::string after = AddEvent({"billing"}, DeliveryStatus::kFailed);
   ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
   ASSERT_TRUE(*runner.RunOnce());
@@ -273,14 +244,14 @@ TEST_F(ReplayRunnerTest, AJobReplaysWhatMatchedWhenItWasCreated) {
   EXPECT_EQ(Chains(after, "billing"), 0);
 }
 
-// Polls the job until `pred` holds (at most ~3 s); returns the job as last seen.
+// Polls the job until `pred` holds (at most 20 s); returns the job as last seen.
 template <typename Pred>
 store::ReplayJob WaitForJob(const std::function<store::ReplayJob()>& get, Pred pred) {
   store::ReplayJob j = get();
-  for (int i = 0; i < 300 && !pred(j); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  (void)test::WaitFor([&] {
     j = get();
-  }
+    return pred(j);
+  });
   return j;
 }
 
@@ -355,24 +326,21 @@ TEST_F(ReplayRunnerTest, TheThreadPicksUpQueuedJobsAndStopsPromptly) {
   runner.Start();
   store::ReplayJob job = Job(R"({})");
   runner.Notify();
-  for (int i = 0; i < 200 && Get(job.id).state != store::ReplayJobState::kDone; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  ASSERT_TRUE(test::WaitFor([&] { return Get(job.id).state == store::ReplayJobState::kDone; }));
   EXPECT_EQ(Get(job.id).done, 5);
-  // A slow job (1/s) is left running, with its lease, when the runner stops.
+  // A slow job (1/s) is left running, with its lease, when the runner stops: Stop ends its wait
+  // for the next slot rather than waiting out the job (which would end it as done).
   for (int i = 0; i < 5; ++i) AddEvent({"crm"}, DeliveryStatus::kFailed);
   store::ReplayJob slow = Job(R"({"destination":"crm"})", 1);
   runner.Notify();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const TimePoint stop = clock_.Now();
+  ASSERT_TRUE(test::WaitFor([&] { return Get(slow.id).state == store::ReplayJobState::kRunning; }));
   runner.Stop();
-  EXPECT_LT(clock_.Now() - stop, seconds(1));
   EXPECT_EQ(Get(slow.id).state, store::ReplayJobState::kRunning);
+  EXPECT_LT(Get(slow.id).done, 5);
 }
 
-
-// The runner with a FakeClock: its waits end only on Notify or Stop (or after real time as long
-// as the fake wait), so these tests show that a wait wakes without any real time passing.
+// The runner with a FakeClock: its waits are the clock's, so they end on Notify or Stop, or when
+// the test moves the clock to their deadline, and no real time passes.
 class ReplayRunnerFakeClockTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -517,6 +485,97 @@ TEST_F(ReplayRunnerFakeClockTest, APausedDestinationHoldsBackOnlyItsOwnChains) {
   EXPECT_EQ(after.done, 2);
   EXPECT_FALSE(after.waiting.has_value());
   EXPECT_EQ(Chains(both, "crm"), 1);
+}
+
+// Moves the clock to each deadline the runner sleeps until, until `run` has finished; calls
+// `at_each` before each move.
+template <typename F>
+::testing::AssertionResult RunOnSimulatedTime(FakeClock& clock, std::future<Result<bool>>& run,
+                                              F at_each) {
+  auto ended = [&run] {
+    return run.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  };
+  for (int steps = 0; !ended(); ++steps) {
+    if (steps > 100000) return ::testing::AssertionFailure() << "too many steps";
+    if (!test::WaitFor([&] { return clock.Waiters() > 0 || ended(); })) {
+      return ::testing::AssertionFailure() << "the job neither sleeps nor ends";
+    }
+    if (ended()) break;
+    at_each();
+    clock.AdvanceToNextDeadline();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Pacing on simulated time: 20 chains at 100/s are due one per 10 ms slot, in order, the last
+// in [190 ms, 200 ms); the job sleeps until each chain is `lookahead` (100 ms) ahead.
+TEST_F(ReplayRunnerFakeClockTest, ChainsAreDueOnePerSlotAtTheJobsRate) {
+  std::vector<std::string> events;
+  for (int i = 0; i < 20; ++i) events.push_back(AddEvent({"crm"}));
+  store::ReplayJob job = Job(R"({"status":"failed"})", 100);
+  const TimePoint start = clock_.Now();
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
+  std::future<Result<bool>> run = std::async(std::launch::async, [&] { return runner.RunOnce(); });
+  int sleeps = 0;
+  ASSERT_TRUE(RunOnSimulatedTime(clock_, run, [&] {
+    ++sleeps;
+    // Never more than lookahead ahead: every chain created so far is due within 100 ms.
+    for (const std::string& e : events) {
+      auto ds = store_->GetDeliveries(e);
+      ASSERT_TRUE(ds.ok());
+      for (const store::Delivery& d : *ds) {
+        if (d.chain > 0) {
+          EXPECT_LE(d.next_attempt_at - clock_.Now(), std::chrono::milliseconds(100));
+        }
+      }
+    }
+  }));
+  ASSERT_TRUE(run.get().ok());
+  EXPECT_GT(sleeps, 0);
+  EXPECT_EQ(Get(job.id).done, 20);
+  std::vector<std::pair<int64_t, TimePoint>> due;  // (delivery id, next_attempt_at)
+  for (const std::string& e : events) {
+    auto ds = store_->GetDeliveries(e);
+    ASSERT_TRUE(ds.ok());
+    for (const store::Delivery& d : *ds) {
+      if (d.chain == 1) due.emplace_back(d.id, d.next_attempt_at);
+    }
+  }
+  ASSERT_EQ(due.size(), 20u);
+  std::sort(due.begin(), due.end());  // creation order
+  for (size_t i = 0; i < due.size(); ++i) {
+    const Duration at = due[i].second - start;
+    EXPECT_GE(at, std::chrono::milliseconds(10 * static_cast<int64_t>(i))) << i;
+    EXPECT_LT(at, std::chrono::milliseconds(10 * static_cast<int64_t>(i + 1))) << i;
+  }
+}
+
+// A job whose destination's breaker is open creates nothing before the breaker's open_until, on
+// the clock, then replays.
+TEST_F(ReplayRunnerFakeClockTest, WaitsWhileTheBreakerIsOpen) {
+  const std::string id = AddEvent({"billing"});
+  policy::BreakerSnapshot open;
+  open.state = policy::BreakerState::kOpen;
+  open.open_until = clock_.Now() + std::chrono::seconds(5);
+  ASSERT_TRUE(store_->PutBreaker("billing", open).ok());
+  store::ReplayJob job = Job(R"({})", 1000);
+  ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
+  std::future<Result<bool>> run = std::async(std::launch::async, [&] { return runner.RunOnce(); });
+  ASSERT_TRUE(RunOnSimulatedTime(clock_, run, [&] {
+    if (clock_.Now() < *open.open_until) {
+      EXPECT_EQ(Chains(id, "billing"), 0) << "created early";
+    }
+  }));
+  ASSERT_TRUE(run.get().ok());
+  EXPECT_EQ(Get(job.id).done, 1);
+  EXPECT_EQ(Chains(id, "billing"), 1);
+  auto ds = store_->GetDeliveries(id);
+  ASSERT_TRUE(ds.ok());
+  for (const store::Delivery& d : *ds) {
+    if (d.chain == 1) {
+      EXPECT_GE(d.next_attempt_at, *open.open_until);
+    }
+  }
 }
 
 }  // namespace

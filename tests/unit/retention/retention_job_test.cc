@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "store/sqlite/open.h"
 #include "store/store.h"
 #include "support/process.h"
+#include "support/wait.h"
 #include "unit/retention/retention_test_util.h"
 
 namespace hookrelay::retention {
@@ -135,45 +137,50 @@ TEST_F(RetentionJobTest, CutoffFollowsTheLiveCatalog) {
   EXPECT_FALSE(Exists(id));
 }
 
-TEST_F(RetentionJobTest, ThreadPurgesEveryIntervalAndStopsPromptly) {
+// On simulated time: the first pass runs at Start, then the thread sleeps through the clock for
+// exactly one interval; a clock moved short of it runs no pass, moved to it runs the next one,
+// which takes the events that aged past the window meanwhile.
+TEST_F(RetentionJobTest, ThreadPurgesEveryIntervalOnTheClock) {
   for (int i = 0; i < 5; ++i) Append({});
   clock_.Advance(31 * kDay);
-  RetentionJob job(*store_, registry_, clock_,
-                   {.interval = milliseconds(20), .batch = 2, .pause = milliseconds(1)});
+  RetentionJob job(*store_, registry_, clock_, {.interval = hours(1), .batch = 2});
+  const TimePoint started = clock_.Now();
   job.Start();
-  auto wait_for = [&job](auto done) {
-    const auto deadline = std::chrono::steady_clock::now() + seconds(10);
-    while (!done(job.stats()) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(milliseconds(2));
-    }
-    return done(job.stats());
-  };
-  ASSERT_TRUE(wait_for([](const RetentionStats& s) { return s.purged_events == 5; }));
+  ASSERT_TRUE(clock_.AwaitWaiters(1));  // the first pass is over: asleep until the next
+  EXPECT_EQ(job.stats().purged_events, 5);
+  EXPECT_EQ(job.stats().passes, 1);
+  EXPECT_EQ(clock_.NextDeadline(), started + hours(1));
 
-  // Later events age past the window; a later pass takes them without being asked.
   for (int i = 0; i < 3; ++i) Append({});
-  clock_.Advance(31 * kDay);
-  ASSERT_TRUE(wait_for([](const RetentionStats& s) { return s.purged_events == 8; }));
-  EXPECT_GE(job.stats().passes, 2);
-  EXPECT_EQ(job.stats().failed_passes, 0);
+  clock_.Advance(hours(1) - milliseconds(1));  // short of the interval: no pass
+  EXPECT_EQ(clock_.Waiters(), 1u);
+  EXPECT_EQ(job.stats().passes, 1);
+  clock_.Advance(milliseconds(1));
+  ASSERT_TRUE(hookrelay::test::WaitFor([&] { return job.stats().passes == 2; }));
+  EXPECT_EQ(job.stats().purged_events, 5);  // the new events are an hour old
+  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  EXPECT_EQ(clock_.NextDeadline(), started + hours(2));
 
-  const auto t0 = std::chrono::steady_clock::now();
+  // They age past the window; the next pass takes them without being asked.
+  clock_.Advance(31 * kDay);
+  ASSERT_TRUE(hookrelay::test::WaitFor([&] { return job.stats().passes == 3; }));
+  EXPECT_EQ(job.stats().purged_events, 8);
+  EXPECT_EQ(job.stats().failed_passes, 0);
   job.Stop();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(500));
   job.Stop();  // idempotent
 }
 
+// Stop ends the interval's sleep: the clock never moves here, so a Stop that waited it out would
+// never return (the test then moves the clock so as not to hang).
 TEST_F(RetentionJobTest, StopDoesNotWaitOutALongInterval) {
   RetentionJob job(*store_, registry_, clock_, {.interval = hours(1)});
   job.Start();
-  const auto deadline = std::chrono::steady_clock::now() + seconds(10);
-  while (job.stats().passes < 1 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(2));
-  }
+  ASSERT_TRUE(clock_.AwaitWaiters(1));
   ASSERT_EQ(job.stats().passes, 1);  // the first pass runs at Start
-  const auto t0 = std::chrono::steady_clock::now();
-  job.Stop();
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, milliseconds(500));
+  auto stopped = std::async(std::launch::async, [&job] { job.Stop(); });
+  const bool prompt = stopped.wait_for(seconds(20)) == std::future_status::ready;
+  if (!prompt) clock_.Advance(hours(2));
+  EXPECT_TRUE(prompt) << "Stop waited for the interval";
 }
 
 TEST_F(RetentionJobTest, StopBeforeStartAndDestroyWithoutStart) {
