@@ -41,7 +41,7 @@ Duration FakeClock::MonotonicNow() const {
 }
 
 void FakeClock::Advance(Duration d) {
-  Waiters_ due;
+  WaiterList due;
   {
     MutexLock lock(mu_);
     now_ += d;
@@ -52,7 +52,7 @@ void FakeClock::Advance(Duration d) {
 }
 
 void FakeClock::Set(TimePoint t) {
-  Waiters_ due;
+  WaiterList due;
   {
     MutexLock lock(mu_);
     if (t > now_) mono_ += t - now_;
@@ -98,8 +98,8 @@ bool FakeClock::WaitOnce(std::unique_lock<std::mutex>& lock, std::condition_vari
   return true;
 }
 
-FakeClock::Waiters_ FakeClock::TakeDueLocked() {
-  Waiters_ due;
+FakeClock::WaiterList FakeClock::TakeDueLocked() {
+  WaiterList due;
   for (const auto& w : waiters_) {
     if (!w->fired && DueLocked(w->deadline)) {
       w->fired = true;
@@ -110,7 +110,7 @@ FakeClock::Waiters_ FakeClock::TakeDueLocked() {
   return due;
 }
 
-void FakeClock::Notify(const Waiters_& due) {
+void FakeClock::Notify(const WaiterList& due) {
   if (due.empty()) return;
   for (const auto& w : due) {
     // Once we hold its mutex the waiter is inside cv.wait (it registered under that mutex and
@@ -155,7 +155,7 @@ bool FakeClock::AwaitWaiters(size_t n, std::chrono::milliseconds timeout) const 
 }
 
 std::optional<TimePoint> FakeClock::AdvanceToNextDeadline() {
-  Waiters_ due;
+  WaiterList due;
   std::optional<TimePoint> next;
   {
     MutexLock lock(mu_);

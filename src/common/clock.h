@@ -123,22 +123,22 @@ class FakeClock final : public Clock {
     bool fired = false;  // guarded by the clock's mu_: an Advance notified it; no longer waiting
     int pinned = 0;      // guarded by the clock's mu_: an Advance is about to notify it (keep it)
   };
-  using Waiters_ = std::vector<std::shared_ptr<Waiter>>;
+  using WaiterList = std::vector<std::shared_ptr<Waiter>>;
   bool DueLocked(const Deadline& d) const REQUIRES(mu_);
   std::optional<TimePoint> NextDeadlineLocked() const REQUIRES(mu_);
   TimePoint WallOfLocked(const Deadline& d) const REQUIRES(mu_);
   size_t WaitingLocked() const REQUIRES(mu_);
   // The waiters that are due now (after the time moved), marked fired and pinned.
-  Waiters_ TakeDueLocked() REQUIRES(mu_);
+  WaiterList TakeDueLocked() REQUIRES(mu_);
   // Notifies `due` (each under its own mutex, with mu_ not held: waiters take mu_ under theirs),
   // then unpins them.
-  void Notify(const Waiters_& due) EXCLUDES(mu_);
+  void Notify(const WaiterList& due) EXCLUDES(mu_);
 
   mutable Mutex mu_;
   mutable std::condition_variable changed_cv_;  // waiters registered or unpinned
   TimePoint now_ GUARDED_BY(mu_);
   Duration mono_ GUARDED_BY(mu_){0};
-  mutable Waiters_ waiters_ GUARDED_BY(mu_);
+  mutable WaiterList waiters_ GUARDED_BY(mu_);
 };
 
 // Milliseconds since the Unix epoch, and back.
