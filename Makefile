@@ -6,7 +6,7 @@ RELEASE := build/release
 TESTDIR := build/test
 ARGS    ?=
 
-.PHONY: all deps deps-build release run test test-sanitize check-threads bench soak fuzz fuzz-ci format clean
+.PHONY: all deps deps-build release run test test-sanitize check-threads bench soak fuzz fuzz-ci format format-check clean
 
 all: release
 
@@ -97,6 +97,10 @@ fuzz-ci: deps
 
 format:
 	clang-format -i $$(git ls-files '*.h' '*.cc')
+
+# Fails on any formatting drift (CI runs it first): `make format` fixes it.
+format-check: deps-build
+	clang-format --dry-run -Werror $$(git ls-files '*.h' '*.cc')
 
 clean:
 	rm -rf build

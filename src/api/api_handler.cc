@@ -528,8 +528,8 @@ http::Response ApiHandler::CreateBulkReplay(const http::Request& request) const 
   double rate = body->rate.value_or(kDefaultBulkReplayRate);
   // An unknown source is a typo, as an unknown destination is: not an empty job.
   if (filter->source && !catalog->FindSource(*filter->source)) {
-    return FromStatus(Status::InvalidArgument(
-        "source: no source \"" + *filter->source + "\"", "source"));
+    return FromStatus(
+        Status::InvalidArgument("source: no source \"" + *filter->source + "\"", "source"));
   }
   if (filter->destination) {
     const model::Destination* d = catalog->FindDestination(*filter->destination);

@@ -41,7 +41,7 @@ class ApiHandler {
     std::function<Status(const std::string& destination, const std::string& reason)> pause;
     std::function<Status(const std::string& destination)> resume;
     std::function<Status(const std::string& destination)> reset_breaker;
-    std::function<void()> wake;               // new replay deliveries are due now
+    std::function<void()> wake;  // new replay deliveries are due now
     // ReplayRunner::Notify: a replay job was queued or cancelled (or a destination resumed).
     std::function<void()> replay_job_queued;
     // Creates, updates and deletes sources, destinations and routes; nullptr: those routes

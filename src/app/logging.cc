@@ -76,7 +76,8 @@ std::string_view LogLevelName(LogLevel level) {
 
 std::string FormatJsonLogRecord(std::chrono::system_clock::time_point time, LogLevel level,
                                 std::string_view message) {
-  std::string line = "{\"time\":\"" + FormatRfc3339(std::chrono::floor<Duration>(time)) + "\",\"level\":\"";
+  std::string line =
+      "{\"time\":\"" + FormatRfc3339(std::chrono::floor<Duration>(time)) + "\",\"level\":\"";
   line += LogLevelName(level);
   line += "\",\"message\":";
   line += boost::json::serialize(boost::json::string(http::ValidUtf8(message)));

@@ -43,10 +43,10 @@ struct SourceFlags {
 // The flags of `destinations add|update`.
 struct DestinationFlags {
   std::string spec;
-  std::string url;       // the positional URL of `add`
-  std::string url_flag;  // --url (add and update)
-  std::string endpoint;  // --endpoint (update; the old name of --url, hidden)
-  std::string policy;  // a preset name, or a policy JSON object
+  std::string url;                   // the positional URL of `add`
+  std::string url_flag;              // --url (add and update)
+  std::string endpoint;              // --endpoint (update; the old name of --url, hidden)
+  std::string policy;                // a preset name, or a policy JSON object
   std::vector<std::string> headers;  // "Name: value"
   std::string signing_secret;
   std::optional<int64_t> max_concurrency;

@@ -48,9 +48,9 @@ void HmacSha256Parts(std::string_view key, std::initializer_list<std::string_vie
     return c;
   }();
   size_t len = 0;
-  bool ok = ctx != nullptr &&
-            EVP_MAC_init(ctx.get(), reinterpret_cast<const unsigned char*>(key.data()), key.size(),
-                         nullptr) == 1;
+  bool ok =
+      ctx != nullptr && EVP_MAC_init(ctx.get(), reinterpret_cast<const unsigned char*>(key.data()),
+                                     key.size(), nullptr) == 1;
   for (std::string_view p : parts) {
     ok = ok &&
          EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(p.data()), p.size()) == 1;

@@ -1,7 +1,6 @@
 #include "common/units.h"
 
 #include <cctype>
-#include <cmath>
 #include <charconv>
 #include <cmath>
 #include <cstdio>

@@ -130,9 +130,8 @@ void Claimer::RunClaim(const ClaimJob& job) {
       Completion c{job.destination, std::move(delivery), {}, true};
       c.result.started_at = state_.clock.Now();
       c.result.outcome.error = policy::TransportError::kOther;
-      c.result.error_detail = events.ok()
-                                  ? "the event is no longer stored (past its replay window)"
-                                  : "cannot read the event: " + events.status().message();
+      c.result.error_detail = events.ok() ? "the event is no longer stored (past its replay window)"
+                                          : "cannot read the event: " + events.status().message();
       complete_(std::move(c));
       continue;
     }

@@ -107,7 +107,8 @@ void DeliveryEngine::Stop(Duration grace) {
   // clock's: the grace bounds how long a shutdown takes, whatever the clock says.
   {
     MutexLock lock(state_->mu);
-    state_->idle_cv.wait_for(lock, grace, [this]() REQUIRES(state_->mu) { return state_->stats.in_flight == 0; });
+    state_->idle_cv.wait_for(
+        lock, grace, [this]() REQUIRES(state_->mu) { return state_->stats.in_flight == 0; });
   }
   recorder_->Stop();
 }
@@ -137,7 +138,6 @@ void DeliveryEngine::Complete(Completion c) {
   scheduler_->OnAttemptEnded(c);
   recorder_->Queue(std::move(c));
 }
-
 
 EngineStats DeliveryEngine::Stats() const {
   MutexLock lock(state_->mu);

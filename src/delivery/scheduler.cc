@@ -63,8 +63,9 @@ void Scheduler::Loop() {
       // past poll_interval from now (leases expire, the catalog changes without a Wake).
       const TimePoint t = state_.clock.Now();
       const TimePoint deadline = std::clamp(wake_at, t + Duration(1), t + poll);
-      state_.clock.WaitUntil(lock, state_.wake_cv, deadline,
-                             [this]() REQUIRES(state_.mu) { return state_.wake || state_.stopping; });
+      state_.clock.WaitUntil(lock, state_.wake_cv, deadline, [this]() REQUIRES(state_.mu) {
+        return state_.wake || state_.stopping;
+      });
     }
     state_.wake = false;
     if (state_.stopping) return;
@@ -191,9 +192,8 @@ void Scheduler::OnAttemptEnded(Completion& c) {
     // slot then; waking it now would find nothing to do, unless another claim may go out for
     // the slots free now.
     const bool may_claim =
-        s.claims_out == 0 ||
-        (s.claims_out < kMaxClaimsOut &&
-         s.concurrency.allowed() - s.in_flight >= SecondClaimMinimum(s));
+        s.claims_out == 0 || (s.claims_out < kMaxClaimsOut &&
+                              s.concurrency.allowed() - s.in_flight >= SecondClaimMinimum(s));
     notify = may_claim && !state_.wake;
     if (may_claim) state_.wake = true;
   }

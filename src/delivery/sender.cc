@@ -43,7 +43,9 @@ constexpr size_t kMaxIdleHandles = 1024;
 // A kept handle keeps the buffers of its header list up to this size.
 constexpr size_t kKeptHeaderBytes = 16 * 1024;
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) { return AsciiEqualsIgnoreCase(a, b); }
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return AsciiEqualsIgnoreCase(a, b);
+}
 
 std::string_view Trim(std::string_view s) {
   auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
@@ -301,9 +303,9 @@ struct Sender::Impl {
     std::optional<std::string> retry_after;
     bool allow_private = false;
     bool via_proxy = false;
-    std::string refused_address;  // set when the guard refused a connection
-    bool final_status = false;    // a status line >= 200 arrived
-    bool interim = false;         // a 1xx status line arrived
+    std::string refused_address;         // set when the guard refused a connection
+    bool final_status = false;           // a status line >= 200 arrived
+    bool interim = false;                // a 1xx status line arrived
     std::vector<curl_socket_t> opened;   // sockets this transfer opened (new connections)
     curl_socket_t fd = CURL_SOCKET_BAD;  // the connection's socket, once known
     int64_t tcp_base = -1;               // the connection's received-byte count before this request
@@ -318,8 +320,8 @@ struct Sender::Impl {
     std::vector<curl_slist> header_nodes;
 
     // What is set on the handle now.
-    std::string proxy_set;             // CURLOPT_PROXY ("" disables the environment's)
-    bool default_user_agent = false;   // CURLOPT_USERAGENT is Options::user_agent (else unset)
+    std::string proxy_set;            // CURLOPT_PROXY ("" disables the environment's)
+    bool default_user_agent = false;  // CURLOPT_USERAGENT is Options::user_agent (else unset)
 
     void Clear() {
       request = SendRequest{};  // frees the body now, not when the handle is next used
@@ -850,8 +852,8 @@ struct Sender::Impl {
   Mutex mu;
   bool stopping GUARDED_BY(mu) = false;
   std::vector<Pending> pending GUARDED_BY(mu);
-  std::vector<Transfer*> active;                  // owned; only touched on the sender thread
-  std::vector<std::unique_ptr<Transfer>> idle;    // ready for reuse; sender thread only
+  std::vector<Transfer*> active;                // owned; only touched on the sender thread
+  std::vector<std::unique_ptr<Transfer>> idle;  // ready for reuse; sender thread only
   std::thread thread;
 };
 

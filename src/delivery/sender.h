@@ -52,9 +52,10 @@ struct SendResult {
 // Response bodies: a body whose Content-Length is at most 1 MiB is read to its end (all but the
 // snippet discarded; the connection stays reusable); any other (longer, chunked, endless) is cut
 // off as soon as snippet_limit bytes are read (the connection is closed, not reused) and the
-// attempt counts with the status already received. A transport failure after the status line (a timeout or reset mid-body)
-// reports the transport error together with the status_code received. Response headers past
-// libcurl's limits (300 KB in all, 100 KB for one field) give kResponseTooLarge.
+// attempt counts with the status already received. A transport failure after the status line (a
+// timeout or reset mid-body) reports the transport error together with the status_code received.
+// Response headers past libcurl's limits (300 KB in all, 100 KB for one field) give
+// kResponseTooLarge.
 //
 // Headers: fields whose name or value contains CR, LF or NUL (or whose name is not a token) are
 // dropped; Content-Length, Transfer-Encoding and Expect from the request are ignored. libcurl's
@@ -90,7 +91,7 @@ class Sender : public RequestSender {
     // destination's max_concurrency paces it): above one destination's largest max_concurrency
     // (1,024), so that one is never held to fewer connections than requests. 0: no limit.
     int max_connections = 4096;
-    std::string user_agent;     // default "hookrelay/<version>" (when the request has none)
+    std::string user_agent;  // default "hookrelay/<version>" (when the request has none)
     // Sending threads, each with its own libcurl multi handle, connections and share of
     // max_connections; requests go to them in turn. At least 1.
     int threads = 1;

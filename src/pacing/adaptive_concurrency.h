@@ -24,10 +24,10 @@ namespace hookrelay::pacing {
 //  - OnOverload() (429, 503, timeout): the success count restarts; the ceiling becomes the
 //    current level, the level halves (rounding down), never below 1, slow start ends, the probe
 //    step returns to 1. Then the next (previous level) outcomes are a recovery period in which
-//    further overloads change nothing but the success count: they come from requests already in flight when the level
-//    was cut (TCP cuts once per round trip, not once per loss), and a burst of them must not
-//    drive the level to 1. A destination that stays overloaded is still halved once per such
-//    period, also when it answers some requests in between.
+//    further overloads change nothing but the success count: they come from requests already in
+//    flight when the level was cut (TCP cuts once per round trip, not once per loss), and a burst
+//    of them must not drive the level to 1. A destination that stays overloaded is still halved
+//    once per such period, also when it answers some requests in between.
 //  - OnOtherFailure() (any other failure: 4xx, 500, connection refused, ...): no change at all
 //    (it counts towards the recovery period, as an outcome). Such failures say nothing about
 //    load, and the breaker deals with a dead destination.

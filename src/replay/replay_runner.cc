@@ -121,8 +121,8 @@ uint64_t ReplayRunner::Generation() {
   return generation_;
 }
 
-Status ReplayRunner::SleepUntil(TimePoint t, const std::string& id, uint64_t* seen,
-                                bool* stopping, bool any_notify) {
+Status ReplayRunner::SleepUntil(TimePoint t, const std::string& id, uint64_t* seen, bool* stopping,
+                                bool any_notify) {
   MutexLock lock(mu_);
   for (;;) {
     if (stopping_) {
@@ -138,7 +138,8 @@ Status ReplayRunner::SleepUntil(TimePoint t, const std::string& id, uint64_t* se
       continue;
     }
     // Through the clock: with a FakeClock, a test that moves the time to `t` wakes the job.
-    if (!clock_.WaitUntil(lock, cv_, t, [&]() REQUIRES(mu_) { return stopping_ || generation_ != *seen; })) {
+    if (!clock_.WaitUntil(lock, cv_, t,
+                          [&]() REQUIRES(mu_) { return stopping_ || generation_ != *seen; })) {
       return Status::Ok();
     }
   }
@@ -170,28 +171,29 @@ void ReplayRunner::Loop() {
           ++active_;
         }
         auto done = std::make_shared<std::atomic<bool>>(false);
-        workers_.push_back(
-            {std::thread([this, done, j = std::move(**job)]() mutable {
-               NameThisThread("hr-replay-job");
-               (void)RunClaimed(std::move(j));
-               {
-                 MutexLock lock(mu_);
-                 // Set with notified_, under the lock: a loop that wakes on notified_ must also
-                 // see this worker as done, or it leaves it unjoined until its next wake-up.
-                 done->store(true);
-                 --active_;
-                 notified_ = true;  // room for the next job
-               }
-               cv_.notify_all();
-             }),
-             done});
+        workers_.push_back({std::thread([this, done, j = std::move(**job)]() mutable {
+                              NameThisThread("hr-replay-job");
+                              (void)RunClaimed(std::move(j));
+                              {
+                                MutexLock lock(mu_);
+                                // Set with notified_, under the lock: a loop that wakes on
+                                // notified_ must also see this worker as done, or it leaves it
+                                // unjoined until its next wake-up.
+                                done->store(true);
+                                --active_;
+                                notified_ = true;  // room for the next job
+                              }
+                              cv_.notify_all();
+                            }),
+                            done});
         continue;  // look for the next job at once
       }
     }
     MutexLock lock(mu_);
     // On the clock: a job whose node died becomes claimable when its lease expires, in the
     // clock's time.
-    clock_.WaitFor(lock, cv_, options_.poll_interval, [this]() REQUIRES(mu_) { return stopping_ || notified_; });
+    clock_.WaitFor(lock, cv_, options_.poll_interval,
+                   [this]() REQUIRES(mu_) { return stopping_ || notified_; });
     notified_ = false;
     if (stopping_) return;
   }
@@ -205,8 +207,7 @@ Result<std::optional<store::ReplayJob>> ReplayRunner::Claim() {
 Status ReplayRunner::RunClaimed(store::ReplayJob job) {
   const std::string id = job.id;
   spdlog::info("replay job {} {}: filter {}, {}", id,
-               job.done + job.failed > 0 ? "resumed" : "started", job.filter,
-               FormatRate(job.rate));
+               job.done + job.failed > 0 ? "resumed" : "started", job.filter, FormatRate(job.rate));
   uint64_t seed = 0;
   {
     MutexLock lock(mu_);  // random_ may be shared by the jobs' threads
@@ -250,8 +251,8 @@ void ReplayRunner::LogJobEnd(const std::string& id, const Status& run) {
       break;
     default:
       if (Stopping()) {
-        spdlog::info("replay job {} paused by shutdown after {} of {} {}", id,
-                     j.done + j.failed, j.total, j.total == 1 ? "event" : "events");
+        spdlog::info("replay job {} paused by shutdown after {} of {} {}", id, j.done + j.failed,
+                     j.total, j.total == 1 ? "event" : "events");
       }
       break;
   }
@@ -315,8 +316,7 @@ Status ReplayRunner::RunJob(store::ReplayJob job, Random& random) {
     return Status::Ok();
   };
   // Adds a chain at the job's pace (waiting for its slot); sets `stopping` when the runner stops.
-  auto add = [&](const std::string& event_id, const std::string& name,
-                 int max_attempts) -> Status {
+  auto add = [&](const std::string& event_id, const std::string& name, int max_attempts) -> Status {
     TimePoint at = pacer->Next();
     // Behind the pace (a slow store, or back from a wait): start the pace again from now rather
     // than catch up, which would send a burst above the rate.

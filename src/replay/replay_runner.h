@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <memory>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -147,7 +147,7 @@ class ReplayRunner {
   bool stopping_ GUARDED_BY(mu_) = false;
   bool notified_ GUARDED_BY(mu_) = false;
   uint64_t generation_ GUARDED_BY(mu_) = 0;  // bumped by Notify, wakes waits
-  int active_ GUARDED_BY(mu_) = 0;  // jobs running on worker threads
+  int active_ GUARDED_BY(mu_) = 0;           // jobs running on worker threads
   struct Worker {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;

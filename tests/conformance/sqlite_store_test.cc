@@ -240,9 +240,8 @@ TEST_F(SqliteStoreTest, AClaimIsAnsweredOnlyOnceWhatItReadIsSynced) {
     appended.count_down();
   });
   ASSERT_TRUE(sync.WaitStarted(1));  // committed, its sync held
-  std::future<Result<std::vector<Delivery>>> claim = std::async(std::launch::async, [&] {
-    return store->ClaimDue(clock_.Now(), 10, seconds(30), "s");
-  });
+  std::future<Result<std::vector<Delivery>>> claim = std::async(
+      std::launch::async, [&] { return store->ClaimDue(clock_.Now(), 10, seconds(30), "s"); });
   // The writer counts a claim once it has handed it over (answered it, or queued its answer).
   const auto deadline = std::chrono::steady_clock::now() + seconds(10);
   while (store->writer_stats().claims < 1 && std::chrono::steady_clock::now() < deadline) {

@@ -474,7 +474,8 @@ TEST(DataDirLockTest, AReadOnlyDirectory) {
   auto check = [&]() -> std::string {  // "" when the lock was refused as expected
     auto lock = DataDirLock::Acquire(dir.path());
     if (lock.ok()) return "the lock was taken in a read-only directory";
-    if (lock.status().code() != Status::Code::kUnavailable) return "code: " + lock.status().message();
+    if (lock.status().code() != Status::Code::kUnavailable)
+      return "code: " + lock.status().message();
     if (!Has(lock.status().message(), expected)) return "message: " + lock.status().message();
     return "";
   };

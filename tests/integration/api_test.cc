@@ -664,7 +664,8 @@ TEST(ApiRouteIdTest, ExplicitIdsFollowTheNamesRuleAndStoredOddIdsStillWork) {
       "[[sources]]\nname = \"src\"\n\n[[sources]]\nname = \"gh\"\n"
       "\n[[destinations]]\nname = \"billing\"\nallow_private = true\n"
       "url = \"http://127.0.0.1:9/hooks\"\n";
-  HookrelayServer server(HookrelayServer::Options{config, data, {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
+  HookrelayServer server(
+      HookrelayServer::Options{config, data, {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
   ASSERT_TRUE(server.ok()) << server.output();
   HttpConnection conn(server.port());
   const testing::HeaderList auth{{"Authorization", "Bearer " + kToken},
@@ -677,8 +678,9 @@ TEST(ApiRouteIdTest, ExplicitIdsFollowTheNamesRuleAndStoredOddIdsStillWork) {
       EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(), "id") << r.body;
     }
   }
-  HttpResponse r = conn.Send("POST", "/api/v1/routes", auth,
-                             R"({"source": "src", "destination": "billing", "id": "src.billing:v2_a-b"})");
+  HttpResponse r =
+      conn.Send("POST", "/api/v1/routes", auth,
+                R"({"source": "src", "destination": "billing", "id": "src.billing:v2_a-b"})");
   EXPECT_EQ(r.status, 201) << r.body;
   r = conn.Send("GET", "/api/v1/routes/old-%3Eid", auth);
   EXPECT_EQ(r.status, 200) << r.body;
@@ -693,8 +695,8 @@ TEST(ApiRouteIdTest, ExplicitIdsFollowTheNamesRuleAndStoredOddIdsStillWork) {
 // known ones; the 405's Allow header is what docs/api.md says.
 TEST_F(ApiTest, ErrorsReadAlikeEverywhere) {
   std::set<std::string> messages;
-  for (const char* target : {"/api/v1/events?cursor=zzz", "/api/v1/audit?cursor=zzz",
-                             "/api/v1/replays?cursor=zzz"}) {
+  for (const char* target :
+       {"/api/v1/events?cursor=zzz", "/api/v1/audit?cursor=zzz", "/api/v1/replays?cursor=zzz"}) {
     HttpResponse r = Get(target);
     ASSERT_EQ(r.status, 400) << target << ": " << r.body;
     json::value e = json::parse(r.body).at("error");
@@ -714,7 +716,8 @@ TEST_F(ApiTest, ErrorsReadAlikeEverywhere) {
   }
   EXPECT_EQ(Post("/api/v1/replays", R"({"source": "src"})").status, 202);
   // Rates the pacer cannot do (found trying the fix as an attacker): 400 naming `rate`.
-  for (const char* body : {R"({"rate": 1e-300})", R"({"rate": 1e300})", R"({"rate": "1000000/s"})"}) {
+  for (const char* body :
+       {R"({"rate": 1e-300})", R"({"rate": 1e300})", R"({"rate": "1000000/s"})"}) {
     r = Post("/api/v1/replays", body);
     EXPECT_EQ(r.status, 400) << body << ": " << r.body;
     if (r.status == 400) {

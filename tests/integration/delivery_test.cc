@@ -262,7 +262,6 @@ TEST_F(DeliveryTest, MisbehavingResponsesAreNamedForWhatTheyDid) {
   }
 }
 
-
 // A response trickled so slowly its status line never completes, endless 100 Continue, and
 // responses that are not HTTP are each named for what they are.
 TEST_F(DeliveryTest, PartialInterimAndMalformedResponsesAreNamed) {

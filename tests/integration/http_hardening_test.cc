@@ -20,10 +20,10 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using testing::CountResponses;
 using testing::HookrelayServer;
 using testing::HttpConnection;
 using testing::HttpResponse;
-using testing::CountResponses;
 using testing::RawConnection;
 using testing::StatusOf;
 using testing::TempDir;

@@ -207,7 +207,6 @@ TEST_F(BulkReplayTest, CancelStopsTheJob) {
   EXPECT_NE(std::find(actions.begin(), actions.end(), "cancel_replay"), actions.end());
 }
 
-
 // Issue 12 (1, 3, 9), the trial's steps: a job at 1/h is cancelled, and the next job runs at
 // once (the runner used to sleep out the slow job's slot, up to an hour, and saw the cancel only
 // at shutdown). The log shows rates as the CLI does ("1/h", "0.00001/s", never "1e-05/s") and
@@ -231,7 +230,8 @@ TEST_F(BulkReplayTest, ACancelledSlowJobDoesNotHoldBackTheNextAndTheLogReadsWell
   EXPECT_TRUE(wait_for_log("replay job " + slow + " started: filter {\"status\":\"failed\"}, 1/h"))
       << server_->output();
   const std::string tiny = create(R"({"rate": 0.00001})");
-  EXPECT_TRUE(wait_for_log("replay job " + tiny + " started: filter {\"status\":\"failed\"}, 0.00001/s"))
+  EXPECT_TRUE(
+      wait_for_log("replay job " + tiny + " started: filter {\"status\":\"failed\"}, 0.00001/s"))
       << server_->output();
   EXPECT_EQ(Send("DELETE", "/api/v1/replays/" + slow).status, 200);
   EXPECT_EQ(Send("DELETE", "/api/v1/replays/" + tiny).status, 200);
@@ -252,7 +252,6 @@ TEST_F(BulkReplayTest, ACancelledSlowJobDoesNotHoldBackTheNextAndTheLogReadsWell
   EXPECT_EQ(out.find("e-05"), std::string::npos) << out;
   EXPECT_EQ(out.find("0.0002777"), std::string::npos) << out;
 }
-
 
 // Issue 12, point 7, the trial's steps: event E goes to durd, refd and gone; gone answered 410
 // and is paused. A bulk replay by source sends E's chains to durd and refd and replays the other

@@ -48,7 +48,7 @@ struct SinkResponse {
   int status = 200;
   SinkHeaders headers;  // extra fields (e.g. Retry-After); Content-Length is added
   std::string body;
-  std::chrono::milliseconds delay{0};  // wait this long after the request arrives, then act
+  std::chrono::milliseconds delay{0};      // wait this long after the request arrives, then act
   std::chrono::milliseconds trickle{500};  // kTrickleBody: the pause before each byte
 
   static SinkResponse Status(int status, std::string body = {});

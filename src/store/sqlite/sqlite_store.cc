@@ -1276,8 +1276,8 @@ Result<std::vector<Delivery>> SqliteStore::ClaimDue(TimePoint now, int limit, Du
     if (!any) return std::vector<Delivery>{};
   }
   return Write<std::vector<Delivery>>(
-      [this, now, limit, lease, owner, destination](
-          Connection& db) -> Result<std::vector<Delivery>> {
+      [this, now, limit, lease, owner,
+       destination](Connection& db) -> Result<std::vector<Delivery>> {
         return ClaimOnWriter(db, now, limit, lease, owner, destination);
       },
       /*claim=*/true);

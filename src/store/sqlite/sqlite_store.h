@@ -133,7 +133,7 @@ class SqliteStore final : public Store {
     int64_t largest_batch = 0;   // most operations taken in one batch
     // Batches run again with a savepoint per operation because an operation failed.
     int64_t savepoint_fallbacks = 0;
-    int64_t syncs = 0;  // fdatasyncs of the log by the syncer
+    int64_t syncs = 0;   // fdatasyncs of the log by the syncer
     int64_t claims = 0;  // claims run ahead of a batch (RunClaimsFirst), counted once handed over
   };
   WriterStats writer_stats() const;
@@ -293,7 +293,7 @@ class SqliteStore final : public Store {
   std::condition_variable sync_cv_;
   std::deque<Unsynced> unsynced_ GUARDED_BY(sync_mu_);
   uint64_t committed_ GUARDED_BY(sync_mu_) = 0;  // COMMITs that changed rows
-  uint64_t synced_ GUARDED_BY(sync_mu_) = 0;  // of those, the ones known durable
+  uint64_t synced_ GUARDED_BY(sync_mu_) = 0;     // of those, the ones known durable
   bool finishing_ GUARDED_BY(sync_mu_) = false;  // the syncer runs completions
   bool writer_done_ GUARDED_BY(sync_mu_) = false;
   Status sync_error_ GUARDED_BY(sync_mu_);  // the first failed sync, for good

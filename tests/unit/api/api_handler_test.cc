@@ -260,10 +260,9 @@ TEST_F(ApiHandlerTest, PauseResumeResetBreakerCallTheEngineAndAudit) {
   ASSERT_EQ(handler_->Respond(Post("/api/v1/destinations/crm/reset-breaker", "")).status, 200);
   // Resume and reset-breaker also wake the replay runner: a job holding back chains for the
   // destination looks again at once.
-  EXPECT_EQ(Calls(),
-            (std::vector<std::string>{"pause billing maintenance", "resume billing",
-                                      "replay_job_queued", "reset_breaker crm",
-                                      "replay_job_queued"}));
+  EXPECT_EQ(Calls(), (std::vector<std::string>{"pause billing maintenance", "resume billing",
+                                               "replay_job_queued", "reset_breaker crm",
+                                               "replay_job_queued"}));
 
   r = handler_->Respond(Get("/api/v1/audit"));
   ASSERT_EQ(r.status, 200) << r.body;

@@ -285,7 +285,7 @@ class EngineTest : public ::testing::Test {
   Alerts alerts_;
   std::mutex claims_mu_;
   std::condition_variable claims_cv_;
-  std::vector<Claim> claims_;               // GUARDED_BY(claims_mu_)
+  std::vector<Claim> claims_;  // GUARDED_BY(claims_mu_)
   std::unique_ptr<store::FaultInjectingStore> faulty_;
   std::unique_ptr<DeliveryEngine> engine_;  // destroyed first: it calls into everything above
 };

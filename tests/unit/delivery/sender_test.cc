@@ -214,7 +214,6 @@ TEST(SenderTest, TimeoutAfterTheStatusLineKeepsTheStatus) {
   }
 }
 
-
 std::vector<std::string> Bytes(std::string_view text) {
   std::vector<std::string> out;
   for (char c : text) out.emplace_back(1, c);

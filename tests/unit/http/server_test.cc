@@ -19,12 +19,12 @@
 namespace hookrelay::http {
 namespace {
 
+using hookrelay::testing::CountResponses;
 using hookrelay::testing::HttpConnection;
 using hookrelay::testing::HttpResponse;
-using hookrelay::testing::CountResponses;
 using hookrelay::testing::RawConnection;
-using hookrelay::testing::StatusOf;
 using hookrelay::testing::SendRaw;
+using hookrelay::testing::StatusOf;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using SteadyClock = std::chrono::steady_clock;

@@ -224,7 +224,7 @@ TEST(AdaptiveConcurrencyTest, NoOverloadReachesMaxWithinBoundedSuccesses) {
 
 TEST(AdaptiveConcurrencyTest, OverloadRestartsTheWindow) {
   AdaptiveConcurrency c(16);
-  c.OnOverload();  // 8
+  c.OnOverload();   // 8
   Apply(c, S(16));  // 12 after 8; the recovery period is over, 8 of the next window counted
   ASSERT_EQ(c.allowed(), 12);
   ASSERT_EQ(c.recovery_left(), 0);

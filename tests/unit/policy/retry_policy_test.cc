@@ -233,9 +233,11 @@ INSTANTIATE_TEST_SUITE_P(
                   "must be a duration string such as \"30s\""},
         ErrorCase{R"({"timeout": null})", "timeout", "must be a duration string", true},
         ErrorCase{R"({"foo": 1})", "foo",
-                  "unknown field \"foo\" (known fields: preset, strategy, jitter, delays, max_attempts, base, cap, max_duration, timeout, replay_window)"},
+                  "unknown field \"foo\" (known fields: preset, strategy, jitter, delays, "
+                  "max_attempts, base, cap, max_duration, timeout, replay_window)"},
         ErrorCase{R"({"preset": "pro", "max_attempt": 3})", "max_attempt",
-                  "unknown field \"max_attempt\" (known fields: preset, strategy, jitter, delays, max_attempts, base, cap, max_duration, timeout, replay_window)"},
+                  "unknown field \"max_attempt\" (known fields: preset, strategy, jitter, delays, "
+                  "max_attempts, base, cap, max_duration, timeout, replay_window)"},
         ErrorCase{"42", "", "must be a preset name or an object"},
         ErrorCase{"[\"pro\"]", "", "must be a preset name or an object"},
         ErrorCase{"null", "", "must be a preset name or an object"}));

@@ -406,9 +406,9 @@ TEST_F(ReplayRunnerFakeClockTest, ACancelEndsASlowJobsWaitAtOnce) {
   ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
   run = std::async(std::launch::async, [&runner] { return runner.RunOnce(); });
   // The job waits for its first slot, somewhere in the first hour.
-  store::ReplayJob j = WaitForJob([&] { return Get(slow.id); }, [](const store::ReplayJob& j) {
-    return j.state == store::ReplayJobState::kRunning;
-  });
+  store::ReplayJob j = WaitForJob(
+      [&] { return Get(slow.id); },
+      [](const store::ReplayJob& j) { return j.state == store::ReplayJobState::kRunning; });
   ASSERT_EQ(j.state, store::ReplayJobState::kRunning);
   ASSERT_TRUE(store_->CancelReplayJob(slow.id, clock_.Now()).ok());
   runner.Notify();  // what DELETE /api/v1/replays/{id} does
@@ -433,9 +433,9 @@ TEST_F(ReplayRunnerFakeClockTest, AFastJobFinishesWhileASlowOneWaits) {
   ReplayRunner runner(*store_, registry_, clock_, random_, nullptr);
   runner.Start();
   runner.Notify();
-  store::ReplayJob f = WaitForJob([&] { return Get(fast.id); }, [](const store::ReplayJob& j) {
-    return j.state == store::ReplayJobState::kDone;
-  });
+  store::ReplayJob f =
+      WaitForJob([&] { return Get(fast.id); },
+                 [](const store::ReplayJob& j) { return j.state == store::ReplayJobState::kDone; });
   EXPECT_EQ(f.state, store::ReplayJobState::kDone);
   EXPECT_EQ(f.done, 2);
   EXPECT_EQ(Chains(a, "billing"), 1);
@@ -462,9 +462,8 @@ TEST_F(ReplayRunnerFakeClockTest, APausedDestinationHoldsBackOnlyItsOwnChains) {
   ReplayRunner runner(*store_, registry_, clock_, random_, nullptr, options);
   run = std::async(std::launch::async, [&runner] { return runner.RunOnce(); });
   store::ReplayJob waiting =
-      WaitForJob([&] { return Get(job.id); }, [](const store::ReplayJob& j) {
-        return j.waiting.has_value() && j.done == 2;
-      });
+      WaitForJob([&] { return Get(job.id); },
+                 [](const store::ReplayJob& j) { return j.waiting.has_value() && j.done == 2; });
   EXPECT_EQ(waiting.done, 2);  // both events had a chain replayed
   EXPECT_EQ(waiting.failed, 0);
   ASSERT_TRUE(waiting.waiting.has_value());
