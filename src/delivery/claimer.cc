@@ -92,7 +92,9 @@ void Claimer::RunClaim(const ClaimJob& job) {
     s.claims_out = std::max(0, s.claims_out - 1);
     if (idle_until && job.work_gen == state_.work_gen) s.idle_until = *idle_until;
     if (job.probe && sending == 0) {
-      // Nothing to probe with: the breaker stays half-open and lets the next request through.
+      // Nothing to probe with: the breaker stays half-open and lets the next request through,
+      // after resuming the deliveries again (see DestState::resume_before_probe).
+      s.resume_before_probe = true;
       policy::BreakerSnapshot snapshot = s.breaker.snapshot();
       snapshot.probe_in_flight = false;
       s.breaker = policy::CircuitBreaker(d.breaker, snapshot);

@@ -49,6 +49,10 @@ struct DestState {
   int claims_out = 0;      // claims queued or running (at most kMaxClaimsOut, scheduler.cc)
   int reserved = 0;        // of in_flight: slots held for claims out, not yet requests
   TimePoint idle_until{};  // a claim came up short: nothing is due before this
+  // A probe's claim found nothing to send: the next probe resumes the destination's deliveries
+  // first (a pause for the breaker, decided before it half-opened, may have landed after the
+  // resume at half-open; without this the breaker would stay half-open with nothing to probe).
+  bool resume_before_probe = false;
   // Per-destination counters, see DestinationState.
   int64_t delivered = 0, failed = 0;
   int64_t attempts_success = 0, attempts_retryable = 0, attempts_final = 0;

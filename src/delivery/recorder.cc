@@ -282,7 +282,10 @@ void Recorder::Settle(const Completion& c) {
     }
     if (tr == policy::BreakerTransition::kOpened) {
       persist = s.breaker.snapshot();
-      pause_now = true;
+      // Only while it is still open: when the open period ended before this result was recorded
+      // (the scheduler has half-opened it and resumed the deliveries), pausing now would leave the
+      // probe nothing to send, and the breaker half-open for good.
+      pause_now = s.breaker.snapshot().state == policy::BreakerState::kOpen;
       pause_reason = "circuit breaker open until " + FormatRfc3339(after.open_until.value_or(now));
       s.last_pause_sweep = now;
       log_lines.push_back(fmt::format(

@@ -122,8 +122,9 @@ TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now
         if (s.breaker.AllowRequest(now, &tr)) {
           want = 1;
           probe = true;
+          resume = tr == policy::BreakerTransition::kHalfOpened || s.resume_before_probe;
+          s.resume_before_probe = false;
           if (tr == policy::BreakerTransition::kHalfOpened) {
-            resume = true;
             persist = s.breaker.snapshot();
             spdlog::info("breaker of {} half-open: sending one probe", d.name);
           }
