@@ -676,7 +676,8 @@ TEST_F(DeliveryTest, RestartAfterKill9ResendsExactlyTheInFlightDeliveriesWithThe
     }
     return false;
   };
-  for (const auto& [id, body] : body_of) {
+  for (const auto& entry : body_of) {
+    const std::string& id = entry.first;  // a named copy: clang 14 cannot capture a binding
     ASSERT_TRUE(test::WaitFor([&] { return delivered_to(id, "answered"); })) << id;
   }
   // Each event's first arrival at each path, by body: its webhook-id.
