@@ -26,6 +26,7 @@
 #include "support/process.h"
 #include "support/sink.h"
 #include "support/smtp_server.h"
+#include "support/wait.h"
 
 namespace hookrelay {
 namespace {
@@ -41,17 +42,6 @@ using testing::Sink;
 using testing::SinkResponse;
 using testing::SmtpServer;
 using testing::TempDir;
-
-// Polls `done` until it holds or `deadline` passes (what it waits for happens in another
-// process; there is nothing to be notified by).
-bool WaitFor(const std::function<bool()>& done, milliseconds deadline = seconds(20)) {
-  const auto until = std::chrono::steady_clock::now() + deadline;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  return true;
-}
 
 std::string StripPadding(std::string s) {
   while (!s.empty() && s.back() == '=') s.pop_back();
@@ -374,7 +364,7 @@ TEST_P(LogSecretsTest, NoSecretInAnyLogLineOrAnswer) {
 
   // Deliveries: five to "ok", one to the API destination, one given up at "failing" (which
   // also opens its breaker), one that pauses "gone".
-  EXPECT_TRUE(WaitFor([&] {
+  EXPECT_TRUE(test::WaitFor([&] {
     return Metric("hookrelay_deliveries_total{destination=\"ok\",outcome=\"delivered\"} ") == 5 &&
            Metric("hookrelay_deliveries_total{destination=\"api-dst\",outcome=\"delivered\"} ") ==
                1 &&
@@ -383,13 +373,13 @@ TEST_P(LogSecretsTest, NoSecretInAnyLogLineOrAnswer) {
   })) << server_->output();
   // Alerts: by email (over STARTTLS, with the password) and to the webhook, whose first call
   // failed.
-  EXPECT_TRUE(WaitFor([&] { return !smtp_->Messages().empty(); })) << server_->output();
-  EXPECT_TRUE(WaitFor([&] {
+  EXPECT_TRUE(test::WaitFor([&] { return !smtp_->Messages().empty(); })) << server_->output();
+  EXPECT_TRUE(test::WaitFor([&] {
     size_t calls = 0;
     for (const auto& r : sink_.Requests()) calls += r.path.rfind("/alerts/", 0) == 0;
     return calls >= 2;
   })) << server_->output();
-  EXPECT_TRUE(WaitFor([&] { return Metric("hookrelay_alerts_failed_total ") >= 1; }));
+  EXPECT_TRUE(test::WaitFor([&] { return Metric("hookrelay_alerts_failed_total ") >= 1; }));
 
   // Operator actions: resume, reset the breaker, replay one event and all failed ones.
   EXPECT_EQ(Api("POST", "/api/v1/destinations/gone/resume").status, 200);

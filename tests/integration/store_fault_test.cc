@@ -26,6 +26,7 @@
 #include "store/store.h"
 #include "support/process.h"
 #include "support/sink.h"
+#include "support/wait.h"
 
 namespace hookrelay {
 namespace {
@@ -33,17 +34,6 @@ namespace {
 using namespace std::chrono_literals;
 using testing::Sink;
 using testing::SinkResponse;
-
-// Polls `pred` until it holds or 20 s pass.
-template <typename Pred>
-bool Eventually(Pred pred) {
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
-}
 
 class Alerts final : public alerts::AlertSink {
  public:
@@ -137,7 +127,7 @@ class StoreFaultTest : public ::testing::Test {
   // Every event was delivered once: one request per event at the sink (one webhook-id each), one
   // attempt recorded for each, the engine's counters matching the store.
   void ExpectEachDeliveredOnce(const std::vector<std::string>& ids) {
-    ASSERT_TRUE(Eventually([&] { return AllInStatus(ids, store::DeliveryStatus::kDelivered); }));
+    ASSERT_TRUE(test::WaitFor([&] { return AllInStatus(ids, store::DeliveryStatus::kDelivered); }));
     for (const auto& d : DeliveriesOf(ids)) {
       EXPECT_EQ(d.attempts, 1) << d.event_id;
       auto attempts = sqlite_->GetAttempts(d.id);
@@ -149,7 +139,7 @@ class StoreFaultTest : public ::testing::Test {
     for (const auto& r : sink_.Requests()) webhook_ids.insert(r.Header("webhook-id").value_or(""));
     EXPECT_EQ(webhook_ids, std::set<std::string>(ids.begin(), ids.end()));
     EXPECT_EQ(sink_.RequestCount(), ids.size());
-    ASSERT_TRUE(Eventually([&] { return engine_->Stats().in_flight == 0; }));
+    ASSERT_TRUE(test::WaitFor([&] { return engine_->Stats().in_flight == 0; }));
     const delivery::EngineStats stats = engine_->Stats();
     EXPECT_EQ(stats.delivered, static_cast<int64_t>(ids.size()));
     EXPECT_EQ(stats.attempts, static_cast<int64_t>(ids.size()));
@@ -161,7 +151,7 @@ class StoreFaultTest : public ::testing::Test {
   // tried again, or (the defect) counted the results anyway).
   void WaitForFailedWrites(size_t events) {
     ASSERT_TRUE(sink_.WaitForRequests(events, 20s));
-    ASSERT_TRUE(Eventually([&] {
+    ASSERT_TRUE(test::WaitFor([&] {
       return faulty_->failed_record_attempts() > static_cast<int64_t>(events) ||
              engine_->Stats().delivered > 0 || engine_->Stats().failed > 0;
     }));
@@ -204,7 +194,7 @@ TEST_F(StoreFaultTest, CommitFailureDuringDeliveryLosesNoResultAndCountsEachOnce
 TEST_F(StoreFaultTest, FullDiskDuringDeliveryThenDeliveryResumesWhenSpaceIsFreed) {
   Start("/hooks");
   std::vector<std::string> ids = Append(5);
-  ASSERT_TRUE(Eventually([&] { return AllInStatus(ids, store::DeliveryStatus::kDelivered); }));
+  ASSERT_TRUE(test::WaitFor([&] { return AllInStatus(ids, store::DeliveryStatus::kDelivered); }));
 
   faulty_->FailAllRecordAttempts(Status::ResourceExhausted("database or disk is full"));
   std::vector<std::string> more = Append(30);
@@ -233,8 +223,8 @@ TEST_F(StoreFaultTest, GoneIsActedOnOnlyOnceItsResultIsRecorded) {
   EXPECT_EQ(alerts_.count(alerts::Alert::Kind::kDestinationPaused), 0);
 
   faulty_->Heal();
-  ASSERT_TRUE(Eventually([&] { return AllInStatus(ids, store::DeliveryStatus::kFailed); }));
-  ASSERT_TRUE(Eventually([&] { return engine_->Stats().in_flight == 0; }));
+  ASSERT_TRUE(test::WaitFor([&] { return AllInStatus(ids, store::DeliveryStatus::kFailed); }));
+  ASSERT_TRUE(test::WaitFor([&] { return engine_->Stats().in_flight == 0; }));
   EXPECT_TRUE(engine_->Destinations().at("d").paused);
   EXPECT_EQ(engine_->Stats().failed, 3);
   EXPECT_EQ(alerts_.count(alerts::Alert::Kind::kDeliveriesFailed), 3);
@@ -264,7 +254,7 @@ TEST_F(StoreFaultTest, StopWithUnwritableResultsLetsThemGoUncounted) {
   sqlite_ = std::move(*opened);
   faulty_ = std::make_unique<store::FaultInjectingStore>(sqlite_.get());
   Start("/hooks");
-  ASSERT_TRUE(Eventually([&] { return AllInStatus(ids, store::DeliveryStatus::kDelivered); }));
+  ASSERT_TRUE(test::WaitFor([&] { return AllInStatus(ids, store::DeliveryStatus::kDelivered); }));
   EXPECT_EQ(sink_.RequestCount(), 8u);
   std::multiset<std::string> webhook_ids;
   for (const auto& r : sink_.Requests()) webhook_ids.insert(r.Header("webhook-id").value_or(""));
