@@ -250,7 +250,9 @@ try {
   log("event appeared live in the list");
   await row.locator("a").first().click();
   const billing = page.locator('.delivery[data-destination="billing"]');
-  await billing.getByText(/attempt 1 of 5 — next retry \d\d:\d\d:\d\d \(in (9|10) min\)/).waitFor();
+  // A retry after local midnight (the browser runs in Europe/Berlin: 22:50-23:00 UTC) shows its
+  // date first, "2 Dec 2026, 00:03:10".
+  await billing.getByText(/attempt 1 of 5 — next retry (\d{1,2} \w{3} \d{4}, )?\d\d:\d\d:\d\d \(in (9|10) min\)/).waitFor();
   await page.locator('.delivery[data-destination="legacy"]').getByText(/failed after attempt 1 of 1/).waitFor();
   await billing.locator("td").getByText("503", { exact: true }).first().waitFor();
   await billing.locator("td").getByText("600", { exact: true }).first().waitFor();  // Retry-After in the timeline
