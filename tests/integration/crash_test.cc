@@ -7,6 +7,7 @@
 // event and kill). After SIGTERM there are none.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
@@ -24,6 +25,7 @@
 #include "support/http_client.h"
 #include "support/process.h"
 #include "support/sink.h"
+#include "support/wait.h"
 
 namespace hookrelay {
 namespace {
@@ -124,11 +126,9 @@ class CrashTest : public ::testing::Test {
     for (int i = 0; i < 20; ++i) sink_.Enqueue(SinkResponse::Status(503).WithDelay(5ms));
     const size_t before = sink_.RequestCount();
     auto load = std::make_unique<IngestLoad>(server_->port(), tag);
-    const auto deadline = std::chrono::steady_clock::now() + 30s;
-    while ((sink_.RequestCount() < before + deliveries || load->acked() < acks) &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(10ms);
-    }
+    (void)test::WaitFor(
+        [&] { return sink_.RequestCount() >= before + deliveries && load->acked() >= acks; }, 30s,
+        10ms);
     EXPECT_GE(sink_.RequestCount(), before + deliveries);
     EXPECT_GE(load->acked(), acks);
     return load;
@@ -138,21 +138,23 @@ class CrashTest : public ::testing::Test {
   // delivery is final), then stops the server with SIGTERM.
   void DrainAndStop(const std::vector<std::string>& acked) {
     Start();
-    const auto deadline = std::chrono::steady_clock::now() + 120s;
+    const auto deadline = std::chrono::steady_clock::now() + 120s;  // for all of them
     for (const std::string& id : acked) {
       std::string status;
-      while (std::chrono::steady_clock::now() < deadline) {
-        HttpConnection conn(server_->port());
-        HttpResponse r =
-            conn.Send("GET", "/api/v1/events/" + id, {{"Authorization", "Bearer " + kToken}});
-        if (r.status == 200) {
-          const json::value doc = json::parse(r.body);
-          const json::array& ds = doc.at("deliveries").as_array();
-          status = ds.size() == 1 ? std::string(ds[0].at("status").as_string()) : "";
-          if (status == "delivered") break;
-        }
-        std::this_thread::sleep_for(20ms);
-      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      (void)test::WaitFor(
+          [&] {
+            HttpConnection conn(server_->port());
+            HttpResponse r =
+                conn.Send("GET", "/api/v1/events/" + id, {{"Authorization", "Bearer " + kToken}});
+            if (r.status != 200) return false;
+            const json::value doc = json::parse(r.body);
+            const json::array& ds = doc.at("deliveries").as_array();
+            status = ds.size() == 1 ? std::string(ds[0].at("status").as_string()) : "";
+            return status == "delivered";
+          },
+          std::max(left, std::chrono::milliseconds(0)), 20ms);
       ASSERT_EQ(status, "delivered") << id;
     }
     ASSERT_EQ(server_->Stop(), 0) << server_->output();

@@ -10,8 +10,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "integration/integration_util.h"
@@ -23,6 +23,7 @@
 #include "support/sink.h"
 #include "support/smtp_server.h"  // FreePort
 #include "support/tls_responder.h"
+#include "support/wait.h"
 
 namespace hookrelay {
 namespace {
@@ -62,6 +63,9 @@ struct Row {
   // Attempts made: every one (a retryable failure), or one (delivered, or a final status).
   int attempts = kMaxAttempts;
 };
+
+// The row's name in test output (gtest would otherwise print the struct's bytes).
+void PrintTo(const Row& row, std::ostream* os) { *os << row.name; }
 
 Destination FromSink(std::unique_ptr<Sink> sink) {
   Destination d;
@@ -214,11 +218,8 @@ TEST_P(HostileDestinationTest, RecordsTheOutcomeAndLosesNothing) {
   for (const std::string& id : ids) ASSERT_FALSE(id.empty());
 
   const std::string want = std::string(store::DeliveryStatusName(row.final_status));
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
   for (const std::string& id : ids) {
-    while (DeliveryStatus(id) != want && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(50ms);
-    }
+    (void)test::WaitFor([&] { return DeliveryStatus(id) == want; }, 60s, 50ms);
     ASSERT_EQ(DeliveryStatus(id), want) << id << "\n" << server_->output();
   }
   ASSERT_EQ(server_->Stop(), 0) << server_->output();
