@@ -319,9 +319,9 @@ void Recorder::Settle(const Completion& c) {
   if (idle) state_.idle_cv.notify_all();
   for (const std::string& line : log_lines) spdlog::info("{}", line);
   if (!c.not_sent) {
-    spdlog::debug("attempt {} of delivery {} (event {}) to {}: {} in {} ms; {}: {}", attempt.n,
-                  c.delivery.id, c.delivery.event_id, d.name,
-                  policy::OutcomeClassName(decision.outcome_class), attempt.duration_ms,
+    spdlog::debug("attempt {} of delivery {} (event {}) to {}: {} ms, {}; {}: {}", attempt.n,
+                  c.delivery.id, c.delivery.event_id, d.name, attempt.duration_ms,
+                  policy::OutcomeClassName(decision.outcome_class),
                   policy::DecisionKindName(decision.kind), RedactUrlCredentials(decision.reason));
   }
   if (persist) state_.PersistBreaker(d.name, *persist);
