@@ -204,7 +204,7 @@ constexpr std::string_view kDocument = R"json({
         "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
         "requestBody": {"required": false, "content": {"application/json": {"schema": {
           "type": "object", "additionalProperties": false,
-          "properties": {"reason": {"type": "string", "minLength": 1}}}}}},
+          "properties": {"reason": {"type": ["string", "null"], "minLength": 1}}}}}},
         "responses": {
           "200": {"description": "the destination as GET shows it, after the change",
                   "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Destination"}}}},

@@ -382,6 +382,18 @@ TEST_F(ApiHandlerTest, OldRouteIdsStillFindTheirRoute) {
   EXPECT_EQ(json::parse(r.body).at("id").as_string(), "github:billing");
 }
 
+// A null reason is an absent one (the default); an empty one is refused, naming the field.
+TEST_F(ApiHandlerTest, PauseReasonNullTakesTheDefaultAndEmptyIsRefused) {
+  http::Response r =
+      handler_->Respond(Post("/api/v1/destinations/billing/pause", R"({"reason": ""})"));
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(), "reason");
+  EXPECT_TRUE(Calls().empty());
+  r = handler_->Respond(Post("/api/v1/destinations/billing/pause", R"({"reason": null})"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Calls(), (std::vector<std::string>{"pause billing paused via the API"}));
+}
+
 TEST_F(ApiHandlerTest, DestinationControlsRejectUnknownNamesAndBadBodies) {
   http::Response r = handler_->Respond(Post("/api/v1/destinations/nope/pause", ""));
   EXPECT_EQ(r.status, 404);
