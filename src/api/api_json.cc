@@ -98,7 +98,14 @@ Result<json::object> ParseObjectBody(std::string_view body) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return json::object();
   boost::system::error_code ec;
   json::value v = json::parse(body, ec);
-  if (ec) return Status::InvalidArgument("body: malformed JSON: " + ec.message(), "body");
+  if (ec) {
+    // Boost.JSON calls bytes that are not UTF-8 a syntax error: say what is wrong and where.
+    if (const size_t valid = ValidUtf8Prefix(body); valid < body.size()) {
+      return Status::InvalidArgument(
+          "body: malformed JSON: invalid UTF-8 at byte " + std::to_string(valid), "body");
+    }
+    return Status::InvalidArgument("body: malformed JSON: " + ec.message(), "body");
+  }
   if (!v.is_object()) return Status::InvalidArgument("body: must be a JSON object", "body");
   return std::move(v.as_object());
 }
