@@ -30,12 +30,12 @@ using testing::RawConnection;
 using testing::StatusOf;
 using testing::TempDir;
 
-// body_timeout is long, so that "answered at once" is told apart from "answered when the body
-// timed out" (408).
+// The header and body timeouts are far longer than any wait here (60 s at most, a bound on a
+// hang): an answer that comes at all was given at once, not when a timeout ran out (408).
 constexpr const char* kConfig = R"(
 [server]
-header_timeout = "10s"
-body_timeout = "10s"
+header_timeout = "10m"
+body_timeout = "10m"
 max_header = "8KiB"
 
 [[sources]]
@@ -73,22 +73,18 @@ class HttpFramingTest : public ::testing::Test {
   }
 
   // Sends `bytes` on a connection that stays open for writing (so the server cannot take EOF
-  // as its cue) and returns what comes back until the server closes. `elapsed` says how long
-  // that took.
-  std::string SendAndWait(const std::string& bytes, std::chrono::steady_clock::duration* elapsed) {
+  // as its cue) and returns what comes back until the server closes (within 60 s: kConfig's
+  // timeouts are 10 min, so a refusal that comes was not a timeout's).
+  std::string SendAndWait(const std::string& bytes) {
     RawConnection c(port());
-    const auto start = std::chrono::steady_clock::now();
     EXPECT_TRUE(c.Write(bytes));
-    std::string got = c.ReadUntilClose(seconds(15));
-    *elapsed = std::chrono::steady_clock::now() - start;
-    return got;
+    return c.ReadUntilClose(seconds(60));
   }
 
   // The request must be refused with `status`, alone (nothing after it is parsed as a second
   // request), closing the connection, promptly, and never with a 5xx.
   void ExpectRefused(const std::string& bytes, int status, std::string_view message = {}) {
-    std::chrono::steady_clock::duration elapsed{};
-    std::string got = SendAndWait(bytes, &elapsed);
+    std::string got = SendAndWait(bytes);
     EXPECT_EQ(StatusOf(got), status) << ::testing::PrintToString(bytes) << " → " << got;
     EXPECT_EQ(CountResponses(got), 1) << ::testing::PrintToString(bytes) << " → " << got;
     EXPECT_TRUE(Contains(got, "Connection: close\r\n")) << got;
@@ -96,8 +92,6 @@ class HttpFramingTest : public ::testing::Test {
     if (!message.empty()) {
       EXPECT_TRUE(Contains(got, message)) << got;
     }
-    EXPECT_LT(elapsed, seconds(3))
-        << ::testing::PrintToString(bytes) << ": answered at once, not when a timeout ran out";
   }
 
   TempDir dir_;
@@ -260,12 +254,11 @@ TEST_F(HttpFramingTest, MalformedAndFloodingHeaderFieldsAreRefused) {
   {
     RawConnection c(port());
     ASSERT_TRUE(c.Write(line));
-    const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 10000 && c.Write("X-Flood: 1\r\n"); ++i) {
     }
-    std::string got = c.ReadUntilClose(seconds(15));
+    // An answer at all is not the header timeout's (10 min).
+    std::string got = c.ReadUntilClose(seconds(60));
     EXPECT_EQ(StatusOf(got), 431) << got;
-    EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(3)) << "not the header timeout";
   }
   // Many fields within the limit are fine.
   std::string some;
@@ -314,14 +307,11 @@ name = "s"
   idle.reserve(kIdle);
   for (int i = 0; i < kIdle; ++i) idle.push_back(std::make_unique<RawConnection>(port()));
 
-  // Others are served, each within 3 seconds (1 is usual; the cores may be loaded), while all of
-  // those stay open.
+  // Others are served while all of those stay open (20 s is a bound on a hang, not a speed).
   for (int i = 0; i < 20; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    HttpConnection c(port(), "127.0.0.1", seconds(5));
+    HttpConnection c(port(), "127.0.0.1", seconds(20));
     EXPECT_EQ(c.Send("POST", "/in/s", {}, "{\"n\":" + std::to_string(i) + "}").status, 202);
     EXPECT_EQ(c.Send("GET", "/healthz").status, 200);
-    EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(3)) << i;  // loaded CI cores
   }
   {
     HttpConnection c(port());
@@ -355,7 +345,6 @@ name = "s"
   const auto deadline = std::chrono::steady_clock::now() + seconds(60);
   int refused_in_a_row = 0;
   while (refused_in_a_row < 5 && std::chrono::steady_clock::now() < deadline) {
-    const auto start = std::chrono::steady_clock::now();
     auto newcomer = std::make_unique<RawConnection>(port());
     newcomer->Write("POST /in/s HTTP/1.1\r\n");
     std::string got = newcomer->ReadUntilClose(seconds(3));
@@ -369,7 +358,6 @@ name = "s"
     EXPECT_TRUE(Contains(got, "Retry-After: ")) << got;
     EXPECT_TRUE(Contains(got, "max_connections " + std::to_string(kMax))) << got;
     EXPECT_TRUE(newcomer->closed());
-    EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(3));
   }
   ASSERT_EQ(refused_in_a_row, 5) << "newcomers past max_connections are refused with 503";
   // Busy connections were not closed for newcomers (a probe may have taken the place of one the
