@@ -1772,17 +1772,7 @@ TEST_P(StoreConformanceTest, OpenDeliveriesAreThoseNotFinal) {
   EXPECT_EQ(open("nope"), 0);
 }
 
-Result<std::unique_ptr<Store>> OpenSqlite(const std::string& dir, const Clock& clock) {
-  return OpenSqliteStore({.dir = dir}, clock);
-}
-
-// The wrapper with no faults armed must be indistinguishable from what it wraps.
-Result<std::unique_ptr<Store>> OpenHealedFaultInjector(const std::string& dir, const Clock& clock) {
-  Result<std::unique_ptr<Store>> s = OpenSqliteStore({.dir = dir}, clock);
-  if (!s.ok()) return s.status();
-  return std::unique_ptr<Store>(new FaultInjectingStore(std::move(*s)));
-}
-
+#ifdef HOOKRELAY_CONFORMANCE_POSTGRES
 // A fresh database in the test binary's private cluster (tests/support/pg_cluster.h) for each
 // store opened; `dir` is not used.
 Result<std::unique_ptr<Store>> OpenPostgres(const std::string& /*dir*/, const Clock& clock) {
@@ -1796,12 +1786,37 @@ Result<std::unique_ptr<Store>> OpenPostgres(const std::string& /*dir*/, const Cl
   return OpenPostgresStore({.url = url, .display = address->display}, clock);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Stores, StoreConformanceTest,
-    ::testing::Values(StoreFactory{"sqlite", OpenSqlite},
-                      StoreFactory{"sqlite_behind_fault_injector", OpenHealedFaultInjector},
-                      StoreFactory{"postgres", OpenPostgres}),
-    [](const ::testing::TestParamInfo<StoreFactory>& info) { return info.param.name; });
+#else
+Result<std::unique_ptr<Store>> OpenSqlite(const std::string& dir, const Clock& clock) {
+  return OpenSqliteStore({.dir = dir}, clock);
+}
+
+// The wrapper with no faults armed must be indistinguishable from what it wraps.
+Result<std::unique_ptr<Store>> OpenHealedFaultInjector(const std::string& dir, const Clock& clock) {
+  Result<std::unique_ptr<Store>> s = OpenSqliteStore({.dir = dir}, clock);
+  if (!s.ok()) return s.status();
+  return std::unique_ptr<Store>(new FaultInjectingStore(std::move(*s)));
+}
+
+#endif
+
+std::string FactoryName(const ::testing::TestParamInfo<StoreFactory>& info) {
+  return info.param.name;
+}
+
+// The same suite is built twice (tests/conformance/CMakeLists.txt): store_conformance_test with
+// the embedded store, each test a ctest test of its own, and store_conformance_postgres_test,
+// which runs all its tests in one process, so that the one cluster it starts serves them all.
+#ifdef HOOKRELAY_CONFORMANCE_POSTGRES
+INSTANTIATE_TEST_SUITE_P(Stores, StoreConformanceTest,
+                         ::testing::Values(StoreFactory{"postgres", OpenPostgres}), FactoryName);
+#else
+INSTANTIATE_TEST_SUITE_P(Stores, StoreConformanceTest,
+                         ::testing::Values(StoreFactory{"sqlite", OpenSqlite},
+                                           StoreFactory{"sqlite_behind_fault_injector",
+                                                        OpenHealedFaultInjector}),
+                         FactoryName);
+#endif
 
 }  // namespace
 }  // namespace hookrelay::store

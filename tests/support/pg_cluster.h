@@ -1,6 +1,7 @@
 #pragma once
 
-// A private PostgreSQL cluster for tests: initdb into a fresh temporary directory, a free port on
+// A private PostgreSQL cluster for tests: initdb (made once, then copied) into a fresh temporary
+// directory, a free port on
 // 127.0.0.1 (and a unix socket inside the directory), trust authentication for local and
 // 127.0.0.1 connections only, started with `pg_ctl start -w`, stopped with `pg_ctl stop -m fast`
 // and removed at the end. No system service, no password prompt, nothing on the PATH needed: the
@@ -53,6 +54,9 @@ class PgCluster {
 
  private:
   PgCluster() = default;
+  // The directory of a freshly initdb'd cluster to copy (made on first use, kept in the temporary
+  // directory for later test binaries: hookrelay-pg-template-<major>-u<uid>); "" or the error.
+  std::string EnsureTemplate(std::string* dir) const;
   // argv run as the cluster's OS user (prefixed with runuser when this process is root).
   RunResult RunAsOwner(std::vector<std::string> argv, std::chrono::milliseconds timeout) const;
 
