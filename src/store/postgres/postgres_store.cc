@@ -300,8 +300,14 @@ Result<PostgresStore::Conn> PostgresStore::Acquire() {
 }
 
 void PostgresStore::Release(Conn conn) {
-  if (!conn || conn->broken() || conn->InTransaction()) return;
+  if (!conn || conn->InTransaction()) return;
   MutexLock lock(pool_mu_);
+  if (conn->broken()) {
+    // The server went away (restart, failover, admin terminate): the idle connections are most
+    // likely gone too; the next calls connect anew instead of each failing on one of them.
+    idle_.clear();
+    return;
+  }
   if (idle_.size() < static_cast<size_t>(options_.max_idle_connections)) {
     idle_.push_back(std::move(conn));
   }
