@@ -145,9 +145,19 @@ std::unique_ptr<PgCluster> PgCluster::Start(const Options& options, std::string*
 std::string PgCluster::EnsureTemplate(std::string* dir) const {
   const std::string major = std::filesystem::path(bin_dir_).parent_path().filename().string();
   const std::filesystem::path tmp = std::filesystem::temp_directory_path();
-  *dir = (tmp / ("hookrelay-pg-template-" + major + "-u" + std::to_string(geteuid()))).string();
+  // "-1": the initdb options below; change it with them.
+  *dir = (tmp / ("hookrelay-pg-template-" + major + "-1-u" + std::to_string(geteuid()))).string();
   std::error_code ec;
-  if (std::filesystem::exists(*dir + "/PG_VERSION", ec)) return "";
+  auto whole = [&] {
+    for (const char* f :
+         {"/PG_VERSION", "/global/pg_control", "/postgresql.conf", "/pg_hba.conf"}) {
+      if (!std::filesystem::exists(*dir + f, ec)) return false;
+    }
+    return true;
+  };
+  if (whole()) return "";
+  // A template with files missing (a cleaner of old temporary files went through it): made anew.
+  std::filesystem::remove_all(*dir, ec);
   // initdb into a directory of our own, then rename it into place: a concurrent test process
   // doing the same either wins the rename or finds the template there and drops its own.
   std::string parent = (tmp / "hookrelay-pg-initdb-XXXXXX").string();

@@ -55,7 +55,7 @@ class PgCluster {
  private:
   PgCluster() = default;
   // The directory of a freshly initdb'd cluster to copy (made on first use, kept in the temporary
-  // directory for later test binaries: hookrelay-pg-template-<major>-u<uid>); "" or the error.
+  // directory for later test binaries: hookrelay-pg-template-<major>-1-u<uid>); "" or the error.
   std::string EnsureTemplate(std::string* dir) const;
   // argv run as the cluster's OS user (prefixed with runuser when this process is root).
   RunResult RunAsOwner(std::vector<std::string> argv, std::chrono::milliseconds timeout) const;
