@@ -178,11 +178,11 @@ TEST_F(PostgresStoreTest, LostConnectionsAnswerUnavailableAndReconnect) {
   Result<AppendResult> first = s->AppendEventSync(MakeEvent(clock_, random_, "before"));
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   ASSERT_TRUE(s->GetEvent(first->id).ok());
-  ASSERT_EQ(
-      cluster_->Exec(
-          "postgres",
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + db_ + "'"),
-      "");
+  ASSERT_EQ(cluster_->Exec(
+                "postgres",
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = '" +
+                    db_ + "'"),
+            "");
 
   Result<std::optional<Event>> lost = s->GetEvent(first->id);
   ASSERT_FALSE(lost.ok());

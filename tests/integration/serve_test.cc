@@ -710,5 +710,32 @@ TEST_F(ServeBinaryTest, APostgresStoreIngestsAndDelivers) {
   EXPECT_EQ(server->Stop(), 0);
 }
 
+// PostgreSQL ends the server's connections (a restart, an administrator): the request that meets
+// the lost connection is answered 503, never 202; the next ones are stored and delivered without
+// restarting serve.
+TEST_F(ServeBinaryTest, APostgresConnectionLostIs503ThenServeReconnects) {
+  std::string error;
+  testing::PgCluster* cluster = testing::SharedPgCluster(&error);
+  ASSERT_NE(cluster, nullptr) << error;
+  const std::string url = cluster->CreateDatabase(&error);
+  ASSERT_FALSE(url.empty()) << error;
+  const std::string db = url.substr(url.rfind('/') + 1);
+  auto server = Start({{"HOOKRELAY_TOKEN", kToken}}, {"--store", url});
+  ASSERT_TRUE(server->ok()) << server->output();
+  ASSERT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"n":1})").status, 202);
+  ASSERT_TRUE(sink_.WaitForRequests(1, 20s));
+  ASSERT_EQ(cluster->Exec(
+                "postgres",
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = '" +
+                    db + "'"),
+            "");
+  EXPECT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"n":2})").status, 503)
+      << "the append that met the lost connection is not acknowledged";
+  ASSERT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"n":3})").status, 202);
+  ASSERT_TRUE(sink_.WaitForRequests(2, 20s)) << server->output();
+  EXPECT_EQ(server->output().find(url.substr(0, url.find('@'))), std::string::npos);
+  EXPECT_EQ(server->Stop(), 0);
+}
+
 }  // namespace
 }  // namespace hookrelay
