@@ -232,7 +232,8 @@ int Serve(const ServeOptions& options) {
   }
   if (options.listen) config.server.listen = *options.listen;
   if (options.data_dir) {
-    // Flags win over the file: --data means the embedded store, whatever [store] says.
+    // Flags win over the file: --data means the embedded store, whatever [store] says, unless
+    // --store is given too (then --data holds only this node's admin token and id).
     config.store.dir = *options.data_dir;
     config.store.postgres_url.clear();
   }
@@ -250,8 +251,9 @@ int Serve(const ServeOptions& options) {
   }
   ConfigureLogging(config.log);
   json_log = config.log.format == LogFormat::kJson;
-  // Where the store is: refused before anything is bound or created when this build cannot open
-  // it (a postgres:// URL), never replaced by the embedded store.
+  // Where the store is: a data directory (the embedded store) or a postgres:// URL, never the one
+  // replaced by the other. With PostgreSQL the data directory still holds this node's admin token
+  // and node id (docs/postgres.md).
   const bool postgres = !config.store.postgres_url.empty();
   const std::string address_origin = options.store_url ? "--store: " : "store.postgres_url: ";
   auto address = store::ParseStoreAddress(postgres ? config.store.postgres_url : config.store.dir);
@@ -323,10 +325,22 @@ int Serve(const ServeOptions& options) {
   store_options.sqlite_max_page_count = options.sqlite_max_page_count;
   auto opened = store::OpenStore(*address, clock, store_options);
   if (!opened.ok()) {
-    return Fail(StoreExitCode(opened.status()),
+    // PostgreSQL unreachable or refusing at start is a setup error (exit 2), as a bad data
+    // directory is: the message names the server without the URL's user or password.
+    return Fail(postgres ? 2 : StoreExitCode(opened.status()),
                 "cannot open the store in " + address->display + ": " + opened.status().message());
   }
   std::unique_ptr<store::Store> store = std::move(*opened);
+  if (postgres) {
+    // The embedded store makes its directory when it opens; with PostgreSQL it holds only this
+    // node's admin token and id, and is made here, owner-only like the embedded store's.
+    std::error_code ec;
+    if (std::filesystem::create_directories(config.store.dir, ec)) {
+      ::chmod(config.store.dir.c_str(), 0700);
+    } else if (ec) {
+      return Fail(2, "cannot create the data directory " + config.store.dir + ": " + ec.message());
+    }
+  }
 
   model::Registry registry;
 

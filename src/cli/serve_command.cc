@@ -17,11 +17,12 @@ void AddServeCommand(CLI::App& app, int& exit_code) {
   cmd->add_option("--config", options->config_path, "TOML config file (hookrelay.toml)");
   auto* listen_opt =
       cmd->add_option("--listen", *listen, "Address to listen on (default 127.0.0.1:8080)");
-  auto* data_opt =
-      cmd->add_option("--data", *data, "Data directory of the embedded store (./hookrelay-data)");
-  auto* store_opt = cmd->add_option(
-      "--store", *store, "postgres://… to use PostgreSQL (not available in this build yet)");
-  data_opt->excludes(store_opt);
+  auto* data_opt = cmd->add_option(
+      "--data", *data,
+      "Data directory (./hookrelay-data): the embedded store; with --store, only this node's "
+      "admin token and id");
+  auto* store_opt = cmd->add_option("--store", *store,
+                                    "postgres://… to keep events in PostgreSQL (docs/postgres.md)");
   cmd->add_flag("--allow-private-destinations", options->allow_private_destinations,
                 "Allow destinations on loopback and private addresses");
   auto log_level = std::make_shared<std::string>();

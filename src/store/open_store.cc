@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "common/ascii.h"
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/open.h"
 
 namespace hookrelay::store {
@@ -57,12 +58,8 @@ Result<StoreAddress> ParseStoreAddress(const std::string& address) {
 
 Status CheckStoreAvailable(const StoreAddress& address) {
   switch (address.kind) {
-    case StoreAddress::Kind::kDirectory: return Status::Ok();
-    case StoreAddress::Kind::kPostgres:
-      return Status::FailedPrecondition(
-          "the PostgreSQL store (" + address.display +
-          ") is not available in this build yet; use the embedded store: --data DIR, or "
-          "[store] dir in the config file");
+    case StoreAddress::Kind::kDirectory:
+    case StoreAddress::Kind::kPostgres: return Status::Ok();
   }
   return Status::Internal("unknown store kind");
 }
@@ -77,6 +74,9 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& address, const Clock
 Result<std::unique_ptr<Store>> OpenStore(const StoreAddress& address, const Clock& clock,
                                          const OpenStoreOptions& options) {
   HR_RETURN_IF_ERROR(CheckStoreAvailable(address));
+  if (address.kind == StoreAddress::Kind::kPostgres) {
+    return OpenPostgresStore({.url = address.location, .display = address.display}, clock);
+  }
   SqliteOptions sqlite;
   sqlite.dir = address.location;
   sqlite.max_page_count = options.sqlite_max_page_count;

@@ -31,8 +31,8 @@ struct StoreAddress {
 // kInvalidArgument for an empty address.
 Result<StoreAddress> ParseStoreAddress(const std::string& address);
 
-// OK when this build can open a store at `address`; else why not (kFailedPrecondition: the
-// PostgreSQL store is not in this build yet). Creates nothing.
+// OK when this build can open a store at `address` (both kinds, today); else why not. Creates
+// nothing.
 Status CheckStoreAvailable(const StoreAddress& address);
 
 struct OpenStoreOptions {
@@ -43,7 +43,9 @@ struct OpenStoreOptions {
 };
 
 // Opens the store at `address` (see ParseStoreAddress): the embedded store in a data directory
-// (created if missing, locked, migrated), or the error of CheckStoreAvailable.
+// (created if missing, locked, migrated), or PostgreSQL (connected, migrated: kUnavailable when
+// the server cannot be reached, kFailedPrecondition when it refuses or the URL is bad; never
+// the password in the message).
 Result<std::unique_ptr<Store>> OpenStore(const std::string& address, const Clock& clock,
                                          const OpenStoreOptions& options = {});
 Result<std::unique_ptr<Store>> OpenStore(const StoreAddress& address, const Clock& clock,

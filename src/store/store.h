@@ -263,7 +263,7 @@ struct ReplayJobPage {
 };
 
 // The store of events, deliveries and attempts. Every method is thread-safe.
-// Implementations: SqliteStore (embedded, default) and, later, PostgresStore; OpenStore
+// Implementations: SqliteStore (embedded, default) and PostgresStore (docs/postgres.md); OpenStore
 // (store/open_store.h) opens the one an address names.
 class Store {
  public:

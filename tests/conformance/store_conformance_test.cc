@@ -1,5 +1,6 @@
 // The behaviour every Store implementation must show. Each implementation is one
-// INSTANTIATE_TEST_SUITE_P line at the bottom (a PostgreSQL store adds its factory there).
+// INSTANTIATE_TEST_SUITE_P line at the bottom: SQLite (alone and behind the fault injector) and
+// PostgreSQL (a fresh database per store in a private cluster, tests/support/pg_cluster.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,8 +19,11 @@
 #include "common/random.h"
 #include "conformance/store_test_util.h"
 #include "store/fault_injecting_store.h"
+#include "store/open_store.h"
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/store.h"
+#include "support/pg_cluster.h"
 #include "support/process.h"
 
 namespace hookrelay::store {
@@ -1768,6 +1772,21 @@ TEST_P(StoreConformanceTest, OpenDeliveriesAreThoseNotFinal) {
   EXPECT_EQ(open("nope"), 0);
 }
 
+#ifdef HOOKRELAY_CONFORMANCE_POSTGRES
+// A fresh database in the test binary's private cluster (tests/support/pg_cluster.h) for each
+// store opened; `dir` is not used.
+Result<std::unique_ptr<Store>> OpenPostgres(const std::string& /*dir*/, const Clock& clock) {
+  std::string error;
+  hookrelay::testing::PgCluster* cluster = hookrelay::testing::SharedPgCluster(&error);
+  if (cluster == nullptr) return Status::Unavailable(error);
+  const std::string url = cluster->CreateDatabase(&error);
+  if (url.empty()) return Status::Unavailable(error);
+  Result<StoreAddress> address = ParseStoreAddress(url);
+  if (!address.ok()) return address.status();
+  return OpenPostgresStore({.url = url, .display = address->display}, clock);
+}
+
+#else
 Result<std::unique_ptr<Store>> OpenSqlite(const std::string& dir, const Clock& clock) {
   return OpenSqliteStore({.dir = dir}, clock);
 }
@@ -1779,11 +1798,25 @@ Result<std::unique_ptr<Store>> OpenHealedFaultInjector(const std::string& dir, c
   return std::unique_ptr<Store>(new FaultInjectingStore(std::move(*s)));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Stores, StoreConformanceTest,
-    ::testing::Values(StoreFactory{"sqlite", OpenSqlite},
-                      StoreFactory{"sqlite_behind_fault_injector", OpenHealedFaultInjector}),
-    [](const ::testing::TestParamInfo<StoreFactory>& info) { return info.param.name; });
+#endif
+
+std::string FactoryName(const ::testing::TestParamInfo<StoreFactory>& info) {
+  return info.param.name;
+}
+
+// The same suite is built twice (tests/conformance/CMakeLists.txt): store_conformance_test with
+// the embedded store, each test a ctest test of its own, and store_conformance_postgres_test,
+// which runs all its tests in one process, so that the one cluster it starts serves them all.
+#ifdef HOOKRELAY_CONFORMANCE_POSTGRES
+INSTANTIATE_TEST_SUITE_P(Stores, StoreConformanceTest,
+                         ::testing::Values(StoreFactory{"postgres", OpenPostgres}), FactoryName);
+#else
+INSTANTIATE_TEST_SUITE_P(Stores, StoreConformanceTest,
+                         ::testing::Values(StoreFactory{"sqlite", OpenSqlite},
+                                           StoreFactory{"sqlite_behind_fault_injector",
+                                                        OpenHealedFaultInjector}),
+                         FactoryName);
+#endif
 
 }  // namespace
 }  // namespace hookrelay::store

@@ -18,6 +18,7 @@
 
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/pg_cluster.h"
 #include "support/process.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -647,43 +648,93 @@ TEST_F(ServeBinaryTest, ASecondServeOnALockedDataDirectoryIsRefusedWithTheHolder
   EXPECT_EQ(Send(next->port(), "GET", "/api/v1/sources", kToken).status, 200);
 }
 
-// The store address: this build has only the embedded store. A PostgreSQL URL, from --store or
-// [store] postgres_url, is refused with exit 2 and a message that says so (without the URL's
-// password) before anything is bound or created — never a silent SQLite store; --store takes only
-// such a URL, and --data wins over the file's postgres_url as every flag wins over the file.
-TEST_F(ServeBinaryTest, APostgresStoreAddressIsRefusedPrecisely) {
+// The store address: --store and [store] postgres_url take a PostgreSQL URL. A server that cannot
+// be reached at start is exit 2 with a message that names it without the URL's password; --store
+// takes only such a URL, and --data wins over the file's postgres_url as every flag wins over the
+// file.
+TEST_F(ServeBinaryTest, AnUnreachablePostgresStoreIsRefusedPrecisely) {
   const std::map<std::string, std::string> env = {{"HOOKRELAY_TOKEN", kToken}};
-  auto r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--store",
-                       "postgresql://hr:s3cret-pw@db.internal:5432/hookrelay?sslmode=require"},
+  auto r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--data", data_dir(),
+                       "--store", "postgresql://hr:s3cret-pw@127.0.0.1:1/hookrelay?sslmode=prefer"},
                       {}, 30s, env);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find("PostgreSQL store (postgresql://db.internal:5432/hookrelay) is not "
-                       "available in this build"),
+  EXPECT_NE(r.err.find("cannot open the store in postgresql://127.0.0.1:1/hookrelay: cannot "
+                       "connect to PostgreSQL at postgresql://127.0.0.1:1/hookrelay"),
             std::string::npos)
       << r.err;
-  EXPECT_EQ((r.out + r.err).find("s3cret-pw"), std::string::npos) << r.err;
-  EXPECT_EQ((r.out + r.err).find("listening"), std::string::npos) << r.out;
+  EXPECT_EQ((r.out + r.err).find("s3cret-pw"), std::string::npos) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(data_dir() + "/hookrelay.db")) << "never the embedded store instead";
 
   r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--store", data_dir()}, {},
                  30s, env);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_NE(r.err.find("--store: must be a postgres:// or postgresql:// URL"), std::string::npos)
       << r.err;
-  EXPECT_FALSE(fs::exists(data_dir()));
 
   const std::string config_path = dir_.path() + "/pg.toml";
-  testing::WriteFile(config_path, "[store]\npostgres_url = \"postgres://db/hr\"\n");
+  testing::WriteFile(config_path, "[store]\npostgres_url = \"postgres://127.0.0.1:1/hr\"\n");
   r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--config", config_path},
                  {}, 30s, env);
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find("PostgreSQL store (postgres://db/hr) is not available in this build"),
-            std::string::npos)
+  EXPECT_NE(r.err.find("cannot open the store in postgres://127.0.0.1:1/hr"), std::string::npos)
       << r.err;
 
   // --data wins over the file's postgres_url.
   auto server = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-      "[store]\npostgres_url = \"postgres://db/hr\"\n", data_dir(), {}, env});
+      "[store]\npostgres_url = \"postgres://127.0.0.1:1/hr\"\n", data_dir(), {}, env});
   EXPECT_TRUE(server->ok()) << server->output();
+}
+
+// serve --store postgres://…: events are stored in PostgreSQL (a private cluster) and delivered.
+TEST_F(ServeBinaryTest, APostgresStoreIngestsAndDelivers) {
+  std::string error;
+  testing::PgCluster* cluster = testing::SharedPgCluster(&error);
+  ASSERT_NE(cluster, nullptr) << error;
+  const std::string url = cluster->CreateDatabase(&error);
+  ASSERT_FALSE(url.empty()) << error;
+  auto server = Start({{"HOOKRELAY_TOKEN", kToken}}, {"--store", url});
+  ASSERT_TRUE(server->ok()) << server->output();
+  ASSERT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"a":1})").status, 202);
+  ASSERT_TRUE(sink_.WaitForRequests(1, 20s)) << server->output();
+  EXPECT_FALSE(fs::exists(data_dir() + "/hookrelay.db")) << "not in the embedded store";
+  const std::string db = url.substr(url.rfind('/') + 1);
+  // The attempt is recorded just after the sink answered.
+  EXPECT_TRUE(test::WaitFor([&] {
+    return cluster
+        ->Exec(db,
+               "DO $$ BEGIN IF (SELECT count(*) FROM events) <> 1 OR (SELECT count(*)"
+               " FROM deliveries WHERE status = 'delivered') <> 1 THEN"
+               " RAISE EXCEPTION 'not stored and delivered'; END IF; END $$")
+        .empty();
+  }));
+  EXPECT_EQ(server->Stop(), 0);
+}
+
+// PostgreSQL ends the server's connections (a restart, an administrator): the request that meets
+// the lost connection is answered 503, never 202; the next ones are stored and delivered without
+// restarting serve.
+TEST_F(ServeBinaryTest, APostgresConnectionLostIs503ThenServeReconnects) {
+  std::string error;
+  testing::PgCluster* cluster = testing::SharedPgCluster(&error);
+  ASSERT_NE(cluster, nullptr) << error;
+  const std::string url = cluster->CreateDatabase(&error);
+  ASSERT_FALSE(url.empty()) << error;
+  const std::string db = url.substr(url.rfind('/') + 1);
+  auto server = Start({{"HOOKRELAY_TOKEN", kToken}}, {"--store", url});
+  ASSERT_TRUE(server->ok()) << server->output();
+  ASSERT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"n":1})").status, 202);
+  ASSERT_TRUE(sink_.WaitForRequests(1, 20s));
+  ASSERT_EQ(cluster->Exec(
+                "postgres",
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = '" +
+                    db + "'"),
+            "");
+  EXPECT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"n":2})").status, 503)
+      << "the append that met the lost connection is not acknowledged";
+  ASSERT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"n":3})").status, 202);
+  ASSERT_TRUE(sink_.WaitForRequests(2, 20s)) << server->output();
+  EXPECT_EQ(server->output().find(url.substr(0, url.find('@'))), std::string::npos);
+  EXPECT_EQ(server->Stop(), 0);
 }
 
 }  // namespace

@@ -1,0 +1,230 @@
+#include "store/postgres/migrations.h"
+
+#include "common/crypto.h"
+
+namespace hookrelay::store::pg {
+namespace {
+
+// The advisory lock that serialises migrations (any constant works; this one spells "hookrlay").
+constexpr int64_t kMigrationLock = 0x686f6f6b726c6179;
+
+// Times are bigint Unix milliseconds (the resolution of TimePoint), as in the embedded store;
+// statuses are the names DeliveryStatusName() returns. Bytes that come from the wire (bodies,
+// headers, content types, dedup keys, response snippets) are bytea: byte-exact, NULs and invalid
+// UTF-8 included. Names from the configuration (sources, destinations) are text.
+constexpr Migration kMigrations[] = {
+    {1, "baseline: the first PostgreSQL schema", R"sql(
+-- Constants chosen once, when the database is first migrated: 'event_id_bits' (64 random bits
+-- every event id of this store carries, store/event_id.h) and 'last_event_key' (the newest
+-- event's key; appends lock this row, so keys are assigned in commit order by every node).
+CREATE TABLE store_meta (
+  key text PRIMARY KEY,
+  value bigint NOT NULL
+);
+
+-- Events are keyed by the store-assigned, time-ordered key (store/event_id.h): the received
+-- millisecond << 12 plus a sequence. received_at is the key's millisecond, so a time range is a
+-- key range of the primary key.
+CREATE TABLE events (
+  id bigint PRIMARY KEY,
+  source text NOT NULL,
+  received_at bigint NOT NULL,
+  content_type bytea NOT NULL,
+  size bigint NOT NULL,
+  dedup_key bytea,
+  headers bytea NOT NULL,
+  body bytea NOT NULL
+);
+CREATE INDEX events_dedup ON events (source, dedup_key, id) WHERE dedup_key IS NOT NULL;
+
+-- One row per delivery (one event to one destination, one chain). Claims are written here
+-- (status 'delivering', lease_until, lease_owner): several nodes share the table, and a dead
+-- node's leases expire and are taken over.
+CREATE TABLE deliveries (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  event_id bigint NOT NULL REFERENCES events (id) ON DELETE CASCADE,
+  destination text NOT NULL,
+  chain integer NOT NULL DEFAULT 0,
+  -- true for the latest chain of its (event, destination): a replay supersedes the chains before
+  -- it, which stay as history.
+  current boolean NOT NULL DEFAULT true,
+  status text NOT NULL
+    CHECK (status IN ('scheduled', 'delivering', 'delivered', 'failed', 'paused')),
+  attempts integer NOT NULL DEFAULT 0,
+  max_attempts integer NOT NULL,
+  next_attempt_at bigint NOT NULL,
+  deadline bigint,
+  first_failure_at bigint,
+  last_delay_ms bigint NOT NULL DEFAULT 0,
+  reason text,
+  lease_until bigint,
+  lease_owner text NOT NULL DEFAULT '',
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  -- When the delivery can be claimed: a scheduled one when it is due, a delivering one when its
+  -- lease expires; never for the others. One index serves both kinds of claim, oldest first.
+  claim_at bigint GENERATED ALWAYS AS (
+    CASE status WHEN 'scheduled' THEN next_attempt_at WHEN 'delivering' THEN lease_until END
+  ) STORED
+);
+-- An event's deliveries, the ON DELETE CASCADE from events, and the next replay chain number.
+CREATE UNIQUE INDEX deliveries_event ON deliveries (event_id, destination, chain);
+-- Claims, NextDueAt and the due counts: only deliveries that can be claimed are in them.
+CREATE INDEX deliveries_claim ON deliveries (claim_at, id) WHERE claim_at IS NOT NULL;
+CREATE INDEX deliveries_claim_destination ON deliveries (destination, claim_at, id)
+  WHERE claim_at IS NOT NULL;
+-- Deliveries not final yet, per destination: pause and resume, the open-deliveries check of a
+-- catalog change, and the counts of scheduled, delivering and paused ones.
+CREATE INDEX deliveries_open ON deliveries (destination, status)
+  WHERE status IN ('scheduled', 'delivering', 'paused');
+
+CREATE TABLE attempts (
+  delivery_id bigint NOT NULL REFERENCES deliveries (id) ON DELETE CASCADE,
+  n integer NOT NULL,
+  started_at bigint NOT NULL,
+  duration_ms bigint NOT NULL,
+  status_code integer,
+  error text,
+  retry_after text,
+  snippet bytea NOT NULL,
+  PRIMARY KEY (delivery_id, n)
+);
+
+CREATE TABLE breakers (
+  destination text PRIMARY KEY,
+  state text NOT NULL CHECK (state IN ('closed', 'open', 'half_open')),
+  consecutive_failures integer NOT NULL,
+  trips integer NOT NULL,
+  open_until bigint,
+  closed_since bigint,
+  probe_in_flight boolean NOT NULL
+);
+
+-- Identity ids are never reused, so a cursor (the last id seen) never points at another entry.
+CREATE TABLE audit (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  at bigint NOT NULL,
+  actor text NOT NULL,
+  action text NOT NULL,
+  target text NOT NULL,
+  count bigint NOT NULL,
+  detail text NOT NULL
+);
+
+CREATE TABLE replays (
+  id text PRIMARY KEY,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  filter text NOT NULL,
+  rate double precision NOT NULL,
+  state text NOT NULL CHECK (state IN ('queued', 'running', 'done', 'cancelled', 'failed')),
+  total bigint NOT NULL DEFAULT 0,
+  done bigint NOT NULL DEFAULT 0,
+  failed bigint NOT NULL DEFAULT 0,
+  cursor text NOT NULL DEFAULT '',
+  error text,
+  lease_until bigint,
+  lease_owner text NOT NULL DEFAULT '',
+  waiting text
+);
+CREATE INDEX replays_open ON replays (created_at, id) WHERE state IN ('queued', 'running');
+
+CREATE TABLE catalog (
+  seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  kind text NOT NULL CHECK (kind IN ('source', 'destination', 'route')),
+  name text NOT NULL,
+  spec text NOT NULL,
+  origin text NOT NULL CHECK (origin IN ('config', 'api')),
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  UNIQUE (kind, name)
+);
+
+CREATE TABLE stats_minute (
+  minute bigint NOT NULL,
+  destination text NOT NULL,
+  received bigint NOT NULL DEFAULT 0,
+  delivered bigint NOT NULL DEFAULT 0,
+  failed bigint NOT NULL DEFAULT 0,
+  attempts bigint NOT NULL DEFAULT 0,
+  attempt_failures bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (minute, destination)
+);
+)sql"},
+};
+
+Result<uint64_t> FreshIdBits() {
+  uint64_t fresh = 0;
+  const std::optional<std::string> raw = HexDecode(RandomHexToken(sizeof fresh));
+  if (!raw || raw->size() != sizeof fresh) return Status::Internal("no random bits for event ids");
+  for (unsigned char c : *raw) fresh = (fresh << 8) | c;
+  return fresh;
+}
+
+Result<MigrationResult> Migrate(PgConn& db, std::span<const Migration> migrations, TimePoint now,
+                                const std::string& display) {
+  {
+    PgParams p;
+    const std::string lock = p.Int(kMigrationLock);
+    HR_RETURN_IF_ERROR(
+        db.Exec("SELECT pg_advisory_xact_lock(" + lock + ")", p, "take the migration lock")
+            .status());
+  }
+  HR_RETURN_IF_ERROR(
+      db.Script("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY,"
+                " applied_at bigint NOT NULL, description text NOT NULL)",
+                "create schema_migrations"));
+  HR_ASSIGN_OR_RETURN(PgResult v, db.Exec("SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                                          "read the schema version"));
+  MigrationResult result{static_cast<int>(v.Int(0, 0)), 0};
+  const int latest = migrations.empty() ? 0 : migrations.back().version;
+  if (result.version > latest) {
+    return Status::FailedPrecondition(
+        "PostgreSQL database " + display + " has schema version " + std::to_string(result.version) +
+        ", newer than this build supports (" + std::to_string(latest) +
+        "): a newer hookrelay wrote it; run that newer build (or a later one) on this database, "
+        "or restore it from a backup made before the upgrade");
+  }
+  for (const Migration& m : migrations) {
+    if (m.version <= result.version) continue;
+    if (m.version != result.version + 1) {
+      return Status::Internal("migration " + std::to_string(m.version) + " does not follow " +
+                              std::to_string(result.version));
+    }
+    const std::string what = "migration " + std::to_string(m.version) + " (" + m.description + ")";
+    HR_RETURN_IF_ERROR(db.Script(m.sql, what));
+    PgParams p;
+    const std::string sql =
+        "INSERT INTO schema_migrations (version, applied_at, description)"
+        " VALUES (" +
+        p.Int(m.version) + ", " + p.Time(now) + ", " + p.Text(m.description) + ")";
+    HR_RETURN_IF_ERROR(db.Exec(sql, p, "record " + what).status());
+    result.version = m.version;
+    ++result.applied;
+  }
+  HR_ASSIGN_OR_RETURN(uint64_t bits, FreshIdBits());
+  PgParams p;
+  const std::string sql = "INSERT INTO store_meta (key, value) VALUES ('event_id_bits', " +
+                          p.Int(static_cast<int64_t>(bits)) +
+                          "), ('last_event_key', 0) ON CONFLICT (key) DO NOTHING";
+  HR_RETURN_IF_ERROR(db.Exec(sql, p, "choose the event id bits").status());
+  return result;
+}
+
+}  // namespace
+
+std::span<const Migration> SchemaMigrations() { return kMigrations; }
+
+Result<MigrationResult> ApplyMigrations(PgConn& db, std::span<const Migration> migrations,
+                                        TimePoint now, const std::string& display) {
+  HR_RETURN_IF_ERROR(db.Script("BEGIN", "begin migrations"));
+  Result<MigrationResult> r = Migrate(db, migrations, now, display);
+  if (r.ok()) {
+    Status c = db.Script("COMMIT", "commit migrations");
+    if (!c.ok()) r = c;
+  }
+  if (!r.ok()) db.RollbackIfOpen();
+  return r;
+}
+
+}  // namespace hookrelay::store::pg

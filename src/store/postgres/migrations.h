@@ -1,0 +1,35 @@
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "store/postgres/pg_conn.h"
+
+namespace hookrelay::store::pg {
+
+struct Migration {
+  int version;
+  const char* description;
+  const char* sql;
+};
+
+// This build's schema, oldest first (docs/postgres.md has the tables).
+std::span<const Migration> SchemaMigrations();
+
+struct MigrationResult {
+  int version = 0;  // the schema version afterwards
+  int applied = 0;  // migrations applied by this call
+};
+
+// Brings the database to the newest of `migrations`, in one transaction under a transaction-level
+// advisory lock, so several nodes starting at once are safe: one migrates, the others wait and
+// then find nothing to do. A database whose schema is newer than this build's is refused
+// (kFailedPrecondition), untouched, as the embedded store refuses a newer data directory.
+// `display` names the database in messages. Also writes the store's constants (store_meta) the
+// first time.
+Result<MigrationResult> ApplyMigrations(PgConn& db, std::span<const Migration> migrations,
+                                        TimePoint now, const std::string& display);
+
+}  // namespace hookrelay::store::pg

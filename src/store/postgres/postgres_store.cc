@@ -1,0 +1,1402 @@
+#include "store/postgres/postgres_store.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <charconv>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "common/id.h"
+#include "common/list_limits.h"
+#include "store/event_id.h"
+#include "store/postgres/migrations.h"
+
+namespace hookrelay::store {
+
+using pg::PgConn;
+using pg::PgParams;
+using pg::PgResult;
+
+namespace {
+
+struct Unit {};
+
+// Every list's answer to a cursor it did not give out (events, audit, replays), one wording (the
+// embedded store's).
+Status BadCursor() {
+  return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)", "cursor");
+}
+
+int64_t UnixMinute(TimePoint t) {
+  return std::chrono::floor<std::chrono::minutes>(t).time_since_epoch().count();
+}
+
+// Headers are one bytea: for each header, a 4-byte little-endian name length, the name, a 4-byte
+// little-endian value length, the value (the embedded store's layout). Byte-exact; never parsed
+// by SQL.
+void PutLength(std::string& out, size_t n) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+}
+
+std::string EncodeHeaders(const std::vector<Header>& headers) {
+  std::string out;
+  for (const Header& h : headers) {
+    PutLength(out, h.name.size());
+    out += h.name;
+    PutLength(out, h.value.size());
+    out += h.value;
+  }
+  return out;
+}
+
+bool GetField(std::string_view& in, std::string* field) {
+  if (in.size() < 4) return false;
+  size_t n = 0;
+  for (int i = 0; i < 4; ++i) {
+    n |= static_cast<size_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  }
+  in.remove_prefix(4);
+  if (in.size() < n) return false;
+  field->assign(in.data(), n);
+  in.remove_prefix(n);
+  return true;
+}
+
+Result<std::vector<Header>> DecodeHeaders(std::string_view in) {
+  std::vector<Header> headers;
+  while (!in.empty()) {
+    Header h;
+    if (!GetField(in, &h.name) || !GetField(in, &h.value)) {
+      return Status::Internal("corrupt headers in the database");
+    }
+    headers.push_back(std::move(h));
+  }
+  return headers;
+}
+
+std::string_view BreakerStateText(policy::BreakerState s) {
+  switch (s) {
+    case policy::BreakerState::kClosed: return "closed";
+    case policy::BreakerState::kOpen: return "open";
+    case policy::BreakerState::kHalfOpen: return "half_open";
+  }
+  return "closed";
+}
+
+std::optional<policy::BreakerState> ParseBreakerStateText(std::string_view s) {
+  if (s == "closed") return policy::BreakerState::kClosed;
+  if (s == "open") return policy::BreakerState::kOpen;
+  if (s == "half_open") return policy::BreakerState::kHalfOpen;
+  return std::nullopt;
+}
+
+// A bigint[] literal of `keys` ("{1,2,3}").
+std::string ArrayLiteral(const std::vector<int64_t>& keys) {
+  std::string out = "{";
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(keys[i]);
+  }
+  return out + "}";
+}
+
+constexpr char kEventColumns[] =
+    "e.id, e.source, e.received_at, e.content_type, e.size, e.dedup_key, e.headers";
+
+Result<Event> ReadEvent(const PgResult& r, int row, bool with_body, uint64_t id_bits) {
+  Event e;
+  e.id = EventIdFromKey(r.Int(row, 0), id_bits);
+  e.source = r.Text(row, 1);
+  e.received_at = r.Time(row, 2);
+  e.content_type = r.Bytes(row, 3);
+  e.size = r.Int(row, 4);
+  e.dedup_key = r.OptBytes(row, 5);
+  HR_ASSIGN_OR_RETURN(e.headers, DecodeHeaders(r.Bytes(row, 6)));
+  if (with_body) e.body = r.Bytes(row, 7);
+  return e;
+}
+
+constexpr char kDeliveryColumns[] =
+    "id, event_id, destination, chain, status, attempts, max_attempts, next_attempt_at, deadline,"
+    " first_failure_at, last_delay_ms, reason, lease_until, lease_owner, created_at, updated_at";
+
+Result<Delivery> ReadDelivery(const PgResult& r, int row, uint64_t id_bits) {
+  Delivery d;
+  d.id = r.Int(row, 0);
+  d.event_id = EventIdFromKey(r.Int(row, 1), id_bits);
+  d.destination = r.Text(row, 2);
+  d.chain = static_cast<int>(r.Int(row, 3));
+  const std::string status = r.Text(row, 4);
+  std::optional<DeliveryStatus> parsed = ParseDeliveryStatus(status);
+  if (!parsed) return Status::Internal("unknown delivery status in the database: " + status);
+  d.status = *parsed;
+  d.attempts = static_cast<int>(r.Int(row, 5));
+  d.max_attempts = static_cast<int>(r.Int(row, 6));
+  d.next_attempt_at = r.Time(row, 7);
+  d.deadline = r.OptTime(row, 8);
+  d.first_failure_at = r.OptTime(row, 9);
+  d.last_delay = Duration(r.Int(row, 10));
+  d.reason = r.OptText(row, 11);
+  d.lease_until = r.OptTime(row, 12);
+  d.lease_owner = r.Text(row, 13);
+  d.created_at = r.Time(row, 14);
+  d.updated_at = r.Time(row, 15);
+  return d;
+}
+
+Result<std::vector<Delivery>> ReadDeliveries(const PgResult& r, uint64_t id_bits) {
+  std::vector<Delivery> out;
+  out.reserve(static_cast<size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) {
+    HR_ASSIGN_OR_RETURN(Delivery d, ReadDelivery(r, i, id_bits));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+constexpr char kReplayJobColumns[] =
+    "id, created_at, updated_at, filter, rate, state, total, done, failed, cursor, error,"
+    " lease_until, lease_owner, waiting";
+
+Result<ReplayJob> ReadReplayJob(const PgResult& r, int row) {
+  ReplayJob j;
+  j.id = r.Text(row, 0);
+  j.created_at = r.Time(row, 1);
+  j.updated_at = r.Time(row, 2);
+  j.filter = r.Text(row, 3);
+  j.rate = r.Double(row, 4);
+  const std::string state = r.Text(row, 5);
+  std::optional<ReplayJobState> parsed = ParseReplayJobState(state);
+  if (!parsed) return Status::Internal("unknown replay job state in the database: " + state);
+  j.state = *parsed;
+  j.total = r.Int(row, 6);
+  j.done = r.Int(row, 7);
+  j.failed = r.Int(row, 8);
+  j.cursor = r.Text(row, 9);
+  j.error = r.OptText(row, 10);
+  j.lease_until = r.OptTime(row, 11);
+  j.lease_owner = r.Text(row, 12);
+  j.waiting = r.OptText(row, 13);
+  return j;
+}
+
+Result<std::optional<ReplayJob>> SelectReplayJob(PgConn& db, const std::string& id) {
+  PgParams p;
+  const std::string sql =
+      std::string("SELECT ") + kReplayJobColumns + " FROM replays WHERE id = " + p.Text(id);
+  HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get replay job " + id));
+  if (r.rows() == 0) return std::optional<ReplayJob>();
+  HR_ASSIGN_OR_RETURN(ReplayJob j, ReadReplayJob(r, 0));
+  return std::optional<ReplayJob>(std::move(j));
+}
+
+Status InsertAudit(PgConn& db, const AuditEntry& entry) {
+  PgParams p;
+  const std::string sql = "INSERT INTO audit (at, actor, action, target, count, detail) VALUES (" +
+                          p.Time(entry.at) + ", " + p.Text(entry.actor) + ", " +
+                          p.Text(entry.action) + ", " + p.Text(entry.target) + ", " +
+                          p.Int(entry.count) + ", " + p.Text(entry.detail) + ")";
+  return db.Exec(sql, p, "append audit entry " + entry.action).status();
+}
+
+// The dashboard's counters, by (Unix minute, destination), summed over a transaction and written
+// once per key at its end, in key order (two transactions never wait for each other's rows in
+// opposite orders).
+struct StatsCounts {
+  int64_t received = 0, delivered = 0, failed = 0, attempts = 0, attempt_failures = 0;
+};
+using StatsDelta = std::map<std::pair<int64_t, std::string>, StatsCounts>;
+
+Status FlushStats(PgConn& db, const StatsDelta& delta) {
+  if (delta.empty()) return Status::Ok();
+  PgParams p;
+  std::string sql =
+      "INSERT INTO stats_minute (minute, destination, received, delivered, failed, attempts,"
+      " attempt_failures) VALUES ";
+  bool first = true;
+  for (const auto& [key, c] : delta) {
+    if (!first) sql += ", ";
+    first = false;
+    sql += "(" + p.Int(key.first) + ", " + p.Text(key.second) + ", " + p.Int(c.received) + ", " +
+           p.Int(c.delivered) + ", " + p.Int(c.failed) + ", " + p.Int(c.attempts) + ", " +
+           p.Int(c.attempt_failures) + ")";
+  }
+  sql +=
+      " ON CONFLICT (minute, destination) DO UPDATE SET"
+      " received = stats_minute.received + excluded.received,"
+      " delivered = stats_minute.delivered + excluded.delivered,"
+      " failed = stats_minute.failed + excluded.failed,"
+      " attempts = stats_minute.attempts + excluded.attempts,"
+      " attempt_failures = stats_minute.attempt_failures + excluded.attempt_failures";
+  return db.Exec(sql, p, "add to the per-minute counts").status();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Open / close, connections
+
+PostgresStore::PostgresStore(PostgresOptions options, const Clock& clock)
+    : options_(std::move(options)), clock_(clock) {}
+
+Result<std::unique_ptr<Store>> OpenPostgresStore(const PostgresOptions& options,
+                                                 const Clock& clock) {
+  Result<std::unique_ptr<PostgresStore>> s = PostgresStore::Open(options, clock);
+  if (!s.ok()) return s.status();
+  return std::unique_ptr<Store>(std::move(*s));
+}
+
+Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresOptions& options,
+                                                           const Clock& clock) {
+  PostgresOptions opts = options;
+  if (opts.display.empty()) opts.display = "(the configured server)";
+  std::unique_ptr<PostgresStore> s(new PostgresStore(std::move(opts), clock));
+  HR_ASSIGN_OR_RETURN(Conn db, PgConn::Connect(s->options_.url, s->options_.display));
+  HR_ASSIGN_OR_RETURN(pg::MigrationResult m, pg::ApplyMigrations(*db, pg::SchemaMigrations(),
+                                                                 clock.Now(), s->options_.display));
+  s->schema_version_ = m.version;
+  s->migrations_applied_ = m.applied;
+  if (m.applied > 0) {
+    spdlog::info("PostgreSQL store at {}: applied {} migration(s), schema version {}",
+                 s->options_.display, m.applied, m.version);
+  }
+  HR_ASSIGN_OR_RETURN(PgResult bits, db->Exec("SELECT value FROM store_meta WHERE key = "
+                                              "'event_id_bits'",
+                                              "read the event id bits"));
+  if (bits.rows() != 1) return Status::Internal("store_meta has no event_id_bits");
+  s->event_id_bits_ = static_cast<uint64_t>(bits.Int(0, 0));
+  s->Release(std::move(db));
+  s->writer_ = std::thread([p = s.get()] { p->WriterLoop(); });
+  return s;
+}
+
+PostgresStore::~PostgresStore() {
+  {
+    MutexLock lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+}
+
+Result<PostgresStore::Conn> PostgresStore::Acquire() {
+  {
+    MutexLock lock(pool_mu_);
+    if (!idle_.empty()) {
+      Conn c = std::move(idle_.back());
+      idle_.pop_back();
+      return c;
+    }
+  }
+  Result<Conn> c = PgConn::Connect(options_.url, options_.display);
+  if (!c.ok()) {
+    // Once the store is open, any failure to connect is the server being away (or refusing for
+    // now): retrying may succeed.
+    return Status::Unavailable(c.status().message());
+  }
+  return c;
+}
+
+void PostgresStore::Release(Conn conn) {
+  if (!conn || conn->InTransaction()) return;
+  MutexLock lock(pool_mu_);
+  if (conn->broken()) {
+    // The server went away (restart, failover, admin terminate): the idle connections are most
+    // likely gone too; the next calls connect anew instead of each failing on one of them.
+    idle_.clear();
+    return;
+  }
+  if (idle_.size() < static_cast<size_t>(options_.max_idle_connections)) {
+    idle_.push_back(std::move(conn));
+  }
+}
+
+template <typename T>
+Result<T> PostgresStore::WithConn(const std::function<Result<T>(PgConn&)>& fn) {
+  HR_ASSIGN_OR_RETURN(Conn c, Acquire());
+  Result<T> r = fn(*c);
+  if (!r.ok() && c->broken()) {
+    spdlog::warn("PostgreSQL store: {} (reconnecting on next use)", r.status().message());
+  }
+  Release(std::move(c));
+  return r;
+}
+
+template <typename T>
+Result<T> PostgresStore::InTransaction(const std::function<Result<T>(PgConn&)>& fn) {
+  HR_ASSIGN_OR_RETURN(Conn c, Acquire());
+  Status begin = c->Script("BEGIN", "begin");
+  Result<T> r = begin.ok() ? fn(*c) : Result<T>(begin);
+  if (r.ok()) {
+    Status commit = c->Script("COMMIT", "commit");
+    if (!commit.ok())
+      r = commit.code() == Status::Code::kInternal ? Status::Unavailable(commit.message()) : commit;
+  }
+  if (!r.ok()) {
+    c->RollbackIfOpen();
+    if (c->broken()) {
+      spdlog::warn("PostgreSQL store: {} (reconnecting on next use)", r.status().message());
+    }
+  }
+  Release(std::move(c));
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Appends: the writer and group commit
+
+void PostgresStore::AppendEvent(NewEvent event, AppendCallback done) {
+  {
+    MutexLock lock(queue_mu_);
+    if (!stopping_) {
+      queue_.push_back({std::move(event), std::move(done)});
+      queue_cv_.notify_one();
+      return;
+    }
+  }
+  done(Status::Unavailable("the store is closing"));
+}
+
+PostgresStore::WriterStats PostgresStore::writer_stats() const {
+  MutexLock lock(queue_mu_);
+  return stats_;
+}
+
+void PostgresStore::WriterLoop() {
+  for (;;) {
+    std::vector<PendingAppend> batch;
+    {
+      MutexLock lock(queue_mu_);
+      queue_cv_.wait(lock, [this]() REQUIRES(queue_mu_) { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything queued is done
+      const size_t n = std::min(queue_.size(), static_cast<size_t>(options_.max_batch));
+      batch.reserve(n);
+      for (size_t i = 0; i < n; ++i) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    std::vector<Result<AppendResult>> results;
+    if (!writer_conn_ || writer_conn_->broken()) {
+      writer_conn_.reset();
+      Result<Conn> c = PgConn::Connect(options_.url, options_.display);
+      if (c.ok()) {
+        writer_conn_ = std::move(*c);
+      } else {
+        const Status st = Status::Unavailable(c.status().message());
+        results.assign(batch.size(), st);
+      }
+    }
+    if (writer_conn_) {
+      results = AppendBatch(*writer_conn_, batch);
+      if (writer_conn_->broken()) {
+        spdlog::warn("PostgreSQL store: the writer's connection was lost (reconnecting)");
+        writer_conn_.reset();
+      }
+    }
+    // An append that stored a new event learns whether another one of this commit follows.
+    std::vector<bool> follows(batch.size(), false);
+    bool later = false;
+    for (size_t i = batch.size(); i-- > 0;) {
+      follows[i] = later;
+      if (results[i].ok() && !results[i]->duplicate) later = true;
+    }
+    {
+      MutexLock lock(queue_mu_);
+      ++stats_.batches;
+      stats_.appends += static_cast<int64_t>(batch.size());
+      stats_.largest_batch = std::max<int64_t>(stats_.largest_batch, std::ssize(batch));
+    }
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (results[i].ok() && !results[i]->duplicate) results[i]->more_follow = follows[i];
+      batch[i].done(std::move(results[i]));
+    }
+  }
+}
+
+std::vector<Result<AppendResult>> PostgresStore::AppendBatch(PgConn& db,
+                                                             std::vector<PendingAppend>& batch) {
+  Result<std::vector<Result<AppendResult>>> all = TryAppendBatch(db, batch, 0, batch.size());
+  if (all.ok()) return std::move(*all);
+  if (db.broken() || batch.size() == 1) {
+    return std::vector<Result<AppendResult>>(batch.size(), all.status());
+  }
+  // Something in the batch failed (not the connection): each append alone, so only the one at
+  // fault fails.
+  std::vector<Result<AppendResult>> out;
+  out.reserve(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (db.broken()) {
+      out.push_back(Status::Unavailable("PostgreSQL at " + options_.display + ": connection lost"));
+      continue;
+    }
+    Result<std::vector<Result<AppendResult>>> one = TryAppendBatch(db, batch, i, 1);
+    if (one.ok()) {
+      out.push_back(std::move((*one)[0]));
+    } else {
+      out.push_back(one.status());
+    }
+  }
+  return out;
+}
+
+Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
+    PgConn& db, std::vector<PendingAppend>& batch, size_t from, size_t count) {
+  auto run = [&]() -> Result<std::vector<Result<AppendResult>>> {
+    HR_RETURN_IF_ERROR(db.Script("BEGIN", "begin appends"));
+    // The newest key, locked until COMMIT: appends of every node take their keys in turn, so keys
+    // are assigned in commit order (pages stay stable) and dedup lookups see every earlier event.
+    HR_ASSIGN_OR_RETURN(
+        PgResult last_row,
+        db.Exec("SELECT value FROM store_meta WHERE key = 'last_event_key' FOR UPDATE",
+                "lock the event keys"));
+    if (last_row.rows() != 1) return Status::Internal("store_meta has no last_event_key");
+    int64_t last = last_row.Int(0, 0);
+    const int64_t last_before = last;
+
+    struct Stored {
+      int64_t key;
+      TimePoint received_at;
+      const NewEvent* event;
+    };
+    std::vector<Stored> stored;
+    std::vector<Result<AppendResult>> results;
+    std::map<std::pair<std::string, std::string>, int64_t> batch_keys;  // dedup within the batch
+    StatsDelta stats;
+    for (size_t i = from; i < from + count; ++i) {
+      const NewEvent& ev = batch[i].event;
+      // Strictly increasing whatever the clock does; the stored receive time is the key's
+      // millisecond (held at the last time seen when the clock steps back).
+      const int64_t key = std::max(last + 1, EventKeyFloor(ev.received_at));
+      const TimePoint received_at = EventKeyTime(key);
+      if (ev.dedup_key) {
+        const int64_t floor = EventKeyFloor(received_at - ev.dedup_window);
+        std::optional<int64_t> earlier;
+        auto it = batch_keys.find({ev.source, *ev.dedup_key});
+        if (it != batch_keys.end() && it->second >= floor) {
+          earlier = it->second;
+        } else {
+          PgParams p;
+          const std::string sql = "SELECT id FROM events WHERE source = " + p.Text(ev.source) +
+                                  " AND dedup_key = " + p.Bytes(*ev.dedup_key) +
+                                  " AND id >= " + p.Int(floor) + " ORDER BY id DESC LIMIT 1";
+          HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "dedup lookup"));
+          if (r.rows() > 0) earlier = r.Int(0, 0);
+        }
+        if (earlier) {
+          results.push_back(AppendResult{EventIdFromKey(*earlier, event_id_bits_), true, false});
+          continue;
+        }
+        batch_keys[{ev.source, *ev.dedup_key}] = key;
+      }
+      last = key;
+      stored.push_back({key, received_at, &ev});
+      ++stats[{UnixMinute(received_at), std::string()}].received;
+      results.push_back(AppendResult{EventIdFromKey(key, event_id_bits_), false, false});
+    }
+
+    // Multi-row inserts: a round trip per statement, not per row (chunks stay well under the
+    // protocol's 65,535 parameters).
+    constexpr size_t kEventsPerStatement = 1000;
+    for (size_t at = 0; at < stored.size(); at += kEventsPerStatement) {
+      PgParams p;
+      std::string sql =
+          "INSERT INTO events (id, source, received_at, content_type, size, dedup_key, headers,"
+          " body) VALUES ";
+      const size_t end = std::min(stored.size(), at + kEventsPerStatement);
+      for (size_t i = at; i < end; ++i) {
+        const Stored& s = stored[i];
+        if (i > at) sql += ", ";
+        sql += "(" + p.Int(s.key) + ", " + p.Text(s.event->source) + ", " + p.Time(s.received_at) +
+               ", " + p.Bytes(s.event->content_type) + ", " +
+               p.Int(static_cast<int64_t>(s.event->body.size())) + ", " +
+               p.OptBytes(s.event->dedup_key) + ", " + p.Bytes(EncodeHeaders(s.event->headers)) +
+               ", " + p.Bytes(s.event->body) + ")";
+      }
+      HR_RETURN_IF_ERROR(db.Exec(sql, p, "insert events").status());
+    }
+    const TimePoint now = clock_.Now();
+    constexpr size_t kDeliveriesPerStatement = 2000;
+    PgParams p;
+    std::string sql;
+    size_t rows = 0;
+    auto flush = [&]() -> Status {
+      if (rows == 0) return Status::Ok();
+      Status st = db.Exec(sql, p, "insert deliveries").status();
+      p = PgParams();
+      sql.clear();
+      rows = 0;
+      return st;
+    };
+    for (const Stored& s : stored) {
+      for (const NewDelivery& d : s.event->deliveries) {
+        // Due when received (as ingest makes them): due at the stored receive time, which may
+        // be later than the clock's when the clock stepped back.
+        const bool at_receipt =
+            d.status == DeliveryStatus::kScheduled && d.next_attempt_at == s.event->received_at;
+        sql += rows == 0 ? "INSERT INTO deliveries (event_id, destination, chain, status,"
+                           " max_attempts, next_attempt_at, reason, created_at, updated_at)"
+                           " VALUES "
+                         : ", ";
+        const std::string created = p.Time(now);
+        sql += "(" + p.Int(s.key) + ", " + p.Text(d.destination) + ", 0, " +
+               p.Text(DeliveryStatusName(d.status)) + ", " + p.Int(d.max_attempts) + ", " +
+               p.Time(at_receipt ? s.received_at : d.next_attempt_at) + ", " + p.OptText(d.reason) +
+               ", " + created + ", " + created + ")";
+        if (++rows == kDeliveriesPerStatement) HR_RETURN_IF_ERROR(flush());
+      }
+    }
+    HR_RETURN_IF_ERROR(flush());
+    HR_RETURN_IF_ERROR(FlushStats(db, stats));
+    if (last != last_before) {
+      PgParams k;
+      const std::string up =
+          "UPDATE store_meta SET value = " + k.Int(last) + " WHERE key = 'last_event_key'";
+      HR_RETURN_IF_ERROR(db.Exec(up, k, "advance the event keys").status());
+    }
+    Status commit = db.Script("COMMIT", "commit appends");
+    if (!commit.ok()) {
+      return commit.code() == Status::Code::kInternal ? Status::Unavailable(commit.message())
+                                                      : commit;
+    }
+    return results;
+  };
+  Result<std::vector<Result<AppendResult>>> r = run();
+  if (!r.ok()) db.RollbackIfOpen();
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads of events and deliveries
+
+Result<std::optional<Event>> PostgresStore::GetEvent(const std::string& id) {
+  const std::optional<int64_t> key = EventKeyFromId(id, event_id_bits_);
+  if (!key) return std::optional<Event>();  // not an id of this store: no such event
+  return WithConn<std::optional<Event>>([&](PgConn& db) -> Result<std::optional<Event>> {
+    PgParams p;
+    const std::string sql = std::string("SELECT ") + kEventColumns +
+                            ", e.body FROM events e WHERE e.id = " + p.Int(*key);
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get event " + id));
+    if (r.rows() == 0) return std::optional<Event>();
+    HR_ASSIGN_OR_RETURN(Event e, ReadEvent(r, 0, true, event_id_bits_));
+    return std::optional<Event>(std::move(e));
+  });
+}
+
+Result<std::vector<std::optional<Event>>> PostgresStore::GetEvents(
+    const std::vector<std::string>& ids) {
+  std::vector<std::optional<Event>> out(ids.size());
+  std::vector<int64_t> keys;
+  for (const std::string& id : ids) {
+    if (std::optional<int64_t> k = EventKeyFromId(id, event_id_bits_)) keys.push_back(*k);
+  }
+  if (keys.empty()) return out;
+  Result<std::map<int64_t, Event>> found =
+      WithConn<std::map<int64_t, Event>>([&](PgConn& db) -> Result<std::map<int64_t, Event>> {
+        PgParams p;
+        const std::string sql = std::string("SELECT ") + kEventColumns +
+                                ", e.body FROM events e WHERE e.id = ANY (" +
+                                p.Text(ArrayLiteral(keys)) + "::bigint[])";
+        HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get events"));
+        std::map<int64_t, Event> m;
+        for (int i = 0; i < r.rows(); ++i) {
+          HR_ASSIGN_OR_RETURN(Event e, ReadEvent(r, i, true, event_id_bits_));
+          m.emplace(r.Int(i, 0), std::move(e));
+        }
+        return m;
+      });
+  if (!found.ok()) return found.status();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    std::optional<int64_t> k = EventKeyFromId(ids[i], event_id_bits_);
+    if (!k) continue;
+    auto it = found->find(*k);
+    if (it != found->end()) out[i] = it->second;
+  }
+  return out;
+}
+
+Result<EventPage> PostgresStore::ListEvents(const EventFilter& filter, const std::string& cursor,
+                                            int limit) {
+  limit = std::clamp(limit, 1, kMaxListLimit);
+  std::optional<int64_t> after;
+  if (!cursor.empty()) {
+    after = EventKeyFromId(cursor, event_id_bits_);
+    if (!after) return BadCursor();
+  }
+  PgParams p;
+  std::string sql = std::string("SELECT ") + kEventColumns + " FROM events e WHERE true";
+  if (after) sql += " AND e.id < " + p.Int(*after);
+  if (filter.source) sql += " AND e.source = " + p.Text(*filter.source);
+  // A time range is a key range (keys are time-ordered).
+  if (filter.since) sql += " AND e.id >= " + p.Int(EventKeyFloor(*filter.since));
+  if (filter.until) sql += " AND e.id < " + p.Int(EventKeyFloor(*filter.until));
+  if (filter.status || filter.destination) {
+    // Both set: one delivery must match both (a failed delivery *to* that destination).
+    sql += " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id";
+    if (filter.status) {
+      sql += " AND d.status = " + p.Text(DeliveryStatusName(*filter.status)) + " AND d.current";
+    }
+    if (filter.destination) sql += " AND d.destination = " + p.Text(*filter.destination);
+    sql += ")";
+  }
+  sql += " ORDER BY e.id DESC LIMIT " + p.Int(limit + 1);  // one more: is there a next page?
+  return WithConn<EventPage>([&](PgConn& db) -> Result<EventPage> {
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "list events"));
+    EventPage page;
+    std::vector<int64_t> keys;
+    for (int i = 0; i < r.rows(); ++i) {
+      if (static_cast<int>(page.items.size()) == limit) {
+        page.next_cursor = page.items.back().id;
+        break;
+      }
+      HR_ASSIGN_OR_RETURN(Event e, ReadEvent(r, i, false, event_id_bits_));
+      keys.push_back(r.Int(i, 0));
+      page.items.push_back(std::move(e));
+    }
+    if (keys.empty()) return page;
+    // Each event's current deliveries, in one query for the page.
+    PgParams q;
+    const std::string cur_sql =
+        "SELECT event_id, destination, status, chain FROM deliveries WHERE event_id = ANY (" +
+        q.Text(ArrayLiteral(keys)) +
+        "::bigint[]) AND current ORDER BY event_id, destination COLLATE \"C\"";
+    HR_ASSIGN_OR_RETURN(PgResult cur, db.Exec(cur_sql, q, "current deliveries"));
+    std::map<int64_t, std::vector<CurrentDelivery>> by_event;
+    for (int i = 0; i < cur.rows(); ++i) {
+      const std::string status = cur.Text(i, 2);
+      std::optional<DeliveryStatus> parsed = ParseDeliveryStatus(status);
+      if (!parsed) return Status::Internal("unknown delivery status in the database: " + status);
+      by_event[cur.Int(i, 0)].push_back({cur.Text(i, 1), *parsed, static_cast<int>(cur.Int(i, 3))});
+    }
+    for (size_t i = 0; i < page.items.size(); ++i) {
+      auto it = by_event.find(keys[i]);
+      if (it != by_event.end()) page.items[i].current = std::move(it->second);
+    }
+    return page;
+  });
+}
+
+Result<std::vector<Delivery>> PostgresStore::GetDeliveries(const std::string& event_id) {
+  const std::optional<int64_t> key = EventKeyFromId(event_id, event_id_bits_);
+  if (!key) return std::vector<Delivery>{};
+  return WithConn<std::vector<Delivery>>([&](PgConn& db) -> Result<std::vector<Delivery>> {
+    PgParams p;
+    const std::string sql = std::string("SELECT ") + kDeliveryColumns +
+                            " FROM deliveries WHERE event_id = " + p.Int(*key) + " ORDER BY id";
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get deliveries of " + event_id));
+    return ReadDeliveries(r, event_id_bits_);
+  });
+}
+
+Result<std::vector<Attempt>> PostgresStore::GetAttempts(int64_t delivery_id) {
+  return WithConn<std::vector<Attempt>>([&](PgConn& db) -> Result<std::vector<Attempt>> {
+    PgParams p;
+    const std::string sql =
+        "SELECT delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet"
+        " FROM attempts WHERE delivery_id = " +
+        p.Int(delivery_id) + " ORDER BY n";
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get attempts"));
+    std::vector<Attempt> out;
+    for (int i = 0; i < r.rows(); ++i) {
+      Attempt a;
+      a.delivery_id = r.Int(i, 0);
+      a.n = static_cast<int>(r.Int(i, 1));
+      a.started_at = r.Time(i, 2);
+      a.duration_ms = r.Int(i, 3);
+      if (!r.IsNull(i, 4)) a.status_code = static_cast<int>(r.Int(i, 4));
+      a.error = r.OptText(i, 5);
+      a.retry_after = r.OptText(i, 6);
+      a.response_snippet = r.Bytes(i, 7);
+      out.push_back(std::move(a));
+    }
+    return out;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claims and results
+
+Result<std::vector<Delivery>> PostgresStore::ClaimDue(TimePoint now, int limit, Duration lease,
+                                                      const std::string& owner,
+                                                      const std::string& destination) {
+  if (limit <= 0) return std::vector<Delivery>{};
+  // Claimable: scheduled and due, or delivering with an expired lease (claim_at is the one or the
+  // other), oldest first. SKIP LOCKED: claimers on other nodes take other rows instead of
+  // waiting for these. One statement: its own transaction.
+  PgParams p;
+  std::string sql =
+      "WITH c AS (SELECT id, claim_at FROM deliveries WHERE claim_at <= " + p.Time(now);
+  if (!destination.empty()) sql += " AND destination = " + p.Text(destination);
+  sql += " ORDER BY claim_at, id LIMIT " + p.Int(limit) + " FOR UPDATE SKIP LOCKED)";
+  sql += " UPDATE deliveries d SET status = 'delivering', lease_until = " + p.Time(now + lease) +
+         ", lease_owner = " + p.Text(owner) + " FROM c WHERE d.id = c.id RETURNING ";
+  std::string columns;
+  for (std::string_view rest = kDeliveryColumns; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    std::string_view col = rest.substr(0, comma);
+    while (!col.empty() && col.front() == ' ') col.remove_prefix(1);
+    columns += (columns.empty() ? "d." : ", d.") + std::string(col);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  sql += columns + ", c.claim_at";
+  return WithConn<std::vector<Delivery>>([&](PgConn& db) -> Result<std::vector<Delivery>> {
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "claim due deliveries"));
+    std::vector<std::pair<std::pair<int64_t, int64_t>, Delivery>> rows;
+    for (int i = 0; i < r.rows(); ++i) {
+      HR_ASSIGN_OR_RETURN(Delivery d, ReadDelivery(r, i, event_id_bits_));
+      rows.push_back({{r.Int(i, 16), d.id}, std::move(d)});
+    }
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<Delivery> out;
+    out.reserve(rows.size());
+    for (auto& [order, d] : rows) out.push_back(std::move(d));
+    return out;
+  });
+}
+
+Result<std::optional<TimePoint>> PostgresStore::EarliestScheduled(const std::string& destination,
+                                                                  std::optional<TimePoint> by) {
+  PgParams p;
+  std::string sql =
+      "SELECT MIN(claim_at) FROM deliveries WHERE claim_at IS NOT NULL AND status = 'scheduled'";
+  if (by) sql += " AND claim_at <= " + p.Time(*by);
+  if (!destination.empty()) sql += " AND destination = " + p.Text(destination);
+  return WithConn<std::optional<TimePoint>>([&](PgConn& db) -> Result<std::optional<TimePoint>> {
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "earliest due delivery"));
+    return r.OptTime(0, 0);
+  });
+}
+
+Result<std::optional<TimePoint>> PostgresStore::NextDueAt(const std::string& destination) {
+  return EarliestScheduled(destination, std::nullopt);
+}
+
+Result<std::optional<TimePoint>> PostgresStore::OldestDueAt(TimePoint now) {
+  return EarliestScheduled("", now);
+}
+
+Result<int64_t> PostgresStore::CountDue(TimePoint now) {
+  return WithConn<int64_t>([&](PgConn& db) -> Result<int64_t> {
+    PgParams p;
+    const std::string sql = "SELECT COUNT(*) FROM deliveries WHERE claim_at <= " + p.Time(now) +
+                            " AND status = 'scheduled'";
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "count due deliveries"));
+    return r.Int(0, 0);
+  });
+}
+
+Result<std::map<std::string, int64_t>> PostgresStore::CountDueByDestination(TimePoint now) {
+  return WithConn<std::map<std::string, int64_t>>(
+      [&](PgConn& db) -> Result<std::map<std::string, int64_t>> {
+        PgParams p;
+        const std::string sql =
+            "SELECT destination, COUNT(*) FROM deliveries WHERE claim_at <= " + p.Time(now) +
+            " AND status = 'scheduled' GROUP BY destination";
+        HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "count due deliveries per destination"));
+        std::map<std::string, int64_t> out;
+        for (int i = 0; i < r.rows(); ++i) out[r.Text(i, 0)] = r.Int(i, 1);
+        return out;
+      });
+}
+
+Result<std::vector<StatsRow>> PostgresStore::GetStats(TimePoint since, TimePoint until) {
+  return WithConn<std::vector<StatsRow>>([&](PgConn& db) -> Result<std::vector<StatsRow>> {
+    PgParams p;
+    const std::string sql =
+        "SELECT minute, destination, received, delivered, failed, attempts, attempt_failures"
+        " FROM stats_minute WHERE minute >= " +
+        p.Int(UnixMinute(since)) + " AND minute < " +
+        p.Int(UnixMinute(until + std::chrono::minutes(1) - Duration(1))) +
+        " ORDER BY minute, destination COLLATE \"C\"";
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "read stats"));
+    std::vector<StatsRow> out;
+    for (int i = 0; i < r.rows(); ++i) {
+      StatsRow s;
+      s.minute = r.Int(i, 0);
+      s.destination = r.Text(i, 1);
+      s.received = r.Int(i, 2);
+      s.delivered = r.Int(i, 3);
+      s.failed = r.Int(i, 4);
+      s.attempts = r.Int(i, 5);
+      s.attempt_failures = r.Int(i, 6);
+      out.push_back(std::move(s));
+    }
+    return out;
+  });
+}
+
+Status PostgresStore::WriteAttempt(PgConn& db, const Attempt& attempt, const DeliveryUpdate& update,
+                                   const std::string& owner, TimePoint now, bool* refused,
+                                   std::string* destination) {
+  *refused = false;
+  const std::string what = "delivery " + std::to_string(attempt.delivery_id);
+  // Only while `owner` holds the lease: a delivery whose lease expired and was claimed by
+  // another owner is not written (the late report is refused). A chain a replay replaced while
+  // this attempt was out is not retried (see InsertReplay).
+  PgParams p;
+  const std::string id = p.Int(attempt.delivery_id);
+  const std::string status = p.Text(DeliveryStatusName(update.status));
+  const std::string n = p.Int(attempt.n);
+  const std::string sql =
+      "WITH u AS (UPDATE deliveries SET"
+      " status = CASE WHEN NOT current AND " +
+      status +
+      "::text IN ('scheduled', 'paused')"
+      "  THEN 'failed' ELSE " +
+      status +
+      "::text END,"
+      " reason = CASE WHEN NOT current AND " +
+      status +
+      "::text IN ('scheduled', 'paused')"
+      "  THEN 'replaced by a replay before it was delivered' ELSE " +
+      p.OptText(update.reason) +
+      "::text END,"
+      " attempts = " +
+      n + "::integer, next_attempt_at = " + p.Time(update.next_attempt_at) +
+      ", deadline = " + p.OptTime(update.deadline) +
+      ", first_failure_at = " + p.OptTime(update.first_failure_at) +
+      ", last_delay_ms = " + p.Int(update.last_delay.count()) + ", updated_at = " + p.Time(now) +
+      ", lease_until = NULL, lease_owner = ''"
+      " WHERE id = " +
+      id + "::bigint AND status = 'delivering' AND lease_owner = " + p.Text(owner) +
+      " RETURNING destination),"
+      " a AS (INSERT INTO attempts (delivery_id, n, started_at, duration_ms, status_code, error,"
+      " retry_after, snippet) SELECT " +
+      id + "::bigint, " + n + "::integer, " + p.Time(attempt.started_at) + "::bigint, " +
+      p.Int(attempt.duration_ms) + "::bigint, " +
+      p.OptInt(attempt.status_code ? std::optional<int64_t>(*attempt.status_code) : std::nullopt) +
+      "::integer, " + p.OptText(attempt.error) + "::text, " + p.OptText(attempt.retry_after) +
+      "::text, " + p.Bytes(attempt.response_snippet) +
+      "::bytea FROM u)"
+      " SELECT (SELECT destination FROM u), EXISTS (SELECT 1 FROM deliveries WHERE id = " +
+      id + "::bigint)";
+  HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "record an attempt of " + what));
+  if (r.IsNull(0, 0)) {
+    *refused = true;
+    if (!r.Bool(0, 1)) return Status::NotFound(what + " not found");
+    return Status::FailedPrecondition(what + " is not leased by " + owner);
+  }
+  *destination = r.Text(0, 0);
+  return Status::Ok();
+}
+
+Status PostgresStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
+                                    const std::string& owner) {
+  std::vector<Status> st = RecordAttempts({AttemptRecord{attempt, update}}, owner);
+  return st.empty() ? Status::Internal("no result") : st[0];
+}
+
+std::vector<Status> PostgresStore::RecordAttempts(const std::vector<AttemptRecord>& records,
+                                                  const std::string& owner) {
+  if (records.empty()) return {};
+  const TimePoint now = clock_.Now();
+  Result<std::vector<Status>> r =
+      InTransaction<std::vector<Status>>([&](PgConn& db) -> Result<std::vector<Status>> {
+        std::vector<Status> out;
+        out.reserve(records.size());
+        StatsDelta stats;
+        for (const AttemptRecord& rec : records) {
+          bool refused = false;
+          std::string destination;
+          Status st = WriteAttempt(db, rec.attempt, rec.update, owner, now, &refused, &destination);
+          if (!st.ok() && !refused) return st;
+          if (st.ok()) {
+            // One attempt in the minute it is recorded, and the outcome when it was final.
+            StatsCounts& c = stats[{UnixMinute(now), destination}];
+            ++c.attempts;
+            if (rec.update.status == DeliveryStatus::kDelivered) {
+              ++c.delivered;
+            } else {
+              ++c.attempt_failures;
+              if (rec.update.status == DeliveryStatus::kFailed) ++c.failed;
+            }
+          }
+          out.push_back(std::move(st));
+        }
+        HR_RETURN_IF_ERROR(FlushStats(db, stats));
+        return out;
+      });
+  if (!r.ok()) return std::vector<Status>(records.size(), r.status());
+  return std::move(*r);
+}
+
+Result<int64_t> PostgresStore::ReleaseClaims(const std::vector<int64_t>& delivery_ids,
+                                             const std::string& owner) {
+  if (delivery_ids.empty()) return int64_t{0};
+  return WithConn<int64_t>([&](PgConn& db) -> Result<int64_t> {
+    // Back to what they were before the claim (scheduled, due as before); a chain a replay
+    // replaced meanwhile is not sent any more.
+    PgParams p;
+    const std::string sql =
+        "UPDATE deliveries SET status = CASE WHEN current THEN 'scheduled' ELSE 'failed' END,"
+        " reason = CASE WHEN current THEN reason"
+        "  ELSE 'replaced by a replay before it was delivered' END,"
+        " lease_until = NULL, lease_owner = '' WHERE id = ANY (" +
+        p.Text(ArrayLiteral(delivery_ids)) + "::bigint[]) AND status = 'delivering'" +
+        " AND lease_owner = " + p.Text(owner);
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "release claims"));
+    return r.affected();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Breakers, pause and resume, replays, retention
+
+Result<std::optional<policy::BreakerSnapshot>> PostgresStore::GetBreaker(
+    const std::string& destination) {
+  return WithConn<std::optional<policy::BreakerSnapshot>>(
+      [&](PgConn& db) -> Result<std::optional<policy::BreakerSnapshot>> {
+        PgParams p;
+        const std::string sql =
+            "SELECT state, consecutive_failures, trips, open_until, closed_since, probe_in_flight"
+            " FROM breakers WHERE destination = " +
+            p.Text(destination);
+        HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get breaker of " + destination));
+        if (r.rows() == 0) return std::optional<policy::BreakerSnapshot>();
+        policy::BreakerSnapshot s;
+        const std::string state = r.Text(0, 0);
+        std::optional<policy::BreakerState> parsed = ParseBreakerStateText(state);
+        if (!parsed) return Status::Internal("unknown breaker state in the database: " + state);
+        s.state = *parsed;
+        s.consecutive_failures = static_cast<int>(r.Int(0, 1));
+        s.trips = static_cast<int>(r.Int(0, 2));
+        s.open_until = r.OptTime(0, 3);
+        s.closed_since = r.OptTime(0, 4);
+        s.probe_in_flight = r.Bool(0, 5);
+        return std::optional<policy::BreakerSnapshot>(s);
+      });
+}
+
+Status PostgresStore::PutBreaker(const std::string& destination,
+                                 const policy::BreakerSnapshot& snapshot) {
+  return WithConn<Unit>([&](PgConn& db) -> Result<Unit> {
+           PgParams p;
+           const std::string sql =
+               "INSERT INTO breakers (destination, state, consecutive_failures, trips,"
+               " open_until, closed_since, probe_in_flight) VALUES (" +
+               p.Text(destination) + ", " + p.Text(BreakerStateText(snapshot.state)) + ", " +
+               p.Int(snapshot.consecutive_failures) + ", " + p.Int(snapshot.trips) + ", " +
+               p.OptTime(snapshot.open_until) + ", " + p.OptTime(snapshot.closed_since) + ", " +
+               p.Bool(snapshot.probe_in_flight) +
+               ") ON CONFLICT (destination) DO UPDATE SET state = excluded.state,"
+               " consecutive_failures = excluded.consecutive_failures, trips = excluded.trips,"
+               " open_until = excluded.open_until, closed_since = excluded.closed_since,"
+               " probe_in_flight = excluded.probe_in_flight";
+           HR_RETURN_IF_ERROR(db.Exec(sql, p, "store breaker of " + destination).status());
+           return Unit{};
+         })
+      .status();
+}
+
+Result<int64_t> PostgresStore::PauseDeliveries(const std::string& destination,
+                                               const std::string& reason) {
+  const TimePoint now = clock_.Now();
+  return WithConn<int64_t>([&](PgConn& db) -> Result<int64_t> {
+    // Those in flight (delivering) finish their attempt.
+    PgParams p;
+    const std::string sql = "UPDATE deliveries SET status = 'paused', reason = " + p.Text(reason) +
+                            ", updated_at = " + p.Time(now) +
+                            " WHERE destination = " + p.Text(destination) +
+                            " AND status = 'scheduled'";
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "pause deliveries to " + destination));
+    return r.affected();
+  });
+}
+
+Result<int64_t> PostgresStore::ResumeDeliveries(const std::string& destination, TimePoint now) {
+  return WithConn<int64_t>([&](PgConn& db) -> Result<int64_t> {
+    PgParams p;
+    const std::string at = p.Time(now);
+    const std::string sql = "UPDATE deliveries SET status = 'scheduled', next_attempt_at = " + at +
+                            ", reason = NULL, updated_at = " + at +
+                            " WHERE destination = " + p.Text(destination) +
+                            " AND status = 'paused'";
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "resume deliveries to " + destination));
+    return r.affected();
+  });
+}
+
+Result<int64_t> PostgresStore::InsertReplay(PgConn& db, const std::string& event_id,
+                                            const std::string& destination, int max_attempts,
+                                            TimePoint due) {
+  const std::optional<int64_t> key = EventKeyFromId(event_id, event_id_bits_);
+  if (!key) return Status::NotFound("event " + event_id + " not found");
+  {
+    // The event's row, locked until COMMIT: replays of one event (on any node) take their chain
+    // numbers in turn, and retention cannot delete it meanwhile.
+    PgParams p;
+    const std::string sql = "SELECT 1 FROM events WHERE id = " + p.Int(*key) + " FOR NO KEY UPDATE";
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "replay lookup"));
+    if (r.rows() == 0) return Status::NotFound("event " + event_id + " not found");
+  }
+  int64_t chain = 0;
+  {
+    PgParams p;
+    const std::string sql =
+        "SELECT COALESCE(MAX(chain), -1) + 1 FROM deliveries WHERE event_id = " + p.Int(*key) +
+        " AND destination = " + p.Text(destination);
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "next chain"));
+    chain = r.Int(0, 0);
+  }
+  {
+    // The new chain becomes the current one; those before stay as history. A chain still waiting
+    // (scheduled, paused) is stopped, or the event would go out twice; one in flight
+    // (delivering) finishes its attempt, and WriteAttempt schedules no retry for it.
+    PgParams p;
+    const std::string replaced =
+        p.Text("replaced by replay chain " + std::to_string(chain) + " before it was delivered");
+    const std::string sql =
+        "UPDATE deliveries SET current = false,"
+        " reason = CASE WHEN status IN ('scheduled', 'paused') THEN " +
+        replaced +
+        "::text ELSE reason END,"
+        " status = CASE WHEN status IN ('scheduled', 'paused') THEN 'failed' ELSE status END"
+        " WHERE event_id = " +
+        p.Int(*key) + " AND destination = " + p.Text(destination) + " AND current";
+    HR_RETURN_IF_ERROR(db.Exec(sql, p, "supersede the chains of " + event_id).status());
+  }
+  PgParams p;
+  const std::string at = p.Time(due);
+  const std::string sql =
+      "INSERT INTO deliveries (event_id, destination, chain, status, attempts, max_attempts,"
+      " next_attempt_at, created_at, updated_at) VALUES (" +
+      p.Int(*key) + ", " + p.Text(destination) + ", " + p.Int(chain) + ", 'scheduled', 0, " +
+      p.Int(max_attempts) + ", " + at + ", " + at + ", " + at + ") RETURNING id";
+  HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "insert replay of " + event_id));
+  return r.Int(0, 0);
+}
+
+Result<Delivery> PostgresStore::CreateReplay(const std::string& event_id,
+                                             const std::string& destination, int max_attempts,
+                                             TimePoint now) {
+  return InTransaction<Delivery>([&](PgConn& db) -> Result<Delivery> {
+    HR_ASSIGN_OR_RETURN(int64_t id, InsertReplay(db, event_id, destination, max_attempts, now));
+    PgParams p;
+    const std::string sql =
+        std::string("SELECT ") + kDeliveryColumns + " FROM deliveries WHERE id = " + p.Int(id);
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "load the replay"));
+    if (r.rows() == 0) return Status::Internal("delivery " + std::to_string(id) + " vanished");
+    return ReadDelivery(r, 0, event_id_bits_);
+  });
+}
+
+Result<int64_t> PostgresStore::CreateReplays(const std::vector<NewReplay>& replays) {
+  if (replays.empty()) return int64_t{0};
+  return InTransaction<int64_t>([&](PgConn& db) -> Result<int64_t> {
+    int64_t created = 0;
+    for (const NewReplay& r : replays) {
+      Result<int64_t> id = InsertReplay(db, r.event_id, r.destination, r.max_attempts, r.due);
+      if (id.ok()) {
+        ++created;
+      } else if (id.status().code() != Status::Code::kNotFound) {
+        return id.status();
+      }
+    }
+    return created;
+  });
+}
+
+Result<int64_t> PostgresStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
+  if (batch <= 0) return int64_t{0};
+  // The dashboard's counters are read for at most 7 days back: older minutes go with each pass.
+  const int64_t stats_cutoff = UnixMinute(clock_.Now() - std::chrono::days(8));
+  return InTransaction<int64_t>([&](PgConn& db) -> Result<int64_t> {
+    {
+      PgParams p;
+      const std::string sql = "DELETE FROM stats_minute WHERE minute < " + p.Int(stats_cutoff);
+      HR_RETURN_IF_ERROR(db.Exec(sql, p, "purge old stats").status());
+    }
+    // Deliveries and attempts go with their events (ON DELETE CASCADE). An event with a delivery
+    // not final yet (scheduled, delivering, paused) is kept. Rows another transaction holds (a
+    // replay starting) are skipped this time.
+    PgParams p;
+    const std::string sql =
+        "DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.id < " +
+        p.Int(EventKeyFloor(cutoff)) +
+        " AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id"
+        " AND d.status NOT IN ('delivered', 'failed'))"
+        " ORDER BY e.id LIMIT " +
+        p.Int(batch) + " FOR UPDATE SKIP LOCKED)";
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "purge events"));
+    return r.affected();  // the events only, not the cascaded rows
+  });
+}
+
+Result<int64_t> PostgresStore::CountDeliveries(DeliveryStatus status) {
+  return WithConn<int64_t>([&](PgConn& db) -> Result<int64_t> {
+    PgParams p;
+    const std::string sql =
+        "SELECT COUNT(*) FROM deliveries WHERE status = " + p.Text(DeliveryStatusName(status)) +
+        " AND current";
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "count deliveries"));
+    return r.Int(0, 0);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Audit
+
+Status PostgresStore::AppendAudit(const AuditEntry& entry) {
+  if (entry.action.empty()) return Status::InvalidArgument("audit action is empty", "action");
+  return WithConn<Unit>([&](PgConn& db) -> Result<Unit> {
+           HR_RETURN_IF_ERROR(InsertAudit(db, entry));
+           return Unit{};
+         })
+      .status();
+}
+
+Result<AuditPage> PostgresStore::ListAudit(const std::string& cursor, int limit) {
+  limit = std::clamp(limit, 1, kMaxListLimit);
+  // The cursor is the id of the last entry of the previous page, in decimal.
+  int64_t before = std::numeric_limits<int64_t>::max();
+  if (!cursor.empty()) {
+    const char* end = cursor.data() + cursor.size();
+    auto [ptr, ec] = std::from_chars(cursor.data(), end, before);
+    if (ec != std::errc() || ptr != end || before <= 0) return BadCursor();
+  }
+  return WithConn<AuditPage>([&](PgConn& db) -> Result<AuditPage> {
+    PgParams p;
+    const std::string sql =
+        "SELECT id, at, actor, action, target, count, detail FROM audit WHERE id < " +
+        p.Int(before) + " ORDER BY id DESC LIMIT " + p.Int(limit + 1);
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "list audit"));
+    AuditPage page;
+    for (int i = 0; i < r.rows(); ++i) {
+      if (static_cast<int>(page.items.size()) == limit) {
+        page.next_cursor = std::to_string(page.items.back().id);
+        break;
+      }
+      AuditEntry e;
+      e.id = r.Int(i, 0);
+      e.at = r.Time(i, 1);
+      e.actor = r.Text(i, 2);
+      e.action = r.Text(i, 3);
+      e.target = r.Text(i, 4);
+      e.count = r.Int(i, 5);
+      e.detail = r.Text(i, 6);
+      page.items.push_back(std::move(e));
+    }
+    return page;
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bulk replay jobs
+
+Status PostgresStore::CreateReplayJob(const ReplayJob& job) {
+  if (job.id.empty()) return Status::InvalidArgument("replay job id is empty", "id");
+  const TimePoint now = clock_.Now();
+  return WithConn<Unit>([&](PgConn& db) -> Result<Unit> {
+           PgParams p;
+           const std::string sql =
+               "INSERT INTO replays (id, created_at, updated_at, filter, rate, state, total, done,"
+               " failed, cursor, error, lease_until, lease_owner, waiting) VALUES (" +
+               p.Text(job.id) + ", " + p.Time(job.created_at) + ", " + p.Time(now) + ", " +
+               p.Text(job.filter) + ", " + p.Double(job.rate) + ", " +
+               p.Text(ReplayJobStateName(job.state)) + ", " + p.Int(job.total) + ", " +
+               p.Int(job.done) + ", " + p.Int(job.failed) + ", " + p.Text(job.cursor) + ", " +
+               p.OptText(job.error) + ", " + p.OptTime(job.lease_until) + ", " +
+               p.Text(job.lease_owner) + ", " + p.OptText(job.waiting) +
+               ") ON CONFLICT (id) DO NOTHING";
+           HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "create replay job " + job.id));
+           if (r.affected() == 0) {
+             return Status::FailedPrecondition("replay job " + job.id + " already exists");
+           }
+           return Unit{};
+         })
+      .status();
+}
+
+Result<std::optional<ReplayJob>> PostgresStore::GetReplayJob(const std::string& id) {
+  return WithConn<std::optional<ReplayJob>>(
+      [&](PgConn& db) -> Result<std::optional<ReplayJob>> { return SelectReplayJob(db, id); });
+}
+
+Result<ReplayJobPage> PostgresStore::ListReplayJobs(const std::string& cursor, int limit) {
+  limit = std::clamp(limit, 1, kMaxListLimit);
+  // Job ids are ULIDs (time-ordered); the cursor is the last id of the previous page.
+  if (!cursor.empty() && !IsUlid(cursor)) return BadCursor();
+  return WithConn<ReplayJobPage>([&](PgConn& db) -> Result<ReplayJobPage> {
+    PgParams p;
+    std::string sql = std::string("SELECT ") + kReplayJobColumns + " FROM replays";
+    if (!cursor.empty()) sql += " WHERE id COLLATE \"C\" < " + p.Text(cursor);
+    sql += " ORDER BY id COLLATE \"C\" DESC LIMIT " + p.Int(limit + 1);
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "list replay jobs"));
+    ReplayJobPage page;
+    for (int i = 0; i < r.rows(); ++i) {
+      if (static_cast<int>(page.items.size()) == limit) {
+        page.next_cursor = page.items.back().id;
+        break;
+      }
+      HR_ASSIGN_OR_RETURN(ReplayJob j, ReadReplayJob(r, i));
+      page.items.push_back(std::move(j));
+    }
+    return page;
+  });
+}
+
+Result<std::optional<ReplayJob>> PostgresStore::ClaimReplayJob(TimePoint now, Duration lease,
+                                                               const std::string& owner) {
+  return WithConn<std::optional<ReplayJob>>([&](PgConn& db) -> Result<std::optional<ReplayJob>> {
+    PgParams p;
+    const std::string at = p.Time(now);
+    std::string columns;
+    for (std::string_view rest = kReplayJobColumns; !rest.empty();) {
+      const size_t comma = rest.find(',');
+      std::string_view col = rest.substr(0, comma);
+      while (!col.empty() && col.front() == ' ') col.remove_prefix(1);
+      columns += (columns.empty() ? "r." : ", r.") + std::string(col);
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    const std::string sql =
+        "WITH c AS (SELECT id FROM replays WHERE state = 'queued' OR (state = 'running' AND"
+        " (lease_until IS NULL OR lease_until <= " +
+        at +
+        "))"
+        " ORDER BY created_at, id COLLATE \"C\" LIMIT 1 FOR UPDATE SKIP LOCKED)"
+        " UPDATE replays r SET state = 'running', lease_until = " +
+        p.Time(now + lease) + ", lease_owner = " + p.Text(owner) + ", updated_at = " + at +
+        " FROM c WHERE r.id = c.id RETURNING " + columns;
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "claim a replay job"));
+    if (r.rows() == 0) return std::optional<ReplayJob>();
+    HR_ASSIGN_OR_RETURN(ReplayJob j, ReadReplayJob(r, 0));
+    return std::optional<ReplayJob>(std::move(j));
+  });
+}
+
+Status PostgresStore::UpdateReplayJob(const ReplayJob& job, const std::string& owner) {
+  const TimePoint now = clock_.Now();
+  return InTransaction<Unit>([&](PgConn& db) -> Result<Unit> {
+           PgParams q;
+           const std::string sel =
+               "SELECT state, lease_owner FROM replays WHERE id = " + q.Text(job.id) +
+               " FOR UPDATE";
+           HR_ASSIGN_OR_RETURN(PgResult cur, db.Exec(sel, q, "get replay job " + job.id));
+           if (cur.rows() == 0) return Status::NotFound("no replay job " + job.id);
+           if (cur.Text(0, 0) != "running" || cur.Text(0, 1) != owner) {
+             return Status::FailedPrecondition("replay job " + job.id + " is " + cur.Text(0, 0) +
+                                               " and not leased by " + owner);
+           }
+           const bool final = IsFinal(job.state);
+           PgParams p;
+           const std::string sql =
+               "UPDATE replays SET state = " + p.Text(ReplayJobStateName(job.state)) +
+               ", total = " + p.Int(job.total) + ", done = " + p.Int(job.done) +
+               ", failed = " + p.Int(job.failed) + ", cursor = " + p.Text(job.cursor) +
+               ", error = " + p.OptText(job.error) +
+               ", lease_until = " + p.OptTime(final ? std::nullopt : job.lease_until) +
+               ", lease_owner = " + p.Text(final ? std::string() : owner) +
+               ", updated_at = " + p.Time(now) +
+               ", waiting = " + p.OptText(final ? std::nullopt : job.waiting) +
+               " WHERE id = " + p.Text(job.id);
+           HR_RETURN_IF_ERROR(db.Exec(sql, p, "update replay job " + job.id).status());
+           return Unit{};
+         })
+      .status();
+}
+
+Result<std::optional<ReplayJob>> PostgresStore::CancelReplayJob(const std::string& id,
+                                                                TimePoint now) {
+  return InTransaction<std::optional<ReplayJob>>(
+      [&](PgConn& db) -> Result<std::optional<ReplayJob>> {
+        PgParams p;
+        const std::string sql =
+            "UPDATE replays SET state = 'cancelled', lease_until = NULL, lease_owner = '',"
+            " waiting = NULL, updated_at = " +
+            p.Time(now) + " WHERE id = " + p.Text(id) + " AND state IN ('queued', 'running')";
+        HR_RETURN_IF_ERROR(db.Exec(sql, p, "cancel replay job " + id).status());
+        return SelectReplayJob(db, id);
+      });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Catalog
+
+Result<std::vector<CatalogObject>> PostgresStore::ListCatalog() {
+  return WithConn<std::vector<CatalogObject>>(
+      [&](PgConn& db) -> Result<std::vector<CatalogObject>> {
+        HR_ASSIGN_OR_RETURN(
+            PgResult r,
+            db.Exec("SELECT kind, name, spec, origin, created_at, updated_at FROM catalog"
+                    " ORDER BY seq",
+                    "list catalog"));
+        std::vector<CatalogObject> out;
+        for (int i = 0; i < r.rows(); ++i) {
+          CatalogObject o;
+          const std::string kind = r.Text(i, 0);
+          if (kind == "destination") {
+            o.kind = CatalogKind::kDestination;
+          } else if (kind == "route") {
+            o.kind = CatalogKind::kRoute;
+          }
+          o.name = r.Text(i, 1);
+          o.spec = r.Text(i, 2);
+          o.origin = r.Text(i, 3);
+          o.created_at = r.Time(i, 4);
+          o.updated_at = r.Time(i, 5);
+          out.push_back(std::move(o));
+        }
+        return out;
+      });
+}
+
+Status PostgresStore::ApplyCatalogChange(const CatalogChange& change) {
+  for (const CatalogObject& o : change.put) {
+    if (o.name.empty()) return Status::InvalidArgument("catalog object name is empty", "name");
+    if (o.spec.empty()) return Status::InvalidArgument("catalog object spec is empty", "spec");
+    if (o.origin != "config" && o.origin != "api") {
+      return Status::InvalidArgument("catalog origin must be config or api", "origin");
+    }
+  }
+  if (change.audit && change.audit->action.empty()) {
+    return Status::InvalidArgument("audit action is empty", "action");
+  }
+  const TimePoint now = clock_.Now();
+  return InTransaction<Unit>([&](PgConn& db) -> Result<Unit> {
+           if (!change.require_no_open_deliveries.empty()) {
+             // No delivery may be created or reopened between the check and the commit (a
+             // replay on another node): SHARE mode lets readers on, holds writers of deliveries
+             // for this short transaction.
+             HR_RETURN_IF_ERROR(db.Script("LOCK TABLE deliveries IN SHARE MODE",
+                                          "hold deliveries for a catalog change"));
+           }
+           for (const std::string& destination : change.require_no_open_deliveries) {
+             PgParams p;
+             const std::string sql =
+                 "SELECT COUNT(*) FROM deliveries WHERE destination = " + p.Text(destination) +
+                 " AND status IN ('scheduled', 'delivering', 'paused')";
+             HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "count open deliveries"));
+             if (const int64_t open = r.Int(0, 0); open > 0) {
+               return Status::FailedPrecondition(
+                   "destination \"" + destination + "\" has " + std::to_string(open) +
+                   " deliveries that are not delivered or failed yet");
+             }
+           }
+           for (const auto& [kind, name] : change.remove) {
+             PgParams p;
+             const std::string sql =
+                 "DELETE FROM catalog WHERE kind = " + p.Text(CatalogKindName(kind)) +
+                 " AND name = " + p.Text(name);
+             HR_RETURN_IF_ERROR(db.Exec(sql, p, "delete catalog object " + name).status());
+           }
+           for (const CatalogObject& o : change.put) {
+             PgParams p;
+             const std::string at = p.Time(now);
+             const std::string sql =
+                 "INSERT INTO catalog (kind, name, spec, origin, created_at, updated_at) VALUES (" +
+                 p.Text(CatalogKindName(o.kind)) + ", " + p.Text(o.name) + ", " + p.Text(o.spec) +
+                 ", " + p.Text(o.origin) + ", " + at + ", " + at +
+                 ") ON CONFLICT (kind, name) DO UPDATE SET spec = excluded.spec,"
+                 " origin = excluded.origin, updated_at = excluded.updated_at";
+             HR_RETURN_IF_ERROR(db.Exec(sql, p, "write catalog object " + o.name).status());
+           }
+           if (change.audit) HR_RETURN_IF_ERROR(InsertAudit(db, *change.audit));
+           return Unit{};
+         })
+      .status();
+}
+
+}  // namespace hookrelay::store

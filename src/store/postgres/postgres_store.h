@@ -1,0 +1,173 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/mutex.h"
+#include "common/result.h"
+#include "store/postgres/pg_conn.h"
+#include "store/store.h"
+
+namespace hookrelay::store {
+
+struct PostgresOptions {
+  std::string url;      // postgres://… (may hold a password: never shown)
+  std::string display;  // how messages name the server (no user, no password)
+  // Group commit: the writer takes up to this many queued appends into one transaction.
+  int max_batch = 512;
+  // Idle connections kept for reads and the synchronous writes (more are opened while busy).
+  int max_idle_connections = 4;
+};
+
+// The store on PostgreSQL (docs/postgres.md), shared by any number of hookrelay nodes.
+//
+// Appends. One writer thread owns a connection and batches queued appends (up to max_batch) into
+// one transaction: it locks store_meta's 'last_event_key' row (so keys are assigned in commit
+// order by every node, and dedup lookups see every earlier event), inserts the events and their
+// deliveries with one multi-row statement each, adds the per-minute counts, and COMMITs; each
+// append's callback runs after COMMIT returned (group commit). When the batch fails for a reason
+// other than a lost connection, each append is retried alone, so one bad event fails alone.
+//
+// Claims are rows: ClaimDue locks due deliveries with FOR UPDATE SKIP LOCKED (concurrent claimers
+// on several nodes take different rows) and writes status 'delivering', lease_until and
+// lease_owner. RecordAttempt(s) and ReleaseClaims only touch a delivery still leased by `owner`;
+// once a lease expired and another owner claimed the delivery, the first owner's report is
+// refused (kFailedPrecondition) and writes nothing.
+//
+// Every other method runs on a pooled connection in its own transaction. A lost connection
+// answers kUnavailable and is dropped; the next call connects anew.
+//
+// Thread-safe.
+class PostgresStore final : public Store {
+ public:
+  // Connects, applies pending migrations (under an advisory lock) and starts the writer.
+  // kUnavailable when the server cannot be reached; kFailedPrecondition when it refuses
+  // (authentication, no database) or its schema is newer than this build's.
+  static Result<std::unique_ptr<PostgresStore>> Open(const PostgresOptions& options,
+                                                     const Clock& clock);
+  // Finishes every queued append (their callbacks run), stops the writer, closes.
+  ~PostgresStore() override;
+
+  void AppendEvent(NewEvent event, AppendCallback done) override;
+  Result<std::optional<Event>> GetEvent(const std::string& id) override;
+  Result<std::vector<std::optional<Event>>> GetEvents(const std::vector<std::string>& ids) override;
+  Result<EventPage> ListEvents(const EventFilter& filter, const std::string& cursor,
+                               int limit) override;
+  Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) override;
+  Result<std::vector<Attempt>> GetAttempts(int64_t delivery_id) override;
+  Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
+                                         const std::string& owner,
+                                         const std::string& destination = "") override;
+  Result<std::optional<TimePoint>> NextDueAt(const std::string& destination = "") override;
+  Result<int64_t> CountDue(TimePoint now) override;
+  Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) override;
+  Result<std::map<std::string, int64_t>> CountDueByDestination(TimePoint now) override;
+  Result<std::vector<StatsRow>> GetStats(TimePoint since, TimePoint until) override;
+  Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
+                       const std::string& owner) override;
+  std::vector<Status> RecordAttempts(const std::vector<AttemptRecord>& records,
+                                     const std::string& owner) override;
+  Result<int64_t> ReleaseClaims(const std::vector<int64_t>& delivery_ids,
+                                const std::string& owner) override;
+  Result<std::optional<policy::BreakerSnapshot>> GetBreaker(
+      const std::string& destination) override;
+  Status PutBreaker(const std::string& destination,
+                    const policy::BreakerSnapshot& snapshot) override;
+  Result<int64_t> PauseDeliveries(const std::string& destination,
+                                  const std::string& reason) override;
+  Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
+  Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
+                                int max_attempts, TimePoint now) override;
+  Result<int64_t> CreateReplays(const std::vector<NewReplay>& replays) override;
+  Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
+  Result<int64_t> CountDeliveries(DeliveryStatus status) override;
+  Status AppendAudit(const AuditEntry& entry) override;
+  Result<AuditPage> ListAudit(const std::string& cursor, int limit) override;
+  Status CreateReplayJob(const ReplayJob& job) override;
+  Result<std::optional<ReplayJob>> GetReplayJob(const std::string& id) override;
+  Result<ReplayJobPage> ListReplayJobs(const std::string& cursor, int limit) override;
+  Result<std::optional<ReplayJob>> ClaimReplayJob(TimePoint now, Duration lease,
+                                                  const std::string& owner) override;
+  Status UpdateReplayJob(const ReplayJob& job, const std::string& owner) override;
+  Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id, TimePoint now) override;
+  Result<std::vector<CatalogObject>> ListCatalog() override;
+  Status ApplyCatalogChange(const CatalogChange& change) override;
+
+  // The schema version after opening, and how many migrations this open applied.
+  int schema_version() const { return schema_version_; }
+  int migrations_applied() const { return migrations_applied_; }
+
+  struct WriterStats {
+    int64_t batches = 0;  // transactions of appends committed
+    int64_t appends = 0;  // appends completed (stored, duplicate or failed)
+    int64_t largest_batch = 0;
+  };
+  WriterStats writer_stats() const;
+
+ private:
+  struct PendingAppend {
+    NewEvent event;
+    AppendCallback done;
+  };
+  using Conn = std::unique_ptr<pg::PgConn>;
+
+  PostgresStore(PostgresOptions options, const Clock& clock);
+
+  // A connection from the pool (or a new one) and its return.
+  Result<Conn> Acquire();
+  void Release(Conn conn);
+  // Runs `fn` on a pooled connection (no transaction: one statement is its own).
+  template <typename T>
+  Result<T> WithConn(const std::function<Result<T>(pg::PgConn&)>& fn);
+  // Runs `fn` in a transaction on a pooled connection; commits when it returns OK.
+  template <typename T>
+  Result<T> InTransaction(const std::function<Result<T>(pg::PgConn&)>& fn);
+
+  void WriterLoop();
+  // Appends `batch` in one transaction; one result per append.
+  std::vector<Result<AppendResult>> AppendBatch(pg::PgConn& db, std::vector<PendingAppend>& batch);
+  Result<std::vector<Result<AppendResult>>> TryAppendBatch(pg::PgConn& db,
+                                                           std::vector<PendingAppend>& batch,
+                                                           size_t from, size_t count);
+
+  // One replay chain in the caller's transaction; its delivery id, or kNotFound.
+  Result<int64_t> InsertReplay(pg::PgConn& db, const std::string& event_id,
+                               const std::string& destination, int max_attempts, TimePoint due);
+  // One attempt in the caller's transaction. *refused: kFailedPrecondition/kNotFound for this
+  // record only (nothing written). *destination: the delivery's, when written.
+  Status WriteAttempt(pg::PgConn& db, const Attempt& attempt, const DeliveryUpdate& update,
+                      const std::string& owner, TimePoint now, bool* refused,
+                      std::string* destination);
+
+  Result<std::optional<TimePoint>> EarliestScheduled(const std::string& destination,
+                                                     std::optional<TimePoint> by);
+
+  const PostgresOptions options_;
+  const Clock& clock_;
+  uint64_t event_id_bits_ = 0;
+  int schema_version_ = 0;
+  int migrations_applied_ = 0;
+
+  mutable Mutex pool_mu_;
+  std::vector<Conn> idle_ GUARDED_BY(pool_mu_);
+
+  mutable Mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<PendingAppend> queue_ GUARDED_BY(queue_mu_);
+  bool stopping_ GUARDED_BY(queue_mu_) = false;
+  WriterStats stats_ GUARDED_BY(queue_mu_);
+  Conn writer_conn_;  // the writer thread's only
+  std::thread writer_;
+};
+
+// Opens the PostgreSQL store (PostgresStore::Open).
+Result<std::unique_ptr<Store>> OpenPostgresStore(const PostgresOptions& options,
+                                                 const Clock& clock);
+
+}  // namespace hookrelay::store

@@ -1,0 +1,267 @@
+// What only the PostgreSQL store has to show, beyond the conformance suite: its migrations under
+// an advisory lock and the newer-schema rule, two stores (two nodes) sharing one database, a lost
+// connection, and errors that never show the URL's password.
+#include "store/postgres/postgres_store.h"
+
+#include <gtest/gtest.h>
+
+#include <latch>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/random.h"
+#include "conformance/store_test_util.h"
+#include "store/open_store.h"
+#include "support/pg_cluster.h"
+
+namespace hookrelay::store {
+namespace {
+
+using std::chrono::seconds;
+using test::MakeEvent;
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    cluster_ = hookrelay::testing::SharedPgCluster(&error);
+    ASSERT_NE(cluster_, nullptr) << error;
+    url_ = cluster_->CreateDatabase(&error);
+    ASSERT_FALSE(url_.empty()) << error;
+    db_ = url_.substr(url_.rfind('/') + 1);
+  }
+
+  Result<std::unique_ptr<PostgresStore>> Open(const std::string& url) {
+    Result<StoreAddress> address = ParseStoreAddress(url);
+    if (!address.ok()) return address.status();
+    return PostgresStore::Open({.url = url, .display = address->display}, clock_);
+  }
+
+  std::unique_ptr<PostgresStore> OpenOk() {
+    Result<std::unique_ptr<PostgresStore>> s = Open(url_);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+
+  hookrelay::testing::PgCluster* cluster_ = nullptr;
+  std::string url_;
+  std::string db_;
+  FakeClock clock_;
+  SeededRandom random_{7};
+};
+
+TEST_F(PostgresStoreTest, MigratesOnceAndRefusesANewerSchemaUntouched) {
+  {
+    std::unique_ptr<PostgresStore> s = OpenOk();
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->schema_version(), 1);
+    EXPECT_EQ(s->migrations_applied(), 1);
+  }
+  {
+    std::unique_ptr<PostgresStore> s = OpenOk();
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->migrations_applied(), 0) << "nothing left to apply";
+  }
+  // A newer build migrated this database: this build refuses it and writes nothing.
+  ASSERT_EQ(cluster_->Exec(db_, "INSERT INTO schema_migrations VALUES (2, 0, 'from the future')"),
+            "");
+  Result<std::unique_ptr<PostgresStore>> refused = Open(url_);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(
+      refused.status().message().find("has schema version 2, newer than this build supports (1)"),
+      std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(cluster_->Exec(db_, "DELETE FROM schema_migrations WHERE version = 2"), "");
+  EXPECT_TRUE(Open(url_).ok());
+}
+
+TEST_F(PostgresStoreTest, NodesStartingAtOnceMigrateOnce) {
+  constexpr int kNodes = 4;
+  std::latch go(kNodes);
+  std::vector<Result<std::unique_ptr<PostgresStore>>> opened;
+  for (int i = 0; i < kNodes; ++i) opened.emplace_back(Status::Internal("not run"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kNodes; ++i) {
+    threads.emplace_back([&, i] {
+      go.arrive_and_wait();
+      opened[i] = Open(url_);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  int applied = 0;
+  for (const auto& s : opened) {
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    applied += (*s)->migrations_applied();
+    EXPECT_EQ((*s)->schema_version(), 1);
+  }
+  EXPECT_EQ(applied, 1);
+  // All of them give the same store's ids: one event is found through each.
+  Result<AppendResult> r = opened[0]->get()->AppendEventSync(MakeEvent(clock_, random_, "x"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (const auto& s : opened) {
+    Result<std::optional<Event>> e = (*s)->GetEvent(r->id);
+    ASSERT_TRUE(e.ok() && e->has_value()) << r->id;
+  }
+}
+
+// Two stores on one database are two nodes: a claim by one is a lease the other sees and
+// respects; concurrent claimers never take the same delivery (FOR UPDATE SKIP LOCKED).
+TEST_F(PostgresStoreTest, TwoNodesShareLeasesAndNeverClaimTheSameDelivery) {
+  std::unique_ptr<PostgresStore> a = OpenOk();
+  std::unique_ptr<PostgresStore> b = OpenOk();
+  ASSERT_TRUE(a && b);
+  constexpr int kEvents = 300;
+  std::set<std::string> ids;
+  for (int i = 0; i < kEvents; ++i) {
+    PostgresStore* s = i % 2 ? a.get() : b.get();
+    Result<AppendResult> r = s->AppendEventSync(MakeEvent(clock_, random_, std::to_string(i)));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ids.insert(r->id);
+  }
+  EXPECT_EQ(ids.size(), static_cast<size_t>(kEvents)) << "ids unique across nodes";
+
+  std::mutex mu;
+  std::multiset<int64_t> claimed;
+  std::vector<std::thread> claimers;
+  for (int t = 0; t < 4; ++t) {
+    claimers.emplace_back([&, t] {
+      PostgresStore* s = t % 2 ? a.get() : b.get();
+      const std::string owner = "node-" + std::to_string(t);
+      for (;;) {
+        Result<std::vector<Delivery>> got = s->ClaimDue(clock_.Now(), 7, seconds(60), owner);
+        ASSERT_TRUE(got.ok()) << got.status().ToString();
+        if (got->empty()) return;
+        std::lock_guard<std::mutex> lock(mu);
+        for (const Delivery& d : *got) {
+          EXPECT_EQ(d.lease_owner, owner);
+          claimed.insert(d.id);
+        }
+      }
+    });
+  }
+  for (std::thread& t : claimers) t.join();
+  EXPECT_EQ(claimed.size(), static_cast<size_t>(kEvents));
+  EXPECT_EQ(std::set<int64_t>(claimed.begin(), claimed.end()).size(), claimed.size())
+      << "a delivery was claimed twice";
+
+  // Node a sees node b's lease on a delivery, cannot report it, and takes it over once it expires.
+  const std::string id = *ids.begin();
+  Result<std::vector<Delivery>> ds = a->GetDeliveries(id);
+  ASSERT_TRUE(ds.ok() && ds->size() == 1u);
+  const Delivery d = (*ds)[0];
+  EXPECT_EQ(d.status, DeliveryStatus::kDelivering);
+  const std::string holder = d.lease_owner;
+  Attempt attempt{d.id, 1, clock_.Now(), 3, 200, std::nullopt, std::nullopt, "ok"};
+  EXPECT_EQ(
+      a->RecordAttempt(attempt, {DeliveryStatus::kDelivered, clock_.Now()}, "someone-else").code(),
+      Status::Code::kFailedPrecondition);
+  clock_.Advance(seconds(61));
+  Result<std::vector<Delivery>> taken = a->ClaimDue(clock_.Now(), kEvents, seconds(60), "late");
+  ASSERT_TRUE(taken.ok());
+  EXPECT_EQ(taken->size(), static_cast<size_t>(kEvents)) << "every expired lease is taken over";
+  EXPECT_EQ(b->RecordAttempt(attempt, {DeliveryStatus::kDelivered, clock_.Now()}, holder).code(),
+            Status::Code::kFailedPrecondition)
+      << "the node that lost the lease records nothing";
+  EXPECT_TRUE(b->RecordAttempt(attempt, {DeliveryStatus::kDelivered, clock_.Now()}, "late").ok());
+}
+
+// The server ends every connection (a restart, a failover, an administrator): the call that finds
+// its connection gone answers kUnavailable; the store connects anew on the next call.
+TEST_F(PostgresStoreTest, LostConnectionsAnswerUnavailableAndReconnect) {
+  std::unique_ptr<PostgresStore> s = OpenOk();
+  ASSERT_NE(s, nullptr);
+  Result<AppendResult> first = s->AppendEventSync(MakeEvent(clock_, random_, "before"));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE(s->GetEvent(first->id).ok());
+  ASSERT_EQ(cluster_->Exec(
+                "postgres",
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = '" +
+                    db_ + "'"),
+            "");
+
+  Result<std::optional<Event>> lost = s->GetEvent(first->id);
+  ASSERT_FALSE(lost.ok());
+  EXPECT_EQ(lost.status().code(), Status::Code::kUnavailable) << lost.status().ToString();
+  Result<std::optional<Event>> again = s->GetEvent(first->id);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->has_value());
+
+  Result<AppendResult> append = s->AppendEventSync(MakeEvent(clock_, random_, "during"));
+  ASSERT_FALSE(append.ok()) << "the writer's connection was ended too";
+  EXPECT_EQ(append.status().code(), Status::Code::kUnavailable) << append.status().ToString();
+  Result<AppendResult> after = s->AppendEventSync(MakeEvent(clock_, random_, "after"));
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_GT(after->id, first->id);
+  Result<std::optional<Event>> stored = s->GetEvent(after->id);
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ((*stored)->body, "after");
+}
+
+TEST_F(PostgresStoreTest, ConnectErrorsNameTheServerButNeverThePassword) {
+  const std::string password = "s3cret-pw";
+  // No server on that port.
+  const std::string nowhere = "postgres://hookrelay:" + password + "@127.0.0.1:1/hookrelay";
+  Result<std::unique_ptr<PostgresStore>> unreachable = Open(nowhere);
+  ASSERT_FALSE(unreachable.ok());
+  EXPECT_EQ(unreachable.status().code(), Status::Code::kUnavailable);
+  EXPECT_NE(unreachable.status().message().find("postgres://127.0.0.1:1/hookrelay"),
+            std::string::npos)
+      << unreachable.status().message();
+  EXPECT_EQ(unreachable.status().message().find(password), std::string::npos)
+      << unreachable.status().message();
+  // A server that answers and refuses (no such database): a retry would not help.
+  std::string live = url_;
+  live.replace(live.find("postgres@"), 9, "postgres:" + password + "@");
+  live = live.substr(0, live.rfind('/')) + "/no_such_database";
+  Result<std::unique_ptr<PostgresStore>> refused = Open(live);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kFailedPrecondition)
+      << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("no_such_database"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(refused.status().message().find(password), std::string::npos)
+      << refused.status().message();
+}
+
+// Concurrent appends share transactions (group commit): fewer commits than appends, and every
+// append's callback ran only once its batch committed (the event is readable when it runs).
+TEST_F(PostgresStoreTest, ConcurrentAppendsAreGroupCommitted) {
+  std::unique_ptr<PostgresStore> s = OpenOk();
+  ASSERT_NE(s, nullptr);
+  constexpr int kAppends = 400;
+  std::latch done(kAppends);
+  std::mutex mu;
+  std::vector<std::string> ids;
+  int failures = 0;
+  for (int i = 0; i < kAppends; ++i) {
+    s->AppendEvent(MakeEvent(clock_, random_, std::to_string(i)), [&](Result<AppendResult> r) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (r.ok()) {
+          ids.push_back(r->id);
+        } else {
+          ++failures;
+        }
+      }
+      done.count_down();
+    });
+  }
+  done.wait();
+  EXPECT_EQ(failures, 0);
+  ASSERT_EQ(ids.size(), static_cast<size_t>(kAppends));
+  const PostgresStore::WriterStats stats = s->writer_stats();
+  EXPECT_EQ(stats.appends, kAppends);
+  EXPECT_LT(stats.batches, kAppends) << "appends queued together share a commit";
+  EXPECT_GT(stats.largest_batch, 1);
+  Result<std::vector<std::optional<Event>>> events = s->GetEvents(ids);
+  ASSERT_TRUE(events.ok());
+  for (const auto& e : *events) EXPECT_TRUE(e.has_value());
+}
+
+}  // namespace
+}  // namespace hookrelay::store
