@@ -451,6 +451,34 @@ TEST_P(StoreConformanceTest, ReleasedClaimsAreClaimableAgain) {
             Status::Code::kFailedPrecondition);
 }
 
+// A claim given back after a replay replaced its chain (the destination was paused between the
+// claim and the send): the old chain is not claimable again, or the event would go out twice
+// (once through the replay); it is failed with the replay as the reason, as when a replay stops
+// a chain waiting for a retry.
+TEST_P(StoreConformanceTest, AClaimReleasedAfterAReplayReplacedItIsNotSentAgain) {
+  std::string id = Append(MakeEvent(clock_, random_));
+  const TimePoint t0 = clock_.Now();
+  std::vector<Delivery> a = Claim(t0, 10, seconds(30), "sender-a");
+  ASSERT_EQ(a.size(), 1u);
+  Result<Delivery> replay = store_->CreateReplay(id, "billing", 5, t0 + seconds(60));
+  ASSERT_TRUE(replay.ok()) << replay.status().ToString();
+  Result<int64_t> released = store_->ReleaseClaims({a[0].id}, "sender-a");
+  ASSERT_TRUE(released.ok()) << released.status().ToString();
+  EXPECT_EQ(*released, 1);
+  // Nothing is due now (the replay is due in a minute); later, only the replay's chain.
+  EXPECT_TRUE(Claim(t0, 10, seconds(30), "sender-b").empty());
+  std::vector<Delivery> later = Claim(t0 + seconds(61), 10, seconds(30), "sender-b");
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].id, replay->id);
+  for (const Delivery& d : Deliveries(id)) {
+    if (d.id != a[0].id) continue;
+    EXPECT_EQ(d.status, DeliveryStatus::kFailed);
+    ASSERT_TRUE(d.reason.has_value());
+    EXPECT_NE(d.reason->find("replay"), std::string::npos) << *d.reason;
+    EXPECT_EQ(d.attempts, 0);
+  }
+}
+
 // Issue 12: the per-minute counters behind GET /api/v1/stats move with ingest and attempts, in
 // their minutes, per destination; a refused attempt (lease gone) counts nothing.
 TEST_P(StoreConformanceTest, StatsCountReceivedAndOutcomesPerMinute) {

@@ -1457,20 +1457,33 @@ Status SqliteStore::RecordAttempt(const Attempt& attempt, const DeliveryUpdate& 
 Result<int64_t> SqliteStore::ReleaseClaims(const std::vector<int64_t>& delivery_ids,
                                            const std::string& owner) {
   if (delivery_ids.empty()) return int64_t{0};
-  // Leases change on the writer only; like a claim, this changes no row and runs ahead of the
-  // writer's next transaction.
-  return Write<int64_t>(
-      [this, &delivery_ids, &owner](Connection&) -> Result<int64_t> {
-        int64_t released = 0;
-        for (int64_t id : delivery_ids) {
-          std::optional<Lease> lease = LeaseOf(id);
-          if (!lease || lease->owner != owner) continue;
-          SetLease(id, std::nullopt);
-          ++released;
-        }
-        return released;
-      },
-      /*claim=*/true);
+  // Leases change on the writer only. Normally this changes no row, but a chain that a replay
+  // replaced while it was claimed is still 'scheduled' (InsertReplay leaves a leased chain to
+  // its attempt): given back, it would be claimed and sent next to the replay. It is failed as
+  // InsertReplay fails a chain waiting for a retry. This is rare (a destination paused between a
+  // claim and its send), so every release is a durable write rather than a claim.
+  return Write<int64_t>([this, &delivery_ids, &owner](Connection& db) -> Result<int64_t> {
+    std::vector<std::pair<int64_t, Lease>> mine;
+    for (int64_t id : delivery_ids) {
+      std::optional<Lease> lease = LeaseOf(id);
+      if (lease && lease->owner == owner) mine.emplace_back(id, std::move(*lease));
+    }
+    const TimePoint now = clock_.Now();
+    for (const auto& [id, lease] : mine) {
+      if (lease.current) continue;
+      Result<Statement> up = db.Prepare(
+          "UPDATE deliveries SET status = 'failed',"
+          " reason = 'replaced by a replay before it was delivered', updated_at = ?2"
+          " WHERE id = ?1 AND current = 0 AND status IN ('pending', 'scheduled', 'paused')");
+      if (!up.ok()) return up.status();
+      up->BindInt(1, id).BindTime(2, now);
+      HR_RETURN_IF_ERROR(up->Exec("fail replaced delivery " + std::to_string(id)));
+      if (op_ && lease.pending && db.Changes() > 0) --op_->pending_delta[lease.destination];
+    }
+    // The leases go only once every row change above has succeeded (a failed write rolls back).
+    for (const auto& [id, lease] : mine) SetLease(id, std::nullopt);
+    return static_cast<int64_t>(mine.size());
+  });
 }
 
 std::vector<Status> SqliteStore::RecordAttempts(const std::vector<AttemptRecord>& records,
