@@ -134,23 +134,29 @@ Status ParseServer(const json::value& v, ServerConfig& s) {
 Status ParseStore(const json::value& v, StoreConfig& s) {
   if (!v.is_object()) return Status::InvalidArgument("must be a table", "");
   const json::object& o = v.as_object();
-  HR_RETURN_IF_ERROR(model::CheckKnownFields(o, {"dir", "postgres_url"}));
+  // `url` (as the issue and --store name it); `postgres_url` is the same key's older spelling.
+  HR_RETURN_IF_ERROR(model::CheckKnownFields(o, {"dir", "url", "postgres_url"}));
   if (const auto* f = o.if_contains("dir")) {
     auto r = model::GetString(*f, "dir");
     if (!r.ok()) return r.status();
     if (r->empty()) return Status::InvalidArgument("must not be empty", "dir");
     s.dir = *r;
   }
-  if (const auto* f = o.if_contains("postgres_url")) {
-    auto r = model::GetString(*f, "postgres_url");
+  if (o.contains("url") && o.contains("postgres_url")) {
+    return Status::InvalidArgument("set url or postgres_url (the same setting), not both",
+                                   "postgres_url");
+  }
+  const std::string key = o.contains("url") ? "url" : "postgres_url";
+  if (const auto* f = o.if_contains(key)) {
+    auto r = model::GetString(*f, key);
     if (!r.ok()) return r.status();
     auto address = store::ParseStoreAddress(*r);
     if (!address.ok() || address->kind != store::StoreAddress::Kind::kPostgres) {
-      return Status::InvalidArgument("must be a postgres:// or postgresql:// URL", "postgres_url");
+      return Status::InvalidArgument("must be a postgres:// or postgresql:// URL", key);
     }
     if (o.contains("dir")) {
       return Status::InvalidArgument(
-          "set dir (the embedded store) or postgres_url (PostgreSQL), not both", "postgres_url");
+          "set dir (the embedded store) or " + key + " (PostgreSQL), not both", key);
     }
     s.postgres_url = *r;
   }

@@ -255,7 +255,7 @@ int Serve(const ServeOptions& options) {
   // replaced by the other. With PostgreSQL the data directory still holds this node's admin token
   // and node id (docs/postgres.md).
   const bool postgres = !config.store.postgres_url.empty();
-  const std::string address_origin = options.store_url ? "--store: " : "store.postgres_url: ";
+  const std::string address_origin = options.store_url ? "--store: " : "[store] url: ";
   auto address = store::ParseStoreAddress(postgres ? config.store.postgres_url : config.store.dir);
   if (postgres && (!address.ok() || address->kind != store::StoreAddress::Kind::kPostgres)) {
     return Fail(2, address_origin +

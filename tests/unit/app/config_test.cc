@@ -148,7 +148,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "hookrelay.toml:2: store.postgres_url: must be a postgres:// or postgresql:// URL"},
         BadCase{"[store]\ndir = \"d\"\npostgres_url = \"postgres://db/hr\"\n",
                 "store.postgres_url: set dir (the embedded store) or postgres_url (PostgreSQL), "
-                "not both"}));
+                "not both"},
+        // Issue 15: [store] url is the same setting.
+        BadCase{"[store]\nurl = \"./data\"\n",
+                "hookrelay.toml:2: store.url: must be a postgres:// or postgresql:// URL"},
+        BadCase{"[store]\ndir = \"d\"\nurl = \"postgres://db/hr\"\n",
+                "store.url: set dir (the embedded store) or url (PostgreSQL), not both"},
+        BadCase{"[store]\nurl = \"postgres://a/x\"\npostgres_url = \"postgres://b/y\"\n",
+                "store.postgres_url: set url or postgres_url (the same setting), not both"}));
 
 TEST(ConfigTest, ServerConnectionAndMemoryLimits) {
   auto defaults = ParseConfig("", "empty.toml");
@@ -176,6 +183,12 @@ TEST(ConfigTest, StorePostgresUrlIsKeptForServeToRefuse) {
   auto c = ParseConfig("[store]\npostgres_url = \"POSTGRESQL://u:p@db/hr\"\n", "hookrelay.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->store.postgres_url, "POSTGRESQL://u:p@db/hr");
+}
+
+TEST(ConfigTest, StoreUrlIsThePostgresUrl) {
+  auto c = ParseConfig("[store]\nurl = \"postgres://u@db:5433/hr\"\n", "hookrelay.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->store.postgres_url, "postgres://u@db:5433/hr");
 }
 
 TEST(ConfigTest, MissingFileIsAClearError) {
