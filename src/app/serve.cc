@@ -231,12 +231,10 @@ int Serve(const ServeOptions& options) {
                 "--listen, serve uses [server] listen or 127.0.0.1:8080)");
   }
   if (options.listen) config.server.listen = *options.listen;
-  if (options.data_dir) {
-    // Flags win over the file: --data means the embedded store, whatever [store] says, unless
-    // --store is given too (then --data holds only this node's admin token and id).
-    config.store.dir = *options.data_dir;
-    config.store.postgres_url.clear();
-  }
+  // Flags win over the file. --data names the data directory; with a PostgreSQL store (--store,
+  // or [store] url in the file) it holds only this node's admin token and id, and the store
+  // stays PostgreSQL: --data never turns a configured PostgreSQL store into the embedded one.
+  if (options.data_dir) config.store.dir = *options.data_dir;
   if (options.store_url) config.store.postgres_url = *options.store_url;
   if (options.allow_private_destinations) config.server.allow_private_destinations = true;
   if (options.log_level) {
@@ -469,16 +467,20 @@ int Serve(const ServeOptions& options) {
   retention.Start();
   replays.Start();
 
-  std::cout << "hookrelay " << HOOKRELAY_VERSION << " listening on " << (*server)->url()
-            << " (data: " << config.store.dir << "; " << registry.Get()->sources.size()
+  // Which store, said plainly: with PostgreSQL the data directory holds only the node's token.
+  const std::string where = postgres
+                                ? "store: " + address->display + ", node data: " + config.store.dir
+                                : "data: " + config.store.dir;
+  std::cout << "hookrelay " << HOOKRELAY_VERSION << " listening on " << (*server)->url() << " ("
+            << where << "; " << registry.Get()->sources.size()
             << (registry.Get()->sources.size() == 1 ? " source, " : " sources, ")
             << registry.Get()->destinations.size()
             << (registry.Get()->destinations.size() == 1 ? " destination)" : " destinations)")
             << std::endl;
   std::cout << "Dashboard: " << (*server)->url() << "/ui/ (sign in with the admin token)"
             << std::endl;
-  spdlog::info("hookrelay {} started on {} (data {}, node {})", HOOKRELAY_VERSION, (*server)->url(),
-               config.store.dir, engine_options.node_id);
+  spdlog::info("hookrelay {} started on {} ({}, node {})", HOOKRELAY_VERSION, (*server)->url(),
+               where, engine_options.node_id);
 
   int sig = 0;
   sigwait(&signals, &sig);

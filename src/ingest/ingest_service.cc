@@ -317,9 +317,13 @@ void IngestService::Handle(http::Request request, const std::string& source,
       stats_.store_failures.fetch_add(1, std::memory_order_relaxed);
       const Status& st = result.status();
       spdlog::warn("source {}: event not stored, answered 503: {}", source, st.message());
+      // The sender learns that it must retry, not the store's internals (a file path, a
+      // database host): those are in the log line above.
+      const bool full = st.code() == Status::Code::kResourceExhausted;
       http::Response r = http::JsonError(
-          503, st.code() == Status::Code::kResourceExhausted ? "resource_exhausted" : "unavailable",
-          "the event was not stored, retry later: " + st.message());
+          503, full ? "resource_exhausted" : "unavailable",
+          full ? "the event was not stored (the store is full), retry later"
+               : "the event was not stored (the store is unavailable), retry later");
       r.headers.emplace_back("Retry-After", "5");
       respond(std::move(r));
       return;

@@ -482,6 +482,10 @@ TEST_F(IngestTest, FullDiskAnswers503AndLosesNothing) {
   EXPECT_GT(accepted, 0);
   auto err = json::parse(r.body).at("error");
   EXPECT_EQ(err.at("code").as_string(), "resource_exhausted") << r.body;
+  // The sender is told to retry, without the store's internals (its path).
+  EXPECT_EQ(err.at("message").as_string(),
+            "the event was not stored (the store is full), retry later");
+  EXPECT_EQ(r.body.find(data_dir()), std::string::npos) << r.body;
   EXPECT_FALSE(r.Header("Retry-After").empty());
   // Still serving: health, and further ingest keeps answering 503 rather than crashing.
   HttpConnection other(port());

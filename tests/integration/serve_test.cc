@@ -650,8 +650,7 @@ TEST_F(ServeBinaryTest, ASecondServeOnALockedDataDirectoryIsRefusedWithTheHolder
 
 // The store address: --store and [store] postgres_url take a PostgreSQL URL. A server that cannot
 // be reached at start is exit 2 with a message that names it without the URL's password; --store
-// takes only such a URL, and --data wins over the file's postgres_url as every flag wins over the
-// file.
+// takes only such a URL, and --data with the file's url keeps the PostgreSQL store.
 TEST_F(ServeBinaryTest, AnUnreachablePostgresStoreIsRefusedPrecisely) {
   const std::map<std::string, std::string> env = {{"HOOKRELAY_TOKEN", kToken}};
   auto r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--data", data_dir(),
@@ -679,10 +678,16 @@ TEST_F(ServeBinaryTest, AnUnreachablePostgresStoreIsRefusedPrecisely) {
   EXPECT_NE(r.err.find("cannot open the store in postgres://127.0.0.1:1/hr"), std::string::npos)
       << r.err;
 
-  // --data wins over the file's postgres_url.
-  auto server = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-      "[store]\npostgres_url = \"postgres://127.0.0.1:1/hr\"\n", data_dir(), {}, env});
-  EXPECT_TRUE(server->ok()) << server->output();
+  // --data names the node's directory but never turns the file's PostgreSQL store into the
+  // embedded one (a user who configured PostgreSQL must not find the events in SQLite).
+  testing::WriteFile(config_path, "[store]\nurl = \"postgres://127.0.0.1:1/hr\"\n");
+  r = RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--config", config_path,
+                  "--data", data_dir()},
+                 {}, 30s, env);
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("cannot open the store in postgres://127.0.0.1:1/hr"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(data_dir() + "/hookrelay.db")) << "never the embedded store instead";
 }
 
 // serve --store postgres://…: events are stored in PostgreSQL (a private cluster) and delivered.
@@ -694,6 +699,8 @@ TEST_F(ServeBinaryTest, APostgresStoreIngestsAndDelivers) {
   ASSERT_FALSE(url.empty()) << error;
   auto server = Start({{"HOOKRELAY_TOKEN", kToken}}, {"--store", url});
   ASSERT_TRUE(server->ok()) << server->output();
+  // The start line says which store, not only the node's directory.
+  EXPECT_NE(server->output().find("(store: postgres"), std::string::npos) << server->output();
   ASSERT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"a":1})").status, 202);
   ASSERT_TRUE(sink_.WaitForRequests(1, 20s)) << server->output();
   EXPECT_FALSE(fs::exists(data_dir() + "/hookrelay.db")) << "not in the embedded store";
@@ -729,8 +736,11 @@ TEST_F(ServeBinaryTest, APostgresConnectionLostIs503ThenServeReconnects) {
                 "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = '" +
                     db + "'"),
             "");
-  EXPECT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"n":2})").status, 503)
-      << "the append that met the lost connection is not acknowledged";
+  HttpResponse lost = Send(server->port(), "POST", "/in/src", "", R"({"n":2})");
+  EXPECT_EQ(lost.status, 503) << "the append that met the lost connection is not acknowledged";
+  // The sender is not told where the database is.
+  EXPECT_EQ(lost.body.find("postgres"), std::string::npos) << lost.body;
+  EXPECT_EQ(lost.body.find("127.0.0.1"), std::string::npos) << lost.body;
   ASSERT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"n":3})").status, 202);
   ASSERT_TRUE(sink_.WaitForRequests(2, 20s)) << server->output();
   EXPECT_EQ(server->output().find(url.substr(0, url.find('@'))), std::string::npos);

@@ -808,7 +808,7 @@ TEST_F(ServerTest, ConnectionsBeyondTheLimitAreRefusedWhenNoneIsIdle) {
 
   RawConnection extra(port());
   extra.Write("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-  std::string raw = extra.ReadUntilClose(seconds(5));
+  std::string raw = extra.ReadUntilClose(seconds(20));
   EXPECT_EQ(StatusOf(raw), 503) << raw;
   EXPECT_TRUE(Contains(raw, "Retry-After: 1\r\n")) << raw;
   EXPECT_TRUE(Contains(raw, "max_connections 1")) << raw;
@@ -816,11 +816,11 @@ TEST_F(ServerTest, ConnectionsBeyondTheLimitAreRefusedWhenNoneIsIdle) {
   EXPECT_EQ(server_->stats().refused_max_connections.load(), 1u);
 
   ASSERT_TRUE(first.Write("cd"));
-  EXPECT_EQ(StatusOf(first.ReadUntil("\r\n\r\n", seconds(5))), 200);
+  EXPECT_EQ(StatusOf(first.ReadUntil("\r\n\r\n", seconds(20))), 200);
 
   // Once the first connection is gone, there is room again (the server notices asynchronously).
   first.ShutdownWrite();
-  first.ReadUntilClose(seconds(5));
+  first.ReadUntilClose(seconds(20));
   EXPECT_TRUE(test::WaitFor([&] {
     return StatusOf(SendRaw(port(), "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
                             seconds(2))) == 200;
