@@ -12,6 +12,7 @@
 #include "common/list_limits.h"
 #include "store/event_id.h"
 #include "store/postgres/migrations.h"
+#include "store/row_codec.h"
 
 namespace hookrelay::store {
 
@@ -23,76 +24,6 @@ namespace {
 
 struct Unit {};
 
-// Every list's answer to a cursor it did not give out (events, audit, replays), one wording (the
-// embedded store's).
-Status BadCursor() {
-  return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)", "cursor");
-}
-
-int64_t UnixMinute(TimePoint t) {
-  return std::chrono::floor<std::chrono::minutes>(t).time_since_epoch().count();
-}
-
-// Headers are one bytea: for each header, a 4-byte little-endian name length, the name, a 4-byte
-// little-endian value length, the value (the embedded store's layout). Byte-exact; never parsed
-// by SQL.
-void PutLength(std::string& out, size_t n) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
-}
-
-std::string EncodeHeaders(const std::vector<Header>& headers) {
-  std::string out;
-  for (const Header& h : headers) {
-    PutLength(out, h.name.size());
-    out += h.name;
-    PutLength(out, h.value.size());
-    out += h.value;
-  }
-  return out;
-}
-
-bool GetField(std::string_view& in, std::string* field) {
-  if (in.size() < 4) return false;
-  size_t n = 0;
-  for (int i = 0; i < 4; ++i) {
-    n |= static_cast<size_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  }
-  in.remove_prefix(4);
-  if (in.size() < n) return false;
-  field->assign(in.data(), n);
-  in.remove_prefix(n);
-  return true;
-}
-
-Result<std::vector<Header>> DecodeHeaders(std::string_view in) {
-  std::vector<Header> headers;
-  while (!in.empty()) {
-    Header h;
-    if (!GetField(in, &h.name) || !GetField(in, &h.value)) {
-      return Status::Internal("corrupt headers in the database");
-    }
-    headers.push_back(std::move(h));
-  }
-  return headers;
-}
-
-std::string_view BreakerStateText(policy::BreakerState s) {
-  switch (s) {
-    case policy::BreakerState::kClosed: return "closed";
-    case policy::BreakerState::kOpen: return "open";
-    case policy::BreakerState::kHalfOpen: return "half_open";
-  }
-  return "closed";
-}
-
-std::optional<policy::BreakerState> ParseBreakerStateText(std::string_view s) {
-  if (s == "closed") return policy::BreakerState::kClosed;
-  if (s == "open") return policy::BreakerState::kOpen;
-  if (s == "half_open") return policy::BreakerState::kHalfOpen;
-  return std::nullopt;
-}
-
-// A bigint[] literal of `keys` ("{1,2,3}").
 std::string ArrayLiteral(const std::vector<int64_t>& keys) {
   std::string out = "{";
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -958,7 +889,7 @@ Result<std::optional<policy::BreakerSnapshot>> PostgresStore::GetBreaker(
         if (r.rows() == 0) return std::optional<policy::BreakerSnapshot>();
         policy::BreakerSnapshot s;
         const std::string state = r.Text(0, 0);
-        std::optional<policy::BreakerState> parsed = ParseBreakerStateText(state);
+        std::optional<policy::BreakerState> parsed = ParseBreakerStateName(state);
         if (!parsed) return Status::Internal("unknown breaker state in the database: " + state);
         s.state = *parsed;
         s.consecutive_failures = static_cast<int>(r.Int(0, 1));
@@ -977,8 +908,8 @@ Status PostgresStore::PutBreaker(const std::string& destination,
            const std::string sql =
                "INSERT INTO breakers (destination, state, consecutive_failures, trips,"
                " open_until, closed_since, probe_in_flight) VALUES (" +
-               p.Text(destination) + ", " + p.Text(BreakerStateText(snapshot.state)) + ", " +
-               p.Int(snapshot.consecutive_failures) + ", " + p.Int(snapshot.trips) + ", " +
+               p.Text(destination) + ", " + p.Text(policy::BreakerStateName(snapshot.state)) +
+               ", " + p.Int(snapshot.consecutive_failures) + ", " + p.Int(snapshot.trips) + ", " +
                p.OptTime(snapshot.open_until) + ", " + p.OptTime(snapshot.closed_since) + ", " +
                p.Bool(snapshot.probe_in_flight) +
                ") ON CONFLICT (destination) DO UPDATE SET state = excluded.state,"

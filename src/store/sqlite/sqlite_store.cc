@@ -21,6 +21,7 @@
 #include "common/list_limits.h"
 #include "common/thread_name.h"
 #include "store/event_id.h"
+#include "store/row_codec.h"
 #include "store/sqlite/migrations.h"
 
 namespace hookrelay::store {
@@ -34,69 +35,7 @@ namespace {
 constexpr int64_t kSqliteMaxPageCount = 1073741823;
 constexpr int kBusyTimeoutMs = 5000;
 
-// Every list's answer to a cursor it did not give out (events, audit, replays), one wording.
-Status BadCursor() {
-  return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)", "cursor");
-}
-
 struct Unit {};
-
-// Headers are stored as one blob: for each header, a 4-byte little-endian name length, the name,
-// a 4-byte little-endian value length, the value. Compact, byte-exact, and never parsed by SQL.
-void PutLength(std::string& out, size_t n) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
-}
-
-std::string EncodeHeaders(const std::vector<Header>& headers) {
-  std::string out;
-  for (const Header& h : headers) {
-    PutLength(out, h.name.size());
-    out += h.name;
-    PutLength(out, h.value.size());
-    out += h.value;
-  }
-  return out;
-}
-
-bool GetField(std::string_view& in, std::string* field) {
-  if (in.size() < 4) return false;
-  size_t n = 0;
-  for (int i = 0; i < 4; ++i)
-    n |= static_cast<size_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  in.remove_prefix(4);
-  if (in.size() < n) return false;
-  field->assign(in.data(), n);
-  in.remove_prefix(n);
-  return true;
-}
-
-Result<std::vector<Header>> DecodeHeaders(std::string_view in) {
-  std::vector<Header> headers;
-  while (!in.empty()) {
-    Header h;
-    if (!GetField(in, &h.name) || !GetField(in, &h.value)) {
-      return Status::Internal("corrupt headers blob in the database");
-    }
-    headers.push_back(std::move(h));
-  }
-  return headers;
-}
-
-std::string_view BreakerStateText(policy::BreakerState s) {
-  switch (s) {
-    case policy::BreakerState::kClosed: return "closed";
-    case policy::BreakerState::kOpen: return "open";
-    case policy::BreakerState::kHalfOpen: return "half_open";
-  }
-  return "closed";
-}
-
-std::optional<policy::BreakerState> ParseBreakerStateText(std::string_view s) {
-  if (s == "closed") return policy::BreakerState::kClosed;
-  if (s == "open") return policy::BreakerState::kOpen;
-  if (s == "half_open") return policy::BreakerState::kHalfOpen;
-  return std::nullopt;
-}
 
 constexpr char kEventColumns[] =
     "e.id, e.source, e.received_at, e.content_type, e.size, e.dedup_key, e.headers";
@@ -1085,14 +1024,6 @@ Result<std::string> SqliteStore::WriterPragma(const std::string& name) {
 // ---------------------------------------------------------------------------------------------
 // Writes
 
-namespace {
-
-int64_t UnixMinute(TimePoint t) {
-  return std::chrono::floor<std::chrono::minutes>(t).time_since_epoch().count();
-}
-
-}  // namespace
-
 void SqliteStore::AppendEvent(NewEvent event, AppendCallback done) {
   Enqueue(std::make_unique<AppendOp>(this, std::move(event), std::move(done)));
 }
@@ -1520,7 +1451,7 @@ Status SqliteStore::PutBreaker(const std::string& destination,
         " probe_in_flight = excluded.probe_in_flight");
     if (!up.ok()) return up.status();
     up->BindText(1, destination)
-        .BindText(2, BreakerStateText(snapshot.state))
+        .BindText(2, policy::BreakerStateName(snapshot.state))
         .BindInt(3, snapshot.consecutive_failures)
         .BindInt(4, snapshot.trips)
         .BindOptTime(5, snapshot.open_until)
@@ -2088,7 +2019,7 @@ Result<std::optional<policy::BreakerSnapshot>> SqliteStore::GetBreaker(
   if (!*row) return std::optional<policy::BreakerSnapshot>();
   policy::BreakerSnapshot s;
   std::string state = q->Text(0);
-  std::optional<policy::BreakerState> parsed = ParseBreakerStateText(state);
+  std::optional<policy::BreakerState> parsed = ParseBreakerStateName(state);
   if (!parsed) return Status::Internal("unknown breaker state in the database: " + state);
   s.state = *parsed;
   s.consecutive_failures = static_cast<int>(q->Int(1));

@@ -1,0 +1,67 @@
+#include "store/row_codec.h"
+
+#include <chrono>
+
+namespace hookrelay::store {
+
+namespace {
+
+void PutLength(std::string& out, size_t n) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+}
+
+bool GetField(std::string_view& in, std::string* field) {
+  if (in.size() < 4) return false;
+  size_t n = 0;
+  for (int i = 0; i < 4; ++i) {
+    n |= static_cast<size_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  }
+  in.remove_prefix(4);
+  if (in.size() < n) return false;
+  field->assign(in.data(), n);
+  in.remove_prefix(n);
+  return true;
+}
+
+}  // namespace
+
+std::string EncodeHeaders(const std::vector<Header>& headers) {
+  std::string out;
+  for (const Header& h : headers) {
+    PutLength(out, h.name.size());
+    out += h.name;
+    PutLength(out, h.value.size());
+    out += h.value;
+  }
+  return out;
+}
+
+Result<std::vector<Header>> DecodeHeaders(std::string_view in) {
+  std::vector<Header> headers;
+  while (!in.empty()) {
+    Header h;
+    if (!GetField(in, &h.name) || !GetField(in, &h.value)) {
+      return Status::Internal("corrupt headers blob in the database");
+    }
+    headers.push_back(std::move(h));
+  }
+  return headers;
+}
+
+std::optional<policy::BreakerState> ParseBreakerStateName(std::string_view s) {
+  for (policy::BreakerState state : {policy::BreakerState::kClosed, policy::BreakerState::kOpen,
+                                     policy::BreakerState::kHalfOpen}) {
+    if (s == policy::BreakerStateName(state)) return state;
+  }
+  return std::nullopt;
+}
+
+int64_t UnixMinute(TimePoint t) {
+  return std::chrono::floor<std::chrono::minutes>(t).time_since_epoch().count();
+}
+
+Status BadCursor() {
+  return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)", "cursor");
+}
+
+}  // namespace hookrelay::store
