@@ -60,6 +60,20 @@ int64_t UnixMinute(TimePoint t) {
   return std::chrono::floor<std::chrono::minutes>(t).time_since_epoch().count();
 }
 
+Status CheckCatalogChange(const CatalogChange& change) {
+  for (const CatalogObject& o : change.put) {
+    if (o.name.empty()) return Status::InvalidArgument("catalog object name is empty", "name");
+    if (o.spec.empty()) return Status::InvalidArgument("catalog object spec is empty", "spec");
+    if (o.origin != "config" && o.origin != "api") {
+      return Status::InvalidArgument("catalog origin must be config or api", "origin");
+    }
+  }
+  if (change.audit && change.audit->action.empty()) {
+    return Status::InvalidArgument("audit action is empty", "action");
+  }
+  return Status::Ok();
+}
+
 Status BadCursor() {
   return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)", "cursor");
 }

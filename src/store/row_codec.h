@@ -29,6 +29,10 @@ std::optional<policy::BreakerState> ParseBreakerStateName(std::string_view s);
 // The minute `t` falls in, as minutes since the Unix epoch (the statistics' bucket).
 int64_t UnixMinute(TimePoint t);
 
+// What both stores refuse in a catalog change before writing anything: an object without a name
+// or spec, an origin other than "config" or "api", an audit entry without an action.
+Status CheckCatalogChange(const CatalogChange& change);
+
 // Every list's answer to a cursor it did not give out (events, audit, replays): one wording.
 Status BadCursor();
 

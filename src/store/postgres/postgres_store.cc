@@ -1275,16 +1275,7 @@ Result<std::vector<CatalogObject>> PostgresStore::ListCatalog() {
 }
 
 Status PostgresStore::ApplyCatalogChange(const CatalogChange& change) {
-  for (const CatalogObject& o : change.put) {
-    if (o.name.empty()) return Status::InvalidArgument("catalog object name is empty", "name");
-    if (o.spec.empty()) return Status::InvalidArgument("catalog object spec is empty", "spec");
-    if (o.origin != "config" && o.origin != "api") {
-      return Status::InvalidArgument("catalog origin must be config or api", "origin");
-    }
-  }
-  if (change.audit && change.audit->action.empty()) {
-    return Status::InvalidArgument("audit action is empty", "action");
-  }
+  HR_RETURN_IF_ERROR(CheckCatalogChange(change));
   const TimePoint now = clock_.Now();
   return InTransaction<Unit>([&](PgConn& db) -> Result<Unit> {
            if (!change.require_no_open_deliveries.empty()) {
