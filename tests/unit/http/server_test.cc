@@ -803,7 +803,9 @@ TEST_F(ServerTest, ConnectionsBeyondTheLimitAreRefusedWhenNoneIsIdle) {
   // The one connection is in the middle of a request: it is not closed for a newcomer.
   RawConnection first(port());
   ASSERT_TRUE(first.Write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab"));
-  ASSERT_TRUE(test::WaitFor([&] { return server_->stats().connections.load() != 0; }));
+  // Wait until the server has read the head (the body's 4 bytes are then reserved): before
+  // that, the connection has sent nothing the server saw and is idle, so it would make room.
+  ASSERT_TRUE(test::WaitFor([&] { return server_->stats().body_memory_bytes.load() == 4; }));
   ASSERT_EQ(server_->stats().connections.load(), 1);
 
   RawConnection extra(port());
