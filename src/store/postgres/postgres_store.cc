@@ -1043,14 +1043,34 @@ Result<int64_t> PostgresStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
     // Deliveries and attempts go with their events (ON DELETE CASCADE). An event with a delivery
     // not final yet (scheduled, delivering, paused) is kept. Rows another transaction holds (a
     // replay starting) are skipped this time.
+    //
+    // Two statements, not one: a replay on another node locks the event's row, adds its chain and
+    // commits. Had it committed after this statement's snapshot but before the row lock below, a
+    // single DELETE would still judge the event by the old snapshot (no open delivery) and take
+    // the new chain with it. The DELETE gets a new snapshot (READ COMMITTED) while this
+    // transaction holds the rows: every replay that committed before the lock is seen, and every
+    // later one waits for the lock and then finds the event gone (not found).
+    std::string locked = "{";
+    {
+      PgParams p;
+      const std::string sql = "SELECT e.id FROM events e WHERE e.id < " +
+                              p.Int(EventKeyFloor(cutoff)) +
+                              " AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id"
+                              " AND d.status NOT IN ('delivered', 'failed'))"
+                              " ORDER BY e.id LIMIT " +
+                              p.Int(batch) + " FOR UPDATE SKIP LOCKED";
+      HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "lock events to purge"));
+      if (r.rows() == 0) return int64_t{0};
+      for (int i = 0; i < r.rows(); ++i) {
+        if (i > 0) locked += ',';
+        locked += std::to_string(r.Int(i, 0));
+      }
+    }
+    locked += '}';
     PgParams p;
-    const std::string sql =
-        "DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.id < " +
-        p.Int(EventKeyFloor(cutoff)) +
-        " AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id"
-        " AND d.status NOT IN ('delivered', 'failed'))"
-        " ORDER BY e.id LIMIT " +
-        p.Int(batch) + " FOR UPDATE SKIP LOCKED)";
+    const std::string sql = "DELETE FROM events e WHERE e.id = ANY(" + p.Text(locked) +
+                            "::bigint[]) AND NOT EXISTS (SELECT 1 FROM deliveries d"
+                            " WHERE d.event_id = e.id AND d.status NOT IN ('delivered', 'failed'))";
     HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "purge events"));
     return r.affected();  // the events only, not the cascaded rows
   });
