@@ -359,7 +359,7 @@ TEST_F(ClusterTest, ANodeKilledMidRunLosesNothingAcknowledged) {
   Load load({nodes[0]->port(), nodes[1]->port(), nodes[2]->port()}, 16, kEvents);
   // Mid-run: a third of the events acknowledged and the sink busy with them.
   ASSERT_TRUE(test::WaitFor(
-      [&] { return load.acked() >= kEvents / 3 && sink_.RequestCount() >= kEvents / 5; }, 60s,
+      [&] { return load.acked() >= kEvents / 3 && sink_.RequestCount() >= kEvents / 5; }, 90s,
       10ms))
       << load.acked() << " acknowledged, " << sink_.RequestCount() << " at the sink";
   const std::string killed_id = NodeId(2);
@@ -379,13 +379,13 @@ TEST_F(ClusterTest, ANodeKilledMidRunLosesNothingAcknowledged) {
   for (const auto& r : inflight_rows) inflight.insert(r.at(0));
   const int64_t acked_at_kill = load.acked();
 
-  ASSERT_TRUE(test::WaitFor([&] { return load.done(); }, 60s, 20ms))
+  ASSERT_TRUE(test::WaitFor([&] { return load.done(); }, 150s, 20ms))
       << load.posted() << " posted, " << load.acked() << " acknowledged";
   load.Stop();
   EXPECT_GT(load.acked(), acked_at_kill) << "the surviving nodes took no more events";
   const std::vector<Outcome> outcomes = load.Outcomes();
   ASSERT_EQ(static_cast<int64_t>(outcomes.size()), kEvents);
-  WaitUntilAllDelivered(*pg_, 60s);
+  WaitUntilAllDelivered(*pg_, 90s);
 
   const Reconciled r = Reconcile(*pg_, outcomes, /*refused_absent=*/true);
   for (const std::string& body : r.extra_bodies) {
@@ -471,7 +471,7 @@ TEST_F(ClusterTest, PostgresRestartedMidLoadIsNever202AndLosesNothingAcknowledge
   auto resumed = [&](int64_t acked, size_t delivered) {
     return test::WaitFor(
         [&] { return load.acked() >= acked + 1000 && sink_.RequestCount() >= delivered + 1000; },
-        30s, 10ms);
+        60s, 10ms);
   };
   ASSERT_TRUE(resumed(0, 0)) << load.acked() << " acknowledged, " << sink_.RequestCount()
                              << " at the sink";
@@ -510,7 +510,7 @@ TEST_F(ClusterTest, PostgresRestartedMidLoadIsNever202AndLosesNothingAcknowledge
       EXPECT_EQ(o.status, 503) << o.body << ": answered " << o.status << " (0: no answer)";
     }
   }
-  WaitUntilAllDelivered(*pg_, 60s);
+  WaitUntilAllDelivered(*pg_, 90s);
   const Reconciled r = Reconcile(*pg_, outcomes, /*refused_absent=*/false);
   ExpectExtrasFromOutages(r, outages);
   EXPECT_EQ(r.sink_copies, r.recorded_attempts + r.extra_copies);
@@ -561,7 +561,7 @@ TEST_F(ClusterTest, AFailoverToTheSynchronousStandbyLosesNothingAcknowledged) {
   auto resumed = [&](int64_t acked, size_t delivered) {
     return test::WaitFor(
         [&] { return load.acked() >= acked + 1000 && sink_.RequestCount() >= delivered + 1000; },
-        30s, 10ms);
+        60s, 10ms);
   };
   ASSERT_TRUE(resumed(0, 0)) << load.acked() << " acknowledged, " << sink_.RequestCount()
                              << " at the sink";
@@ -590,7 +590,7 @@ TEST_F(ClusterTest, AFailoverToTheSynchronousStandbyLosesNothingAcknowledged) {
       EXPECT_EQ(o.status, 503) << o.body << ": answered " << o.status << " (0: no answer)";
     }
   }
-  WaitUntilAllDelivered(*standby, 60s);
+  WaitUntilAllDelivered(*standby, 90s);
   const Reconciled r = Reconcile(*standby, outcomes, /*refused_absent=*/false);
   ExpectExtrasFromOutages(r, outages);
   EXPECT_EQ(r.sink_copies, r.recorded_attempts + r.extra_copies);
