@@ -185,7 +185,7 @@ class ClusterTest : public ::testing::Test {
            "\n[[sources]]\nname = \"src\"\n"
            "\n[[destinations]]\nname = \"d\"\nallow_private = true\nurl = \"" +
            sink_.url("/hooks") +
-           "\"\nmax_concurrency = 16\nbreaker = { threshold = 100000 }\n"
+           "\"\nmax_concurrency = 32\nbreaker = { threshold = 100000 }\n"
            "policy = { strategy = \"exponential\", jitter = \"none\", base = \"20ms\", "
            "cap = \"200ms\", max_attempts = 100, max_duration = \"10m\", timeout = \"5s\" }\n"
            "\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n";
@@ -350,6 +350,7 @@ int64_t Count202(const std::vector<Outcome>& outcomes) {
 // store's counters (through a surviving node's API) agree with the database and the sink.
 TEST_F(ClusterTest, ANodeKilledMidRunLosesNothingAcknowledged) {
   const Steady began = Now();
+  sink_.SetDefault(SinkResponse::Status(200).WithDelay(100ms));
   std::vector<std::unique_ptr<HookrelayServer>> nodes;
   for (int i = 0; i < 3; ++i) {
     nodes.push_back(StartNode(i, db_url_));
@@ -364,6 +365,17 @@ TEST_F(ClusterTest, ANodeKilledMidRunLosesNothingAcknowledged) {
       << load.acked() << " acknowledged, " << sink_.RequestCount() << " at the sink";
   const std::string killed_id = NodeId(2);
   ASSERT_FALSE(killed_id.empty());
+  // Killed while it has attempts out (the sink takes 100 ms an answer: some 15 are out on each
+  // node at this rate), so that some of its deliveries must be taken over once their leases
+  // expire.
+  ASSERT_TRUE(test::WaitFor(
+      [&] {
+        return Count(*pg_,
+                     "SELECT count(*) FROM deliveries WHERE status = 'delivering' AND "
+                     "lease_owner = '" +
+                         killed_id + "'") >= 3;
+      },
+      30s, 5ms));
   nodes[2]->Kill();
   load.SetPorts({nodes[0]->port(), nodes[1]->port()});
   // The killed node's attempts in flight: deliveries it had claimed and not recorded. Its leases
@@ -377,6 +389,7 @@ TEST_F(ClusterTest, ANodeKilledMidRunLosesNothingAcknowledged) {
             "");
   std::set<std::string> inflight;
   for (const auto& r : inflight_rows) inflight.insert(r.at(0));
+  EXPECT_GE(inflight.size(), 1u) << "the killed node had nothing in flight: nothing taken over";
   const int64_t acked_at_kill = load.acked();
 
   ASSERT_TRUE(test::WaitFor([&] { return load.done(); }, 150s, 20ms))
