@@ -122,23 +122,61 @@ void Claimer::RunClaim(const ClaimJob& job) {
   ids.reserve(claimed->size());
   for (const store::Delivery& delivery : *claimed) ids.push_back(delivery.event_id);
   auto events = state_.store.GetEvents(ids);
+  if (!events.ok()) {
+    GiveBack(job, *claimed, events.status());
+    return;
+  }
   std::optional<std::string> key;
   if (d.signing_secret) {
     if (auto k = model::SigningKey(*d.signing_secret); k.ok()) key = std::move(*k);
   }
   for (size_t i = 0; i < claimed->size(); ++i) {
     store::Delivery& delivery = (*claimed)[i];
-    if (!events.ok() || i >= events->size() || !(*events)[i].has_value()) {
+    if (i >= events->size() || !(*events)[i].has_value()) {
       Completion c{job.destination, std::move(delivery), {}, true};
       c.result.started_at = state_.clock.Now();
       c.result.outcome.error = policy::TransportError::kOther;
-      c.result.error_detail = events.ok() ? "the event is no longer stored (past its replay window)"
-                                          : "cannot read the event: " + events.status().message();
+      c.result.error_detail = "the event is no longer stored (past its replay window)";
       complete_(std::move(c));
       continue;
     }
     Dispatch(job.destination, std::move(delivery), *(*events)[i], key);
   }
+}
+
+void Claimer::GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& claimed,
+                       const Status& why) {
+  const model::Destination& d = *job.destination;
+  std::vector<int64_t> ids;
+  ids.reserve(claimed.size());
+  for (const store::Delivery& delivery : claimed) ids.push_back(delivery.id);
+  spdlog::warn("cannot read the events of {} claimed deliveries for {} ({}); giving them back",
+               ids.size(), d.name, why.message());
+  if (auto released = state_.store.ReleaseClaims(ids, state_.options.node_id); !released.ok()) {
+    spdlog::warn(
+        "cannot give back {} claimed deliveries for {} ({}): they are claimed again "
+        "once their leases expire",
+        ids.size(), d.name, released.status().message());
+  }
+  const int n = static_cast<int>(ids.size());
+  bool idle;
+  {
+    MutexLock lock(state_.mu);
+    DestState& s = state_.StateOf(d.name, d);
+    s.in_flight = std::max(0, s.in_flight - n);
+    if (job.probe) {
+      // Nothing was sent to probe with (as when a claim finds nothing, RunClaim).
+      s.resume_before_probe = true;
+      policy::BreakerSnapshot snapshot = s.breaker.snapshot();
+      snapshot.probe_in_flight = false;
+      s.breaker = policy::CircuitBreaker(d.breaker, snapshot);
+    }
+    state_.stats.in_flight = std::max<int64_t>(0, state_.stats.in_flight - n);
+    idle = state_.stats.in_flight == 0 && state_.stopping;  // Stop waits for it
+    state_.wake = true;
+  }
+  state_.wake_cv.notify_all();
+  if (idle) state_.idle_cv.notify_all();
 }
 
 void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,

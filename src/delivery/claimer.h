@@ -46,6 +46,11 @@ class Claimer {
   void Loop();
   // Claims what `job` reserved slots for, frees the slots of what was not found, and sends.
   void RunClaim(const ClaimJob& job);
+  // The claim's events could not be read (`why`: the store is unavailable): nothing of it is
+  // sent, recorded or failed. The claims go back to the store (due as before; if that fails
+  // too, their leases expire and they are claimed again) and their slots are free again.
+  void GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& claimed,
+                const Status& why);
   // Sends one claimed delivery of `e` (whose body it takes), signed with `key` (the destination's
   // decoded signing key, decoded once per claim).
   void Dispatch(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,

@@ -78,9 +78,15 @@ void FaultInjectingStore::FailCatalogChanges(int n, Status status) {
   Arm(catalog_fault_, n, false, std::move(status));
 }
 
+void FaultInjectingStore::FailEventReads(int n, Status status) {
+  MutexLock lock(mu_);
+  Arm(event_read_fault_, n, false, std::move(status));
+}
+
 void FaultInjectingStore::Heal() {
   {
     MutexLock lock(mu_);
+    event_read_fault_ = Fault{};
     append_fault_ = Fault{};
     record_attempt_fault_ = Fault{};
     catalog_fault_ = Fault{};
@@ -172,6 +178,7 @@ std::vector<Status> FaultInjectingStore::RecordAttempts(const std::vector<Attemp
 }
 
 Result<std::optional<Event>> FaultInjectingStore::GetEvent(const std::string& id) {
+  if (Status fault = Take(&FaultInjectingStore::event_read_fault_); !fault.ok()) return fault;
   return target_->GetEvent(id);
 }
 

@@ -22,7 +22,7 @@ namespace hookrelay::store {
 //
 // Faults exist for AppendEvent (reported through its callback, which runs on this wrapper's own
 // callback thread, never inline, as the Store contract promises), RecordAttempt(s) (returned;
-// in a batch, per record) and ApplyCatalogChange (returned).
+// in a batch, per record), GetEvent(s) and ApplyCatalogChange (returned).
 // Every other method is forwarded unchanged. Thread-safe; the knobs may be turned while other
 // threads use the store.
 class FaultInjectingStore final : public Store {
@@ -53,6 +53,9 @@ class FaultInjectingStore final : public Store {
   void HoldClaims(bool hold);
   // ClaimDue calls waiting in a hold now.
   int held_claims() const { return held_claims_.load(); }
+  // The next `n` GetEvent calls (GetEvents reads through GetEvent here) fail with `status`: a read
+  // that meets a lost connection.
+  void FailEventReads(int n, Status status);
   // The next `n` ApplyCatalogChange calls fail with `status`.
   void FailCatalogChanges(int n, Status status);
   // Removes every fault: all operations reach the target again.
@@ -131,6 +134,7 @@ class FaultInjectingStore final : public Store {
   Fault append_fault_ GUARDED_BY(mu_);
   Fault record_attempt_fault_ GUARDED_BY(mu_);
   Fault catalog_fault_ GUARDED_BY(mu_);
+  Fault event_read_fault_ GUARDED_BY(mu_);
   std::atomic<int64_t> failed_appends_{0};
   std::atomic<int64_t> failed_record_attempts_{0};
 

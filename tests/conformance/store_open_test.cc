@@ -59,6 +59,14 @@ TEST(StoreAddressTest, ADirectoryOrAPostgresUrl) {
   ASSERT_TRUE(secret.ok());
   EXPECT_EQ(secret->display, "postgresql://db.internal:5432/hookrelay");
   EXPECT_EQ(ParseStoreAddress("postgres://db").value().display, "postgres://db");
+  // A multi-host URL (failover, issue 15): every host shown, the user, password and
+  // target_session_attrs not.
+  auto hosts = ParseStoreAddress(
+      "postgres://hr:pw-secret@10.0.0.1:5432,10.0.0.2:5433/"
+      "hookrelay?target_session_attrs=read-write");
+  ASSERT_TRUE(hosts.ok());
+  EXPECT_EQ(hosts->kind, StoreAddress::Kind::kPostgres);
+  EXPECT_EQ(hosts->display, "postgres://10.0.0.1:5432,10.0.0.2:5433/hookrelay");
   EXPECT_EQ(ParseStoreAddress("postgres://u:p@db?password=y").value().display, "postgres://db");
 
   auto mysql = ParseStoreAddress("mysql://u:secret@db/hr");

@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <mutex>
 
+#include "support/wait.h"
+
 namespace hookrelay::testing {
 namespace {
 
@@ -76,34 +78,51 @@ RunResult PgCluster::RunAsOwner(std::vector<std::string> argv,
   return RunProgram(argv, {}, timeout, {{"LC_ALL", "C"}});
 }
 
-std::unique_ptr<PgCluster> PgCluster::Start(const Options& options, std::string* error) {
-  std::unique_ptr<PgCluster> c(new PgCluster());
-  c->bin_dir_ = FindBinDir();
-  if (c->bin_dir_.empty()) {
-    *error = std::string("no PostgreSQL server found (no /usr/lib/postgresql/*/bin/initdb). ") +
-             kInstallHint;
-    return nullptr;
+std::string PgCluster::Prepare() {
+  bin_dir_ = FindBinDir();
+  if (bin_dir_.empty()) {
+    return std::string("no PostgreSQL server found (no /usr/lib/postgresql/*/bin/initdb). ") +
+           kInstallHint;
   }
-  c->as_postgres_ = geteuid() == 0;
-  if (c->as_postgres_) {
+  as_postgres_ = geteuid() == 0;
+  if (as_postgres_) {
     // initdb and postgres refuse to run as root: the directory belongs to `postgres` instead.
     const passwd* pw = getpwnam("postgres");
     if (pw == nullptr) {
-      *error = std::string(
-                   "running as root, and there is no `postgres` user to run the server "
-                   "as. ") +
-               kInstallHint;
-      return nullptr;
+      return std::string(
+                 "running as root, and there is no `postgres` user to run the server "
+                 "as. ") +
+             kInstallHint;
     }
-    if (chown(c->dir_.path().c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-      *error = "cannot give " + c->dir_.path() + " to the postgres user: " + strerror(errno);
-      return nullptr;
+    if (chown(dir_.path().c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+      return "cannot give " + dir_.path() + " to the postgres user: " + strerror(errno);
     }
   }
-  c->data_dir_ = c->dir_.path() + "/data";
-  c->socket_dir_ = c->dir_.path();
-  c->log_path_ = c->dir_.path() + "/postgres.log";
+  data_dir_ = dir_.path() + "/data";
+  socket_dir_ = dir_.path();
+  log_path_ = dir_.path() + "/postgres.log";
+  return "";
+}
 
+std::string PgCluster::StartServer(const Options& options) {
+  // A port that was free may be taken before the server binds it: try a few.
+  std::string last;
+  for (int tries = 0; tries < 5 && !running_; ++tries) {
+    port_ = FreePort();
+    server_options_ = "-p " + std::to_string(port_) + " -k " + socket_dir_ +
+                      " -c listen_addresses=127.0.0.1 -c max_connections=200";
+    if (!options.fsync) server_options_ += " -c fsync=off -c full_page_writes=off";
+    last = StartAgain();
+  }
+  return running_ ? "" : last;
+}
+
+std::unique_ptr<PgCluster> PgCluster::Start(const Options& options, std::string* error) {
+  std::unique_ptr<PgCluster> c(new PgCluster());
+  if (std::string st = c->Prepare(); !st.empty()) {
+    *error = st;
+    return nullptr;
+  }
   // initdb costs about 1.5 s, and ctest runs each test in a process of its own: the first
   // cluster of this user and major version is made into a template directory beside the
   // temporary ones, which later clusters copy (cp -a, a tenth of that).
@@ -118,28 +137,108 @@ std::unique_ptr<PgCluster> PgCluster::Start(const Options& options, std::string*
     *error = "cannot copy the cluster template " + template_dir + ": " + Tail(copy.err);
     return nullptr;
   }
-  // A port that was free may be taken before the server binds it: try a few.
-  std::string last;
-  for (int tries = 0; tries < 5 && !c->running_; ++tries) {
-    c->port_ = FreePort();
-    std::string server_options = "-p " + std::to_string(c->port_) + " -k " + c->socket_dir_ +
-                                 " -c listen_addresses=127.0.0.1 -c max_connections=200";
-    if (!options.fsync) server_options += " -c fsync=off -c full_page_writes=off";
-    RunResult start = c->RunAsOwner({c->bin_dir_ + "/pg_ctl", "start", "-w", "-t", "60", "-D",
-                                     c->data_dir_, "-l", c->log_path_, "-o", server_options},
-                                    std::chrono::seconds(90));
-    if (start.exit_code == 0) {
-      c->running_ = true;
-    } else {
-      last = "pg_ctl start failed (exit " + std::to_string(start.exit_code) +
-             "): " + Tail(start.out + start.err) + "\nserver log: " + Tail(ReadFile(c->log_path_));
-    }
-  }
-  if (!c->running_) {
-    *error = last;
+  if (std::string st = c->StartServer(options); !st.empty()) {
+    *error = st;
     return nullptr;
   }
   return c;
+}
+
+std::unique_ptr<PgCluster> PgCluster::StartStandby(const PgCluster& primary, const Options& options,
+                                                   std::string* error) {
+  std::unique_ptr<PgCluster> c(new PgCluster());
+  if (std::string st = c->Prepare(); !st.empty()) {
+    *error = st;
+    return nullptr;
+  }
+  // The template's pg_hba.conf lets 127.0.0.1 replicate (initdb's defaults, trust). -R writes
+  // primary_conninfo and standby.signal; -X stream copies the WAL written meanwhile.
+  RunResult backup = c->RunAsOwner({c->bin_dir_ + "/pg_basebackup", "-D", c->data_dir_, "-h",
+                                    "127.0.0.1", "-p", std::to_string(primary.port()), "-U",
+                                    "postgres", "-R", "-X", "stream", "-c", "fast", "--no-sync"},
+                                   std::chrono::seconds(120));
+  if (backup.exit_code != 0) {
+    *error = "pg_basebackup failed (exit " + std::to_string(backup.exit_code) +
+             "): " + Tail(backup.out + backup.err);
+    return nullptr;
+  }
+  if (std::string st = c->StartServer(options); !st.empty()) {
+    *error = st;
+    return nullptr;
+  }
+  return c;
+}
+
+std::string PgCluster::StartAgain() {
+  RunResult start = RunAsOwner({bin_dir_ + "/pg_ctl", "start", "-w", "-t", "60", "-D", data_dir_,
+                                "-l", log_path_, "-o", server_options_},
+                               std::chrono::seconds(90));
+  if (start.exit_code != 0) {
+    return "pg_ctl start failed (exit " + std::to_string(start.exit_code) +
+           "): " + Tail(start.out + start.err) + "\nserver log: " + Tail(ReadFile(log_path_));
+  }
+  running_ = true;
+  return "";
+}
+
+std::string PgCluster::Restart() {
+  // restart takes the options of the last start from postmaster.opts (same port and socket).
+  RunResult r = RunAsOwner({bin_dir_ + "/pg_ctl", "restart", "-w", "-t", "60", "-m", "fast", "-D",
+                            data_dir_, "-l", log_path_},
+                           std::chrono::seconds(90));
+  if (r.exit_code != 0) {
+    return "pg_ctl restart failed (exit " + std::to_string(r.exit_code) +
+           "): " + Tail(r.out + r.err) + "\nserver log: " + Tail(ReadFile(log_path_));
+  }
+  return "";
+}
+
+std::string PgCluster::Stop(const std::string& mode) {
+  RunResult r =
+      RunAsOwner({bin_dir_ + "/pg_ctl", "stop", "-w", "-t", "60", "-m", mode, "-D", data_dir_},
+                 std::chrono::seconds(90));
+  if (r.exit_code != 0) {
+    return "pg_ctl stop -m " + mode + " failed (exit " + std::to_string(r.exit_code) +
+           "): " + Tail(r.out + r.err);
+  }
+  running_ = false;
+  return "";
+}
+
+std::string PgCluster::Promote() {
+  RunResult r = RunAsOwner({bin_dir_ + "/pg_ctl", "promote", "-w", "-t", "60", "-D", data_dir_},
+                           std::chrono::seconds(90));
+  if (r.exit_code != 0) {
+    return "pg_ctl promote failed (exit " + std::to_string(r.exit_code) +
+           "): " + Tail(r.out + r.err) + "\nserver log: " + Tail(ReadFile(log_path_));
+  }
+  return "";
+}
+
+std::string PgCluster::MakeStandbySynchronous() {
+  if (std::string err = Exec("postgres", "ALTER SYSTEM SET synchronous_standby_names = '*'");
+      !err.empty()) {
+    return "ALTER SYSTEM: " + err;
+  }
+  if (std::string err = Exec("postgres", "SELECT pg_reload_conf()"); !err.empty()) {
+    return "pg_reload_conf: " + err;
+  }
+  std::string last;
+  const bool synchronous = test::WaitFor(
+      [&] {
+        std::vector<std::vector<std::string>> rows;
+        last = Query("postgres", "SELECT sync_state FROM pg_stat_replication", &rows);
+        if (!last.empty()) return false;
+        for (const auto& row : rows) {
+          if (!row.empty() && row[0] == "sync") return true;
+        }
+        last = "no synchronous standby in pg_stat_replication (" + std::to_string(rows.size()) +
+               " standby(s))";
+        return false;
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(20));
+  if (synchronous) return "";
+  return last;
 }
 
 std::string PgCluster::EnsureTemplate(std::string* dir) const {
@@ -211,6 +310,33 @@ std::string PgCluster::Exec(const std::string& db, const std::string& sql) {
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
       err = PQresultErrorMessage(r);
       if (err.empty()) err = "failed";
+    }
+    PQclear(r);
+  }
+  PQfinish(conn);
+  return err;
+}
+
+std::string PgCluster::Query(const std::string& db, const std::string& sql,
+                             std::vector<std::vector<std::string>>* rows) {
+  rows->clear();
+  PGconn* conn = PQconnectdb(Url(db).c_str());
+  std::string err;
+  if (PQstatus(conn) != CONNECTION_OK) {
+    err = std::string("cannot connect: ") + PQerrorMessage(conn);
+  } else {
+    PGresult* r = PQexec(conn, sql.c_str());
+    const ExecStatusType st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+      err = PQresultErrorMessage(r);
+      if (err.empty()) err = "failed";
+    } else {
+      for (int i = 0; i < PQntuples(r); ++i) {
+        std::vector<std::string>& row = rows->emplace_back();
+        for (int j = 0; j < PQnfields(r); ++j) {
+          row.emplace_back(PQgetvalue(r, i, j), static_cast<size_t>(PQgetlength(r, i, j)));
+        }
+      }
     }
     PQclear(r);
   }

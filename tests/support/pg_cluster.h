@@ -33,6 +33,11 @@ class PgCluster {
   // Starts a cluster; nullptr with *error set (naming scripts/install-deps when PostgreSQL is
   // missing) when it cannot.
   static std::unique_ptr<PgCluster> Start(const Options& options, std::string* error);
+  // Starts a streaming standby of `primary` (pg_basebackup -R -X stream into a directory of its
+  // own, then started on a free port of its own; hot standby: read-only queries work). It is
+  // asynchronous until the primary names it: see MakeStandbySynchronous.
+  static std::unique_ptr<PgCluster> StartStandby(const PgCluster& primary, const Options& options,
+                                                 std::string* error);
   // Stops the server (pg_ctl stop -m fast) and removes the directory.
   ~PgCluster();
   PgCluster(const PgCluster&) = delete;
@@ -49,11 +54,35 @@ class PgCluster {
   // error.
   std::string Exec(const std::string& db, const std::string& sql);
 
+  // Runs a query on database `db`; each row's columns as text (NULL as ""). "" when it succeeded,
+  // else the error.
+  std::string Query(const std::string& db, const std::string& sql,
+                    std::vector<std::vector<std::string>>* rows);
+
+  // The server's life, for tests of what hookrelay does when PostgreSQL goes away. Each returns
+  // "" when it succeeded, else pg_ctl's output and the server log's tail.
+  // `pg_ctl restart -m fast`: sessions are ended, the server stops and starts again on the same
+  // port.
+  std::string Restart();
+  // `pg_ctl stop -m <mode>` ("fast", or "immediate": a crash, recovered at the next start).
+  std::string Stop(const std::string& mode = "fast");
+  // `pg_ctl start` after Stop, on the same port.
+  std::string StartAgain();
+  // `pg_ctl promote`: a standby becomes a primary (read-write), waiting until it is.
+  std::string Promote();
+  // On a primary: synchronous_standby_names = '*' (COMMIT waits until a standby has flushed the
+  // WAL), then waits until a standby reports as synchronous.
+  std::string MakeStandbySynchronous();
+
   // The directory of the highest PostgreSQL version's binaries ("" when none is installed).
   static std::string FindBinDir();
 
  private:
   PgCluster() = default;
+  // Prepares dir_ (owner, paths) and finds the binaries; "" or the error.
+  std::string Prepare();
+  // pg_ctl start on a free port (a few tries); "" or the error.
+  std::string StartServer(const Options& options);
   // The directory of a freshly initdb'd cluster to copy (made on first use, kept in the temporary
   // directory for later test binaries: hookrelay-pg-template-<major>-1-u<uid>); "" or the error.
   std::string EnsureTemplate(std::string* dir) const;
@@ -65,6 +94,7 @@ class PgCluster {
   std::string data_dir_;
   std::string socket_dir_;
   std::string log_path_;
+  std::string server_options_;  // the postgres options pg_ctl start was given (-o)
   int port_ = 0;
   bool as_postgres_ = false;  // this process is root: the server runs as `postgres`
   bool running_ = false;

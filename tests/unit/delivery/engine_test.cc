@@ -488,6 +488,33 @@ TEST_F(EngineTest, AClaimUnderWayWhenPausedSendsNothing) {
   EXPECT_EQ(sender_.sent(), 1u);
 }
 
+// A claim whose events cannot be read (the store lost its connection between the claim and the
+// read: a PostgreSQL restart or failover): nothing is sent, recorded or failed. The claim is
+// given back and a later claim sends the delivery, once, as its first attempt. (Before, the
+// delivery failed for good with "cannot read the event", and its acknowledged event was never
+// delivered.)
+TEST_F(EngineTest, AClaimWhoseEventsCannotBeReadIsGivenBackNotFailed) {
+  store::FaultInjectingStore& store = Faulty();
+  SetDestinations({Dest("a")});
+  const std::string e1 = Append("a");
+  store.FailEventReads(1, Status::Unavailable("PostgreSQL at postgres://db/hr: connection lost"));
+  StartEngine(sender_, &store);
+  // The first claim's read fails; a later one (after the poll interval) sends it.
+  ASSERT_TRUE(test::WaitFor([&] {
+    if (sender_.sent() >= 1) return true;
+    clock_.Advance(50ms);
+    engine_->Wake();
+    return false;
+  }));
+  EXPECT_GE(Claimed(), 2);
+  sender_.AnswerAllWith(200);
+  ASSERT_TRUE(WaitForStatus(e1, store::DeliveryStatus::kDelivered, 1))
+      << DeliveryOf(e1).reason.value_or("");
+  EXPECT_EQ(AttemptsOf(DeliveryOf(e1).id), 1u);
+  EXPECT_EQ(sender_.sent(), 1u);
+  EXPECT_EQ(engine_->Destinations()["a"].in_flight, 0);
+}
+
 // max_concurrency 3 with ten due: three go out, and each answer lets exactly one more go; never
 // a fourth at once.
 TEST_F(EngineTest, NeverMoreThanMaxConcurrencyOutstanding) {

@@ -1,0 +1,650 @@
+// Several hookrelay nodes on one PostgreSQL (issue 15), as processes: real `hookrelay serve`
+// nodes sharing a private PostgreSQL cluster, a real sink on 127.0.0.1, and a few HTTP clients
+// posting events round-robin across the nodes. Each test breaks something mid-load and then
+// reconciles what the clients were told, what the sink received and what the database holds:
+//
+// - a node killed with SIGKILL (the others carry on, and take over its leases);
+// - PostgreSQL restarted (`pg_ctl restart -m fast`) and stopped for a while (every node answers
+//   503, never 202, and reconnects by itself);
+// - a failover: the primary stopped and its synchronous standby promoted, the nodes on a
+//   multi-host URL with target_session_attrs=read-write.
+//
+// Every event acknowledged with 202 must be in the database and reach the sink at least once; all
+// copies of one event carry its one webhook-id; a copy beyond an event's recorded attempts is an
+// attempt that was in flight when the failure struck.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/json.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/hookrelay_server.h"
+#include "support/http_client.h"
+#include "support/pg_cluster.h"
+#include "support/process.h"
+#include "support/sink.h"
+#include "support/wait.h"
+
+namespace hookrelay {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using testing::HookrelayServer;
+using testing::HttpConnection;
+using testing::HttpResponse;
+using testing::PgCluster;
+using testing::Sink;
+using testing::SinkResponse;
+using testing::TempDir;
+using Steady = std::chrono::steady_clock::time_point;
+using Rows = std::vector<std::vector<std::string>>;
+
+const std::string kToken = "cluster-test-admin-token-0123456789";
+// A delivery's lease is its attempt timeout (5 s) plus this margin: a killed node's deliveries
+// are taken over by the others 7 s after it claimed them.
+constexpr auto kLease = 7s;
+
+Steady Now() { return std::chrono::steady_clock::now(); }
+
+// What one client request was told.
+struct Outcome {
+  std::string body;  // unique: {"c":<client>,"n":<sequence>}
+  int status = 0;    // 0: no answer (the connection failed: the node was killed or refused it)
+  std::string id;    // the event id of a 202
+  Steady sent;
+  Steady answered;
+};
+
+// Clients posting events round-robin across the nodes given (SetPorts), each event's body unique,
+// until `limit` events were posted or Stop. Outcomes are kept per event.
+class Load {
+ public:
+  Load(std::vector<uint16_t> ports, int clients, int64_t limit)
+      : ports_(std::move(ports)), limit_(limit), outcomes_(static_cast<size_t>(clients)) {
+    for (int c = 0; c < clients; ++c) threads_.emplace_back([this, c] { Run(c); });
+  }
+  ~Load() { Stop(); }
+
+  // The nodes to post to from now on (a killed one is left out).
+  void SetPorts(std::vector<uint16_t> ports) {
+    std::lock_guard lock(mu_);
+    ports_ = std::move(ports);
+  }
+  void Stop() {
+    stop_.store(true);
+    for (auto& t : threads_) {
+      if (t.joinable()) t.join();
+    }
+  }
+  // Stop (or the limit) must have ended the clients.
+  std::vector<Outcome> Outcomes() const {
+    std::vector<Outcome> all;
+    for (const auto& v : outcomes_) all.insert(all.end(), v.begin(), v.end());
+    return all;
+  }
+  int64_t acked() const { return acked_.load(); }
+  int64_t refused() const { return refused_.load(); }
+  int64_t posted() const { return std::min(next_.load(), limit_); }
+  bool done() const { return finished_.load() == static_cast<int>(threads_.size()); }
+
+ private:
+  void Run(int c) {
+    std::map<uint16_t, std::unique_ptr<HttpConnection>> conns;
+    std::vector<Outcome>& out = outcomes_[static_cast<size_t>(c)];
+    while (!stop_.load()) {
+      const int64_t n = next_.fetch_add(1);
+      if (n >= limit_) break;
+      uint16_t port;
+      {
+        std::lock_guard lock(mu_);
+        port = ports_[static_cast<size_t>(n) % ports_.size()];  // round-robin across the nodes
+      }
+      Outcome o;
+      o.body = "{\"c\":" + std::to_string(c) + ",\"n\":" + std::to_string(n) + "}";
+      o.sent = Now();
+      try {
+        auto& conn = conns[port];
+        if (!conn) conn = std::make_unique<HttpConnection>(port, "127.0.0.1", 10s);
+        HttpResponse r =
+            conn->Send("POST", "/in/src", {{"Content-Type", "application/json"}}, o.body);
+        o.status = r.status;
+        if (r.status == 202) o.id = std::string(json::parse(r.body).at("id").as_string());
+        if (!r.keep_alive) conns.erase(port);
+      } catch (const std::exception&) {
+        conns.erase(port);  // the node is gone or closed the connection: no answer
+      }
+      o.answered = Now();
+      const int status = o.status;
+      out.push_back(std::move(o));
+      if (status == 202) {
+        acked_.fetch_add(1);
+      } else {
+        refused_.fetch_add(1);
+        // A sender told 503 (Retry-After) or cut off backs off a little, as a real one does,
+        // rather than spinning through its events.
+        std::this_thread::sleep_for(20ms);
+      }
+    }
+    finished_.fetch_add(1);
+  }
+
+  std::mutex mu_;
+  std::vector<uint16_t> ports_;  // guarded by mu_
+  const int64_t limit_;
+  std::atomic<int64_t> next_{0};
+  std::atomic<int64_t> acked_{0};
+  std::atomic<int64_t> refused_{0};
+  std::atomic<int> finished_{0};
+  std::atomic<bool> stop_{false};
+  std::vector<std::vector<Outcome>> outcomes_;  // one per client, written by its thread only
+  std::vector<std::thread> threads_;
+};
+
+// What the database holds about one event (by body), after the run.
+struct Stored {
+  std::string status;    // its delivery's status
+  int64_t attempts = 0;  // deliveries.attempts
+  int64_t attempt_rows = 0;
+  std::string reason;  // why it failed, if it did
+};
+
+// What a reconciliation found.
+struct Reconciled {
+  int64_t stored = 0;                           // events in the database
+  int64_t sink_copies = 0;                      // requests the sink received
+  int64_t recorded_attempts = 0;                // attempt rows
+  int64_t extra_copies = 0;                     // copies beyond the recorded attempts
+  int64_t unacked_stored = 0;                   // stored though the client got no 202
+  std::set<std::string> extra_bodies;           // events with a copy beyond their recorded attempts
+  std::map<std::string, Steady> first_arrival;  // at the sink, for each of extra_bodies
+};
+
+class ClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    pg_ = PgCluster::Start({}, &error);
+    ASSERT_NE(pg_, nullptr) << error;
+    db_url_ = pg_->CreateDatabase(&error);
+    ASSERT_FALSE(db_url_.empty()) << error;
+    db_ = db_url_.substr(db_url_.rfind('/') + 1);
+  }
+
+  std::string Config() const {
+    return "[delivery]\nlease_margin = \"2s\"\npoll_interval = \"100ms\"\n"
+           "\n[[sources]]\nname = \"src\"\n"
+           "\n[[destinations]]\nname = \"d\"\nallow_private = true\nurl = \"" +
+           sink_.url("/hooks") +
+           "\"\nmax_concurrency = 32\nbreaker = { threshold = 100000 }\n"
+           "policy = { strategy = \"exponential\", jitter = \"none\", base = \"20ms\", "
+           "cap = \"200ms\", max_attempts = 100, max_duration = \"10m\", timeout = \"5s\" }\n"
+           "\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n";
+  }
+
+  // Starts node `i` (its own data directory: token, node id) on the store at `url`.
+  std::unique_ptr<HookrelayServer> StartNode(int i, const std::string& url) {
+    auto node = std::make_unique<HookrelayServer>(
+        HookrelayServer::Options{Config(),
+                                 dir_.path() + "/node" + std::to_string(i),
+                                 {"--store", url},
+                                 {{"HOOKRELAY_TOKEN", kToken}}});
+    EXPECT_TRUE(node->ok()) << node->output();
+    return node;
+  }
+  std::string NodeId(int i) const {
+    std::string id = testing::ReadFile(dir_.path() + "/node" + std::to_string(i) + "/node-id");
+    while (!id.empty() && id.back() == '\n') id.pop_back();
+    return id;
+  }
+
+  // A single number from `cluster` (the current primary); -1 with a failure on error.
+  int64_t Count(PgCluster& cluster, const std::string& sql) {
+    Rows rows;
+    const std::string err = cluster.Query(db_, sql, &rows);
+    EXPECT_EQ(err, "") << sql;
+    if (!err.empty() || rows.size() != 1 || rows[0].empty()) return -1;
+    return std::stoll(rows[0][0]);
+  }
+
+  // Waits until every stored event's delivery is final (bounded: a hang fails the test).
+  void WaitUntilAllDelivered(PgCluster& cluster, std::chrono::milliseconds timeout) {
+    int64_t open = -1;
+    const bool done = test::WaitFor(
+        [&] {
+          Rows rows;
+          if (!cluster
+                   .Query(db_,
+                          "SELECT count(*) FILTER (WHERE status <> 'delivered') FROM deliveries",
+                          &rows)
+                   .empty()) {
+            return false;
+          }
+          open = std::stoll(rows.at(0).at(0));
+          return open == 0;
+        },
+        timeout, 200ms);
+    EXPECT_TRUE(done) << open << " deliveries still not delivered";
+  }
+
+  // Reconciles the clients' outcomes, the sink's requests and the database (`cluster`): every
+  // acknowledged event stored, delivered, at the sink with its one webhook-id; no sink request
+  // that is not a posted event; copies beyond the recorded attempts at most one per event. With
+  // `refused_absent`, an event whose request was answered with anything but 202 is neither
+  // stored nor at the sink.
+  Reconciled Reconcile(PgCluster& cluster, const std::vector<Outcome>& outcomes,
+                       bool refused_absent) {
+    Reconciled out;
+    std::map<std::string, const Outcome*> by_body;
+    for (const Outcome& o : outcomes) by_body[o.body] = &o;
+    EXPECT_EQ(by_body.size(), outcomes.size()) << "a body posted twice";
+
+    Rows rows;
+    EXPECT_EQ(cluster.Query(db_,
+                            "SELECT convert_from(e.body, 'UTF8'), d.status, d.attempts,"
+                            " (SELECT count(*) FROM attempts a WHERE a.delivery_id = d.id),"
+                            " coalesce(d.reason, '')"
+                            " FROM events e LEFT JOIN deliveries d ON d.event_id = e.id",
+                            &rows),
+              "");
+    std::map<std::string, Stored> stored;
+    for (const auto& r : rows) {
+      EXPECT_EQ(stored.count(r.at(0)), 0u) << "stored twice, or two deliveries: " << r.at(0);
+      stored[r.at(0)] = {r.at(1), r.at(2).empty() ? 0 : std::stoll(r.at(2)),
+                         r.at(3).empty() ? 0 : std::stoll(r.at(3)), r.at(4)};
+      out.recorded_attempts += r.at(3).empty() ? 0 : std::stoll(r.at(3));
+    }
+    out.stored = static_cast<int64_t>(stored.size());
+
+    std::map<std::string, int64_t> copies;
+    std::map<std::string, std::set<std::string>> ids_of;
+    std::map<std::string, Steady> first_arrival;
+    for (const auto& r : sink_.Requests()) {
+      ++out.sink_copies;
+      copies[r.body]++;
+      auto [at, fresh] = first_arrival.emplace(r.body, r.arrived_steady);
+      if (!fresh) at->second = std::min(at->second, r.arrived_steady);
+      ids_of[r.body].insert(r.Header("webhook-id").value_or(""));
+      EXPECT_EQ(by_body.count(r.body), 1u) << "the sink got a body no client posted: " << r.body;
+    }
+    for (const auto& [body, ids] : ids_of) {
+      EXPECT_EQ(ids.size(), 1u) << "copies of " << body << " carry different webhook-ids";
+    }
+
+    int lost = 0;
+    for (const auto& [body, o] : by_body) {
+      auto s = stored.find(body);
+      if (o->status == 202) {
+        if (s == stored.end()) {
+          if (++lost <= 10) ADD_FAILURE() << "acknowledged event not in the database: " << body;
+          continue;
+        }
+        EXPECT_EQ(s->second.status, "delivered") << body << ": " << s->second.reason;
+        EXPECT_GE(copies[body], 1) << "acknowledged event never reached the sink: " << body;
+        if (ids_of.count(body)) {
+          EXPECT_EQ(*ids_of[body].begin(), o->id) << body << ": webhook-id is not the 202's id";
+        }
+      } else if (s != stored.end()) {
+        ++out.unacked_stored;
+        if (refused_absent && o->status != 0) {
+          ADD_FAILURE() << "an event answered " << o->status << " was stored: " << body;
+        }
+      }
+      if (refused_absent && o->status != 0 && o->status != 202) {
+        EXPECT_EQ(copies[body], 0)
+            << "an event answered " << o->status << " reached the sink: " << body;
+      }
+      if (s != stored.end()) {
+        EXPECT_EQ(s->second.attempts, s->second.attempt_rows) << body;
+        EXPECT_GE(copies[body], s->second.attempt_rows)
+            << body << ": a recorded attempt the sink never received";
+        const int64_t extra = copies[body] - s->second.attempt_rows;
+        EXPECT_LE(extra, 1) << body << ": more than one copy beyond its recorded attempts";
+        if (extra > 0) {
+          out.extra_copies += extra;
+          out.extra_bodies.insert(body);
+          out.first_arrival[body] = first_arrival[body];
+        }
+      } else {
+        EXPECT_EQ(copies[body], 0) << "the sink got an event the database does not hold: " << body;
+      }
+    }
+    EXPECT_EQ(lost, 0) << lost << " acknowledged events lost";
+    return out;
+  }
+
+  // GET /api/v1/stats on `port`: the totals over the last hour.
+  json::object StatsTotals(uint16_t port) {
+    HttpConnection conn(port);
+    HttpResponse r = conn.Send("GET", "/api/v1/stats", {{"Authorization", "Bearer " + kToken}});
+    EXPECT_EQ(r.status, 200) << r.body;
+    if (r.status != 200) return {};
+    return json::parse(r.body).at("totals").as_object();
+  }
+
+  TempDir dir_;
+  Sink sink_;
+  std::unique_ptr<PgCluster> pg_;
+  std::string db_url_;
+  std::string db_;
+};
+
+int64_t Count202(const std::vector<Outcome>& outcomes) {
+  return std::count_if(outcomes.begin(), outcomes.end(),
+                       [](const Outcome& o) { return o.status == 202; });
+}
+
+// How many times `text` occurs in the nodes' logs.
+int64_t LogCount(const std::vector<std::unique_ptr<HookrelayServer>>& nodes,
+                 const std::string& text) {
+  int64_t n = 0;
+  for (const auto& node : nodes) {
+    const std::string log = node->stderr_output();
+    for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++n;
+  }
+  return n;
+}
+
+// Three nodes, one database, 20,000 events posted round-robin by four clients; one node killed
+// with SIGKILL mid-run, the clients then post to the other two. Every acknowledged event reaches
+// the sink; a copy beyond an event's recorded attempts comes only from the killed node's attempts
+// in flight (its deliveries still leased to it right after the kill), at most one each; the
+// store's counters (through a surviving node's API) agree with the database and the sink.
+TEST_F(ClusterTest, ANodeKilledMidRunLosesNothingAcknowledged) {
+  const Steady began = Now();
+  sink_.SetDefault(SinkResponse::Status(200).WithDelay(100ms));
+  std::vector<std::unique_ptr<HookrelayServer>> nodes;
+  for (int i = 0; i < 3; ++i) {
+    nodes.push_back(StartNode(i, db_url_));
+    ASSERT_TRUE(nodes.back()->ok());
+  }
+  constexpr int64_t kEvents = 20000;
+  Load load({nodes[0]->port(), nodes[1]->port(), nodes[2]->port()}, 16, kEvents);
+  // Mid-run: a third of the events acknowledged and the sink busy with them.
+  ASSERT_TRUE(test::WaitFor(
+      [&] { return load.acked() >= kEvents / 3 && sink_.RequestCount() >= kEvents / 5; }, 90s,
+      10ms))
+      << load.acked() << " acknowledged, " << sink_.RequestCount() << " at the sink";
+  const std::string killed_id = NodeId(2);
+  ASSERT_FALSE(killed_id.empty());
+  // Killed while it has attempts out (the sink takes 100 ms an answer: some 15 are out on each
+  // node at this rate), so that some of its deliveries must be taken over once their leases
+  // expire.
+  ASSERT_TRUE(test::WaitFor(
+      [&] {
+        return Count(*pg_,
+                     "SELECT count(*) FROM deliveries WHERE status = 'delivering' AND "
+                     "lease_owner = '" +
+                         killed_id + "'") >= 3;
+      },
+      30s, 5ms));
+  nodes[2]->Kill();
+  load.SetPorts({nodes[0]->port(), nodes[1]->port()});
+  // The killed node's attempts in flight: deliveries it had claimed and not recorded. Its leases
+  // run 7 s; no other node can have taken them yet.
+  Rows inflight_rows;
+  ASSERT_EQ(pg_->Query(db_,
+                       "SELECT convert_from(e.body, 'UTF8') FROM deliveries d JOIN events e ON"
+                       " e.id = d.event_id WHERE d.status = 'delivering' AND d.lease_owner = '" +
+                           killed_id + "'",
+                       &inflight_rows),
+            "");
+  std::set<std::string> inflight;
+  for (const auto& r : inflight_rows) inflight.insert(r.at(0));
+  EXPECT_GE(inflight.size(), 1u) << "the killed node had nothing in flight: nothing taken over";
+  const int64_t acked_at_kill = load.acked();
+
+  ASSERT_TRUE(test::WaitFor([&] { return load.done(); }, 150s, 20ms))
+      << load.posted() << " posted, " << load.acked() << " acknowledged";
+  load.Stop();
+  EXPECT_GT(load.acked(), acked_at_kill) << "the surviving nodes took no more events";
+  const std::vector<Outcome> outcomes = load.Outcomes();
+  ASSERT_EQ(static_cast<int64_t>(outcomes.size()), kEvents);
+  WaitUntilAllDelivered(*pg_, 90s);
+
+  const Reconciled r = Reconcile(*pg_, outcomes, /*refused_absent=*/true);
+  for (const std::string& body : r.extra_bodies) {
+    EXPECT_EQ(inflight.count(body), 1u)
+        << body << ": a copy beyond its recorded attempts that was not in flight at the kill";
+  }
+  EXPECT_LE(r.extra_copies, static_cast<int64_t>(inflight.size()));
+  EXPECT_EQ(r.sink_copies, r.recorded_attempts + r.extra_copies);
+  // The counters a surviving node shows come from the same database.
+  const json::object totals = StatsTotals(nodes[0]->port());
+  EXPECT_EQ(totals.at("received").to_number<int64_t>(), r.stored);
+  EXPECT_EQ(totals.at("delivered").to_number<int64_t>(), r.stored);
+  EXPECT_EQ(totals.at("attempts").to_number<int64_t>(), r.recorded_attempts);
+  EXPECT_EQ(totals.at("failed").to_number<int64_t>(), 0);
+  EXPECT_EQ(Count(*pg_, "SELECT count(*) FROM events"), r.stored);
+
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(nodes[static_cast<size_t>(i)]->Stop(), 0);
+  const double seconds = std::chrono::duration<double>(Now() - began).count();
+  RecordProperty("events_acknowledged", static_cast<int>(Count202(outcomes)));
+  RecordProperty("events_unanswered_or_refused", static_cast<int>(kEvents - Count202(outcomes)));
+  RecordProperty("stored_without_202", static_cast<int>(r.unacked_stored));
+  RecordProperty("killed_node_in_flight", static_cast<int>(inflight.size()));
+  RecordProperty("copies_beyond_recorded_attempts", static_cast<int>(r.extra_copies));
+  RecordProperty("seconds", std::to_string(seconds));
+  std::cout << "3 nodes, " << kEvents << " events: " << Count202(outcomes) << " acknowledged, "
+            << r.unacked_stored << " stored without a 202, " << inflight.size()
+            << " in flight on the killed node, " << r.extra_copies
+            << " copies beyond the recorded attempts, " << LogCount(nodes, "attempt results yet")
+            << " record batches kept for later, " << seconds << " s" << std::endl;
+}
+
+// An outage of PostgreSQL as the nodes see it: from the moment it started going away until it
+// was back.
+struct Outage {
+  Steady from;
+  Steady to;
+};
+
+// A copy beyond its recorded attempts is an attempt whose result could not be recorded: its
+// first copy reached the sink during an outage, or shortly before one (claimed and sent, the
+// record then met the outage; the lease ran out before the record could be written again and
+// another node sent it once more).
+void ExpectExtrasFromOutages(const Reconciled& r, const std::vector<Outage>& outages) {
+  for (const auto& [body, first] : r.first_arrival) {
+    bool explained = false;
+    for (const Outage& o : outages) {
+      explained = explained || (first >= o.from - kLease - 1s && first <= o.to + 2s);
+    }
+    EXPECT_TRUE(explained) << body
+                           << ": a copy beyond its recorded attempts, first sent outside any "
+                              "outage";
+  }
+}
+
+// No 202 while PostgreSQL was down: a request sent after it was down and answered before it was
+// started again cannot have been committed. Returns how many requests fell in that window.
+int64_t ExpectNo202While(const std::vector<Outcome>& outcomes, Steady down, Steady up,
+                         const std::string& what) {
+  int64_t in_window = 0;
+  for (const Outcome& o : outcomes) {
+    if (o.sent >= down && o.answered <= up) {
+      ++in_window;
+      EXPECT_NE(o.status, 202) << o.body << ": acknowledged while " << what;
+    }
+  }
+  return in_window;
+}
+
+bool Running(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+// Two nodes under load; PostgreSQL restarted with `pg_ctl restart -m fast`, then stopped for a
+// while and started again. While it is down the nodes answer 503, never 202; afterwards every
+// acknowledged event is in the database and delivered, and ingest and delivery resumed without
+// restarting any node.
+TEST_F(ClusterTest, PostgresRestartedMidLoadIsNever202AndLosesNothingAcknowledged) {
+  const Steady began = Now();
+  // Attempts are out when PostgreSQL goes away (the sink answers after 50 ms): their results
+  // must be recorded once it is back, or the deliveries sent again.
+  sink_.SetDefault(SinkResponse::Status(200).WithDelay(50ms));
+  std::vector<std::unique_ptr<HookrelayServer>> nodes;
+  for (int i = 0; i < 2; ++i) {
+    nodes.push_back(StartNode(i, db_url_));
+    ASSERT_TRUE(nodes.back()->ok());
+  }
+  const pid_t pids[] = {nodes[0]->pid(), nodes[1]->pid()};
+  Load load({nodes[0]->port(), nodes[1]->port()}, 8, int64_t{1} << 40);
+  auto resumed = [&](int64_t acked, size_t delivered) {
+    return test::WaitFor(
+        [&] { return load.acked() >= acked + 1000 && sink_.RequestCount() >= delivered + 1000; },
+        60s, 10ms);
+  };
+  ASSERT_TRUE(resumed(0, 0)) << load.acked() << " acknowledged, " << sink_.RequestCount()
+                             << " at the sink";
+  std::vector<Outage> outages;
+
+  // 1. pg_ctl restart -m fast under load.
+  const Steady restart_from = Now();
+  ASSERT_EQ(pg_->Restart(), "");
+  outages.push_back({restart_from, Now()});
+  const int64_t refused_in_restart = load.refused();
+  EXPECT_TRUE(resumed(load.acked(), sink_.RequestCount()))
+      << "ingest or delivery did not resume after the restart: " << load.acked()
+      << " acknowledged, " << sink_.RequestCount() << " at the sink";
+
+  // 2. Stopped until each node has answered requests without it, then started again.
+  const Steady stop_from = Now();
+  ASSERT_EQ(pg_->Stop("fast"), "");
+  const Steady down = Now();
+  const int64_t refused_before = load.refused();
+  EXPECT_TRUE(test::WaitFor([&] { return load.refused() >= refused_before + 40; }, 20s, 5ms))
+      << "the nodes answered nothing but 202 while PostgreSQL was stopped?";
+  const Steady up = Now();
+  ASSERT_EQ(pg_->StartAgain(), "");
+  outages.push_back({stop_from, Now()});
+  EXPECT_TRUE(resumed(load.acked(), sink_.RequestCount()))
+      << "ingest or delivery did not resume after the start: " << load.acked() << " acknowledged, "
+      << sink_.RequestCount() << " at the sink";
+  load.Stop();
+  for (pid_t pid : pids) EXPECT_TRUE(Running(pid)) << "a node exited: " << pid;
+
+  const std::vector<Outcome> outcomes = load.Outcomes();
+  const int64_t while_down = ExpectNo202While(outcomes, down, up, "PostgreSQL was stopped");
+  EXPECT_GT(while_down, 0) << "no request was answered while PostgreSQL was stopped";
+  for (const Outcome& o : outcomes) {
+    if (o.status != 202) {
+      EXPECT_EQ(o.status, 503) << o.body << ": answered " << o.status << " (0: no answer)";
+    }
+  }
+  WaitUntilAllDelivered(*pg_, 90s);
+  const Reconciled r = Reconcile(*pg_, outcomes, /*refused_absent=*/false);
+  ExpectExtrasFromOutages(r, outages);
+  EXPECT_EQ(r.sink_copies, r.recorded_attempts + r.extra_copies);
+  for (auto& node : nodes) EXPECT_EQ(node->Stop(), 0) << node->output();
+
+  const double seconds = std::chrono::duration<double>(Now() - began).count();
+  RecordProperty("events_posted", static_cast<int>(outcomes.size()));
+  RecordProperty("events_acknowledged", static_cast<int>(Count202(outcomes)));
+  RecordProperty("refused_during_restart", static_cast<int>(refused_in_restart));
+  RecordProperty("answered_while_stopped", static_cast<int>(while_down));
+  RecordProperty("stored_without_202", static_cast<int>(r.unacked_stored));
+  RecordProperty("copies_beyond_recorded_attempts", static_cast<int>(r.extra_copies));
+  std::cout << "2 nodes, PostgreSQL restarted then stopped: " << outcomes.size() << " posted, "
+            << Count202(outcomes) << " acknowledged, " << refused_in_restart
+            << " refused by the restart, " << while_down << " answered while stopped (none 202), "
+            << r.unacked_stored << " stored without a 202, " << r.extra_copies
+            << " copies beyond the recorded attempts, " << LogCount(nodes, "attempt results yet")
+            << " record batches kept for later, "
+            << "restart took "
+            << std::chrono::duration<double>(outages[0].to - outages[0].from).count() << " s, "
+            << seconds << " s in all" << std::endl;
+}
+
+// A primary and its synchronous streaming standby; two nodes on the multi-host URL with
+// target_session_attrs=read-write. Mid-load the primary stops (immediate: as if it crashed) and
+// the standby is promoted: the nodes answer 503 until then, reconnect to the new primary by
+// themselves, and every acknowledged event is on the new primary and delivered.
+TEST_F(ClusterTest, AFailoverToTheSynchronousStandbyLosesNothingAcknowledged) {
+  const Steady began = Now();
+  // Attempts are out when PostgreSQL goes away (the sink answers after 50 ms): their results
+  // must be recorded once it is back, or the deliveries sent again.
+  sink_.SetDefault(SinkResponse::Status(200).WithDelay(50ms));
+  std::string error;
+  std::unique_ptr<PgCluster> standby = PgCluster::StartStandby(*pg_, {}, &error);
+  ASSERT_NE(standby, nullptr) << error;
+  ASSERT_EQ(pg_->MakeStandbySynchronous(), "");
+  const std::string hosts =
+      "127.0.0.1:" + std::to_string(pg_->port()) + ",127.0.0.1:" + std::to_string(standby->port());
+  // A password (trust authentication ignores it) that must never be shown.
+  const std::string url = "postgres://postgres:fail0ver-secret@" + hosts + "/" + db_ +
+                          "?target_session_attrs=read-write";
+  std::vector<std::unique_ptr<HookrelayServer>> nodes;
+  for (int i = 0; i < 2; ++i) {
+    nodes.push_back(StartNode(i, url));
+    ASSERT_TRUE(nodes.back()->ok());
+    // serve names the store by every host, without the user, password or query.
+    EXPECT_NE(nodes.back()->stdout_output().find("(store: postgres://" + hosts + "/" + db_ + ","),
+              std::string::npos)
+        << nodes.back()->stdout_output();
+  }
+  const pid_t pids[] = {nodes[0]->pid(), nodes[1]->pid()};
+  Load load({nodes[0]->port(), nodes[1]->port()}, 8, int64_t{1} << 40);
+  auto resumed = [&](int64_t acked, size_t delivered) {
+    return test::WaitFor(
+        [&] { return load.acked() >= acked + 1000 && sink_.RequestCount() >= delivered + 1000; },
+        60s, 10ms);
+  };
+  ASSERT_TRUE(resumed(0, 0)) << load.acked() << " acknowledged, " << sink_.RequestCount()
+                             << " at the sink";
+
+  const Steady fail_from = Now();
+  ASSERT_EQ(pg_->Stop("immediate"), "");
+  const Steady down = Now();
+  const int64_t refused_before = load.refused();
+  // Until the standby is promoted there is no server to write to: every node answers 503.
+  EXPECT_TRUE(test::WaitFor([&] { return load.refused() >= refused_before + 40; }, 20s, 5ms))
+      << "the nodes answered nothing but 202 without a primary?";
+  const Steady promoting = Now();
+  ASSERT_EQ(standby->Promote(), "");
+  std::vector<Outage> outages = {{fail_from, Now()}};
+  EXPECT_TRUE(resumed(load.acked(), sink_.RequestCount()))
+      << "ingest or delivery did not resume on the promoted standby: " << load.acked()
+      << " acknowledged, " << sink_.RequestCount() << " at the sink";
+  load.Stop();
+  for (pid_t pid : pids) EXPECT_TRUE(Running(pid)) << "a node exited: " << pid;
+
+  const std::vector<Outcome> outcomes = load.Outcomes();
+  const int64_t while_down = ExpectNo202While(outcomes, down, promoting, "there was no primary");
+  EXPECT_GT(while_down, 0);
+  for (const Outcome& o : outcomes) {
+    if (o.status != 202) {
+      EXPECT_EQ(o.status, 503) << o.body << ": answered " << o.status << " (0: no answer)";
+    }
+  }
+  WaitUntilAllDelivered(*standby, 90s);
+  const Reconciled r = Reconcile(*standby, outcomes, /*refused_absent=*/false);
+  ExpectExtrasFromOutages(r, outages);
+  EXPECT_EQ(r.sink_copies, r.recorded_attempts + r.extra_copies);
+  for (auto& node : nodes) {
+    const std::string output = node->output();
+    EXPECT_EQ(output.find("fail0ver-secret"), std::string::npos) << output;
+    EXPECT_EQ(node->Stop(), 0) << output;
+  }
+
+  const double seconds = std::chrono::duration<double>(Now() - began).count();
+  RecordProperty("events_posted", static_cast<int>(outcomes.size()));
+  RecordProperty("events_acknowledged", static_cast<int>(Count202(outcomes)));
+  RecordProperty("answered_without_primary", static_cast<int>(while_down));
+  RecordProperty("stored_without_202", static_cast<int>(r.unacked_stored));
+  RecordProperty("copies_beyond_recorded_attempts", static_cast<int>(r.extra_copies));
+  std::cout << "2 nodes, failover: " << outcomes.size() << " posted, " << Count202(outcomes)
+            << " acknowledged, " << while_down << " answered without a primary (none 202), "
+            << r.unacked_stored << " stored without a 202, " << r.extra_copies
+            << " copies beyond the recorded attempts, " << LogCount(nodes, "attempt results yet")
+            << " record batches kept for later, " << seconds << " s" << std::endl;
+}
+
+}  // namespace
+}  // namespace hookrelay
