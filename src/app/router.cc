@@ -196,9 +196,10 @@ void Router::OnRequest(http::Request request, http::Responder respond) {
       respond(http::JsonError(503, "unavailable", "shutting down"));
       return;
     }
-    auto probe = store_.NextDueAt();
-    if (!probe.ok()) {
-      respond(http::JsonError(503, "unavailable", "store: " + probe.status().message()));
+    // CheckReady's message says what kind of failure it is, never where the store is (this
+    // endpoint is not authenticated); the details are in the log.
+    if (Status ready = store_.CheckReady(); !ready.ok()) {
+      respond(http::JsonError(503, "unavailable", "store: " + ready.message()));
       return;
     }
     respond(Json(200, R"({"status":"ready"})"));

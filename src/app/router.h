@@ -15,7 +15,8 @@ namespace hookrelay::app {
 // The one HTTP handler: dispatches on the path's segments.
 //   /in/{source}   ingest (POST)
 //   /healthz       the process is up (GET)
-//   /readyz        the store answers and the server is not draining (GET)
+//   /readyz        the store answers (Store::CheckReady: why not, without its address) and the
+//                  server is not draining (GET)
 //   /metrics       Prometheus text (GET)
 //   /              redirects to /ui/ (302); the body is an index: where the API, its OpenAPI
 //                  document, metrics and docs are (GET)

@@ -463,7 +463,18 @@ int Serve(const ServeOptions& options) {
     (*server)->Shutdown(std::chrono::seconds(0));
     return Fail(1, st.message());
   }
+  // Several nodes on one store: another node's new work, catalog change or replay job reaches
+  // this one at once (PostgreSQL's LISTEN/NOTIFY; the embedded store has no other node). The
+  // polls stay as the fallback: the engine's poll_interval, the catalog's version every second.
+  store->Watch([&engine, &catalog, &replays](store::Store::Change change) {
+    switch (change) {
+      case store::Store::Change::kNewWork: engine.Wake(); break;
+      case store::Store::Change::kCatalog: catalog.Notify(); break;
+      case store::Store::Change::kReplayJobs: replays.Notify(); break;
+    }
+  });
   engine.Start();
+  catalog.Start();
   retention.Start();
   replays.Start();
 
@@ -492,6 +503,7 @@ int Serve(const ServeOptions& options) {
   server->reset();
   api.reset();     // finishes queued API requests while the store is still open
   replays.Stop();  // a running job keeps its lease; it resumes when the lease expires
+  catalog.Stop();
   retention.Stop();
   engine.Stop(kShutdownGrace);  // attempts in flight are recorded; the rest keep their lease
   sender.reset();               // before the engine goes: its callbacks point into the engine

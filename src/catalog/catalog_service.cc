@@ -1,6 +1,10 @@
 #include "catalog/catalog_service.h"
 
+#include <spdlog/spdlog.h>
+
 #include <boost/json.hpp>
+
+#include "common/thread_name.h"
 
 namespace hookrelay::catalog {
 
@@ -22,33 +26,125 @@ CatalogService::CatalogService(store::Store& store, model::Registry& registry, c
                                std::function<void()> on_change)
     : store_(store), registry_(registry), clock_(clock), on_change_(std::move(on_change)) {}
 
+CatalogService::~CatalogService() { Stop(); }
+
 Result<std::vector<std::string>> CatalogService::Load(
     const std::optional<std::vector<store::CatalogObject>>& config_objects) {
   MutexLock lock(mu_);
+  for (int attempt = 1;; ++attempt) {
+    // The version first: a change committed between the two reads makes the list newer than the
+    // version, which only costs a reload later, never a missed change.
+    auto version = store_.CatalogVersion();
+    if (!version.ok()) return version.status();
+    auto stored = store_.ListCatalog();
+    if (!stored.ok()) return stored.status();
+    SeedPlan plan = PlanSeed(*stored, config_objects);
+    auto catalog = BuildCatalog(plan.objects);
+    if (!catalog.ok()) return catalog.status();
+    int64_t loaded = *version;
+    if (!plan.change.put.empty() || !plan.change.remove.empty()) {
+      store::AuditEntry e;
+      e.at = clock_.Now();
+      e.actor = "config";
+      e.action = std::string(kAction);
+      e.target = "config file";
+      e.count = static_cast<int64_t>(plan.added.size() + plan.updated.size() + plan.removed.size());
+      e.detail = json::serialize(json::object{{"added", Strings(plan.added)},
+                                              {"updated", Strings(plan.updated)},
+                                              {"removed", Strings(plan.removed)}});
+      plan.change.audit = std::move(e);
+      plan.change.if_version = *version;
+      Status st = store_.ApplyCatalogChange(plan.change);
+      if (st.code() == Status::Code::kUnavailable && attempt < 5) {
+        // Another node (starting with the same file, or through its API) changed the catalog
+        // since it was read: plan again on what it wrote.
+        auto now = store_.CatalogVersion();
+        if (now.ok() && *now != *version) continue;
+      }
+      HR_RETURN_IF_ERROR(st);
+      loaded = *version + 1;
+      plan.notes.push_back("catalog: from the config file " + std::to_string(plan.added.size()) +
+                           " added, " + std::to_string(plan.updated.size()) + " updated, " +
+                           std::to_string(plan.removed.size()) + " removed");
+    }
+    HR_RETURN_IF_ERROR(registry_.Replace(std::move(*catalog)));
+    objects_ = std::move(plan.objects);
+    version_ = loaded;
+    return plan.notes;
+  }
+}
+
+Result<bool> CatalogService::Refresh() {
+  MutexLock lock(mu_);
+  return RefreshLocked();
+}
+
+Result<bool> CatalogService::RefreshLocked() {
+  auto version = store_.CatalogVersion();
+  if (!version.ok()) return version.status();
+  if (*version == version_) return false;
   auto stored = store_.ListCatalog();
   if (!stored.ok()) return stored.status();
-  SeedPlan plan = PlanSeed(*stored, config_objects);
-  auto catalog = BuildCatalog(plan.objects);
-  if (!catalog.ok()) return catalog.status();
-  if (!plan.change.put.empty() || !plan.change.remove.empty()) {
-    store::AuditEntry e;
-    e.at = clock_.Now();
-    e.actor = "config";
-    e.action = std::string(kAction);
-    e.target = "config file";
-    e.count = static_cast<int64_t>(plan.added.size() + plan.updated.size() + plan.removed.size());
-    e.detail = json::serialize(json::object{{"added", Strings(plan.added)},
-                                            {"updated", Strings(plan.updated)},
-                                            {"removed", Strings(plan.removed)}});
-    plan.change.audit = std::move(e);
-    HR_RETURN_IF_ERROR(store_.ApplyCatalogChange(plan.change));
-    plan.notes.push_back("catalog: from the config file " + std::to_string(plan.added.size()) +
-                         " added, " + std::to_string(plan.updated.size()) + " updated, " +
-                         std::to_string(plan.removed.size()) + " removed");
+  auto catalog = BuildCatalog(*stored);
+  if (!catalog.ok()) {
+    if (failed_version_ != *version) {
+      failed_version_ = *version;
+      spdlog::error(
+          "catalog: version {} in the store cannot be installed ({}); keeping version {} (was it "
+          "written by a newer hookrelay on another node?)",
+          *version, catalog.status().ToString(), version_);
+    }
+    return catalog.status();
   }
   HR_RETURN_IF_ERROR(registry_.Replace(std::move(*catalog)));
-  objects_ = std::move(plan.objects);
-  return plan.notes;
+  spdlog::info("catalog: reloaded version {} (was {}): changed through another node", *version,
+               version_);
+  objects_ = std::move(*stored);
+  version_ = *version;
+  if (on_change_) on_change_();
+  return true;
+}
+
+int64_t CatalogService::version() const {
+  MutexLock lock(mu_);
+  return version_;
+}
+
+void CatalogService::Start(Duration poll) {
+  refresher_ = std::thread([this, poll] { RefreshLoop(poll); });
+}
+
+void CatalogService::Stop() {
+  {
+    MutexLock lock(refresh_mu_);
+    stopping_ = true;
+  }
+  refresh_cv_.notify_all();
+  if (refresher_.joinable()) refresher_.join();
+}
+
+void CatalogService::Notify() {
+  {
+    MutexLock lock(refresh_mu_);
+    refresh_now_ = true;
+  }
+  refresh_cv_.notify_all();
+}
+
+void CatalogService::RefreshLoop(Duration poll) {
+  NameThisThread("hr-catalog");
+  for (;;) {
+    {
+      MutexLock lock(refresh_mu_);
+      // Real time: the poll is a fallback for a lost notification, not part of any decision.
+      refresh_cv_.wait_for(lock, poll,
+                           [this]() REQUIRES(refresh_mu_) { return stopping_ || refresh_now_; });
+      if (stopping_) return;
+      refresh_now_ = false;
+    }
+    // A store that does not answer is said by /readyz and ingest; the next round tries again.
+    (void)Refresh();
+  }
 }
 
 const store::CatalogObject* CatalogService::Find(store::CatalogKind kind,
@@ -215,9 +311,16 @@ Status CatalogService::Commit(std::vector<store::CatalogObject> objects,
   detail["name"] = name;
   e.detail = json::serialize(detail);
   change.audit = std::move(e);
-  HR_RETURN_IF_ERROR(store_.ApplyCatalogChange(change));
+  change.if_version = version_;
+  if (Status st = store_.ApplyCatalogChange(change); !st.ok()) {
+    // Refused because another node changed the catalog since it was loaded (or the store is
+    // away): load what is stored, so that the caller's retry is checked against it.
+    if (st.code() == Status::Code::kUnavailable) (void)RefreshLocked();
+    return st;
+  }
   HR_RETURN_IF_ERROR(registry_.Replace(std::move(*catalog)));
   objects_ = std::move(objects);
+  ++version_;
   if (on_change_) on_change_();
   return Status::Ok();
 }

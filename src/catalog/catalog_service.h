@@ -1,11 +1,13 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "catalog/catalog_plan.h"
@@ -27,13 +29,39 @@ namespace hookrelay::catalog {
 // change or delete them (kFailedPrecondition, "change it in the config file") instead of making
 // a change the next start would silently undo.
 //
+// Several nodes share one store (PostgreSQL): each change raises the store's catalog version
+// (Store::CatalogVersion) and is written only if the version is still the one this service
+// loaded (CatalogChange::if_version), so a change validated against a stale catalog is refused,
+// never written over another node's. Refresh reloads the stored catalog when its version moved
+// (Start runs it every `poll` and at each Notify, which the store's Watch calls when another
+// node changed it). A reload installs the catalog as stored: the config file's objects are
+// merged only by Load, at start.
+//
 // Thread-safe; changes are serialized.
 class CatalogService {
  public:
   // `store` and `registry` must outlive the service. `on_change` (may be empty) runs after every
-  // change made live, e.g. to wake the delivery engine for a new destination.
+  // change made live (here or by a reload), e.g. to wake the delivery engine for a new
+  // destination.
   CatalogService(store::Store& store, model::Registry& registry, const Clock& clock,
                  std::function<void()> on_change = {});
+  ~CatalogService();
+  CatalogService(const CatalogService&) = delete;
+  CatalogService& operator=(const CatalogService&) = delete;
+
+  // Reloads the catalog when the store's version differs from the one installed: true when it
+  // did. A stored catalog that does not build (an object this build cannot parse, written by
+  // another node's newer build) is an error that leaves the live catalog as it was (logged once
+  // per version by the refresh thread).
+  Result<bool> Refresh();
+  // Runs Refresh on a thread of its own every `poll` (real time) and soon after each Notify.
+  // REQUIRES: Load succeeded, not started.
+  void Start(Duration poll = std::chrono::seconds(1));
+  void Stop();  // idempotent
+  // Another node changed the catalog (Store::Watch): refresh now.
+  void Notify();
+  // The catalog version installed (tests).
+  int64_t version() const;
 
   // A check every destination created or changed through the API must pass besides its own
   // validation (the composition root refuses loopback/private addresses with it). A change is
@@ -72,6 +100,8 @@ class CatalogService {
   const store::CatalogObject* Find(store::CatalogKind kind, const std::string& name) const
       REQUIRES(mu_);
   Status RefuseConfigOwned(const store::CatalogObject& o, std::string_view verb) const;
+  Result<bool> RefreshLocked() REQUIRES(mu_);
+  void RefreshLoop(Duration poll);
 
   store::Store& store_;
   model::Registry& registry_;
@@ -79,8 +109,16 @@ class CatalogService {
   std::function<void()> on_change_;
   DestinationCheck destination_check_;
 
-  Mutex mu_;
+  mutable Mutex mu_;
   std::vector<store::CatalogObject> objects_ GUARDED_BY(mu_);  // as stored, in order
+  int64_t version_ GUARDED_BY(mu_) = 0;                        // the store's, when loaded
+  int64_t failed_version_ GUARDED_BY(mu_) = -1;  // a version that did not build (logged)
+
+  Mutex refresh_mu_;
+  std::condition_variable refresh_cv_;
+  bool refresh_now_ GUARDED_BY(refresh_mu_) = false;
+  bool stopping_ GUARDED_BY(refresh_mu_) = false;
+  std::thread refresher_;
 };
 
 }  // namespace hookrelay::catalog

@@ -301,4 +301,10 @@ Status FaultInjectingStore::ApplyCatalogChange(const CatalogChange& change) {
   return target_->ApplyCatalogChange(change);
 }
 
+Result<int64_t> FaultInjectingStore::CatalogVersion() { return target_->CatalogVersion(); }
+
+void FaultInjectingStore::Watch(ChangeCallback on_change) { target_->Watch(std::move(on_change)); }
+
+Status FaultInjectingStore::CheckReady() { return target_->CheckReady(); }
+
 }  // namespace hookrelay::store

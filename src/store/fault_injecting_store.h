@@ -114,6 +114,9 @@ class FaultInjectingStore final : public Store {
   Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id, TimePoint now) override;
   Result<std::vector<CatalogObject>> ListCatalog() override;
   Status ApplyCatalogChange(const CatalogChange& change) override;
+  Result<int64_t> CatalogVersion() override;
+  void Watch(ChangeCallback on_change) override;
+  Status CheckReady() override;
 
  private:
   struct Fault {

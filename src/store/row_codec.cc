@@ -74,6 +74,12 @@ Status CheckCatalogChange(const CatalogChange& change) {
   return Status::Ok();
 }
 
+Status CatalogChangedMeanwhile(int64_t expected, int64_t found) {
+  return Status::Unavailable("the catalog was changed meanwhile (through another node): version " +
+                             std::to_string(found) + ", not " + std::to_string(expected) +
+                             "; try again");
+}
+
 Status BadCursor() {
   return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)", "cursor");
 }

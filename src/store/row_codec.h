@@ -32,6 +32,8 @@ int64_t UnixMinute(TimePoint t);
 // What both stores refuse in a catalog change before writing anything: an object without a name
 // or spec, an origin other than "config" or "api", an audit entry without an action.
 Status CheckCatalogChange(const CatalogChange& change);
+// The answer to a change whose if_version is not the catalog's version any more (both stores).
+Status CatalogChangedMeanwhile(int64_t expected, int64_t found);
 
 // Every list's answer to a cursor it did not give out (events, audit, replays): one wording.
 Status BadCursor();

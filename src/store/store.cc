@@ -1,5 +1,7 @@
 #include "store/store.h"
 
+#include <spdlog/spdlog.h>
+
 #include <future>
 #include <memory>
 
@@ -71,6 +73,17 @@ Result<AppendResult> Store::AppendEventSync(NewEvent event) {
   AppendEvent(std::move(event),
               [promise](Result<AppendResult> r) { promise->set_value(std::move(r)); });
   return future.get();
+}
+
+Status Store::CheckReady() {
+  Result<std::optional<TimePoint>> probe = NextDueAt();
+  if (probe.ok()) return Status::Ok();
+  // The message may name a file or a server: it goes to the log, and /readyz says only what kind
+  // of failure it is.
+  spdlog::warn("readiness: the store does not answer: {}", probe.status().message());
+  return Status::Unavailable("the store does not answer (" +
+                             std::string(Status::CodeName(probe.status().code())) +
+                             "); the details are in the log");
 }
 
 }  // namespace hookrelay::store

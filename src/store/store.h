@@ -254,6 +254,11 @@ struct CatalogChange {
   // cannot slip between the check and a delete. Otherwise FailedPrecondition ("destination "d"
   // has N deliveries that are not delivered or failed yet"), nothing written.
   std::vector<std::string> require_no_open_deliveries;
+  // When set, the change is written only if the catalog's version (Store::CatalogVersion) is
+  // still this one: a node that validated the change against an older catalog (another node
+  // changed it meanwhile) gets kUnavailable ("the catalog was changed meanwhile"), nothing
+  // written, and reloads before trying again.
+  std::optional<int64_t> if_version;
 };
 
 // Newest first. `next_cursor` is opaque; empty when there is no next page.
@@ -414,6 +419,33 @@ class Store {
   // a change and its audit entry atomically (kInvalidArgument for an empty name or spec).
   virtual Result<std::vector<CatalogObject>> ListCatalog() = 0;
   virtual Status ApplyCatalogChange(const CatalogChange& change) = 0;
+  // The catalog's version: 0 until the first ApplyCatalogChange, then raised by one by every
+  // change, in the change's own transaction (so a version read before ListCatalog never names a
+  // catalog newer than the list). Cheap (one row): nodes poll it to notice another node's change.
+  virtual Result<int64_t> CatalogVersion() = 0;
+
+  // --- Several nodes on one store (docs/postgres.md, "Several nodes") ---
+
+  // What another node committed that this node acts on at once, instead of at its next poll.
+  enum class Change {
+    kNewWork,     // deliveries became due: events stored, replays created, deliveries resumed
+    kCatalog,     // the catalog changed (CatalogVersion went up)
+    kReplayJobs,  // a bulk replay job was queued or cancelled
+  };
+  using ChangeCallback = std::function<void(Change)>;
+  // Calls `on_change` soon after another node commits such a change (on a store thread: it must
+  // return quickly, must not block and must not call the store). Changes this store's own caller
+  // made are not reported (the process wakes its parts itself). When the store may have missed
+  // some (its listening connection was lost and is back), it reports every kind. Call once,
+  // before the changes of interest; the callback must stay valid until the store is destroyed.
+  // A store used by one process (the embedded one: its directory is locked) has no other node,
+  // and keeps this default, which never calls it.
+  virtual void Watch(ChangeCallback /*on_change*/) {}
+
+  // For /readyz: OK when the store answers now; otherwise why not, in words that may be shown to
+  // anyone (no address, user, password or path: /readyz is not authenticated). The details go
+  // to the log. The default probes NextDueAt.
+  virtual Status CheckReady();
 };
 
 }  // namespace hookrelay::store

@@ -1710,6 +1710,49 @@ TEST_P(StoreConformanceTest, CatalogKeepsObjectsInFirstWrittenOrderWithTheirAudi
   EXPECT_EQ(audit->items[0].count, 3);
 }
 
+// Several nodes share the catalog through its version: every change raises it in its own
+// transaction; a change made against a version that is no longer current is refused whole.
+TEST_P(StoreConformanceTest, CatalogVersionRisesWithEachChangeAndAStaleChangeIsRefused) {
+  auto v0 = store_->CatalogVersion();
+  ASSERT_TRUE(v0.ok()) << v0.status().ToString();
+  EXPECT_EQ(*v0, 0);
+  CatalogChange add;
+  add.put = {MakeCatalogObject(CatalogKind::kSource, "a", R"({"name":"a"})")};
+  add.if_version = 0;
+  ASSERT_TRUE(store_->ApplyCatalogChange(add).ok());
+  CatalogChange unconditional;
+  unconditional.put = {MakeCatalogObject(CatalogKind::kSource, "b", R"({"name":"b"})")};
+  ASSERT_TRUE(store_->ApplyCatalogChange(unconditional).ok());
+  auto v2 = store_->CatalogVersion();
+  ASSERT_TRUE(v2.ok());
+  EXPECT_EQ(*v2, 2);
+
+  // Validated against version 1 (another node changed it since): nothing written, not audited.
+  CatalogChange stale;
+  stale.put = {MakeCatalogObject(CatalogKind::kSource, "c", R"({"name":"c"})")};
+  stale.audit = MakeAudit(clock_.Now(), "config_change", "source c", 1);
+  stale.if_version = 1;
+  Status refused = store_->ApplyCatalogChange(stale);
+  EXPECT_EQ(refused.code(), Status::Code::kUnavailable) << refused.ToString();
+  EXPECT_NE(refused.message().find("changed meanwhile"), std::string::npos) << refused.message();
+  auto listed = store_->ListCatalog();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->size(), 2u);
+  EXPECT_EQ(*store_->CatalogVersion(), 2) << "a refused change raises nothing";
+  auto audit = store_->ListAudit("", 10);
+  ASSERT_TRUE(audit.ok());
+  EXPECT_TRUE(audit->items.empty());
+
+  stale.if_version = 2;
+  EXPECT_TRUE(store_->ApplyCatalogChange(stale).ok());
+  EXPECT_EQ(*store_->CatalogVersion(), 3);
+  // A change refused for another reason raises nothing either.
+  CatalogChange bad;
+  bad.put = {MakeCatalogObject(CatalogKind::kSource, "", R"({})")};
+  EXPECT_EQ(store_->ApplyCatalogChange(bad).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(*store_->CatalogVersion(), 3);
+}
+
 TEST_P(StoreConformanceTest, CatalogChangeRefusesBadObjectsAndWritesNothing) {
   CatalogChange bad;
   bad.put = {MakeCatalogObject(CatalogKind::kSource, "a", R"({"name":"a"})"),

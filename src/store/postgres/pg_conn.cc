@@ -251,4 +251,23 @@ Status PgConn::Script(std::string_view sql, std::string_view what) {
   return s;
 }
 
+Status PgConn::ConsumeInput() {
+  if (broken_) return Status::Unavailable("PostgreSQL at " + display_ + ": connection lost");
+  if (PQconsumeInput(conn_) == 0 || PQstatus(conn_) != CONNECTION_OK) {
+    broken_ = true;
+    return Status::Unavailable("PostgreSQL at " + display_ +
+                               ": connection lost: " + Clean(PQerrorMessage(conn_)));
+  }
+  return Status::Ok();
+}
+
+std::vector<PgConn::Notification> PgConn::TakeNotifications() {
+  std::vector<Notification> out;
+  while (PGnotify* n = PQnotifies(conn_)) {
+    out.push_back({n->relname != nullptr ? n->relname : "", n->extra != nullptr ? n->extra : ""});
+    PQfreemem(n);
+  }
+  return out;
+}
+
 }  // namespace hookrelay::store::pg

@@ -101,6 +101,16 @@ class PgConn {
   void RollbackIfOpen();
   bool InTransaction() const;
 
+  // For a LISTEN connection (PgListener): the socket to wait on, reading what arrived (an error
+  // when the connection is lost: broken() then), and the notifications read so far.
+  struct Notification {
+    std::string channel;
+    std::string payload;
+  };
+  int socket() const { return PQsocket(conn_); }
+  Status ConsumeInput();
+  std::vector<Notification> TakeNotifications();
+
  private:
   PgConn(PGconn* conn, std::string display, std::string password)
       : conn_(conn), display_(std::move(display)), password_(std::move(password)) {}

@@ -8,6 +8,7 @@
 #include <map>
 #include <utility>
 
+#include "common/crypto.h"
 #include "common/id.h"
 #include "common/list_limits.h"
 #include "store/event_id.h"
@@ -140,6 +141,11 @@ struct StatsCounts {
 };
 using StatsDelta = std::map<std::pair<int64_t, std::string>, StatsCounts>;
 
+// The channels other nodes LISTEN on (Watch).
+constexpr std::string_view kWorkChannel = "hookrelay_work";
+constexpr std::string_view kCatalogChannel = "hookrelay_catalog";
+constexpr std::string_view kReplaysChannel = "hookrelay_replays";
+
 Status FlushStats(PgConn& db, const StatsDelta& delta) {
   if (delta.empty()) return Status::Ok();
   PgParams p;
@@ -184,6 +190,7 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresOptions
   PostgresOptions opts = options;
   if (opts.display.empty()) opts.display = "(the configured server)";
   std::unique_ptr<PostgresStore> s(new PostgresStore(std::move(opts), clock));
+  s->notify_token_ = RandomHexToken(8);
   HR_ASSIGN_OR_RETURN(Conn db, PgConn::Connect(s->options_.url, s->options_.display));
   HR_ASSIGN_OR_RETURN(pg::MigrationResult m, pg::ApplyMigrations(*db, pg::SchemaMigrations(),
                                                                  clock.Now(), s->options_.display));
@@ -204,6 +211,14 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresOptions
 }
 
 PostgresStore::~PostgresStore() {
+  {
+    std::unique_ptr<pg::PgListener> listener;
+    {
+      MutexLock lock(listen_mu_);
+      listener = std::move(listener_);
+    }
+    listener.reset();  // no more callbacks from here on
+  }
   {
     MutexLock lock(queue_mu_);
     stopping_ = true;
@@ -461,8 +476,10 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
       rows = 0;
       return st;
     };
+    bool due_work = false;  // deliveries other nodes may claim now: wake them (Watch)
     for (const Stored& s : stored) {
       for (const NewDelivery& d : s.event->deliveries) {
+        due_work = due_work || d.status == DeliveryStatus::kScheduled;
         // Due when received (as ingest makes them): due at the stored receive time, which may
         // be later than the clock's when the clock stepped back.
         const bool at_receipt =
@@ -487,6 +504,7 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
           "UPDATE store_meta SET value = " + k.Int(last) + " WHERE key = 'last_event_key'";
       HR_RETURN_IF_ERROR(db.Exec(up, k, "advance the event keys").status());
     }
+    if (due_work) HR_RETURN_IF_ERROR(NotifyOthers(db, kWorkChannel));
     Status commit = db.Script("COMMIT", "commit appends");
     if (!commit.ok()) {
       return commit.code() == Status::Code::kInternal ? Status::Unavailable(commit.message())
@@ -938,7 +956,7 @@ Result<int64_t> PostgresStore::PauseDeliveries(const std::string& destination,
 }
 
 Result<int64_t> PostgresStore::ResumeDeliveries(const std::string& destination, TimePoint now) {
-  return WithConn<int64_t>([&](PgConn& db) -> Result<int64_t> {
+  return InTransaction<int64_t>([&](PgConn& db) -> Result<int64_t> {
     PgParams p;
     const std::string at = p.Time(now);
     const std::string sql = "UPDATE deliveries SET status = 'scheduled', next_attempt_at = " + at +
@@ -946,6 +964,7 @@ Result<int64_t> PostgresStore::ResumeDeliveries(const std::string& destination, 
                             " WHERE destination = " + p.Text(destination) +
                             " AND status = 'paused'";
     HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "resume deliveries to " + destination));
+    if (r.affected() > 0) HR_RETURN_IF_ERROR(NotifyOthers(db, kWorkChannel));
     return r.affected();
   });
 }
@@ -1005,6 +1024,7 @@ Result<Delivery> PostgresStore::CreateReplay(const std::string& event_id,
                                              TimePoint now) {
   return InTransaction<Delivery>([&](PgConn& db) -> Result<Delivery> {
     HR_ASSIGN_OR_RETURN(int64_t id, InsertReplay(db, event_id, destination, max_attempts, now));
+    HR_RETURN_IF_ERROR(NotifyOthers(db, kWorkChannel));
     PgParams p;
     const std::string sql =
         std::string("SELECT ") + kDeliveryColumns + " FROM deliveries WHERE id = " + p.Int(id);
@@ -1026,6 +1046,8 @@ Result<int64_t> PostgresStore::CreateReplays(const std::vector<NewReplay>& repla
         return id.status();
       }
     }
+    // Chains due later too: a woken node learns when the next one is due (NextDueAt).
+    if (created > 0) HR_RETURN_IF_ERROR(NotifyOthers(db, kWorkChannel));
     return created;
   });
 }
@@ -1140,7 +1162,7 @@ Result<AuditPage> PostgresStore::ListAudit(const std::string& cursor, int limit)
 Status PostgresStore::CreateReplayJob(const ReplayJob& job) {
   if (job.id.empty()) return Status::InvalidArgument("replay job id is empty", "id");
   const TimePoint now = clock_.Now();
-  return WithConn<Unit>([&](PgConn& db) -> Result<Unit> {
+  return InTransaction<Unit>([&](PgConn& db) -> Result<Unit> {
            PgParams p;
            const std::string sql =
                "INSERT INTO replays (id, created_at, updated_at, filter, rate, state, total, done,"
@@ -1156,6 +1178,7 @@ Status PostgresStore::CreateReplayJob(const ReplayJob& job) {
            if (r.affected() == 0) {
              return Status::FailedPrecondition("replay job " + job.id + " already exists");
            }
+           HR_RETURN_IF_ERROR(NotifyOthers(db, kReplaysChannel));
            return Unit{};
          })
       .status();
@@ -1258,7 +1281,9 @@ Result<std::optional<ReplayJob>> PostgresStore::CancelReplayJob(const std::strin
             "UPDATE replays SET state = 'cancelled', lease_until = NULL, lease_owner = '',"
             " waiting = NULL, updated_at = " +
             p.Time(now) + " WHERE id = " + p.Text(id) + " AND state IN ('queued', 'running')";
-        HR_RETURN_IF_ERROR(db.Exec(sql, p, "cancel replay job " + id).status());
+        HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "cancel replay job " + id));
+        // The node running it (maybe another) stops at once rather than at its next wake-up.
+        if (r.affected() > 0) HR_RETURN_IF_ERROR(NotifyOthers(db, kReplaysChannel));
         return SelectReplayJob(db, id);
       });
 }
@@ -1298,6 +1323,21 @@ Status PostgresStore::ApplyCatalogChange(const CatalogChange& change) {
   HR_RETURN_IF_ERROR(CheckCatalogChange(change));
   const TimePoint now = clock_.Now();
   return InTransaction<Unit>([&](PgConn& db) -> Result<Unit> {
+           {
+             // The catalog's version, raised with the change. The row stays locked until
+             // COMMIT, so changes from several nodes take their versions in turn and a change
+             // made against an older version is refused (if_version).
+             HR_ASSIGN_OR_RETURN(
+                 PgResult v,
+                 db.Exec("INSERT INTO store_meta (key, value) VALUES ('catalog_version', 1)"
+                         " ON CONFLICT (key) DO UPDATE SET value = store_meta.value + 1"
+                         " RETURNING value",
+                         "raise the catalog version"));
+             const int64_t version = v.Int(0, 0);
+             if (change.if_version && *change.if_version != version - 1) {
+               return CatalogChangedMeanwhile(*change.if_version, version - 1);
+             }
+           }
            if (!change.require_no_open_deliveries.empty()) {
              // No delivery may be created or reopened between the check and the commit (a
              // replay on another node): SHARE mode lets readers on, holds writers of deliveries
@@ -1336,9 +1376,82 @@ Status PostgresStore::ApplyCatalogChange(const CatalogChange& change) {
              HR_RETURN_IF_ERROR(db.Exec(sql, p, "write catalog object " + o.name).status());
            }
            if (change.audit) HR_RETURN_IF_ERROR(InsertAudit(db, *change.audit));
+           HR_RETURN_IF_ERROR(NotifyOthers(db, kCatalogChannel));
            return Unit{};
          })
       .status();
+}
+
+Result<int64_t> PostgresStore::CatalogVersion() {
+  return WithConn<int64_t>([&](PgConn& db) -> Result<int64_t> {
+    HR_ASSIGN_OR_RETURN(PgResult r,
+                        db.Exec("SELECT value FROM store_meta WHERE key = 'catalog_version'",
+                                "read the catalog version"));
+    return r.rows() == 0 ? int64_t{0} : r.Int(0, 0);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Several nodes: notifications and readiness
+
+Status PostgresStore::NotifyOthers(PgConn& db, std::string_view channel) {
+  PgParams p;
+  const std::string sql =
+      "SELECT pg_notify(" + p.Text(channel) + ", " + p.Text(notify_token_) + ")";
+  return db.Exec(sql, p, "notify the other nodes").status();
+}
+
+void PostgresStore::Watch(ChangeCallback on_change) {
+  MutexLock lock(listen_mu_);
+  if (listener_ || !on_change) return;
+  pg::PgListener::Options o;
+  o.url = options_.url;
+  o.display = options_.display;
+  o.channels = {std::string(kWorkChannel), std::string(kCatalogChannel),
+                std::string(kReplaysChannel)};
+  o.own_payload = notify_token_;
+  listener_ = std::make_unique<pg::PgListener>(
+      std::move(o), [cb = std::move(on_change)](std::string_view channel) {
+        if (channel.empty() || channel == kWorkChannel) cb(Change::kNewWork);
+        if (channel.empty() || channel == kCatalogChannel) cb(Change::kCatalog);
+        if (channel.empty() || channel == kReplaysChannel) cb(Change::kReplayJobs);
+      });
+}
+
+Status PostgresStore::CheckReady() {
+  Status st = Status::Ok();
+  std::optional<Status> down;
+  {
+    MutexLock lock(listen_mu_);
+    if (listener_) down = listener_->Down();
+  }
+  if (down) {
+    st = *down;
+  } else {
+    // A pooled connection the server ended while idle fails once (and empties the pool): that
+    // says nothing about now, so a lost connection is probed again on a new one.
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      st = WithConn<Unit>([](PgConn& db) -> Result<Unit> {
+             HR_RETURN_IF_ERROR(db.Exec("SELECT 1", "readiness probe").status());
+             return Unit{};
+           }).status();
+      if (st.code() != Status::Code::kUnavailable) break;
+    }
+  }
+  const std::string reason = st.ok() ? std::string() : pg::PublicFailureReason(st.message());
+  {
+    MutexLock lock(listen_mu_);
+    if (reason != last_ready_reason_) {
+      if (st.ok()) {
+        spdlog::info("readiness: PostgreSQL at {} answers again", options_.display);
+      } else {
+        spdlog::warn("readiness: not ready: {} ({})", reason, st.message());
+      }
+      last_ready_reason_ = reason;
+    }
+  }
+  if (st.ok()) return st;
+  return Status::Unavailable(reason + "; reconnecting by itself (details in the log)");
 }
 
 }  // namespace hookrelay::store

@@ -12,6 +12,7 @@
 #include "common/mutex.h"
 #include "common/result.h"
 #include "store/postgres/pg_conn.h"
+#include "store/postgres/pg_listener.h"
 #include "store/store.h"
 
 namespace hookrelay::store {
@@ -98,6 +99,16 @@ class PostgresStore final : public Store {
   Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id, TimePoint now) override;
   Result<std::vector<CatalogObject>> ListCatalog() override;
   Status ApplyCatalogChange(const CatalogChange& change) override;
+  Result<int64_t> CatalogVersion() override;
+  // Starts the LISTEN connection (pg::PgListener) on the channels the writes below NOTIFY:
+  // hookrelay_work (appends that stored due deliveries, replays created, deliveries resumed),
+  // hookrelay_catalog (every catalog change) and hookrelay_replays (replay jobs queued or
+  // cancelled). Notifications carry this store's random token, so its own are skipped.
+  void Watch(ChangeCallback on_change) override;
+  // Says at once why not when the LISTEN connection is down (it reconnects by itself);
+  // otherwise runs SELECT 1. The reason shown is pg::PublicFailureReason's; details are logged
+  // when the reason changes.
+  Status CheckReady() override;
 
   // The schema version after opening, and how many migrations this open applied.
   int schema_version() const { return schema_version_; }
@@ -145,6 +156,9 @@ class PostgresStore final : public Store {
                       const std::string& owner, TimePoint now, bool* refused,
                       std::string* destination);
 
+  // NOTIFY `channel` with this store's token, in the caller's transaction (delivered at COMMIT).
+  Status NotifyOthers(pg::PgConn& db, std::string_view channel);
+
   Result<std::optional<TimePoint>> EarliestScheduled(const std::string& destination,
                                                      std::optional<TimePoint> by);
 
@@ -164,6 +178,12 @@ class PostgresStore final : public Store {
   WriterStats stats_ GUARDED_BY(queue_mu_);
   Conn writer_conn_;  // the writer thread's only
   std::thread writer_;
+
+  // The payload of this store's notifications (random, chosen at Open).
+  std::string notify_token_;
+  Mutex listen_mu_;
+  std::unique_ptr<pg::PgListener> listener_ GUARDED_BY(listen_mu_);  // set once by Watch
+  std::string last_ready_reason_ GUARDED_BY(listen_mu_);             // what CheckReady logged last
 };
 
 // Opens the PostgreSQL store (PostgresStore::Open).

@@ -2302,6 +2302,17 @@ Result<std::optional<ReplayJob>> SqliteStore::GetReplayJob(const std::string& id
 // ---------------------------------------------------------------------------------------------
 // Catalog
 
+Result<int64_t> SqliteStore::CatalogVersion() {
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  Result<Statement> q =
+      (*db)->Prepare("SELECT value FROM store_meta WHERE key = 'catalog_version'");
+  if (!q.ok()) return q.status();
+  Result<bool> row = q->Step("read the catalog version");
+  if (!row.ok()) return row.status();
+  return *row ? q->Int(0) : int64_t{0};
+}
+
 Result<std::vector<CatalogObject>> SqliteStore::ListCatalog() {
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
@@ -2334,6 +2345,19 @@ Status SqliteStore::ApplyCatalogChange(const CatalogChange& change) {
   HR_RETURN_IF_ERROR(CheckCatalogChange(change));
   const TimePoint now = clock_.Now();
   Result<Unit> r = Write<Unit>([this, &change, now](Connection& db) -> Result<Unit> {
+    {
+      // The catalog's version, raised with the change (store_meta; absent means 0).
+      Result<Statement> v = db.Prepare(
+          "INSERT INTO store_meta(key, value) VALUES ('catalog_version', 1)"
+          " ON CONFLICT(key) DO UPDATE SET value = value + 1 RETURNING value");
+      if (!v.ok()) return v.status();
+      Result<bool> row = v->Step("raise the catalog version");
+      if (!row.ok()) return row.status();
+      const int64_t version = *row ? v->Int(0) : 0;
+      if (change.if_version && *change.if_version != version - 1) {
+        return CatalogChangedMeanwhile(*change.if_version, version - 1);
+      }
+    }
     for (const std::string& destination : change.require_no_open_deliveries) {
       // Waiting ones by the due index, new ones from the frontier on (leased ones read as
       // pending or scheduled). In this transaction: nothing slips in between.

@@ -122,6 +122,7 @@ class SqliteStore final : public Store {
   Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id, TimePoint now) override;
   Result<std::vector<CatalogObject>> ListCatalog() override;
   Status ApplyCatalogChange(const CatalogChange& change) override;
+  Result<int64_t> CatalogVersion() override;
 
   // Counters of the writer, for tests, benchmarks and metrics. Monotonic.
   struct WriterStats {
