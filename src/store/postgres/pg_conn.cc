@@ -251,7 +251,8 @@ Status PgConn::Script(std::string_view sql, std::string_view what) {
   return s;
 }
 
-Result<PgResult> PgConn::Pipeline(const std::vector<PgStatement>& statements, size_t* failed_at) {
+Result<std::vector<PgResult>> PgConn::Pipeline(const std::vector<PgStatement>& statements,
+                                               size_t* failed_at) {
   if (broken_) return Status::Unavailable("PostgreSQL at " + display_ + ": connection lost");
   auto lost = [&](std::string_view what) {
     broken_ = true;
@@ -278,18 +279,18 @@ Result<PgResult> PgConn::Pipeline(const std::vector<PgStatement>& statements, si
   if (PQpipelineSync(conn_) != 1) return lost("send the pipeline");
   // Each statement's results end with a NULL; then comes the sync.
   Status first = Status::Ok();
-  std::optional<PgResult> last;
+  std::vector<PgResult> results;
+  results.reserve(statements.size());
   for (size_t i = 0; i < statements.size(); ++i) {
     for (;;) {
       PGresult* r = PQgetResult(conn_);
       if (r == nullptr) break;
       const ExecStatusType st = PQresultStatus(r);
       if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
-        if (i + 1 == statements.size()) {
-          last.emplace(r);
-          continue;
-        }
-      } else if (st != PGRES_PIPELINE_ABORTED && first.ok()) {
+        results.emplace_back(r);
+        continue;
+      }
+      if (st != PGRES_PIPELINE_ABORTED && first.ok()) {
         first = ErrorStatus(r, statements[i].what);
         if (failed_at != nullptr) *failed_at = i;
       }
@@ -303,8 +304,12 @@ Result<PgResult> PgConn::Pipeline(const std::vector<PgStatement>& statements, si
   if (!synced || PQexitPipelineMode(conn_) != 1) return lost("end the pipeline");
   if (!first.ok()) return first;
   last_sqlstate_.clear();
-  if (!last) return Status::Internal("PostgreSQL at " + display_ + ": the pipeline gave no result");
-  return std::move(*last);
+  if (results.size() != statements.size()) {
+    return Status::Internal("PostgreSQL at " + display_ + ": the pipeline gave " +
+                            std::to_string(results.size()) + " results for " +
+                            std::to_string(statements.size()) + " statements");
+  }
+  return results;
 }
 
 }  // namespace hookrelay::store::pg

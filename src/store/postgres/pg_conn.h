@@ -101,13 +101,13 @@ class PgConn {
   Status Script(std::string_view sql, std::string_view what);
 
   // Sends every statement at once in libpq's pipeline mode and then reads their results: one
-  // round trip for all of them instead of one each. Returns the last statement's rows. On the
-  // first failure PostgreSQL skips the statements after it (up to the pipeline's end); that
+  // round trip for all of them instead of one each. Returns each statement's rows, in order. On
+  // the first failure PostgreSQL skips the statements after it (up to the pipeline's end); that
   // failure is returned and, when `failed_at` is given, the failing statement's index is put
   // there. An open transaction stays open (aborted after a failure): the caller commits or rolls
-  // back as with Exec. REQUIRES: !statements.empty().
-  Result<PgResult> Pipeline(const std::vector<PgStatement>& statements,
-                            size_t* failed_at = nullptr);
+  // back as with Exec.
+  Result<std::vector<PgResult>> Pipeline(const std::vector<PgStatement>& statements,
+                                         size_t* failed_at = nullptr);
 
   // The connection is gone (or in an unknown state): drop it, connect anew.
   bool broken() const { return broken_; }

@@ -391,7 +391,8 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
     begin.push_back({"BEGIN", PgParams(), "begin appends"});
     begin.push_back({"SELECT value FROM store_meta WHERE key = 'last_event_key' FOR UPDATE",
                      PgParams(), "lock the event keys"});
-    HR_ASSIGN_OR_RETURN(PgResult last_row, db.Pipeline(begin));
+    HR_ASSIGN_OR_RETURN(std::vector<PgResult> begun, db.Pipeline(begin));
+    const PgResult& last_row = begun.back();
     if (last_row.rows() != 1) return Status::Internal("store_meta has no last_event_key");
     int64_t last = last_row.Int(0, 0);
     const int64_t last_before = last;
@@ -500,7 +501,7 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
     }
     writes.push_back({"COMMIT", PgParams(), "commit appends"});
     size_t failed_at = 0;
-    Result<PgResult> done = db.Pipeline(writes, &failed_at);
+    Result<std::vector<PgResult>> done = db.Pipeline(writes, &failed_at);
     if (!done.ok()) {
       // A failed COMMIT may be retried (as on SQLite); a failed statement before it is the
       // batch's own fault (each append is then tried alone).
@@ -776,10 +777,8 @@ Result<std::vector<StatsRow>> PostgresStore::GetStats(TimePoint since, TimePoint
   });
 }
 
-Status PostgresStore::WriteAttempt(PgConn& db, const Attempt& attempt, const DeliveryUpdate& update,
-                                   const std::string& owner, TimePoint now, bool* refused,
-                                   std::string* destination) {
-  *refused = false;
+PgStatement PostgresStore::AttemptStatement(const Attempt& attempt, const DeliveryUpdate& update,
+                                            const std::string& owner, TimePoint now) {
   const std::string what = "delivery " + std::to_string(attempt.delivery_id);
   // Only while `owner` holds the lease: a delivery whose lease expired and was claimed by
   // another owner is not written (the late report is refused). A chain a replay replaced while
@@ -821,7 +820,15 @@ Status PostgresStore::WriteAttempt(PgConn& db, const Attempt& attempt, const Del
       "::bytea FROM u)"
       " SELECT (SELECT destination FROM u), EXISTS (SELECT 1 FROM deliveries WHERE id = " +
       id + "::bigint)";
-  HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "record an attempt of " + what));
+  return PgStatement{sql, std::move(p), "record an attempt of " + what};
+}
+
+Status PostgresStore::AttemptWritten(const PgResult& r, const Attempt& attempt,
+                                     const std::string& owner, bool* refused,
+                                     std::string* destination) {
+  *refused = false;
+  const std::string what = "delivery " + std::to_string(attempt.delivery_id);
+  if (r.rows() != 1) return Status::Internal("recording " + what + " returned no row");
   if (r.IsNull(0, 0)) {
     *refused = true;
     if (!r.Bool(0, 1)) return Status::NotFound(what + " not found");
@@ -843,13 +850,21 @@ std::vector<Status> PostgresStore::RecordAttempts(const std::vector<AttemptRecor
   const TimePoint now = clock_.Now();
   Result<std::vector<Status>> r =
       InTransaction<std::vector<Status>>([&](PgConn& db) -> Result<std::vector<Status>> {
+        // Every attempt's statement in one round trip (pipeline mode), not one each.
+        std::vector<PgStatement> writes;
+        writes.reserve(records.size());
+        for (const AttemptRecord& rec : records) {
+          writes.push_back(AttemptStatement(rec.attempt, rec.update, owner, now));
+        }
+        HR_ASSIGN_OR_RETURN(std::vector<PgResult> written, db.Pipeline(writes));
         std::vector<Status> out;
         out.reserve(records.size());
         StatsDelta stats;
-        for (const AttemptRecord& rec : records) {
+        for (size_t i = 0; i < records.size(); ++i) {
+          const AttemptRecord& rec = records[i];
           bool refused = false;
           std::string destination;
-          Status st = WriteAttempt(db, rec.attempt, rec.update, owner, now, &refused, &destination);
+          Status st = AttemptWritten(written[i], rec.attempt, owner, &refused, &destination);
           if (!st.ok() && !refused) return st;
           if (st.ok()) {
             // One attempt in the minute it is recorded, and the outcome when it was final.
