@@ -134,8 +134,10 @@ SUITES = {
                  "-d{seconds:.0f}s POSTing 1 KiB events to one node on the embedded store, to one "
                  "node on PostgreSQL, and to two nodes on one database (one wrk thread and half "
                  "the connections per node). Commits are the append transactions that stored "
-                 "events (distinct xmin of the events rows). CPU is the whole machine's use "
-                 "during the wrk run (wrk, the nodes and PostgreSQL share its cores). Delivery: "
+                 "events (distinct xmin of the events rows). CPU: the cores the nodes and "
+                 "PostgreSQL used during the wrk run, and how busy the whole machine was (wrk "
+                 "and anything else running share its cores). Peak connections: the database's "
+                 "(pg_stat_activity, sampled). Delivery: "
                  "{deliver_events:.0f} events stored beforehand (bench/prestore) delivered to "
                  "nginx answering 200 by the embedded store, then by 1 and 2 nodes on "
                  "PostgreSQL (max_concurrency 256 each), from start-up until the last is "
@@ -153,15 +155,16 @@ SUITES = {
             ("pgbench INSERT tx/s: many clients / 1", "{pgbench_many_tps:,.0f} / {pgbench_one_tps:,.0f}"),
             ("embedded store: ingest, p50 / p99", "{sqlite_events_per_s:,.0f} events/s, {sqlite_p50_ms:.2f} / {sqlite_p99_ms:.2f} ms"),
             ("1 node: ingest, p50 / p99", "{pg1_events_per_s:,.0f} events/s, {pg1_p50_ms:.2f} / {pg1_p99_ms:.2f} ms"),
-            ("1 node: commits/s × events, CPU", "{pg1_commits_per_s:,.0f} × {pg1_events_per_commit:.1f}, {pg1_cpu_busy_pct:.0f} %"),
+            ("1 node: commits/s × events; CPU cores: node / PostgreSQL, machine busy", "{pg1_commits_per_s:,.0f} × {pg1_events_per_commit:.1f}; {pg1_node_cores:.2f} / {pg1_pg_cores:.2f}, {pg1_cpu_busy_pct:.0f} %"),
             ("2 nodes: ingest, p50 / p99", "{pg2_events_per_s:,.0f} events/s, {pg2_p50_ms:.2f} / {pg2_p99_ms:.2f} ms"),
-            ("2 nodes: commits/s × events, CPU", "{pg2_commits_per_s:,.0f} × {pg2_events_per_commit:.1f}, {pg2_cpu_busy_pct:.0f} %"),
+            ("2 nodes: commits/s × events; CPU cores: nodes / PostgreSQL, machine busy", "{pg2_commits_per_s:,.0f} × {pg2_events_per_commit:.1f}; {pg2_node_cores:.2f} / {pg2_pg_cores:.2f}, {pg2_cpu_busy_pct:.0f} %"),
             ("ingest 2 / 1", "**{ingest_scale:.2f}**"),
             ("delivery: embedded / 1 node / 2 nodes", "{sqlite_deliveries_per_s:,.0f} / {pg1_deliveries_per_s:,.0f} / {pg2_deliveries_per_s:,.0f} per s"),
             ("delivery: PostgreSQL tx/s, 1 / 2 nodes", "{pg1_deliver_xacts_per_s:,.0f} / {pg2_deliver_xacts_per_s:,.0f}"),
             ("delivery 2 / 1", "**{deliver_scale:.2f}**"),
             ("limit (2 nodes' ingest)", "{limit}"),
-            ("non-2xx", "{pg1_non_2xx:.0f} / {pg2_non_2xx:.0f}"),
+            ("peak connections, 1 / 2 nodes: ingest; delivery", "{pg1_peak_connections:.0f} / {pg2_peak_connections:.0f}; {pg1_deliver_peak_connections:.0f} / {pg2_deliver_peak_connections:.0f}"),
+            ("non-2xx, 1 / 2 nodes", "{pg1_non_2xx:.0f} / {pg2_non_2xx:.0f}"),
         ],
         "targets": [
             ("ingest, 2 nodes / 1 node", "ingest_scale", ">=", 1.6, ""),
@@ -194,7 +197,7 @@ def postgres_limit(run):
     if number(commits) and number(serial) and serial > 0 and commits >= 0.8 * serial:
         return "PostgreSQL's commit rate"
     if number(busy) and busy >= 90:
-        return "CPU (the machine's cores)"
+        return f"CPU: the machine was {busy:.0f} % busy"
     if number(commits) and number(busy):
         return "neither: hookrelay"
     return None
