@@ -1,7 +1,7 @@
-// bench/prestore: fills a data directory with events through the Store API (group-committed), so
-// the delivery and backlog benchmarks start from a known backlog without going through HTTP.
+// bench/prestore: fills a store with events through the Store API (group-committed), so the
+// delivery and backlog benchmarks start from a known backlog without going through HTTP.
 //
-//   prestore DIR EVENTS DESTINATION DUE_IN_MS [SPREAD_MS] [BODY_BYTES] [IDS_FILE|-] [IN_FLIGHT]
+//   prestore DIR|URL EVENTS DESTINATION DUE_IN_MS [SPREAD_MS] [BODY_BYTES] [IDS_FILE|-] [IN_FLIGHT]
 //
 // Each event gets one delivery to DESTINATION, due at now + DUE_IN_MS + i * SPREAD_MS / EVENTS
 // (with DUE_IN_MS and SPREAD_MS 0: due when received, as ingest makes them).
@@ -19,14 +19,14 @@
 
 #include "common/allocator.h"
 #include "common/clock.h"
-#include "store/sqlite/open.h"
+#include "store/open_store.h"
 #include "store/store.h"
 
 using namespace hookrelay;
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::cerr << "usage: prestore DIR EVENTS DESTINATION DUE_IN_MS [SPREAD_MS] [BODY_BYTES] "
+    std::cerr << "usage: prestore DIR|URL EVENTS DESTINATION DUE_IN_MS [SPREAD_MS] [BODY_BYTES] "
                  "[IDS_FILE|-] [IN_FLIGHT]\n";
     return 2;
   }
@@ -46,9 +46,8 @@ int main(int argc, char** argv) {
 
   TuneAllocator();  // as `hookrelay serve` does
   const Clock& clock = SystemClock::Instance();
-  store::SqliteOptions options;
-  options.dir = dir;
-  auto opened = store::OpenSqliteStore(options, clock);
+  // A data directory (the embedded store) or a postgres:// URL (the postgres suite).
+  auto opened = store::OpenStore(dir, clock);
   if (!opened.ok()) {
     std::cerr << "prestore: " << opened.status().ToString() << "\n";
     return 1;

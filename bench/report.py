@@ -125,6 +125,61 @@ SUITES = {
             ("lateness of due deliveries (max)", "lateness_max_ms", "<=", 100, " ms"),
         ],
     },
+    "postgres": {
+        "intro": "A private PostgreSQL cluster started by bench/run (initdb into a temporary "
+                 "directory, 127.0.0.1; fsync, synchronous_commit and full_page_writes on: every "
+                 "COMMIT waits for the WAL's flush to disk). pgbench: single-row INSERT "
+                 "transactions of a 1 KiB bytea by {connections:.0f} clients, then by 1 (commits "
+                 "one after the other), {seconds:.0f} s each. Then wrk -t2 -c{connections:.0f} "
+                 "-d{seconds:.0f}s POSTing 1 KiB events to one node on the embedded store, to one "
+                 "node on PostgreSQL, and to two nodes on one database (one wrk thread and half "
+                 "the connections per node). Commits are the append transactions that stored "
+                 "events (distinct xmin of the events rows). CPU: the cores the nodes and "
+                 "PostgreSQL used during the wrk run, and how busy the whole machine was (wrk "
+                 "and anything else running share its cores). Peak connections: the database's "
+                 "(pg_stat_activity, sampled). Delivery: "
+                 "{deliver_events:.0f} events stored beforehand (bench/prestore) delivered to "
+                 "nginx answering 200 by the embedded store, then by 1 and 2 nodes on "
+                 "PostgreSQL (max_concurrency 256 each), from start-up until the last is "
+                 "delivered; PostgreSQL's transactions/s for the database meanwhile.",
+        "ratios": {
+            "ingest_scale": ("pg2_events_per_s", "pg1_events_per_s"),
+            "deliver_scale": ("pg2_deliveries_per_s", "pg1_deliveries_per_s"),
+            "pg1_ingest_to_sqlite": ("pg1_events_per_s", "sqlite_events_per_s"),
+            "pg1_deliver_to_sqlite": ("pg1_deliveries_per_s", "sqlite_deliveries_per_s"),
+            "pg1_commits_to_pgbench_one": ("pg1_commits_per_s", "pgbench_one_tps"),
+            "pg2_commits_to_pgbench_one": ("pg2_commits_per_s", "pgbench_one_tps"),
+            "pg2_events_to_pgbench_many": ("pg2_events_per_s", "pgbench_many_tps"),
+        },
+        "columns": [
+            ("pgbench INSERT tx/s: many clients / 1", "{pgbench_many_tps:,.0f} / {pgbench_one_tps:,.0f}"),
+            ("embedded store: ingest, p50 / p99", "{sqlite_events_per_s:,.0f} events/s, {sqlite_p50_ms:.2f} / {sqlite_p99_ms:.2f} ms"),
+            ("1 node: ingest, p50 / p99", "{pg1_events_per_s:,.0f} events/s, {pg1_p50_ms:.2f} / {pg1_p99_ms:.2f} ms"),
+            ("1 node: commits/s × events; CPU cores: node / PostgreSQL, machine busy", "{pg1_commits_per_s:,.0f} × {pg1_events_per_commit:.1f}; {pg1_node_cores:.2f} / {pg1_pg_cores:.2f}, {pg1_cpu_busy_pct:.0f} %"),
+            ("2 nodes: ingest, p50 / p99", "{pg2_events_per_s:,.0f} events/s, {pg2_p50_ms:.2f} / {pg2_p99_ms:.2f} ms"),
+            ("2 nodes: commits/s × events; CPU cores: nodes / PostgreSQL, machine busy", "{pg2_commits_per_s:,.0f} × {pg2_events_per_commit:.1f}; {pg2_node_cores:.2f} / {pg2_pg_cores:.2f}, {pg2_cpu_busy_pct:.0f} %"),
+            ("ingest 2 / 1", "**{ingest_scale:.2f}**"),
+            ("delivery: embedded / 1 node / 2 nodes", "{sqlite_deliveries_per_s:,.0f} / {pg1_deliveries_per_s:,.0f} / {pg2_deliveries_per_s:,.0f} per s"),
+            ("delivery: PostgreSQL tx/s, 1 / 2 nodes", "{pg1_deliver_xacts_per_s:,.0f} / {pg2_deliver_xacts_per_s:,.0f}"),
+            ("delivery 2 / 1", "**{deliver_scale:.2f}**"),
+            ("limit (2 nodes' ingest)", "{limit}"),
+            ("peak connections, 1 / 2 nodes: ingest; delivery", "{pg1_peak_connections:.0f} / {pg2_peak_connections:.0f}; {pg1_deliver_peak_connections:.0f} / {pg2_deliver_peak_connections:.0f}"),
+            ("non-2xx, 1 / 2 nodes", "{pg1_non_2xx:.0f} / {pg2_non_2xx:.0f}"),
+        ],
+        "targets": [
+            ("ingest, 2 nodes / 1 node", "ingest_scale", ">=", 1.6, ""),
+            ("delivery, 2 nodes / 1 node", "deliver_scale", ">=", 1.6, ""),
+        ],
+        "references": [
+            ("1 node's ingest / the embedded store's", "pg1_ingest_to_sqlite"),
+            ("1 node's delivery / the embedded store's", "pg1_deliver_to_sqlite"),
+            ("1 node's commits/s / pgbench with 1 client", "pg1_commits_to_pgbench_one"),
+            ("2 nodes' commits/s / pgbench with 1 client", "pg2_commits_to_pgbench_one"),
+            ("2 nodes' events/s / pgbench's INSERTs/s with as many clients",
+             "pg2_events_to_pgbench_many"),
+            ("machine CPU busy, 2 nodes' ingest (%)", "pg2_cpu_busy_pct"),
+        ],
+    },
 }
 
 
@@ -132,10 +187,28 @@ def number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def postgres_limit(run):
+    """What bounded the two nodes' ingest, read from the run's own figures: PostgreSQL's commit
+    rate when the append transactions (which take the event-key row lock in turn, so commit one
+    after the other whatever the node count) come near pgbench's one-client commit rate; else the
+    machine's CPU when it was nearly all busy; else neither (hookrelay itself)."""
+    commits, serial, busy = (run.get("pg2_commits_per_s"), run.get("pgbench_one_tps"),
+                             run.get("pg2_cpu_busy_pct"))
+    if number(commits) and number(serial) and serial > 0 and commits >= 0.8 * serial:
+        return "PostgreSQL's commit rate"
+    if number(busy) and busy >= 90:
+        return f"CPU: the machine was {busy:.0f} % busy"
+    if number(commits) and number(busy):
+        return "neither: hookrelay"
+    return None
+
+
 def derive(suite, run):
     for name, (num, den) in SUITES[suite]["ratios"].items():
         n, d = run.get(num), run.get(den)
         run[name] = round(n / d, 3) if number(n) and number(d) and d > 0 else None
+    if suite == "postgres":
+        run["limit"] = postgres_limit(run)
     for kib in ("peak_rss_kib",):
         if number(run.get(kib)):
             run["peak_rss_mib"] = round(run[kib] / 1024, 1)
@@ -198,6 +271,13 @@ def main():
         out.append(f"| {what} | **{show(s['median'], unit)}** | {show(s['min'])} – "
                    f"{show(s['max'], unit)} | {limit} | "
                    f"{'met' if met else '**not met**'} |")
+    for what, key in spec.get("references", []):
+        s = summary.get(key)
+        if s is None:
+            out.append(f"| {what} | - | - | | reference |")
+            continue
+        out.append(f"| {what} | {show(s['median'])} | {show(s['min'])} – {show(s['max'])} | "
+                   f"| reference |")
     out.append("")
     print("\n".join(out))
 

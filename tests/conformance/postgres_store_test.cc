@@ -263,5 +263,53 @@ TEST_F(PostgresStoreTest, ConcurrentAppendsAreGroupCommitted) {
   for (const auto& e : *events) EXPECT_TRUE(e.has_value());
 }
 
+// The group commit's and RecordAttempts' round trips (PgConn::Pipeline, libpq's pipeline mode):
+// every statement's rows come back in order, and a failure stops the statements after it, leaves
+// the transaction to roll back, and keeps the connection usable.
+TEST_F(PostgresStoreTest, PipelineReadsEveryResultAndStopsAtTheFirstFailure) {
+  Result<std::unique_ptr<pg::PgConn>> connected = pg::PgConn::Connect(url_, "the test cluster");
+  ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+  pg::PgConn& db = **connected;
+  auto statement = [](std::string sql, pg::PgParams params = pg::PgParams()) {
+    return pg::PgStatement{std::move(sql), std::move(params), "statement"};
+  };
+  std::vector<pg::PgStatement> ok;
+  ok.push_back(statement("BEGIN"));
+  ok.push_back(statement("CREATE TABLE p (x integer PRIMARY KEY)"));
+  ok.push_back(statement("INSERT INTO p VALUES (1) RETURNING x"));
+  pg::PgParams forty_one;
+  const std::string placeholder = forty_one.Int(41);
+  ok.push_back(statement("SELECT " + placeholder + "::integer + 1", std::move(forty_one)));
+  ok.push_back(statement("COMMIT"));
+  Result<std::vector<pg::PgResult>> results = db.Pipeline(ok);
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  ASSERT_EQ(results->size(), ok.size());
+  EXPECT_EQ((*results)[2].Int(0, 0), 1);
+  EXPECT_EQ((*results)[3].Int(0, 0), 42);
+  EXPECT_FALSE(db.InTransaction());
+
+  std::vector<pg::PgStatement> failing;
+  failing.push_back(statement("BEGIN"));
+  failing.push_back(statement("INSERT INTO p VALUES (2)"));
+  failing.push_back(statement("INSERT INTO p VALUES (1)"));  // a duplicate key
+  failing.push_back(statement("INSERT INTO p VALUES (3)"));
+  failing.push_back(statement("COMMIT"));
+  size_t failed_at = 99;
+  Result<std::vector<pg::PgResult>> failed = db.Pipeline(failing, &failed_at);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), Status::Code::kInternal) << failed.status().ToString();
+  EXPECT_NE(failed.status().message().find("duplicate key"), std::string::npos)
+      << failed.status().ToString();
+  EXPECT_EQ(failed_at, 2u);
+  EXPECT_FALSE(db.broken());
+  EXPECT_TRUE(db.InTransaction()) << "the aborted transaction is the caller's to end";
+  db.RollbackIfOpen();
+  EXPECT_FALSE(db.InTransaction());
+  Result<pg::PgResult> rows = db.Exec("SELECT count(*), max(x) FROM p", "count");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(rows->Int(0, 0), 1) << "2 was rolled back and 3 never ran";
+  EXPECT_EQ(rows->Int(0, 1), 1);
+}
+
 }  // namespace
 }  // namespace hookrelay::store

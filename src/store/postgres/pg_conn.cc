@@ -270,4 +270,65 @@ std::vector<PgConn::Notification> PgConn::TakeNotifications() {
   return out;
 }
 
+Result<std::vector<PgResult>> PgConn::Pipeline(const std::vector<PgStatement>& statements,
+                                               size_t* failed_at) {
+  if (broken_) return Status::Unavailable("PostgreSQL at " + display_ + ": connection lost");
+  auto lost = [&](std::string_view what) {
+    broken_ = true;
+    return Status::Unavailable("PostgreSQL at " + display_ + ": " + std::string(what) + ": " +
+                               Clean(PQerrorMessage(conn_)));
+  };
+  if (PQenterPipelineMode(conn_) != 1) return lost("enter pipeline mode");
+  // Sent without waiting: libpq buffers the messages (flushing as its buffer fills), the sync
+  // sends the rest. The server answers each with a few bytes, so it never blocks on a client
+  // that is still sending.
+  for (const PgStatement& st : statements) {
+    const PgParams& params = st.params;
+    std::vector<const char*> values(params.values_.size());
+    std::vector<int> lengths(params.values_.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      values[i] = params.null_[i] ? nullptr : params.values_[i].data();
+      lengths[i] = static_cast<int>(params.values_[i].size());
+    }
+    if (PQsendQueryParams(conn_, st.sql.c_str(), static_cast<int>(values.size()), nullptr,
+                          values.data(), lengths.data(), params.formats_.data(), 0) != 1) {
+      return lost(st.what);  // only when the connection is gone: the pipeline is abandoned
+    }
+  }
+  if (PQpipelineSync(conn_) != 1) return lost("send the pipeline");
+  // Each statement's results end with a NULL; then comes the sync.
+  Status first = Status::Ok();
+  std::vector<PgResult> results;
+  results.reserve(statements.size());
+  for (size_t i = 0; i < statements.size(); ++i) {
+    for (;;) {
+      PGresult* r = PQgetResult(conn_);
+      if (r == nullptr) break;
+      const ExecStatusType st = PQresultStatus(r);
+      if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+        results.emplace_back(r);
+        continue;
+      }
+      if (st != PGRES_PIPELINE_ABORTED && first.ok()) {
+        first = ErrorStatus(r, statements[i].what);
+        if (failed_at != nullptr) *failed_at = i;
+      }
+      PQclear(r);
+      if (PQstatus(conn_) != CONNECTION_OK) return lost(statements[i].what);
+    }
+  }
+  PGresult* sync = PQgetResult(conn_);
+  const bool synced = sync != nullptr && PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
+  PQclear(sync);
+  if (!synced || PQexitPipelineMode(conn_) != 1) return lost("end the pipeline");
+  if (!first.ok()) return first;
+  last_sqlstate_.clear();
+  if (results.size() != statements.size()) {
+    return Status::Internal("PostgreSQL at " + display_ + ": the pipeline gave " +
+                            std::to_string(results.size()) + " results for " +
+                            std::to_string(statements.size()) + " statements");
+  }
+  return results;
+}
+
 }  // namespace hookrelay::store::pg

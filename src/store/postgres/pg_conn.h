@@ -74,6 +74,13 @@ class PgResult {
   std::unique_ptr<PGresult, void (*)(PGresult*)> r_;
 };
 
+// One statement of a pipeline (PgConn::Pipeline).
+struct PgStatement {
+  std::string sql;
+  PgParams params;
+  std::string what;  // what it does, for the error message
+};
+
 class PgConn {
  public:
   // Connects to `url` (a postgres:// URL or libpq conninfo); `display` is how errors name the
@@ -92,6 +99,15 @@ class PgConn {
   }
   // Runs a script of several statements (no parameters): migrations, BEGIN/COMMIT.
   Status Script(std::string_view sql, std::string_view what);
+
+  // Sends every statement at once in libpq's pipeline mode and then reads their results: one
+  // round trip for all of them instead of one each. Returns each statement's rows, in order. On
+  // the first failure PostgreSQL skips the statements after it (up to the pipeline's end); that
+  // failure is returned and, when `failed_at` is given, the failing statement's index is put
+  // there. An open transaction stays open (aborted after a failure): the caller commits or rolls
+  // back as with Exec.
+  Result<std::vector<PgResult>> Pipeline(const std::vector<PgStatement>& statements,
+                                         size_t* failed_at = nullptr);
 
   // The connection is gone (or in an unknown state): drop it, connect anew.
   bool broken() const { return broken_; }

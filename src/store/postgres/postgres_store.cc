@@ -20,6 +20,7 @@ namespace hookrelay::store {
 using pg::PgConn;
 using pg::PgParams;
 using pg::PgResult;
+using pg::PgStatement;
 
 namespace {
 
@@ -146,8 +147,9 @@ constexpr std::string_view kWorkChannel = "hookrelay_work";
 constexpr std::string_view kCatalogChannel = "hookrelay_catalog";
 constexpr std::string_view kReplaysChannel = "hookrelay_replays";
 
-Status FlushStats(PgConn& db, const StatsDelta& delta) {
-  if (delta.empty()) return Status::Ok();
+// The upsert of `delta` into stats_minute (nullopt when it is empty).
+std::optional<PgStatement> StatsStatement(const StatsDelta& delta) {
+  if (delta.empty()) return std::nullopt;
   PgParams p;
   std::string sql =
       "INSERT INTO stats_minute (minute, destination, received, delivered, failed, attempts,"
@@ -167,7 +169,13 @@ Status FlushStats(PgConn& db, const StatsDelta& delta) {
       " failed = stats_minute.failed + excluded.failed,"
       " attempts = stats_minute.attempts + excluded.attempts,"
       " attempt_failures = stats_minute.attempt_failures + excluded.attempt_failures";
-  return db.Exec(sql, p, "add to the per-minute counts").status();
+  return PgStatement{std::move(sql), std::move(p), "add to the per-minute counts"};
+}
+
+Status FlushStats(PgConn& db, const StatsDelta& delta) {
+  std::optional<PgStatement> st = StatsStatement(delta);
+  if (!st) return Status::Ok();
+  return db.Exec(st->sql, st->params, st->what).status();
 }
 
 }  // namespace
@@ -391,13 +399,15 @@ std::vector<Result<AppendResult>> PostgresStore::AppendBatch(PgConn& db,
 Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
     PgConn& db, std::vector<PendingAppend>& batch, size_t from, size_t count) {
   auto run = [&]() -> Result<std::vector<Result<AppendResult>>> {
-    HR_RETURN_IF_ERROR(db.Script("BEGIN", "begin appends"));
     // The newest key, locked until COMMIT: appends of every node take their keys in turn, so keys
     // are assigned in commit order (pages stay stable) and dedup lookups see every earlier event.
-    HR_ASSIGN_OR_RETURN(
-        PgResult last_row,
-        db.Exec("SELECT value FROM store_meta WHERE key = 'last_event_key' FOR UPDATE",
-                "lock the event keys"));
+    // BEGIN and the lock in one round trip (pipeline mode).
+    std::vector<PgStatement> begin;
+    begin.push_back({"BEGIN", PgParams(), "begin appends"});
+    begin.push_back({"SELECT value FROM store_meta WHERE key = 'last_event_key' FOR UPDATE",
+                     PgParams(), "lock the event keys"});
+    HR_ASSIGN_OR_RETURN(std::vector<PgResult> begun, db.Pipeline(begin));
+    const PgResult& last_row = begun.back();
     if (last_row.rows() != 1) return Status::Internal("store_meta has no last_event_key");
     int64_t last = last_row.Int(0, 0);
     const int64_t last_before = last;
@@ -443,8 +453,11 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
       results.push_back(AppendResult{EventIdFromKey(key, event_id_bits_), false, false});
     }
 
-    // Multi-row inserts: a round trip per statement, not per row (chunks stay well under the
-    // protocol's 65,535 parameters).
+    // Multi-row inserts (chunks stay well under the protocol's 65,535 parameters), the counters,
+    // the new newest key and COMMIT are sent together in pipeline mode: one round trip for the
+    // rest of the batch while the key row is locked, instead of one per statement
+    // (docs/postgres.md, "Group commit").
+    std::vector<PgStatement> writes;
     constexpr size_t kEventsPerStatement = 1000;
     for (size_t at = 0; at < stored.size(); at += kEventsPerStatement) {
       PgParams p;
@@ -461,20 +474,19 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
                p.OptBytes(s.event->dedup_key) + ", " + p.Bytes(EncodeHeaders(s.event->headers)) +
                ", " + p.Bytes(s.event->body) + ")";
       }
-      HR_RETURN_IF_ERROR(db.Exec(sql, p, "insert events").status());
+      writes.push_back({std::move(sql), std::move(p), "insert events"});
     }
     const TimePoint now = clock_.Now();
     constexpr size_t kDeliveriesPerStatement = 2000;
     PgParams p;
     std::string sql;
     size_t rows = 0;
-    auto flush = [&]() -> Status {
-      if (rows == 0) return Status::Ok();
-      Status st = db.Exec(sql, p, "insert deliveries").status();
+    auto flush = [&]() {
+      if (rows == 0) return;
+      writes.push_back({std::move(sql), std::move(p), "insert deliveries"});
       p = PgParams();
       sql.clear();
       rows = 0;
-      return st;
     };
     bool due_work = false;  // deliveries other nodes may claim now: wake them (Watch)
     for (const Stored& s : stored) {
@@ -493,22 +505,28 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
                p.Text(DeliveryStatusName(d.status)) + ", " + p.Int(d.max_attempts) + ", " +
                p.Time(at_receipt ? s.received_at : d.next_attempt_at) + ", " + p.OptText(d.reason) +
                ", " + created + ", " + created + ")";
-        if (++rows == kDeliveriesPerStatement) HR_RETURN_IF_ERROR(flush());
+        if (++rows == kDeliveriesPerStatement) flush();
       }
     }
-    HR_RETURN_IF_ERROR(flush());
-    HR_RETURN_IF_ERROR(FlushStats(db, stats));
+    flush();
+    if (std::optional<PgStatement> st = StatsStatement(stats)) writes.push_back(std::move(*st));
     if (last != last_before) {
       PgParams k;
-      const std::string up =
+      std::string up =
           "UPDATE store_meta SET value = " + k.Int(last) + " WHERE key = 'last_event_key'";
-      HR_RETURN_IF_ERROR(db.Exec(up, k, "advance the event keys").status());
+      writes.push_back({std::move(up), std::move(k), "advance the event keys"});
     }
-    if (due_work) HR_RETURN_IF_ERROR(NotifyOthers(db, kWorkChannel));
-    Status commit = db.Script("COMMIT", "commit appends");
-    if (!commit.ok()) {
-      return commit.code() == Status::Code::kInternal ? Status::Unavailable(commit.message())
-                                                      : commit;
+    if (due_work) writes.push_back(NotifyStatement(kWorkChannel));
+    writes.push_back({"COMMIT", PgParams(), "commit appends"});
+    size_t failed_at = 0;
+    Result<std::vector<PgResult>> done = db.Pipeline(writes, &failed_at);
+    if (!done.ok()) {
+      // A failed COMMIT may be retried (as on SQLite); a failed statement before it is the
+      // batch's own fault (each append is then tried alone).
+      const Status& st = done.status();
+      return st.code() == Status::Code::kInternal && failed_at + 1 == writes.size()
+                 ? Status::Unavailable(st.message())
+                 : st;
     }
     return results;
   };
@@ -777,10 +795,8 @@ Result<std::vector<StatsRow>> PostgresStore::GetStats(TimePoint since, TimePoint
   });
 }
 
-Status PostgresStore::WriteAttempt(PgConn& db, const Attempt& attempt, const DeliveryUpdate& update,
-                                   const std::string& owner, TimePoint now, bool* refused,
-                                   std::string* destination) {
-  *refused = false;
+PgStatement PostgresStore::AttemptStatement(const Attempt& attempt, const DeliveryUpdate& update,
+                                            const std::string& owner, TimePoint now) {
   const std::string what = "delivery " + std::to_string(attempt.delivery_id);
   // Only while `owner` holds the lease: a delivery whose lease expired and was claimed by
   // another owner is not written (the late report is refused). A chain a replay replaced while
@@ -822,7 +838,15 @@ Status PostgresStore::WriteAttempt(PgConn& db, const Attempt& attempt, const Del
       "::bytea FROM u)"
       " SELECT (SELECT destination FROM u), EXISTS (SELECT 1 FROM deliveries WHERE id = " +
       id + "::bigint)";
-  HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "record an attempt of " + what));
+  return PgStatement{sql, std::move(p), "record an attempt of " + what};
+}
+
+Status PostgresStore::AttemptWritten(const PgResult& r, const Attempt& attempt,
+                                     const std::string& owner, bool* refused,
+                                     std::string* destination) {
+  *refused = false;
+  const std::string what = "delivery " + std::to_string(attempt.delivery_id);
+  if (r.rows() != 1) return Status::Internal("recording " + what + " returned no row");
   if (r.IsNull(0, 0)) {
     *refused = true;
     if (!r.Bool(0, 1)) return Status::NotFound(what + " not found");
@@ -844,13 +868,21 @@ std::vector<Status> PostgresStore::RecordAttempts(const std::vector<AttemptRecor
   const TimePoint now = clock_.Now();
   Result<std::vector<Status>> r =
       InTransaction<std::vector<Status>>([&](PgConn& db) -> Result<std::vector<Status>> {
+        // Every attempt's statement in one round trip (pipeline mode), not one each.
+        std::vector<PgStatement> writes;
+        writes.reserve(records.size());
+        for (const AttemptRecord& rec : records) {
+          writes.push_back(AttemptStatement(rec.attempt, rec.update, owner, now));
+        }
+        HR_ASSIGN_OR_RETURN(std::vector<PgResult> written, db.Pipeline(writes));
         std::vector<Status> out;
         out.reserve(records.size());
         StatsDelta stats;
-        for (const AttemptRecord& rec : records) {
+        for (size_t i = 0; i < records.size(); ++i) {
+          const AttemptRecord& rec = records[i];
           bool refused = false;
           std::string destination;
-          Status st = WriteAttempt(db, rec.attempt, rec.update, owner, now, &refused, &destination);
+          Status st = AttemptWritten(written[i], rec.attempt, owner, &refused, &destination);
           if (!st.ok() && !refused) return st;
           if (st.ok()) {
             // One attempt in the minute it is recorded, and the outcome when it was final.
@@ -1394,11 +1426,15 @@ Result<int64_t> PostgresStore::CatalogVersion() {
 // ---------------------------------------------------------------------------------------------
 // Several nodes: notifications and readiness
 
-Status PostgresStore::NotifyOthers(PgConn& db, std::string_view channel) {
+pg::PgStatement PostgresStore::NotifyStatement(std::string_view channel) const {
   PgParams p;
-  const std::string sql =
-      "SELECT pg_notify(" + p.Text(channel) + ", " + p.Text(notify_token_) + ")";
-  return db.Exec(sql, p, "notify the other nodes").status();
+  std::string sql = "SELECT pg_notify(" + p.Text(channel) + ", " + p.Text(notify_token_) + ")";
+  return {std::move(sql), std::move(p), "notify the other nodes"};
+}
+
+Status PostgresStore::NotifyOthers(PgConn& db, std::string_view channel) {
+  pg::PgStatement st = NotifyStatement(channel);
+  return db.Exec(st.sql, st.params, st.what).status();
 }
 
 void PostgresStore::Watch(ChangeCallback on_change) {

@@ -150,14 +150,18 @@ class PostgresStore final : public Store {
   // One replay chain in the caller's transaction; its delivery id, or kNotFound.
   Result<int64_t> InsertReplay(pg::PgConn& db, const std::string& event_id,
                                const std::string& destination, int max_attempts, TimePoint due);
-  // One attempt in the caller's transaction. *refused: kFailedPrecondition/kNotFound for this
-  // record only (nothing written). *destination: the delivery's, when written.
-  Status WriteAttempt(pg::PgConn& db, const Attempt& attempt, const DeliveryUpdate& update,
-                      const std::string& owner, TimePoint now, bool* refused,
-                      std::string* destination);
+  // One attempt's statement (run in the caller's transaction; RecordAttempts pipelines them),
+  // and what its row says: *refused: kFailedPrecondition/kNotFound for this record only (nothing
+  // written). *destination: the delivery's, when written.
+  static pg::PgStatement AttemptStatement(const Attempt& attempt, const DeliveryUpdate& update,
+                                          const std::string& owner, TimePoint now);
+  static Status AttemptWritten(const pg::PgResult& r, const Attempt& attempt,
+                               const std::string& owner, bool* refused, std::string* destination);
 
   // NOTIFY `channel` with this store's token, in the caller's transaction (delivered at COMMIT).
   Status NotifyOthers(pg::PgConn& db, std::string_view channel);
+  // The same notification as a statement, for a pipeline (the append transaction's).
+  pg::PgStatement NotifyStatement(std::string_view channel) const;
 
   Result<std::optional<TimePoint>> EarliestScheduled(const std::string& destination,
                                                      std::optional<TimePoint> by);
