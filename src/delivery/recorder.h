@@ -52,6 +52,9 @@ class Recorder {
   // Records the attempts of `batch` in one store write, then settles each recorded one; keeps
   // up to `room` of those whose write failed for another try, unless `last_chance`.
   void RecordBatch(std::vector<Completion>& batch, bool last_chance, size_t room);
+  // Applies the outcomes of `batch` not applied yet to the shared breaker (Store::UpdateBreaker,
+  // one call per destination) and fills in each one's transition, snapshot after and epoch.
+  void ApplyBreakerInputs(std::vector<Completion>& batch);
   // Counters, alerts and the breaker's transition for one recorded completion.
   void Settle(const Completion& c);
   // A result let go unrecorded: only its in-flight count ends.
