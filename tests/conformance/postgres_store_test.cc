@@ -98,13 +98,15 @@ TEST_F(PostgresStoreTest, NodesStartingAtOnceMigrateOnce) {
     });
   }
   for (std::thread& t : threads) t.join();
+  // One node applies every migration; the others find nothing to do.
+  const int latest = static_cast<int>(pg::SchemaMigrations().size());
   int applied = 0;
   for (const auto& s : opened) {
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     applied += (*s)->migrations_applied();
-    EXPECT_EQ((*s)->schema_version(), 1);
+    EXPECT_EQ((*s)->schema_version(), latest);
   }
-  EXPECT_EQ(applied, 1);
+  EXPECT_EQ(applied, latest);
   // All of them give the same store's ids: one event is found through each.
   Result<AppendResult> r = opened[0]->get()->AppendEventSync(MakeEvent(clock_, random_, "x"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
