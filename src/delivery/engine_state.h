@@ -48,6 +48,10 @@ struct DestState {
   // way to the store (breaker_pending), which the copy already counts.
   policy::CircuitBreaker breaker;
   int breaker_pending = 0;  // breaker inputs queued for the store, not yet applied
+  // Of those, failures. While there are any, no new claim goes out (the scheduler waits for the
+  // recorder to apply them): a trip counted on several nodes is in the store before any of them
+  // claims again, so each node has at most its requests already out when it opens.
+  int breaker_pending_failures = 0;
   int in_flight = 0;
   // The shared pause (Store::PauseDestination: by the operator or after 410 Gone), as last read.
   bool paused = false;

@@ -103,6 +103,7 @@ void Recorder::ApplyBreakerInputs(std::vector<Completion>& batch) {
       by_destination[batch[i].destination->name].push_back(i);
     }
   }
+  bool wake = false;
   for (const auto& [name, indexes] : by_destination) {
     const model::Destination& d = *batch[indexes.front()].destination;
     std::vector<store::BreakerInputAt> inputs;
@@ -128,14 +129,22 @@ void Recorder::ApplyBreakerInputs(std::vector<Completion>& batch) {
         c.breaker_after = (*steps)[k].after;
       }
     }
+    int failures = 0;
+    for (const store::BreakerInputAt& in : inputs) {
+      failures += in.input == policy::BreakerInput::kFailure;
+    }
     MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(name, d);
     s.breaker_pending = std::max(0, s.breaker_pending - static_cast<int>(indexes.size()));
+    s.breaker_pending_failures = std::max(0, s.breaker_pending_failures - failures);
     if (steps.ok() && s.breaker_pending == 0 && s.breaker_epoch == epoch) {
       // Now the copy is the shared breaker, with what the other nodes counted.
       s.breaker = policy::CircuitBreaker(d.breaker, steps->back().after);
     }
+    // The scheduler held this destination's claims back while its failures were on their way.
+    if (failures > 0 && s.breaker_pending_failures == 0) wake = true;
   }
+  if (wake) state_.Wake();
 }
 
 void Recorder::RecordBatch(std::vector<Completion>& batch, bool last_chance, size_t room) {

@@ -145,7 +145,9 @@ TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now
         want = 1;
         probe = true;
       }
-    } else {
+    } else if (s.breaker_pending_failures == 0) {
+      // (With failures of this node still on their way to the shared breaker, the recorder
+      // wakes the scheduler once they are applied.)
       want = std::max(0, s.concurrency.allowed() - s.in_flight);
       if (s.claims_out > 0 && want < SecondClaimMinimum(s)) want = 0;
     }
@@ -203,6 +205,7 @@ void Scheduler::OnAttemptEnded(Completion& c) {
       case policy::OutcomeClass::kRetryable:
         c.breaker_input = policy::BreakerInput::kFailure;
         s.breaker_pending++;
+        s.breaker_pending_failures++;
         (void)s.breaker.RecordFailure(now);
         if (IsOverload(c.result.outcome)) {
           s.concurrency.OnOverload();
