@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -60,6 +61,7 @@ struct Node {
   std::unique_ptr<Sender> sender;
   Alerts alerts;
   std::unique_ptr<DeliveryEngine> engine;
+  std::atomic<int> claims_with_work{0};  // claims that found deliveries (sent or not)
 };
 
 class EngineSharedTest : public ::testing::Test {
@@ -113,6 +115,9 @@ class EngineSharedTest : public ::testing::Test {
       EngineOptions options;
       options.node_id = "node" + std::to_string(i);
       options.poll_interval = 1s;
+      options.on_claim = [node = n.get()](const std::string&, TimePoint, int got) {
+        if (got > 0) node->claims_with_work++;
+      };
       n->engine = std::make_unique<DeliveryEngine>(*n->store, n->registry, *n->sender, &n->alerts,
                                                    clock_, random_, options);
       nodes_.push_back(std::move(n));
@@ -120,7 +125,7 @@ class EngineSharedTest : public ::testing::Test {
     for (auto& n : nodes_) n->engine->Start();
   }
 
-  std::vector<std::string> Append(const std::string& destination, int count) {
+  std::vector<std::string> Append(const std::string& destination, int count, bool wake = true) {
     std::vector<std::string> ids;
     for (int i = 0; i < count; ++i) {
       auto e = nodes_[static_cast<size_t>(i % kNodes)]->store->AppendEventSync(
@@ -128,7 +133,9 @@ class EngineSharedTest : public ::testing::Test {
       EXPECT_TRUE(e.ok()) << e.status().ToString();
       if (e.ok()) ids.push_back(e->id);
     }
-    for (auto& n : nodes_) n->engine->Wake();
+    if (wake) {
+      for (auto& n : nodes_) n->engine->Wake();
+    }
     return ids;
   }
 
@@ -184,7 +191,9 @@ TEST_F(EngineSharedTest, FailuresOnThreeNodesTripOneBreaker) {
 
   ASSERT_TRUE(
       test::WaitFor([&] { return Control("b").breaker.state == policy::BreakerState::kOpen; }));
-  ASSERT_TRUE(test::WaitFor([&] { return Quiet(); }));
+  // (The alert is raised just after the last result is counted.)
+  ASSERT_TRUE(
+      test::WaitFor([&] { return Quiet() && Alerted(alerts::Alert::Kind::kBreakerOpened) >= 1; }));
   const size_t sent = sink_.RequestCount();
   const store::DestinationControl opened = Control("b");
   // Every failure was counted once, whichever node saw it; one trip, one alert.
@@ -219,7 +228,8 @@ TEST_F(EngineSharedTest, FailuresOnThreeNodesTripOneBreaker) {
   ASSERT_TRUE(sink_.WaitForRequests(sent + 1, 20s));
   ASSERT_TRUE(test::WaitFor([&] {
     return Control("b").breaker.trips == 2 && Quiet() &&
-           Control("b").breaker.state == policy::BreakerState::kOpen;
+           Control("b").breaker.state == policy::BreakerState::kOpen &&
+           Alerted(alerts::Alert::Kind::kBreakerOpened) >= 2;
   }));
   ASSERT_TRUE(EveryNodeLooks());
   ASSERT_TRUE(EveryNodeLooks());
@@ -234,12 +244,53 @@ TEST_F(EngineSharedTest, FailuresOnThreeNodesTripOneBreaker) {
   ASSERT_TRUE(test::WaitFor([&] {
     return Count(store::DeliveryStatus::kDelivered) == static_cast<int64_t>(events.size());
   })) << Count(store::DeliveryStatus::kDelivered);
+  ASSERT_TRUE(
+      test::WaitFor([&] { return Alerted(alerts::Alert::Kind::kBreakerClosed) >= 1 && Quiet(); }));
   EXPECT_EQ(Alerted(alerts::Alert::Kind::kBreakerClosed), 1);
   EXPECT_EQ(Control("b").breaker.state, policy::BreakerState::kClosed);
   ASSERT_TRUE(EveryNodeLooks());
   for (auto& n : nodes_) {
     EXPECT_EQ(n->engine->Destinations()["b"].breaker.state, policy::BreakerState::kClosed);
   }
+}
+
+// A node learns of a trip made elsewhere before its next claim sends anything: each claim that
+// finds work reads the shared breaker. The clock does not move here, so no node's scheduler
+// refreshes its copy: the nodes claim with their copies still closed, and send nothing.
+TEST_F(EngineSharedTest, AClaimAfterAnotherNodesTripSendsNothing) {
+  const model::Destination d = Dest("b");
+  StartNodes(d);
+  Append("b", 1);
+  ASSERT_TRUE(test::WaitFor([&] { return Count(store::DeliveryStatus::kDelivered) == 1; }));
+  ASSERT_TRUE(test::WaitFor([&] { return Quiet(); }));
+  // Another node (a fourth connection) counts 20 failures: open.
+  std::vector<store::BreakerInputAt> failures(20, {policy::BreakerInput::kFailure, clock_.Now()});
+  auto steps = nodes_[0]->store->UpdateBreaker("b", d.breaker, failures);
+  ASSERT_TRUE(steps.ok()) << steps.status().ToString();
+  ASSERT_EQ(steps->back().after.state, policy::BreakerState::kOpen);
+  std::vector<int> before;
+  for (auto& n : nodes_) {
+    ASSERT_EQ(n->engine->Destinations()["b"].breaker.state, policy::BreakerState::kClosed);
+    before.push_back(n->claims_with_work.load());
+  }
+  Append("b", kNodes);  // wakes every node: their copies still say closed
+  ASSERT_TRUE(test::WaitFor([&] {
+    int claimed = 0;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      claimed += nodes_[i]->claims_with_work.load() - before[i];
+    }
+    return claimed > 0 && Count(store::DeliveryStatus::kDelivering) == 0;
+  }));
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    // A node whose claim found work read the shared breaker: its copy says open now.
+    if (nodes_[i]->claims_with_work.load() > before[i]) {
+      EXPECT_EQ(nodes_[i]->engine->Destinations()["b"].breaker.state, policy::BreakerState::kOpen)
+          << "node " << i;
+    }
+  }
+  ASSERT_TRUE(test::WaitFor([&] { return Quiet(); }));
+  EXPECT_EQ(sink_.RequestCount(), 1u) << "a node sent after the breaker opened elsewhere";
+  EXPECT_EQ(Count(store::DeliveryStatus::kDelivering), 0) << "claims not given back";
 }
 
 // A pause through one node stops every node's sends at once (their claims read it) and shows on
