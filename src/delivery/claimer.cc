@@ -51,10 +51,51 @@ void Claimer::Loop() {
   }
 }
 
+bool Claimer::TakeProbe(const ClaimJob& job) {
+  const model::Destination& d = *job.destination;
+  // The shared breaker lets exactly one node's probe through (the row is locked while it decides).
+  auto steps =
+      state_.store.UpdateBreaker(d.name, d.breaker, {{policy::BreakerInput::kProbe, job.now}});
+  if (!steps.ok()) {
+    spdlog::warn("cannot ask the breaker of {} for a probe: {}", d.name, steps.status().message());
+  }
+  const bool allowed = steps.ok() && steps->back().allowed;
+  const bool half_opened =
+      steps.ok() && steps->back().transition == policy::BreakerTransition::kHalfOpened;
+  bool resume = half_opened;
+  {
+    MutexLock lock(state_.mu);
+    DestState& s = state_.StateOf(d.name, d);
+    if (steps.ok() && s.breaker_pending == 0) {
+      s.breaker = policy::CircuitBreaker(d.breaker, steps->back().after);
+    }
+    if (!allowed) {
+      // Another node probes (or the breaker is not due yet): the slot goes back.
+      s.in_flight = std::max(0, s.in_flight - job.want);
+      s.reserved = std::max(0, s.reserved - job.want);
+      s.claims_out = std::max(0, s.claims_out - 1);
+      state_.wake = true;
+    } else {
+      resume = resume || s.resume_before_probe;
+      s.resume_before_probe = false;
+    }
+  }
+  if (!allowed) {
+    state_.wake_cv.notify_all();
+    if (state_.options.on_claim) state_.options.on_claim(d.name, job.now, 0);
+    return false;
+  }
+  if (half_opened) spdlog::info("breaker of {} half-open: sending one probe", d.name);
+  // The deliveries the open breaker showed as paused are due again, for the probe and after it.
+  if (resume) (void)state_.store.ResumeDeliveries(d.name, job.now);
+  return true;
+}
+
 void Claimer::RunClaim(const ClaimJob& job) {
   const model::Destination& d = *job.destination;
   const EngineOptions& options = state_.options;
   const Duration lease = d.policy.timeout + options.lease_margin;
+  if (job.probe && !TakeProbe(job)) return;
   auto claimed = state_.store.ClaimDue(job.now, job.want, lease, options.node_id, d.name);
   int got = 0;
   std::optional<TimePoint> idle_until;
@@ -75,15 +116,28 @@ void Claimer::RunClaim(const ClaimJob& job) {
   // PauseDeliveries leaves leased deliveries to finish): nothing of it is sent. The claims go back
   // to the store, and the scheduler's pause sweep shows them as paused.
   // (Paused as the scheduler reads it: by the operator, or in the current catalog.)
+  // The shared state is read after the claim, so a pause or a trip committed by any node before
+  // it is obeyed: nothing of the claim is sent then (a non-probe claim sends only while the shared
+  // breaker is closed).
   bool paused_meanwhile = false;
+  std::optional<store::DestinationControl> control;
   if (got > 0) {
     auto catalog = state_.registry.Get();
     const model::Destination* now_d = catalog->FindDestination(d.name);
     paused_meanwhile = now_d != nullptr && now_d->paused;
+    if (auto c = state_.store.GetDestinationControl(d.name); c.ok()) {
+      control = std::move(*c);
+      paused_meanwhile = paused_meanwhile || control->pause.has_value() ||
+                         (!job.probe && control->breaker.state != policy::BreakerState::kClosed);
+    } else {
+      spdlog::warn("cannot read the breaker and pause of {}: {}", d.name, c.status().message());
+    }
   }
+  bool probe_not_sent = false;
   {
     MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(d.name, d);
+    if (control) state_.AdoptControl(s, *control);
     paused_meanwhile = paused_meanwhile || (got > 0 && s.paused);
     const int sending = paused_meanwhile ? 0 : got;
     // The slots reserved for deliveries that were not there (or will not be sent) are free again.
@@ -95,12 +149,21 @@ void Claimer::RunClaim(const ClaimJob& job) {
       // Nothing to probe with: the breaker stays half-open and lets the next request through,
       // after resuming the deliveries again (see DestState::resume_before_probe).
       s.resume_before_probe = true;
+      probe_not_sent = true;
       policy::BreakerSnapshot snapshot = s.breaker.snapshot();
       snapshot.probe_in_flight = false;
       s.breaker = policy::CircuitBreaker(d.breaker, snapshot);
     }
     state_.stats.in_flight += sending;
     state_.wake = true;
+  }
+  if (probe_not_sent) {
+    // The shared breaker too, so the next probe (this node's or another's) may go.
+    auto steps = state_.store.UpdateBreaker(d.name, d.breaker,
+                                            {{policy::BreakerInput::kProbeNotSent, job.now}});
+    if (!steps.ok()) {
+      spdlog::warn("cannot give back the probe of {}: {}", d.name, steps.status().message());
+    }
   }
   state_.wake_cv.notify_all();
   if (options.on_claim) options.on_claim(d.name, job.now, got);
@@ -174,6 +237,14 @@ void Claimer::GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& 
     state_.stats.in_flight = std::max<int64_t>(0, state_.stats.in_flight - n);
     idle = state_.stats.in_flight == 0 && state_.stopping;  // Stop waits for it
     state_.wake = true;
+  }
+  if (job.probe) {
+    // The shared breaker's probe too, so the next one (this node's or another's) may go.
+    auto steps = state_.store.UpdateBreaker(d.name, d.breaker,
+                                            {{policy::BreakerInput::kProbeNotSent, job.now}});
+    if (!steps.ok()) {
+      spdlog::warn("cannot give back the probe of {}: {}", d.name, steps.status().message());
+    }
   }
   state_.wake_cv.notify_all();
   if (idle) state_.idle_cv.notify_all();

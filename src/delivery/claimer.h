@@ -44,6 +44,10 @@ class Claimer {
 
  private:
   void Loop();
+  // A probe job: asks the shared breaker for the probe (Store::UpdateBreaker, kProbe); false when
+  // another node has it or it is not due (the reserved slot is given back). Resumes the deliveries
+  // the open breaker paused when this node half-opened it.
+  bool TakeProbe(const ClaimJob& job);
   // Claims what `job` reserved slots for, frees the slots of what was not found, and sends.
   void RunClaim(const ClaimJob& job);
   // The claim's events could not be read (`why`: the store is unavailable): nothing of it is

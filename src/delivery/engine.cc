@@ -17,11 +17,15 @@ namespace hookrelay::delivery {
 DestState& EngineState::StateOf(const std::string& name, const model::Destination& d) {
   auto it = dests.find(name);
   if (it == dests.end()) {
-    policy::BreakerSnapshot snapshot;
-    if (auto stored = store.GetBreaker(name); stored.ok() && stored->has_value()) {
-      snapshot = **stored;
+    Result<store::DestinationControl> stored = store.GetDestinationControl(name);
+    it = dests
+             .emplace(name, std::make_unique<DestState>(
+                                d, stored.ok() ? stored->breaker : policy::BreakerSnapshot{}))
+             .first;
+    if (stored.ok() && stored->pause) {
+      it->second->paused = true;
+      it->second->paused_reason = stored->pause->reason;
     }
-    it = dests.emplace(name, std::make_unique<DestState>(d, snapshot)).first;
   }
   DestState& s = *it->second;
   if (!(s.breaker.config() == d.breaker)) {
@@ -63,11 +67,17 @@ void EngineState::RaiseAlert(alerts::Alert a) {
   if (alerts) alerts->Raise(std::move(a));
 }
 
-void EngineState::PersistBreaker(const std::string& name, const policy::BreakerSnapshot& s) {
-  Status st = store.PutBreaker(name, s);
-  if (!st.ok()) {
-    spdlog::error("cannot store the breaker of {}: {}", name, st.message());
+void EngineState::AdoptControl(DestState& s, const store::DestinationControl& c) {
+  if (s.breaker_pending == 0 && !(s.breaker.snapshot() == c.breaker)) {
+    const bool was_closed = s.breaker.state() == policy::BreakerState::kClosed;
+    s.breaker = policy::CircuitBreaker(s.breaker.config(), c.breaker);
+    // Closed by another node's probe: the backlog ramps up here too.
+    if (!was_closed && c.breaker.state == policy::BreakerState::kClosed) s.concurrency.SlowStart();
   }
+  const bool paused = c.pause.has_value();
+  if (s.paused && !paused) s.concurrency.SlowStart();  // resumed (through another node)
+  s.paused = paused;
+  s.paused_reason = paused ? c.pause->reason : "";
 }
 
 // ---- DeliveryEngine ----
@@ -162,17 +172,21 @@ Status DeliveryEngine::Pause(const std::string& destination, const std::string& 
   auto catalog = st.registry.Get();
   const model::Destination* d = catalog->FindDestination(destination);
   if (!d) return Status::NotFound("unknown destination \"" + destination + "\"");
+  const TimePoint now = st.clock.Now();
+  // In the store first: every node obeys the stored pause (its next claim reads it), and it
+  // survives a restart.
+  auto n = st.store.PauseDestination(destination, reason, now);
+  if (!n.ok()) return n.status();
   {
     MutexLock lock(st.mu);
     DestState& s = st.StateOf(destination, *d);
     s.paused = true;
     s.paused_reason = reason;
-    s.last_pause_sweep = st.clock.Now();
+    s.last_pause_sweep = now;
   }
-  auto n = st.store.PauseDeliveries(destination, reason);
-  st.RaiseAlert({alerts::Alert::Kind::kDestinationPaused, destination, st.clock.Now(), reason, 1,
-                 std::nullopt});
-  return n.ok() ? Status::Ok() : n.status();
+  st.RaiseAlert(
+      {alerts::Alert::Kind::kDestinationPaused, destination, now, reason, 1, std::nullopt});
+  return Status::Ok();
 }
 
 Status DeliveryEngine::Resume(const std::string& destination) {
@@ -181,6 +195,10 @@ Status DeliveryEngine::Resume(const std::string& destination) {
   const model::Destination* d = catalog->FindDestination(destination);
   if (!d) return Status::NotFound("unknown destination \"" + destination + "\"");
   const TimePoint now = st.clock.Now();
+  // The pause is cleared and the paused deliveries made due in one transaction: any node may
+  // send them from then on (the others take the resume at their next refresh).
+  auto n = st.store.ResumeDestination(destination, now);
+  if (!n.ok()) return n.status();
   {
     MutexLock lock(st.mu);
     DestState& s = st.StateOf(destination, *d);
@@ -188,11 +206,10 @@ Status DeliveryEngine::Resume(const std::string& destination) {
     s.paused_reason.clear();
     s.concurrency.SlowStart();
   }
-  auto n = st.store.ResumeDeliveries(destination, now);
   st.RaiseAlert(
       {alerts::Alert::Kind::kDestinationResumed, destination, now, "resumed", 1, std::nullopt});
   Wake();
-  return n.ok() ? Status::Ok() : n.status();
+  return Status::Ok();
 }
 
 Status DeliveryEngine::ResetBreaker(const std::string& destination) {
@@ -201,18 +218,21 @@ Status DeliveryEngine::ResetBreaker(const std::string& destination) {
   const model::Destination* d = catalog->FindDestination(destination);
   if (!d) return Status::NotFound("unknown destination \"" + destination + "\"");
   const TimePoint now = st.clock.Now();
-  policy::BreakerSnapshot snapshot;
+  // The shared breaker: every node's next claim sees it closed.
+  auto steps =
+      st.store.UpdateBreaker(destination, d->breaker, {{policy::BreakerInput::kReset, now}});
+  if (!steps.ok()) return steps.status();
+  bool paused;
   {
     MutexLock lock(st.mu);
     DestState& s = st.StateOf(destination, *d);
-    s.breaker.Reset(now);
+    s.breaker = policy::CircuitBreaker(d->breaker, steps->back().after);
     ++s.breaker_epoch;
     s.concurrency.SlowStart();
-    snapshot = s.breaker.snapshot();
+    paused = s.paused;
   }
   spdlog::info("breaker of {} reset (closed) by the operator", destination);
-  st.PersistBreaker(destination, snapshot);
-  if (!d->paused) (void)st.store.ResumeDeliveries(destination, now);
+  if (!d->paused && !paused) (void)st.store.ResumeDeliveries(destination, now);
   Wake();
   return Status::Ok();
 }

@@ -41,9 +41,20 @@ struct DestState {
   pacing::AdaptiveConcurrency concurrency;
   std::optional<pacing::TokenBucket> bucket;
   double bucket_rate = 0;
+  // This node's copy of the shared breaker (the store's row is the breaker: Store::UpdateBreaker).
+  // Fed at once by the outcomes seen here (so no request leaves after a failure that opened it
+  // here), replaced by the store's snapshot when the recorder has applied them, when a claim reads
+  // the row, and by the scheduler's refresh; never while outcomes of this node are still on their
+  // way to the store (breaker_pending), which the copy already counts.
   policy::CircuitBreaker breaker;
+  int breaker_pending = 0;  // breaker inputs queued for the store, not yet applied
+  // Of those, failures. While there are any, no new claim goes out (the scheduler waits for the
+  // recorder to apply them): a trip counted on several nodes is in the store before any of them
+  // claims again, so each node has at most its requests already out when it opens.
+  int breaker_pending_failures = 0;
   int in_flight = 0;
-  bool paused = false;  // by the operator or after 410 Gone
+  // The shared pause (Store::PauseDestination: by the operator or after 410 Gone), as last read.
+  bool paused = false;
   std::string paused_reason;
   TimePoint last_pause_sweep{};
   int claims_out = 0;      // claims queued or running (at most kMaxClaimsOut, scheduler.cc)
@@ -89,9 +100,14 @@ struct Completion {
   // after the failure that opened it).
   Decided decided;
   policy::BreakerTransition breaker = policy::BreakerTransition::kNone;
-  // The breaker right after that transition, and DestState::breaker_epoch then: the recorder
-  // reports the transition as it happened, and not at all when the operator reset the breaker
-  // meanwhile (the breaker's state then says nothing of this transition: trip 0, 0 failures).
+  // What the outcome tells the shared breaker (nullopt: nothing, e.g. a success while the breaker
+  // is closed with no failure counted), set when the attempt ends; applied by the recorder, once.
+  std::optional<policy::BreakerInput> breaker_input;
+  bool breaker_applied = false;
+  // The shared breaker right after that transition (as the store applied it), and
+  // DestState::breaker_epoch then: the recorder reports the transition as it happened, and not at
+  // all when the operator reset the breaker meanwhile (the breaker's state then says nothing of
+  // this transition: trip 0, 0 failures).
   policy::BreakerSnapshot breaker_after;
   uint64_t breaker_epoch = 0;
   // Decided by the recorder and written at least once (a failed write keeps the decision).
@@ -119,7 +135,9 @@ struct EngineState {
   // New work may be due anywhere: the scheduler looks at every destination again.
   void Wake();
   void RaiseAlert(alerts::Alert a);
-  void PersistBreaker(const std::string& name, const policy::BreakerSnapshot& s);
+  // Takes the shared state read from the store into `s`: the pause always, the breaker unless
+  // outcomes of this node are still on their way to the store (DestState::breaker_pending).
+  void AdoptControl(DestState& s, const store::DestinationControl& c) REQUIRES(mu);
 
   store::Store& store;
   model::Registry& registry;

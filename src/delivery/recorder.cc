@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 
 #include "common/redact.h"
 #include "common/thread_name.h"
@@ -94,7 +95,62 @@ void Recorder::Loop() {
   }
 }
 
+void Recorder::ApplyBreakerInputs(std::vector<Completion>& batch) {
+  // Per destination, the batch's outcomes in the order they ended: one store transaction each.
+  std::map<std::string, std::vector<size_t>> by_destination;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (batch[i].breaker_input && !batch[i].breaker_applied) {
+      by_destination[batch[i].destination->name].push_back(i);
+    }
+  }
+  bool wake = false;
+  for (const auto& [name, indexes] : by_destination) {
+    const model::Destination& d = *batch[indexes.front()].destination;
+    std::vector<store::BreakerInputAt> inputs;
+    inputs.reserve(indexes.size());
+    for (size_t i : indexes) inputs.push_back({*batch[i].breaker_input, batch[i].decided.now});
+    uint64_t epoch;
+    {
+      MutexLock lock(state_.mu);
+      epoch = state_.StateOf(name, d).breaker_epoch;
+    }
+    auto steps = state_.store.UpdateBreaker(name, d.breaker, inputs);
+    if (!steps.ok()) {
+      // Not retried: these outcomes are lost to the shared breaker (this node's copy has them).
+      spdlog::error("cannot update the breaker of {} with {} outcomes: {}", name, inputs.size(),
+                    steps.status().message());
+    }
+    for (size_t k = 0; k < indexes.size(); ++k) {
+      Completion& c = batch[indexes[k]];
+      c.breaker_applied = true;
+      c.breaker_epoch = epoch;
+      if (steps.ok() && k < steps->size()) {
+        c.breaker = (*steps)[k].transition;
+        c.breaker_after = (*steps)[k].after;
+      }
+    }
+    int failures = 0;
+    for (const store::BreakerInputAt& in : inputs) {
+      failures += in.input == policy::BreakerInput::kFailure;
+    }
+    MutexLock lock(state_.mu);
+    DestState& s = state_.StateOf(name, d);
+    s.breaker_pending = std::max(0, s.breaker_pending - static_cast<int>(indexes.size()));
+    s.breaker_pending_failures = std::max(0, s.breaker_pending_failures - failures);
+    if (steps.ok() && s.breaker_pending == 0 && s.breaker_epoch == epoch) {
+      // Now the copy is the shared breaker, with what the other nodes counted.
+      s.breaker = policy::CircuitBreaker(d.breaker, steps->back().after);
+    }
+    // The scheduler held this destination's claims back while its failures were on their way.
+    if (failures > 0 && s.breaker_pending_failures == 0) wake = true;
+  }
+  if (wake) state_.Wake();
+}
+
 void Recorder::RecordBatch(std::vector<Completion>& batch, bool last_chance, size_t room) {
+  // The shared breaker learns the outcomes first (as this node's copy did when they ended): a
+  // trip counted by several nodes is seen by their next claims, however long the records take.
+  ApplyBreakerInputs(batch);
   std::vector<store::AttemptRecord> records;
   records.reserve(batch.size());
   for (Completion& c : batch) {
@@ -227,8 +283,8 @@ void Recorder::Settle(const Completion& c) {
 
   // Counters, and what the breaker's transition (see Scheduler::OnAttemptEnded) calls for.
   std::vector<alerts::Alert> raise;
-  std::optional<policy::BreakerSnapshot> persist;
   bool pause_now = false;
+  bool gone = false;  // 410: the destination is paused for every node
   std::string pause_reason;
   std::vector<std::string> log_lines;  // written once mu is released
   bool idle;
@@ -281,7 +337,6 @@ void Recorder::Settle(const Completion& c) {
           {alerts::Alert::Kind::kDeliveriesFailed, d.name, now, decision.reason, 1, std::nullopt});
     }
     if (tr == policy::BreakerTransition::kOpened) {
-      persist = s.breaker.snapshot();
       // Only while it is still open: when the open period ended before this result was recorded
       // (the scheduler has half-opened it and resumed the deliveries), pausing now would leave the
       // probe nothing to send, and the breaker half-open for good.
@@ -299,7 +354,6 @@ void Recorder::Settle(const Completion& c) {
                            "; last: " + decision.reason,
                        1, after.open_until});
     } else if (tr == policy::BreakerTransition::kClosed) {
-      persist = s.breaker.snapshot();
       log_lines.push_back(fmt::format(
           "breaker of {} closed: a probe succeeded; deliveries resume with slow start", d.name));
       raise.push_back({alerts::Alert::Kind::kBreakerClosed, d.name, now,
@@ -310,6 +364,7 @@ void Recorder::Settle(const Completion& c) {
       s.paused = true;
       s.paused_reason = "paused: the endpoint answered 410 Gone; fix it, then resume";
       pause_now = true;
+      gone = true;
       pause_reason = s.paused_reason;
       s.last_pause_sweep = now;
       raise.push_back({alerts::Alert::Kind::kDestinationPaused, d.name, now,
@@ -324,8 +379,13 @@ void Recorder::Settle(const Completion& c) {
                   policy::OutcomeClassName(decision.outcome_class),
                   policy::DecisionKindName(decision.kind), RedactUrlCredentials(decision.reason));
   }
-  if (persist) state_.PersistBreaker(d.name, *persist);
-  if (pause_now) (void)state_.store.PauseDeliveries(d.name, pause_reason);
+  if (gone) {
+    if (auto n = state_.store.PauseDestination(d.name, pause_reason, now); !n.ok()) {
+      spdlog::error("cannot pause {} in the store: {}", d.name, n.status().message());
+    }
+  } else if (pause_now) {
+    (void)state_.store.PauseDeliveries(d.name, pause_reason);
+  }
   for (auto& a : raise) state_.RaiseAlert(std::move(a));
 }
 

@@ -18,10 +18,13 @@ namespace hookrelay::delivery {
 // meanwhile (up to kMaxRecordBatch), asks the policy core what follows each (Decide: the attempt
 // row and the delivery's new state: delivered, scheduled for a retry at next_attempt_at, or
 // failed with the reason) and writes them with one Store::RecordAttempts call (one transaction; a
-// second thread prepares the next batch while one commits). Only then are the counters updated (a
-// delivery counts as delivered once its record is committed), the breaker's transitions reported
-// and acted on (persisted, the destination's waiting deliveries shown as paused, an alert), 410
-// Gone pauses the destination, and the scheduler is woken (retries and freed work may be due).
+// second thread prepares the next batch while one commits). Before that write, the batch's
+// breaker inputs go to the shared breaker (ApplyBreakerInputs: Store::UpdateBreaker, one call per
+// destination), whose steps say which transitions this node made. Only after the write are the
+// counters updated (a delivery counts as delivered once its record is committed), those
+// transitions reported and acted on (the destination's waiting deliveries shown as paused, an
+// alert), 410 Gone pauses the destination (in the store, for every node), and the scheduler is
+// woken (retries and freed work may be due).
 //
 // A result the store could not write (a failed commit, a full disk) is not counted, reported or
 // acted on: it is kept and written again (after 100 ms, doubling up to 5 s) until it is recorded,
@@ -52,6 +55,9 @@ class Recorder {
   // Records the attempts of `batch` in one store write, then settles each recorded one; keeps
   // up to `room` of those whose write failed for another try, unless `last_chance`.
   void RecordBatch(std::vector<Completion>& batch, bool last_chance, size_t room);
+  // Applies the outcomes of `batch` not applied yet to the shared breaker (Store::UpdateBreaker,
+  // one call per destination) and fills in each one's transition, snapshot after and epoch.
+  void ApplyBreakerInputs(std::vector<Completion>& batch);
   // Counters, alerts and the breaker's transition for one recorded completion.
   void Settle(const Completion& c);
   // A result let go unrecorded: only its in-flight count ends.

@@ -26,6 +26,12 @@ constexpr int kMaxClaimsOut = 2;
 // quarter of the allowed concurrency, at least one): not one claim per freed slot.
 int SecondClaimMinimum(const DestState& s) { return std::max(1, s.concurrency.allowed() / 4); }
 constexpr Duration kStallCheckEvery = std::chrono::seconds(1);
+// How often the scheduler reads every destination's shared breaker and pause from the store
+// (Store::ListDestinationControls), at most: a pause, resume or reset made through another node,
+// or a breaker another node opened, closed or half-opened, applies here from the next pass after
+// it (passes come at least every poll_interval). Claims do not wait for it: each one that finds
+// work reads its destination's row before sending (claimer.cc).
+constexpr Duration kControlRefreshEvery = std::chrono::milliseconds(250);
 
 bool IsOverload(const policy::AttemptOutcome& o) {
   return o.error == policy::TransportError::kTimeout ||
@@ -48,6 +54,10 @@ void Scheduler::Loop() {
     const TimePoint now = state_.clock.Now();
     auto catalog = state_.registry.Get();
     TimePoint wake_at = now + poll;
+    if (now - last_control_refresh_ >= kControlRefreshEvery || now < last_control_refresh_) {
+      last_control_refresh_ = now;
+      RefreshControls();
+    }
     for (const auto& [name, d] : catalog->destinations) {
       wake_at = std::min(wake_at, ServeDestination(d, now));
     }
@@ -72,6 +82,20 @@ void Scheduler::Loop() {
   }
 }
 
+void Scheduler::RefreshControls() {
+  Result<std::map<std::string, store::DestinationControl>> all =
+      state_.store.ListDestinationControls();
+  if (!all.ok()) {
+    spdlog::warn("cannot read the destinations' breakers and pauses: {}", all.status().message());
+    return;
+  }
+  MutexLock lock(state_.mu);
+  for (auto& [name, s] : state_.dests) {
+    auto it = all->find(name);
+    state_.AdoptControl(*s, it == all->end() ? store::DestinationControl{} : it->second);
+  }
+}
+
 void Scheduler::ForgetDeleted(const model::Catalog& catalog) {
   // So their breakers leave the metrics and a new destination of the same name starts afresh.
   MutexLock lock(state_.mu);
@@ -88,9 +112,8 @@ void Scheduler::ForgetDeleted(const model::Catalog& catalog) {
 TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now) {
   const TimePoint later = now + state_.options.poll_interval;
   int want = 0;
-  bool sweep = false, resume = false, probe = false;
+  bool sweep = false, probe = false;
   std::string sweep_reason;
-  std::optional<policy::BreakerSnapshot> persist;
   TimePoint next = later;
   uint64_t work_gen = 0;
   {
@@ -116,21 +139,15 @@ TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now
       if (s.claims_out == 0) next = std::min(next, s.idle_until);
     } else if (b.state != policy::BreakerState::kClosed) {
       // Half-open (or open and due to half-open): exactly one probe, when none is out (nor a
-      // claim: in_flight counts the slots reserved for one).
-      if (s.in_flight == 0 && s.claims_out == 0) {
-        policy::BreakerTransition tr = policy::BreakerTransition::kNone;
-        if (s.breaker.AllowRequest(now, &tr)) {
-          want = 1;
-          probe = true;
-          resume = tr == policy::BreakerTransition::kHalfOpened || s.resume_before_probe;
-          s.resume_before_probe = false;
-          if (tr == policy::BreakerTransition::kHalfOpened) {
-            persist = s.breaker.snapshot();
-            spdlog::info("breaker of {} half-open: sending one probe", d.name);
-          }
-        }
+      // claim: in_flight counts the slots reserved for one). This copy only says a probe may be
+      // due; the claimer asks the shared breaker, which lets one node's probe through.
+      if (s.in_flight == 0 && s.claims_out == 0 && s.breaker.AllowRequest(now)) {
+        want = 1;
+        probe = true;
       }
-    } else {
+    } else if (s.breaker_pending_failures == 0) {
+      // (With failures of this node still on their way to the shared breaker, the recorder
+      // wakes the scheduler once they are applied.)
       want = std::max(0, s.concurrency.allowed() - s.in_flight);
       if (s.claims_out > 0 && want < SecondClaimMinimum(s)) want = 0;
     }
@@ -148,9 +165,7 @@ TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now
       work_gen = state_.work_gen;
     }
   }
-  if (persist) state_.PersistBreaker(d.name, *persist);
   if (sweep) (void)state_.store.PauseDeliveries(d.name, sweep_reason);
-  if (resume) (void)state_.store.ResumeDeliveries(d.name, now);
   if (want <= 0) return next;
   claimer_.Queue(
       ClaimJob{std::make_shared<const model::Destination>(d), want, probe, now, work_gen});
@@ -170,15 +185,28 @@ void Scheduler::OnAttemptEnded(Completion& c) {
     DestState& s = state_.StateOf(c.destination->name, *c.destination);
     s.in_flight = std::max(0, s.in_flight - 1);
     const TimePoint now = c.decided.now;
+    // The copy here learns the outcome now; the shared breaker when the recorder applies
+    // c.breaker_input (and reports the transition the store made, if any). A success while the
+    // breaker is closed with no failure counted changes nothing: no store write for it.
     switch (c.decided.decision.outcome_class) {
-      case policy::OutcomeClass::kSuccess:
-        c.breaker = s.breaker.RecordSuccess(now);
+      case policy::OutcomeClass::kSuccess: {
+        const policy::BreakerSnapshot& b = s.breaker.snapshot();
+        if (b.state != policy::BreakerState::kClosed || b.consecutive_failures != 0) {
+          c.breaker_input = policy::BreakerInput::kSuccess;
+          s.breaker_pending++;
+        }
         s.concurrency.OnSuccess();
         // A closing breaker lets the backlog ramp up again instead of arriving all at once.
-        if (c.breaker == policy::BreakerTransition::kClosed) s.concurrency.SlowStart();
+        if (s.breaker.RecordSuccess(now) == policy::BreakerTransition::kClosed) {
+          s.concurrency.SlowStart();
+        }
         break;
+      }
       case policy::OutcomeClass::kRetryable:
-        c.breaker = s.breaker.RecordFailure(now);
+        c.breaker_input = policy::BreakerInput::kFailure;
+        s.breaker_pending++;
+        s.breaker_pending_failures++;
+        (void)s.breaker.RecordFailure(now);
         if (IsOverload(c.result.outcome)) {
           s.concurrency.OnOverload();
         } else {
@@ -187,8 +215,6 @@ void Scheduler::OnAttemptEnded(Completion& c) {
         break;
       case policy::OutcomeClass::kFinal: s.concurrency.OnOtherFailure(); break;
     }
-    c.breaker_after = s.breaker.snapshot();
-    c.breaker_epoch = s.breaker_epoch;
     // With a claim out, the scheduler is woken when it answers, and the next claim takes this
     // slot then; waking it now would find nothing to do, unless another claim may go out for
     // the slots free now.

@@ -37,9 +37,9 @@ class Scheduler {
   // Returns once the thread has seen EngineState::stopping (set it and notify wake_cv first).
   void Join();
 
-  // The attempt behind `c` ended (its decision is in c.decided): frees its slot, feeds the
-  // destination's breaker and adaptive concurrency, and fills in c.breaker, c.breaker_after and
-  // c.breaker_epoch for the recorder.
+  // The attempt behind `c` ended (its decision is in c.decided): frees its slot, feeds this
+  // node's copy of the destination's breaker and the adaptive concurrency, and sets
+  // c.breaker_input for the recorder, which applies it to the shared breaker.
   void OnAttemptEnded(Completion& c);
 
  private:
@@ -49,11 +49,14 @@ class Scheduler {
   // Forgets destinations deleted from the catalog once nothing of theirs is out.
   void ForgetDeleted(const model::Catalog& catalog);
   void CheckStall(TimePoint now);
+  // Reads every destination's shared breaker and pause (one store read) into DestState.
+  void RefreshControls();
 
   EngineState& state_;
   Claimer& claimer_;
   std::thread thread_;
-  TimePoint last_stall_check_{};  // used by the scheduler thread only
+  TimePoint last_stall_check_{};      // used by the scheduler thread only
+  TimePoint last_control_refresh_{};  // likewise
 };
 
 }  // namespace hookrelay::delivery

@@ -168,6 +168,37 @@ void CircuitBreaker::Reset(TimePoint now) {
   s_.closed_since = now;
 }
 
+std::string_view BreakerInputName(BreakerInput input) {
+  switch (input) {
+    case BreakerInput::kSuccess: return "success";
+    case BreakerInput::kFailure: return "failure";
+    case BreakerInput::kProbe: return "probe";
+    case BreakerInput::kProbeNotSent: return "probe_not_sent";
+    case BreakerInput::kReset: return "reset";
+  }
+  return "unknown";
+}
+
+BreakerStep ApplyBreakerInput(const BreakerConfig& config, const BreakerSnapshot& snapshot,
+                              BreakerInput input, TimePoint now) {
+  CircuitBreaker b(config, snapshot);
+  BreakerStep step;
+  switch (input) {
+    case BreakerInput::kSuccess: step.transition = b.RecordSuccess(now); break;
+    case BreakerInput::kFailure: step.transition = b.RecordFailure(now); break;
+    case BreakerInput::kProbe: step.allowed = b.AllowRequest(now, &step.transition); break;
+    case BreakerInput::kProbeNotSent: {
+      BreakerSnapshot s = b.snapshot();
+      if (s.state == BreakerState::kHalfOpen) s.probe_in_flight = false;
+      b = CircuitBreaker(config, s);
+      break;
+    }
+    case BreakerInput::kReset: b.Reset(now); break;
+  }
+  step.after = b.snapshot();
+  return step;
+}
+
 void CircuitBreaker::Open(TimePoint now) {
   const auto& periods = config_.open_periods;
   Duration period = std::chrono::minutes(10);  // only when Validate() was skipped

@@ -73,4 +73,27 @@ class CircuitBreaker {
   BreakerSnapshot s_;
 };
 
+// What can happen to a breaker, as data: so a store can apply it to the snapshot it holds, in one
+// transaction, for every node sharing that breaker (Store::UpdateBreaker).
+enum class BreakerInput {
+  kSuccess,       // RecordSuccess
+  kFailure,       // RecordFailure
+  kProbe,         // AllowRequest: may this node send (in kOpen past open_until: take the probe)?
+  kProbeNotSent,  // the probe let through found nothing to send: the next one may go
+  kReset,         // Reset (the operator)
+};
+std::string_view BreakerInputName(BreakerInput input);  // "success", "failure", …
+
+// One input applied: the transition it made, and for kProbe whether the request may go.
+struct BreakerStep {
+  BreakerTransition transition = BreakerTransition::kNone;
+  bool allowed = false;  // kProbe only
+  BreakerSnapshot after;
+};
+
+// The pure transition: `input` at `now` applied to `snapshot` under `config`, exactly as the
+// CircuitBreaker methods do it. No I/O; the same answer on every node for the same stored row.
+BreakerStep ApplyBreakerInput(const BreakerConfig& config, const BreakerSnapshot& snapshot,
+                              BreakerInput input, TimePoint now);
+
 }  // namespace hookrelay::policy

@@ -240,6 +240,31 @@ Result<int64_t> FaultInjectingStore::ResumeDeliveries(const std::string& destina
   return target_->ResumeDeliveries(destination, now);
 }
 
+Result<std::vector<policy::BreakerStep>> FaultInjectingStore::UpdateBreaker(
+    const std::string& destination, const policy::BreakerConfig& config,
+    const std::vector<BreakerInputAt>& inputs) {
+  return target_->UpdateBreaker(destination, config, inputs);
+}
+
+Result<DestinationControl> FaultInjectingStore::GetDestinationControl(
+    const std::string& destination) {
+  return target_->GetDestinationControl(destination);
+}
+
+Result<std::map<std::string, DestinationControl>> FaultInjectingStore::ListDestinationControls() {
+  return target_->ListDestinationControls();
+}
+
+Result<int64_t> FaultInjectingStore::PauseDestination(const std::string& destination,
+                                                      const std::string& reason, TimePoint now) {
+  return target_->PauseDestination(destination, reason, now);
+}
+
+Result<int64_t> FaultInjectingStore::ResumeDestination(const std::string& destination,
+                                                       TimePoint now) {
+  return target_->ResumeDestination(destination, now);
+}
+
 Result<Delivery> FaultInjectingStore::CreateReplay(const std::string& event_id,
                                                    const std::string& destination, int max_attempts,
                                                    TimePoint now) {

@@ -98,6 +98,14 @@ class FaultInjectingStore final : public Store {
   Result<int64_t> PauseDeliveries(const std::string& destination,
                                   const std::string& reason) override;
   Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
+  Result<std::vector<policy::BreakerStep>> UpdateBreaker(
+      const std::string& destination, const policy::BreakerConfig& config,
+      const std::vector<BreakerInputAt>& inputs) override;
+  Result<DestinationControl> GetDestinationControl(const std::string& destination) override;
+  Result<std::map<std::string, DestinationControl>> ListDestinationControls() override;
+  Result<int64_t> PauseDestination(const std::string& destination, const std::string& reason,
+                                   TimePoint now) override;
+  Result<int64_t> ResumeDestination(const std::string& destination, TimePoint now) override;
   Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
                                 int max_attempts, TimePoint now) override;
   Result<int64_t> CreateReplays(const std::vector<NewReplay>& replays) override;

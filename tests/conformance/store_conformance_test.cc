@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <latch>
 #include <map>
@@ -1190,6 +1191,158 @@ TEST_P(StoreConformanceTest, BreakerRoundTrip) {
   ASSERT_TRUE(store_->PutBreaker("crm", closed).ok());
   EXPECT_EQ(**store_->GetBreaker("crm"), closed);
   EXPECT_EQ(**store_->GetBreaker("billing"), half);
+}
+
+// The shared breaker (issue 15): UpdateBreaker applies the pure transition to the stored row, so
+// failures reported in several calls (several nodes) add up, and each transition is returned to
+// exactly one call.
+TEST_P(StoreConformanceTest, UpdateBreakerAppliesInputsToTheStoredRow) {
+  using policy::BreakerInput;
+  using policy::BreakerState;
+  using policy::BreakerTransition;
+  policy::BreakerConfig config;
+  config.threshold = 5;
+  config.open_periods = {minutes(10), minutes(30)};
+  const TimePoint t = clock_.Now();
+  EXPECT_EQ(*store_->GetDestinationControl("billing"), DestinationControl{});
+  Result<std::vector<policy::BreakerStep>> empty = store_->UpdateBreaker("billing", config, {});
+  EXPECT_EQ(empty.status().code(), Status::Code::kInvalidArgument);
+
+  auto update = [&](std::vector<BreakerInputAt> inputs) {
+    Result<std::vector<policy::BreakerStep>> r = store_->UpdateBreaker("billing", config, inputs);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r.ok() ? r->size() : 0, inputs.size());
+    return r.ok() ? *r : std::vector<policy::BreakerStep>{};
+  };
+  // Two callers' failures add up: 2 + 2, then the fifth trips it (once).
+  std::vector<policy::BreakerStep> s1 =
+      update({{BreakerInput::kFailure, t}, {BreakerInput::kFailure, t}});
+  EXPECT_EQ(s1[1].after.consecutive_failures, 2);
+  EXPECT_EQ(s1[1].transition, BreakerTransition::kNone);
+  update({{BreakerInput::kFailure, t}, {BreakerInput::kFailure, t}});
+  EXPECT_EQ(store_->GetDestinationControl("billing")->breaker.consecutive_failures, 4);
+  std::vector<policy::BreakerStep> trip =
+      update({{BreakerInput::kFailure, t}, {BreakerInput::kFailure, t}});
+  EXPECT_EQ(trip[0].transition, BreakerTransition::kOpened);
+  EXPECT_EQ(trip[1].transition, BreakerTransition::kNone) << "a straggler does not trip it again";
+  DestinationControl c = *store_->GetDestinationControl("billing");
+  EXPECT_EQ(c.breaker.state, BreakerState::kOpen);
+  EXPECT_EQ(c.breaker.trips, 1);
+  EXPECT_EQ(c.breaker.consecutive_failures, 6);
+  EXPECT_EQ(c.breaker.open_until, t + minutes(10));
+  EXPECT_FALSE(c.pause.has_value());
+  EXPECT_EQ(**store_->GetBreaker("billing"), c.breaker);  // the same row
+
+  // The probe: refused before open_until, given once at it, again only once given back.
+  std::vector<policy::BreakerStep> early = update({{BreakerInput::kProbe, t + minutes(9)}});
+  EXPECT_FALSE(early[0].allowed);
+  std::vector<policy::BreakerStep> first = update({{BreakerInput::kProbe, t + minutes(10)}});
+  EXPECT_TRUE(first[0].allowed);
+  EXPECT_EQ(first[0].transition, BreakerTransition::kHalfOpened);
+  std::vector<policy::BreakerStep> second = update({{BreakerInput::kProbe, t + minutes(10)}});
+  EXPECT_FALSE(second[0].allowed) << "two probes at once";
+  update({{BreakerInput::kProbeNotSent, t + minutes(10)}});
+  std::vector<policy::BreakerStep> again = update({{BreakerInput::kProbe, t + minutes(11)}});
+  EXPECT_TRUE(again[0].allowed);
+  EXPECT_EQ(again[0].transition, BreakerTransition::kNone);
+  // The probe fails: open for the next period; then a probe succeeds: closed.
+  std::vector<policy::BreakerStep> reopen = update({{BreakerInput::kFailure, t + minutes(12)}});
+  EXPECT_EQ(reopen[0].transition, BreakerTransition::kOpened);
+  EXPECT_EQ(reopen[0].after.open_until, t + minutes(42));
+  update({{BreakerInput::kProbe, t + minutes(42)}});
+  std::vector<policy::BreakerStep> close = update({{BreakerInput::kSuccess, t + minutes(43)}});
+  EXPECT_EQ(close[0].transition, BreakerTransition::kClosed);
+  c = *store_->GetDestinationControl("billing");
+  EXPECT_EQ(c.breaker.state, BreakerState::kClosed);
+  EXPECT_EQ(c.breaker.trips, 2);
+  EXPECT_EQ(c.breaker.closed_since, t + minutes(43));
+  // The operator's reset; other destinations are untouched throughout.
+  update({{BreakerInput::kFailure, t}, {BreakerInput::kReset, t + hours(1)}});
+  c = *store_->GetDestinationControl("billing");
+  EXPECT_EQ(c.breaker, (policy::BreakerSnapshot{BreakerState::kClosed, 0, 0, std::nullopt,
+                                                t + hours(1), false}));
+  EXPECT_EQ(*store_->GetDestinationControl("crm"), DestinationControl{});
+  Result<std::map<std::string, DestinationControl>> all = store_->ListDestinationControls();
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ(all->at("billing"), c);
+}
+
+// Many callers at once (several nodes; on PostgreSQL, several connections): every failure counts,
+// exactly one call trips the breaker, and exactly one gets the half-open probe.
+TEST_P(StoreConformanceTest, ConcurrentBreakerUpdatesTripOnceAndProbeOnce) {
+  policy::BreakerConfig config;
+  config.threshold = 20;
+  config.open_periods = {minutes(10)};
+  const TimePoint t = clock_.Now();
+  constexpr int kThreads = 4, kEach = 10;
+  std::atomic<int> opened{0}, probes{0}, errors{0};
+  auto run = [&](policy::BreakerInput input, TimePoint at, int times) {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&] {
+        for (int k = 0; k < times; ++k) {
+          Result<std::vector<policy::BreakerStep>> r =
+              store_->UpdateBreaker("billing", config, {{input, at}});
+          if (!r.ok()) {
+            errors++;
+            continue;
+          }
+          opened += r->back().transition == policy::BreakerTransition::kOpened;
+          probes += r->back().allowed;
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+  };
+  run(policy::BreakerInput::kFailure, t, kEach);
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(opened.load(), 1);
+  EXPECT_EQ(store_->GetDestinationControl("billing")->breaker.consecutive_failures,
+            kThreads * kEach);
+  run(policy::BreakerInput::kProbe, t + minutes(10), 2);
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(probes.load(), 1);
+}
+
+// The destination's pause is stored (durable, shared by every node): PauseDestination pauses
+// its scheduled deliveries in the same transaction, ResumeDestination makes them due again.
+TEST_P(StoreConformanceTest, PauseDestinationIsStoredWithItsDeliveries) {
+  const std::string b1 = Append(MakeEvent(clock_, random_, "1", {"billing"}));
+  const std::string c1 = Append(MakeEvent(clock_, random_, "2", {"crm"}));
+  const TimePoint t = clock_.Now();
+  Result<int64_t> paused = store_->PauseDestination("billing", "maintenance", t);
+  ASSERT_TRUE(paused.ok()) << paused.status().ToString();
+  EXPECT_EQ(*paused, 1);
+  EXPECT_EQ(Deliveries(b1)[0].status, DeliveryStatus::kPaused);
+  EXPECT_EQ(Deliveries(b1)[0].reason, "maintenance");
+  EXPECT_EQ(Deliveries(c1)[0].status, DeliveryStatus::kScheduled);
+  DestinationControl c = *store_->GetDestinationControl("billing");
+  ASSERT_TRUE(c.pause.has_value());
+  EXPECT_EQ(*c.pause, (DestinationPause{"maintenance", t}));
+  EXPECT_EQ(c.breaker, policy::BreakerSnapshot{});  // a closed breaker
+  EXPECT_FALSE(store_->GetDestinationControl("crm")->pause.has_value());
+
+  // Paused again: the new reason, the first `since`. The breaker's changes keep the pause.
+  ASSERT_TRUE(store_->PauseDestination("billing", "longer maintenance", t + minutes(1)).ok());
+  policy::BreakerConfig config;
+  ASSERT_TRUE(store_->UpdateBreaker("billing", config, {{policy::BreakerInput::kFailure, t}}).ok());
+  c = *store_->GetDestinationControl("billing");
+  EXPECT_EQ(*c.pause, (DestinationPause{"longer maintenance", t}));
+  EXPECT_EQ(c.breaker.consecutive_failures, 1);
+  EXPECT_EQ(store_->ListDestinationControls()->at("billing"), c);
+
+  const TimePoint resume_at = t + minutes(5);
+  Result<int64_t> resumed = store_->ResumeDestination("billing", resume_at);
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(*resumed, 1);
+  EXPECT_EQ(Deliveries(b1)[0].status, DeliveryStatus::kScheduled);
+  EXPECT_EQ(Deliveries(b1)[0].next_attempt_at, resume_at);
+  c = *store_->GetDestinationControl("billing");
+  EXPECT_FALSE(c.pause.has_value());
+  EXPECT_EQ(c.breaker.consecutive_failures, 1) << "resume leaves the breaker alone";
+  EXPECT_EQ(*store_->ResumeDestination("billing", resume_at), 0);
+  EXPECT_EQ(*store_->ResumeDestination("nobody", resume_at), 0);
 }
 
 TEST_P(StoreConformanceTest, NextDueAtIgnoresAllButScheduled) {

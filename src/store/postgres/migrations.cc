@@ -151,6 +151,13 @@ CREATE TABLE stats_minute (
   PRIMARY KEY (minute, destination)
 );
 )sql"},
+    {2, "shared breaker and pause: paused_reason, paused_since on breakers", R"sql(
+-- One row per destination holds what every node must obey: the breaker (changed only by
+-- Store::UpdateBreaker, under the row's lock) and the operator's pause (paused iff paused_since
+-- is not NULL; a closed breaker when only the pause was written).
+ALTER TABLE breakers ADD COLUMN paused_reason text;
+ALTER TABLE breakers ADD COLUMN paused_since bigint;
+)sql"},
 };
 
 Result<uint64_t> FreshIdBits() {

@@ -162,6 +162,14 @@ CREATE TABLE stats_minute (
   PRIMARY KEY (minute, destination)
 ) WITHOUT ROWID;
 )sql"},
+    {2, "destination pause in the store: paused_reason, paused_since on breakers", R"sql(
+-- A destination paused by the operator or by a 410 Gone (DestinationPause): durable, so the pause
+-- survives a restart (before, it lived in the engine's memory and a restart forgot it, leaving
+-- the paused deliveries stranded). Paused iff paused_since is not NULL. The row holds the
+-- destination's breaker too (a closed one when only the pause was written).
+ALTER TABLE breakers ADD COLUMN paused_reason TEXT;
+ALTER TABLE breakers ADD COLUMN paused_since INTEGER;
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

@@ -106,6 +106,14 @@ class SqliteStore final : public Store {
   Result<int64_t> PauseDeliveries(const std::string& destination,
                                   const std::string& reason) override;
   Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
+  Result<std::vector<policy::BreakerStep>> UpdateBreaker(
+      const std::string& destination, const policy::BreakerConfig& config,
+      const std::vector<BreakerInputAt>& inputs) override;
+  Result<DestinationControl> GetDestinationControl(const std::string& destination) override;
+  Result<std::map<std::string, DestinationControl>> ListDestinationControls() override;
+  Result<int64_t> PauseDestination(const std::string& destination, const std::string& reason,
+                                   TimePoint now) override;
+  Result<int64_t> ResumeDestination(const std::string& destination, TimePoint now) override;
   Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
                                 int max_attempts, TimePoint now) override;
   Result<int64_t> CreateReplays(const std::vector<NewReplay>& replays) override;
@@ -193,6 +201,12 @@ class SqliteStore final : public Store {
 
   SqliteStore(const SqliteOptions& options, const Clock& clock, std::string path);
 
+  // PauseDeliveries' and ResumeDeliveries' work, in the writer's transaction (PauseDestination
+  // and ResumeDestination add the pause row to it).
+  Result<int64_t> PauseDeliveriesIn(sqlite::Connection& db, const std::string& destination,
+                                    const std::string& reason, TimePoint now);
+  static Result<int64_t> ResumeDeliveriesIn(sqlite::Connection& db, const std::string& destination,
+                                            TimePoint now);
   // Queues `op` for the writer. After shutdown began, fails it at once with kUnavailable.
   void Enqueue(std::unique_ptr<WriteOp> op);
   // Runs `fn` on the writer thread inside the next batch and waits for the batch to commit.

@@ -458,6 +458,43 @@ TEST_F(EngineTest, PausedDestinationSendsNothingUntilResumed) {
   EXPECT_EQ(sender_.sent(), 2u);
 }
 
+// The pause is in the store: a restarted node (a new engine on the reopened data directory)
+// still obeys it, shows it with its reason, and resumes when told. (Before, the pause lived in the
+// engine's memory: after a restart the destination read as not paused, new events were sent, its
+// paused deliveries stayed paused, and the API's resume answered "not paused" without resuming
+// them.)
+TEST_F(EngineTest, APauseSurvivesARestart) {
+  SetDestinations({Dest("p")});
+  StartEngine(sender_);
+  ASSERT_TRUE(WaitForClaimAt("p", clock_.Now()));
+  ASSERT_TRUE(engine_->Pause("p", "maintenance").ok());
+  const std::string e1 = Append("p");
+  engine_->Stop(0ms);
+  engine_.reset();
+  store_.reset();
+  auto reopened = store::OpenSqliteStore({.dir = dir_.path()}, clock_);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  store_ = std::move(*reopened);
+
+  StartEngine(sender_);
+  const std::string e2 = Append("p");
+  clock_.Advance(1s);
+  engine_->Wake();
+  ASSERT_TRUE(WaitForStatus(e1, store::DeliveryStatus::kPaused));
+  ASSERT_TRUE(WaitForStatus(e2, store::DeliveryStatus::kPaused));
+  EXPECT_EQ(DeliveryOf(e2).reason.value_or(""), "maintenance");
+  EXPECT_TRUE(engine_->Destinations()["p"].paused);
+  EXPECT_EQ(engine_->Destinations()["p"].paused_reason, "maintenance");
+  EXPECT_EQ(sender_.sent(), 0u);
+
+  ASSERT_TRUE(engine_->Resume("p").ok());
+  ASSERT_TRUE(sender_.WaitForSent(1));
+  sender_.AnswerAllWith(200);
+  ASSERT_TRUE(WaitForStatus(e1, store::DeliveryStatus::kDelivered, 1));
+  ASSERT_TRUE(WaitForStatus(e2, store::DeliveryStatus::kDelivered, 1));
+  EXPECT_FALSE(engine_->Destinations()["p"].paused);
+}
+
 // A claim already under way when the destination is paused takes an event appended after the
 // pause: the engine sends none of it, gives the claim back, and the event shows as paused until
 // Resume sends it.

@@ -297,5 +297,73 @@ TEST(BreakerConfigTest, JsonRoundTrips) {
           R"({"threshold": 20, "open": ["10m", "30m", "2h", "1d"], "escalation_reset": "1d"})"));
 }
 
+// ApplyBreakerInput is the CircuitBreaker's methods as data (what a store applies to a shared
+// row): over a long pseudo-random sequence of inputs and times, the function fed its own output
+// and a CircuitBreaker fed the same calls agree at every step.
+TEST(ApplyBreakerInputTest, AgreesWithTheStateMachineStepByStep) {
+  BreakerConfig config;
+  config.threshold = 3;
+  config.open_periods = {seconds(10), seconds(30)};
+  config.escalation_reset = minutes(5);
+  CircuitBreaker b(config);
+  BreakerSnapshot s;
+  TimePoint now = TimePoint(hours(1000));
+  uint64_t x = 88172645463325252ull;  // xorshift: a fixed, varied sequence
+  int opened = 0, probes = 0;
+  for (int i = 0; i < 5000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    now += seconds(static_cast<int64_t>(x % 7));
+    const BreakerInput input = static_cast<BreakerInput>((x >> 8) % 5);
+    const BreakerStep step = ApplyBreakerInput(config, s, input, now);
+    BreakerTransition tr = BreakerTransition::kNone;
+    bool allowed = false;
+    switch (input) {
+      case BreakerInput::kSuccess: tr = b.RecordSuccess(now); break;
+      case BreakerInput::kFailure: tr = b.RecordFailure(now); break;
+      case BreakerInput::kProbe: allowed = b.AllowRequest(now, &tr); break;
+      case BreakerInput::kProbeNotSent: {
+        BreakerSnapshot copy = b.snapshot();
+        if (copy.state == BreakerState::kHalfOpen) copy.probe_in_flight = false;
+        b = CircuitBreaker(config, copy);
+        break;
+      }
+      case BreakerInput::kReset:
+        if ((x >> 20) % 50 != 0) continue;  // rare, or the breaker would hardly ever open
+        b.Reset(now);
+        break;
+    }
+    ASSERT_EQ(step.transition, tr) << "step " << i << " " << BreakerInputName(input);
+    ASSERT_EQ(step.allowed, allowed) << "step " << i;
+    ASSERT_EQ(step.after, b.snapshot()) << "step " << i;
+    s = step.after;
+    opened += tr == BreakerTransition::kOpened;
+    probes += allowed && s.state == BreakerState::kHalfOpen;
+  }
+  EXPECT_GT(opened, 10);  // the sequence went through every state
+  EXPECT_GT(probes, 10);
+}
+
+TEST(ApplyBreakerInputTest, OneProbeUntilItIsGivenBack) {
+  BreakerConfig config;
+  config.threshold = 1;
+  config.open_periods = {seconds(10)};
+  const TimePoint t = TimePoint(hours(1000));
+  BreakerStep open = ApplyBreakerInput(config, {}, BreakerInput::kFailure, t);
+  EXPECT_EQ(open.transition, BreakerTransition::kOpened);
+  EXPECT_FALSE(ApplyBreakerInput(config, open.after, BreakerInput::kProbe, t + seconds(9)).allowed);
+  BreakerStep probe = ApplyBreakerInput(config, open.after, BreakerInput::kProbe, t + seconds(10));
+  EXPECT_TRUE(probe.allowed);
+  EXPECT_EQ(probe.transition, BreakerTransition::kHalfOpened);
+  EXPECT_FALSE(
+      ApplyBreakerInput(config, probe.after, BreakerInput::kProbe, t + seconds(10)).allowed);
+  BreakerStep back =
+      ApplyBreakerInput(config, probe.after, BreakerInput::kProbeNotSent, t + seconds(10));
+  EXPECT_EQ(back.after.state, BreakerState::kHalfOpen);
+  EXPECT_FALSE(back.after.probe_in_flight);
+  EXPECT_TRUE(ApplyBreakerInput(config, back.after, BreakerInput::kProbe, t + seconds(11)).allowed);
+}
+
 }  // namespace
 }  // namespace hookrelay::policy

@@ -1,0 +1,329 @@
+// Three delivery engines (three nodes), each with its own PostgresStore on one database of a
+// private cluster, sending to one real sink on 127.0.0.1 through real Senders (issue 15): the
+// breaker and the pause live in the database, so the nodes obey one breaker and one pause.
+//
+// The engines share one FakeClock: their schedulers sleep through it, and moving it by a second
+// (poll_interval) wakes all three for a pass (FakeClock::Advance marks them fired; AwaitWaiters(3)
+// then returns once all three sleep again, i.e. each has made its pass). Nothing sleeps to wait.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "alerts/alert.h"
+#include "common/clock.h"
+#include "common/random.h"
+#include "conformance/store_test_util.h"
+#include "delivery/engine.h"
+#include "delivery/sender.h"
+#include "model/registry.h"
+#include "policy/retry_policy.h"
+#include "store/open_store.h"
+#include "store/postgres/postgres_store.h"
+#include "store/store.h"
+#include "support/pg_cluster.h"
+#include "support/sink.h"
+#include "support/wait.h"
+
+namespace hookrelay::delivery {
+namespace {
+
+using namespace std::chrono_literals;
+
+class Alerts final : public alerts::AlertSink {
+ public:
+  void Raise(alerts::Alert a) override {
+    std::lock_guard lock(mu_);
+    alerts_.push_back(std::move(a));
+  }
+  int count(alerts::Alert::Kind kind) const {
+    std::lock_guard lock(mu_);
+    return static_cast<int>(std::count_if(alerts_.begin(), alerts_.end(),
+                                          [&](const alerts::Alert& a) { return a.kind == kind; }));
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<alerts::Alert> alerts_;
+};
+
+constexpr int kNodes = 3;
+
+// One node: its own store (connections), registry, sender, alerts and engine.
+struct Node {
+  std::unique_ptr<store::Store> store;
+  model::Registry registry;
+  std::unique_ptr<Sender> sender;
+  Alerts alerts;
+  std::unique_ptr<DeliveryEngine> engine;
+  std::atomic<int> claims_with_work{0};  // claims that found deliveries (sent or not)
+};
+
+class EngineSharedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    hookrelay::testing::PgCluster* cluster = hookrelay::testing::SharedPgCluster(&error);
+    ASSERT_NE(cluster, nullptr) << error;
+    url_ = cluster->CreateDatabase(&error);
+    ASSERT_FALSE(url_.empty()) << error;
+  }
+  void TearDown() override {
+    for (auto& n : nodes_) {
+      if (n && n->engine) n->engine->Stop(0ms);
+    }
+  }
+
+  // A destination every node sends to one at a time; a failed attempt is retried an hour later
+  // (so each delivery fails once per breaker period), 20 failures open the breaker for 60 s.
+  model::Destination Dest(const std::string& name) const {
+    model::Destination d;
+    d.name = name;
+    d.url = sink_.url("/" + name);
+    d.allow_private = true;
+    d.policy = *policy::PresetPolicy("default");
+    d.policy.strategy = policy::Strategy::kLadder;
+    d.policy.jitter = policy::Jitter::kNone;
+    d.policy.ladder = {1h};
+    d.policy.max_attempts = 10;
+    d.policy.max_duration = 24h;
+    d.breaker.threshold = 20;
+    d.breaker.open_periods = {60s};
+    d.max_concurrency = 1;
+    return d;
+  }
+
+  void StartNodes(const model::Destination& d) {
+    for (int i = 0; i < kNodes; ++i) {
+      auto n = std::make_unique<Node>();
+      Result<store::StoreAddress> address = store::ParseStoreAddress(url_);
+      ASSERT_TRUE(address.ok()) << address.status().ToString();
+      auto opened = store::OpenPostgresStore({.url = url_, .display = address->display}, clock_);
+      ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+      n->store = std::move(*opened);
+      model::Catalog catalog;
+      catalog.destinations.emplace(d.name, d);
+      ASSERT_TRUE(n->registry.Replace(std::move(catalog)).ok());
+      Sender::Options sender_options;
+      sender_options.allow_private_destinations = true;
+      n->sender = std::make_unique<Sender>(sender_options, clock_);
+      EngineOptions options;
+      options.node_id = "node" + std::to_string(i);
+      options.poll_interval = 1s;
+      options.on_claim = [node = n.get()](const std::string&, TimePoint, int got) {
+        if (got > 0) node->claims_with_work++;
+      };
+      n->engine = std::make_unique<DeliveryEngine>(*n->store, n->registry, *n->sender, &n->alerts,
+                                                   clock_, random_, options);
+      nodes_.push_back(std::move(n));
+    }
+    for (auto& n : nodes_) n->engine->Start();
+  }
+
+  std::vector<std::string> Append(const std::string& destination, int count, bool wake = true) {
+    std::vector<std::string> ids;
+    for (int i = 0; i < count; ++i) {
+      auto e = nodes_[static_cast<size_t>(i % kNodes)]->store->AppendEventSync(
+          store::test::MakeEvent(clock_, append_random_, "{}", {destination}));
+      EXPECT_TRUE(e.ok()) << e.status().ToString();
+      if (e.ok()) ids.push_back(e->id);
+    }
+    if (wake) {
+      for (auto& n : nodes_) n->engine->Wake();
+    }
+    return ids;
+  }
+
+  // Moves the clock by a poll interval and returns once every node's scheduler made a pass.
+  ::testing::AssertionResult EveryNodeLooks() {
+    if (!clock_.AwaitWaiters(kNodes)) return ::testing::AssertionFailure() << "nodes not asleep";
+    clock_.Advance(1s);
+    if (!clock_.AwaitWaiters(kNodes)) return ::testing::AssertionFailure() << "no pass";
+    return ::testing::AssertionSuccess();
+  }
+
+  // Nothing claimed is left unrecorded on any node, and every request the sink saw is recorded.
+  bool Quiet() {
+    int64_t attempts = 0;
+    for (auto& n : nodes_) {
+      EngineStats s = n->engine->Stats();
+      if (s.in_flight != 0) return false;
+      attempts += s.attempts;
+    }
+    return attempts == static_cast<int64_t>(sink_.RequestCount());
+  }
+
+  int64_t Count(store::DeliveryStatus status) {
+    auto n = nodes_[0]->store->CountDeliveries(status);
+    return n.ok() ? *n : -1;
+  }
+  store::DestinationControl Control(const std::string& destination) {
+    auto c = nodes_[0]->store->GetDestinationControl(destination);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? *c : store::DestinationControl{};
+  }
+  int Alerted(alerts::Alert::Kind kind) {
+    int total = 0;
+    for (auto& n : nodes_) total += n->alerts.count(kind);
+    return total;
+  }
+
+  std::string url_;
+  FakeClock clock_;
+  SeededRandom random_{3};
+  SeededRandom append_random_{4};
+  hookrelay::testing::Sink sink_;
+  std::vector<std::unique_ptr<Node>> nodes_;  // engines stopped in TearDown
+};
+
+// Failures seen by three nodes add up in one breaker: it opens once (one alert, from the node
+// whose failure was the 20th), no node sends while it is open, exactly one node sends the
+// half-open probe, and after a successful probe everything is delivered.
+TEST_F(EngineSharedTest, FailuresOnThreeNodesTripOneBreaker) {
+  sink_.SetDefault(hookrelay::testing::SinkResponse::Status(500));
+  StartNodes(Dest("b"));
+  std::vector<std::string> events = Append("b", 30);
+
+  ASSERT_TRUE(
+      test::WaitFor([&] { return Control("b").breaker.state == policy::BreakerState::kOpen; }));
+  // (The alert is raised just after the last result is counted.)
+  ASSERT_TRUE(
+      test::WaitFor([&] { return Quiet() && Alerted(alerts::Alert::Kind::kBreakerOpened) >= 1; }));
+  const size_t sent = sink_.RequestCount();
+  const store::DestinationControl opened = Control("b");
+  // Every failure was counted once, whichever node saw it; one trip, one alert.
+  EXPECT_EQ(opened.breaker.consecutive_failures, static_cast<int>(sent));
+  EXPECT_EQ(opened.breaker.trips, 1);
+  EXPECT_EQ(Alerted(alerts::Alert::Kind::kBreakerOpened), 1);
+  EXPECT_GE(sent, 20u);
+  // Past the 20th, only requests already on their way when it opened (at most one per node
+  // between its claim's check and the trip, and one whose failure was still being applied).
+  EXPECT_LE(sent, 20u + 2 * kNodes) << "requests left after the breaker opened";
+  for (auto& n : nodes_) {
+    // No node reached the threshold alone: the counts added up in the database.
+    EXPECT_GE(n->engine->Stats().attempts, 1);
+    EXPECT_LT(n->engine->Stats().attempts, 20);
+  }
+  const TimePoint open_until = *opened.breaker.open_until;
+
+  // While open: new work on any node is shown as paused, and nothing is sent.
+  std::vector<std::string> late = Append("b", 5);
+  events.insert(events.end(), late.begin(), late.end());
+  ASSERT_TRUE(EveryNodeLooks());
+  ASSERT_TRUE(EveryNodeLooks());
+  ASSERT_TRUE(test::WaitFor([&] { return Count(store::DeliveryStatus::kPaused) == 35; }));
+  ASSERT_LT(clock_.Now(), open_until);
+  EXPECT_EQ(sink_.RequestCount(), sent) << "a request left while the breaker was open";
+  for (auto& n : nodes_) {
+    EXPECT_EQ(n->engine->Destinations()["b"].breaker.state, policy::BreakerState::kOpen);
+  }
+
+  // Half-open: exactly one probe, from one node; it fails, and the breaker opens again.
+  clock_.Set(open_until);
+  ASSERT_TRUE(sink_.WaitForRequests(sent + 1, 20s));
+  ASSERT_TRUE(test::WaitFor([&] {
+    return Control("b").breaker.trips == 2 && Quiet() &&
+           Control("b").breaker.state == policy::BreakerState::kOpen &&
+           Alerted(alerts::Alert::Kind::kBreakerOpened) >= 2;
+  }));
+  ASSERT_TRUE(EveryNodeLooks());
+  ASSERT_TRUE(EveryNodeLooks());
+  ASSERT_TRUE(test::WaitFor([&] { return Quiet(); }));
+  EXPECT_EQ(sink_.RequestCount(), sent + 1) << "more than one probe";
+  EXPECT_EQ(Alerted(alerts::Alert::Kind::kBreakerOpened), 2);
+
+  // The next probe succeeds: closed (one alert), and the backlog is delivered.
+  sink_.SetDefault(hookrelay::testing::SinkResponse::Status(200));
+  clock_.Set(*Control("b").breaker.open_until);
+  for (auto& n : nodes_) n->engine->Wake();
+  ASSERT_TRUE(test::WaitFor([&] {
+    return Count(store::DeliveryStatus::kDelivered) == static_cast<int64_t>(events.size());
+  })) << Count(store::DeliveryStatus::kDelivered);
+  ASSERT_TRUE(
+      test::WaitFor([&] { return Alerted(alerts::Alert::Kind::kBreakerClosed) >= 1 && Quiet(); }));
+  EXPECT_EQ(Alerted(alerts::Alert::Kind::kBreakerClosed), 1);
+  EXPECT_EQ(Control("b").breaker.state, policy::BreakerState::kClosed);
+  ASSERT_TRUE(EveryNodeLooks());
+  for (auto& n : nodes_) {
+    EXPECT_EQ(n->engine->Destinations()["b"].breaker.state, policy::BreakerState::kClosed);
+  }
+}
+
+// A node learns of a trip made elsewhere before its next claim sends anything: each claim that
+// finds work reads the shared breaker. The clock does not move here, so no node's scheduler
+// refreshes its copy: the nodes claim with their copies still closed, and send nothing.
+TEST_F(EngineSharedTest, AClaimAfterAnotherNodesTripSendsNothing) {
+  const model::Destination d = Dest("b");
+  StartNodes(d);
+  Append("b", 1);
+  ASSERT_TRUE(test::WaitFor([&] { return Count(store::DeliveryStatus::kDelivered) == 1; }));
+  ASSERT_TRUE(test::WaitFor([&] { return Quiet(); }));
+  // Another node (a fourth connection) counts 20 failures: open.
+  std::vector<store::BreakerInputAt> failures(20, {policy::BreakerInput::kFailure, clock_.Now()});
+  auto steps = nodes_[0]->store->UpdateBreaker("b", d.breaker, failures);
+  ASSERT_TRUE(steps.ok()) << steps.status().ToString();
+  ASSERT_EQ(steps->back().after.state, policy::BreakerState::kOpen);
+  std::vector<int> before;
+  for (auto& n : nodes_) {
+    ASSERT_EQ(n->engine->Destinations()["b"].breaker.state, policy::BreakerState::kClosed);
+    before.push_back(n->claims_with_work.load());
+  }
+  Append("b", kNodes);  // wakes every node: their copies still say closed
+  ASSERT_TRUE(test::WaitFor([&] {
+    int claimed = 0;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      claimed += nodes_[i]->claims_with_work.load() - before[i];
+    }
+    return claimed > 0 && Count(store::DeliveryStatus::kDelivering) == 0;
+  }));
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    // A node whose claim found work read the shared breaker: its copy says open now.
+    if (nodes_[i]->claims_with_work.load() > before[i]) {
+      EXPECT_EQ(nodes_[i]->engine->Destinations()["b"].breaker.state, policy::BreakerState::kOpen)
+          << "node " << i;
+    }
+  }
+  ASSERT_TRUE(test::WaitFor([&] { return Quiet(); }));
+  EXPECT_EQ(sink_.RequestCount(), 1u) << "a node sent after the breaker opened elsewhere";
+  EXPECT_EQ(Count(store::DeliveryStatus::kDelivering), 0) << "claims not given back";
+}
+
+// A pause through one node stops every node's sends at once (their claims read it) and shows on
+// every node after one pass; a resume through another node makes the deliveries due everywhere.
+TEST_F(EngineSharedTest, APauseThroughOneNodeAppliesOnEveryNode) {
+  StartNodes(Dest("p"));
+  Append("p", 3);
+  ASSERT_TRUE(test::WaitFor([&] { return Count(store::DeliveryStatus::kDelivered) == 3; }));
+  ASSERT_TRUE(test::WaitFor([&] { return Quiet(); }));
+
+  ASSERT_TRUE(nodes_[0]->engine->Pause("p", "maintenance").ok());
+  // New work, and every node woken for it (as ingest on each node would).
+  Append("p", 6);
+  ASSERT_TRUE(EveryNodeLooks());
+  ASSERT_TRUE(EveryNodeLooks());
+  ASSERT_TRUE(test::WaitFor([&] { return Count(store::DeliveryStatus::kPaused) == 6; }));
+  EXPECT_EQ(sink_.RequestCount(), 3u) << "a node sent to a paused destination";
+  for (auto& n : nodes_) {
+    DestinationState s = n->engine->Destinations()["p"];
+    EXPECT_TRUE(s.paused);
+    EXPECT_EQ(s.paused_reason, "maintenance");
+  }
+  const store::DestinationControl paused = Control("p");
+  ASSERT_TRUE(paused.pause.has_value());
+  EXPECT_EQ(paused.pause->reason, "maintenance");
+
+  ASSERT_TRUE(nodes_[1]->engine->Resume("p").ok());
+  ASSERT_TRUE(test::WaitFor([&] { return Count(store::DeliveryStatus::kDelivered) == 9; }));
+  ASSERT_TRUE(EveryNodeLooks());
+  for (auto& n : nodes_) EXPECT_FALSE(n->engine->Destinations()["p"].paused);
+  EXPECT_FALSE(Control("p").pause.has_value());
+  EXPECT_EQ(sink_.RequestCount(), 9u);
+}
+
+}  // namespace
+}  // namespace hookrelay::delivery
