@@ -780,14 +780,18 @@ Result<std::vector<Delivery>> PostgresStore::GetDeliveries(const std::string& ev
 
 Result<std::vector<Attempt>> PostgresStore::GetAttempts(int64_t delivery_id) {
   return WithConn<std::vector<Attempt>>([&](PgConn& db) -> Result<std::vector<Attempt>> {
+    // The delivery's event first: its key as a constant prunes the attempts to one partition
+    // when the query is planned (with a subquery instead, every day's partition was planned and
+    // pruned only when the plan ran: several times slower with a month of days).
+    PgParams q;
+    const std::string ev = "SELECT event_id FROM deliveries WHERE id = " + q.Int(delivery_id);
+    HR_ASSIGN_OR_RETURN(PgResult e, db.Exec(ev, q, "get the event of a delivery"));
+    if (e.rows() == 0) return std::vector<Attempt>{};
     PgParams p;
     const std::string sql =
         "SELECT delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet"
         " FROM attempts WHERE delivery_id = " +
-        p.Int(delivery_id) +
-        // Only the partition of the delivery's event is read (pruned when the plan runs).
-        " AND event_id = (SELECT event_id FROM deliveries WHERE id = " + p.Int(delivery_id) +
-        ") ORDER BY n";
+        p.Int(delivery_id) + " AND event_id = " + p.Int(e.Int(0, 0)) + " ORDER BY n";
     HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get attempts"));
     std::vector<Attempt> out;
     for (int i = 0; i < r.rows(); ++i) {
