@@ -417,7 +417,8 @@ class Store {
   // Deletes up to `batch` events received before `cutoff` whose deliveries are all final
   // (delivered or failed; or that have none), with their deliveries and attempts, in one short
   // transaction (so ingest never waits long). Events with a delivery still scheduled,
-  // delivering or paused are kept. Returns how many were deleted.
+  // delivering or paused are kept. Returns how many were deleted. The PostgreSQL store also drops
+  // whole days before `cutoff` with no open delivery (docs/postgres.md), which may exceed `batch`.
   virtual Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) = 0;
 
   // Counts for metrics and readiness: current deliveries (latest chains, as EventFilter::status

@@ -15,8 +15,10 @@
 #include "common/clock.h"
 #include "common/random.h"
 #include "conformance/store_test_util.h"
+#include "store/event_id.h"
 #include "store/open_store.h"
 #include "store/postgres/migrations.h"
+#include "store/row_codec.h"
 #include "support/pg_cluster.h"
 
 namespace hookrelay::store {
@@ -316,6 +318,200 @@ TEST_F(PostgresStoreTest, PipelineReadsEveryResultAndStopsAtTheFirstFailure) {
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   EXPECT_EQ(rows->Int(0, 0), 1) << "2 was rolled back and 3 never ran";
   EXPECT_EQ(rows->Int(0, 1), 1);
+}
+
+// Retention by time partitions (docs/postgres.md): the names of the day partitions of a table.
+std::set<std::string> Partitions(const std::string& url, const std::string& parent) {
+  Result<std::unique_ptr<pg::PgConn>> c = pg::PgConn::Connect(url, "test");
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  if (!c.ok()) return {};
+  pg::PgParams p;
+  Result<pg::PgResult> r = (*c)->Exec(
+      "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+      " WHERE i.inhparent = " +
+          p.Text(parent) + "::regclass",
+      p, "list partitions");
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  std::set<std::string> out;
+  if (r.ok()) {
+    for (int i = 0; i < r->rows(); ++i) out.insert(r->Text(i, 0));
+  }
+  return out;
+}
+
+// Midnight UTC of the FakeClock's day plus `days`.
+TimePoint DayStart(TimePoint t, int days) {
+  constexpr int64_t kDay = 86'400'000;
+  return FromUnixMillis((ToUnixMillis(t) / kDay + days) * kDay);
+}
+
+TEST_F(PostgresStoreTest, RetentionDropsWholeDaysButKeepsADayWithAnOpenDelivery) {
+  // The FakeClock starts on 2023-11-14 at 22:13 UTC.
+  const TimePoint day0 = DayStart(clock_.Now(), 0);
+  std::unique_ptr<PostgresStore> s = OpenOk();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(Partitions(url_, "events"),
+            (std::set<std::string>{"events_p20231114", "events_p20231115"}))
+      << "today's and tomorrow's are made at open";
+
+  auto append = [&]() {
+    Result<AppendResult> r = s->AppendEventSync(MakeEvent(clock_, random_, "{}"));
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->id : std::string();
+  };
+  // Day 0: `done` is delivered, `open` fails once and waits for its retry.
+  const std::string done = append();
+  const std::string open = append();
+  std::vector<Delivery> claimed = *s->ClaimDue(clock_.Now(), 10, seconds(30), "n");
+  ASSERT_EQ(claimed.size(), 2u);
+  int64_t done_delivery = 0, open_delivery = 0;
+  for (const Delivery& d : claimed) {
+    const bool ok = d.event_id == done;
+    (ok ? done_delivery : open_delivery) = d.id;
+    ASSERT_TRUE(s->RecordAttempt(
+                     {d.id, 1, clock_.Now(), 1, ok ? 200 : 500, std::nullopt, std::nullopt, "r"},
+                     {ok ? DeliveryStatus::kDelivered : DeliveryStatus::kScheduled,
+                      day0 + std::chrono::days(2)},
+                     "n")
+                    .ok());
+  }
+  // Day 1: one event, delivered.
+  clock_.Set(day0 + std::chrono::days(1) + std::chrono::hours(3));
+  const std::string day1 = append();
+  claimed = *s->ClaimDue(clock_.Now(), 10, seconds(30), "n");
+  ASSERT_EQ(claimed.size(), 1u);
+  const int64_t day1_delivery = claimed[0].id;
+  ASSERT_TRUE(
+      s->RecordAttempt({day1_delivery, 1, clock_.Now(), 1, 200, std::nullopt, std::nullopt, "r"},
+                       {DeliveryStatus::kDelivered, clock_.Now()}, "n")
+          .ok());
+  // Day 2: no partition was made ahead for it (no retention pass ran): the append makes it.
+  clock_.Set(day0 + std::chrono::days(2) + std::chrono::hours(1));
+  const std::string day2 = append();
+  ASSERT_TRUE(s->GetEvent(day2)->has_value());
+  EXPECT_EQ(Partitions(url_, "events"),
+            (std::set<std::string>{"events_p20231114", "events_p20231115", "events_p20231116"}));
+  EXPECT_EQ(
+      Partitions(url_, "attempts"),
+      (std::set<std::string>{"attempts_p20231114", "attempts_p20231115", "attempts_p20231116"}));
+
+  // Everything before day 2 is past the cutoff. Day 1 goes whole; day 0 stays for its open
+  // delivery, and its finished event goes row by row.
+  const TimePoint cutoff = day0 + std::chrono::days(2);
+  Result<int64_t> purged = s->PurgeEventsBefore(cutoff, 100);
+  ASSERT_TRUE(purged.ok()) << purged.status().ToString();
+  EXPECT_EQ(*purged, 2);
+  EXPECT_EQ(Partitions(url_, "events"),
+            (std::set<std::string>{"events_p20231114", "events_p20231116", "events_p20231117"}))
+      << "day 1 dropped, day 0 kept, tomorrow made ahead";
+  EXPECT_EQ(
+      Partitions(url_, "attempts"),
+      (std::set<std::string>{"attempts_p20231114", "attempts_p20231116", "attempts_p20231117"}));
+  EXPECT_FALSE(s->GetEvent(day1)->has_value());
+  EXPECT_TRUE(s->GetDeliveries(day1)->empty());
+  EXPECT_TRUE(s->GetAttempts(day1_delivery)->empty());
+  EXPECT_FALSE(s->GetEvent(done)->has_value());
+  EXPECT_TRUE(s->GetAttempts(done_delivery)->empty());
+  ASSERT_TRUE(s->GetEvent(open)->has_value());
+  EXPECT_EQ(s->GetDeliveries(open)->size(), 1u);
+  EXPECT_EQ(s->GetAttempts(open_delivery)->size(), 1u);
+  EXPECT_EQ(*s->PurgeEventsBefore(cutoff, 100), 0) << "nothing more until the delivery ends";
+  EXPECT_TRUE(Partitions(url_, "events").count("events_p20231114"));
+
+  // The open delivery ends: its day goes whole at the next pass.
+  claimed =
+      *s->ClaimDue(day0 + std::chrono::days(2) + std::chrono::minutes(30), 10, seconds(30), "n");
+  ASSERT_EQ(claimed.size(), 1u);
+  ASSERT_EQ(claimed[0].id, open_delivery);
+  ASSERT_TRUE(
+      s->RecordAttempt({open_delivery, 2, clock_.Now(), 1, 200, std::nullopt, std::nullopt, "r"},
+                       {DeliveryStatus::kDelivered, clock_.Now()}, "n")
+          .ok());
+  EXPECT_EQ(*s->PurgeEventsBefore(cutoff, 100), 1);
+  EXPECT_EQ(Partitions(url_, "events"),
+            (std::set<std::string>{"events_p20231116", "events_p20231117"}));
+  EXPECT_EQ(Partitions(url_, "attempts"),
+            (std::set<std::string>{"attempts_p20231116", "attempts_p20231117"}));
+  EXPECT_FALSE(s->GetEvent(open)->has_value());
+  EXPECT_TRUE(s->GetAttempts(open_delivery)->empty());
+  // Day 2's event is untouched, and appends go on.
+  EXPECT_TRUE(s->GetEvent(day2)->has_value());
+  EXPECT_EQ(s->GetDeliveries(day2)->size(), 1u);
+  EXPECT_FALSE(append().empty());
+}
+
+// A database at schema version 1, with events on two days, their deliveries and attempts, is
+// converted by the partitioning migration: every row is there afterwards, in day partitions.
+TEST_F(PostgresStoreTest, AVersionOneDatabaseIsConvertedWithItsRows) {
+  const TimePoint t0 = clock_.Now();               // 2023-11-14 22:13 UTC
+  const TimePoint t1 = t0 + std::chrono::days(3);  // 2023-11-17
+  const int64_t k0 = EventKeyFloor(t0), k1 = EventKeyFloor(t1);
+  uint64_t bits = 0;
+  {
+    Result<std::unique_ptr<pg::PgConn>> c = pg::PgConn::Connect(url_, "test");
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    pg::PgConn& db = **c;
+    Result<pg::MigrationResult> m =
+        pg::ApplyMigrations(db, pg::SchemaMigrations().first(1), t0, "test");
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    ASSERT_EQ(m->version, 1);
+    for (const auto& [key, at] : {std::pair{k0, t0}, std::pair{k1, t1}}) {
+      pg::PgParams p;
+      const std::string sql = "INSERT INTO events VALUES (" + p.Int(key) + ", 'stripe', " +
+                              p.Time(at) + ", " + p.Bytes("application/json") + ", 2, NULL, " +
+                              p.Bytes(EncodeHeaders({{"Content-Type", "application/json"}})) +
+                              ", " + p.Bytes("{}") + ")";
+      ASSERT_TRUE(db.Exec(sql, p, "insert a version-1 event").ok());
+      pg::PgParams q;
+      const std::string d =
+          "WITH d AS (INSERT INTO deliveries (event_id, destination, status, attempts,"
+          " max_attempts, next_attempt_at, created_at, updated_at) VALUES (" +
+          q.Int(key) + ", 'billing', 'delivered', 1, 5, " + q.Time(at) + ", " + q.Time(at) + ", " +
+          q.Time(at) + ") RETURNING id) INSERT INTO attempts SELECT id, 1, " + q.Time(at) +
+          ", 3, 200, NULL, NULL, " + q.Bytes("ok") + " FROM d";
+      ASSERT_TRUE(db.Exec(d, q, "insert a version-1 delivery").ok());
+    }
+    pg::PgParams p;
+    ASSERT_TRUE(
+        db.Exec("UPDATE store_meta SET value = " + p.Int(k1) + " WHERE key = 'last_event_key'", p,
+                "last key")
+            .ok());
+    Result<pg::PgResult> r =
+        db.Exec("SELECT value FROM store_meta WHERE key = 'event_id_bits'", "bits");
+    ASSERT_TRUE(r.ok());
+    bits = static_cast<uint64_t>(r->Int(0, 0));
+  }
+  std::unique_ptr<PostgresStore> s = OpenOk();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->schema_version(), static_cast<int>(pg::SchemaMigrations().size()));
+  EXPECT_EQ(s->migrations_applied(), s->schema_version() - 1);
+  EXPECT_EQ(Partitions(url_, "events"),
+            (std::set<std::string>{"events_p20231114", "events_p20231115", "events_p20231117"}))
+      << "the days of the rows, and tomorrow's made at open";
+  for (const int64_t key : {k0, k1}) {
+    const std::string id = EventIdFromKey(key, bits);
+    Result<std::optional<Event>> e = s->GetEvent(id);
+    ASSERT_TRUE(e.ok() && e->has_value()) << id;
+    EXPECT_EQ((*e)->body, "{}");
+    std::vector<Delivery> ds = *s->GetDeliveries(id);
+    ASSERT_EQ(ds.size(), 1u);
+    EXPECT_EQ(ds[0].status, DeliveryStatus::kDelivered);
+    std::vector<Attempt> as = *s->GetAttempts(ds[0].id);
+    ASSERT_EQ(as.size(), 1u);
+    EXPECT_EQ(as[0].response_snippet, "ok");
+  }
+  // Converted days are dropped like any other: day 0 once past the cutoff.
+  Result<int64_t> purged = s->PurgeEventsBefore(DayStart(t0, 1), 100);
+  ASSERT_TRUE(purged.ok()) << purged.status().ToString();
+  EXPECT_EQ(*purged, 1);
+  EXPECT_FALSE(s->GetEvent(EventIdFromKey(k0, bits))->has_value());
+  EXPECT_TRUE(s->GetEvent(EventIdFromKey(k1, bits))->has_value());
+  EXPECT_FALSE(Partitions(url_, "events").count("events_p20231114"));
+  // New appends take keys after the converted ones.
+  clock_.Set(t1 + seconds(1));
+  Result<AppendResult> r = s->AppendEventSync(MakeEvent(clock_, random_, "new"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GT(*EventKeyFromId(r->id, bits), k1);
 }
 
 }  // namespace

@@ -158,6 +158,82 @@ CREATE TABLE stats_minute (
 ALTER TABLE breakers ADD COLUMN paused_reason text;
 ALTER TABLE breakers ADD COLUMN paused_since bigint;
 )sql"},
+    // Retention drops whole days (docs/postgres.md, "Retention by time partitions"). The version
+    // is kTimePartitionsVersion alone (renumbered there when other migrations land first).
+    {kTimePartitionsVersion, "time partitions: events and attempts by day of the event key",
+     R"sql(
+-- One UTC day of events and of their attempts: events_pYYYYMMDD holds the event keys of that day
+-- (keys are the received millisecond << 12, store/event_id.h), attempts_pYYYYMMDD the attempts of
+-- those events. The store calls this for the days it is about to write and the days ahead.
+CREATE FUNCTION hookrelay_day_partitions(day bigint) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  suffix text := to_char(to_timestamp(day * 86400) AT TIME ZONE 'UTC', 'YYYYMMDD');
+  lo bigint := (day * 86400000) << 12;
+  hi bigint := ((day + 1) * 86400000) << 12;
+BEGIN
+  IF to_regclass('events_p' || suffix) IS NULL THEN
+    EXECUTE format('CREATE TABLE %I PARTITION OF events FOR VALUES FROM (%s) TO (%s)',
+                   'events_p' || suffix, lo, hi);
+  END IF;
+  IF to_regclass('attempts_p' || suffix) IS NULL THEN
+    EXECUTE format('CREATE TABLE %I PARTITION OF attempts FOR VALUES FROM (%s) TO (%s)',
+                   'attempts_p' || suffix, lo, hi);
+  END IF;
+END $$;
+
+-- The old tables make way; their rows are copied below, in this transaction.
+ALTER TABLE deliveries DROP CONSTRAINT deliveries_event_id_fkey;
+ALTER TABLE attempts RENAME TO attempts_v1;
+ALTER TABLE attempts_v1 RENAME CONSTRAINT attempts_pkey TO attempts_v1_pkey;
+ALTER TABLE events RENAME TO events_v1;
+ALTER TABLE events_v1 RENAME CONSTRAINT events_pkey TO events_v1_pkey;
+ALTER INDEX events_dedup RENAME TO events_v1_dedup;
+
+CREATE TABLE events (
+  id bigint PRIMARY KEY,
+  source text NOT NULL,
+  received_at bigint NOT NULL,
+  content_type bytea NOT NULL,
+  size bigint NOT NULL,
+  dedup_key bytea,
+  headers bytea NOT NULL,
+  body bytea NOT NULL
+) PARTITION BY RANGE (id);
+CREATE INDEX events_dedup ON events (source, dedup_key, id) WHERE dedup_key IS NOT NULL;
+
+-- Attempts carry their event's key (the partition key): a unique key of a partitioned table must
+-- include it. No foreign keys: a partition cannot be dropped while rows reference it, and the
+-- cascades are the purge's own deletes (PostgresStore::PurgeEventsBefore).
+CREATE TABLE attempts (
+  delivery_id bigint NOT NULL,
+  event_id bigint NOT NULL,
+  n integer NOT NULL,
+  started_at bigint NOT NULL,
+  duration_ms bigint NOT NULL,
+  status_code integer,
+  error text,
+  retry_after text,
+  snippet bytea NOT NULL,
+  PRIMARY KEY (delivery_id, n, event_id)
+) PARTITION BY RANGE (event_id);
+
+SELECT hookrelay_day_partitions(day)
+  FROM (SELECT DISTINCT (id >> 12) / 86400000 AS day FROM events_v1) days;
+INSERT INTO events SELECT id, source, received_at, content_type, size, dedup_key, headers, body
+  FROM events_v1;
+INSERT INTO attempts (delivery_id, event_id, n, started_at, duration_ms, status_code, error,
+                      retry_after, snippet)
+  SELECT a.delivery_id, d.event_id, a.n, a.started_at, a.duration_ms, a.status_code, a.error,
+         a.retry_after, a.snippet
+  FROM attempts_v1 a JOIN deliveries d ON d.id = a.delivery_id;
+DROP TABLE attempts_v1;
+DROP TABLE events_v1;
+
+-- Deliveries not final yet by event: whether a day still has an open delivery (it is then not
+-- dropped), and the purge's per-event check. Small: only open deliveries are in it.
+CREATE INDEX deliveries_open_event ON deliveries (event_id)
+  WHERE status IN ('scheduled', 'delivering', 'paused');
+)sql"},
 };
 
 Result<uint64_t> FreshIdBits() {

@@ -9,6 +9,10 @@
 
 namespace hookrelay::store::pg {
 
+// The migration that partitions events and attempts by day (retention drops whole days). Its
+// number is this constant alone: renumber it here when other migrations are merged before it.
+inline constexpr int kTimePartitionsVersion = 3;
+
 struct Migration {
   int version;
   const char* description;

@@ -213,6 +213,11 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresOptions
                                               "read the event id bits"));
   if (bits.rows() != 1) return Status::Internal("store_meta has no event_id_bits");
   s->event_id_bits_ = static_cast<uint64_t>(bits.Int(0, 0));
+  {
+    // Today's and tomorrow's partitions, so that the first appends do not wait for them.
+    const int64_t today = KeyDay(EventKeyFloor(clock.Now()));
+    HR_RETURN_IF_ERROR(s->EnsurePartitions(*db, {today, today + 1}));
+  }
   s->Release(std::move(db));
   s->writer_ = std::thread([p = s.get()] { p->WriterLoop(); });
   return s;
@@ -398,6 +403,9 @@ std::vector<Result<AppendResult>> PostgresStore::AppendBatch(PgConn& db,
 
 Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
     PgConn& db, std::vector<PendingAppend>& batch, size_t from, size_t count) {
+  // Days whose partitions were missing when the keys were assigned: the transaction is rolled
+  // back, they are made, and the batch runs again.
+  std::set<int64_t> missing;
   auto run = [&]() -> Result<std::vector<Result<AppendResult>>> {
     // The newest key, locked until COMMIT: appends of every node take their keys in turn, so keys
     // are assigned in commit order (pages stay stable) and dedup lookups see every earlier event.
@@ -451,6 +459,12 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
       stored.push_back({key, received_at, &ev});
       ++stats[{UnixMinute(received_at), std::string()}].received;
       results.push_back(AppendResult{EventIdFromKey(key, event_id_bits_), false, false});
+    }
+    {
+      std::set<int64_t> days;
+      for (const Stored& s : stored) days.insert(KeyDay(s.key));
+      missing = MissingDays(days);
+      if (!missing.empty()) return Status::Unavailable("no partition yet for a day of these keys");
     }
 
     // Multi-row inserts (chunks stay well under the protocol's 65,535 parameters), the counters,
@@ -531,8 +545,151 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
     return results;
   };
   Result<std::vector<Result<AppendResult>>> r = run();
+  for (int tries = 0; !r.ok() && !missing.empty() && tries < 3; ++tries) {
+    db.RollbackIfOpen();
+    if (Status made = EnsurePartitions(db, missing); !made.ok()) return made;
+    missing.clear();
+    r = run();
+  }
   if (!r.ok()) db.RollbackIfOpen();
   return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time partitions
+
+namespace {
+// Serialises the creation and the dropping of partitions across nodes ("hrpartit").
+constexpr int64_t kPartitionLock = 0x6872706172746974;
+constexpr int64_t kDayMillis = 86'400'000;
+}  // namespace
+
+int64_t PostgresStore::KeyDay(int64_t key) {
+  return ToUnixMillis(EventKeyTime(key)) / kDayMillis;  // keys are never negative
+}
+
+std::set<int64_t> PostgresStore::MissingDays(const std::set<int64_t>& days) const {
+  std::set<int64_t> missing;
+  MutexLock lock(partition_mu_);
+  for (int64_t d : days) {
+    if (!partition_days_.count(d)) missing.insert(d);
+  }
+  return missing;
+}
+
+Status PostgresStore::EnsurePartitions(PgConn& db, const std::set<int64_t>& days) {
+  const std::set<int64_t> missing = MissingDays(days);
+  if (missing.empty()) return Status::Ok();
+  std::vector<int64_t> list(missing.begin(), missing.end());
+  auto run = [&]() -> Status {
+    HR_RETURN_IF_ERROR(db.Script("BEGIN", "begin making partitions"));
+    PgParams p;
+    const std::string sql = "SELECT pg_advisory_xact_lock(" + p.Int(kPartitionLock) +
+                            "), hookrelay_day_partitions(d) FROM unnest(" +
+                            p.Text(ArrayLiteral(list)) + "::bigint[]) d";
+    HR_RETURN_IF_ERROR(db.Exec(sql, p, "make the partitions of new days").status());
+    Status commit = db.Script("COMMIT", "commit the new partitions");
+    if (!commit.ok() && commit.code() == Status::Code::kInternal) {
+      return Status::Unavailable(commit.message());
+    }
+    return commit;
+  };
+  Status st = run();
+  if (!st.ok()) {
+    db.RollbackIfOpen();
+    return st;
+  }
+  MutexLock lock(partition_mu_);
+  partition_days_.insert(missing.begin(), missing.end());
+  return Status::Ok();
+}
+
+Result<int64_t> PostgresStore::DropExpiredPartitions(TimePoint cutoff) {
+  // The day partitions wholly before the cutoff, oldest first (their names carry their day).
+  struct Day {
+    int64_t day;
+    std::string events, attempts;
+  };
+  const int64_t cutoff_ms = ToUnixMillis(cutoff);
+  HR_ASSIGN_OR_RETURN(
+      std::vector<Day> expired,
+      WithConn<std::vector<Day>>([&](PgConn& db) -> Result<std::vector<Day>> {
+        HR_ASSIGN_OR_RETURN(
+            PgResult r,
+            db.Exec("SELECT c.relname, (to_date(substr(c.relname, 9), 'YYYYMMDD')"
+                    " - DATE '1970-01-01')::bigint FROM pg_inherits i"
+                    " JOIN pg_class c ON c.oid = i.inhrelid"
+                    " WHERE i.inhparent = 'events'::regclass AND c.relname ~ '^events_p[0-9]{8}$'"
+                    " ORDER BY 2",
+                    "list the event partitions"));
+        std::vector<Day> out;
+        for (int i = 0; i < r.rows(); ++i) {
+          const int64_t day = r.Int(i, 1);
+          if ((day + 1) * kDayMillis > cutoff_ms) break;
+          const std::string name = r.Text(i, 0);
+          out.push_back({day, name, "attempts_p" + name.substr(8)});
+        }
+        return out;
+      }));
+  int64_t purged = 0;
+  for (const Day& d : expired) {
+    PgParams range;
+    const std::string lo = range.Int(EventKeyFloor(FromUnixMillis(d.day * kDayMillis)));
+    const std::string hi = range.Int(EventKeyFloor(FromUnixMillis((d.day + 1) * kDayMillis)));
+    const std::string in_range = "event_id >= " + lo + " AND event_id < " + hi;
+    // First the deliveries of its events, while the partition is held in EXCLUSIVE mode (reads go
+    // on; a replay, which locks its event's row, waits): none may be open, or the day is kept
+    // and only its finished events go, row by row (PurgeEventsBefore).
+    HR_ASSIGN_OR_RETURN(
+        std::optional<int64_t> events,
+        InTransaction<std::optional<int64_t>>([&](PgConn& db) -> Result<std::optional<int64_t>> {
+          HR_RETURN_IF_ERROR(db.Script("SET LOCAL lock_timeout = '2s'", "set lock_timeout"));
+          HR_RETURN_IF_ERROR(db.Script("LOCK TABLE " + d.events + " IN EXCLUSIVE MODE",
+                                       "hold the partition " + d.events));
+          HR_ASSIGN_OR_RETURN(PgResult open,
+                              db.Exec("SELECT EXISTS (SELECT 1 FROM deliveries WHERE " + in_range +
+                                          " AND status IN ('scheduled', 'delivering', 'paused'))",
+                                      range, "look for open deliveries in " + d.events));
+          if (open.Bool(0, 0)) return std::optional<int64_t>();
+          HR_ASSIGN_OR_RETURN(PgResult n, db.Exec("SELECT COUNT(*) FROM " + d.events,
+                                                  "count the events of " + d.events));
+          HR_RETURN_IF_ERROR(db.Exec("DELETE FROM deliveries WHERE " + in_range, range,
+                                     "delete the deliveries of " + d.events)
+                                 .status());
+          return std::optional<int64_t>(n.Int(0, 0));
+        }));
+    if (!events) continue;
+    // Then the partitions, in a short transaction holding the parents (ACCESS EXCLUSIVE, as any
+    // DROP of a partition): only if no delivery was made for its events meanwhile (a replay
+    // that committed between the two transactions keeps the day for a later pass).
+    HR_ASSIGN_OR_RETURN(
+        bool dropped, InTransaction<bool>([&](PgConn& db) -> Result<bool> {
+          PgParams p;
+          HR_RETURN_IF_ERROR(db.Exec("SELECT pg_advisory_xact_lock(" + p.Int(kPartitionLock) + ")",
+                                     p, "take the partition lock")
+                                 .status());
+          HR_RETURN_IF_ERROR(db.Script("SET LOCAL lock_timeout = '2s'", "set lock_timeout"));
+          HR_RETURN_IF_ERROR(db.Script("LOCK TABLE ONLY events IN ACCESS EXCLUSIVE MODE",
+                                       "hold events to drop " + d.events));
+          HR_ASSIGN_OR_RETURN(
+              PgResult any,
+              db.Exec("SELECT EXISTS (SELECT 1 FROM deliveries WHERE " + in_range + ")", range,
+                      "look for new deliveries in " + d.events));
+          if (any.Bool(0, 0)) return false;
+          HR_RETURN_IF_ERROR(db.Script("DROP TABLE IF EXISTS " + d.attempts + ", " + d.events,
+                                       "drop the partitions " + d.events));
+          return true;
+        }));
+    if (!dropped) continue;
+    {
+      MutexLock lock(partition_mu_);
+      partition_days_.erase(d.day);
+    }
+    spdlog::info("PostgreSQL store: retention dropped the partitions {} and {} ({} events)",
+                 d.events, d.attempts, *events);
+    purged += *events;
+  }
+  return purged;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -659,11 +816,18 @@ Result<std::vector<Delivery>> PostgresStore::GetDeliveries(const std::string& ev
 
 Result<std::vector<Attempt>> PostgresStore::GetAttempts(int64_t delivery_id) {
   return WithConn<std::vector<Attempt>>([&](PgConn& db) -> Result<std::vector<Attempt>> {
+    // The delivery's event first: its key as a constant prunes the attempts to one partition
+    // when the query is planned (with a subquery instead, every day's partition was planned and
+    // pruned only when the plan ran: several times slower with a month of days).
+    PgParams q;
+    const std::string ev = "SELECT event_id FROM deliveries WHERE id = " + q.Int(delivery_id);
+    HR_ASSIGN_OR_RETURN(PgResult e, db.Exec(ev, q, "get the event of a delivery"));
+    if (e.rows() == 0) return std::vector<Attempt>{};
     PgParams p;
     const std::string sql =
         "SELECT delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet"
         " FROM attempts WHERE delivery_id = " +
-        p.Int(delivery_id) + " ORDER BY n";
+        p.Int(delivery_id) + " AND event_id = " + p.Int(e.Int(0, 0)) + " ORDER BY n";
     HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get attempts"));
     std::vector<Attempt> out;
     for (int i = 0; i < r.rows(); ++i) {
@@ -827,11 +991,11 @@ PgStatement PostgresStore::AttemptStatement(const Attempt& attempt, const Delive
       ", lease_until = NULL, lease_owner = ''"
       " WHERE id = " +
       id + "::bigint AND status = 'delivering' AND lease_owner = " + p.Text(owner) +
-      " RETURNING destination),"
-      " a AS (INSERT INTO attempts (delivery_id, n, started_at, duration_ms, status_code, error,"
-      " retry_after, snippet) SELECT " +
-      id + "::bigint, " + n + "::integer, " + p.Time(attempt.started_at) + "::bigint, " +
-      p.Int(attempt.duration_ms) + "::bigint, " +
+      " RETURNING destination, event_id),"
+      " a AS (INSERT INTO attempts (delivery_id, event_id, n, started_at, duration_ms,"
+      " status_code, error, retry_after, snippet) SELECT " +
+      id + "::bigint, u.event_id, " + n + "::integer, " + p.Time(attempt.started_at) +
+      "::bigint, " + p.Int(attempt.duration_ms) + "::bigint, " +
       p.OptInt(attempt.status_code ? std::optional<int64_t>(*attempt.status_code) : std::nullopt) +
       "::integer, " + p.OptText(attempt.error) + "::text, " + p.OptText(attempt.retry_after) +
       "::text, " + p.Bytes(attempt.response_snippet) +
@@ -1238,46 +1402,72 @@ Result<int64_t> PostgresStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
   if (batch <= 0) return int64_t{0};
   // The dashboard's counters are read for at most 7 days back: older minutes go with each pass.
   const int64_t stats_cutoff = UnixMinute(clock_.Now() - std::chrono::days(8));
-  return InTransaction<int64_t>([&](PgConn& db) -> Result<int64_t> {
-    {
-      PgParams p;
-      const std::string sql = "DELETE FROM stats_minute WHERE minute < " + p.Int(stats_cutoff);
-      HR_RETURN_IF_ERROR(db.Exec(sql, p, "purge old stats").status());
-    }
-    // Deliveries and attempts go with their events (ON DELETE CASCADE). An event with a delivery
-    // not final yet (scheduled, delivering, paused) is kept. Rows another transaction holds (a
-    // replay starting) are skipped this time.
-    //
-    // Two statements, not one: a replay on another node locks the event's row, adds its chain and
-    // commits. Had it committed after this statement's snapshot but before the row lock below, a
-    // single DELETE would still judge the event by the old snapshot (no open delivery) and take
-    // the new chain with it. The DELETE gets a new snapshot (READ COMMITTED) while this
-    // transaction holds the rows: every replay that committed before the lock is seen, and every
-    // later one waits for the lock and then finds the event gone (not found).
-    std::string locked = "{";
-    {
-      PgParams p;
-      const std::string sql = "SELECT e.id FROM events e WHERE e.id < " +
-                              p.Int(EventKeyFloor(cutoff)) +
-                              " AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id"
-                              " AND d.status NOT IN ('delivered', 'failed'))"
-                              " ORDER BY e.id LIMIT " +
-                              p.Int(batch) + " FOR UPDATE SKIP LOCKED";
-      HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "lock events to purge"));
-      if (r.rows() == 0) return int64_t{0};
-      for (int i = 0; i < r.rows(); ++i) {
-        if (i > 0) locked += ',';
-        locked += std::to_string(r.Int(i, 0));
-      }
-    }
-    locked += '}';
-    PgParams p;
-    const std::string sql = "DELETE FROM events e WHERE e.id = ANY(" + p.Text(locked) +
-                            "::bigint[]) AND NOT EXISTS (SELECT 1 FROM deliveries d"
-                            " WHERE d.event_id = e.id AND d.status NOT IN ('delivered', 'failed'))";
-    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "purge events"));
-    return r.affected();  // the events only, not the cascaded rows
-  });
+  {
+    // The partitions of today and tomorrow are made ahead (each pass, a no-op once they exist),
+    // so appends seldom have to make one.
+    const int64_t today = KeyDay(EventKeyFloor(clock_.Now()));
+    HR_RETURN_IF_ERROR(WithConn<Unit>([&](PgConn& db) -> Result<Unit> {
+                         HR_RETURN_IF_ERROR(EnsurePartitions(db, {today, today + 1}));
+                         return Unit{};
+                       }).status());
+  }
+  // Whole days first: a day past the cutoff none of whose events has an open delivery is dropped
+  // (its partitions of events and attempts, and its deliveries). This may exceed `batch`.
+  HR_ASSIGN_OR_RETURN(const int64_t dropped, DropExpiredPartitions(cutoff));
+  // Then row by row, up to `batch`: the events before the cutoff in the day it falls in, and the
+  // finished events of a day kept for an open delivery.
+  HR_ASSIGN_OR_RETURN(
+      const int64_t deleted, InTransaction<int64_t>([&](PgConn& db) -> Result<int64_t> {
+        {
+          PgParams p;
+          const std::string sql = "DELETE FROM stats_minute WHERE minute < " + p.Int(stats_cutoff);
+          HR_RETURN_IF_ERROR(db.Exec(sql, p, "purge old stats").status());
+        }
+        // Deliveries and attempts go with their events (deleted below). An event with a delivery
+        // not final yet (scheduled, delivering, paused) is kept. Rows another transaction holds (a
+        // replay starting) are skipped this time.
+        //
+        // Two statements, not one: a replay on another node locks the event's row, adds its chain
+        // and commits. Had it committed after this statement's snapshot but before the row lock
+        // below, a single DELETE would still judge the event by the old snapshot (no open delivery)
+        // and take the new chain with it. The DELETE gets a new snapshot (READ COMMITTED) while
+        // this transaction holds the rows: every replay that committed before the lock is seen, and
+        // every later one waits for the lock and then finds the event gone (not found).
+        std::string locked = "{";
+        {
+          PgParams p;
+          const std::string sql =
+              "SELECT e.id FROM events e WHERE e.id < " + p.Int(EventKeyFloor(cutoff)) +
+              " AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id"
+              " AND d.status IN ('scheduled', 'delivering', 'paused'))"
+              " ORDER BY e.id LIMIT " +
+              p.Int(batch) + " FOR UPDATE SKIP LOCKED";
+          HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "lock events to purge"));
+          if (r.rows() == 0) return int64_t{0};
+          for (int i = 0; i < r.rows(); ++i) {
+            if (i > 0) locked += ',';
+            locked += std::to_string(r.Int(i, 0));
+          }
+        }
+        locked += '}';
+        // No foreign keys (partitions): the event's deliveries and attempts are deleted with it
+        // here.
+        PgParams p;
+        const std::string keys = p.Text(locked);
+        const std::string sql =
+            "WITH e AS (DELETE FROM events e WHERE e.id = ANY(" + keys +
+            "::bigint[]) AND NOT EXISTS (SELECT 1 FROM deliveries d"
+            " WHERE d.event_id = e.id AND d.status IN ('scheduled', 'delivering', 'paused')) "
+            "RETURNING e.id),"
+            " d AS (DELETE FROM deliveries WHERE event_id IN (SELECT id FROM e)),"
+            " a AS (DELETE FROM attempts WHERE event_id = ANY(" +
+            keys +
+            "::bigint[]) AND event_id IN (SELECT id FROM e))"
+            " SELECT COUNT(*) FROM e";
+        HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "purge events"));
+        return r.Int(0, 0);  // the events only, not their deliveries and attempts
+      }));
+  return dropped + deleted;
 }
 
 Result<int64_t> PostgresStore::CountDeliveries(DeliveryStatus status) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -174,6 +175,20 @@ class PostgresStore final : public Store {
   Result<std::optional<TimePoint>> EarliestScheduled(const std::string& destination,
                                                      std::optional<TimePoint> by);
 
+  // Time partitions (docs/postgres.md, "Retention by time partitions"). The UTC days (since the
+  // Unix epoch) whose partitions of events and attempts exist, as far as this node knows: a day
+  // in the set exists (days are only dropped once past the retention cutoff, before every key
+  // still to come).
+  static int64_t KeyDay(int64_t key);
+  // Days of `days` that are not known to exist yet; empty when all are.
+  std::set<int64_t> MissingDays(const std::set<int64_t>& days) const;
+  // Creates the partitions of `days` that do not exist, in a transaction of its own under the
+  // partition advisory lock (`db` must be outside a transaction).
+  Status EnsurePartitions(pg::PgConn& db, const std::set<int64_t>& days);
+  // Drops every day partition wholly before `cutoff` none of whose events has an open delivery,
+  // with the deliveries of its events; returns how many events went.
+  Result<int64_t> DropExpiredPartitions(TimePoint cutoff);
+
   const PostgresOptions options_;
   const Clock& clock_;
   uint64_t event_id_bits_ = 0;
@@ -189,6 +204,9 @@ class PostgresStore final : public Store {
   bool stopping_ GUARDED_BY(queue_mu_) = false;
   WriterStats stats_ GUARDED_BY(queue_mu_);
   Conn writer_conn_;  // the writer thread's only
+
+  mutable Mutex partition_mu_;
+  std::set<int64_t> partition_days_ GUARDED_BY(partition_mu_);
   std::thread writer_;
 
   // The payload of this store's notifications (random, chosen at Open).
