@@ -121,10 +121,15 @@ void Claimer::RunClaim(const ClaimJob& job) {
   // breaker is closed).
   bool paused_meanwhile = false;
   std::optional<store::DestinationControl> control;
+  uint64_t read_gen = 0;
   if (got > 0) {
     auto catalog = state_.registry.Get();
     const model::Destination* now_d = catalog->FindDestination(d.name);
     paused_meanwhile = now_d != nullptr && now_d->paused;
+    {
+      MutexLock lock(state_.mu);
+      read_gen = state_.StateOf(d.name, d).control_gen;
+    }
     if (auto c = state_.store.GetDestinationControl(d.name); c.ok()) {
       control = std::move(*c);
       paused_meanwhile = paused_meanwhile || control->pause.has_value() ||
@@ -137,7 +142,7 @@ void Claimer::RunClaim(const ClaimJob& job) {
   {
     MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(d.name, d);
-    if (control) state_.AdoptControl(s, *control);
+    if (control) state_.AdoptControl(s, *control, read_gen);
     paused_meanwhile = paused_meanwhile || (got > 0 && s.paused);
     const int sending = paused_meanwhile ? 0 : got;
     // The slots reserved for deliveries that were not there (or will not be sent) are free again.

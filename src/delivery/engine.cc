@@ -67,7 +67,9 @@ void EngineState::RaiseAlert(alerts::Alert a) {
   if (alerts) alerts->Raise(std::move(a));
 }
 
-void EngineState::AdoptControl(DestState& s, const store::DestinationControl& c) {
+void EngineState::AdoptControl(DestState& s, const store::DestinationControl& c,
+                               uint64_t read_gen) {
+  if (s.control_gen != read_gen) return;
   if (s.breaker_pending == 0 && !(s.breaker.snapshot() == c.breaker)) {
     const bool was_closed = s.breaker.state() == policy::BreakerState::kClosed;
     s.breaker = policy::CircuitBreaker(s.breaker.config(), c.breaker);
@@ -183,6 +185,7 @@ Status DeliveryEngine::Pause(const std::string& destination, const std::string& 
     s.paused = true;
     s.paused_reason = reason;
     s.last_pause_sweep = now;
+    ++s.control_gen;
   }
   st.RaiseAlert(
       {alerts::Alert::Kind::kDestinationPaused, destination, now, reason, 1, std::nullopt});
@@ -205,6 +208,7 @@ Status DeliveryEngine::Resume(const std::string& destination) {
     s.paused = false;
     s.paused_reason.clear();
     s.concurrency.SlowStart();
+    ++s.control_gen;
   }
   st.RaiseAlert(
       {alerts::Alert::Kind::kDestinationResumed, destination, now, "resumed", 1, std::nullopt});
@@ -228,6 +232,7 @@ Status DeliveryEngine::ResetBreaker(const std::string& destination) {
     DestState& s = st.StateOf(destination, *d);
     s.breaker = policy::CircuitBreaker(d->breaker, steps->back().after);
     ++s.breaker_epoch;
+    ++s.control_gen;
     s.concurrency.SlowStart();
     paused = s.paused;
   }

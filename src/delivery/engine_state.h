@@ -70,6 +70,11 @@ struct DestState {
   int64_t due_backlog = 0;
   // Bumped by ResetBreaker: a transition decided before a reset is stale once it is recorded.
   uint64_t breaker_epoch = 0;
+  // Bumped by every change this node makes to the shared breaker or pause through the operator
+  // controls (pause, resume, reset, a 410's pause): a read of the stored control that started
+  // before such a change is stale and is not adopted (AdoptControl), or it could undo the change
+  // here until the next refresh.
+  uint64_t control_gen = 0;
 };
 
 // A claim the scheduler asked for: `want` slots of the destination are reserved for it.
@@ -137,7 +142,10 @@ struct EngineState {
   void RaiseAlert(alerts::Alert a);
   // Takes the shared state read from the store into `s`: the pause always, the breaker unless
   // outcomes of this node are still on their way to the store (DestState::breaker_pending).
-  void AdoptControl(DestState& s, const store::DestinationControl& c) REQUIRES(mu);
+  // `read_gen` is s.control_gen when the read began: nothing is taken when this node changed the
+  // control since (the read may predate that change).
+  void AdoptControl(DestState& s, const store::DestinationControl& c, uint64_t read_gen)
+      REQUIRES(mu);
 
   store::Store& store;
   model::Registry& registry;

@@ -362,6 +362,7 @@ void Recorder::Settle(const Completion& c) {
     if (!c.not_sent && c.result.outcome.error == policy::TransportError::kNone &&
         c.result.outcome.status_code == 410 && d.pause_on_gone && !s.paused) {
       s.paused = true;
+      ++s.control_gen;
       s.paused_reason = "paused: the endpoint answered 410 Gone; fix it, then resume";
       pause_now = true;
       gone = true;

@@ -83,6 +83,11 @@ void Scheduler::Loop() {
 }
 
 void Scheduler::RefreshControls() {
+  std::map<std::string, uint64_t> gens;  // what the read may be stale against
+  {
+    MutexLock lock(state_.mu);
+    for (const auto& [name, s] : state_.dests) gens.emplace(name, s->control_gen);
+  }
   Result<std::map<std::string, store::DestinationControl>> all =
       state_.store.ListDestinationControls();
   if (!all.ok()) {
@@ -91,8 +96,10 @@ void Scheduler::RefreshControls() {
   }
   MutexLock lock(state_.mu);
   for (auto& [name, s] : state_.dests) {
+    auto g = gens.find(name);
+    if (g == gens.end()) continue;  // made since the read began: read at its next claim
     auto it = all->find(name);
-    state_.AdoptControl(*s, it == all->end() ? store::DestinationControl{} : it->second);
+    state_.AdoptControl(*s, it == all->end() ? store::DestinationControl{} : it->second, g->second);
   }
 }
 
@@ -106,6 +113,24 @@ void Scheduler::ForgetDeleted(const model::Catalog& catalog) {
     } else {
       ++it;
     }
+  }
+}
+
+void Scheduler::Sweep(const model::Destination& d, const std::string& reason, TimePoint now) {
+  if (!state_.store.PauseDeliveries(d.name, reason).ok()) return;
+  if (d.paused) return;  // paused in the catalog: nothing below undoes that
+  // The sweep was decided on this node's copy of the pause and breaker, which may be stale: a
+  // resume, a reset or a successful probe (through any node) may have made the deliveries due
+  // just before the sweep paused them again, and nothing would make them due after it. So the
+  // stored state is read after the sweep: when it no longer holds them back, the sweep is undone.
+  Result<store::DestinationControl> c = state_.store.GetDestinationControl(d.name);
+  if (!c.ok()) return;  // the next sweep or refresh decides again
+  const policy::BreakerSnapshot& b = c->breaker;
+  const bool open = b.state == policy::BreakerState::kOpen && b.open_until && now < *b.open_until;
+  if (c->pause || open) return;
+  if (auto n = state_.store.ResumeDeliveries(d.name, now); n.ok() && *n > 0) {
+    spdlog::info("{} deliveries of {} paused by a stale sweep are due again", *n, d.name);
+    state_.Wake();
   }
 }
 
@@ -165,7 +190,7 @@ TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now
       work_gen = state_.work_gen;
     }
   }
-  if (sweep) (void)state_.store.PauseDeliveries(d.name, sweep_reason);
+  if (sweep) Sweep(d, sweep_reason, now);
   if (want <= 0) return next;
   claimer_.Queue(
       ClaimJob{std::make_shared<const model::Destination>(d), want, probe, now, work_gen});

@@ -45,6 +45,9 @@ class Scheduler {
  private:
   void Loop();
   // Reserves and queues what `d` may claim now; returns the earliest time worth looking again.
+  // Shows the destination's waiting deliveries as paused (`reason`), then undoes that when the
+  // stored pause and breaker no longer hold them back (the decision was made on a stale copy).
+  void Sweep(const model::Destination& d, const std::string& reason, TimePoint now);
   TimePoint ServeDestination(const model::Destination& d, TimePoint now);
   // Forgets destinations deleted from the catalog once nothing of theirs is out.
   void ForgetDeleted(const model::Catalog& catalog);
