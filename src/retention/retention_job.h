@@ -37,10 +37,9 @@ struct RetentionStats {
 
 // Deletes events past every destination's replay window (see PurgeCutoff), on its own thread:
 // a pass every `interval` calls store.PurgeEventsBefore(cutoff, batch) until a batch deletes fewer
-// than `batch` events, sleeping `pause` between batches. Deletion is by age alone, whatever the
-// state of the event's deliveries: past the window an event can no longer be replayed, and a
-// delivery still scheduled, paused or leased then is deleted with it (a sender holding such a
-// lease gets kNotFound from RecordAttempt).
+// than `batch` events, sleeping `pause` between batches. Past the window an event can no longer
+// be replayed; an event with a delivery not final yet (scheduled, delivering or paused) is kept
+// by both stores until that delivery ends, and purged by a later pass.
 //
 // Thread-safe. `store`, `registry` and `clock` must outlive the job.
 class RetentionJob {
