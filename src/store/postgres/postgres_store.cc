@@ -178,6 +178,19 @@ Status FlushStats(PgConn& db, const StatsDelta& delta) {
   return db.Exec(st->sql, st->params, st->what).status();
 }
 
+// Shows the destination's waiting deliveries as paused; those in flight (delivering) finish their
+// attempt. Returns how many were paused.
+Result<int64_t> PauseScheduled(PgConn& db, const std::string& destination,
+                               const std::string& reason, TimePoint now) {
+  PgParams p;
+  const std::string sql = "UPDATE deliveries SET status = 'paused', reason = " + p.Text(reason) +
+                          ", updated_at = " + p.Time(now) +
+                          " WHERE destination = " + p.Text(destination) +
+                          " AND status = 'scheduled'";
+  HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "pause deliveries to " + destination));
+  return r.affected();
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -1139,16 +1152,8 @@ Status PostgresStore::PutBreaker(const std::string& destination,
 Result<int64_t> PostgresStore::PauseDeliveries(const std::string& destination,
                                                const std::string& reason) {
   const TimePoint now = clock_.Now();
-  return WithConn<int64_t>([&](PgConn& db) -> Result<int64_t> {
-    // Those in flight (delivering) finish their attempt.
-    PgParams p;
-    const std::string sql = "UPDATE deliveries SET status = 'paused', reason = " + p.Text(reason) +
-                            ", updated_at = " + p.Time(now) +
-                            " WHERE destination = " + p.Text(destination) +
-                            " AND status = 'scheduled'";
-    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "pause deliveries to " + destination));
-    return r.affected();
-  });
+  return WithConn<int64_t>(
+      [&](PgConn& db) -> Result<int64_t> { return PauseScheduled(db, destination, reason, now); });
 }
 
 Result<int64_t> PostgresStore::ResumeDeliveries(const std::string& destination, TimePoint now) {
@@ -1284,14 +1289,7 @@ Result<int64_t> PostgresStore::PauseDestination(const std::string& destination,
           " paused_since = COALESCE(breakers.paused_since, excluded.paused_since)";
       HR_RETURN_IF_ERROR(db.Exec(sql, p, "pause " + destination).status());
     }
-    // Those in flight (delivering) finish their attempt.
-    PgParams p;
-    const std::string sql = "UPDATE deliveries SET status = 'paused', reason = " + p.Text(reason) +
-                            ", updated_at = " + p.Time(now) +
-                            " WHERE destination = " + p.Text(destination) +
-                            " AND status = 'scheduled'";
-    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "pause deliveries to " + destination));
-    return r.affected();
+    return PauseScheduled(db, destination, reason, now);
   });
 }
 

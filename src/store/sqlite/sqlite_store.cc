@@ -1439,25 +1439,36 @@ std::vector<Status> SqliteStore::RecordAttempts(const std::vector<AttemptRecord>
   return std::move(*r);
 }
 
+namespace {
+
+// Writes the destination's breaker columns (its pause columns are left as they are). `verb` names
+// the caller in an error ("store", "update").
+Status WriteBreakerRow(Connection& db, const std::string& destination,
+                       const policy::BreakerSnapshot& snapshot, std::string_view verb) {
+  Result<Statement> up = db.Prepare(
+      "INSERT INTO breakers(destination, state, consecutive_failures, trips, open_until,"
+      " closed_since, probe_in_flight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+      " ON CONFLICT(destination) DO UPDATE SET state = excluded.state,"
+      " consecutive_failures = excluded.consecutive_failures, trips = excluded.trips,"
+      " open_until = excluded.open_until, closed_since = excluded.closed_since,"
+      " probe_in_flight = excluded.probe_in_flight");
+  if (!up.ok()) return up.status();
+  up->BindText(1, destination)
+      .BindText(2, policy::BreakerStateName(snapshot.state))
+      .BindInt(3, snapshot.consecutive_failures)
+      .BindInt(4, snapshot.trips)
+      .BindOptTime(5, snapshot.open_until)
+      .BindOptTime(6, snapshot.closed_since)
+      .BindInt(7, snapshot.probe_in_flight ? 1 : 0);
+  return up->Exec(std::string(verb) + " breaker of " + destination);
+}
+
+}  // namespace
+
 Status SqliteStore::PutBreaker(const std::string& destination,
                                const policy::BreakerSnapshot& snapshot) {
   Result<Unit> r = Write<Unit>([&destination, &snapshot](Connection& db) -> Result<Unit> {
-    Result<Statement> up = db.Prepare(
-        "INSERT INTO breakers(destination, state, consecutive_failures, trips, open_until,"
-        " closed_since, probe_in_flight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-        " ON CONFLICT(destination) DO UPDATE SET state = excluded.state,"
-        " consecutive_failures = excluded.consecutive_failures, trips = excluded.trips,"
-        " open_until = excluded.open_until, closed_since = excluded.closed_since,"
-        " probe_in_flight = excluded.probe_in_flight");
-    if (!up.ok()) return up.status();
-    up->BindText(1, destination)
-        .BindText(2, policy::BreakerStateName(snapshot.state))
-        .BindInt(3, snapshot.consecutive_failures)
-        .BindInt(4, snapshot.trips)
-        .BindOptTime(5, snapshot.open_until)
-        .BindOptTime(6, snapshot.closed_since)
-        .BindInt(7, snapshot.probe_in_flight ? 1 : 0);
-    HR_RETURN_IF_ERROR(up->Exec("store breaker of " + destination));
+    HR_RETURN_IF_ERROR(WriteBreakerRow(db, destination, snapshot, "store"));
     return Unit{};
   });
   return r.ok() ? Status::Ok() : r.status();
@@ -1576,22 +1587,7 @@ Result<std::vector<policy::BreakerStep>> SqliteStore::UpdateBreaker(
           s = steps.back().after;
         }
         if (s == before) return steps;
-        Result<Statement> up = db.Prepare(
-            "INSERT INTO breakers(destination, state, consecutive_failures, trips, open_until,"
-            " closed_since, probe_in_flight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-            " ON CONFLICT(destination) DO UPDATE SET state = excluded.state,"
-            " consecutive_failures = excluded.consecutive_failures, trips = excluded.trips,"
-            " open_until = excluded.open_until, closed_since = excluded.closed_since,"
-            " probe_in_flight = excluded.probe_in_flight");
-        if (!up.ok()) return up.status();
-        up->BindText(1, destination)
-            .BindText(2, policy::BreakerStateName(s.state))
-            .BindInt(3, s.consecutive_failures)
-            .BindInt(4, s.trips)
-            .BindOptTime(5, s.open_until)
-            .BindOptTime(6, s.closed_since)
-            .BindInt(7, s.probe_in_flight ? 1 : 0);
-        HR_RETURN_IF_ERROR(up->Exec("update breaker of " + destination));
+        HR_RETURN_IF_ERROR(WriteBreakerRow(db, destination, s, "update"));
         return steps;
       });
 }
