@@ -235,6 +235,14 @@ TEST_F(PostgresStoreTest, ConnectErrorsNameTheServerButNeverThePassword) {
       << refused.status().message();
   EXPECT_EQ(refused.status().message().find(password), std::string::npos)
       << refused.status().message();
+  // A password libpq cannot decode (a bad %-escape): its message quotes the token as written.
+  const std::string undecodable = "s3cret%zz-pw";
+  Result<std::unique_ptr<PostgresStore>> bad =
+      Open("postgres://hookrelay:" + undecodable + "@127.0.0.1:1/hookrelay");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("percent-encoded"), std::string::npos)
+      << bad.status().message();
+  EXPECT_EQ(bad.status().message().find("s3cret"), std::string::npos) << bad.status().message();
 }
 
 // Concurrent appends share transactions (group commit): fewer commits than appends, and every

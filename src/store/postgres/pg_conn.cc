@@ -120,7 +120,22 @@ std::string Trim(std::string s) {
   return s;
 }
 
-// The password a URL or conninfo carries ("" when none), to scrub it from messages.
+// The password as written in a URL's userinfo (between the first ':' and the authority's last
+// '@'; "" when none): what libpq quotes when it cannot decode it ("invalid percent-encoded token").
+std::string RawUrlPassword(std::string_view url) {
+  const size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos) return "";
+  const std::string_view rest = url.substr(scheme + 3);
+  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  const size_t at = authority.rfind('@');
+  if (at == std::string_view::npos) return "";
+  const std::string_view userinfo = authority.substr(0, at);
+  const size_t colon = userinfo.find(':');
+  return colon == std::string_view::npos ? "" : std::string(userinfo.substr(colon + 1));
+}
+
+// The password a URL or conninfo carries ("" when none), to scrub it from messages. A URL libpq
+// cannot parse gives its password as written.
 std::string PasswordOf(const std::string& url) {
   char* err = nullptr;
   PQconninfoOption* opts = PQconninfoParse(url.c_str(), &err);
@@ -131,6 +146,8 @@ std::string PasswordOf(const std::string& url) {
       if (std::strcmp(o->keyword, "password") == 0 && o->val != nullptr) password = o->val;
     }
     PQconninfoFree(opts);
+  } else {
+    password = RawUrlPassword(url);
   }
   return password;
 }
