@@ -125,9 +125,9 @@ void Scheduler::Sweep(const model::Destination& d, const std::string& reason, Ti
   // stored state is read after the sweep: when it no longer holds them back, the sweep is undone.
   Result<store::DestinationControl> c = state_.store.GetDestinationControl(d.name);
   if (!c.ok()) return;  // the next sweep or refresh decides again
-  const policy::BreakerSnapshot& b = c->breaker;
-  const bool open = b.state == policy::BreakerState::kOpen && b.open_until && now < *b.open_until;
-  if (c->pause || open) return;
+  // Only a stored state that holds nothing back (not paused, breaker closed) undoes it: while the
+  // stored breaker is open or half-open, the probe resumes the deliveries (claimer.cc, TakeProbe).
+  if (c->pause || c->breaker.state != policy::BreakerState::kClosed) return;
   if (auto n = state_.store.ResumeDeliveries(d.name, now); n.ok() && *n > 0) {
     spdlog::info("{} deliveries of {} paused by a stale sweep are due again", *n, d.name);
     state_.Wake();
