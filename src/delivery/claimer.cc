@@ -153,23 +153,13 @@ void Claimer::RunClaim(const ClaimJob& job) {
     if (job.probe && sending == 0) {
       // Nothing to probe with: the breaker stays half-open and lets the next request through,
       // after resuming the deliveries again (see DestState::resume_before_probe).
-      s.resume_before_probe = true;
+      ProbeNotSentLocally(s, d);
       probe_not_sent = true;
-      policy::BreakerSnapshot snapshot = s.breaker.snapshot();
-      snapshot.probe_in_flight = false;
-      s.breaker = policy::CircuitBreaker(d.breaker, snapshot);
     }
     state_.stats.in_flight += sending;
     state_.wake = true;
   }
-  if (probe_not_sent) {
-    // The shared breaker too, so the next probe (this node's or another's) may go.
-    auto steps = state_.store.UpdateBreaker(d.name, d.breaker,
-                                            {{policy::BreakerInput::kProbeNotSent, job.now}});
-    if (!steps.ok()) {
-      spdlog::warn("cannot give back the probe of {}: {}", d.name, steps.status().message());
-    }
-  }
+  if (probe_not_sent) ProbeNotSentToStore(d, job.now);
   state_.wake_cv.notify_all();
   if (options.on_claim) options.on_claim(d.name, job.now, got);
   if (!claimed.ok() || claimed->empty()) return;
@@ -212,6 +202,21 @@ void Claimer::RunClaim(const ClaimJob& job) {
   }
 }
 
+void Claimer::ProbeNotSentLocally(DestState& s, const model::Destination& d) {
+  s.resume_before_probe = true;
+  policy::BreakerSnapshot snapshot = s.breaker.snapshot();
+  snapshot.probe_in_flight = false;
+  s.breaker = policy::CircuitBreaker(d.breaker, snapshot);
+}
+
+void Claimer::ProbeNotSentToStore(const model::Destination& d, TimePoint now) {
+  auto steps =
+      state_.store.UpdateBreaker(d.name, d.breaker, {{policy::BreakerInput::kProbeNotSent, now}});
+  if (!steps.ok()) {
+    spdlog::warn("cannot give back the probe of {}: {}", d.name, steps.status().message());
+  }
+}
+
 void Claimer::GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& claimed,
                        const Status& why) {
   const model::Destination& d = *job.destination;
@@ -232,25 +237,12 @@ void Claimer::GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& 
     MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(d.name, d);
     s.in_flight = std::max(0, s.in_flight - n);
-    if (job.probe) {
-      // Nothing was sent to probe with (as when a claim finds nothing, RunClaim).
-      s.resume_before_probe = true;
-      policy::BreakerSnapshot snapshot = s.breaker.snapshot();
-      snapshot.probe_in_flight = false;
-      s.breaker = policy::CircuitBreaker(d.breaker, snapshot);
-    }
+    if (job.probe) ProbeNotSentLocally(s, d);  // nothing was sent to probe with
     state_.stats.in_flight = std::max<int64_t>(0, state_.stats.in_flight - n);
     idle = state_.stats.in_flight == 0 && state_.stopping;  // Stop waits for it
     state_.wake = true;
   }
-  if (job.probe) {
-    // The shared breaker's probe too, so the next one (this node's or another's) may go.
-    auto steps = state_.store.UpdateBreaker(d.name, d.breaker,
-                                            {{policy::BreakerInput::kProbeNotSent, job.now}});
-    if (!steps.ok()) {
-      spdlog::warn("cannot give back the probe of {}: {}", d.name, steps.status().message());
-    }
-  }
+  if (job.probe) ProbeNotSentToStore(d, job.now);
   state_.wake_cv.notify_all();
   if (idle) state_.idle_cv.notify_all();
 }

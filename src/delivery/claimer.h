@@ -48,6 +48,11 @@ class Claimer {
   // another node has it or it is not due (the reserved slot is given back). Resumes the deliveries
   // the open breaker paused when this node half-opened it.
   bool TakeProbe(const ClaimJob& job);
+  // A probe's claim sent nothing: this node's copy of the breaker lets the next probe through
+  // after resuming the deliveries again (DestState::resume_before_probe)...
+  void ProbeNotSentLocally(DestState& s, const model::Destination& d) REQUIRES(state_.mu);
+  // ...and so does the shared breaker, for this node or another (outside state_.mu).
+  void ProbeNotSentToStore(const model::Destination& d, TimePoint now);
   // Claims what `job` reserved slots for, frees the slots of what was not found, and sends.
   void RunClaim(const ClaimJob& job);
   // The claim's events could not be read (`why`: the store is unavailable): nothing of it is
