@@ -300,21 +300,8 @@ std::string PgCluster::Url(const std::string& db) const {
 }
 
 std::string PgCluster::Exec(const std::string& db, const std::string& sql) {
-  PGconn* conn = PQconnectdb(Url(db).c_str());
-  std::string err;
-  if (PQstatus(conn) != CONNECTION_OK) {
-    err = std::string("cannot connect: ") + PQerrorMessage(conn);
-  } else {
-    PGresult* r = PQexec(conn, sql.c_str());
-    const ExecStatusType st = PQresultStatus(r);
-    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
-      err = PQresultErrorMessage(r);
-      if (err.empty()) err = "failed";
-    }
-    PQclear(r);
-  }
-  PQfinish(conn);
-  return err;
+  std::vector<std::vector<std::string>> ignored;
+  return Query(db, sql, &ignored);
 }
 
 std::string PgCluster::Query(const std::string& db, const std::string& sql,
