@@ -66,6 +66,7 @@ bool Claimer::TakeProbe(const ClaimJob& job) {
   {
     MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(d.name, d);
+    ++s.control_gen;  // a read of the shared breaker begun before this write is stale
     if (steps.ok() && s.breaker_pending == 0) {
       s.breaker = policy::CircuitBreaker(d.breaker, steps->back().after);
     }
@@ -167,11 +168,16 @@ void Claimer::RunClaim(const ClaimJob& job) {
     std::vector<int64_t> ids;
     ids.reserve(claimed->size());
     for (const store::Delivery& delivery : *claimed) ids.push_back(delivery.id);
-    if (auto released = state_.store.ReleaseClaims(ids, options.node_id); !released.ok()) {
+    auto released = state_.store.ReleaseClaims(ids, options.node_id);
+    if (!released.ok()) {
       // Not sent either way: the leases expire and the deliveries are claimable (and paused by
       // the sweep) then.
       spdlog::warn("cannot give back {} claimed deliveries of paused destination {}: {}",
                    ids.size(), d.name, released.status().message());
+    } else if (*released > 0) {
+      // Due again: a claim that came up short while they were leased here must not leave the
+      // scheduler idle past them (the shared state read may have been stale, see AdoptControl).
+      state_.Wake();
     }
     return;
   }
@@ -215,6 +221,8 @@ void Claimer::ProbeNotSentToStore(const model::Destination& d, TimePoint now) {
   if (!steps.ok()) {
     spdlog::warn("cannot give back the probe of {}: {}", d.name, steps.status().message());
   }
+  MutexLock lock(state_.mu);
+  ++state_.StateOf(d.name, d).control_gen;  // a read begun before this write is stale
 }
 
 void Claimer::GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& claimed,
@@ -225,7 +233,8 @@ void Claimer::GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& 
   for (const store::Delivery& delivery : claimed) ids.push_back(delivery.id);
   spdlog::warn("cannot read the events of {} claimed deliveries for {} ({}); giving them back",
                ids.size(), d.name, why.message());
-  if (auto released = state_.store.ReleaseClaims(ids, state_.options.node_id); !released.ok()) {
+  auto released = state_.store.ReleaseClaims(ids, state_.options.node_id);
+  if (!released.ok()) {
     spdlog::warn(
         "cannot give back {} claimed deliveries for {} ({}): they are claimed again "
         "once their leases expire",
@@ -243,6 +252,8 @@ void Claimer::GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& 
     state_.wake = true;
   }
   if (job.probe) ProbeNotSentToStore(d, job.now);
+  // Due again (as in RunClaim's release): no short claim's idle_until may hide them.
+  if (released.ok() && *released > 0) state_.Wake();
   state_.wake_cv.notify_all();
   if (idle) state_.idle_cv.notify_all();
 }

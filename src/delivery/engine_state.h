@@ -70,10 +70,13 @@ struct DestState {
   int64_t due_backlog = 0;
   // Bumped by ResetBreaker: a transition decided before a reset is stale once it is recorded.
   uint64_t breaker_epoch = 0;
-  // Bumped by every change this node makes to the shared breaker or pause through the operator
-  // controls (pause, resume, reset, a 410's pause): a read of the stored control that started
-  // before such a change is stale and is not adopted (AdoptControl), or it could undo the change
-  // here until the next refresh.
+  // Bumped by every change this node makes to the shared breaker or pause: through the operator
+  // controls (pause, resume, reset, a 410's pause), by the recorder applying outcomes, and by a
+  // probe's grant or return. A read of the stored control that started before such a change is
+  // stale and is not adopted (AdoptControl), or it could undo the change here until the next
+  // refresh (a claim that read "half-open, probe out" while this node's successful probe was
+  // being applied would leave this node's copy half-open with nothing to probe: found by
+  // engine_shared_test under ASan).
   uint64_t control_gen = 0;
 };
 

@@ -135,6 +135,8 @@ void Recorder::ApplyBreakerInputs(std::vector<Completion>& batch) {
     }
     MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(name, d);
+    // A read of the shared breaker begun before this write may land after it: not adopted.
+    ++s.control_gen;
     s.breaker_pending = std::max(0, s.breaker_pending - static_cast<int>(indexes.size()));
     s.breaker_pending_failures = std::max(0, s.breaker_pending_failures - failures);
     if (steps.ok() && s.breaker_pending == 0 && s.breaker_epoch == epoch) {

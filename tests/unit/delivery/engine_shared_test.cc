@@ -147,6 +147,66 @@ class EngineSharedTest : public ::testing::Test {
     return ::testing::AssertionSuccess();
   }
 
+  // Every node looks (EveryNodeLooks) until `want` deliveries show as paused, at most 10 times.
+  // A node whose copy of the breaker or pause was stale claims new work, reads the shared state
+  // and gives its claim back, after its scheduler's pass: only the next pass's sweep shows those
+  // deliveries as paused. So each look waits for no claim being out first.
+  ::testing::AssertionResult LookUntilPaused(int64_t want) {
+    int64_t paused = -1;
+    for (int look = 0; look < 10 && paused != want; ++look) {
+      if (!test::WaitFor([&] { return Count(store::DeliveryStatus::kDelivering) == 0; })) {
+        return ::testing::AssertionFailure() << "claims not given back";
+      }
+      if (auto r = EveryNodeLooks(); !r) return r;
+      paused = Count(store::DeliveryStatus::kPaused);
+    }
+    if (paused == want) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << paused << " paused, not " << want;
+  }
+
+  // For a failure message: the deliveries by status, the stored breaker and each node's copy.
+  // With `events`, each of their deliveries not delivered: its attempts and when it is due.
+  std::string Describe(const std::string& destination,
+                       const std::vector<std::string>& events = {}) {
+    std::string out = "deliveries:";
+    for (const std::string& id : events) {
+      auto ds = nodes_[0]->store->GetDeliveries(id);
+      if (!ds.ok()) continue;
+      for (const store::Delivery& d : *ds) {
+        if (d.status == store::DeliveryStatus::kDelivered) continue;
+        out +=
+            " [" + std::to_string(d.id) + " " + std::string(store::DeliveryStatusName(d.status)) +
+            " attempts " + std::to_string(d.attempts) + " due in " +
+            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d.next_attempt_at -
+                                                                                 clock_.Now())
+                               .count()) +
+            " ms, updated " +
+            std::to_string(
+                std::chrono::duration_cast<std::chrono::milliseconds>(d.updated_at - clock_.Now())
+                    .count()) +
+            " ms, reason " + d.reason.value_or("-") + "]";
+      }
+    }
+    for (auto st : {store::DeliveryStatus::kScheduled, store::DeliveryStatus::kDelivering,
+                    store::DeliveryStatus::kDelivered, store::DeliveryStatus::kFailed,
+                    store::DeliveryStatus::kPaused}) {
+      out += " " + std::string(store::DeliveryStatusName(st)) + "=" + std::to_string(Count(st));
+    }
+    const store::DestinationControl c = Control(destination);
+    out += "; stored breaker " + std::string(policy::BreakerStateName(c.breaker.state)) +
+           (c.breaker.probe_in_flight ? " (probe out)" : "") + (c.pause ? ", paused" : "");
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      DestinationState s = nodes_[i]->engine->Destinations()[destination];
+      out += "; node" + std::to_string(i) + " " +
+             std::string(policy::BreakerStateName(s.breaker.state)) +
+             (s.breaker.probe_in_flight ? " (probe out)" : "") + " allowed " +
+             std::to_string(s.allowed_concurrency) + " in flight " + std::to_string(s.in_flight) +
+             (s.paused ? " paused" : "") + " attempts " +
+             std::to_string(nodes_[i]->engine->Stats().attempts);
+    }
+    return out;
+  }
+
   // Nothing claimed is left unrecorded on any node, and every request the sink saw is recorded.
   bool Quiet() {
     int64_t attempts = 0;
@@ -204,19 +264,15 @@ TEST_F(EngineSharedTest, FailuresOnThreeNodesTripOneBreaker) {
   // Past the 20th, only requests already on their way when it opened (at most one per node
   // between its claim's check and the trip, and one whose failure was still being applied).
   EXPECT_LE(sent, 20u + 2 * kNodes) << "requests left after the breaker opened";
-  for (auto& n : nodes_) {
-    // No node reached the threshold alone: the counts added up in the database.
-    EXPECT_GE(n->engine->Stats().attempts, 1);
-    EXPECT_LT(n->engine->Stats().attempts, 20);
-  }
+  // No node reached the threshold alone: the counts added up in the database. (Which nodes sent
+  // is up to their claims: one of them may have sent nothing at all, so at least two did.)
+  for (auto& n : nodes_) EXPECT_LT(n->engine->Stats().attempts, 20);
   const TimePoint open_until = *opened.breaker.open_until;
 
   // While open: new work on any node is shown as paused, and nothing is sent.
   std::vector<std::string> late = Append("b", 5);
   events.insert(events.end(), late.begin(), late.end());
-  ASSERT_TRUE(EveryNodeLooks());
-  ASSERT_TRUE(EveryNodeLooks());
-  ASSERT_TRUE(test::WaitFor([&] { return Count(store::DeliveryStatus::kPaused) == 35; }));
+  ASSERT_TRUE(LookUntilPaused(35));
   ASSERT_LT(clock_.Now(), open_until);
   EXPECT_EQ(sink_.RequestCount(), sent) << "a request left while the breaker was open";
   for (auto& n : nodes_) {
@@ -243,7 +299,7 @@ TEST_F(EngineSharedTest, FailuresOnThreeNodesTripOneBreaker) {
   for (auto& n : nodes_) n->engine->Wake();
   ASSERT_TRUE(test::WaitFor([&] {
     return Count(store::DeliveryStatus::kDelivered) == static_cast<int64_t>(events.size());
-  })) << Count(store::DeliveryStatus::kDelivered);
+  })) << Describe("b", events);
   ASSERT_TRUE(
       test::WaitFor([&] { return Alerted(alerts::Alert::Kind::kBreakerClosed) >= 1 && Quiet(); }));
   EXPECT_EQ(Alerted(alerts::Alert::Kind::kBreakerClosed), 1);
@@ -307,9 +363,7 @@ TEST_F(EngineSharedTest, APauseThroughOneNodeAppliesOnEveryNode) {
   ASSERT_TRUE(nodes_[0]->engine->Pause("p", "maintenance").ok());
   // New work, and every node woken for it (as ingest on each node would).
   Append("p", 6);
-  ASSERT_TRUE(EveryNodeLooks());
-  ASSERT_TRUE(EveryNodeLooks());
-  ASSERT_TRUE(test::WaitFor([&] { return Count(store::DeliveryStatus::kPaused) == 6; }));
+  ASSERT_TRUE(LookUntilPaused(6));
   EXPECT_EQ(sink_.RequestCount(), 3u) << "a node sent to a paused destination";
   for (auto& n : nodes_) {
     DestinationState s = n->engine->Destinations()["p"];
