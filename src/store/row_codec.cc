@@ -1,5 +1,6 @@
 #include "store/row_codec.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace hookrelay::store {
@@ -72,6 +73,12 @@ Status CheckCatalogChange(const CatalogChange& change) {
     return Status::InvalidArgument("audit action is empty", "action");
   }
   return Status::Ok();
+}
+
+bool PutsDestination(const CatalogChange& change, const std::string& name) {
+  return std::any_of(change.put.begin(), change.put.end(), [&](const CatalogObject& o) {
+    return o.kind == CatalogKind::kDestination && o.name == name;
+  });
 }
 
 Status CatalogChangedMeanwhile(int64_t expected, int64_t found) {

@@ -244,7 +244,8 @@ struct CatalogObject {
 
 // One change to the catalog, applied in one transaction with its audit entry: `put` objects are
 // inserted or replaced (keeping their created_at and their place in the order), `remove` ones are
-// deleted (absent ones are ignored).
+// deleted (absent ones are ignored); a removed destination's stored breaker and pause are
+// deleted with it (unless the change also puts it), so one made again starts afresh.
 struct CatalogChange {
   std::vector<CatalogObject> put;
   std::vector<std::pair<CatalogKind, std::string>> remove;

@@ -1957,6 +1957,48 @@ TEST_P(StoreConformanceTest, CatalogChangeRequiringNoOpenDeliveriesChecksInItsTr
   EXPECT_TRUE(listed->empty());
 }
 
+// A destination removed from the catalog takes its stored breaker and pause with it: one made
+// again under the same name starts closed and unpaused. Rewritten (put), or removed and put in
+// one change, it keeps them; other destinations keep theirs.
+TEST_P(StoreConformanceTest, RemovingADestinationForgetsItsBreakerAndPause) {
+  CatalogChange add;
+  for (const char* name : {"billing", "crm"}) {
+    add.put.push_back(MakeCatalogObject(
+        CatalogKind::kDestination, name,
+        std::string(R"({"name":")") + name + R"(","url":"https://b.example/h"})"));
+  }
+  ASSERT_TRUE(store_->ApplyCatalogChange(add).ok());
+  const TimePoint t = clock_.Now();
+  policy::BreakerConfig config;
+  config.threshold = 1;
+  for (const char* name : {"billing", "crm"}) {
+    ASSERT_TRUE(store_->PauseDestination(name, "maintenance", t).ok());
+    ASSERT_TRUE(store_->UpdateBreaker(name, config, {{policy::BreakerInput::kFailure, t}}).ok());
+    ASSERT_EQ(store_->GetDestinationControl(name)->breaker.state, policy::BreakerState::kOpen);
+  }
+  // Rewritten, and removed and put again in one change: kept.
+  ASSERT_TRUE(store_->ApplyCatalogChange(add).ok());
+  CatalogChange replace;
+  replace.remove = {{CatalogKind::kDestination, "billing"}};
+  replace.put = {add.put[0]};
+  ASSERT_TRUE(store_->ApplyCatalogChange(replace).ok());
+  DestinationControl kept = *store_->GetDestinationControl("billing");
+  EXPECT_EQ(kept.breaker.state, policy::BreakerState::kOpen);
+  EXPECT_TRUE(kept.pause.has_value());
+
+  CatalogChange del;
+  del.remove = {{CatalogKind::kDestination, "billing"}};
+  ASSERT_TRUE(store_->ApplyCatalogChange(del).ok());
+  ASSERT_TRUE(store_->ApplyCatalogChange(replace).ok());  // made again
+  DestinationControl fresh = *store_->GetDestinationControl("billing");
+  EXPECT_EQ(fresh.breaker, policy::BreakerSnapshot{});
+  EXPECT_FALSE(fresh.pause.has_value());
+  EXPECT_EQ(store_->ListDestinationControls()->count("billing"), 0u);
+  DestinationControl other = *store_->GetDestinationControl("crm");
+  EXPECT_EQ(other.breaker.state, policy::BreakerState::kOpen);
+  EXPECT_TRUE(other.pause.has_value());
+}
+
 // The deliveries require_no_open_deliveries counts: those not final (scheduled, delivering,
 // paused), of that destination only.
 TEST_P(StoreConformanceTest, OpenDeliveriesAreThoseNotFinal) {

@@ -1733,6 +1733,14 @@ Status PostgresStore::ApplyCatalogChange(const CatalogChange& change) {
                  "DELETE FROM catalog WHERE kind = " + p.Text(CatalogKindName(kind)) +
                  " AND name = " + p.Text(name);
              HR_RETURN_IF_ERROR(db.Exec(sql, p, "delete catalog object " + name).status());
+             if (kind == CatalogKind::kDestination && !PutsDestination(change, name)) {
+               // Its breaker and pause go with it: a destination made again under this name
+               // starts closed and unpaused.
+               PgParams b;
+               const std::string forget =
+                   "DELETE FROM breakers WHERE destination = " + b.Text(name);
+               HR_RETURN_IF_ERROR(db.Exec(forget, b, "forget the breaker of " + name).status());
+             }
            }
            for (const CatalogObject& o : change.put) {
              PgParams p;

@@ -2518,6 +2518,14 @@ Status SqliteStore::ApplyCatalogChange(const CatalogChange& change) {
       if (!del.ok()) return del.status();
       del->BindText(1, CatalogKindName(kind)).BindText(2, name);
       HR_RETURN_IF_ERROR(del->Exec("delete catalog object " + name));
+      if (kind == CatalogKind::kDestination && !PutsDestination(change, name)) {
+        // Its breaker and pause go with it: a destination made again under this name starts
+        // closed and unpaused.
+        Result<Statement> forget = db.Prepare("DELETE FROM breakers WHERE destination = ?1");
+        if (!forget.ok()) return forget.status();
+        forget->BindText(1, name);
+        HR_RETURN_IF_ERROR(forget->Exec("forget the breaker of " + name));
+      }
     }
     for (const CatalogObject& o : change.put) {
       Result<Statement> up = db.Prepare(
