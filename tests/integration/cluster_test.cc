@@ -7,7 +7,9 @@
 // - PostgreSQL restarted (`pg_ctl restart -m fast`) and stopped for a while (every node answers
 //   503, never 202, and reconnects by itself);
 // - a failover: the primary stopped and its synchronous standby promoted, the nodes on a
-//   multi-host URL with target_session_attrs=read-write.
+//   multi-host URL with target_session_attrs=read-write;
+// - a destination that fails on every node: the failures add up in one shared breaker, which
+//   opens once and holds every node back until its probe succeeds.
 //
 // Every event acknowledged with 202 must be in the database and reach the sink at least once; all
 // copies of one event carry its one webhook-id; a copy beyond an event's recorded attempts is an
