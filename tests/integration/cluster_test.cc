@@ -720,7 +720,7 @@ TEST_F(ClusterTest, FailuresOnThreeNodesTripTheSharedBreakerOnce) {
   constexpr int64_t kLate = 6;     // posted while it is open: two to each node
   // Long enough to look at everything while it is open on a loaded machine (the test fails,
   // rather than passing unchecked, if the period ends first), short enough to wait for it.
-  constexpr auto kOpen = 4s;
+  constexpr std::chrono::seconds kOpen = 4s;
   constexpr auto kProbeHold = 1s;  // the probe's 200 is sent this long after it arrives
   // Each request takes 100 ms to fail: a node sends one at a time (max_concurrency 1), so the
   // three nodes' requests overlap and no node can send 20 before the others have begun.
@@ -728,7 +728,8 @@ TEST_F(ClusterTest, FailuresOnThreeNodesTripTheSharedBreakerOnce) {
   Sink alerts;
   const std::string destination =
       "max_concurrency = 1\nbreaker = { threshold = " + std::to_string(kThreshold) +
-      ", open = [\"4s\"] }\n"
+      ", open = [\"" + std::to_string(kOpen.count()) +
+      "s\"] }\n"
       "policy = { strategy = \"ladder\", delays = [\"1h\"], max_attempts = 10, "
       "max_duration = \"24h\", timeout = \"5s\" }\n";
   const std::string config =
@@ -856,7 +857,7 @@ TEST_F(ClusterTest, FailuresOnThreeNodesTripTheSharedBreakerOnce) {
   ASSERT_LT(std::chrono::system_clock::now(), *open_until)
       << "the open period ended before the checks above were done: the machine is too slow for "
          "a "
-      << std::chrono::duration_cast<std::chrono::seconds>(kOpen).count() << " s period";
+      << kOpen.count() << " s period";
   const Steady checked_open = Now();
   EXPECT_EQ(static_cast<int64_t>(sink_.RequestCount()), sent)
       << "a request left while the breaker was open";
@@ -923,9 +924,9 @@ TEST_F(ClusterTest, FailuresOnThreeNodesTripTheSharedBreakerOnce) {
   RecordProperty("seconds", std::to_string(seconds));
   std::cout << "3 nodes, shared breaker: " << sent << " requests failed (per node "
             << list(per_node) << ") before it opened, checked while open in " << open_checks
-            << " s of " << std::chrono::duration_cast<std::chrono::seconds>(kOpen).count()
-            << ", probe then " << kEvents + kLate << " delivered (per node " << list(delivered_by)
-            << "), " << seconds << " s" << std::endl;
+            << " s of " << kOpen.count() << ", probe then " << kEvents + kLate
+            << " delivered (per node " << list(delivered_by) << "), " << seconds << " s"
+            << std::endl;
 }
 
 }  // namespace
