@@ -7,7 +7,9 @@
 // - PostgreSQL restarted (`pg_ctl restart -m fast`) and stopped for a while (every node answers
 //   503, never 202, and reconnects by itself);
 // - a failover: the primary stopped and its synchronous standby promoted, the nodes on a
-//   multi-host URL with target_session_attrs=read-write.
+//   multi-host URL with target_session_attrs=read-write;
+// - a destination that fails on every node: the failures add up in one shared breaker, which
+//   opens once and holds every node back until its probe succeeds.
 //
 // Every event acknowledged with 202 must be in the database and reach the sink at least once; all
 // copies of one event carry its one webhook-id; a copy beyond an event's recorded attempts is an
@@ -22,11 +24,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/time_format.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
 #include "support/pg_cluster.h"
@@ -69,8 +73,13 @@ struct Outcome {
 // until `limit` events were posted or Stop. Outcomes are kept per event.
 class Load {
  public:
-  Load(std::vector<uint16_t> ports, int clients, int64_t limit)
-      : ports_(std::move(ports)), limit_(limit), outcomes_(static_cast<size_t>(clients)) {
+  // Events are numbered from `first` (a second Load on the same sink keeps bodies unique).
+  Load(std::vector<uint16_t> ports, int clients, int64_t limit, int64_t first = 0)
+      : ports_(std::move(ports)),
+        first_(first),
+        limit_(first + limit),
+        next_(first),
+        outcomes_(static_cast<size_t>(clients)) {
     for (int c = 0; c < clients; ++c) threads_.emplace_back([this, c] { Run(c); });
   }
   ~Load() { Stop(); }
@@ -94,7 +103,7 @@ class Load {
   }
   int64_t acked() const { return acked_.load(); }
   int64_t refused() const { return refused_.load(); }
-  int64_t posted() const { return std::min(next_.load(), limit_); }
+  int64_t posted() const { return std::min(next_.load(), limit_) - first_; }
   bool done() const { return finished_.load() == static_cast<int>(threads_.size()); }
 
  private:
@@ -140,8 +149,9 @@ class Load {
 
   std::mutex mu_;
   std::vector<uint16_t> ports_;  // guarded by mu_
+  const int64_t first_;
   const int64_t limit_;
-  std::atomic<int64_t> next_{0};
+  std::atomic<int64_t> next_;
   std::atomic<int64_t> acked_{0};
   std::atomic<int64_t> refused_{0};
   std::atomic<int> finished_{0};
@@ -180,21 +190,30 @@ class ClusterTest : public ::testing::Test {
     db_ = db_url_.substr(db_url_.rfind('/') + 1);
   }
 
-  std::string Config() const {
+  // The settings of destination `d` under load: many requests at once, a breaker that never
+  // opens, quick retries.
+  static constexpr const char* kLoadDestination =
+      "max_concurrency = 32\nbreaker = { threshold = 100000 }\n"
+      "policy = { strategy = \"exponential\", jitter = \"none\", base = \"20ms\", "
+      "cap = \"200ms\", max_attempts = 100, max_duration = \"10m\", timeout = \"5s\" }\n";
+
+  // One source `src` routed to one destination `d` on the sink's /hooks, with `destination`'s
+  // settings; `more` is added at the end (e.g. an [alerts] table).
+  std::string Config(const std::string& destination = kLoadDestination,
+                     const std::string& more = "") const {
     return "[delivery]\nlease_margin = \"2s\"\npoll_interval = \"100ms\"\n"
            "\n[[sources]]\nname = \"src\"\n"
            "\n[[destinations]]\nname = \"d\"\nallow_private = true\nurl = \"" +
-           sink_.url("/hooks") +
-           "\"\nmax_concurrency = 32\nbreaker = { threshold = 100000 }\n"
-           "policy = { strategy = \"exponential\", jitter = \"none\", base = \"20ms\", "
-           "cap = \"200ms\", max_attempts = 100, max_duration = \"10m\", timeout = \"5s\" }\n"
-           "\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n";
+           sink_.url("/hooks") + "\"\n" + destination +
+           "\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n" + more;
   }
 
-  // Starts node `i` (its own data directory: token, node id) on the store at `url`.
-  std::unique_ptr<HookrelayServer> StartNode(int i, const std::string& url) {
+  // Starts node `i` (its own data directory: token, node id) on the store at `url`, with
+  // `config` (Config() when empty).
+  std::unique_ptr<HookrelayServer> StartNode(int i, const std::string& url,
+                                             const std::string& config = "") {
     auto node = std::make_unique<HookrelayServer>(
-        HookrelayServer::Options{Config(),
+        HookrelayServer::Options{config.empty() ? Config() : config,
                                  dir_.path() + "/node" + std::to_string(i),
                                  {"--store", url},
                                  {{"HOOKRELAY_TOKEN", kToken}}});
@@ -322,13 +341,20 @@ class ClusterTest : public ::testing::Test {
     return out;
   }
 
+  // GET `path` of the management API on `port`: the answer's JSON object, empty (with a
+  // failure) when it is not a 200.
+  json::object ApiGet(uint16_t port, const std::string& path) {
+    HttpConnection conn(port);
+    HttpResponse r = conn.Send("GET", path, {{"Authorization", "Bearer " + kToken}});
+    EXPECT_EQ(r.status, 200) << path << ": " << r.body;
+    if (r.status != 200) return {};
+    return json::parse(r.body).as_object();
+  }
+
   // GET /api/v1/stats on `port`: the totals over the last hour.
   json::object StatsTotals(uint16_t port) {
-    HttpConnection conn(port);
-    HttpResponse r = conn.Send("GET", "/api/v1/stats", {{"Authorization", "Bearer " + kToken}});
-    EXPECT_EQ(r.status, 200) << r.body;
-    if (r.status != 200) return {};
-    return json::parse(r.body).at("totals").as_object();
+    const json::object stats = ApiGet(port, "/api/v1/stats");
+    return stats.contains("totals") ? stats.at("totals").as_object() : json::object{};
   }
 
   TempDir dir_;
@@ -644,6 +670,263 @@ TEST_F(ClusterTest, AFailoverToTheSynchronousStandbyLosesNothingAcknowledged) {
             << r.unacked_stored << " stored without a 202, " << r.extra_copies
             << " copies beyond the recorded attempts, " << LogCount(nodes, "attempt results yet")
             << " record batches kept for later, " << seconds << " s" << std::endl;
+}
+
+// The value of the line `name` (labels included: `x{a="b"}`) of the node's /metrics; -1 when the
+// line is missing.
+int64_t Metric(uint16_t port, const std::string& name) {
+  const std::string body = HttpConnection(port).Send("GET", "/metrics").body;
+  const std::string line = "\n" + name + " ";
+  const size_t at = body.find(line);
+  if (at == std::string::npos) return -1;
+  return std::stoll(body.substr(at + line.size()));
+}
+
+// The HTTP attempts a node made (every outcome class).
+int64_t NodeAttempts(uint16_t port) {
+  int64_t n = 0;
+  for (const char* outcome : {"success", "retryable", "final"}) {
+    n += Metric(port, std::string("hookrelay_attempts_total{outcome=\"") + outcome + "\"}");
+  }
+  return n;
+}
+
+std::string StringOf(const json::object& o, const char* key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+int64_t NumberOf(const json::object& o, const char* key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_number() ? v->to_number<int64_t>() : -1;
+}
+
+// The shared breaker with three `serve` processes (issue 15; unit_engine_shared_test checks the
+// same with three engines in one process). Three nodes behind a "load balancer" (events posted
+// round-robin), one destination whose endpoint answers 500, the default threshold of 20 and a
+// first retry an hour later, so that each event fails at most once here and the 20 failures that
+// trip the breaker are spread over the nodes (none reaches 20 alone). The breaker opens once: one
+// trip, the same on every node's API, one alert in all (each node posts its alerts to a webhook).
+// No node sends while it is open: only requests already on their way when it opened arrive (at
+// most one per node between its claim's check and the trip, and one whose failure was still
+// being applied, as in the unit test), and new events posted to any node show as paused with the
+// breaker's reason. After the open period exactly one probe goes out (its answer is held back
+// for a second: nothing else may leave meanwhile); it succeeds, every node shows the breaker
+// closed, and the backlog is delivered.
+TEST_F(ClusterTest, FailuresOnThreeNodesTripTheSharedBreakerOnce) {
+  const Steady began = Now();
+  constexpr size_t kNodes = 3;
+  constexpr int64_t kThreshold = 20;
+  constexpr int64_t kEvents = 30;  // 20 failures trip the breaker, the rest wait
+  constexpr int64_t kLate = 6;     // posted while it is open: two to each node
+  // Long enough to look at everything while it is open on a loaded machine (the test fails,
+  // rather than passing unchecked, if the period ends first), short enough to wait for it.
+  constexpr std::chrono::seconds kOpen = 4s;
+  constexpr auto kProbeHold = 1s;  // the probe's 200 is sent this long after it arrives
+  // Each request takes 100 ms to fail: a node sends one at a time (max_concurrency 1), so the
+  // three nodes' requests overlap and no node can send 20 before the others have begun.
+  sink_.SetDefault("/hooks", SinkResponse::Status(500).WithDelay(100ms));
+  Sink alerts;
+  const std::string destination =
+      "max_concurrency = 1\nbreaker = { threshold = " + std::to_string(kThreshold) +
+      ", open = [\"" + std::to_string(kOpen.count()) +
+      "s\"] }\n"
+      "policy = { strategy = \"ladder\", delays = [\"1h\"], max_attempts = 10, "
+      "max_duration = \"24h\", timeout = \"5s\" }\n";
+  const std::string config =
+      Config(destination,
+             "\n[alerts]\nwebhook_url = \"" + alerts.url("/alerts") + "\"\nwindow = \"1m\"\n");
+  std::vector<std::unique_ptr<HookrelayServer>> nodes;
+  std::vector<uint16_t> ports;
+  for (size_t i = 0; i < kNodes; ++i) {
+    nodes.push_back(StartNode(static_cast<int>(i), db_url_, config));
+    ASSERT_TRUE(nodes.back()->ok());
+    ports.push_back(nodes.back()->port());
+  }
+  // Node i's view of d's breaker, through its API.
+  auto breaker = [&](size_t i) {
+    const json::object d = ApiGet(ports[i], "/api/v1/destinations/d");
+    const json::value* b = d.if_contains("breaker");
+    return b && b->is_object() ? b->as_object() : json::object{};
+  };
+  auto alerted = [&](const std::string& kind) {
+    int64_t n = 0;
+    for (const auto& r : alerts.Requests()) {
+      const json::object a = json::parse(r.body).as_object();
+      if (StringOf(a, "kind") == kind) n += NumberOf(a, "count");
+    }
+    return n;
+  };
+
+  Load load(ports, 3, kEvents);
+  ASSERT_TRUE(test::WaitFor([&] { return StringOf(breaker(0), "state") == "open"; }, 30s, 10ms))
+      << sink_.RequestCount()
+      << " requests at the sink; breaker on node 0: " << json::serialize(breaker(0));
+  const Steady opened_seen = Now();
+  ASSERT_TRUE(test::WaitFor([&] { return load.done(); }, 20s, 10ms));
+  load.Stop();
+  // New events while it is open, on every node.
+  Load late(ports, 3, kLate, kEvents);
+  ASSERT_TRUE(test::WaitFor([&] { return late.done(); }, 20s, 10ms));
+  late.Stop();
+  std::vector<Outcome> outcomes = load.Outcomes();
+  const std::vector<Outcome> late_outcomes = late.Outcomes();
+  outcomes.insert(outcomes.end(), late_outcomes.begin(), late_outcomes.end());
+  ASSERT_EQ(Count202(outcomes), kEvents + kLate);
+
+  // Quiet: no attempt out on any node, and every request the sink saw counted by a node.
+  int64_t sent = -1;
+  std::vector<int64_t> per_node(kNodes);
+  ASSERT_TRUE(test::WaitFor(
+      [&] {
+        int64_t total = 0;
+        for (size_t i = 0; i < kNodes; ++i) {
+          if (Metric(ports[i], "hookrelay_attempts_in_flight") != 0) return false;
+          total += per_node[i] = NodeAttempts(ports[i]);
+        }
+        sent = static_cast<int64_t>(sink_.RequestCount());
+        return total == sent;
+      },
+      20s, 20ms))
+      << sent << " requests at the sink";
+  // The endpoint is healthy again from now on (the breaker, open, sends nothing to it).
+  sink_.Enqueue("/hooks", SinkResponse::Status(200).WithDelay(kProbeHold));
+  sink_.SetDefault("/hooks", SinkResponse::Status(200));
+  // Past the 20th failure, only requests already on their way when it opened.
+  EXPECT_GE(sent, kThreshold);
+  EXPECT_LE(sent, kThreshold + 2 * static_cast<int64_t>(kNodes))
+      << "requests left after the breaker opened";
+  // No node reached the threshold alone: the failures added up in the database.
+  for (size_t i = 0; i < kNodes; ++i) EXPECT_LT(per_node[i], kThreshold) << "node " << i;
+
+  // One trip, every failure counted once, and every node shows the same breaker.
+  json::object opened;
+  ASSERT_TRUE(test::WaitFor(
+      [&] {
+        opened = breaker(0);
+        if (StringOf(opened, "state") != "open" || NumberOf(opened, "trips") != 1 ||
+            NumberOf(opened, "consecutive_failures") != sent) {
+          return false;
+        }
+        for (size_t i = 1; i < kNodes; ++i) {
+          if (json::serialize(breaker(i)) != json::serialize(opened)) return false;
+        }
+        return true;
+      },
+      10s, 20ms))
+      << "node 0: " << json::serialize(breaker(0)) << ", node 1: " << json::serialize(breaker(1))
+      << ", node 2: " << json::serialize(breaker(2)) << "; " << sent << " requests";
+  Rows stored;
+  ASSERT_EQ(pg_->Query(db_,
+                       "SELECT state, trips, consecutive_failures FROM breakers"
+                       " WHERE destination = 'd'",
+                       &stored),
+            "");
+  EXPECT_EQ(stored, (Rows{{"open", "1", std::to_string(sent)}}));
+  const std::optional<TimePoint> open_until = ParseRfc3339(StringOf(opened, "open_until"));
+  ASSERT_TRUE(open_until.has_value()) << json::serialize(opened);
+
+  // The backlog (the failed events, those not tried yet, the late ones) shows as paused, with
+  // the breaker's reason on the node each late event was posted to. (The time in the reason is
+  // the sweeping node's copy's: a node whose own failures tripped its copy just after another
+  // node tripped the shared breaker names its own open_until, some milliseconds later, until it
+  // adopts the shared one.)
+  const std::string reason = "circuit breaker open until ";
+  ASSERT_TRUE(test::WaitFor(
+      [&] {
+        return Count(*pg_, "SELECT count(*) FROM deliveries WHERE status = 'paused'") ==
+               kEvents + kLate;
+      },
+      10s, 20ms))
+      << Count(*pg_, "SELECT count(*) FROM deliveries WHERE status = 'paused'") << " paused";
+  for (const Outcome& o : late_outcomes) {
+    const int64_t n = std::stoll(o.body.substr(o.body.find("\"n\":") + 4));
+    const json::object event =
+        ApiGet(ports[static_cast<size_t>(n) % kNodes], "/api/v1/events/" + o.id + "?body=false");
+    const json::value* ds = event.if_contains("deliveries");
+    ASSERT_TRUE(ds && ds->is_array() && ds->as_array().size() == 1) << json::serialize(event);
+    const json::object& d = ds->as_array()[0].as_object();
+    EXPECT_EQ(StringOf(d, "status"), "paused") << json::serialize(d);
+    const std::string why = StringOf(d, "reason");
+    ASSERT_EQ(why.substr(0, reason.size()), reason) << json::serialize(d);
+    const std::optional<TimePoint> until = ParseRfc3339(why.substr(reason.size()));
+    ASSERT_TRUE(until.has_value()) << why;
+    EXPECT_LT(*until - *open_until, 1s) << why << "; the breaker: " << json::serialize(opened);
+    EXPECT_GT(*until - *open_until, -1s) << why << "; the breaker: " << json::serialize(opened);
+  }
+  // All of the above was seen while the breaker was open, and nothing was sent meanwhile.
+  ASSERT_LT(std::chrono::system_clock::now(), *open_until)
+      << "the open period ended before the checks above were done: the machine is too slow for "
+         "a "
+      << kOpen.count() << " s period";
+  const Steady checked_open = Now();
+  EXPECT_EQ(static_cast<int64_t>(sink_.RequestCount()), sent)
+      << "a request left while the breaker was open";
+
+  // After the open period: one probe; it succeeds, and the backlog is delivered.
+  ASSERT_TRUE(sink_.WaitForRequests(static_cast<size_t>(sent) + 1, kOpen + 20s));
+  WaitUntilAllDelivered(*pg_, 30s);
+  ASSERT_TRUE(test::WaitFor(
+      [&] {
+        for (size_t i = 0; i < kNodes; ++i) {
+          const json::object b = breaker(i);
+          if (StringOf(b, "state") != "closed" || NumberOf(b, "trips") != 1 ||
+              NumberOf(b, "consecutive_failures") != 0) {
+            return false;
+          }
+        }
+        return true;
+      },
+      10s, 20ms))
+      << "node 0: " << json::serialize(breaker(0)) << ", node 1: " << json::serialize(breaker(1))
+      << ", node 2: " << json::serialize(breaker(2));
+  std::vector<hookrelay::testing::SinkRequest> requests = sink_.Requests();
+  std::sort(requests.begin(), requests.end(),
+            [](const auto& a, const auto& b) { return a.arrived_steady < b.arrived_steady; });
+  ASSERT_EQ(static_cast<int64_t>(requests.size()), sent + kEvents + kLate)
+      << "each event failed at most once and was delivered once";
+  const auto& probe = requests[static_cast<size_t>(sent)];
+  EXPECT_GE(probe.arrived_system, *open_until) << "the probe left before the open period ended";
+  if (requests.size() > static_cast<size_t>(sent) + 1) {
+    EXPECT_GE(requests[static_cast<size_t>(sent) + 1].arrived_steady - probe.arrived_steady,
+              kProbeHold)
+        << "a request left while the probe was out";
+  }
+  const Reconciled r = Reconcile(*pg_, outcomes, /*refused_absent=*/true);
+  EXPECT_EQ(r.extra_copies, 0);
+  EXPECT_EQ(r.sink_copies, r.recorded_attempts);
+  std::vector<int64_t> delivered_by(kNodes);
+  int64_t delivered = 0;
+  for (size_t i = 0; i < kNodes; ++i) {
+    delivered_by[i] = Metric(ports[i], "hookrelay_attempts_total{outcome=\"success\"}");
+    delivered += delivered_by[i];
+  }
+  EXPECT_EQ(delivered, kEvents + kLate);
+
+  // One alert that it opened, and one that it closed, from all three nodes together.
+  EXPECT_TRUE(test::WaitFor([&] { return alerted("breaker_closed") >= 1; }, 20s, 20ms))
+      << alerts.RequestCount() << " alerts";
+  EXPECT_EQ(alerted("breaker_opened"), 1);
+  EXPECT_EQ(alerted("breaker_closed"), 1);
+  EXPECT_EQ(alerted("deliveries_failed"), 0);
+
+  for (auto& node : nodes) EXPECT_EQ(node->Stop(), 0) << node->output();
+  const double seconds = std::chrono::duration<double>(Now() - began).count();
+  const double open_checks = std::chrono::duration<double>(checked_open - opened_seen).count();
+  auto list = [](const std::vector<int64_t>& v) {
+    std::string s;
+    for (int64_t x : v) s += (s.empty() ? "" : "/") + std::to_string(x);
+    return s;
+  };
+  RecordProperty("requests_before_the_probe", static_cast<int>(sent));
+  RecordProperty("failed_attempts_per_node", list(per_node));
+  RecordProperty("delivered_per_node", list(delivered_by));
+  RecordProperty("seconds_to_check_while_open", std::to_string(open_checks));
+  RecordProperty("seconds", std::to_string(seconds));
+  std::cout << "3 nodes, shared breaker: " << sent << " requests failed (per node "
+            << list(per_node) << ") before it opened, checked while open in " << open_checks
+            << " s of " << kOpen.count() << ", probe then " << kEvents + kLate
+            << " delivered (per node " << list(delivered_by) << "), " << seconds << " s"
+            << std::endl;
 }
 
 }  // namespace
