@@ -885,8 +885,36 @@ Result<std::vector<Delivery>> PostgresStore::ClaimDue(TimePoint now, int limit, 
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
   }
   sql += columns + ", c.claim_at";
+  // The claim must walk its index range in order and stop after `limit` rows: a bitmap scan of
+  // every due row and a sort (what the planner picks while the table's statistics are stale, as
+  // after a burst: it then expects a few due rows) cost as much as the whole due backlog on every
+  // claim of every node, and a hash join with a scan of the table for the UPDATE as much as the
+  // table. Measured in the postgres benchmark on 10,000 due deliveries: 12-16 ms per claim of
+  // about 70 rows, 27 ms on the full backlog, against under 1 ms with the index walked in order.
+  // The planner switches are local to the claim's transaction; BEGIN, them, the claim and COMMIT
+  // go in one round trip (pipeline mode).
+  std::vector<PgStatement> claim;
+  claim.push_back({"BEGIN", PgParams(), "begin the claim"});
+  claim.push_back(
+      {"SELECT set_config('enable_bitmapscan', 'off', true),"
+       " set_config('enable_sort', 'off', true),"
+       " set_config('enable_hashjoin', 'off', true),"
+       " set_config('enable_mergejoin', 'off', true)",
+       PgParams(), "plan the claim"});
+  claim.push_back({sql, std::move(p), "claim due deliveries"});
+  claim.push_back({"COMMIT", PgParams(), "commit the claim"});
   return WithConn<std::vector<Delivery>>([&](PgConn& db) -> Result<std::vector<Delivery>> {
-    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "claim due deliveries"));
+    size_t failed_at = 0;
+    Result<std::vector<PgResult>> done = db.Pipeline(claim, &failed_at);
+    if (!done.ok()) {
+      db.RollbackIfOpen();
+      // A failed COMMIT is the store's failure, as for the appends: the claim may be retried.
+      const Status& st = done.status();
+      return st.code() == Status::Code::kInternal && failed_at + 1 == claim.size()
+                 ? Status::Unavailable(st.message())
+                 : st;
+    }
+    const PgResult& r = (*done)[2];
     std::vector<std::pair<std::pair<int64_t, int64_t>, Delivery>> rows;
     for (int i = 0; i < r.rows(); ++i) {
       HR_ASSIGN_OR_RETURN(Delivery d, ReadDelivery(r, i, event_id_bits_));
