@@ -487,6 +487,9 @@ TEST_F(EngineTest, AProbeLostInARestartIsSentAgainAfterItsLease) {
     ASSERT_TRUE(WaitForStatus(e, store::DeliveryStatus::kDelivered)) << e;
   }
   EXPECT_EQ(engine_->Destinations()["b"].breaker.state, policy::BreakerState::kClosed);
+  // (The close is alerted once its record is written; the backlog's may be written first.)
+  ASSERT_TRUE(
+      test::WaitFor([&] { return alerts_.count(alerts::Alert::Kind::kBreakerClosed) >= 1; }));
   EXPECT_EQ(alerts_.count(alerts::Alert::Kind::kBreakerClosed), 1);
   int lost_sent = 0;
   for (size_t i = 0; i < sender_.sent(); ++i)
