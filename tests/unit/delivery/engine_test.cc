@@ -30,6 +30,7 @@
 #include "store/fault_injecting_store.h"
 #include "store/sqlite/open.h"
 #include "store/store.h"
+#include "support/log_capture.h"
 #include "support/process.h"
 #include "support/wait.h"
 
@@ -496,6 +497,25 @@ TEST_F(EngineTest, AProbeLostInARestartIsSentAgainAfterItsLease) {
     lost_sent += sender_.header(i, "webhook-id") == lost_id;
   EXPECT_EQ(lost_sent, 3) << "the lost probe's event: failed, lost, delivered";
   EXPECT_EQ(sender_.sent(), 7u);
+}
+
+// A destination whose attempt may outlast a half-open probe's lease is named in a warning when
+// the engine first serves it (a slow probe may then be joined by a second one); others are not.
+TEST_F(EngineTest, ATimeoutLongerThanTheProbesLeaseIsWarnedOf) {
+  hookrelay::testing::LogCapture log;
+  model::Destination slow = Dest("slow");
+  slow.policy.timeout = 10min;
+  SetDestinations({Dest("a"), slow});
+  StartEngine(sender_);
+  ASSERT_TRUE(WaitForClaimAt("slow", clock_.Now()));  // the engine serves both
+  ASSERT_TRUE(WaitForClaimAt("a", clock_.Now()));
+  engine_->Stop(0ms);  // nothing logs while the capture ends
+  const std::string text = log.text();
+  EXPECT_NE(text.find("destination slow: attempt timeout 10m plus lease margin 30s is not shorter "
+                      "than a half-open probe's lease (10m)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("destination a:"), std::string::npos) << text;
 }
 
 // Nothing is sent while a destination is paused, not even what arrives meanwhile; resume sends.
