@@ -357,10 +357,17 @@ json::object DestinationViewToJson(const model::Destination& d,
   }
   json::object o = DestinationToJson(d);
   const policy::BreakerSnapshot& b = state->breaker;
-  o["breaker"] = json::object{{"state", policy::BreakerStateName(b.state)},
-                              {"consecutive_failures", b.consecutive_failures},
-                              {"open_until", TimeOrNull(b.open_until)},
-                              {"trips", b.trips}};
+  // The snapshot's open_until is the end of the open period only while open; half-open, it is
+  // when the probe went out, shown as such (and only while that probe is out).
+  const bool open = b.state == policy::BreakerState::kOpen;
+  json::object breaker{{"state", policy::BreakerStateName(b.state)},
+                       {"consecutive_failures", b.consecutive_failures},
+                       {"open_until", open ? TimeOrNull(b.open_until) : json::value(nullptr)},
+                       {"trips", b.trips}};
+  if (b.state == policy::BreakerState::kHalfOpen && b.probe_in_flight && b.open_until) {
+    breaker["probe_sent_at"] = TimeOrNull(b.open_until);
+  }
+  o["breaker"] = std::move(breaker);
   // The breaker's settings as configured (threshold, open periods, escalation_reset), which
   // "breaker" (the live state) replaces above, so `destinations show` can say them.
   o["breaker_settings"] = policy::BreakerConfigToJson(d.breaker);

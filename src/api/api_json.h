@@ -79,7 +79,8 @@ Result<std::optional<boost::json::object>> LoadEventDetail(store::Store& store,
 Result<bool> ParseEventDetailQuery(const http::RequestHead& head);
 
 // DestinationToJson (no secrets) plus the live state: "breaker": {"state",
-// "consecutive_failures", "open_until", "trips"}, "paused" (configured or by the engine),
+// "consecutive_failures", "open_until" (null unless open), "trips", and while half-open with the
+// probe out "probe_sent_at"}, "paused" (configured or by the engine),
 // "paused_reason", "allowed_concurrency", "in_flight". `state` is null for a destination the
 // engine has not looked at yet (closed breaker, the initial concurrency).
 boost::json::object DestinationViewToJson(const model::Destination& d,

@@ -93,22 +93,28 @@ std::string Plural(int64_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-// "closed", "open until 14:05:31, in 3m", "half_open"; with the failure count when there is one.
+// "closed", "open until 14:05:31, in 3m", "half_open, probe sent 14:15:31, 2m ago"; with the
+// failure count when there is one. open_until counts only while open: an older server also sent
+// it for half_open, where it is the past end of the open period.
 std::string BreakerText(const json::object* b, TimePoint now, bool with_details) {
   if (!b) return "-";
-  std::string out = Text(*b, "state");
-  if (Present(*b, "open_until")) {
-    // The detail names the zone; the list is short: "open (in 10m)".
-    const json::value* until = Field(*b, "open_until");
-    std::optional<TimePoint> t =
-        until->is_string() ? ParseRfc3339(until->get_string()) : std::nullopt;
+  const std::string state = Text(*b, "state");
+  std::string out = state;
+  // The detail names the zone; the list is short: "open (in 10m)", "half_open (probe 2m ago)".
+  auto add_time = [&](std::string_view field, std::string_view detail, std::string_view list) {
+    const json::value* v = Field(*b, field);
+    std::optional<TimePoint> t = v->is_string() ? ParseRfc3339(v->get_string()) : std::nullopt;
     if (!t) {
-      out += " until " + Text(until);
+      out += std::string(detail) + Text(v);
     } else if (with_details) {
-      out += " until " + FormatLocalAndRelative(*t, now, /*with_zone=*/true);
+      out += std::string(detail) + FormatLocalAndRelative(*t, now, /*with_zone=*/true);
     } else {
-      out += " (" + FormatRelative(*t, now) + ")";
+      out += " (" + std::string(list) + FormatRelative(*t, now) + ")";
     }
+  };
+  if (state == "open" && Present(*b, "open_until")) add_time("open_until", " until ", "");
+  if (state == "half_open" && Present(*b, "probe_sent_at")) {
+    add_time("probe_sent_at", ", probe sent ", "probe ");
   }
   if (with_details) {
     const json::value* failures = Field(*b, "consecutive_failures");

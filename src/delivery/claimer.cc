@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/thread_name.h"
+#include "common/units.h"
 #include "delivery/outgoing_headers.h"
 #include "delivery/sender.h"
 #include "model/destination.h"
@@ -62,7 +63,10 @@ bool Claimer::TakeProbe(const ClaimJob& job) {
   const bool allowed = steps.ok() && steps->back().allowed;
   const bool half_opened =
       steps.ok() && steps->back().transition == policy::BreakerTransition::kHalfOpened;
-  bool resume = half_opened;
+  // The probe out before was never answered within its lease (its node died before recording
+  // it): this one replaces it. The node may have died before resuming the deliveries, too.
+  const bool lease_expired = allowed && steps->back().probe_lease_expired;
+  bool resume = half_opened || lease_expired;
   {
     MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(d.name, d);
@@ -87,6 +91,12 @@ bool Claimer::TakeProbe(const ClaimJob& job) {
     return false;
   }
   if (half_opened) spdlog::info("breaker of {} half-open: sending one probe", d.name);
+  if (lease_expired) {
+    spdlog::warn(
+        "breaker of {}: the half-open probe has no result after {} (its node stopped before "
+        "recording it?); sending a new one",
+        d.name, FormatDuration(policy::kProbeLease));
+  }
   // The deliveries the open breaker showed as paused are due again, for the probe and after it.
   if (resume) (void)state_.store.ResumeDeliveries(d.name, job.now);
   return true;

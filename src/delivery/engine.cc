@@ -4,10 +4,12 @@
 
 #include <algorithm>
 
+#include "common/units.h"
 #include "delivery/claimer.h"
 #include "delivery/engine_state.h"
 #include "delivery/recorder.h"
 #include "delivery/scheduler.h"
+#include "policy/breaker.h"
 #include "policy/outcome.h"
 
 namespace hookrelay::delivery {
@@ -25,6 +27,15 @@ DestState& EngineState::StateOf(const std::string& name, const model::Destinatio
     if (stored.ok() && stored->pause) {
       it->second->paused = true;
       it->second->paused_reason = stored->pause->reason;
+    }
+    if (d.policy.timeout + options.lease_margin >= policy::kProbeLease) {
+      // A half-open probe that is only slow would outlive its lease: a second one may follow it
+      // (harmless to the breaker's state, see policy::kProbeLease; one more request).
+      spdlog::warn(
+          "destination {}: attempt timeout {} plus lease margin {} is not shorter than a "
+          "half-open probe's lease ({}): a slow probe may be joined by a second one",
+          name, FormatDuration(d.policy.timeout), FormatDuration(options.lease_margin),
+          FormatDuration(policy::kProbeLease));
     }
   }
   DestState& s = *it->second;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "common/thread_name.h"
 #include "common/time_format.h"
@@ -165,10 +166,16 @@ TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now
     } else if (b.state != policy::BreakerState::kClosed) {
       // Half-open (or open and due to half-open): exactly one probe, when none is out (nor a
       // claim: in_flight counts the slots reserved for one). This copy only says a probe may be
-      // due; the claimer asks the shared breaker, which lets one node's probe through.
-      if (s.in_flight == 0 && s.claims_out == 0 && s.breaker.AllowRequest(now)) {
-        want = 1;
-        probe = true;
+      // due; the claimer asks the shared breaker, which lets one node's probe through. A probe
+      // out elsewhere holds it for its lease (policy::kProbeLease): when that ends with no result
+      // (its node died), this node asks for a new one.
+      if (s.in_flight == 0 && s.claims_out == 0) {
+        if (s.breaker.AllowRequest(now)) {
+          want = 1;
+          probe = true;
+        } else if (std::optional<TimePoint> at = policy::NextProbeAt(s.breaker.snapshot())) {
+          next = std::min(next, *at);
+        }
       }
     } else if (s.breaker_pending_failures == 0) {
       // (With failures of this node still on their way to the shared breaker, the recorder

@@ -118,12 +118,18 @@ bool CircuitBreaker::AllowRequest(TimePoint now, BreakerTransition* transition) 
       if (s_.open_until && now < *s_.open_until) return false;
       s_.state = BreakerState::kHalfOpen;
       s_.probe_in_flight = true;
+      s_.open_until = now;  // the probe's lease starts
       if (transition) *transition = BreakerTransition::kHalfOpened;
       return true;
     case BreakerState::kHalfOpen:
-      // Normally the probe is already out; a snapshot restored without one may send it now.
-      if (s_.probe_in_flight) return false;
+      // Normally the probe is already out, and holds the breaker for its lease; one given back,
+      // or a snapshot restored without one, lets the next request probe now. A row stored before
+      // the lease existed holds the end of the open period here, which the lease starts from.
+      if (s_.probe_in_flight && s_.open_until && now < SaturatingAdd(*s_.open_until, kProbeLease)) {
+        return false;
+      }
       s_.probe_in_flight = true;
+      s_.open_until = now;
       return true;
   }
   return false;
@@ -179,6 +185,17 @@ std::string_view BreakerInputName(BreakerInput input) {
   return "unknown";
 }
 
+std::optional<TimePoint> NextProbeAt(const BreakerSnapshot& s) {
+  switch (s.state) {
+    case BreakerState::kClosed: return std::nullopt;
+    case BreakerState::kOpen: return s.open_until;
+    case BreakerState::kHalfOpen:
+      if (!s.probe_in_flight || !s.open_until) return std::nullopt;
+      return SaturatingAdd(*s.open_until, kProbeLease);
+  }
+  return std::nullopt;
+}
+
 BreakerStep ApplyBreakerInput(const BreakerConfig& config, const BreakerSnapshot& snapshot,
                               BreakerInput input, TimePoint now) {
   CircuitBreaker b(config, snapshot);
@@ -186,7 +203,11 @@ BreakerStep ApplyBreakerInput(const BreakerConfig& config, const BreakerSnapshot
   switch (input) {
     case BreakerInput::kSuccess: step.transition = b.RecordSuccess(now); break;
     case BreakerInput::kFailure: step.transition = b.RecordFailure(now); break;
-    case BreakerInput::kProbe: step.allowed = b.AllowRequest(now, &step.transition); break;
+    case BreakerInput::kProbe:
+      step.allowed = b.AllowRequest(now, &step.transition);
+      step.probe_lease_expired =
+          step.allowed && snapshot.state == BreakerState::kHalfOpen && snapshot.probe_in_flight;
+      break;
     case BreakerInput::kProbeNotSent: {
       BreakerSnapshot s = b.snapshot();
       if (s.state == BreakerState::kHalfOpen) s.probe_in_flight = false;

@@ -34,8 +34,10 @@ std::string_view BreakerStateName(BreakerState s);  // "closed", "open", "half_o
 struct BreakerSnapshot {
   BreakerState state = BreakerState::kClosed;
   int consecutive_failures = 0;
-  int trips = 0;                          // trips in the current escalation
-  std::optional<TimePoint> open_until;    // when kOpen
+  int trips = 0;  // trips in the current escalation
+  // kOpen: when the open period ends. kHalfOpen: when the probe was last let through (its
+  // lease runs from there, see kProbeLease). Cleared when it closes.
+  std::optional<TimePoint> open_until;
   std::optional<TimePoint> closed_since;  // when it last closed (for escalation_reset)
   bool probe_in_flight = false;           // kHalfOpen: the single probe has been let through
   bool operator==(const BreakerSnapshot&) const = default;
@@ -43,19 +45,37 @@ struct BreakerSnapshot {
 
 enum class BreakerTransition { kNone, kOpened, kHalfOpened, kClosed };
 
+// How long a half-open probe holds the breaker. A probe whose result is not recorded within it
+// (its node died, was killed or cut off first) is presumed lost, and the next AllowRequest lets a
+// new probe through; without this, such a breaker stayed half-open, with nothing sent by any
+// node, until an operator reset it (and so did one node's breaker stored in SQLite when the
+// process died mid-probe).
+// It must outlast a probe that is merely slow: the attempt's timeout plus the engine's lease
+// margin (by then the probe's delivery may be claimed again anyway), plus the time to record it.
+// 10 minutes is twice the longest preset's ("scale": 300 s timeout + 30 s default margin). With a
+// longer configured timeout + margin, a second probe may leave while the first one is still out:
+// one more request to an endpoint that may be down, and no harm to the state: whichever result
+// comes first decides (success closes, failure re-opens) and the other is then a straggler (while
+// open, counted and nothing else; while closed, a success or one counted failure).
+inline constexpr Duration kProbeLease = std::chrono::minutes(10);
+
 // A per-destination circuit breaker as a pure state machine: no clock of its own, every call is
 // told the time. Not thread-safe; callers serialize access per destination.
 //  closed    --threshold consecutive failures-->            open (period = open_periods[trips])
 //  open      --now >= open_until, AllowRequest-->           half_open, one probe allowed
+//  half_open --probe out for kProbeLease, AllowRequest-->   half_open, a new probe allowed
 //  half_open --probe succeeds-->                            closed (failures reset)
 //  half_open --probe fails-->                               open with the next longer period
-// While open (and while the probe is out) AllowRequest() is false: no requests, no attempts spent.
+// While open (and while the probe is out, within its lease) AllowRequest() is false: no requests,
+// no attempts spent.
 class CircuitBreaker {
  public:
   explicit CircuitBreaker(BreakerConfig config, BreakerSnapshot snapshot = {});
 
   // May a request be sent now? In kOpen past open_until, moves to kHalfOpen and lets exactly one
-  // probe through (reported via `transition` when non-null).
+  // probe through (reported via `transition` when non-null). In kHalfOpen, lets a probe through
+  // when none is out, or when the one out was let through kProbeLease ago or longer (no
+  // transition reported). Each probe let through sets open_until to `now`.
   bool AllowRequest(TimePoint now, BreakerTransition* transition = nullptr);
   BreakerTransition RecordSuccess(TimePoint now);
   BreakerTransition RecordFailure(TimePoint now);
@@ -84,10 +104,18 @@ enum class BreakerInput {
 };
 std::string_view BreakerInputName(BreakerInput input);  // "success", "failure", …
 
+// When AllowRequest lets the next probe through: kOpen: open_until; kHalfOpen with the probe
+// out: the end of its lease (open_until + kProbeLease). nullopt when closed, or when a probe may
+// go now whatever the time (half-open with none out, or no time stored).
+std::optional<TimePoint> NextProbeAt(const BreakerSnapshot& s);
+
 // One input applied: the transition it made, and for kProbe whether the request may go.
 struct BreakerStep {
   BreakerTransition transition = BreakerTransition::kNone;
   bool allowed = false;  // kProbe only
+  // kProbe only: allowed because the probe out before had outlived its lease (kProbeLease): its
+  // node presumably died before recording it. The deliveries it held are past their leases.
+  bool probe_lease_expired = false;
   BreakerSnapshot after;
 };
 

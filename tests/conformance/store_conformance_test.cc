@@ -1268,6 +1268,66 @@ TEST_P(StoreConformanceTest, UpdateBreakerAppliesInputsToTheStoredRow) {
   EXPECT_EQ(all->at("billing"), c);
 }
 
+// The probe's lease (policy::kProbeLease) as stored: the grant's time is kept in open_until, so a
+// probe whose node died before recording it (nothing more is ever written for it) holds the
+// breaker only until the lease ends; then exactly one caller gets a new probe, and the first
+// probe's late result still decides.
+TEST_P(StoreConformanceTest, UpdateBreakerGrantsTheProbeAgainAfterItsLease) {
+  using policy::BreakerInput;
+  using policy::BreakerState;
+  using policy::kProbeLease;
+  policy::BreakerConfig config;
+  config.threshold = 1;
+  config.open_periods = {minutes(10), minutes(30)};
+  const TimePoint t = clock_.Now();
+  auto update = [&](BreakerInput input, TimePoint at) {
+    Result<std::vector<policy::BreakerStep>> r =
+        store_->UpdateBreaker("billing", config, {{input, at}});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() && !r->empty() ? r->back() : policy::BreakerStep{};
+  };
+  update(BreakerInput::kFailure, t);
+  const TimePoint granted = t + minutes(12);
+  policy::BreakerStep first = update(BreakerInput::kProbe, granted);
+  ASSERT_TRUE(first.allowed);
+  EXPECT_FALSE(first.probe_lease_expired);
+  DestinationControl c = *store_->GetDestinationControl("billing");
+  EXPECT_EQ(c.breaker.state, BreakerState::kHalfOpen);
+  EXPECT_TRUE(c.breaker.probe_in_flight);
+  EXPECT_EQ(c.breaker.open_until, granted) << "the probe's grant is stored";
+  EXPECT_EQ(**store_->GetBreaker("billing"), c.breaker);
+  // The node holding it says nothing more. Within the lease nobody else probes.
+  policy::BreakerStep held = update(BreakerInput::kProbe, granted + kProbeLease - milliseconds(1));
+  EXPECT_FALSE(held.allowed);
+  EXPECT_EQ(store_->GetDestinationControl("billing")->breaker, c.breaker);
+  // At its end, four callers at once: exactly one gets the new probe.
+  std::atomic<int> probes{0}, expired{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&] {
+      policy::BreakerStep step = update(BreakerInput::kProbe, granted + kProbeLease);
+      probes += step.allowed;
+      expired += step.probe_lease_expired;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(probes.load(), 1);
+  EXPECT_EQ(expired.load(), 1);
+  c = *store_->GetDestinationControl("billing");
+  EXPECT_EQ(c.breaker.state, BreakerState::kHalfOpen);
+  EXPECT_TRUE(c.breaker.probe_in_flight);
+  EXPECT_EQ(c.breaker.open_until, granted + kProbeLease);
+  // The first probe's result comes after all (its node was slow, not dead): a failure opens the
+  // breaker for the next period; the second probe's success after that changes nothing.
+  const TimePoint late = granted + kProbeLease + seconds(1);
+  policy::BreakerStep failed = update(BreakerInput::kFailure, late);
+  EXPECT_EQ(failed.transition, policy::BreakerTransition::kOpened);
+  EXPECT_EQ(failed.after.open_until, late + minutes(30));
+  policy::BreakerStep straggler = update(BreakerInput::kSuccess, late + seconds(1));
+  EXPECT_EQ(straggler.transition, policy::BreakerTransition::kNone);
+  EXPECT_EQ(store_->GetDestinationControl("billing")->breaker, failed.after);
+}
+
 // Many callers at once (several nodes; on PostgreSQL, several connections): every failure counts,
 // exactly one call trips the breaker, and exactly one gets the half-open probe.
 TEST_P(StoreConformanceTest, ConcurrentBreakerUpdatesTripOnceAndProbeOnce) {

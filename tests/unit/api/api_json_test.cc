@@ -388,6 +388,27 @@ TEST(CatalogJsonTest, DestinationShowsTheEnginesBreakerAndPause) {
   EXPECT_EQ(o.at("in_flight").as_int64(), 1);
 }
 
+// Half-open, the snapshot's open_until is when the probe went out: shown as probe_sent_at (while
+// it is out), never as a past "open until".
+TEST(CatalogJsonTest, AHalfOpenBreakerShowsWhenItsProbeWent) {
+  model::Catalog c = test::MakeCatalog();
+  delivery::DestinationState s;
+  s.breaker.state = policy::BreakerState::kHalfOpen;
+  s.breaker.consecutive_failures = 20;
+  s.breaker.trips = 1;
+  s.breaker.open_until = ParseRfc3339("2026-11-30T06:30:00Z");
+  s.breaker.probe_in_flight = true;
+  json::object o = DestinationViewToJson(*c.FindDestination("billing"), &s);
+  EXPECT_EQ(json::serialize(o.at("breaker")),
+            R"({"state":"half_open","consecutive_failures":20,"open_until":null,"trips":1,)"
+            R"("probe_sent_at":"2026-11-30T06:30:00.000Z"})");
+  // The probe given back (nothing to send): none out, no time shown.
+  s.breaker.probe_in_flight = false;
+  o = DestinationViewToJson(*c.FindDestination("billing"), &s);
+  EXPECT_EQ(json::serialize(o.at("breaker")),
+            R"({"state":"half_open","consecutive_failures":20,"open_until":null,"trips":1})");
+}
+
 // Right after a PATCH of max_concurrency the engine's state still has the old limit: the view
 // shows what the engine will start the new one with, never more than the new maximum.
 TEST(CatalogJsonTest, AllowedConcurrencyFollowsAChangedMaximum) {

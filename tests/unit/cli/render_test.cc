@@ -372,6 +372,25 @@ TEST_F(RenderTest, DestinationDetail) {
   EXPECT_EQ(billing.find("note"), std::string::npos) << billing;
 }
 
+// Half-open: when the probe went, never the past end of the open period (which a server from
+// before the probe's lease sent as open_until).
+TEST_F(RenderTest, HalfOpenBreakerShowsWhenItsProbeWent) {
+  json::object d = json::parse(kDestinations).as_array()[0].as_object();
+  d["breaker"] = json::parse(R"({"state": "half_open", "consecutive_failures": 20,
+      "open_until": null, "probe_sent_at": "2026-11-30T05:59:00Z", "trips": 1})");
+  EXPECT_CONTAINS(RenderDestinationDetail(d, now_),
+                  "  breaker      half_open, probe sent 05:59:00 UTC, 3m ago; 20 consecutive "
+                  "failures; tripped 1 time\n");
+  EXPECT_CONTAINS(RenderDestinationList(json::array{d}, now_), "half_open (probe 3m ago)");
+  // An older server: a past open_until while half-open is not shown.
+  d["breaker"] = json::parse(R"({"state": "half_open", "consecutive_failures": 20,
+      "open_until": "2026-11-30T05:50:00Z", "trips": 1})");
+  std::string old = RenderDestinationDetail(d, now_);
+  EXPECT_CONTAINS(old, "  breaker      half_open; 20 consecutive failures; tripped 1 time\n");
+  EXPECT_LACKS(old, "until");
+  EXPECT_LACKS(RenderDestinationList(json::array{d}, now_), "ago");
+}
+
 TEST_F(RenderTest, DestinationDetailNotesAddressesTheSenderRefuses) {
   auto detail = [&](std::string url, bool allow_private) {
     json::object d = json::parse(kDestinations).as_array()[0].as_object();

@@ -139,11 +139,16 @@ class EngineSharedTest : public ::testing::Test {
     return ids;
   }
 
-  // Moves the clock by a poll interval and returns once every node's scheduler made a pass.
-  ::testing::AssertionResult EveryNodeLooks() {
-    if (!clock_.AwaitWaiters(kNodes)) return ::testing::AssertionFailure() << "nodes not asleep";
-    clock_.Advance(1s);
-    if (!clock_.AwaitWaiters(kNodes)) return ::testing::AssertionFailure() << "no pass";
+  // Moves the clock by a poll interval and returns once every node's scheduler made a pass
+  // (`nodes`: how many are running).
+  ::testing::AssertionResult EveryNodeLooks(size_t nodes = kNodes) {
+    return EveryNodeLooksAt(clock_.Now() + 1s, nodes);
+  }
+  // The same, moving the clock to `t`.
+  ::testing::AssertionResult EveryNodeLooksAt(TimePoint t, size_t nodes = kNodes) {
+    if (!clock_.AwaitWaiters(nodes)) return ::testing::AssertionFailure() << "nodes not asleep";
+    clock_.Set(t);
+    if (!clock_.AwaitWaiters(nodes)) return ::testing::AssertionFailure() << "no pass";
     return ::testing::AssertionSuccess();
   }
 
@@ -308,6 +313,97 @@ TEST_F(EngineSharedTest, FailuresOnThreeNodesTripOneBreaker) {
   for (auto& n : nodes_) {
     EXPECT_EQ(n->engine->Destinations()["b"].breaker.state, policy::BreakerState::kClosed);
   }
+}
+
+// The node that took the half-open probe dies before recording its result: its engine is
+// stopped and its sender destroyed while the probe is held at the sink, so neither the attempt nor
+// its breaker input reaches the database (as after a kill -9). The shared breaker stays half-open
+// with the probe out for the probe's lease (policy::kProbeLease), then one of the other nodes
+// probes; it succeeds, and the remaining nodes deliver everything, the lost probe's event too.
+TEST_F(EngineSharedTest, AProbeLostWithItsNodeIsSentAgainAfterItsLease) {
+  sink_.SetDefault(hookrelay::testing::SinkResponse::Status(500));
+  StartNodes(Dest("b"));
+  // Each delivery fails once (its retry is an hour away): the 20th failure trips the breaker.
+  std::vector<std::string> events = Append("b", 20);
+  ASSERT_TRUE(
+      test::WaitFor([&] { return Control("b").breaker.state == policy::BreakerState::kOpen; }));
+  ASSERT_TRUE(
+      test::WaitFor([&] { return Quiet() && Alerted(alerts::Alert::Kind::kBreakerOpened) >= 1; }));
+  const size_t sent = sink_.RequestCount();
+  ASSERT_EQ(sent, events.size());
+  ASSERT_TRUE(LookUntilPaused(static_cast<int64_t>(events.size())));
+  const TimePoint open_until = *Control("b").breaker.open_until;
+  ASSERT_LT(clock_.Now(), open_until);
+
+  // The probe is held at the sink (never answered); every later request is answered 200.
+  sink_.Enqueue("/b", hookrelay::testing::SinkResponse::Hang());
+  sink_.SetDefault(hookrelay::testing::SinkResponse::Status(200));
+  ASSERT_TRUE(clock_.AwaitWaiters(kNodes));
+  clock_.Set(open_until);
+  ASSERT_TRUE(sink_.WaitForRequests(sent + 1, 20s));
+  // The node that sent it: the one with an attempt claimed and not recorded (a claim of any other
+  // node reads the half-open breaker and sends nothing).
+  size_t prober = kNodes;
+  ASSERT_TRUE(test::WaitFor([&] {
+    int out = 0;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (nodes_[i]->engine->Stats().in_flight > 0) {
+        prober = i;
+        ++out;
+      }
+    }
+    return out == 1;
+  })) << Describe("b", events);
+  const std::optional<std::string> lost_id = sink_.Requests().back().Header("webhook-id");
+  ASSERT_TRUE(lost_id.has_value());
+  nodes_[prober]->engine->Stop(0ms);
+  // The request out completes now ("shutting down"), into a stopped engine: nothing is recorded.
+  nodes_[prober]->sender.reset();
+  ASSERT_TRUE(test::WaitFor([&] {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (i != prober && nodes_[i]->engine->Stats().in_flight != 0) return false;
+    }
+    return Count(store::DeliveryStatus::kDelivering) == 1;  // the probe's, leased to the dead node
+  })) << Describe("b", events);
+  const store::DestinationControl probing = Control("b");
+  EXPECT_EQ(probing.breaker.state, policy::BreakerState::kHalfOpen);
+  EXPECT_TRUE(probing.breaker.probe_in_flight);
+  EXPECT_EQ(probing.breaker.open_until, open_until) << "when the probe was let through";
+  constexpr size_t kAlive = kNodes - 1;
+
+  // Within the lease the live nodes send nothing: their copies of the breaker show the probe
+  // out, which holds it (the probe's delivery lease, 60 s, is long expired by then).
+  ASSERT_TRUE(EveryNodeLooksAt(open_until + policy::kProbeLease - 1s, kAlive));
+  EXPECT_EQ(sink_.RequestCount(), sent + 1) << "a probe within the lease";
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (i == prober) continue;
+    EXPECT_EQ(nodes_[i]->engine->Destinations()["b"].breaker, probing.breaker) << "node " << i;
+  }
+  EXPECT_EQ(Control("b").breaker, probing.breaker);
+  // At the lease's end, one of them probes; the probe succeeds and closes the breaker.
+  ASSERT_TRUE(EveryNodeLooks(kAlive));
+  ASSERT_TRUE(sink_.WaitForRequests(sent + 2, 20s)) << Describe("b", events);
+  ASSERT_TRUE(test::WaitFor([&] {
+    return Count(store::DeliveryStatus::kDelivered) == static_cast<int64_t>(events.size());
+  })) << Describe("b", events);
+  ASSERT_TRUE(test::WaitFor([&] {
+    if (Alerted(alerts::Alert::Kind::kBreakerClosed) < 1) return false;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (i != prober && nodes_[i]->engine->Stats().in_flight != 0) return false;
+    }
+    return true;
+  }));
+  EXPECT_EQ(Alerted(alerts::Alert::Kind::kBreakerClosed), 1);
+  EXPECT_EQ(Control("b").breaker.state, policy::BreakerState::kClosed);
+  // Every delivery was sent once more after the trip, and only once: the lost probe's too.
+  EXPECT_EQ(sink_.RequestCount(), sent + 1 + events.size());
+  int lost_sent = 0;
+  for (const auto& r : sink_.Requests()) lost_sent += r.Header("webhook-id") == lost_id;
+  EXPECT_EQ(lost_sent, 3) << "the lost probe's event: failed, held, delivered";
+  int64_t attempts = 0;
+  for (auto& n : nodes_) attempts += n->engine->Stats().attempts;
+  EXPECT_EQ(attempts, static_cast<int64_t>(sink_.RequestCount()) - 1)
+      << "every request but the lost probe is recorded";
 }
 
 // A node learns of a trip made elsewhere before its next claim sends anything: each claim that

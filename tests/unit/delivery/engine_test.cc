@@ -30,6 +30,7 @@
 #include "store/fault_injecting_store.h"
 #include "store/sqlite/open.h"
 #include "store/store.h"
+#include "support/log_capture.h"
 #include "support/process.h"
 #include "support/wait.h"
 
@@ -428,6 +429,93 @@ TEST_F(EngineTest, BreakerOpensWithNoRequestAfterTheFailureThatOpensIt) {
   }
   EXPECT_EQ(sender_.sent(), 3u + events.size());  // three failures, then one success each
   EXPECT_EQ(sender_.max_outstanding(), 1);
+}
+
+// One node on SQLite whose process dies while its half-open probe is out: the breaker row
+// survives, half-open with the probe out. The restarted engine sends nothing until the probe's
+// lease (policy::kProbeLease) ends, then probes again; its success closes the breaker and the
+// backlog (the lost probe's delivery too) is delivered.
+TEST_F(EngineTest, AProbeLostInARestartIsSentAgainAfterItsLease) {
+  model::Destination d = Dest("b");
+  d.breaker.threshold = 3;
+  d.breaker.open_periods = {60s};
+  d.max_concurrency = 1;
+  SetDestinations({d});
+  std::vector<std::string> events;
+  for (int i = 0; i < 3; ++i) events.push_back(Append("b"));
+  StartEngine(sender_);
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(sender_.WaitForSent(i + 1));
+    sender_.Answer(i, 500);
+  }
+  ASSERT_TRUE(test::WaitFor([&] {
+    return engine_->Destinations()["b"].breaker.state == policy::BreakerState::kOpen &&
+           alerts_.count(alerts::Alert::Kind::kBreakerOpened) == 1;
+  }));
+  const TimePoint open_until = *engine_->Destinations()["b"].breaker.open_until;
+  clock_.Set(open_until);
+  engine_->Wake();
+  ASSERT_TRUE(sender_.WaitForSent(4));  // the probe: never answered
+  const std::string lost_id = sender_.header(3, "webhook-id");
+  engine_->Stop(0ms);
+  engine_.reset();
+  store_.reset();
+  auto reopened = store::OpenSqliteStore({.dir = dir_.path()}, clock_);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  store_ = std::move(*reopened);
+  Result<std::optional<policy::BreakerSnapshot>> row = store_->GetBreaker("b");
+  ASSERT_TRUE(row.ok() && row->has_value());
+  EXPECT_EQ((*row)->state, policy::BreakerState::kHalfOpen);
+  EXPECT_TRUE((*row)->probe_in_flight);
+  EXPECT_EQ((*row)->open_until, open_until) << "when the probe was let through";
+
+  // (sender_ keeps the lost request unanswered: its callback belonged to the stopped engine.)
+  StartEngine(sender_);
+  ASSERT_TRUE(clock_.AwaitWaiters(1));
+  clock_.Set(open_until + policy::kProbeLease - 1s);
+  ASSERT_TRUE(clock_.AwaitWaiters(1));  // a pass within the lease: nothing sent
+  EXPECT_EQ(sender_.sent(), 4u) << "a probe within the lease";
+  EXPECT_EQ(engine_->Destinations()["b"].breaker.state, policy::BreakerState::kHalfOpen);
+  clock_.Set(open_until + policy::kProbeLease);
+  ASSERT_TRUE(sender_.WaitForSent(5));
+  EXPECT_EQ(sender_.outstanding(), 2) << "the lost one and exactly one new probe";
+  sender_.Answer(4, 200);
+  for (size_t i = 5; i < 7; ++i) {
+    ASSERT_TRUE(sender_.WaitForSent(i + 1));
+    sender_.Answer(i, 200);
+  }
+  for (const std::string& e : events) {
+    ASSERT_TRUE(WaitForStatus(e, store::DeliveryStatus::kDelivered)) << e;
+  }
+  EXPECT_EQ(engine_->Destinations()["b"].breaker.state, policy::BreakerState::kClosed);
+  // (The close is alerted once its record is written; the backlog's may be written first.)
+  ASSERT_TRUE(
+      test::WaitFor([&] { return alerts_.count(alerts::Alert::Kind::kBreakerClosed) >= 1; }));
+  EXPECT_EQ(alerts_.count(alerts::Alert::Kind::kBreakerClosed), 1);
+  int lost_sent = 0;
+  for (size_t i = 0; i < sender_.sent(); ++i)
+    lost_sent += sender_.header(i, "webhook-id") == lost_id;
+  EXPECT_EQ(lost_sent, 3) << "the lost probe's event: failed, lost, delivered";
+  EXPECT_EQ(sender_.sent(), 7u);
+}
+
+// A destination whose attempt may outlast a half-open probe's lease is named in a warning when
+// the engine first serves it (a slow probe may then be joined by a second one); others are not.
+TEST_F(EngineTest, ATimeoutLongerThanTheProbesLeaseIsWarnedOf) {
+  hookrelay::testing::LogCapture log;
+  model::Destination slow = Dest("slow");
+  slow.policy.timeout = 10min;
+  SetDestinations({Dest("a"), slow});
+  StartEngine(sender_);
+  ASSERT_TRUE(WaitForClaimAt("slow", clock_.Now()));  // the engine serves both
+  ASSERT_TRUE(WaitForClaimAt("a", clock_.Now()));
+  engine_->Stop(0ms);  // nothing logs while the capture ends
+  const std::string text = log.text();
+  EXPECT_NE(text.find("destination slow: attempt timeout 10m plus lease margin 30s is not shorter "
+                      "than a half-open probe's lease (10m)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("destination a:"), std::string::npos) << text;
 }
 
 // Nothing is sent while a destination is paused, not even what arrives meanwhile; resume sends.

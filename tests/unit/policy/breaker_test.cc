@@ -191,6 +191,124 @@ TEST(CircuitBreakerTest, RestoresFromASnapshot) {
   EXPECT_FALSE(third.AllowRequest(kT0 + minutes(11)));
 }
 
+// The probe's lease: a probe whose result never comes (its node died before recording it) holds
+// the breaker for kProbeLease, then the next caller probes; open_until says when the probe went.
+TEST(CircuitBreakerTest, AProbeWithNoResultIsReplacedAfterItsLease) {
+  CircuitBreaker b(BreakerConfig{});
+  FailTimes(b, 20, kT0);
+  const TimePoint at = kT0 + minutes(15);  // late: the lease runs from the grant
+  BreakerTransition t;
+  ASSERT_TRUE(b.AllowRequest(at, &t));
+  EXPECT_EQ(t, BreakerTransition::kHalfOpened);
+  EXPECT_EQ(b.snapshot().open_until, at);
+  EXPECT_EQ(NextProbeAt(b.snapshot()), at + kProbeLease);
+  // Within the lease: nothing, however often asked.
+  for (Duration after : std::initializer_list<Duration>{Duration::zero(), minutes(1),
+                                                        kProbeLease - milliseconds(1)}) {
+    EXPECT_FALSE(b.AllowRequest(at + after, &t)) << after.count();
+    EXPECT_EQ(t, BreakerTransition::kNone);
+  }
+  EXPECT_EQ(b.snapshot().open_until, at);
+  // At its end: one new probe (no transition: still half-open), with a lease of its own.
+  const TimePoint again = at + kProbeLease;
+  t = BreakerTransition::kOpened;
+  EXPECT_TRUE(b.AllowRequest(again, &t));
+  EXPECT_EQ(t, BreakerTransition::kNone);
+  EXPECT_EQ(b.state(), BreakerState::kHalfOpen);
+  EXPECT_TRUE(b.snapshot().probe_in_flight);
+  EXPECT_EQ(b.snapshot().open_until, again);
+  EXPECT_FALSE(b.AllowRequest(again));
+  EXPECT_FALSE(b.AllowRequest(again + kProbeLease - milliseconds(1)));
+  EXPECT_TRUE(b.AllowRequest(again + kProbeLease));
+  EXPECT_EQ(b.snapshot().trips, 1);
+  EXPECT_EQ(b.snapshot().consecutive_failures, 20);
+}
+
+// A probe given back (nothing to send) lets the next one go at once, and it starts a new lease.
+TEST(CircuitBreakerTest, AProbeGivenBackIsGrantedAgainAtOnce) {
+  CircuitBreaker b(BreakerConfig{});
+  FailTimes(b, 20, kT0);
+  const TimePoint at = Probe(b);
+  BreakerSnapshot back = b.snapshot();
+  back.probe_in_flight = false;
+  CircuitBreaker c(BreakerConfig{}, back);
+  EXPECT_EQ(NextProbeAt(c.snapshot()), std::nullopt);  // now
+  EXPECT_TRUE(c.AllowRequest(at + seconds(1)));
+  EXPECT_EQ(c.snapshot().open_until, at + seconds(1));
+  EXPECT_FALSE(c.AllowRequest(at + seconds(1) + kProbeLease - milliseconds(1)));
+}
+
+// The first probe's result comes late, after a second probe was let through: it decides like any
+// probe's (a success closes, a failure opens again), and the second one's result, when it comes,
+// is a straggler.
+TEST(CircuitBreakerTest, TheLateResultOfAReplacedProbeStillDecides) {
+  for (bool success : {true, false}) {
+    SCOPED_TRACE(success ? "success" : "failure");
+    CircuitBreaker b(BreakerConfig{});
+    FailTimes(b, 20, kT0);
+    const TimePoint first = Probe(b);
+    const TimePoint second = first + kProbeLease + seconds(5);
+    ASSERT_TRUE(b.AllowRequest(second));
+    const TimePoint late = second + seconds(1);
+    if (success) {
+      EXPECT_EQ(b.RecordSuccess(late), BreakerTransition::kClosed);
+      EXPECT_EQ(b.state(), BreakerState::kClosed);
+      EXPECT_EQ(b.snapshot().open_until, std::nullopt);
+      EXPECT_FALSE(b.snapshot().probe_in_flight);
+      EXPECT_TRUE(b.AllowRequest(late));
+      // The second probe fails later: one failure counted, still closed.
+      EXPECT_EQ(b.RecordFailure(late + seconds(1)), BreakerTransition::kNone);
+      EXPECT_EQ(b.state(), BreakerState::kClosed);
+      EXPECT_EQ(b.snapshot().consecutive_failures, 1);
+    } else {
+      EXPECT_EQ(b.RecordFailure(late), BreakerTransition::kOpened);
+      EXPECT_EQ(b.state(), BreakerState::kOpen);
+      EXPECT_EQ(b.snapshot().open_until, late + minutes(30));  // the next period
+      EXPECT_EQ(b.snapshot().trips, 2);
+      EXPECT_FALSE(b.snapshot().probe_in_flight);
+      EXPECT_FALSE(b.AllowRequest(late + minutes(29)));
+      // The second probe succeeds later: a straggler while open, the period stands.
+      EXPECT_EQ(b.RecordSuccess(late + seconds(1)), BreakerTransition::kNone);
+      EXPECT_EQ(b.state(), BreakerState::kOpen);
+      EXPECT_EQ(b.snapshot().open_until, late + minutes(30));
+      BreakerTransition t;
+      EXPECT_TRUE(b.AllowRequest(late + minutes(30), &t));
+      EXPECT_EQ(t, BreakerTransition::kHalfOpened);
+    }
+  }
+}
+
+// A row stored before the lease existed holds the end of the open period in open_until while
+// half-open: its lease runs from there, so a probe lost before an upgrade is replaced too.
+TEST(CircuitBreakerTest, AnOldHalfOpenRowIsProbedAgainAfterTheLease) {
+  const BreakerSnapshot old{.state = BreakerState::kHalfOpen,
+                            .consecutive_failures = 20,
+                            .trips = 1,
+                            .open_until = kT0,
+                            .probe_in_flight = true};
+  CircuitBreaker b(BreakerConfig{}, old);
+  EXPECT_FALSE(b.AllowRequest(kT0 + kProbeLease - milliseconds(1)));
+  EXPECT_TRUE(b.AllowRequest(kT0 + hours(5)));
+  // Half-open with a probe out but no time at all (not written by this code): probed now.
+  CircuitBreaker c(BreakerConfig{}, {.state = BreakerState::kHalfOpen, .probe_in_flight = true});
+  EXPECT_EQ(NextProbeAt(c.snapshot()), std::nullopt);
+  EXPECT_TRUE(c.AllowRequest(kT0));
+  EXPECT_EQ(c.snapshot().open_until, kT0);
+}
+
+TEST(NextProbeAtTest, ByState) {
+  EXPECT_EQ(NextProbeAt({}), std::nullopt);
+  EXPECT_EQ(NextProbeAt({.state = BreakerState::kOpen, .open_until = kT0}), kT0);
+  EXPECT_EQ(NextProbeAt({.state = BreakerState::kHalfOpen, .open_until = kT0}), std::nullopt);
+  EXPECT_EQ(
+      NextProbeAt({.state = BreakerState::kHalfOpen, .open_until = kT0, .probe_in_flight = true}),
+      kT0 + kProbeLease);
+  EXPECT_EQ(NextProbeAt({.state = BreakerState::kHalfOpen,
+                         .open_until = TimePoint::max(),
+                         .probe_in_flight = true}),
+            TimePoint::max());  // saturates
+}
+
 TEST(CircuitBreakerTest, MillisecondPeriodsForTests) {
   BreakerConfig c{.threshold = 2,
                   .open_periods = {milliseconds(50), milliseconds(100)},
@@ -363,6 +481,111 @@ TEST(ApplyBreakerInputTest, OneProbeUntilItIsGivenBack) {
   EXPECT_EQ(back.after.state, BreakerState::kHalfOpen);
   EXPECT_FALSE(back.after.probe_in_flight);
   EXPECT_TRUE(ApplyBreakerInput(config, back.after, BreakerInput::kProbe, t + seconds(11)).allowed);
+}
+
+// The lease as the stores apply it: a probe asked for within the lease is refused, at its end it
+// is granted and says so (probe_lease_expired); a late success or failure of the first probe
+// then closes or opens the breaker exactly as CircuitBreaker does.
+TEST(ApplyBreakerInputTest, AProbeWithNoResultIsGrantedAgainAfterItsLease) {
+  BreakerConfig config;
+  config.threshold = 1;
+  config.open_periods = {seconds(10), seconds(30)};
+  const TimePoint t = TimePoint(hours(1000));
+  BreakerStep open = ApplyBreakerInput(config, {}, BreakerInput::kFailure, t);
+  BreakerStep probe = ApplyBreakerInput(config, open.after, BreakerInput::kProbe, t + seconds(10));
+  ASSERT_TRUE(probe.allowed);
+  EXPECT_FALSE(probe.probe_lease_expired);
+  EXPECT_EQ(probe.after.open_until, t + seconds(10));
+  const TimePoint end = t + seconds(10) + kProbeLease;
+  BreakerStep held =
+      ApplyBreakerInput(config, probe.after, BreakerInput::kProbe, end - milliseconds(1));
+  EXPECT_FALSE(held.allowed);
+  EXPECT_FALSE(held.probe_lease_expired);
+  EXPECT_EQ(held.after, probe.after);
+  BreakerStep again = ApplyBreakerInput(config, probe.after, BreakerInput::kProbe, end);
+  EXPECT_TRUE(again.allowed);
+  EXPECT_TRUE(again.probe_lease_expired);
+  EXPECT_EQ(again.transition, BreakerTransition::kNone);
+  EXPECT_EQ(again.after.state, BreakerState::kHalfOpen);
+  EXPECT_TRUE(again.after.probe_in_flight);
+  EXPECT_EQ(again.after.open_until, end);
+  EXPECT_FALSE(ApplyBreakerInput(config, again.after, BreakerInput::kProbe, end).allowed);
+  // A probe given back and granted again is not a lost one.
+  BreakerStep back =
+      ApplyBreakerInput(config, again.after, BreakerInput::kProbeNotSent, end + seconds(1));
+  BreakerStep next = ApplyBreakerInput(config, back.after, BreakerInput::kProbe, end + seconds(2));
+  EXPECT_TRUE(next.allowed);
+  EXPECT_FALSE(next.probe_lease_expired);
+
+  // The first probe's result, late: a success closes, a failure opens for the next period.
+  BreakerStep closed =
+      ApplyBreakerInput(config, again.after, BreakerInput::kSuccess, end + seconds(1));
+  EXPECT_EQ(closed.transition, BreakerTransition::kClosed);
+  EXPECT_EQ(closed.after.open_until, std::nullopt);
+  BreakerStep reopened =
+      ApplyBreakerInput(config, again.after, BreakerInput::kFailure, end + seconds(1));
+  EXPECT_EQ(reopened.transition, BreakerTransition::kOpened);
+  EXPECT_EQ(reopened.after.open_until, end + seconds(1) + seconds(30));
+  // And the second probe's result after that: a straggler.
+  EXPECT_EQ(
+      ApplyBreakerInput(config, reopened.after, BreakerInput::kSuccess, end + seconds(2)).after,
+      reopened.after);
+}
+
+// The agreement test above with times spread over hours: probes go out and are lost (never
+// answered) often enough that the lease runs out and probes are granted again many times.
+TEST(ApplyBreakerInputTest, AgreesWithTheStateMachineAcrossProbeLeases) {
+  BreakerConfig config;
+  config.threshold = 2;
+  config.open_periods = {minutes(1), minutes(5)};
+  config.escalation_reset = hours(1);
+  CircuitBreaker b(config);
+  BreakerSnapshot s;
+  TimePoint now = TimePoint(hours(1000));
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  int regranted = 0, closed = 0;
+  for (int i = 0; i < 5000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    now += minutes(static_cast<int64_t>(x % 7));  // 0..6 minutes: leases often run out
+    // Mostly probes (lost ones), some results; no reset, and probe_not_sent rarely.
+    const uint64_t pick = (x >> 8) % 10;
+    const BreakerInput input = pick < 6   ? BreakerInput::kProbe
+                               : pick < 8 ? BreakerInput::kFailure
+                               : pick < 9 ? BreakerInput::kSuccess
+                                          : BreakerInput::kProbeNotSent;
+    const BreakerStep step = ApplyBreakerInput(config, s, input, now);
+    BreakerTransition tr = BreakerTransition::kNone;
+    bool allowed = false;
+    const BreakerSnapshot before = b.snapshot();
+    switch (input) {
+      case BreakerInput::kSuccess: tr = b.RecordSuccess(now); break;
+      case BreakerInput::kFailure: tr = b.RecordFailure(now); break;
+      case BreakerInput::kProbe: allowed = b.AllowRequest(now, &tr); break;
+      case BreakerInput::kProbeNotSent: {
+        BreakerSnapshot copy = b.snapshot();
+        if (copy.state == BreakerState::kHalfOpen) copy.probe_in_flight = false;
+        b = CircuitBreaker(config, copy);
+        break;
+      }
+      case BreakerInput::kReset: break;
+    }
+    ASSERT_EQ(step.transition, tr) << "step " << i << " " << BreakerInputName(input);
+    ASSERT_EQ(step.allowed, allowed) << "step " << i;
+    ASSERT_EQ(step.after, b.snapshot()) << "step " << i;
+    const bool lost = allowed && before.state == BreakerState::kHalfOpen && before.probe_in_flight;
+    ASSERT_EQ(step.probe_lease_expired, lost) << "step " << i;
+    if (lost) {
+      // Only once the lease had run out.
+      ASSERT_GE(now, *before.open_until + kProbeLease) << "step " << i;
+    }
+    s = step.after;
+    regranted += lost;
+    closed += tr == BreakerTransition::kClosed;
+  }
+  EXPECT_GT(regranted, 10);
+  EXPECT_GT(closed, 10);
 }
 
 }  // namespace

@@ -23,7 +23,8 @@ function secs(x) {
 function breakerCell(d) {
   const b = d.breaker || {};
   return h("span", null, badge(b.state || "closed"),
-    b.state === "open" && b.open_until ? h("span", null, " until ", time(b.open_until)) : null);
+    b.state === "open" && b.open_until ? h("span", null, " until ", time(b.open_until)) : null,
+    b.state === "half_open" && b.probe_sent_at ? h("span", null, " probe sent ", time(b.probe_sent_at)) : null);
 }
 
 function health(d, rates) {
