@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <latch>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -319,6 +320,51 @@ TEST_F(PostgresStoreTest, ConcurrentAppendsAreGroupCommitted) {
   Result<std::vector<std::optional<Event>>> events = s->GetEvents(ids);
   ASSERT_TRUE(events.ok());
   for (const auto& e : *events) EXPECT_TRUE(e.has_value());
+}
+
+// Two nodes append events with the same dedup key at the same moment: the key is stored once,
+// and the other append answers as a duplicate of that one event (the appends take the event
+// keys' row lock in turn, so the second one's dedup lookup sees the first one's event).
+TEST_F(PostgresStoreTest, TwoNodesAppendingOneDedupKeyAtOnceStoreItOnce) {
+  std::unique_ptr<PostgresStore> a = OpenOk();
+  std::unique_ptr<PostgresStore> b = OpenOk();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  // One key at a time, given to both nodes at once: their one-event batches run side by side.
+  constexpr int kKeys = 100;
+  int stored_twice = 0, answered_apart = 0, failures = 0;
+  for (int k = 0; k < kKeys; ++k) {
+    const std::string key = "evt_" + std::to_string(k);
+    std::latch done(2);
+    std::mutex mu;
+    std::vector<AppendResult> results;
+    for (PostgresStore* node : {a.get(), b.get()}) {
+      NewEvent e = MakeEvent(clock_, random_, "{}", {"billing"});
+      e.dedup_key = key;
+      e.dedup_window = std::chrono::hours(1);
+      node->AppendEvent(std::move(e), [&](Result<AppendResult> r) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (r.ok()) {
+            results.push_back(*r);
+          } else {
+            ++failures;
+          }
+        }
+        done.count_down();
+      });
+    }
+    done.wait();
+    if (results.size() != 2) continue;
+    if (!results[0].duplicate && !results[1].duplicate) ++stored_twice;
+    if (results[0].id != results[1].id) ++answered_apart;
+  }
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(stored_twice, 0) << "keys stored by both nodes";
+  EXPECT_EQ(answered_apart, 0) << "duplicates answered with another event's id";
+  std::vector<std::vector<std::string>> rows;
+  ASSERT_EQ(cluster_->Query(db_, "SELECT count(*) FROM events", &rows), "");
+  EXPECT_EQ(rows.at(0).at(0), std::to_string(kKeys));
 }
 
 // The group commit's and RecordAttempts' round trips (PgConn::Pipeline, libpq's pipeline mode):
