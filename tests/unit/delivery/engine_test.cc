@@ -205,6 +205,23 @@ class EngineTest : public ::testing::Test {
     EXPECT_TRUE(ds.ok() && ds->size() == 1);
     return ds.ok() && !ds->empty() ? (*ds)[0] : store::Delivery{};
   }
+  // Answers the first `n` requests 500 as they come, then waits until `destination`'s breaker is
+  // open and its alert raised.
+  ::testing::AssertionResult FailUntilOpen(size_t n, const std::string& destination) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!sender_.WaitForSent(i + 1)) return ::testing::AssertionFailure() << "request " << i;
+      sender_.Answer(i, 500);
+    }
+    if (!test::WaitFor([&] {
+          return engine_->Destinations()[destination].breaker.state ==
+                     policy::BreakerState::kOpen &&
+                 alerts_.count(alerts::Alert::Kind::kBreakerOpened) == 1;
+        })) {
+      return ::testing::AssertionFailure() << "the breaker of " << destination << " is not open";
+    }
+    return ::testing::AssertionSuccess();
+  }
+
   bool WaitForStatus(const std::string& event_id, store::DeliveryStatus status, int attempts = -1) {
     return test::WaitFor([&] {
       store::Delivery d = DeliveryOf(event_id);
@@ -397,15 +414,8 @@ TEST_F(EngineTest, BreakerOpensWithNoRequestAfterTheFailureThatOpensIt) {
   std::vector<std::string> events;
   for (int i = 0; i < 6; ++i) events.push_back(Append("b"));
   StartEngine(sender_);
-  for (size_t i = 0; i < 3; ++i) {
-    ASSERT_TRUE(sender_.WaitForSent(i + 1));
-    sender_.Answer(i, 500);
-  }
   // Recorded, and acted on (the waiting deliveries shown as paused, then the alert).
-  ASSERT_TRUE(test::WaitFor([&] {
-    return engine_->Destinations()["b"].breaker.state == policy::BreakerState::kOpen &&
-           alerts_.count(alerts::Alert::Kind::kBreakerOpened) == 1;
-  }));
+  ASSERT_TRUE(FailUntilOpen(3, "b"));
   EXPECT_EQ(engine_->Stats().retries_scheduled, 3);
   const TimePoint open_until = *engine_->Destinations()["b"].breaker.open_until;
   // New work while open: the scheduler looks (a second later) and shows it as paused.
@@ -444,14 +454,7 @@ TEST_F(EngineTest, AProbeLostInARestartIsSentAgainAfterItsLease) {
   std::vector<std::string> events;
   for (int i = 0; i < 3; ++i) events.push_back(Append("b"));
   StartEngine(sender_);
-  for (size_t i = 0; i < 3; ++i) {
-    ASSERT_TRUE(sender_.WaitForSent(i + 1));
-    sender_.Answer(i, 500);
-  }
-  ASSERT_TRUE(test::WaitFor([&] {
-    return engine_->Destinations()["b"].breaker.state == policy::BreakerState::kOpen &&
-           alerts_.count(alerts::Alert::Kind::kBreakerOpened) == 1;
-  }));
+  ASSERT_TRUE(FailUntilOpen(3, "b"));
   const TimePoint open_until = *engine_->Destinations()["b"].breaker.open_until;
   clock_.Set(open_until);
   engine_->Wake();

@@ -415,6 +415,27 @@ TEST(BreakerConfigTest, JsonRoundTrips) {
           R"({"threshold": 20, "open": ["10m", "30m", "2h", "1d"], "escalation_reset": "1d"})"));
 }
 
+// What `b` does for `input` (the CircuitBreaker calls ApplyBreakerInput stands for): the
+// transition, and for kProbe whether the request may go.
+std::pair<BreakerTransition, bool> FeedStateMachine(CircuitBreaker& b, const BreakerConfig& config,
+                                                    BreakerInput input, TimePoint now) {
+  BreakerTransition tr = BreakerTransition::kNone;
+  bool allowed = false;
+  switch (input) {
+    case BreakerInput::kSuccess: tr = b.RecordSuccess(now); break;
+    case BreakerInput::kFailure: tr = b.RecordFailure(now); break;
+    case BreakerInput::kProbe: allowed = b.AllowRequest(now, &tr); break;
+    case BreakerInput::kProbeNotSent: {
+      BreakerSnapshot copy = b.snapshot();
+      if (copy.state == BreakerState::kHalfOpen) copy.probe_in_flight = false;
+      b = CircuitBreaker(config, copy);
+      break;
+    }
+    case BreakerInput::kReset: b.Reset(now); break;
+  }
+  return {tr, allowed};
+}
+
 // ApplyBreakerInput is the CircuitBreaker's methods as data (what a store applies to a shared
 // row): over a long pseudo-random sequence of inputs and times, the function fed its own output
 // and a CircuitBreaker fed the same calls agree at every step.
@@ -435,23 +456,9 @@ TEST(ApplyBreakerInputTest, AgreesWithTheStateMachineStepByStep) {
     now += seconds(static_cast<int64_t>(x % 7));
     const BreakerInput input = static_cast<BreakerInput>((x >> 8) % 5);
     const BreakerStep step = ApplyBreakerInput(config, s, input, now);
-    BreakerTransition tr = BreakerTransition::kNone;
-    bool allowed = false;
-    switch (input) {
-      case BreakerInput::kSuccess: tr = b.RecordSuccess(now); break;
-      case BreakerInput::kFailure: tr = b.RecordFailure(now); break;
-      case BreakerInput::kProbe: allowed = b.AllowRequest(now, &tr); break;
-      case BreakerInput::kProbeNotSent: {
-        BreakerSnapshot copy = b.snapshot();
-        if (copy.state == BreakerState::kHalfOpen) copy.probe_in_flight = false;
-        b = CircuitBreaker(config, copy);
-        break;
-      }
-      case BreakerInput::kReset:
-        if ((x >> 20) % 50 != 0) continue;  // rare, or the breaker would hardly ever open
-        b.Reset(now);
-        break;
-    }
+    // Resets rare, or the breaker would hardly ever open.
+    if (input == BreakerInput::kReset && (x >> 20) % 50 != 0) continue;
+    const auto [tr, allowed] = FeedStateMachine(b, config, input, now);
     ASSERT_EQ(step.transition, tr) << "step " << i << " " << BreakerInputName(input);
     ASSERT_EQ(step.allowed, allowed) << "step " << i;
     ASSERT_EQ(step.after, b.snapshot()) << "step " << i;
@@ -556,21 +563,8 @@ TEST(ApplyBreakerInputTest, AgreesWithTheStateMachineAcrossProbeLeases) {
                                : pick < 9 ? BreakerInput::kSuccess
                                           : BreakerInput::kProbeNotSent;
     const BreakerStep step = ApplyBreakerInput(config, s, input, now);
-    BreakerTransition tr = BreakerTransition::kNone;
-    bool allowed = false;
     const BreakerSnapshot before = b.snapshot();
-    switch (input) {
-      case BreakerInput::kSuccess: tr = b.RecordSuccess(now); break;
-      case BreakerInput::kFailure: tr = b.RecordFailure(now); break;
-      case BreakerInput::kProbe: allowed = b.AllowRequest(now, &tr); break;
-      case BreakerInput::kProbeNotSent: {
-        BreakerSnapshot copy = b.snapshot();
-        if (copy.state == BreakerState::kHalfOpen) copy.probe_in_flight = false;
-        b = CircuitBreaker(config, copy);
-        break;
-      }
-      case BreakerInput::kReset: break;
-    }
+    const auto [tr, allowed] = FeedStateMachine(b, config, input, now);
     ASSERT_EQ(step.transition, tr) << "step " << i << " " << BreakerInputName(input);
     ASSERT_EQ(step.allowed, allowed) << "step " << i;
     ASSERT_EQ(step.after, b.snapshot()) << "step " << i;
