@@ -7,6 +7,7 @@
 #include "cli/replay_command.h"
 #include "cli/schedule_command.h"
 #include "cli/serve_command.h"
+#include "cli/simulate_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   hookrelay::cli::AddServeCommand(app, exit_code);
   hookrelay::cli::AddScheduleCommand(app, exit_code);
+  hookrelay::cli::AddSimulateCommand(app, exit_code);
   hookrelay::cli::AddEventsCommand(app, exit_code);
   hookrelay::cli::AddCatalogCommands(app, exit_code);
   hookrelay::cli::AddReplayCommand(app, exit_code);
