@@ -215,6 +215,12 @@ std::string HerdSvg(const HerdScenario& scenario, const std::vector<HerdResult>&
                     : "requests per second (highest in each " + std::to_string(bucket_s) + " s)";
   o << "<text transform=\"translate(22," << Num(kTop + kPlotH / 2)
     << ") rotate(-90)\" text-anchor=\"middle\">" << y_label << "</text>\n";
+  // The outage (shaded), the recovery and the capacity.
+  const double outage_w = X(recover_s) - kLeft;
+  o << "<rect class=\"outage\" x=\"" << Num(kLeft) << "\" y=\"" << kTop << "\" width=\""
+    << Num(outage_w) << "\" height=\"" << kPlotH << "\" fill=\"#f2f2f2\"/>\n"
+    << "<text x=\"" << Num(kLeft + 4) << "\" y=\"" << Num(kTop + 28) << "\" fill=\"#666\">"
+    << (outage_w > 170 ? "down: every attempt fails" : "down") << "</text>\n";
   // The recovery and the capacity.
   o << "<line class=\"recovery\" x1=\"" << Num(X(recover_s)) << "\" y1=\"" << kTop << "\" x2=\""
     << Num(X(recover_s)) << "\" y2=\"" << kTop + kPlotH
@@ -229,6 +235,8 @@ std::string HerdSvg(const HerdScenario& scenario, const std::vector<HerdResult>&
     << Num(Y(scenario.capacity_per_second) - 5) << "\" text-anchor=\"end\">capacity "
     << FormatRate(static_cast<double>(scenario.capacity_per_second)) << "</text>\n";
   // One line per strategy, and the legend.
+  o << "<text x=\"" << Num(kLeft + kPlotW + 16) << "\" y=\"" << Num(kTop - 8)
+    << "\" fill=\"#444\">(peak/s after recovery)</text>\n";
   for (size_t i = 0; i < results.size(); ++i) {
     const char* color = kColors[i % std::size(kColors)];
     o << "<polyline class=\"strategy\" data-strategy=\"" << XmlEscape(results[i].strategy)
@@ -245,7 +253,7 @@ std::string HerdSvg(const HerdScenario& scenario, const std::vector<HerdResult>&
     o << "<line x1=\"" << Num(lx) << "\" y1=\"" << Num(ly) << "\" x2=\"" << Num(lx + 24)
       << "\" y2=\"" << Num(ly) << "\" stroke=\"" << color << "\" stroke-width=\"3\"/>\n"
       << "<text x=\"" << Num(lx + 30) << "\" y=\"" << Num(ly + 4) << "\">"
-      << XmlEscape(results[i].strategy) << " (peak " << results[i].peak_per_second << ")</text>\n";
+      << XmlEscape(results[i].strategy) << " (" << results[i].peak_per_second << ")</text>\n";
   }
   o << "</svg>\n";
   return o.str();
