@@ -110,9 +110,17 @@ std::string HerdTable(const HerdScenario& scenario, const std::vector<HerdResult
   size_t name_width = 8;
   for (const HerdResult& r : results) name_width = std::max(name_width, r.strategy.size());
   std::ostringstream out;
-  out << "Herd: " << DescribeScenario(scenario) << ".\n"
-      << "Per-second figures count requests at the endpoint from the recovery on (p99: over the\n"
-      << "seconds with any request); drain: from the recovery to the last event's outcome.\n\n";
+  // Lines of at most 80 columns for any scenario a flag can give.
+  out << "Scenario: " << scenario.events << (scenario.events == 1 ? " event fails" : " events fail")
+      << " within " << FormatDuration(scenario.fail_window) << "; the endpoint is down until "
+      << FormatDuration(scenario.recover_at) << ",\n";
+  const std::string serves = "then serves " +
+                             FormatRate(static_cast<double>(scenario.capacity_per_second)) +
+                             " (503 for the rest, no Retry-After).";
+  const std::string seed = "Seed " + std::to_string(scenario.seed) + ".";
+  out << serves << (serves.size() + 1 + seed.size() <= 80 ? " " : "\n") << seed << "\n"
+      << "Per second: requests at the endpoint from the recovery on (p99 over the seconds\n"
+      << "with any request). Drain: from the recovery to the last event's outcome.\n\n";
   char line[256];
   std::snprintf(line, sizeof line, "%-*s %7s %6s %9s %9s %9s %9s %8s\n",
                 static_cast<int>(name_width), "strategy", "peak/s", "p99/s", "requests", "failed",
