@@ -19,6 +19,26 @@ import sys
 #   columns: the per-run table: (header, format with the run's figures);
 #   targets: (what, figure, "<=" or ">=", threshold, unit shown after the figures).
 SUITES = {
+    "herd": {
+        "intro": "`hookrelay simulate herd --events {events:,.0f}` (500 → 1,000,000 events failing "
+                 "within 60 s, recovery at 4m, 50/s): the default preset alone "
+                 "({default_requests:,.0f} simulated requests, each decided by policy::Decide), "
+                 "then the whole comparison set of 8 strategies. One thread, pure CPU.",
+        "ratios": {
+            "default_events_per_s": ("events", "default_seconds"),
+            "default_requests_per_s": ("default_requests", "default_seconds"),
+        },
+        "columns": [
+            ("default preset", "{default_seconds:.2f} s"),
+            ("events/s", "{default_events_per_s:,.0f}"),
+            ("requests/s", "{default_requests_per_s:,.0f}"),
+            ("8 strategies", "{all_seconds:.2f} s"),
+        ],
+        "targets": [
+            ("1,000,000 events, default preset", "default_seconds", "<=", 10, " s"),
+            ("1,000,000 events, all 8 strategies", "all_seconds", "<=", 60, " s"),
+        ],
+    },
     "ingest": {
         "intro": "wrk -t2 -c{connections} -d{seconds}s, keep-alive POST of a 1 KiB JSON body; "
                  "durability on (SQLite WAL, group commit, answered after the fsync of the "
