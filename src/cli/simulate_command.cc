@@ -36,7 +36,17 @@ std::string PerSecond(double v) {
 
 Result<sim::HerdScenario> ResolveHerdScenario(const HerdOptions& options) {
   sim::HerdScenario s;
-  s.seed = options.seed;
+  {
+    const std::string& t = options.seed;
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size()) {
+      return Status::InvalidArgument(
+          "--seed: expected a whole number from 0 to 18446744073709551615, got \"" + t + "\"",
+          "--seed");
+    }
+    s.seed = v;
+  }
   {
     const std::string& t = options.events;
     int64_t v = 0;

@@ -22,7 +22,7 @@ struct HerdOptions {
   std::string capacity = "50/s";
   // The policies to compare, in the order given: {is_json, text}. Empty: the default set.
   std::vector<std::pair<bool, std::string>> policies;
-  uint64_t seed = 1;
+  std::string seed = "1";
   bool json = false;
   std::string svg;
 };

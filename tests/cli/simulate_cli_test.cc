@@ -146,6 +146,7 @@ TEST(SimulateCliTest, BadInputExits2NamingTheFlag) {
            {{"--events", "-5"}, "--events"},
            {{"--events", "lots"}, "--events: expected a whole number"},
            {{"--capacity", "0/s"}, "--capacity"},
+           {{"--seed", "-1"}, "--seed: expected a whole number"},
            {{"--capacity", "100/m"}, "--capacity: the endpoint serves a whole number"},
            {{"--fail-window", "-3s"}, "--fail-window"},
            {{"--fail-window", "0s"}, "--fail-window: must be longer than 0"},
