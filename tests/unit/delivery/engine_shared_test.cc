@@ -169,6 +169,20 @@ class EngineSharedTest : public ::testing::Test {
     return ::testing::AssertionFailure() << paused << " paused, not " << want;
   }
 
+  // Waits until the stored breaker of `destination` is open, every node is quiet and the trip's
+  // alert is raised (just after the last result is counted).
+  ::testing::AssertionResult WaitForTrip(const std::string& destination) {
+    if (!test::WaitFor(
+            [&] { return Control(destination).breaker.state == policy::BreakerState::kOpen; })) {
+      return ::testing::AssertionFailure() << "the breaker of " << destination << " is not open";
+    }
+    if (!test::WaitFor(
+            [&] { return Quiet() && Alerted(alerts::Alert::Kind::kBreakerOpened) >= 1; })) {
+      return ::testing::AssertionFailure() << "not quiet, or no breaker-opened alert";
+    }
+    return ::testing::AssertionSuccess();
+  }
+
   // For a failure message: the deliveries by status, the stored breaker and each node's copy.
   // With `events`, each of their deliveries not delivered: its attempts and when it is due.
   std::string Describe(const std::string& destination,
@@ -254,11 +268,7 @@ TEST_F(EngineSharedTest, FailuresOnThreeNodesTripOneBreaker) {
   StartNodes(Dest("b"));
   std::vector<std::string> events = Append("b", 30);
 
-  ASSERT_TRUE(
-      test::WaitFor([&] { return Control("b").breaker.state == policy::BreakerState::kOpen; }));
-  // (The alert is raised just after the last result is counted.)
-  ASSERT_TRUE(
-      test::WaitFor([&] { return Quiet() && Alerted(alerts::Alert::Kind::kBreakerOpened) >= 1; }));
+  ASSERT_TRUE(WaitForTrip("b"));
   const size_t sent = sink_.RequestCount();
   const store::DestinationControl opened = Control("b");
   // Every failure was counted once, whichever node saw it; one trip, one alert.
@@ -325,10 +335,7 @@ TEST_F(EngineSharedTest, AProbeLostWithItsNodeIsSentAgainAfterItsLease) {
   StartNodes(Dest("b"));
   // Each delivery fails once (its retry is an hour away): the 20th failure trips the breaker.
   std::vector<std::string> events = Append("b", 20);
-  ASSERT_TRUE(
-      test::WaitFor([&] { return Control("b").breaker.state == policy::BreakerState::kOpen; }));
-  ASSERT_TRUE(
-      test::WaitFor([&] { return Quiet() && Alerted(alerts::Alert::Kind::kBreakerOpened) >= 1; }));
+  ASSERT_TRUE(WaitForTrip("b"));
   const size_t sent = sink_.RequestCount();
   ASSERT_EQ(sent, events.size());
   ASSERT_TRUE(LookUntilPaused(static_cast<int64_t>(events.size())));

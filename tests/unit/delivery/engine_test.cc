@@ -205,6 +205,15 @@ class EngineTest : public ::testing::Test {
     EXPECT_TRUE(ds.ok() && ds->size() == 1);
     return ds.ok() && !ds->empty() ? (*ds)[0] : store::Delivery{};
   }
+  // A destination sending one request at a time whose breaker opens after 3 failures, for 60 s.
+  static model::Destination BreakerDest(const std::string& name) {
+    model::Destination d = Dest(name);
+    d.breaker.threshold = 3;
+    d.breaker.open_periods = {60s};
+    d.max_concurrency = 1;
+    return d;
+  }
+
   // Answers the first `n` requests 500 as they come, then waits until `destination`'s breaker is
   // open and its alert raised.
   ::testing::AssertionResult FailUntilOpen(size_t n, const std::string& destination) {
@@ -406,11 +415,7 @@ TEST_F(EngineTest, BreakerPauseAndProbeFollowTheSimulatedClock) {
 // (the engine looks, and shows new work as paused), then one probe once the clock passes the
 // open period, and after the probe's success everything is delivered.
 TEST_F(EngineTest, BreakerOpensWithNoRequestAfterTheFailureThatOpensIt) {
-  model::Destination d = Dest("b");
-  d.breaker.threshold = 3;
-  d.breaker.open_periods = {60s};
-  d.max_concurrency = 1;
-  SetDestinations({d});
+  SetDestinations({BreakerDest("b")});
   std::vector<std::string> events;
   for (int i = 0; i < 6; ++i) events.push_back(Append("b"));
   StartEngine(sender_);
@@ -446,11 +451,7 @@ TEST_F(EngineTest, BreakerOpensWithNoRequestAfterTheFailureThatOpensIt) {
 // lease (policy::kProbeLease) ends, then probes again; its success closes the breaker and the
 // backlog (the lost probe's delivery too) is delivered.
 TEST_F(EngineTest, AProbeLostInARestartIsSentAgainAfterItsLease) {
-  model::Destination d = Dest("b");
-  d.breaker.threshold = 3;
-  d.breaker.open_periods = {60s};
-  d.max_concurrency = 1;
-  SetDestinations({d});
+  SetDestinations({BreakerDest("b")});
   std::vector<std::string> events;
   for (int i = 0; i < 3; ++i) events.push_back(Append("b"));
   StartEngine(sender_);
