@@ -186,6 +186,7 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kGetEvent:
     case RouteId::kListBulkReplays:
     case RouteId::kListAudit:
+    case RouteId::kListSourceRejections:
     case RouteId::kStats: break;  // their query parsers name what they take
     default:
       if (Status s = CheckQueryParams(request, {}); !s.ok()) return FromStatus(s);
@@ -272,8 +273,9 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kGetSource: {
       const model::Source* s = catalog->FindSource(m.params[0]);
       if (!s) return NotFound("source", m.params[0]);
-      return Json(SourceToJson(*s));
+      return SourceView(*s);
     }
+    case RouteId::kListSourceRejections: return ListRejections(request, m.params[0]);
     case RouteId::kListRoutes: return Json(RouteListToJson(*catalog));
     case RouteId::kGetRoute: return CatalogView(store::CatalogKind::kRoute, m.params[0]);
     case RouteId::kCreateSource:
@@ -297,7 +299,7 @@ http::Response ApiHandler::CatalogView(store::CatalogKind kind, const std::strin
   std::shared_ptr<const model::Catalog> catalog = registry_.Get();
   switch (kind) {
     case store::CatalogKind::kSource:
-      if (const model::Source* s = catalog->FindSource(name)) return Json(SourceToJson(*s));
+      if (const model::Source* s = catalog->FindSource(name)) return SourceView(*s);
       return NotFound("source", name);
     case store::CatalogKind::kDestination:
       if (const model::Destination* d = catalog->FindDestination(name)) return DestinationView(*d);
@@ -513,6 +515,27 @@ http::Response ApiHandler::ListAudit(const http::Request& request) const {
   auto page = store_.ListAudit(q->cursor, q->limit);
   if (!page.ok()) return FromStatus(page.status());
   return Json(AuditPageToJson(*page));
+}
+
+ingest::RejectionCounts ApiHandler::RejectionCountsOf(const std::string& source) const {
+  return controls_.rejection_counts ? controls_.rejection_counts(source)
+                                    : ingest::RejectionCounts{};
+}
+
+http::Response ApiHandler::SourceView(const model::Source& s) const {
+  json::object o = SourceToJson(s);
+  o["rejections"] = RejectionCountsToJson(RejectionCountsOf(s.name));
+  return Json(std::move(o));
+}
+
+http::Response ApiHandler::ListRejections(const http::Request& request,
+                                          const std::string& source) const {
+  auto q = ParsePageQuery(request);
+  if (!q.ok()) return FromStatus(q.status());
+  if (!registry_.Get()->FindSource(source)) return NotFound("source", source);
+  auto page = store_.ListRejections(source, q->cursor, q->limit);
+  if (!page.ok()) return FromStatus(page.status());
+  return Json(RejectionPageToJson(*page, RejectionCountsOf(source)));
 }
 
 http::Response ApiHandler::CreateBulkReplay(const http::Request& request) const {

@@ -16,6 +16,7 @@
 #include "common/mutex.h"
 #include "delivery/engine.h"
 #include "http/server.h"
+#include "ingest/rejection_recorder.h"
 #include "model/registry.h"
 #include "store/store.h"
 
@@ -47,6 +48,9 @@ class ApiHandler {
     // Creates, updates and deletes sources, destinations and routes; nullptr: those routes
     // answer 503 "unavailable".
     catalog::CatalogService* catalog = nullptr;
+    // RejectionRecorder::Counts: a source's rejections since start (GET of a source and of its
+    // rejections); empty: shown as zero.
+    std::function<ingest::RejectionCounts(const std::string& source)> rejection_counts;
   };
 
   // All references must outlive the handler. `clock` dates replays and audit entries and
@@ -81,6 +85,10 @@ class ApiHandler {
   http::Response CreateBulkReplay(const http::Request& request) const;
   http::Response CancelBulkReplay(const http::Request& request, const std::string& id) const;
   http::Response ListAudit(const http::Request& request) const;
+  http::Response ListRejections(const http::Request& request, const std::string& source) const;
+  // GET of a source: its view with its rejection counts.
+  http::Response SourceView(const model::Source& s) const;
+  ingest::RejectionCounts RejectionCountsOf(const std::string& source) const;
   // POST, PATCH and DELETE of sources, destinations and routes, through controls_.catalog.
   http::Response ChangeCatalog(const http::Request& request, RouteId route,
                                const std::string& name) const;

@@ -11,6 +11,7 @@
 #include "common/result.h"
 #include "delivery/engine.h"
 #include "http/request.h"
+#include "ingest/rejection_recorder.h"
 #include "model/registry.h"
 #include "store/store.h"
 
@@ -133,6 +134,14 @@ Result<PageQuery> ParsePageQuery(const http::RequestHead& head);
 boost::json::object AuditEntryToJson(const store::AuditEntry& e);
 // {"items": [entry…], "next_cursor": "…" | null}
 boost::json::object AuditPageToJson(const store::AuditPage& page);
+
+// GET /api/v1/sources/{name}/rejections: {"items": [{"id", "received_at", "reason", "message",
+// "headers": [[name, value]…], "size", "sha256", "remote_addr"}…], "next_cursor": "…" | null,
+// "counts": RejectionCountsToJson}. Ids are strings, like every other id of the API.
+boost::json::object RejectionPageToJson(const store::RejectionPage& page,
+                                        const ingest::RejectionCounts& counts);
+// {"since_start", "not_recorded", "last_at": RFC 3339 | null, "by_reason": {reason: n…}}.
+boost::json::object RejectionCountsToJson(const ingest::RejectionCounts& counts);
 
 // The body of POST /api/v1/replays: {"status"?: "failed", "source"?, "destination"?, "since"?,
 // "until"?, "rate"?: "100/s" | 100}. An empty body is {}. InvalidArgument names the field.

@@ -32,6 +32,7 @@ enum class RouteId {
   kGetSource,
   kUpdateSource,
   kDeleteSource,
+  kListSourceRejections,
   kListRoutes,
   kCreateRoute,
   kGetRoute,

@@ -375,6 +375,26 @@ constexpr std::string_view kDocument = R"json({
         }
       }
     },
+    "/api/v1/sources/{name}/rejections": {
+      "get": {
+        "operationId": "listSourceRejections",
+        "summary": "Requests to /in/{name} refused with 401 because they failed verification, newest first: reason, headers without credentials, the body's size and SHA-256 (never the body). A bounded sample is kept (docs/ingest.md); counts are exact since the process started",
+        "parameters": [
+          {"name": "name", "in": "path", "required": true, "schema": {"type": "string"}},
+          {"name": "cursor", "in": "query", "schema": {"type": "string"},
+           "description": "next_cursor of the previous page"},
+          {"name": "limit", "in": "query",
+           "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}}
+        ],
+        "responses": {
+          "200": {"description": "one page",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RejectionPage"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"}
+        }
+      }
+    },
     "/api/v1/audit": {
       "get": {
         "operationId": "listAudit",
@@ -603,7 +623,35 @@ constexpr std::string_view kDocument = R"json({
       "Source": {
         "type": "object", "description": "the source JSON of the config; verify.secrets shown as secrets_set (a count)",
         "required": ["name"], "properties": {"name": {"type": "string"},
-                                             "origin": {"type": "string", "enum": ["config", "api"]}}
+                                             "origin": {"type": "string", "enum": ["config", "api"]},
+                                             "rejections": {"$ref": "#/components/schemas/RejectionCounts"}}
+      },
+      "RejectionReason": {"type": "string",
+                          "enum": ["missing_signature", "malformed_signature", "timestamp_outside_tolerance", "signature_mismatch"]},
+      "RejectionCounts": {
+        "type": "object", "description": "since this process started (each node counts its own); exact, whether or not a row was kept",
+        "required": ["since_start", "not_recorded", "last_at", "by_reason"],
+        "properties": {"since_start": {"type": "integer"},
+                       "not_recorded": {"type": "integer", "description": "counted but not kept (over the per-source rate, queue full, store error)"},
+                       "last_at": {"oneOf": [{"$ref": "#/components/schemas/Time"}, {"type": "null"}]},
+                       "by_reason": {"type": "object", "additionalProperties": {"type": "integer"}}}
+      },
+      "Rejection": {
+        "type": "object", "required": ["id", "received_at", "reason", "message", "headers", "size", "sha256", "remote_addr"],
+        "properties": {"id": {"type": "string"}, "received_at": {"$ref": "#/components/schemas/Time"},
+                       "reason": {"$ref": "#/components/schemas/RejectionReason"},
+                       "message": {"type": "string", "description": "the verifier's words, e.g. timestamp is 10m old, outside the tolerance of 5m"},
+                       "headers": {"type": "array", "description": "[name, value] pairs as received; credentials and signatures shown as (redacted)",
+                                   "items": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2}},
+                       "size": {"type": "integer", "description": "body bytes"},
+                       "sha256": {"type": "string", "description": "the body's SHA-256, hex"},
+                       "remote_addr": {"type": ["string", "null"]}}
+      },
+      "RejectionPage": {
+        "type": "object", "required": ["items", "next_cursor", "counts"],
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/components/schemas/Rejection"}},
+                       "next_cursor": {"type": ["string", "null"]},
+                       "counts": {"$ref": "#/components/schemas/RejectionCounts"}}
       },
       "Route": {
         "type": "object", "required": ["id", "source", "destination"],

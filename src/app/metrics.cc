@@ -126,11 +126,34 @@ std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::Eng
   return out.str();
 }
 
+std::string RenderRejectionMetrics(const std::map<std::string, ingest::RejectionCounts>& counts) {
+  std::ostringstream out;
+  Metric(out, "hookrelay_ingest_rejections_total", "counter",
+         "Requests to /in/{source} refused with 401 because they failed verification, by reason.");
+  for (const auto& [source, c] : counts) {
+    for (size_t i = 0; i < std::size(ingest::kRejectReasons); ++i) {
+      out << "hookrelay_ingest_rejections_total{source=\"" << Label(source) << "\",reason=\""
+          << ingest::RejectReasonName(ingest::kRejectReasons[i]) << "\"} " << c.by_reason[i]
+          << "\n";
+    }
+  }
+  Metric(out, "hookrelay_ingest_rejections_not_recorded_total", "counter",
+         "Rejections counted but not kept for GET /api/v1/sources/{name}/rejections (over the "
+         "per-source rate, the queue full, or a store error).");
+  for (const auto& [source, c] : counts) {
+    out << "hookrelay_ingest_rejections_not_recorded_total{source=\"" << Label(source) << "\"} "
+        << c.not_recorded << "\n";
+  }
+  return out.str();
+}
+
 std::string RenderRetentionMetrics(const retention::RetentionStats& stats) {
   std::ostringstream out;
   Single(out, "hookrelay_retention_purged_events_total", "counter",
          "Events deleted past the replay window (with their deliveries and attempts).",
          stats.purged_events);
+  Single(out, "hookrelay_retention_purged_rejections_total", "counter",
+         "Rejected requests deleted past their age (docs/ingest.md).", stats.purged_rejections);
   Single(out, "hookrelay_retention_failed_passes_total", "counter",
          "Retention passes that stopped on a store error.", stats.failed_passes);
   return out.str();

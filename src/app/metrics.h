@@ -16,6 +16,10 @@ namespace hookrelay::app {
 std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::EngineStats& engine,
                           const std::map<std::string, delivery::DestinationState>& destinations);
 
+// Requests refused because they failed verification, per source and reason (a fixed set: every
+// reason is shown for each source that had a rejection), and those counted but not recorded.
+std::string RenderRejectionMetrics(const std::map<std::string, ingest::RejectionCounts>& counts);
+
 // Retention counters, in the same format (appended to RenderMetrics' output).
 std::string RenderRetentionMetrics(const retention::RetentionStats& stats);
 

@@ -402,8 +402,11 @@ int Serve(const ServeOptions& options) {
   replay::ReplayRunner replays(
       *store, registry, clock, random, [&engine] { engine.Wake(); }, replay_options);
 
+  // Requests that fail verification: counted, and a bounded sample written off the request path.
+  ingest::RejectionRecorder rejections(*store, clock);
   ingest::IngestService ingest(registry, *store, clock);
   ingest.SetOnStored([&engine] { engine.Wake(); });
+  ingest.SetRejections(&rejections);
   const AdminToken admin_token = token_plan->token();
   auto api = std::make_unique<api::ApiHandler>(
       [&admin_token](std::string_view authorization) {
@@ -422,7 +425,9 @@ int Serve(const ServeOptions& options) {
               },
           .wake = [&engine] { engine.Wake(); },
           .replay_job_queued = [&replays] { replays.Notify(); },
-          .catalog = &catalog},
+          .catalog = &catalog,
+          .rejection_counts =
+              [&rejections](const std::string& source) { return rejections.Counts(source); }},
       clock);
   AuthThrottleOptions throttle_options;
   if (options.auth_block_ms > 0) {
@@ -432,10 +437,10 @@ int Serve(const ServeOptions& options) {
   AuthThrottle auth_throttle(clock, throttle_options);
   Router router(
       ingest, *store,
-      [&ingest, &engine, &retention, &alert_dispatcher, &auth_throttle, &http_stats] {
+      [&ingest, &engine, &retention, &alert_dispatcher, &auth_throttle, &http_stats, &rejections] {
         return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations()) +
-               RenderHttpMetrics(http_stats) + RenderRetentionMetrics(retention.stats()) +
-               RenderAlertMetrics([&] {
+               RenderRejectionMetrics(rejections.AllCounts()) + RenderHttpMetrics(http_stats) +
+               RenderRetentionMetrics(retention.stats()) + RenderAlertMetrics([&] {
                  auto stats = alert_dispatcher ? alert_dispatcher->stats()
                                                : alerts::AlertDispatcher::Stats{};
                  // Raised counts with no channel configured too (nothing is sent then).
@@ -477,6 +482,7 @@ int Serve(const ServeOptions& options) {
   catalog.Start();
   retention.Start();
   replays.Start();
+  rejections.Start();
 
   // Which store, said plainly: with PostgreSQL the data directory holds only the node's token.
   const std::string where = postgres
@@ -501,8 +507,9 @@ int Serve(const ServeOptions& options) {
   router.SetDraining();
   (*server)->Shutdown(kShutdownGrace);
   server->reset();
-  api.reset();     // finishes queued API requests while the store is still open
-  replays.Stop();  // a running job keeps its lease; it resumes when the lease expires
+  api.reset();        // finishes queued API requests while the store is still open
+  rejections.Stop();  // writes the rejected requests still queued
+  replays.Stop();     // a running job keeps its lease; it resumes when the lease expires
   catalog.Stop();
   retention.Stop();
   engine.Stop(kShutdownGrace);  // attempts in flight are recorded; the rest keep their lease

@@ -695,6 +695,13 @@ std::string RenderSourceDetail(const json::object& s) {
   out << "  dedup     " << DedupText(s) << "\n";
   out << "  max body  " << Text(s, "max_body") << "\n";
   out << "  defined   " << OriginText(s) << "\n";
+  // Requests refused for a bad signature since the server started (GET .../rejections lists them).
+  if (const json::object* r = Object(s, "rejections"); r && Object(s, "verify")) {
+    out << "  rejected  " << Text(*r, "since_start") << " since the server started";
+    if (Text(*r, "not_recorded") != "0") out << " (" << Text(*r, "not_recorded") << " not kept)";
+    if (Present(*r, "last_at")) out << ", the last at " << Text(*r, "last_at");
+    out << "\n";
+  }
   return out.str();
 }
 

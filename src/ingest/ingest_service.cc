@@ -301,11 +301,15 @@ void IngestService::Handle(http::Request request, const std::string& source,
   }
   const TimePoint now = clock_.Now();
   if (s->verify) {
+    RejectReason reason = RejectReason::kSignatureMismatch;
     Status st = VerifySignature(
-        *s->verify, [&](std::string_view name) { return request.Header(name); }, request.body, now);
+        *s->verify, [&](std::string_view name) { return request.Header(name); }, request.body, now,
+        &reason);
     if (!st.ok()) {
       stats_.rejected.fetch_add(1, std::memory_order_relaxed);
       spdlog::debug("source {}: request refused (401): {}", s->name, st.message());
+      // Counted and queued in memory only: the 401 never waits for the store.
+      if (rejections_) rejections_->Record(*s, reason, st.message(), request, now);
       respond(http::JsonError(401, "unauthenticated", st.message()));
       return;
     }

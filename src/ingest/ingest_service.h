@@ -9,6 +9,7 @@
 #include "common/clock.h"
 #include "http/request.h"
 #include "http/server.h"
+#include "ingest/rejection_recorder.h"
 #include "model/registry.h"
 #include "store/store.h"
 
@@ -64,6 +65,9 @@ class IngestService {
   // the delivery engine: once per batch the store commits together (AppendResult::more_follow),
   // so at least once after each new event. Set before serving.
   void SetOnStored(std::function<void()> on_stored) { on_stored_ = std::move(on_stored); }
+  // Where requests that fail verification are recorded (docs/ingest.md, "Rejected requests");
+  // none when null. Set before serving; must outlive the service.
+  void SetRejections(RejectionRecorder* rejections) { rejections_ = rejections; }
 
  private:
   model::Registry& registry_;
@@ -71,6 +75,7 @@ class IngestService {
   const Clock& clock_;
   IngestStats stats_;
   std::function<void()> on_stored_;
+  RejectionRecorder* rejections_ = nullptr;
 };
 
 }  // namespace hookrelay::ingest

@@ -14,6 +14,15 @@ namespace {
 using model::VerifyConfig;
 using model::VerifyScheme;
 
+// Where the verifiers record which kind of failure they found (Reason below).
+struct Why {
+  RejectReason* out;
+  Status Set(RejectReason r, Status st) const {
+    if (out) *out = r;
+    return st;
+  }
+};
+
 Status Missing(std::string_view header) {
   return Status::Unauthenticated("missing " + std::string(header) + " header");
 }
@@ -69,18 +78,20 @@ bool AnyMatch(const std::vector<std::string>& expected, std::string_view got) {
   return match;
 }
 
-Status VerifyGithub(const VerifyConfig& c, const HeaderLookup& header, std::string_view body) {
+Status VerifyGithub(const VerifyConfig& c, const HeaderLookup& header, std::string_view body,
+                    Why why) {
   auto sig = header("X-Hub-Signature-256");
-  if (!sig) return Missing("X-Hub-Signature-256");
+  if (!sig) return why.Set(RejectReason::kMissingSignature, Missing("X-Hub-Signature-256"));
   std::vector<std::string> expected;
   for (const auto& s : c.secrets) expected.push_back("sha256=" + HexEncode(HmacSha256(s, body)));
-  return AnyMatch(expected, *sig) ? Status::Ok() : Mismatch();
+  return AnyMatch(expected, *sig) ? Status::Ok()
+                                  : why.Set(RejectReason::kSignatureMismatch, Mismatch());
 }
 
 Status VerifyStripe(const VerifyConfig& c, const HeaderLookup& header, std::string_view body,
-                    TimePoint now) {
+                    TimePoint now, Why why) {
   auto sig = header("Stripe-Signature");
-  if (!sig) return Missing("Stripe-Signature");
+  if (!sig) return why.Set(RejectReason::kMissingSignature, Missing("Stripe-Signature"));
   std::optional<int64_t> t;
   std::vector<std::string_view> v1;
   for (std::string_view part : Split(*sig, ',')) {
@@ -90,36 +101,51 @@ Status VerifyStripe(const VerifyConfig& c, const HeaderLookup& header, std::stri
     if (k == "t") t = ParseUnixSeconds(v);
     if (k == "v1") v1.push_back(v);
   }
-  if (!t) return Status::Unauthenticated("Stripe-Signature has no valid t= timestamp");
-  if (v1.empty()) return Status::Unauthenticated("Stripe-Signature has no v1= signature");
-  HR_RETURN_IF_ERROR(CheckTimestamp(*t, now, c.tolerance));
+  if (!t) {
+    return why.Set(RejectReason::kMalformedSignature,
+                   Status::Unauthenticated("Stripe-Signature has no valid t= timestamp"));
+  }
+  if (v1.empty()) {
+    return why.Set(RejectReason::kMalformedSignature,
+                   Status::Unauthenticated("Stripe-Signature has no v1= signature"));
+  }
+  if (Status st = CheckTimestamp(*t, now, c.tolerance); !st.ok()) {
+    return why.Set(RejectReason::kTimestampOutsideTolerance, std::move(st));
+  }
   std::string payload = std::to_string(*t) + "." + std::string(body);
   std::vector<std::string> expected;
   for (const auto& s : c.secrets) expected.push_back(HexEncode(HmacSha256(s, payload)));
   bool match = false;
   for (std::string_view got : v1) match |= AnyMatch(expected, got);
-  return match ? Status::Ok() : Mismatch();
+  return match ? Status::Ok() : why.Set(RejectReason::kSignatureMismatch, Mismatch());
 }
 
-Status VerifyShopify(const VerifyConfig& c, const HeaderLookup& header, std::string_view body) {
+Status VerifyShopify(const VerifyConfig& c, const HeaderLookup& header, std::string_view body,
+                     Why why) {
   auto sig = header("X-Shopify-Hmac-Sha256");
-  if (!sig) return Missing("X-Shopify-Hmac-Sha256");
+  if (!sig) return why.Set(RejectReason::kMissingSignature, Missing("X-Shopify-Hmac-Sha256"));
   std::vector<std::string> expected;
   for (const auto& s : c.secrets) expected.push_back(Base64Encode(HmacSha256(s, body)));
-  return AnyMatch(expected, *sig) ? Status::Ok() : Mismatch();
+  return AnyMatch(expected, *sig) ? Status::Ok()
+                                  : why.Set(RejectReason::kSignatureMismatch, Mismatch());
 }
 
 Status VerifyStandard(const VerifyConfig& c, const HeaderLookup& header, std::string_view body,
-                      TimePoint now) {
+                      TimePoint now, Why why) {
   auto id = header("webhook-id");
   auto ts = header("webhook-timestamp");
   auto sig = header("webhook-signature");
-  if (!id) return Missing("webhook-id");
-  if (!ts) return Missing("webhook-timestamp");
-  if (!sig) return Missing("webhook-signature");
+  if (!id) return why.Set(RejectReason::kMissingSignature, Missing("webhook-id"));
+  if (!ts) return why.Set(RejectReason::kMissingSignature, Missing("webhook-timestamp"));
+  if (!sig) return why.Set(RejectReason::kMissingSignature, Missing("webhook-signature"));
   auto t = ParseUnixSeconds(*ts);
-  if (!t) return Status::Unauthenticated("webhook-timestamp is not a Unix time in seconds");
-  HR_RETURN_IF_ERROR(CheckTimestamp(*t, now, c.tolerance));
+  if (!t) {
+    return why.Set(RejectReason::kMalformedSignature,
+                   Status::Unauthenticated("webhook-timestamp is not a Unix time in seconds"));
+  }
+  if (Status st = CheckTimestamp(*t, now, c.tolerance); !st.ok()) {
+    return why.Set(RejectReason::kTimestampOutsideTolerance, std::move(st));
+  }
   std::string payload = std::string(*id) + "." + std::string(*ts) + "." + std::string(body);
   std::vector<std::string> expected;
   for (const auto& s : c.secrets) {
@@ -136,12 +162,13 @@ Status VerifyStandard(const VerifyConfig& c, const HeaderLookup& header, std::st
     if (entry.substr(0, 3) != "v1,") continue;
     match |= AnyMatch(expected, entry.substr(3));
   }
-  return match ? Status::Ok() : Mismatch();
+  return match ? Status::Ok() : why.Set(RejectReason::kSignatureMismatch, Mismatch());
 }
 
-Status VerifyHmac(const VerifyConfig& c, const HeaderLookup& header, std::string_view body) {
+Status VerifyHmac(const VerifyConfig& c, const HeaderLookup& header, std::string_view body,
+                  Why why) {
   auto sig = header(c.header);
-  if (!sig) return Missing(c.header);
+  if (!sig) return why.Set(RejectReason::kMissingSignature, Missing(c.header));
   std::vector<std::string> expected;
   for (const auto& s : c.secrets) {
     std::string mac = c.algorithm == "sha1"     ? HmacSha1(s, body)
@@ -149,21 +176,33 @@ Status VerifyHmac(const VerifyConfig& c, const HeaderLookup& header, std::string
                                                 : HmacSha256(s, body);
     expected.push_back(c.prefix + (c.encoding == "base64" ? Base64Encode(mac) : HexEncode(mac)));
   }
-  return AnyMatch(expected, *sig) ? Status::Ok() : Mismatch();
+  return AnyMatch(expected, *sig) ? Status::Ok()
+                                  : why.Set(RejectReason::kSignatureMismatch, Mismatch());
 }
 
 }  // namespace
 
-Status VerifySignature(const VerifyConfig& config, const HeaderLookup& header,
-                       std::string_view body, TimePoint now) {
-  switch (config.scheme) {
-    case VerifyScheme::kGithub: return VerifyGithub(config, header, body);
-    case VerifyScheme::kStripe: return VerifyStripe(config, header, body, now);
-    case VerifyScheme::kShopify: return VerifyShopify(config, header, body);
-    case VerifyScheme::kStandard: return VerifyStandard(config, header, body, now);
-    case VerifyScheme::kHmac: return VerifyHmac(config, header, body);
+std::string_view RejectReasonName(RejectReason r) {
+  switch (r) {
+    case RejectReason::kMissingSignature: return "missing_signature";
+    case RejectReason::kMalformedSignature: return "malformed_signature";
+    case RejectReason::kTimestampOutsideTolerance: return "timestamp_outside_tolerance";
+    case RejectReason::kSignatureMismatch: return "signature_mismatch";
   }
-  return Mismatch();
+  return "signature_mismatch";
+}
+
+Status VerifySignature(const VerifyConfig& config, const HeaderLookup& header,
+                       std::string_view body, TimePoint now, RejectReason* reason) {
+  const Why why{reason};
+  switch (config.scheme) {
+    case VerifyScheme::kGithub: return VerifyGithub(config, header, body, why);
+    case VerifyScheme::kStripe: return VerifyStripe(config, header, body, now, why);
+    case VerifyScheme::kShopify: return VerifyShopify(config, header, body, why);
+    case VerifyScheme::kStandard: return VerifyStandard(config, header, body, now, why);
+    case VerifyScheme::kHmac: return VerifyHmac(config, header, body, why);
+  }
+  return why.Set(RejectReason::kSignatureMismatch, Mismatch());
 }
 
 }  // namespace hookrelay::ingest

@@ -76,6 +76,20 @@ Result<int64_t> RetentionJob::RunOnce() {
     // the clock's: it lets other threads run now, whatever time a test's clock says it is.
     if (cv_.wait_for(lock, options_.pause, [this]() REQUIRES(mu_) { return stopping_; })) break;
   }
+  if (options_.rejections_max_age > Duration::zero()) {
+    const TimePoint rejections_cutoff = clock_.Now() - options_.rejections_max_age;
+    for (;;) {
+      Result<int64_t> n = store_.PurgeRejectionsBefore(rejections_cutoff, batch);
+      MutexLock lock(mu_);
+      if (!n.ok()) {
+        ++stats_.passes;
+        ++stats_.failed_passes;
+        return n.status();
+      }
+      stats_.purged_rejections += *n;
+      if (*n < batch || stopping_) break;
+    }
+  }
   MutexLock lock(mu_);
   ++stats_.passes;
   return total;

@@ -24,14 +24,18 @@ struct RetentionOptions {
   int batch = 500;
   // Sleep between two batches of one pass, so queued ingest gets the writer.
   Duration pause = std::chrono::milliseconds(10);
+  // Rejected requests (Store::AppendRejections) received longer ago than this are deleted by each
+  // pass, `batch` at a time; zero keeps them (they stay bounded per source by number).
+  Duration rejections_max_age = std::chrono::days(7);
 };
 
 // Counters for metrics. Monotonic except last_cutoff.
 struct RetentionStats {
-  int64_t purged_events = 0;  // events deleted (with their deliveries and attempts)
-  int64_t batches = 0;        // PurgeEventsBefore calls that succeeded
-  int64_t passes = 0;         // passes finished (successfully or not)
-  int64_t failed_passes = 0;  // passes cut short by a store error
+  int64_t purged_events = 0;      // events deleted (with their deliveries and attempts)
+  int64_t purged_rejections = 0;  // rejected requests deleted past rejections_max_age
+  int64_t batches = 0;            // PurgeEventsBefore calls that succeeded
+  int64_t passes = 0;             // passes finished (successfully or not)
+  int64_t failed_passes = 0;      // passes cut short by a store error
   std::optional<TimePoint> last_cutoff;
 };
 
@@ -39,7 +43,8 @@ struct RetentionStats {
 // a pass every `interval` calls store.PurgeEventsBefore(cutoff, batch) until a batch deletes fewer
 // than `batch` events, sleeping `pause` between batches. Past the window an event can no longer
 // be replayed; an event with a delivery not final yet (scheduled, delivering or paused) is kept
-// by both stores until that delivery ends, and purged by a later pass.
+// by both stores until that delivery ends, and purged by a later pass. Each pass then deletes the
+// rejected requests older than rejections_max_age (Store::PurgeRejectionsBefore).
 //
 // Thread-safe. `store`, `registry` and `clock` must outlive the job.
 class RetentionJob {

@@ -291,6 +291,20 @@ Result<AuditPage> FaultInjectingStore::ListAudit(const std::string& cursor, int 
   return target_->ListAudit(cursor, limit);
 }
 
+Status FaultInjectingStore::AppendRejections(const std::vector<Rejection>& rejections,
+                                             int keep_per_source) {
+  return target_->AppendRejections(rejections, keep_per_source);
+}
+
+Result<RejectionPage> FaultInjectingStore::ListRejections(const std::string& source,
+                                                          const std::string& cursor, int limit) {
+  return target_->ListRejections(source, cursor, limit);
+}
+
+Result<int64_t> FaultInjectingStore::PurgeRejectionsBefore(TimePoint cutoff, int batch) {
+  return target_->PurgeRejectionsBefore(cutoff, batch);
+}
+
 Status FaultInjectingStore::CreateReplayJob(const ReplayJob& job) {
   return target_->CreateReplayJob(job);
 }

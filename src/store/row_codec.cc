@@ -87,6 +87,17 @@ Status CatalogChangedMeanwhile(int64_t expected, int64_t found) {
                              "; try again");
 }
 
+Status CheckRejections(const std::vector<Rejection>& rejections, int keep_per_source) {
+  if (keep_per_source < 1) {
+    return Status::InvalidArgument("keep_per_source must be at least 1", "keep_per_source");
+  }
+  for (const Rejection& r : rejections) {
+    if (r.source.empty()) return Status::InvalidArgument("rejection without a source", "source");
+    if (r.reason.empty()) return Status::InvalidArgument("rejection without a reason", "reason");
+  }
+  return Status::Ok();
+}
+
 Status BadCursor() {
   return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)", "cursor");
 }

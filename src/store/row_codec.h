@@ -38,6 +38,10 @@ bool PutsDestination(const CatalogChange& change, const std::string& name);
 // The answer to a change whose if_version is not the catalog's version any more (both stores).
 Status CatalogChangedMeanwhile(int64_t expected, int64_t found);
 
+// What both stores refuse in AppendRejections before writing anything: keep_per_source < 1, a
+// rejection without a source or a reason.
+Status CheckRejections(const std::vector<Rejection>& rejections, int keep_per_source);
+
 // Every list's answer to a cursor it did not give out (events, audit, replays): one wording.
 Status BadCursor();
 

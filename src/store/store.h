@@ -193,6 +193,27 @@ struct AuditPage {
   std::string next_cursor;
 };
 
+// A request to /in/{source} refused because it failed verification (docs/ingest.md, "Rejected
+// requests"): what it looked like, never its body. Written by ingest::RejectionRecorder.
+struct Rejection {
+  int64_t id = 0;  // assigned by AppendRejections (ignored there); increasing, never reused
+  std::string source;
+  TimePoint received_at{};
+  std::string reason;           // ingest::RejectReasonName: "signature_mismatch", …
+  std::string message;          // the verifier's words; never a secret
+  std::vector<Header> headers;  // as kept for events, with every credential's value replaced
+  int64_t size = 0;             // body bytes
+  std::string sha256;           // the body's SHA-256, lower-case hex
+  std::string remote_addr;      // the peer's IP address ("" when unknown)
+  bool operator==(const Rejection&) const = default;
+};
+
+// Newest first. `next_cursor` is opaque; empty when there is no next page.
+struct RejectionPage {
+  std::vector<Rejection> items;
+  std::string next_cursor;
+};
+
 // A bulk replay job (POST /api/v1/replays): any node may claim it, so all its state is here.
 enum class ReplayJobState { kQueued, kRunning, kDone, kCancelled, kFailed };
 std::string_view ReplayJobStateName(ReplayJobState s);  // "queued", "running", …
@@ -435,6 +456,22 @@ class Store {
   // next_cursor from an earlier page; empty for the first page). Pages stay stable while new
   // entries are appended. kInvalidArgument for a cursor this store did not make.
   virtual Result<AuditPage> ListAudit(const std::string& cursor, int limit) = 0;
+
+  // Rejected requests. AppendRejections writes `rejections` (their ids are ignored: the store
+  // assigns increasing ones) and then, in the same transaction, deletes all but the newest
+  // `keep_per_source` rows of each source it wrote for, so a source never holds more than that.
+  // kInvalidArgument for keep_per_source < 1 or a rejection without a source or reason; nothing
+  // is written then.
+  virtual Status AppendRejections(const std::vector<Rejection>& rejections,
+                                  int keep_per_source) = 0;
+  // Up to `limit` (clamped to [1, 1000]) of `source`'s rejections, newest first, starting after
+  // `cursor` (a next_cursor from an earlier page; empty for the first). Pages stay stable while
+  // rejections are appended. kInvalidArgument for a cursor this store did not make.
+  virtual Result<RejectionPage> ListRejections(const std::string& source, const std::string& cursor,
+                                               int limit) = 0;
+  // Deletes up to `batch` rejections (of any source) received before `cutoff`, oldest first.
+  // Returns how many were deleted.
+  virtual Result<int64_t> PurgeRejectionsBefore(TimePoint cutoff, int batch) = 0;
 
   // Bulk replay jobs. CreateReplayJob stores `job` as given (kInvalidArgument for an empty id,
   // kFailedPrecondition when the id exists).

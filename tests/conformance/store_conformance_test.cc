@@ -1672,6 +1672,148 @@ TEST_P(StoreConformanceTest, AuditSurvivesEventPurge) {
   EXPECT_EQ(store_->ListAudit("", 10)->items.size(), 1u);
 }
 
+Rejection MakeRejection(const std::string& source, TimePoint at, std::string reason, int64_t size) {
+  Rejection r;
+  r.source = source;
+  r.received_at = at;
+  r.reason = std::move(reason);
+  r.message = "signature does not match any configured secret";
+  // Byte-exact headers: a NUL and bytes that are not UTF-8 come back as written.
+  r.headers = {{"Content-Type", "application/json"},
+               {"X-Hub-Signature-256", "(redacted)"},
+               {"X-Odd", std::string("a\0b\xff", 4)}};
+  r.size = size;
+  r.sha256 = std::string(64, 'a');
+  r.remote_addr = "192.0.2.7";
+  return r;
+}
+
+Rejection WithoutId(Rejection r) {
+  r.id = 0;
+  return r;
+}
+
+TEST_P(StoreConformanceTest, RejectionsListNewestFirstPerSourceInStablePages) {
+  Result<RejectionPage> empty = store_->ListRejections("github", "", 10);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_TRUE(empty->items.empty());
+  EXPECT_TRUE(empty->next_cursor.empty());
+
+  std::vector<Rejection> github;
+  for (int i = 0; i < 5; ++i) {
+    Rejection r = MakeRejection("github", clock_.Now(),
+                                i % 2 ? "signature_mismatch" : "missing_signature", i);
+    r.id = 999;  // ignored: the store assigns ids
+    github.push_back(r);
+    clock_.Advance(seconds(1));
+  }
+  Rejection other = MakeRejection("stripe", clock_.Now(), "timestamp_outside_tolerance", 7);
+  other.remote_addr = "";
+  // One call, two sources, in one transaction.
+  ASSERT_TRUE(store_->AppendRejections({github[0], github[1], other, github[2]}, 100).ok());
+  ASSERT_TRUE(store_->AppendRejections({github[3], github[4]}, 100).ok());
+  for (Rejection& r : github) r.id = 0;
+  other.id = 0;
+
+  Result<RejectionPage> p1 = store_->ListRejections("github", "", 2);
+  ASSERT_TRUE(p1.ok()) << p1.status().ToString();
+  ASSERT_EQ(p1->items.size(), 2u);
+  EXPECT_EQ(WithoutId(p1->items[0]), github[4]);
+  EXPECT_EQ(WithoutId(p1->items[1]), github[3]);
+  EXPECT_GT(p1->items[0].id, p1->items[1].id);
+  ASSERT_FALSE(p1->next_cursor.empty());
+  // A new row does not shift the pages already being read.
+  ASSERT_TRUE(
+      store_
+          ->AppendRejections({MakeRejection("github", clock_.Now(), "signature_mismatch", 9)}, 100)
+          .ok());
+  Result<RejectionPage> p2 = store_->ListRejections("github", p1->next_cursor, 2);
+  ASSERT_TRUE(p2.ok()) << p2.status().ToString();
+  ASSERT_EQ(p2->items.size(), 2u);
+  EXPECT_EQ(WithoutId(p2->items[0]), github[2]);
+  EXPECT_EQ(WithoutId(p2->items[1]), github[1]);
+  Result<RejectionPage> p3 = store_->ListRejections("github", p2->next_cursor, 2);
+  ASSERT_TRUE(p3.ok()) << p3.status().ToString();
+  ASSERT_EQ(p3->items.size(), 1u);
+  EXPECT_EQ(WithoutId(p3->items[0]), github[0]);
+  EXPECT_TRUE(p3->next_cursor.empty());
+
+  Result<RejectionPage> stripe = store_->ListRejections("stripe", "", 10);
+  ASSERT_TRUE(stripe.ok());
+  ASSERT_EQ(stripe->items.size(), 1u);
+  EXPECT_EQ(WithoutId(stripe->items[0]), other);
+  EXPECT_TRUE(store_->ListRejections("nobody", "", 10)->items.empty());
+  // The limit is clamped to [1, 1000].
+  EXPECT_EQ(store_->ListRejections("github", "", 0)->items.size(), 1u);
+  EXPECT_EQ(store_->ListRejections("github", "", 100000)->items.size(), 6u);
+  for (const std::string cursor : {"x", "12abc", "-1", "0", " 5", "99999999999999999999999"}) {
+    Result<RejectionPage> bad = store_->ListRejections("github", cursor, 10);
+    EXPECT_EQ(bad.status().code(), Status::Code::kInvalidArgument) << cursor;
+  }
+}
+
+TEST_P(StoreConformanceTest, RejectionsKeepTheNewestPerSourceAndRefuseBadInput) {
+  for (int batch = 0; batch < 4; ++batch) {
+    std::vector<Rejection> rows;
+    for (int i = 0; i < 5; ++i) {
+      rows.push_back(MakeRejection("github", clock_.Now(), "signature_mismatch", batch * 5 + i));
+    }
+    ASSERT_TRUE(store_->AppendRejections(rows, 3).ok());
+    ASSERT_TRUE(store_
+                    ->AppendRejections(
+                        {MakeRejection("shopify", clock_.Now(), "missing_signature", batch)}, 3)
+                    .ok());
+  }
+  Result<RejectionPage> github = store_->ListRejections("github", "", 100);
+  ASSERT_TRUE(github.ok());
+  ASSERT_EQ(github->items.size(), 3u) << "only the newest 3 of the source are kept";
+  EXPECT_EQ(github->items[0].size, 19);
+  EXPECT_EQ(github->items[2].size, 17);
+  Result<RejectionPage> shopify = store_->ListRejections("shopify", "", 100);
+  ASSERT_EQ(shopify->items.size(), 3u) << "each source has its own bound";
+  EXPECT_EQ(shopify->items[0].size, 3);
+
+  EXPECT_EQ(store_->AppendRejections({MakeRejection("github", clock_.Now(), "x", 1)}, 0).code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(store_->AppendRejections({MakeRejection("", clock_.Now(), "x", 1)}, 3).code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(store_
+                ->AppendRejections({MakeRejection("github", clock_.Now(), "x", 1),
+                                    MakeRejection("github", clock_.Now(), "", 1)},
+                                   3)
+                .code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(store_->ListRejections("github", "", 100)->items[0].size, 19) << "nothing written";
+  EXPECT_TRUE(store_->AppendRejections({}, 3).ok());
+}
+
+TEST_P(StoreConformanceTest, RejectionsArePurgedByAgeOldestFirstInBatches) {
+  const TimePoint t0 = clock_.Now();
+  std::vector<Rejection> rows;
+  for (int i = 0; i < 6; ++i)
+    rows.push_back(MakeRejection(i % 2 ? "a" : "b", t0 + minutes(i), "signature_mismatch", i));
+  ASSERT_TRUE(store_->AppendRejections(rows, 100).ok());
+  EXPECT_EQ(*store_->PurgeRejectionsBefore(t0, 100), 0);
+  EXPECT_EQ(*store_->PurgeRejectionsBefore(t0 + minutes(4), 0), 0);
+  // Four are older than t0 + 4m: two per batch of two.
+  EXPECT_EQ(*store_->PurgeRejectionsBefore(t0 + minutes(4), 2), 2);
+  EXPECT_EQ(store_->ListRejections("b", "", 10)->items.size(), 2u)
+      << "the oldest (0, 2) went first";
+  EXPECT_EQ(*store_->PurgeRejectionsBefore(t0 + minutes(4), 2), 2);
+  EXPECT_EQ(*store_->PurgeRejectionsBefore(t0 + minutes(4), 2), 0);
+  Result<RejectionPage> a = store_->ListRejections("a", "", 10);
+  ASSERT_EQ(a->items.size(), 1u);
+  EXPECT_EQ(a->items[0].size, 5);
+  Result<RejectionPage> b = store_->ListRejections("b", "", 10);
+  ASSERT_EQ(b->items.size(), 1u);
+  EXPECT_EQ(b->items[0].size, 4);
+  // Events are not touched by it, nor rejections by the events' purge.
+  Append(MakeEvent(clock_, random_, "{}", {}));  // no deliveries: nothing pending
+  clock_.Advance(hours(1));
+  EXPECT_EQ(*store_->PurgeEventsBefore(clock_.Now(), 100), 1);
+  EXPECT_EQ(store_->ListRejections("a", "", 10)->items.size(), 1u);
+}
+
 TEST_P(StoreConformanceTest, CreateReplaysStartsChainsDueWhenToldAndSkipsMissingEvents) {
   const std::string a = Append(MakeEvent(clock_, random_, "{}", {"billing", "crm"}));
   const std::string b = Append(MakeEvent(clock_, random_, "{}", {"billing"}));

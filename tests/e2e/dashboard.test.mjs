@@ -60,6 +60,10 @@ writeFileSync(join(dir, "hookrelay.toml"), `
 [[sources]]
 name = "shop"
 
+[[sources]]
+name = "signed"
+verify = { scheme = "github", secrets = ["e2e-github-secret-never-shown"] }
+
 [[destinations]]
 name = "billing"
 url = "${sinkUrl}/billing"
@@ -72,6 +76,10 @@ policy = { strategy = "ladder", delays = ["1s"], max_attempts = 1 }
 
 [[routes]]
 source = "shop"
+destination = "billing"
+
+[[routes]]
+source = "signed"
 destination = "billing"
 
 [[routes]]
@@ -374,6 +382,36 @@ try {
   await page.getByText("Deleted route partner:billing.").waitFor();
   log("created a source and a route through the forms, deleted the route");
 
+  // 6c2. A badly signed request: 401, not forwarded, and listed on its source's page (written off
+  // the request path, so the page is reloaded until the row is there).
+  const badSig = await fetch(`${base}/in/signed`, { method: "POST", headers: { "Content-Type": "application/json",
+    "X-Hub-Signature-256": `sha256=${"0".repeat(64)}`, Authorization: "Bearer provider-token-e2e" }, body: '{"rejected":"e2e"}' });
+  if (badSig.status !== 401) fail(`a badly signed request answered ${badSig.status}`);
+  await page.goto(`${base}/ui/#/sources/signed`);
+  for (let i = 0; ; i++) {
+    await page.getByRole("heading", { name: "Rejected requests" }).waitFor();
+    await page.waitForTimeout(200);
+    if (await page.locator("tr.rejection").count()) break;
+    if (i === 25) { await page.screenshot({ path: join(outDir, "rejections-missing.png") }); fail("the rejected request is not listed on the source page"); }
+    await page.reload();
+  }
+  const rejRow = page.locator("tr.rejection").first();
+  await rejRow.getByText("signature mismatch").waitFor();
+  await rejRow.getByText("18 B").waitFor();
+  await rejRow.locator("summary").click();
+  await rejRow.getByText("X-Hub-Signature-256: (redacted)").waitFor();
+  // The headers expanded, at phone width too (the visits below show the page as it loads).
+  await shot(page, "source-rejection-headers", "desktop");
+  const desktopSize = page.viewportSize();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await rejRow.scrollIntoViewIfNeeded();
+  await shot(page, "source-rejection-headers", "phone");
+  await page.setViewportSize(desktopSize);
+  const html = await page.content();
+  if (html.includes("provider-token-e2e") || html.includes("0".repeat(64)) || html.includes("e2e-github-secret-never-shown")) fail("the rejection shows a credential");
+  if (sinkHits.some((hit) => hit.body.includes("rejected"))) fail("a badly signed request was forwarded");
+  log("a badly signed request: 401, not forwarded, listed with its reason, headers redacted");
+
   // 6d. Binary payloads are shown as hex.
   const bin = await fetch(`${base}/in/shop`, { method: "POST", headers: { "Content-Type": "application/octet-stream" },
     body: new Uint8Array(Array.from({ length: 300 }, (_, i) => i % 256)) });
@@ -479,6 +517,7 @@ try {
     ["#/destinations/+new", "destination-new", "#d-name"],
     ["#/sources", "sources", "tbody tr"],
     ["#/sources/shop", "source", "dl.kv"],
+    ["#/sources/signed", "source-rejections", "tr.rejection"],
     ["#/routes", "routes", "tbody tr"],
     ["#/replays", "replays", "tbody tr"],
     [`#/replays/${jobId}`, "replay", "#job-total"],

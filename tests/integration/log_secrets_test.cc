@@ -280,6 +280,7 @@ class LogSecretsTest : public ::testing::TestWithParam<std::string> {
     json::value sources = ApiJson("/api/v1/sources");
     for (const json::value& s : sources.at("items").as_array()) {
       ApiJson("/api/v1/sources/" + std::string(s.at("name").as_string()));
+      ApiJson("/api/v1/sources/" + std::string(s.at("name").as_string()) + "/rejections");
     }
     json::value destinations = ApiJson("/api/v1/destinations");
     for (const json::value& d : destinations.at("items").as_array()) {

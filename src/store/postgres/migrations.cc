@@ -234,6 +234,25 @@ DROP TABLE events_v1;
 CREATE INDEX deliveries_open_event ON deliveries (event_id)
   WHERE status IN ('scheduled', 'delivering', 'paused');
 )sql"},
+    {kTimePartitionsVersion + 1, "rejected requests: rejections", R"sql(
+-- Requests to /in/{source} refused because they failed verification (Store::AppendRejections):
+-- never their bodies. Bounded: each append keeps only the newest rows of each source it wrote
+-- for, retention deletes rows past their age. Identity ids are never reused, so a cursor (the last
+-- id seen) never points at another row.
+CREATE TABLE rejections (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  source text NOT NULL,
+  received_at bigint NOT NULL,
+  reason text NOT NULL,
+  message text NOT NULL,
+  headers bytea NOT NULL,
+  size bigint NOT NULL,
+  sha256 text NOT NULL,
+  remote_addr text NOT NULL
+);
+CREATE INDEX rejections_source ON rejections (source, id);
+CREATE INDEX rejections_received ON rejections (received_at);
+)sql"},
 };
 
 Result<uint64_t> FreshIdBits() {

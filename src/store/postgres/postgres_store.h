@@ -99,6 +99,10 @@ class PostgresStore final : public Store {
   Result<int64_t> CountDeliveries(DeliveryStatus status) override;
   Status AppendAudit(const AuditEntry& entry) override;
   Result<AuditPage> ListAudit(const std::string& cursor, int limit) override;
+  Status AppendRejections(const std::vector<Rejection>& rejections, int keep_per_source) override;
+  Result<RejectionPage> ListRejections(const std::string& source, const std::string& cursor,
+                                       int limit) override;
+  Result<int64_t> PurgeRejectionsBefore(TimePoint cutoff, int batch) override;
   Status CreateReplayJob(const ReplayJob& job) override;
   Result<std::optional<ReplayJob>> GetReplayJob(const std::string& id) override;
   Result<ReplayJobPage> ListReplayJobs(const std::string& cursor, int limit) override;

@@ -170,6 +170,27 @@ CREATE TABLE stats_minute (
 ALTER TABLE breakers ADD COLUMN paused_reason TEXT;
 ALTER TABLE breakers ADD COLUMN paused_since INTEGER;
 )sql"},
+    {3, "rejected requests: rejections", R"sql(
+-- Requests to /in/{source} refused because they failed verification (Store::AppendRejections):
+-- never their bodies. Bounded: each append keeps only the newest rows of each source, retention
+-- deletes rows past their age. AUTOINCREMENT: ids are never reused, so a cursor (the last id
+-- seen) never points at another row after the newest ones were pruned.
+CREATE TABLE rejections (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  source TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  message TEXT NOT NULL,
+  headers BLOB NOT NULL,
+  size INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  remote_addr TEXT NOT NULL
+);
+-- A source's page, newest first, and its pruning to the newest N.
+CREATE INDEX rejections_source ON rejections(source, id);
+-- Retention by age.
+CREATE INDEX rejections_received ON rejections(received_at);
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

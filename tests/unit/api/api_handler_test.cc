@@ -79,6 +79,15 @@ class ApiHandlerTest : public ::testing::Test {
       std::lock_guard lock(calls_mu_);
       calls_.push_back("replay_job_queued");
     };
+    controls.rejection_counts = [](const std::string& source) {
+      ingest::RejectionCounts c;
+      if (source == "github") {
+        c.total = 7;
+        c.not_recorded = 5;
+        c.by_reason[3] = 7;
+      }
+      return c;
+    };
     handler_ = std::make_unique<ApiHandler>([](std::string_view h) { return h == kToken; }, *store_,
                                             registry_,
                                             [this] {
@@ -247,6 +256,56 @@ TEST_F(ApiHandlerTest, ServesEachRouteAndNoSecrets) {
     EXPECT_EQ(res.body.find(test::kSigningSecret), std::string::npos) << route.path;
     EXPECT_EQ(res.body.find(test::kVerifySecret), std::string::npos) << route.path;
   }
+}
+
+TEST_F(ApiHandlerTest, RejectionsListNewestFirstWithTheCounts) {
+  std::vector<store::Rejection> rows;
+  for (int i = 0; i < 3; ++i) {
+    store::Rejection r;
+    r.source = "github";
+    r.received_at = clock_.Now() + std::chrono::seconds(i);
+    r.reason = "signature_mismatch";
+    r.message = "signature does not match any configured secret";
+    // A name that looks like a credential is hidden even if a value got through.
+    r.headers = {{"X-GitHub-Event", "push"}, {"X-Hub-Signature-256", "sha256=leaked"}};
+    r.size = i;
+    r.sha256 = std::string(64, 'f');
+    r.remote_addr = i == 0 ? "" : "192.0.2.1";
+    rows.push_back(r);
+  }
+  ASSERT_TRUE(store_->AppendRejections(rows, 100).ok());
+  http::Response r = handler_->Respond(Get("/api/v1/sources/github/rejections?limit=2"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::object page = json::parse(r.body).as_object();
+  const json::array& items = page.at("items").as_array();
+  ASSERT_EQ(items.size(), 2u);
+  EXPECT_EQ(items[0].at("size").as_int64(), 2);
+  EXPECT_EQ(items[1].at("size").as_int64(), 1);
+  EXPECT_TRUE(items[0].at("id").is_string());
+  EXPECT_EQ(items[0].at("reason").as_string(), "signature_mismatch");
+  EXPECT_EQ(items[0].at("remote_addr").as_string(), "192.0.2.1");
+  EXPECT_EQ(items[0].at("headers").as_array()[1].as_array()[1].as_string(), "(redacted)");
+  EXPECT_EQ(r.body.find("leaked"), std::string::npos);
+  EXPECT_EQ(page.at("counts").at("since_start").as_int64(), 7);
+  EXPECT_EQ(page.at("counts").at("not_recorded").as_int64(), 5);
+  EXPECT_EQ(page.at("counts").at("by_reason").at("signature_mismatch").as_int64(), 7);
+  const std::string cursor(page.at("next_cursor").as_string());
+  r = handler_->Respond(Get("/api/v1/sources/github/rejections?limit=2&cursor=" + cursor));
+  ASSERT_EQ(r.status, 200) << r.body;
+  page = json::parse(r.body).as_object();
+  ASSERT_EQ(page.at("items").as_array().size(), 1u);
+  EXPECT_TRUE(page.at("items").as_array()[0].at("remote_addr").is_null());
+  EXPECT_TRUE(page.at("next_cursor").is_null());
+
+  r = handler_->Respond(Get("/api/v1/sources/github"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("rejections").at("since_start").as_int64(), 7);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/sources/nope/rejections")).status, 404);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/sources/github/rejections?cursor=zz")).status, 400);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/sources/github/rejections?limit=1001")).status, 400);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/sources/github/rejections?since=1")).status, 400);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/sources/github/rejections", "GET", "")).status, 401);
+  EXPECT_EQ(handler_->Respond(Get("/api/v1/sources/github/rejections", "POST")).status, 405);
 }
 
 TEST_F(ApiHandlerTest, PauseResumeResetBreakerCallTheEngineAndAudit) {

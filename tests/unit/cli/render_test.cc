@@ -272,6 +272,15 @@ TEST_F(RenderTest, Sources) {
   EXPECT_CONTAINS(detail, "  max body  5MiB\n");
   EXPECT_CONTAINS(detail, "  defined   config file\n");
   EXPECT_LACKS(RenderSourceDetail(items[1].as_object()), "secret");
+  EXPECT_LACKS(detail, "rejected");
+  json::object counted = items[0].as_object();
+  counted["rejections"] = json::parse(
+      R"({"since_start": 12, "not_recorded": 2, "last_at": "2026-11-30T06:00:00.000Z"})");
+  EXPECT_CONTAINS(RenderSourceDetail(counted),
+                  "  rejected  12 since the server started (2 not kept), the last at "
+                  "2026-11-30T06:00:00.000Z\n");
+  counted["rejections"] = json::parse(R"({"since_start": 0, "not_recorded": 0, "last_at": null})");
+  EXPECT_CONTAINS(RenderSourceDetail(counted), "  rejected  0 since the server started\n");
   EXPECT_EQ(RenderSourceList(json::array{}), "No sources.\n");
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "common/crypto.h"
 
@@ -135,6 +136,72 @@ TEST(VerifyTest, AbsurdTimestampsAreRejectedNotOverflowed) {
     Status st = VerifySignature(c, h.Lookup(), "{}", AtUnix(1614265330));
     EXPECT_EQ(st.code(), Status::Code::kUnauthenticated) << ts;
   }
+}
+
+}  // namespace
+}  // namespace hookrelay::ingest
+
+namespace hookrelay::ingest {
+namespace {
+
+RejectReason ReasonOf(const VerifyConfig& c, const Headers& h, std::string_view body,
+                      TimePoint now) {
+  const RejectReason unset = static_cast<RejectReason>(99);  // no reason of the set
+  RejectReason reason = unset;
+  Status st = VerifySignature(c, h.Lookup(), body, now, &reason);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(reason, unset) << st.ToString();
+  return reason;
+}
+
+// Every failure names one of the fixed reasons (a metrics label, an API field).
+TEST(VerifyTest, FailuresSayWhichReason) {
+  auto gh = Config(VerifyScheme::kGithub, {"s"});
+  EXPECT_EQ(ReasonOf(gh, {}, "{}", AtUnix(0)), RejectReason::kMissingSignature);
+  EXPECT_EQ(ReasonOf(gh, {{{"x-hub-signature-256", "sha256=00"}}}, "{}", AtUnix(0)),
+            RejectReason::kSignatureMismatch);
+
+  auto stripe = Config(VerifyScheme::kStripe, {"s"});
+  const int64_t t = 1614265330;
+  const std::string v1 = HexEncode(HmacSha256("s", std::to_string(t) + ".{}"));
+  Headers good{{{"stripe-signature", "t=" + std::to_string(t) + ",v1=" + v1}}};
+  RejectReason untouched = RejectReason::kMalformedSignature;
+  EXPECT_TRUE(VerifySignature(stripe, good.Lookup(), "{}", AtUnix(t), &untouched).ok());
+  EXPECT_EQ(untouched, RejectReason::kMalformedSignature) << "left alone on success";
+  EXPECT_EQ(ReasonOf(stripe, good, "{}", AtUnix(t + 3600)),
+            RejectReason::kTimestampOutsideTolerance);
+  EXPECT_EQ(ReasonOf(stripe, good, "{} ", AtUnix(t)), RejectReason::kSignatureMismatch);
+  EXPECT_EQ(ReasonOf(stripe, {{{"stripe-signature", "v1=" + v1}}}, "{}", AtUnix(t)),
+            RejectReason::kMalformedSignature);
+  EXPECT_EQ(ReasonOf(stripe, {{{"stripe-signature", "t=" + std::to_string(t)}}}, "{}", AtUnix(t)),
+            RejectReason::kMalformedSignature);
+
+  auto standard = Config(VerifyScheme::kStandard, {"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"});
+  EXPECT_EQ(
+      ReasonOf(standard,
+               {{{"webhook-id", "m"}, {"webhook-timestamp", "x"}, {"webhook-signature", "v1,x"}}},
+               "{}", AtUnix(t)),
+      RejectReason::kMalformedSignature);
+  EXPECT_EQ(
+      ReasonOf(standard,
+               {{{"webhook-id", "m"}, {"webhook-timestamp", "1"}, {"webhook-signature", "v1,x"}}},
+               "{}", AtUnix(t)),
+      RejectReason::kTimestampOutsideTolerance);
+  EXPECT_EQ(ReasonOf(standard, {{{"webhook-id", "m"}}}, "{}", AtUnix(t)),
+            RejectReason::kMissingSignature);
+
+  auto hmac = Config(VerifyScheme::kHmac, {"s"});
+  hmac.header = "X-Sig";
+  EXPECT_EQ(ReasonOf(hmac, {}, "{}", AtUnix(0)), RejectReason::kMissingSignature);
+  EXPECT_EQ(ReasonOf(Config(VerifyScheme::kShopify, {"s"}), {{{"x-shopify-hmac-sha256", "x"}}},
+                     "{}", AtUnix(0)),
+            RejectReason::kSignatureMismatch);
+
+  std::set<std::string_view> names;
+  for (RejectReason r : kRejectReasons) names.insert(RejectReasonName(r));
+  EXPECT_EQ(names,
+            (std::set<std::string_view>{"missing_signature", "malformed_signature",
+                                        "timestamp_outside_tolerance", "signature_mismatch"}));
 }
 
 }  // namespace

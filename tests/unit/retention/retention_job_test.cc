@@ -137,6 +137,32 @@ TEST_F(RetentionJobTest, CutoffFollowsTheLiveCatalog) {
   EXPECT_FALSE(Exists(id));
 }
 
+// Rejected requests go by their own age (7 days by default), in batches, whatever the windows.
+TEST_F(RetentionJobTest, PurgesRejectionsPastTheirAge) {
+  std::vector<store::Rejection> rows;
+  for (int i = 0; i < 5; ++i) {
+    store::Rejection r;
+    r.source = "github";
+    r.received_at = clock_.Now() + std::chrono::minutes(i);
+    r.reason = "signature_mismatch";
+    rows.push_back(r);
+  }
+  ASSERT_TRUE(store_->AppendRejections(rows, 100).ok());
+  RetentionJob job(*store_, registry_, clock_, {.interval = hours(1), .batch = 2});
+  clock_.Advance(7 * kDay);
+  EXPECT_EQ(*job.RunOnce(), 0);
+  EXPECT_EQ(job.stats().purged_rejections, 0) << "none is older than 7 days yet";
+  clock_.Advance(std::chrono::minutes(3));  // the first three are now
+  ASSERT_TRUE(job.RunOnce().ok());
+  EXPECT_EQ(job.stats().purged_rejections, 3);
+  EXPECT_EQ(store_->ListRejections("github", "", 10)->items.size(), 2u);
+  RetentionJob keeping(*store_, registry_, clock_,
+                       {.interval = hours(1), .rejections_max_age = Duration::zero()});
+  clock_.Advance(kDay);
+  ASSERT_TRUE(keeping.RunOnce().ok());
+  EXPECT_EQ(store_->ListRejections("github", "", 10)->items.size(), 2u) << "zero keeps them";
+}
+
 // On simulated time: the first pass runs at Start, then the thread sleeps through the clock for
 // exactly one interval; a clock moved short of it runs no pass, moved to it runs the next one,
 // which takes the events that aged past the window meanwhile.

@@ -1,7 +1,9 @@
 // Sources: the ingest URL to copy, verification scheme, dedup rule; create / edit / delete for
-// API-owned ones. Verification secrets are write-only (shown as a count).
+// API-owned ones. Verification secrets are write-only (shown as a count). A source's page lists
+// its rejected requests (failed verification), newest first.
 import { h, message, table, copyButton, replace } from "../dom.js";
-import { get, post, patch, del, enc } from "../api.js";
+import { get, post, patch, del, enc, qs } from "../api.js";
+import { time, bytes } from "../format.js";
 import { input, select, originNote } from "./common.js";
 
 const SCHEMES = ["none", "github", "stripe", "shopify", "standard", "hmac"];
@@ -29,6 +31,52 @@ async function list(main) {
     h("td", null, h("span", null, h("code", null, ingestUrl(s.name)), copyButton(ingestUrl(s.name)))),
     h("td", null, s.verify ? `${s.verify.scheme} (${s.verify.secrets_set ?? 0} secret${s.verify.secrets_set === 1 ? "" : "s"})` : "none"),
     h("td", null, dedupText(s)), h("td", null, s.origin))), { label: "Sources", stack: true }));
+}
+
+const REASONS = {
+  missing_signature: "signature missing",
+  malformed_signature: "signature malformed",
+  timestamp_outside_tolerance: "timestamp outside tolerance",
+  signature_mismatch: "signature mismatch",
+};
+
+// "Rejected requests": requests that failed verification (401, not forwarded). Counts are exact
+// since the process started; the rows are a bounded sample (docs/ingest.md).
+async function rejections(main, name, s) {
+  const c = s.rejections || { since_start: 0, not_recorded: 0 };
+  const section = h("section", { "aria-labelledby": "rejections-h" }, h("h2", { id: "rejections-h" }, "Rejected requests"));
+  main.append(section);
+  const summary = c.since_start
+    ? `${c.since_start} refused since hookrelay started${c.last_at ? ", the last " : ""}`
+    : "None refused since hookrelay started.";
+  section.append(h("p", { class: "muted" }, summary, c.last_at ? time(c.last_at) : null,
+    c.not_recorded ? ` (${c.not_recorded} counted but not kept: too many at once)` : null));
+  const tbody = h("tbody");
+  const wrap = h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Rejected requests table" },
+    h("table", { "aria-label": "Rejected requests", class: "stack" },
+      h("thead", null, h("tr", null, ["When", "Reason", "Size", "From", "Headers"].map((x) => h("th", { scope: "col" }, x)))), tbody));
+  const pager = h("div", { class: "pager" });
+  section.append(wrap, pager);
+  let cursor = null;
+  let n = 0;
+  async function more() {
+    const r = await get(`/sources/${enc(name)}/rejections${qs({ cursor, limit: 20 })}`);
+    for (const x of r.items) {
+      n += 1;
+      tbody.append(h("tr", { class: "rejection" }, h("td", { "data-label": "When" }, time(x.received_at)),
+        // One child per cell: on a phone each cell is a grid of its label and one column.
+        h("td", { "data-label": "Reason" }, h("div", null, h("span", { class: "badge s-failed" }, REASONS[x.reason] || x.reason), h("div", { class: "muted" }, x.message))),
+        h("td", { "data-label": "Size" }, h("div", null, bytes(x.size), h("div", { class: "mono muted", title: `SHA-256 ${x.sha256}` }, `sha256 ${x.sha256.slice(0, 12)}…`))),
+        h("td", { class: "mono", "data-label": "From" }, x.remote_addr || ""),
+        h("td", { "data-label": "Headers" }, h("details", null, h("summary", null, `${x.headers.length} header${x.headers.length === 1 ? "" : "s"}`),
+          h("pre", { class: "headers" }, x.headers.map(([k, v]) => `${k}: ${v}`).join("\n"))))));
+    }
+    cursor = r.next_cursor;
+    replace(pager, cursor ? h("button", { type: "button", onclick: () => more().catch((e) => replace(pager, message("error", e.message))) }, "Older rejections")
+      : h("span", { class: "muted" }, n ? `${n} kept, all shown.` : ""));
+  }
+  try { await more(); } catch (e) { replace(pager, message("error", e.message)); }
+  if (n === 0) wrap.hidden = true;
 }
 
 function fields(s) {
@@ -83,6 +131,7 @@ async function detail(main, ctx) {
     h("p", null, h("a", { class: "button", href: `#/events?source=${enc(name)}` }, "Events of this source")),
     originNote(s),
     h("details", null, h("summary", null, "As stored (secrets redacted)"), h("pre", null, JSON.stringify(s, null, 2))));
+  if (s.verify) await rejections(main, name, s);
   if (s.origin === "config") return;
   const form = h("form", { novalidate: true, "aria-label": `Edit ${name}` }, fields(s),
     h("div", { class: "row" }, h("button", { type: "submit", class: "primary" }, "Save changes"), h("button", { type: "button", class: "danger", id: "delete" }, "Delete source")));
