@@ -9,6 +9,7 @@
 #include "api/api_routes.h"
 #include "api/openapi.h"
 #include "api/stats.h"
+#include "catalog/tls_files.h"
 #include "common/id.h"
 #include "common/random.h"
 #include "common/thread_name.h"
@@ -355,6 +356,10 @@ http::Response ApiHandler::ChangeCatalog(const http::Request& request, RouteId r
   }
   auto body = ParseCatalogBody(request.body);
   if (!body.ok()) return FromStatus(body.status());
+  if (kind == store::CatalogKind::kDestination) {
+    // "@/path" in "tls": read on this host now, and stored as the text (see InlineTlsFiles).
+    if (Status s = catalog::InlineTlsFiles(*body, ""); !s.ok()) return fail(s);
+  }
   if (op == Op::kUpdate) {
     if (Status s = controls_.catalog->Update(kind, name, *body, actor); !s.ok()) return fail(s);
     return CatalogView(kind, name);

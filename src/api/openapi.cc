@@ -566,7 +566,18 @@ constexpr std::string_view kDocument = R"json({
           "note": {"type": "string", "description": "only when pause or resume changed nothing: \"already paused\", \"not paused\""},
           "forward_headers": {"oneOf": [{"type": "string", "enum": ["all", "none"]},
                                         {"type": "array", "items": {"type": "string"}}]},
-          "secret_headers": {"type": "array", "items": {"type": "string"}}
+          "secret_headers": {"type": "array", "items": {"type": "string"}},
+          "tls": {"type": ["object", "null"], "description": "the client certificate (a summary), whether a key is set (never the key), the CA bundle's certificates; null when no tls is set",
+                  "properties": {"client_cert": {"type": ["object", "null"],
+                                                 "properties": {"subject": {"type": "string"}, "issuer": {"type": "string"},
+                                                                "not_after": {"type": "string", "format": "date-time"},
+                                                                "sha256": {"type": "string", "description": "of the certificate's DER, hex"}}},
+                                 "client_key_set": {"type": "boolean"},
+                                 "ca_file": {"type": ["object", "null"],
+                                             "properties": {"certificates": {"type": "integer"},
+                                                            "subjects": {"type": "array", "items": {"type": "string"}}}}}},
+          "auth": {"type": ["object", "null"], "description": "the credential's kind (and a basic credential's username), never the token or password; null when none",
+                   "properties": {"type": {"type": "string", "enum": ["bearer", "basic"]}, "username": {"type": "string"}}}
         }
       },
       "DestinationList": {
@@ -692,7 +703,16 @@ constexpr std::string_view kDocument = R"json({
                                         {"type": "array", "items": {"type": "string"}}],
                               "description": "received headers sent on to the destination (default all); hop-by-hop ones, Host, Content-Length, Expect, Authorization, Cookie are never sent"},
           "secret_headers": {"type": "array", "items": {"type": "string"},
-                             "description": "header names whose values are shown as (redacted)"}
+                             "description": "header names whose values are shown as (redacted)"},
+          "tls": {"type": ["object", "null"], "additionalProperties": false,
+                  "description": "client certificate and private CA; each value is PEM text, or \"@/absolute/path\" of a PEM file on the hookrelay host, read when the request is made and stored as text (ca_file also takes the path without @); in a PATCH, members not given are kept",
+                  "properties": {"client_cert": {"type": ["string", "null"], "description": "PEM: the certificate, then any intermediates; requires client_key"},
+                                 "client_key": {"type": ["string", "null"], "description": "PEM, unencrypted; must match client_cert; write-only"},
+                                 "ca_file": {"type": ["string", "null"], "description": "PEM bundle trusted for the destination's server instead of the system's CAs"}}},
+          "auth": {"type": ["object", "null"], "additionalProperties": false,
+                   "description": "sent as the Authorization header; write-only; excludes headers.Authorization. {\"bearer\": \"…\"} or {\"basic\": {\"username\": \"…\", \"password\": \"…\"}}",
+                   "properties": {"bearer": {"type": ["string", "null"], "description": "the token alone (sent as Bearer <token>)"},
+                                  "basic": {"type": ["object", "null"], "properties": {"username": {"type": "string"}, "password": {"type": "string"}}}}}
         }
       },
       "RouteInput": {

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "alerts/alerts_config.h"
+#include "catalog/tls_files.h"
 #include "model/json_fields.h"
 #include "store/open_store.h"
 
@@ -333,7 +335,18 @@ Result<Config> ParseConfig(std::string_view toml_text, const std::string& name) 
       }
     }
   }
-  Status st = ParseRoot(root.as_object(), config);
+  Status st = Status::Ok();
+  if (json::value* ds = root.as_object().if_contains("destinations"); ds && ds->is_array()) {
+    // Files named in "tls" are read now, relative to the config file, and the catalog stores
+    // their text (catalog::InlineTlsFiles).
+    const std::string base =
+        std::filesystem::absolute(std::filesystem::path(name)).parent_path().string();
+    for (size_t i = 0; i < ds->get_array().size() && st.ok(); ++i) {
+      st = catalog::InlineTlsFiles(ds->get_array()[i], base)
+               .WithFieldPrefix("destinations[" + std::to_string(i) + "]");
+    }
+  }
+  if (st.ok()) st = ParseRoot(root.as_object(), config);
   if (!st.ok()) {
     int line = LineOf(lines, st.field());
     std::string where = name + (line > 0 ? ":" + std::to_string(line) : "") + ": ";

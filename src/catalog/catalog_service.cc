@@ -192,10 +192,10 @@ Result<std::string> CatalogService::Create(store::CatalogKind kind, const json::
       }
     }
   }
-  if (kind == store::CatalogKind::kDestination && destination_check_) {
+  if (kind == store::CatalogKind::kDestination) {
     auto d = model::ParseDestination(body);
     if (!d.ok()) return d.status();
-    HR_RETURN_IF_ERROR(destination_check_(*d));
+    if (destination_check_) HR_RETURN_IF_ERROR(destination_check_(*d));
   }
   store::CatalogObject o;
   o.kind = kind;
@@ -237,11 +237,14 @@ Status CatalogService::Update(store::CatalogKind kind, const std::string& name,
   json::value merged = MergePatch(current, patch);
   auto parsed = ObjectName(kind, merged);
   if (!parsed.ok()) return parsed.status();
-  if (kind == store::CatalogKind::kDestination && destination_check_ &&
-      (patch.get_object().contains("url") || patch.get_object().contains("allow_private"))) {
+  if (kind == store::CatalogKind::kDestination) {
+    // Checked here, so that an error names the field as a POST's would (not "stored …").
     auto d = model::ParseDestination(merged);
     if (!d.ok()) return d.status();
-    HR_RETURN_IF_ERROR(destination_check_(*d));
+    if (destination_check_ &&
+        (patch.get_object().contains("url") || patch.get_object().contains("allow_private"))) {
+      HR_RETURN_IF_ERROR(destination_check_(*d));
+    }
   }
   store::CatalogObject updated = *existing;
   updated.spec = json::serialize(merged);

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 #include "cli/management_command.h"
 #include "cli/render.h"
@@ -137,6 +138,19 @@ void AddDestinationFlags(CLI::App* cmd, DestinationFlags& f) {
                   "X-GitHub-Event,X-Request-Id");
   cmd->add_option("--secret-header", f.secret_headers,
                   "A header (of --header) whose value is a secret, shown redacted (repeatable)");
+  cmd->add_option("--client-cert", f.client_cert,
+                  "PEM file of the client certificate (and intermediates) for TLS; read here "
+                  "and stored by the server");
+  cmd->add_option("--client-key", f.client_key,
+                  "PEM file of the client certificate's key (unencrypted; write-only)");
+  cmd->add_option("--ca-file", f.ca_file,
+                  "PEM file of the CA(s) to trust for the destination's server instead of the "
+                  "system's");
+  cmd->add_option("--bearer", f.bearer,
+                  "Token sent as \"Authorization: Bearer …\" (write-only; @FILE or @- reads it)");
+  cmd->add_option("--basic", f.basic,
+                  "\"user:password\" sent as basic authentication (write-only; @FILE or @- reads "
+                  "it)");
   cmd->add_option("--spec", f.spec, "The whole destination as JSON (or @FILE); flags go over it");
 }
 
@@ -231,6 +245,36 @@ Result<json::object> BuildDestinationBody(const std::string& name, const Destina
     auto secret = ReadValueArg(flags.signing_secret, "--signing-secret");
     if (!secret.ok()) return secret.status();
     (*body)["signing_secret"] = *secret;
+  }
+  for (auto [flag, value, field] : {std::tuple{"--client-cert", &flags.client_cert, "client_cert"},
+                                    std::tuple{"--client-key", &flags.client_key, "client_key"},
+                                    std::tuple{"--ca-file", &flags.ca_file, "ca_file"}}) {
+    if (value->empty()) continue;
+    // The whole file (a PEM's last newline included), read on this machine.
+    const std::string path = (*value)[0] == '@' ? value->substr(1) : *value;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Status::InvalidArgument(std::string(flag) + ": cannot read " + path, flag);
+    SubObject(*body, "tls")[field] =
+        std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  if (!flags.bearer.empty() && !flags.basic.empty()) {
+    return Status::InvalidArgument("give one of --bearer and --basic", "--bearer");
+  }
+  if (!flags.bearer.empty()) {
+    auto token = ReadValueArg(flags.bearer, "--bearer");
+    if (!token.ok()) return token.status();
+    (*body)["auth"] = json::object{{"bearer", *token}, {"basic", nullptr}};
+  }
+  if (!flags.basic.empty()) {
+    auto pair = ReadValueArg(flags.basic, "--basic");
+    if (!pair.ok()) return pair.status();
+    const size_t colon = pair->find(':');
+    if (colon == std::string::npos) {
+      return Status::InvalidArgument("--basic: must be \"user:password\"", "--basic");
+    }
+    (*body)["auth"] = json::object{
+        {"basic", {{"username", pair->substr(0, colon)}, {"password", pair->substr(colon + 1)}}},
+        {"bearer", nullptr}};
   }
   if (flags.max_concurrency) (*body)["max_concurrency"] = *flags.max_concurrency;
   if (!flags.rate_limit.empty()) (*body)["rate_limit"] = flags.rate_limit;

@@ -20,7 +20,8 @@ namespace hookrelay::cli {
 //   sources rm NAME                                              DELETE
 //   destinations add NAME (URL | --url URL) [--policy P] [--header "K: V"…] [--signing-secret S]
 //                    [--max-concurrency N] [--rate-limit R] [--replay-window D]
-//                    [--allow-private] [--spec JSON|@FILE]
+//                    [--allow-private] [--client-cert F --client-key F] [--ca-file F]
+//                    [--bearer T | --basic USER:PASS] [--spec JSON|@FILE]
 //   destinations update NAME [--url URL] [the same flags] | destinations rm NAME
 // (--url is the destination's URL; the API's address is --server. `update` still takes
 // --endpoint, hidden, as another name of --url.)
@@ -55,6 +56,12 @@ struct DestinationFlags {
   bool allow_private = false;
   std::string forward_headers;              // "all", "none" or "X-A,X-B"
   std::vector<std::string> secret_headers;  // header names whose values are shown redacted
+  // PEM files, read here and sent as text (the server may not have them).
+  std::string client_cert;
+  std::string client_key;
+  std::string ca_file;
+  std::string bearer;  // a token, or @FILE
+  std::string basic;   // "user:password", or @FILE
 };
 
 // "@FILE" is the file's contents without the trailing newline ("@-": standard input); anything

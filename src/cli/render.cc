@@ -775,6 +775,27 @@ std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
   const json::value* secret = Field(d, "signing_secret_set");
   out << "  signing      "
       << (secret && secret->is_bool() ? (secret->get_bool() ? "secret set" : "none") : "-") << "\n";
+  if (const json::object* tls = Object(d, "tls")) {
+    if (const json::object* cert = Object(*tls, "client_cert")) {
+      out << "  client cert  " << Text(*cert, "subject") << ", issued by " << Text(*cert, "issuer")
+          << ",\n               expires " << Text(*cert, "not_after") << "; key "
+          << (Text(*tls, "client_key_set") == "yes" ? "set (write-only)" : "not set") << "\n";
+    }
+    if (const json::object* ca = Object(*tls, "ca_file")) {
+      std::string subjects;
+      if (const json::value* list = Field(*ca, "subjects"); list && list->is_array()) {
+        for (const json::value& n : list->get_array()) {
+          subjects += (subjects.empty() ? "" : ", ") + Text(&n);
+        }
+      }
+      out << "  trusts       " << subjects << " (not the system's CAs)\n";
+    }
+  }
+  if (const json::object* auth = Object(d, "auth")) {
+    out << "  auth         " << Text(*auth, "type")
+        << (Present(*auth, "username") ? " as " + Text(*auth, "username") : "")
+        << " (write-only)\n";
+  }
   if (const json::object* headers = Object(d, "headers"); headers && !headers->empty()) {
     out << "  headers     ";
     bool first = true;

@@ -277,6 +277,8 @@ void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
   req.url = d.url;
   req.timeout = d.policy.timeout;
   req.allow_private = d.allow_private;
+  // Shares the destination's ownership: the PEM texts are not copied per request.
+  if (!d.tls.empty()) req.tls = std::shared_ptr<const model::DestinationTls>(dest, &d.tls);
   req.headers = OutgoingHeaders(e.headers, e.content_type, d,
                                 StandardWebhookHeaders(e.id, state_.clock.Now(), e.body, key));
   req.body = std::move(e.body);  // the event is ours: the body is moved, not copied

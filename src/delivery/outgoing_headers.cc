@@ -30,7 +30,7 @@ HeaderPairs OutgoingHeaders(const std::vector<store::Header>& received,
                                              destination.forward_headers.names.end());
 
   HeaderPairs out;
-  out.reserve(received.size() + destination.headers.size() + standard.size() + 1);
+  out.reserve(received.size() + destination.headers.size() + standard.size() + 2);
   using Mode = model::ForwardHeaders::Mode;
   const Mode mode = destination.forward_headers.mode;
   if (mode != Mode::kNone) {
@@ -49,6 +49,10 @@ HeaderPairs OutgoingHeaders(const std::vector<store::Header>& received,
                      content_type.empty() ? "application/octet-stream" : content_type);
   }
   for (const auto& h : destination.headers) out.push_back(h);
+  // Received Authorization headers are never forwarded, and "auth" excludes a configured one.
+  if (destination.auth.kind != model::DestinationAuth::Kind::kNone) {
+    out.emplace_back("Authorization", destination.auth.header_value);
+  }
   for (auto& h : standard) out.push_back(std::move(h));
   return out;
 }

@@ -20,7 +20,7 @@ using HeaderPairs = std::vector<std::pair<std::string, std::string>>;
 //     headers webhook-id, webhook-timestamp, webhook-signature (hookrelay's own set replaces
 //     them as a whole), and never one whose name hookrelay sets below;
 //  2. Content-Type: the event's (application/octet-stream when it had none);
-//  3. the destination's configured headers;
+//  3. the destination's configured headers, then Authorization from its "auth" (if set);
 //  4. `standard`: hookrelay's webhook-id, webhook-timestamp and webhook-signature.
 // So hookrelay's own and the configured headers win over received ones of the same name, and
 // each name appears once (received duplicates of a forwarded name are all kept, in order).

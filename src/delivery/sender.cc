@@ -232,6 +232,55 @@ bool IsHeaderLimitError(CURLcode code, std::string_view detail, long status, siz
          AsciiLower(detail).find("too large response headers") != std::string::npos;
 }
 
+// A TLS failure said for people, for the attempt's error detail; nullopt when `detail` is not
+// one. TLS 1.3 servers check the client certificate after the client's side of the handshake has
+// finished, so their refusal (an alert) reaches libcurl as a receive or send error: those are TLS
+// errors too. libcurl's own message follows in parentheses.
+std::optional<std::string> TlsReason(CURLcode code, const std::string& detail,
+                                     bool has_client_cert) {
+  const std::string lower = AsciiLower(detail);
+  std::string why;
+  auto has = [&lower](std::string_view s) { return lower.find(s) != std::string::npos; };
+  if (has("alert certificate required")) {
+    why = has_client_cert ? "the server requires a client certificate and did not get one"
+                          : "the server requires a client certificate; set tls.client_cert and "
+                            "tls.client_key on the destination";
+  } else if (has("alert unknown ca")) {
+    why =
+        "the server does not trust the client certificate (unknown CA): it is not signed by a "
+        "CA the server accepts";
+  } else if (has("alert bad certificate") || has("alert certificate unknown") ||
+             has("alert unsupported certificate")) {
+    why = "the server refused the client certificate";
+  } else if (has("alert certificate expired")) {
+    why = "the server refused the client certificate: it has expired";
+  } else if (has("alert certificate revoked")) {
+    why = "the server refused the client certificate: it is revoked";
+  } else if (has("alert access denied")) {
+    why = "the server denied access after checking the client certificate";
+  } else if (has("alert handshake failure")) {
+    why =
+        "the server ended the handshake (no shared protocol version or cipher, or it wanted a "
+        "client certificate)";
+  } else if (code == CURLE_PEER_FAILED_VERIFICATION) {
+    constexpr std::string_view kProblem = "ssl certificate problem: ";
+    std::string what = detail;
+    if (size_t at = lower.find(kProblem); at != std::string::npos) {
+      what = detail.substr(at + kProblem.size());
+    }
+    return "certificate verify failed: " + what +
+           " (the server's certificate is not trusted for this URL; for a private CA set "
+           "tls.ca_file)";
+  } else if (code == CURLE_SSL_CERTPROBLEM) {
+    why = "the client certificate or key could not be used";
+  } else if (MapCurlCode(code) == policy::TransportError::kTls) {
+    return "handshake failed (" + detail + ")";
+  } else {
+    return std::nullopt;
+  }
+  return why + " (" + detail + ")";
+}
+
 std::string AddressText(const curl_sockaddr* address) {
   char text[INET6_ADDRSTRLEN] = {};
   if (address->family == AF_INET) {
@@ -320,7 +369,10 @@ struct Sender::Impl {
     std::vector<curl_slist> header_nodes;
 
     // What is set on the handle now.
-    std::string proxy_set;            // CURLOPT_PROXY ("" disables the environment's)
+    std::string proxy_set;  // CURLOPT_PROXY ("" disables the environment's)
+    // The TLS client settings whose blobs are set (libcurl copies them); null: none set. Kept so
+    // that a handle carrying the same destination again does not copy them again.
+    std::shared_ptr<const model::DestinationTls> tls_set;
     bool default_user_agent = false;  // CURLOPT_USERAGENT is Options::user_agent (else unset)
 
     void Clear() {
@@ -586,6 +638,27 @@ struct Sender::Impl {
       t->proxy_set = proxy_url;
       curl_easy_setopt(e, CURLOPT_PROXY, t->proxy_set.c_str());
     }
+    if (t->request.tls != t->tls_set) {
+      // libcurl keys its connections (and TLS sessions) on these blobs too, so a connection made
+      // with one destination's client certificate is never reused for a request with another or
+      // none (sender_tls_test checks it).
+      t->tls_set = t->request.tls;
+      auto blob = [](const std::string& pem) {
+        return curl_blob{const_cast<char*>(pem.data()), pem.size(), CURL_BLOB_COPY};
+      };
+      const model::DestinationTls* tls = t->tls_set.get();
+      curl_blob cert{}, key{}, ca{};
+      if (tls != nullptr) {
+        cert = blob(tls->client_cert);
+        key = blob(tls->client_key);
+        ca = blob(tls->ca);
+      }
+      const bool has_cert = tls != nullptr && !tls->client_cert.empty();
+      const bool has_ca = tls != nullptr && !tls->ca.empty();
+      curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, has_cert ? &cert : nullptr);
+      curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, has_cert ? &key : nullptr);
+      curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, has_ca ? &ca : nullptr);
+    }
     if (has_user_agent == t->default_user_agent) {
       t->default_user_agent = !has_user_agent;
       curl_easy_setopt(e, CURLOPT_USERAGENT,
@@ -670,6 +743,10 @@ struct Sender::Impl {
       }
       if (IsHeaderLimitError(code, r.error_detail, status, t.body_bytes)) {
         r.outcome.error = TransportError::kResponseTooLarge;
+      } else if (auto tls = TlsReason(code, r.error_detail,
+                                      t.request.tls && !t.request.tls->client_cert.empty())) {
+        r.outcome.error = TransportError::kTls;
+        r.error_detail = std::move(*tls);
       }
     }
     r.snippet = std::move(t.snippet);

@@ -29,6 +29,11 @@ struct SendRequest {
   std::string body;
   Duration timeout = std::chrono::seconds(30);  // the whole attempt, connect included
   bool allow_private = false;  // this destination may resolve to loopback/private addresses
+  // The destination's client certificate, key and CA bundle (PEM); null or empty: none, and the
+  // system's CAs. A failure of the handshake or of either side's certificate check is
+  // TransportError::kTls with an error_detail saying which ("the server requires a client
+  // certificate …", "certificate verify failed: …").
+  std::shared_ptr<const model::DestinationTls> tls;
 };
 
 // What one attempt produced.

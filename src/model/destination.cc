@@ -113,10 +113,10 @@ Result<ForwardHeaders> ParseForwardHeaders(const json::value& v) {
 Result<Destination> ParseDestination(const json::value& v) {
   if (!v.is_object()) return Status::InvalidArgument("a destination must be a JSON object");
   const json::object& o = v.as_object();
-  HR_RETURN_IF_ERROR(
-      CheckKnownFields(o, {"name", "url", "headers", "policy", "signing_secret", "max_concurrency",
-                           "rate_limit", "breaker", "ordered", "replay_window", "paused",
-                           "allow_private", "pause_on_gone", "forward_headers", "secret_headers"}));
+  HR_RETURN_IF_ERROR(CheckKnownFields(
+      o, {"name", "url", "headers", "policy", "signing_secret", "max_concurrency", "rate_limit",
+          "breaker", "ordered", "replay_window", "paused", "allow_private", "pause_on_gone",
+          "forward_headers", "secret_headers", "tls", "auth"}));
   Destination d;
   const json::value* name = o.if_contains("name");
   if (!name) return Status::InvalidArgument("is required", "name");
@@ -210,6 +210,22 @@ Result<Destination> ParseDestination(const json::value& v) {
     if (const json::value* f = o.if_contains(field)) {
       HR_ASSIGN_OR_RETURN(*target, GetBool(*f, field));
     }
+  }
+  if (const json::value* t = o.if_contains("tls"); t && !t->is_null()) {
+    auto tls = ParseDestinationTls(*t);
+    if (!tls.ok()) return tls.status().WithFieldPrefix("tls");
+    d.tls = std::move(*tls);
+  }
+  if (const json::value* a = o.if_contains("auth"); a && !a->is_null()) {
+    auto auth = ParseDestinationAuth(*a);
+    if (!auth.ok()) return auth.status().WithFieldPrefix("auth");
+    for (const auto& [name, value] : d.headers) {
+      if (AsciiEqualsIgnoreCase(name, "authorization")) {
+        return Status::InvalidArgument(
+            "cannot be set together with headers.Authorization; keep one of them", "auth");
+      }
+    }
+    d.auth = std::move(*auth);
   }
   if (d.ordered) {
     // Refused rather than silently ignored: a user asking for ordering must not get reordering.
@@ -324,6 +340,11 @@ std::vector<std::string> DestinationSecretValues(const Destination& d) {
       out.push_back(value.substr(space + 1));
     }
   }
+  if (d.auth.kind != DestinationAuth::Kind::kNone) {
+    out.push_back(d.auth.header_value);
+    out.push_back(d.auth.header_value.substr(d.auth.header_value.find(' ') + 1));
+    if (!d.auth.password.empty()) out.push_back(d.auth.password);
+  }
   // Credential-named parameters of the query, the fragment and the path ("/x;jsessionid=…").
   auto collect = [&out](std::string_view part) {
     size_t start = 0;
@@ -436,6 +457,10 @@ json::object DestinationToJson(const Destination& d) {
       {"pause_on_gone", d.pause_on_gone},
   };
   if (!d.origin.empty()) o["origin"] = d.origin;
+  o["tls"] = d.tls.empty() ? json::value(nullptr) : json::value(DestinationTlsToJson(d.tls));
+  o["auth"] = d.auth.kind == DestinationAuth::Kind::kNone
+                  ? json::value(nullptr)
+                  : json::value(DestinationAuthToJson(d.auth));
   if (d.rate_limit) {
     double per_s = *d.rate_limit;
     if (per_s >= 1 && per_s == static_cast<double>(static_cast<int64_t>(per_s))) {

@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "model/destination_tls.h"
 #include "policy/breaker.h"
 #include "policy/retry_policy.h"
 
@@ -42,15 +43,19 @@ struct Destination {
   bool allow_private = false;
   // 410 Gone pauses the destination (Standard Webhooks' recommendation).
   bool pause_on_gone = true;
+  DestinationTls tls;    // client certificate and key, private CA ("tls"); key write-only
+  DestinationAuth auth;  // sent as the Authorization header ("auth"); write-only
   // Where it was defined: "config" (the config file) or "api"; set by the catalog, not parsed.
   std::string origin;
 };
 
 // The destination JSON of ARCHITECTURE.md section 3 (plus "paused", "allow_private",
-// "pause_on_gone", "secret_headers"). Errors name the field ("url", "policy.cap",
-// "breaker.open[1]", "forward_headers[0]").
+// "pause_on_gone", "secret_headers", "auth"). Errors name the field ("url", "policy.cap",
+// "breaker.open[1]", "forward_headers[0]", "tls.client_key"). "auth" and a configured
+// Authorization header exclude each other.
 Result<Destination> ParseDestination(const boost::json::value& v);
-// Secrets are never included: "signing_secret" becomes "signing_secret_set": true|false, the
+// Secrets are never included: "signing_secret" becomes "signing_secret_set": true|false, "tls"
+// and "auth" are summaries (DestinationTlsToJson, DestinationAuthToJson; null when unset), the
 // values of headers that carry credentials (IsCredentialHeader, or named in secret_headers) are
 // shown as kRedacted, and so are the URL's credential-like query values (RedactUrl).
 boost::json::object DestinationToJson(const Destination& d);
@@ -72,7 +77,8 @@ bool IsCredentialHeader(std::string_view name, const std::vector<std::string>& s
 // parse.
 std::string RedactUrl(std::string_view url);
 // The secrets a destination's requests carry, as sent: the values of its credential headers
-// (IsCredentialHeader; for "Bearer X"-style values also X alone) and of its URL's
+// (IsCredentialHeader; for "Bearer X"-style values also X alone), of its "auth" (the header
+// value, the token, the password) and of its URL's
 // credential-named query, fragment and path parameters. For removing them from what the
 // destination answers (an endpoint may echo its request), see RedactDestinationSecrets.
 std::vector<std::string> DestinationSecretValues(const Destination& d);

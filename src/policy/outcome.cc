@@ -186,8 +186,8 @@ Classification Classify(const AttemptOutcome& outcome) {
               "persists)"};
     case TransportError::kTls:
       return {OutcomeClass::kRetryable,
-              "TLS error: the handshake or certificate verification failed (check the "
-              "endpoint's certificate if this persists)"};
+              "TLS error: the handshake or a certificate check failed (which side, and why, "
+              "follows)"};
     case TransportError::kPrivateAddress:
       return {OutcomeClass::kFinal,
               "private address is not retried: the endpoint resolves to a loopback or private "

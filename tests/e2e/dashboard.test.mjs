@@ -2,7 +2,7 @@
 // and Debian's headless Chromium driven by playwright-core; axe-core on every page. Run by ctest
 // as e2e_dashboard:  node dashboard.test.mjs <hookrelay binary> <output dir for screenshots>
 // Fails (never skips) when Chromium or node_modules is missing: run scripts/install-deps.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
@@ -322,11 +322,14 @@ try {
   await shot(page, "destination-new-error", "desktop");
   await page.fill("#d-url", `${sinkUrl}/crm`);
   await page.fill("#d-secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+  await page.fill("#d-bearer", "e2e-bearer-token-5f1c2a9b7d");
   await page.check("#d-private");
   await page.getByRole("button", { name: "Create destination" }).click();
   await page.getByRole("heading", { name: "Destination crm" }).waitFor();
-  await page.getByText("set (write-only)").waitFor();
+  await page.getByText("set (write-only)").first().waitFor();
+  await page.getByText("bearer (write-only)").waitFor();
   if ((await page.content()).includes("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")) fail("the signing secret is shown after creation");
+  if ((await page.content()).includes("e2e-bearer-token-5f1c2a9b7d")) fail("the bearer token is shown after creation");
   await checkText(page, "destination created through the form");
   log("created destination crm through the form");
 
@@ -351,6 +354,39 @@ try {
   if (crm.rate_limit !== "20/s" || crm.signing_secret_set !== true) fail(`edit of crm: ${JSON.stringify(crm)}`);
   const audit = await (await fetch(`${base}/api/v1/audit?limit=1`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
   if (JSON.stringify(audit.items[0].detail.fields) !== '["rate_limit"]') fail(`the edit patched more than it changed: ${JSON.stringify(audit.items[0])}`);
+
+  // 6b'. A client certificate pasted into the form (issue 17): a key that does not match is
+  // refused naming the field; the right one is saved, and the key is never shown again.
+  const pemDir = mkdtempSync(join(tmpdir(), "hookrelay-e2e-pem-"));
+  const makePair = (name) => {
+    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+      "-keyout", join(pemDir, `${name}.key`), "-out", join(pemDir, `${name}.pem`), "-days", "30", "-subj", `/CN=${name}`], { stdio: "ignore" });
+    return { cert: readFileSync(join(pemDir, `${name}.pem`), "utf8"), key: readFileSync(join(pemDir, `${name}.key`), "utf8") };
+  };
+  const good = makePair("e2e-client");
+  const other = makePair("e2e-other");
+  rmSync(pemDir, { recursive: true, force: true });
+  await page.getByText("TLS client certificate and private CA").click();
+  await page.fill("#d-cert", good.cert);
+  await page.fill("#d-key", other.key);
+  await expecting([/status of 400/, /^400 PATCH .*\/api\/v1\/destinations\/crm$/], async () => {
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByRole("alert").getByText(/^tls\.client_key: does not match client_cert/).waitFor();
+  });
+  if (await page.locator("#d-key").getAttribute("aria-invalid") !== "true") fail("the refused key's field is not marked invalid");
+  await shot(page, "destination-tls-error", "desktop");
+  await page.fill("#d-key", good.key);
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.getByText("CN=e2e-client, issued by CN=e2e-client").waitFor();
+  await page.getByText("key set (write-only)").waitFor();
+  for (const line of good.key.split("\n").filter((l) => l.length >= 16 && !l.startsWith("-----"))) {
+    if ((await page.content()).includes(line)) fail("the client key is shown after saving");
+  }
+  if (await page.locator("#d-key").inputValue() !== "") fail("the key field was not cleared after saving");
+  await checkA11y(page, "destination-tls");
+  await page.evaluate(() => window.scrollTo(0, 0));  // the state: the certificate's summary
+  await shot(page, "destination-tls", "desktop");
+  log("a client certificate saved through the form; a mismatched key refused naming its field");
   page.once("dialog", (d) => d.accept());
   await page.getByRole("button", { name: "Delete destination" }).click();
   await page.getByRole("heading", { name: "Destinations" }).waitFor();

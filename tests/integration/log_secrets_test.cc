@@ -3,7 +3,8 @@
 // with signing secrets and credential headers, alerts by email (STARTTLS, AUTH with a password)
 // through the real SMTP test server and to a webhook whose URL carries a token, the admin token —
 // driving ingest (good and bad signatures), deliveries, failures, a pause, alerts (one failing),
-// replays and catalog changes through the API, then calling every GET endpoint. Every line the
+// replays and catalog changes through the API (a destination with a client key and a basic
+// credential, patched to a bearer token), then calling every GET endpoint. Every line the
 // server logged (debug level, text and json) and every answer is searched for every secret, and
 // for its base64 and hex forms where the secret is a key.
 
@@ -26,6 +27,7 @@
 #include "support/process.h"
 #include "support/sink.h"
 #include "support/smtp_server.h"
+#include "support/tls_responder.h"
 #include "support/wait.h"
 
 namespace hookrelay {
@@ -117,6 +119,16 @@ class LogSecretsTest : public ::testing::TestWithParam<std::string> {
     secrets_.AddUrlPart("alert webhook URL path token", webhook_path_token_);
     secrets_.AddUrlPart("alert webhook URL query token", webhook_query_token_);
     secrets_.AddText("admin token", admin_token_);
+    secrets_.AddText("API destination basic password", api_basic_password_);
+    secrets_.AddText("API destination basic header value",
+                     Base64Encode("relay:" + api_basic_password_));
+    secrets_.AddText("API destination bearer token (after a PATCH)", api_bearer_);
+    std::istringstream key(pems_.client_key_pem());
+    for (std::string line; std::getline(key, line);) {
+      if (line.rfind("-----", 0) != 0 && line.size() >= 16) {
+        secrets_.AddUrlPart("API destination client key (PEM line)", line);
+      }
+    }
   }
 
   std::string Config() const {
@@ -318,6 +330,9 @@ class LogSecretsTest : public ::testing::TestWithParam<std::string> {
   const std::string webhook_path_token_ = "hookpath" + RandomHexToken(12);
   const std::string webhook_query_token_ = "hookquery" + RandomHexToken(12);
   const std::string admin_token_ = "admin-" + RandomHexToken(20);
+  const std::string api_basic_password_ = "basic-pw-" + RandomHexToken(16);
+  const std::string api_bearer_ = "bearer-" + RandomHexToken(16);
+  testing::TlsResponder pems_{testing::TlsResponder::Mode::kClientCertificate};  // PEMs only
 };
 
 TEST_P(LogSecretsTest, NoSecretInAnyLogLineOrAnswer) {
@@ -348,13 +363,24 @@ TEST_P(LogSecretsTest, NoSecretInAnyLogLineOrAnswer) {
                     api_source_secret2_ + R"("]}})")
                 .status,
             200);
-  EXPECT_EQ(Api("POST", "/api/v1/destinations",
-                R"({"name":"api-dst","allow_private":true,"url":")" + sink_.url("/api") +
-                    R"(","signing_secret":")" + api_signing_ + R"("})")
-                .status,
-            201);
+  json::object api_dst{{"name", "api-dst"},
+                       {"allow_private", true},
+                       {"url", sink_.url("/api")},
+                       {"signing_secret", api_signing_}};
+  api_dst["auth"] = {{"basic", {{"username", "relay"}, {"password", api_basic_password_}}}};
+  api_dst["tls"] = {{"client_cert", pems_.client_cert_pem()},
+                    {"client_key", pems_.client_key_pem()},
+                    {"ca_file", pems_.ca_pem()}};
+  EXPECT_EQ(Api("POST", "/api/v1/destinations", json::serialize(api_dst)).status, 201);
   EXPECT_EQ(Api("POST", "/api/v1/routes", R"({"source":"api-src","destination":"api-dst"})").status,
             201);
+  // The credential replaced, and the key given again: the audit names the fields only.
+  EXPECT_EQ(
+      Api("PATCH", "/api/v1/destinations/api-dst",
+          json::serialize(json::object{{"auth", {{"basic", nullptr}, {"bearer", api_bearer_}}},
+                                       {"tls", {{"client_key", pems_.client_key_pem()}}}}))
+          .status,
+      200);
   const std::string body = R"({"via":"api"})";
   HttpResponse via_api = Ingest(
       "api-src",

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <filesystem>
 
 #include "model/destination.h"
+#include "support/process.h"
+#include "support/tls_responder.h"
 
 namespace hookrelay::app {
 namespace {
@@ -205,6 +208,59 @@ TEST(DestinationTest, JsonNeverShowsTheSecret) {
       boost::json::serialize(model::DestinationToJson(*c->catalog.FindDestination("billing")));
   EXPECT_EQ(shown.find("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"), std::string::npos) << shown;
   EXPECT_NE(shown.find("\"signing_secret_set\":true"), std::string::npos) << shown;
+}
+
+}  // namespace
+}  // namespace hookrelay::app
+
+namespace hookrelay::app {
+namespace {
+
+// Issue 17: files named in a destination's "tls" are read relative to the config file, and the
+// catalog object keeps their text; an error names the file, the line and the field.
+TEST(ConfigTest, DestinationTlsFilesAreReadRelativeToTheConfigFile) {
+  testing::TempDir dir;
+  testing::TlsResponder pems(testing::TlsResponder::Mode::kClientCertificate);
+  std::filesystem::create_directories(dir.path() + "/certs");
+  testing::WriteFile(dir.path() + "/certs/client.pem", pems.client_cert_pem());
+  testing::WriteFile(dir.path() + "/certs/client.key", pems.client_key_pem());
+  testing::WriteFile(dir.path() + "/certs/ca.pem", pems.ca_pem());
+  const std::string toml =
+      "[[destinations]]\nname = \"m\"\nurl = \"https://example.com/\"\n"
+      "tls = { client_cert = \"@certs/client.pem\", client_key = \"@certs/client.key\", "
+      "ca_file = \"certs/ca.pem\" }\n";
+  auto c = ParseConfig(toml, dir.path() + "/hookrelay.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const model::Destination& d = c->catalog.destinations.at("m");
+  EXPECT_EQ(d.tls.client_key, pems.client_key_pem());
+  EXPECT_EQ(d.tls.ca, pems.ca_pem());
+  ASSERT_EQ(c->catalog_objects.size(), 1u);
+  EXPECT_NE(c->catalog_objects[0].spec.find("BEGIN PRIVATE KEY"), std::string::npos);
+  EXPECT_EQ(c->catalog_objects[0].spec.find("@certs"), std::string::npos);
+
+  auto missing = ParseConfig(
+      "[[destinations]]\nname = \"m\"\nurl = \"https://example.com/\"\n"
+      "tls = { client_cert = \"@certs/client.pem\", client_key = \"@certs/nope.key\" }\n",
+      dir.path() + "/hookrelay.toml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().field(), "destinations[0].tls.client_key");
+  EXPECT_NE(missing.status().message().find("hookrelay.toml:4: destinations[0].tls.client_key: "
+                                            "cannot read " +
+                                            dir.path() + "/certs/nope.key"),
+            std::string::npos)
+      << missing.status().message();
+
+  testing::WriteFile(dir.path() + "/certs/other.key", pems.untrusted_key_pem());
+  auto mismatch = ParseConfig(
+      "[[destinations]]\nname = \"m\"\nurl = \"https://example.com/\"\n"
+      "[destinations.tls]\nclient_cert = \"@certs/client.pem\"\nclient_key = "
+      "\"@certs/other.key\"\n",
+      dir.path() + "/hookrelay.toml");
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_NE(mismatch.status().message().find(
+                "hookrelay.toml:6: destinations[0].tls.client_key: does not match client_cert"),
+            std::string::npos)
+      << mismatch.status().message();
 }
 
 }  // namespace

@@ -89,6 +89,38 @@ TEST(CatalogEditTest, ForwardHeadersAndSecretHeadersFlags) {
   EXPECT_EQ(bad.status().field(), "--forward-headers");
 }
 
+// Issue 17: the PEM files are read here (the server may not have them) and sent whole; the
+// credential replaces the other kind.
+TEST(CatalogEditTest, TlsFilesAndCredentialFlags) {
+  hookrelay::testing::TempDir dir;
+  const std::string pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  hookrelay::testing::WriteFile(dir.path() + "/c.pem", pem);
+  hookrelay::testing::WriteFile(dir.path() + "/k.pem", "key\n");
+  DestinationFlags f;
+  f.client_cert = dir.path() + "/c.pem";
+  f.client_key = "@" + dir.path() + "/k.pem";
+  f.ca_file = dir.path() + "/c.pem";
+  f.basic = "relay:pa:ss";
+  auto body = BuildDestinationBody("d", f, true);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ(body->at("tls"),
+            (json::object{{"client_cert", pem}, {"client_key", "key\n"}, {"ca_file", pem}}));
+  EXPECT_EQ(
+      body->at("auth"),
+      json::parse(R"({"basic": {"username": "relay", "password": "pa:ss"}, "bearer": null})"));
+  body = BuildDestinationBody("d", DestinationFlags{.bearer = "tok"}, true);
+  ASSERT_TRUE(body.ok());
+  EXPECT_EQ(body->at("auth"), json::parse(R"({"bearer": "tok", "basic": null})"));
+  EXPECT_EQ(BuildDestinationBody("d", DestinationFlags{.client_key = dir.path() + "/nope"}, true)
+                .status()
+                .field(),
+            "--client-key");
+  EXPECT_EQ(BuildDestinationBody("d", DestinationFlags{.basic = "no-colon"}, true).status().field(),
+            "--basic");
+  EXPECT_FALSE(
+      BuildDestinationBody("d", DestinationFlags{.bearer = "a", .basic = "u:p"}, true).ok());
+}
+
 TEST(CatalogEditTest, ReadValueArgReadsFilesOnlyAfterAnAt) {
   EXPECT_EQ(*ReadValueArg("plain", "--x"), "plain");
   EXPECT_EQ(*ReadValueArg("@", "--x"), "@");

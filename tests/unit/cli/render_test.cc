@@ -201,6 +201,28 @@ TEST_F(RenderTest, NumbersArePlain) {
   EXPECT_CONTAINS(out, "closed   2 ");
 }
 
+// Issue 17: the client certificate's summary, the trusted CAs and the credential's kind; never a
+// key or a token (the API does not send them).
+TEST_F(RenderTest, DestinationDetailShowsTlsAndAuth) {
+  json::object d = json::parse(R"({"name": "m", "url": "https://x.example/h",
+      "tls": {"client_cert": {"subject": "CN=relay", "issuer": "CN=Example CA",
+                              "not_after": "2027-01-01T00:00:00Z", "sha256": "ab"},
+              "client_key_set": true,
+              "ca_file": {"certificates": 2, "subjects": ["CN=Example CA", "CN=Old CA"]}},
+      "auth": {"type": "basic", "username": "relay"}})")
+                       .as_object();
+  std::string out = RenderDestinationDetail(d, now_);
+  EXPECT_CONTAINS(out, "  client cert  CN=relay, issued by CN=Example CA,");
+  EXPECT_CONTAINS(out, "key set (write-only)");
+  EXPECT_CONTAINS(out, "  trusts       CN=Example CA, CN=Old CA (not the system's CAs)");
+  EXPECT_CONTAINS(out, "  auth         basic as relay (write-only)");
+  d["tls"] = nullptr;
+  d["auth"] = nullptr;
+  out = RenderDestinationDetail(d, now_);
+  EXPECT_LACKS(out, "client cert");
+  EXPECT_LACKS(out, "auth ");
+}
+
 // Issue 10.5: a long or binary response stays on one line of about 60 characters, with control
 // characters escaped (no terminal escape sequence reaches the screen).
 // Issue 12.10: a long reason is wrapped at 80 columns, its lines indented under the first.

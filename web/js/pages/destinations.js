@@ -102,8 +102,28 @@ function formFields(d) {
     input("d-secret", "Signing secret", { type: "password", autocomplete: "new-password", value: "" },
       d ? `Write-only. ${d.signing_secret_set ? "A secret is set; leave blank to keep it, or type a new one to replace it." : "None set."}`
         : "Write-only (whsec_…); optional"),
+    input("d-bearer", "Bearer token", { type: "password", autocomplete: "new-password", value: "" },
+      d?.auth ? `Write-only. A ${d.auth.type} credential is set; leave blank to keep it, or type a token to replace it.`
+        : "Write-only; optional. Sent as “Authorization: Bearer …”."),
+    h("details", { class: "field", open: !d?.tls ? null : "" },
+      h("summary", null, "TLS client certificate and private CA"),
+      pem("d-cert", "Client certificate (PEM)", d?.tls?.client_cert
+        ? [`Set: ${d.tls.client_cert.subject}, expires `, time(d.tls.client_cert.not_after), ". Leave blank to keep it."] : "Optional; with the key below."),
+      pem("d-key", "Client key (PEM)", d?.tls?.client_key_set
+        ? "Write-only. A key is set; leave blank to keep it." : "Write-only; unencrypted."),
+      pem("d-ca", "CA certificates (PEM)", d?.tls?.ca_file
+        ? `Set: ${d.tls.ca_file.subjects.join(", ")}. Leave blank to keep them.` : "Optional: trusted for this destination instead of the system’s CAs.")),
     h("div", { class: "field" }, h("label", null, h("input", { type: "checkbox", id: "d-private", checked: !!d?.allow_private }), " Allow private/loopback address")),
   ];
+}
+
+// A PEM text field; its value is never filled in (the key is write-only, the rest is shown above).
+function pem(id, label, hint) {
+  return h("div", { class: "field" },
+    h("label", { for: id }, label),
+    h("textarea", { id, name: id, rows: 3, cols: 64, spellcheck: "false", autocomplete: "off",
+      placeholder: "-----BEGIN …-----", "aria-describedby": `${id}-hint` }),
+    h("p", { class: "hint", id: `${id}-hint` }, hint));
 }
 
 function readForm(form, isNew) {
@@ -115,13 +135,20 @@ function readForm(form, isNew) {
   if (v("d-max-concurrency")) body.max_concurrency = Number(v("d-max-concurrency"));
   if (v("d-rate")) body.rate_limit = v("d-rate");
   if (v("d-secret")) body.signing_secret = v("d-secret");
+  if (v("d-bearer")) body.auth = { bearer: v("d-bearer"), basic: null };
+  const tls = {};
+  if (v("d-cert")) tls.client_cert = v("d-cert") + "\n";
+  if (v("d-key")) tls.client_key = v("d-key") + "\n";
+  if (v("d-ca")) tls.ca_file = v("d-ca") + "\n";
+  if (Object.keys(tls).length) body.tls = tls;
   body.allow_private = form.querySelector("#d-private").checked;
   return body;
 }
 
 function fieldError(form, status, e) {
   replace(status, message("error", e.message));
-  const map = { name: "d-name", url: "d-url", policy: "d-policy", max_concurrency: "d-max-concurrency", rate_limit: "d-rate", signing_secret: "d-secret" };
+  const map = { name: "d-name", url: "d-url", policy: "d-policy", max_concurrency: "d-max-concurrency", rate_limit: "d-rate", signing_secret: "d-secret",
+    auth: "d-bearer", "auth.bearer": "d-bearer", "tls.client_cert": "d-cert", "tls.client_key": "d-key", "tls.ca_file": "d-ca" };
   const el = e.field && form.querySelector(`#${map[e.field] || ""}`);
   if (el) { el.setAttribute("aria-invalid", "true"); el.focus(); }
 }
@@ -167,6 +194,12 @@ async function detail(main, ctx) {
         h("dt", null, "Paused"), h("dd", null, d.paused ? ["yes: ", withTimes(d.paused_reason) || "paused"] : "no"),
         h("dt", null, "Concurrency"), h("dd", null, `${d.allowed_concurrency} allowed now (max ${d.max_concurrency ?? "?"}), ${d.in_flight ?? 0} in flight`),
         h("dt", null, "Signing secret"), h("dd", null, d.signing_secret_set ? "set (write-only)" : "not set"),
+        h("dt", null, "Credential"), h("dd", null, d.auth ? `${d.auth.type}${d.auth.username ? ` as ${d.auth.username}` : ""} (write-only)` : "none"),
+        h("dt", null, "Client certificate"), h("dd", null, d.tls?.client_cert
+          ? [`${d.tls.client_cert.subject}, issued by ${d.tls.client_cert.issuer}, expires `, time(d.tls.client_cert.not_after),
+            `; key ${d.tls.client_key_set ? "set (write-only)" : "not set"}`]
+          : "none"),
+        d.tls?.ca_file ? [h("dt", null, "Trusted CAs"), h("dd", null, d.tls.ca_file.subjects.join(", "))] : null,
         h("dt", null, "Origin"), h("dd", null, d.origin === "config" ? "config file" : "API")),
       h("div", { class: "row toolbar" }, controls(d, load, status),
         h("a", { class: "button", href: `#/events?destination=${enc(name)}` }, "Events"),
@@ -224,7 +257,7 @@ function editForm(d, status, reload) {
       await patch(`/destinations/${enc(d.name)}`, body);
       Object.assign(d, body);
       replace(status, message("ok", `Saved ${d.name}.`));
-      form.querySelector("#d-secret").value = "";
+      for (const id of ["d-secret", "d-bearer", "d-cert", "d-key", "d-ca"]) form.querySelector(`#${id}`).value = "";
       form.querySelector("#d-policy").value = "";  // "(keep)": a later save sends it only if changed again
       await reload();  // the state, the stored configuration and the schedule show what was saved
     } catch (e) {
