@@ -38,6 +38,7 @@ enum class RouteId {
   kDeleteRoute,
   kListAudit,
   kStats,
+  kSimulate,
   kOpenApi,
 };
 
