@@ -1,10 +1,15 @@
 // Black-box tests of GET /api/v1/simulate: the real `hookrelay serve` binary, compared with the
 // real `hookrelay simulate herd --json` (the same JSON for the same arguments).
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/json.hpp>
 #include <cctype>
 #include <chrono>
+#include <thread>
 
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
@@ -180,6 +185,77 @@ TEST_F(SimulateApiTest, TheLargestDefaultRunAllowedAnswers) {
 TEST_F(SimulateApiTest, NoOrWrongTokenIs401) {
   EXPECT_EQ(Get("/api/v1/simulate", "").status, 401);
   EXPECT_EQ(Get("/api/v1/simulate?events=5", "wrong-token").status, 401);
+}
+
+// A port free now (bound to 0 and released): the server is started on it so that /healthz can be
+// polled before it prints its address.
+uint16_t FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0) ::close(fd);
+    return 0;
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// Until the parts behind the address exist, every request, /healthz included, answers 503
+// "starting" (app/serve.cc's StartingHandler); the router, with the API, is set in one step, so
+// once /healthz answers 200 the API answers too. Checked on a fresh data directory, at once,
+// with the simulation and the store-backed lists in parallel.
+TEST(SimulateApiStartTest, NoApi503OnceHealthzAnswers200OnAFreshDataDir) {
+  for (int run = 0; run < 3; ++run) {
+    TempDir dir;
+    const uint16_t port = FreePort();
+    ASSERT_NE(port, 0);
+    testing::ChildProcess server({HOOKRELAY_BINARY, "serve", "--data", dir.path() + "/data",
+                                  "--listen", "127.0.0.1:" + std::to_string(port)},
+                                 dir.path(), {{"HOOKRELAY_ADMIN_TOKEN", kToken}});
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    bool healthy = false;
+    while (!healthy && std::chrono::steady_clock::now() < deadline && server.Running()) {
+      try {
+        HttpConnection conn(port);
+        const HttpResponse r = conn.Send("GET", "/healthz");
+        healthy = r.status == 200;
+        if (!healthy) {
+          EXPECT_EQ(r.status, 503) << r.body;
+        }
+      } catch (const std::exception&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // not listening yet
+      }
+    }
+    ASSERT_TRUE(healthy) << server.Stderr();
+    const std::vector<std::string> targets = {"/api/v1/simulate?events=50", "/api/v1/simulate",
+                                              "/api/v1/destinations", "/api/v1/events",
+                                              "/api/v1/stats"};
+    std::vector<int> statuses(targets.size());
+    std::vector<std::string> bodies(targets.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      threads.emplace_back([&, i] {
+        try {
+          HttpConnection conn(port);
+          HttpResponse r = conn.Send("GET", targets[i], {{"Authorization", "Bearer " + kToken}});
+          statuses[i] = r.status;
+          bodies[i] = r.body.substr(0, 200);
+        } catch (const std::exception& e) {
+          bodies[i] = e.what();
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (size_t i = 0; i < targets.size(); ++i) {
+      EXPECT_EQ(statuses[i], 200) << "run " << run << ": " << targets[i] << ": " << bodies[i];
+    }
+    server.Signal(SIGTERM);
+    EXPECT_EQ(server.Wait(std::chrono::seconds(30)), 0);
+  }
 }
 
 }  // namespace
