@@ -9,6 +9,7 @@
 #include "api/api_routes.h"
 #include "api/openapi.h"
 #include "api/stats.h"
+#include "common/allocator.h"
 #include "common/id.h"
 #include "common/random.h"
 #include "common/thread_name.h"
@@ -561,10 +562,14 @@ http::Response ApiHandler::Simulate(const http::Request& request,
     r.headers.emplace_back("Retry-After", "1");
     return r;
   }
+  // Destroyed after `results` (declared after it): the simulation's memory, up to a few hundred
+  // MiB for the largest runs, is free by then, and given back rather than kept resident.
   struct Done {
     std::atomic<bool>* flag;
     ~Done() {
-      if (flag) flag->store(false);
+      if (!flag) return;
+      ReleaseFreeMemory();
+      flag->store(false);
     }
   } done{large ? &simulating_ : nullptr};
   std::vector<sim::HerdResult> results;
