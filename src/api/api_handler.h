@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -89,6 +90,8 @@ class ApiHandler {
   // GET of a source: its view with its rejection counts.
   http::Response SourceView(const model::Source& s) const;
   ingest::RejectionCounts RejectionCountsOf(const std::string& source) const;
+  // GET /api/v1/simulate: the herd simulation within ApiHerdLimits(); large ones one at a time.
+  http::Response Simulate(const http::Request& request, const model::Catalog& catalog) const;
   // POST, PATCH and DELETE of sources, destinations and routes, through controls_.catalog.
   http::Response ChangeCatalog(const http::Request& request, RouteId route,
                                const std::string& name) const;
@@ -105,6 +108,10 @@ class ApiHandler {
   DestinationStates destination_states_;
   Controls controls_;
   const Clock& clock_;
+
+  // A large simulation is running: another large one gets 429 rather than a second worker
+  // thread, so one worker stays free for the rest of the API.
+  mutable std::atomic<bool> simulating_{false};
 
   Mutex mu_;
   std::condition_variable cv_;

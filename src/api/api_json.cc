@@ -623,4 +623,70 @@ Result<json::value> ParseCatalogBody(std::string_view body) {
   return json::value(std::move(*o));
 }
 
+Result<SimulateQuery> ParseSimulateQuery(const http::RequestHead& head) {
+  static constexpr std::string_view kKnown[] = {"events",   "fail_window", "recover_at",
+                                                "capacity", "seed",        "destination",
+                                                "policy",   "policy_json"};
+  SimulateQuery q;
+  std::vector<std::string> seen;
+  std::string_view rest = head.query;
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    const std::string_view raw = pair.substr(0, eq);
+    std::string name, value;
+    if (!http::PercentDecode(raw, true, name)) {
+      return Status::InvalidArgument(
+          "query parameter \"" + std::string(raw) + "\": malformed %-escape", std::string(raw));
+    }
+    if (name.empty()) {
+      return Status::InvalidArgument(
+          "a query parameter has no name (\"" + std::string(pair) + "\")", "query");
+    }
+    if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown)) {
+      std::string list;
+      for (std::string_view k : kKnown) list += (list.empty() ? "" : ", ") + std::string(k);
+      return Status::InvalidArgument(
+          "unknown query parameter \"" + name + "\" (known: " + list + ")", name);
+    }
+    if (eq != std::string_view::npos && !http::PercentDecode(pair.substr(eq + 1), true, value)) {
+      return Status::InvalidArgument(name + ": malformed %-escape", name);
+    }
+    if (name == "policy" || name == "policy_json") {
+      q.input.policies.push_back({name == "policy" ? policy::PolicyArgument::Kind::kPreset
+                                                   : policy::PolicyArgument::Kind::kJson,
+                                  std::move(value)});
+      continue;
+    }
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) {
+      return Status::InvalidArgument("query parameter \"" + name + "\" is given more than once",
+                                     name);
+    }
+    seen.push_back(name);
+    // Unlike the lists' filters, an empty value is not "absent": "events=" is a mistake.
+    std::optional<std::string>* slot = name == "events"        ? &q.input.events
+                                       : name == "fail_window" ? &q.input.fail_window
+                                       : name == "recover_at"  ? &q.input.recover_at
+                                       : name == "capacity"    ? &q.input.capacity
+                                       : name == "seed"        ? &q.input.seed
+                                                               : &q.destination;
+    *slot = std::move(value);
+  }
+  if (q.destination && q.destination->empty()) {
+    return Status::InvalidArgument("must name a destination", "destination");
+  }
+  return q;
+}
+
+sim::HerdLimits ApiHerdLimits() {
+  sim::HerdLimits limits;
+  limits.max_events = 100'000;
+  limits.max_strategies = 10;
+  limits.max_requests = 5'000'000;
+  return limits;
+}
+
 }  // namespace hookrelay::api

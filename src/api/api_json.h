@@ -13,6 +13,7 @@
 #include "http/request.h"
 #include "ingest/rejection_recorder.h"
 #include "model/registry.h"
+#include "sim/herd_input.h"
 #include "store/store.h"
 
 // The management API's JSON, as plain functions of plain data (no HTTP, no threads), so each
@@ -157,5 +158,21 @@ Result<BulkReplayRequest> ParseBulkReplayBody(std::string_view body);
 boost::json::object ReplayJobToJson(const store::ReplayJob& job);
 // {"items": [ReplayJobToJson…], "next_cursor": "…" | null}.
 boost::json::object ReplayJobPageToJson(const store::ReplayJobPage& page);
+
+// GET /api/v1/simulate?events=&fail_window=&recover_at=&capacity=&seed=&destination=&policy=…&
+// policy_json=…: the herd simulation's arguments (sim::HerdInput, parsed there). policy and
+// policy_json may repeat and keep their order; every other parameter is given at most once.
+// InvalidArgument names the parameter.
+struct SimulateQuery {
+  sim::HerdInput input;
+  std::optional<std::string> destination;  // its policy is compared first
+};
+Result<SimulateQuery> ParseSimulateQuery(const http::RequestHead& head);
+
+// What GET /api/v1/simulate may cost: at most 100,000 events (the CLI takes 10,000,000), 10
+// policies, and 5,000,000 simulated requests as sim::HerdRequestBound counts them (the default
+// comparison of 8 strategies makes at most 48 attempts per event, so 100,000 events fit). Measured
+// on the 2-core test machine: that largest default run takes about 2 s of CPU.
+sim::HerdLimits ApiHerdLimits();
 
 }  // namespace hookrelay::api

@@ -35,6 +35,7 @@ constexpr ApiRoute kRoutes[] = {
     {RouteId::kDeleteRoute, "DELETE", "/api/v1/routes/{id}"},
     {RouteId::kListAudit, "GET", "/api/v1/audit"},
     {RouteId::kStats, "GET", "/api/v1/stats"},
+    {RouteId::kSimulate, "GET", "/api/v1/simulate"},
     {RouteId::kOpenApi, "GET", "/api/v1/openapi.json"},
 };
 

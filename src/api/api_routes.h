@@ -39,6 +39,7 @@ enum class RouteId {
   kDeleteRoute,
   kListAudit,
   kStats,
+  kSimulate,
   kOpenApi,
 };
 

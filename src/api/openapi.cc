@@ -9,7 +9,7 @@ constexpr std::string_view kDocument = R"json({
   "info": {
     "title": "hookrelay management API",
     "version": "1",
-    "description": "The management API: events, destinations, sources, routes, replays, destination controls and the audit trail. Every request needs Authorization: Bearer <admin token> (HOOKRELAY_TOKEN); after too many wrong tokens a client address gets 429 too_many_requests with Retry-After on every request for a while (docs/security.md). GET /api/v1 itself answers without a token with where this document is. Errors are {\"error\": {\"code\", \"message\", \"field\"?}}. An unknown or repeated query parameter, or a cursor the API did not give out, is 400 naming it. Every change is written to the audit trail."
+    "description": "The management API: events, destinations, sources, routes, replays, destination controls and the audit trail. Every request needs Authorization: Bearer <admin token> (HOOKRELAY_TOKEN); after too many wrong tokens a client address gets 429 too_many_requests with Retry-After on every request for a while (docs/security.md). GET /api/v1 itself answers without a token with where this document is. Errors are {\"error\": {\"code\", \"message\", \"field\"?}}. An unknown or repeated query parameter (policy and policy_json of /api/v1/simulate repeat), or a cursor the API did not give out, is 400 naming it. Every change is written to the audit trail."
   },
   "servers": [{"url": "/"}],
   "security": [{"bearer": []}],
@@ -432,6 +432,34 @@ constexpr std::string_view kDocument = R"json({
         }
       }
     },
+    "/api/v1/simulate": {
+      "get": {
+        "operationId": "simulateHerd",
+        "summary": "The thundering-herd simulation: what retry policies send to an endpoint recovering from an outage (as hookrelay simulate herd --json)",
+        "description": "Simulated time, no I/O: events fail at random within fail_window, the endpoint refuses connections until recover_at and then serves capacity requests per second (the rest get 503). Limits: at most 100000 events, 10 policies, and 5000000 simulated requests counted as events x max_attempts summed over the policies; beyond them 400 naming the field. Runs that may simulate more than 200000 requests go one at a time: another meanwhile gets 429 with Retry-After. Strategies: the destination's policy first (destination=), then policy= and policy_json= in the order given; none of them: no jitter, full, equal and decorrelated jitter and the presets.",
+        "parameters": [
+          {"name": "events", "in": "query", "schema": {"type": "integer", "default": 500, "minimum": 1, "maximum": 100000}},
+          {"name": "fail_window", "in": "query", "schema": {"type": "string", "default": "60s"}, "description": "a duration; 1s: a burst"},
+          {"name": "recover_at", "in": "query", "schema": {"type": "string", "default": "4m"}, "description": "a duration, not before fail_window"},
+          {"name": "capacity", "in": "query", "schema": {"type": "string", "default": "50/s"}, "description": "a whole number of requests per second: 50/s, 3000/m"},
+          {"name": "seed", "in": "query", "schema": {"type": "integer", "default": 1, "minimum": 0}},
+          {"name": "destination", "in": "query", "schema": {"type": "string"}, "description": "compare this destination's configured policy"},
+          {"name": "policy", "in": "query", "schema": {"type": "array", "items": {"type": "string", "enum": ["default", "free", "pro", "scale"]}},
+           "style": "form", "explode": true, "description": "a preset to compare (repeatable)"},
+          {"name": "policy_json", "in": "query", "schema": {"type": "array", "items": {"type": "string"}},
+           "style": "form", "explode": true, "description": "a policy as JSON to compare (repeatable)"}
+        ],
+        "responses": {
+          "200": {"description": "the scenario and, per strategy, the figures and the requests per second",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Herd"}}}},
+          "400": {"$ref": "#/components/responses/InvalidArgument"},
+          "401": {"$ref": "#/components/responses/Unauthenticated"},
+          "404": {"$ref": "#/components/responses/NotFound"},
+          "429": {"description": "another large simulation is running; retry after Retry-After seconds",
+                  "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+        }
+      }
+    },
     "/api/v1/openapi.json": {
       "get": {
         "operationId": "getOpenApi",
@@ -476,6 +504,24 @@ constexpr std::string_view kDocument = R"json({
           "due": {"type": "object", "properties": {"count": {"type": "integer", "description": "scheduled deliveries due now"},
             "oldest_due_at": {"type": ["string", "null"], "format": "date-time", "description": "the oldest of them: a stalled engine shows here"}}}}},
 
+      "Herd": {
+        "type": "object", "required": ["scenario", "strategies"],
+        "properties": {
+          "scenario": {"type": "object", "required": ["events", "fail_window", "recover_at", "capacity", "capacity_per_second", "seed"],
+            "properties": {"events": {"type": "integer"}, "fail_window": {"type": "string"}, "recover_at": {"type": "string"},
+                           "capacity": {"type": "string"}, "capacity_per_second": {"type": "integer"}, "seed": {"type": "integer"}}},
+          "strategies": {"type": "array", "items": {"type": "object",
+            "required": ["strategy", "policy", "peak_per_second", "p99_per_second", "requests", "failed_requests", "delivered", "exhausted", "drain_seconds", "peak_failures_per_second", "arrivals_per_second"],
+            "properties": {"strategy": {"type": "string"}, "policy": {"type": "object"},
+              "peak_per_second": {"type": "integer", "description": "the most requests in one second from the recovery on"},
+              "p99_per_second": {"type": "integer"}, "requests": {"type": "integer"}, "failed_requests": {"type": "integer"},
+              "delivered": {"type": "integer"}, "exhausted": {"type": "integer"},
+              "drain_seconds": {"type": "number", "description": "from the recovery until every event is delivered or given up"},
+              "peak_failures_per_second": {"type": "integer"},
+              "arrivals_per_second": {"type": "array", "description": "[second, requests] for each second with a request, in order",
+                "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2}}}}}
+        }
+      },
       "Error": {
         "type": "object", "required": ["error"],
         "properties": {"error": {"type": "object", "required": ["code", "message"],

@@ -4,29 +4,18 @@
 #include <boost/json.hpp>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "common/random.h"
 #include "common/units.h"
 #include "http/json_text.h"
+#include "policy/policy_argument.h"
 #include "policy/schedule_json.h"
 
 namespace hookrelay::cli {
 
 namespace json = boost::json;
-
-Result<policy::RetryPolicy> ResolvePolicy(const ScheduleOptions& options) {
-  if (!options.policy_json.empty()) {
-    boost::system::error_code ec;
-    json::value v = json::parse(options.policy_json, ec);
-    if (ec) {
-      return Status::InvalidArgument("--policy-json is not valid JSON: " + ec.message(),
-                                     "policy-json");
-    }
-    return policy::ParsePolicy(v);
-  }
-  return policy::PresetPolicy(options.policy_name);
-}
 
 namespace {
 
@@ -74,37 +63,53 @@ json::object RenderScheduleJson(const policy::RetryPolicy& p, const policy::Sche
 }
 
 void AddScheduleCommand(CLI::App& app, int& exit_code) {
-  auto options = std::make_shared<ScheduleOptions>();
+  struct Flags {
+    std::string policy_name, policy_json, seed;
+    bool json = false;
+  };
+  auto flags = std::make_shared<Flags>();
   CLI::App* cmd =
       app.add_subcommand("schedule", "Show what a retry policy will do when every attempt fails");
   auto* by_name =
-      cmd->add_option("--policy", options->policy_name, "A preset: default, free, pro, scale");
-  auto* by_json = cmd->add_option("--policy-json", options->policy_json,
+      cmd->add_option("--policy", flags->policy_name, "A preset: default, free, pro, scale");
+  auto* by_json = cmd->add_option("--policy-json", flags->policy_json,
                                   "A policy as JSON, e.g. '{\"strategy\":\"exponential\",...}'");
   by_name->excludes(by_json);
   by_json->excludes(by_name);
-  cmd->add_option("--seed", options->seed, "Seed for the jitter (repeatable output)");
-  cmd->add_flag("--json", options->json, "Print JSON instead of a table");
-  cmd->callback([options, &exit_code] {
-    if (options->policy_name.empty() && options->policy_json.empty()) {
+  auto* seed = cmd->add_option("--seed", flags->seed, "Seed for the jitter (repeatable output)");
+  cmd->add_flag("--json", flags->json, "Print JSON instead of a table");
+  cmd->callback([flags, by_name, by_json, seed, &exit_code] {
+    if (!by_name->count() && !by_json->count()) {
       throw CLI::RequiredError("--policy or --policy-json");
     }
-    auto policy = ResolvePolicy(*options);
-    if (!policy.ok()) {
-      const Status& st = policy.status();
-      std::cerr << "hookrelay schedule: invalid policy: "
-                << (st.field().empty() ? "" : st.field() + ": ") << st.message() << "\n";
+    auto fail = [&exit_code](const std::string& what, const Status& st) {
+      std::cerr << "hookrelay schedule: " << what << st.message() << "\n";
       exit_code = 2;
-      return;
+    };
+    const bool by_text = by_json->count() > 0;
+    auto policy = policy::ResolvePolicyArgument(
+        {by_text ? policy::PolicyArgument::Kind::kJson : policy::PolicyArgument::Kind::kPreset,
+         by_text ? flags->policy_json : flags->policy_name});
+    if (!policy.ok()) {
+      return fail("invalid policy: ",
+                  policy::ArgumentError(by_text ? "--policy-json" : "--policy", policy.status()));
+    }
+    std::optional<uint64_t> seed_value;
+    if (seed->count()) {
+      auto v = policy::ParseSeedArgument(flags->seed);
+      if (!v.ok())
+        return fail("",
+                    policy::ArgumentError("--seed", Status::InvalidArgument(v.status().message())));
+      seed_value = *v;
     }
     std::unique_ptr<Random> random;
-    if (options->seed) {
-      random = std::make_unique<SeededRandom>(*options->seed);
+    if (seed_value) {
+      random = std::make_unique<SeededRandom>(*seed_value);
     } else {
       random = std::make_unique<SeededRandom>(SystemRandom::Instance().Next());
     }
     policy::Schedule schedule = policy::PlanSchedule(*policy, *random);
-    if (options->json) {
+    if (flags->json) {
       std::cout << http::SerializeJson(RenderScheduleJson(*policy, schedule)) << "\n";
     } else {
       std::cout << RenderScheduleText(*policy, schedule);

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <boost/json/value.hpp>
-#include <optional>
 #include <string>
 
 #include "common/result.h"
@@ -14,16 +13,9 @@ class App;
 
 namespace hookrelay::cli {
 
-// `hookrelay schedule`: what a retry policy will do when every attempt fails.
-struct ScheduleOptions {
-  std::string policy_name;
-  std::string policy_json;
-  std::optional<uint64_t> seed;
-  bool json = false;
-};
-
-// Resolves --policy / --policy-json into a policy; errors name the field.
-Result<policy::RetryPolicy> ResolvePolicy(const ScheduleOptions& options);
+// `hookrelay schedule`: what a retry policy will do when every attempt fails. --policy and
+// --policy-json are resolved by policy::ResolvePolicyArgument, as `simulate herd`'s and the
+// API's are.
 
 // The human table and the JSON document, from a computed schedule. Pure functions.
 std::string RenderScheduleText(const policy::RetryPolicy& p, const policy::Schedule& s);

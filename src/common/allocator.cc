@@ -9,4 +9,6 @@ void TuneAllocator() {
   mallopt(M_TRIM_THRESHOLD, 16 << 20);
 }
 
+void ReleaseFreeMemory() { malloc_trim(0); }
+
 }  // namespace hookrelay

@@ -12,4 +12,11 @@ namespace hookrelay {
 // Call once, at the start of a long-running process (`hookrelay serve`, the benchmarks).
 void TuneAllocator();
 
+// Gives free heap memory back to the kernel (glibc's malloc_trim), in every arena. For after a
+// rare, large, short-lived use of memory — a simulation of millions of requests — which would
+// otherwise stay resident: freed, but kept by the allocator (measured: a server at 20 MiB stayed
+// at 250-330 MiB after two such runs of GET /api/v1/simulate). Takes milliseconds; not for hot
+// paths.
+void ReleaseFreeMemory();
+
 }  // namespace hookrelay

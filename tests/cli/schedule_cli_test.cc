@@ -174,6 +174,12 @@ TEST(ScheduleCliTest, UsageErrorsExitTwo) {
   EXPECT_EQ(Schedule({}).exit_code, 2);
   EXPECT_EQ(Schedule({"--policy", "pro", "--policy-json", "{}"}).exit_code, 2);
   EXPECT_EQ(Schedule({"--policy", "pro", "--seed", "abc"}).exit_code, 2);
+  // The same seed parser as simulate herd: -1 is refused, not wrapped to 2^64-1.
+  RunResult negative = Schedule({"--policy", "pro", "--seed", "-1"});
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_NE(negative.err.find("--seed: expected a whole number from 0 to 18446744073709551615"),
+            std::string::npos)
+      << negative.err;
   EXPECT_EQ(RunProgram({HOOKRELAY_BINARY, "no-such-command"}).exit_code, 2);
   RunResult help = RunProgram({HOOKRELAY_BINARY, "schedule", "--help"});
   EXPECT_EQ(help.exit_code, 0);

@@ -398,6 +398,45 @@ try {
   if (await page.getByRole("button", { name: "Save changes" }).count()) fail("a config destination has an edit form");
   log("edited and deleted crm; config destinations are read-only");
 
+  // 6h. The thundering herd on billing's page: its policy (a ladder without jitter) against the
+  // same with equal jitter, one line each; the scenario changed in the form; a bad value named.
+  const herdLines = () => page.evaluate(() => [...document.querySelectorAll("#herd svg.herd-chart polyline.strategy")]
+    .map((l) => l.getAttribute("data-strategy")));
+  await page.locator("#herd svg.herd-chart").waitFor();
+  let lines = await herdLines();
+  if (lines.length !== 2 || lines[1] !== "custom ladder/equal") fail(`the herd chart has lines ${JSON.stringify(lines)}`);
+  for (const sel of ["#herd text.title", "#herd line.capacity", "#herd line.recovery", "#herd .herd-legend li", "#herd tbody tr"]) {
+    if (!(await page.locator(sel).count())) fail(`the herd section has no ${sel}`);
+  }
+  const burstBefore = await page.locator("#herd tbody tr").first().locator("td").nth(1).innerText();
+  await page.fill("#h-fail-window", "1s");
+  await page.fill("#h-events", "300");
+  await page.fill("#h-capacity", "20/s");
+  const [rerun] = await Promise.all([
+    page.waitForResponse((r) => r.url().includes("/api/v1/simulate?") && r.url().includes("fail_window=1s")),
+    page.getByRole("button", { name: "Run simulation" }).click(),
+  ]);
+  if (rerun.status() !== 200) fail(`the re-run answered ${rerun.status()}`);
+  const sent = new URL(rerun.url()).searchParams;
+  if (sent.get("destination") !== "billing" || sent.get("events") !== "300" || sent.get("capacity") !== "20/s") fail(`the re-run sent ${rerun.url()}`);
+  await page.waitForFunction(() => document.querySelector("#herd svg.herd-chart")?.getAttribute("aria-label").includes("Capacity 20/s"));
+  lines = await herdLines();
+  if (lines.length !== 2) fail(`after the re-run the herd chart has ${lines.length} lines`);
+  // Without jitter the whole burst (300 in one second) comes back at once; with it, far fewer.
+  const peaks = await page.locator("#herd tbody tr").evaluateAll((rows) => rows.map((r) => Number(r.children[1].textContent)));
+  if (!(peaks[0] >= 250 && peaks[1] * 5 <= peaks[0])) fail(`burst peaks ${JSON.stringify(peaks)} (before: ${burstBefore})`);
+  await page.locator("#herd").scrollIntoViewIfNeeded();
+  await checkA11y(page, "destination-herd");
+  await checkText(page, "herd (desktop)");
+  await page.locator("#herd").screenshot({ path: join(outDir, "herd-desktop.png") });
+  await page.fill("#h-capacity", "100/m");
+  await expecting([/status of 400/, /^400 GET .*\/api\/v1\/simulate\?/], async () => {
+    await page.getByRole("button", { name: "Run simulation" }).click();
+    await page.locator("#herd").getByRole("alert").getByText(/^capacity: the endpoint serves a whole number/).waitFor();
+  });
+  if (await page.locator("#h-capacity").getAttribute("aria-invalid") !== "true") fail("the refused capacity field is not marked");
+  log("thundering herd: one line per policy, scenario changed and re-run, a bad capacity named");
+
   // 6c. A source through the form (secret write-only), a route to it, and the route deleted.
   await page.goto(`${base}/ui/#/sources/+new`);
   await page.fill("#s-name", "partner");
@@ -564,6 +603,21 @@ try {
   await phone.page.goto(`${base}/ui/`);
   await phone.page.evaluate((t) => sessionStorage.setItem("hookrelay.token", t), TOKEN);
   for (const [hash, name, ready] of pages) await visit(phone.page, hash, name, "phone", ready);
+  // The herd chart on a phone: drawn for the width, nothing sticking out (visit checked), legible.
+  await phone.page.goto(`${base}/ui/#/destinations/billing`);
+  await phone.page.locator("#herd svg.herd-chart").waitFor();
+  const phoneChart = await phone.page.evaluate(() => {
+    const s = document.querySelector("#herd svg.herd-chart");
+    return { lines: s.querySelectorAll("polyline.strategy").length, width: s.getBoundingClientRect().width,
+      drawn: Number(s.getAttribute("width")), page: document.documentElement.scrollWidth, view: window.innerWidth };
+  });
+  if (phoneChart.lines !== 2) fail(`the herd chart on a phone has ${phoneChart.lines} lines`);
+  if (phoneChart.page > phoneChart.view + 1) fail(`the destination page scrolls sideways on a phone (${phoneChart.page} > ${phoneChart.view})`);
+  // Drawn at (about) the width shown, so 12 px text stays 12 px.
+  if (Math.abs(phoneChart.width - phoneChart.drawn) > 2) fail(`the herd chart is scaled on a phone: drawn ${phoneChart.drawn}, shown ${phoneChart.width}`);
+  await phone.page.locator("#herd").scrollIntoViewIfNeeded();
+  await checkText(phone.page, "herd (phone)");
+  await phone.page.locator("#herd").screenshot({ path: join(outDir, "herd-phone.png") });
   log("every page at 1280×800 and 390×844, axe clean");
 
   await page.goto(`${base}/ui/#/events`);

@@ -12,6 +12,7 @@
 #include "api/openapi.h"
 #include "common/time_format.h"
 #include "conformance/store_test_util.h"
+#include "policy/retry_policy.h"
 #include "store/sqlite/open.h"
 #include "support/process.h"
 #include "unit/api/api_test_util.h"
@@ -306,6 +307,56 @@ TEST_F(ApiHandlerTest, RejectionsListNewestFirstWithTheCounts) {
   EXPECT_EQ(handler_->Respond(Get("/api/v1/sources/github/rejections?since=1")).status, 400);
   EXPECT_EQ(handler_->Respond(Get("/api/v1/sources/github/rejections", "GET", "")).status, 401);
   EXPECT_EQ(handler_->Respond(Get("/api/v1/sources/github/rejections", "POST")).status, 405);
+}
+
+TEST_F(ApiHandlerTest, SimulateComparesTheDestinationsPolicyWithinLimits) {
+  http::Response r = handler_->Respond(
+      Get("/api/v1/simulate?destination=billing&policy=pro&events=200&fail_window=1s&seed=4"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::value doc = json::parse(r.body);
+  const json::array& list = doc.at("strategies").as_array();
+  ASSERT_EQ(list.size(), 2u);
+  const model::Destination* billing = registry_.Get()->FindDestination("billing");
+  ASSERT_NE(billing, nullptr);
+  EXPECT_EQ(json::value(list[0].at("policy")), json::value(policy::PolicyToJson(billing->policy)));
+  EXPECT_EQ(list[1].at("strategy").as_string(), "pro");
+  EXPECT_EQ(doc.at("scenario").at("events").as_int64(), 200);
+  EXPECT_EQ(doc.at("scenario").at("seed").as_int64(), 4);
+  // Alone, a destination is compared with nothing else.
+  r = handler_->Respond(Get("/api/v1/simulate?destination=billing&events=50"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("strategies").as_array().size(), 1u);
+
+  struct Case {
+    const char* target;
+    int status;
+    const char* field;
+    const char* says;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"/api/v1/simulate?destination=nope", 404, "", "no destination \"nope\""},
+           {"/api/v1/simulate?events=100001", 400, "events",
+            "events: must be between 1 and 100000, got 100001 (here;"},
+           {"/api/v1/simulate?events=0", 400, "events",
+            "events: must be between 1 and 100000, got 0"},
+           {"/api/v1/simulate?fail_window=1.5s", 400, "fail_window",
+            "fail_window: duration \"1.5s\": whole numbers only"},
+           {"/api/v1/simulate?policy=platinum", 400, "policy", "policy: preset: unknown preset"},
+           {"/api/v1/simulate?policy_json=%7B", 400, "policy_json", "policy_json: not valid JSON"},
+           // 60000 events × 1000 attempts: past the bound of simulated requests.
+           {"/api/v1/simulate?events=60000&policy_json=%7B%22max_attempts%22%3A1000%7D", 400,
+            "events", "at most 5000000 here"},
+       }) {
+    http::Response res = handler_->Respond(Get(c.target));
+    EXPECT_EQ(res.status, c.status) << c.target << ": " << res.body;
+    const json::value body = json::parse(res.body);
+    const json::value& error = body.at("error");
+    EXPECT_NE(std::string(error.at("message").as_string()).find(c.says), std::string::npos)
+        << c.target << ": " << res.body;
+    if (*c.field) {
+      EXPECT_EQ(error.at("field").as_string(), c.field) << c.target;
+    }
+  }
 }
 
 TEST_F(ApiHandlerTest, PauseResumeResetBreakerCallTheEngineAndAudit) {

@@ -509,5 +509,49 @@ TEST(AuditJsonTest, ShowsEveryFieldAndParsesDetail) {
   EXPECT_TRUE(AuditPageToJson(page).at("next_cursor").is_null());
 }
 
+// ---- GET /api/v1/simulate query ----
+
+TEST(SimulateQueryTest, PoliciesRepeatInOrderAndOtherParametersOnce) {
+  auto q = ParseSimulateQuery(
+      Query("events=300&policy=pro&policy_json=%7B%22jitter%22%3A%22full%22%7D&policy=free&seed=7"
+            "&fail_window=1s&recover_at=2m&capacity=20%2Fs&destination=billing"));
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  EXPECT_EQ(q->input.events, "300");
+  EXPECT_EQ(q->input.seed, "7");
+  EXPECT_EQ(q->input.fail_window, "1s");
+  EXPECT_EQ(q->input.recover_at, "2m");
+  EXPECT_EQ(q->input.capacity, "20/s");
+  EXPECT_EQ(q->destination, "billing");
+  ASSERT_EQ(q->input.policies.size(), 3u);
+  EXPECT_EQ(q->input.policies[0].text, "pro");
+  EXPECT_EQ(q->input.policies[1].kind, policy::PolicyArgument::Kind::kJson);
+  EXPECT_EQ(q->input.policies[1].text, R"({"jitter":"full"})");
+  EXPECT_EQ(q->input.policies[2].text, "free");
+
+  auto empty = ParseSimulateQuery(Query(""));
+  ASSERT_TRUE(empty.ok());
+  EXPECT_FALSE(empty->input.events || empty->destination);
+  EXPECT_TRUE(empty->input.policies.empty());
+}
+
+TEST(SimulateQueryTest, MistakesNameTheParameter) {
+  for (const auto& [query, field] : std::vector<std::pair<std::string, std::string>>{
+           {"events=1&events=2", "events"},
+           {"evnets=1", "evnets"},
+           {"destination=", "destination"},
+           {"seed=%zz", "seed"},
+           {"=5", "query"},
+       }) {
+    auto q = ParseSimulateQuery(Query(query));
+    ASSERT_FALSE(q.ok()) << query;
+    EXPECT_EQ(q.status().code(), Status::Code::kInvalidArgument) << query;
+    EXPECT_EQ(q.status().field(), field) << query << ": " << q.status().message();
+  }
+  // An empty value is given, not absent: the scenario's parser refuses it.
+  auto q = ParseSimulateQuery(Query("events="));
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->input.events, "");
+}
+
 }  // namespace
 }  // namespace hookrelay::api

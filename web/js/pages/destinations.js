@@ -5,6 +5,7 @@ import { h, message, badge, table, replace } from "../dom.js";
 import { get, post, patch, del, enc, qs } from "../api.js";
 import { time, percent, withTimes } from "../format.js";
 import { every, input, select, originNote, yes } from "./common.js";
+import { herdSection } from "./herd.js";
 
 const PRESETS = ["default", "free", "pro", "scale"];
 
@@ -213,6 +214,7 @@ async function detail(main, ctx) {
       formShown = true;
       shownPolicy = policy;
       body.append(await scheduleSection(name));
+      body.append(herdSection(name, d.policy));
       body.append(h("h2", null, "Configuration"), originNote(d), h("details", null, h("summary", null, "As stored (secrets redacted)"), h("pre", { id: "stored" }, stored)));
       if (d.origin !== "config") body.append(editForm(d, status, load));
     } else {
@@ -220,6 +222,7 @@ async function detail(main, ctx) {
       if (policy !== shownPolicy) {  // edited here or elsewhere: the plan follows the policy
         shownPolicy = policy;
         body.querySelector("#schedule").replaceWith(await scheduleSection(name));
+        body.querySelector("#herd").replaceWith(herdSection(name, d.policy));
       }
     }
     return true;
