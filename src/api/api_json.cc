@@ -309,6 +309,19 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
     if (d.status == store::DeliveryStatus::kScheduled) {
       next = json::string(FormatRfc3339(d.next_attempt_at));
     }
+    json::value held = nullptr;
+    if (dd.held_behind) {
+      const store::Delivery& h = *dd.held_behind;
+      json::value head_next = nullptr;
+      if (h.status == store::DeliveryStatus::kScheduled) {
+        head_next = json::string(FormatRfc3339(h.next_attempt_at));
+      }
+      held = json::object{{"event", h.event_id},
+                          {"chain", h.chain},
+                          {"status", store::DeliveryStatusName(h.status)},
+                          {"attempt", h.attempts},
+                          {"next_attempt_at", std::move(head_next)}};
+    }
     ds.push_back(json::object{{"destination", d.destination},
                               {"status", store::DeliveryStatusName(d.status)},
                               {"attempt", d.attempts},
@@ -317,6 +330,8 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
                               {"deadline", TimeOrNull(d.deadline)},
                               {"reason", StringOrNull(d.reason)},
                               {"chain", d.chain},
+                              {"order_key", StringOrNull(d.order_key)},
+                              {"held_behind", std::move(held)},
                               {"attempts", std::move(attempts)}});
   }
   o["deliveries"] = std::move(ds);
@@ -343,7 +358,14 @@ Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const s
   for (store::Delivery& d : *deliveries) {
     auto attempts = store.GetAttempts(d.id);
     if (!attempts.ok()) return attempts.status();
-    details.push_back({std::move(d), std::move(*attempts)});
+    std::optional<store::Delivery> held_behind;
+    if (d.order_key && (d.status == store::DeliveryStatus::kScheduled ||
+                        d.status == store::DeliveryStatus::kPaused)) {
+      auto head = store.OrderHead(d.destination, *d.order_key);
+      if (!head.ok()) return head.status();
+      if (head->has_value() && (*head)->id != d.id) held_behind = std::move(**head);
+    }
+    details.push_back({std::move(d), std::move(*attempts), std::move(held_behind)});
   }
   return std::optional<json::object>(EventDetailToJson(**event, details, with_body));
 }

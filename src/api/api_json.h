@@ -53,6 +53,8 @@ boost::json::object EventPageToJson(const store::EventPage& page);
 struct DeliveryDetail {
   store::Delivery delivery;
   std::vector<store::Attempt> attempts;  // in attempt order
+  // An ordered delivery not final yet that is not its queue's head: the head it waits for.
+  std::optional<store::Delivery> held_behind;
 };
 
 // The event detail of ARCHITECTURE.md section 3: {"id", "source", "received_at", "size",

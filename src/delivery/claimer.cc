@@ -120,7 +120,13 @@ void Claimer::RunClaim(const ClaimJob& job) {
       // work arrives meanwhile, see Wake).
       idle_until = job.now + options.poll_interval;
       auto due = state_.store.NextDueAt(d.name);
-      if (due.ok() && due->has_value()) idle_until = std::min(*idle_until, **due);
+      // An ordered destination's due deliveries may be held behind their key's head (in flight,
+      // or waiting for its retry): a due time already past says nothing then, and asking again at
+      // once would claim in vain until the head's result. That result wakes the engine (the
+      // recorder's Wake), and the poll interval bounds the rest.
+      if (due.ok() && due->has_value() && (!d.ordered || **due > job.now)) {
+        idle_until = std::min(*idle_until, **due);
+      }
     }
   }
   // Paused while the claim ran (Pause found nothing to pause: these were leased, and

@@ -236,6 +236,41 @@ std::optional<std::string> DedupKey(const model::DedupRule& rule, const http::Re
   return std::nullopt;
 }
 
+std::optional<std::string> OrderKeyOf(const model::Destination& d, const http::RequestHead& head,
+                                      std::string_view body, std::optional<json::value>& parsed) {
+  if (!d.ordered) return std::nullopt;
+  switch (d.order_key.kind) {
+    case model::OrderKey::Kind::kNone: return std::string();
+    case model::OrderKey::Kind::kHeader: {
+      auto v = head.Header(d.order_key.name);
+      if (!v || v->empty()) return std::nullopt;
+      return std::string(*v);
+    }
+    case model::OrderKey::Kind::kJson: break;
+  }
+  if (!parsed) {
+    boost::system::error_code ec;
+    json::value v = json::parse(json::string_view(body.data(), body.size()), ec);
+    parsed = ec ? json::value() : std::move(v);
+  }
+  const json::value* at = &*parsed;
+  std::string_view path = d.order_key.name;
+  while (at) {
+    const size_t dot = path.find('.');
+    const std::string_view member = path.substr(0, dot);
+    at = at->is_object() ? at->as_object().if_contains(member) : nullptr;
+    if (dot == std::string_view::npos) break;
+    path.remove_prefix(dot + 1);
+  }
+  if (!at) return std::nullopt;
+  if (at->is_string()) {
+    if (at->as_string().empty()) return std::nullopt;
+    return std::string(at->as_string());
+  }
+  if (at->is_number() || at->is_bool()) return json::serialize(*at);
+  return std::nullopt;
+}
+
 Duration DedupWindow(const model::Catalog& catalog, const std::string& source) {
   Duration window{0};
   for (const model::Destination* d : catalog.DestinationsOf(source)) {
@@ -252,16 +287,18 @@ store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& s
   e.content_type = std::string(request.Header("Content-Type").value_or(""));
   e.dedup_key = DedupKey(source.dedup, request, request.body);
   if (e.dedup_key) e.dedup_window = DedupWindow(catalog, source.name);
-  e.headers = KeptHeaders(std::move(request.headers));
-  e.body = std::move(request.body);
+  std::optional<json::value> parsed;  // the body, parsed for the first JSON order key only
   for (const model::Destination* d : catalog.DestinationsOf(source.name)) {
     store::NewDelivery nd;
+    nd.order_key = OrderKeyOf(*d, request, request.body, parsed);
     nd.destination = d->name;
     nd.max_attempts = d->policy.max_attempts;
     nd.next_attempt_at = now;
     nd.status = d->paused ? store::DeliveryStatus::kPaused : store::DeliveryStatus::kScheduled;
     e.deliveries.push_back(std::move(nd));
   }
+  e.headers = KeptHeaders(std::move(request.headers));
+  e.body = std::move(request.body);
   return e;
 }
 

@@ -30,6 +30,16 @@ std::vector<store::Header> KeptHeaders(http::HeaderList&& headers);  // moves th
 std::optional<std::string> DedupKey(const model::DedupRule& rule, const http::RequestHead& head,
                                     std::string_view body);
 
+// The order key of a delivery to `d` (docs/delivery.md, "Ordered delivery"): nullopt for an
+// unordered destination, and for an event without the key (a missing or empty header; a body that
+// is not JSON, or whose path is missing, null, an object, an array or ""): such an event is
+// delivered unordered. "" for a destination ordered as a whole. Otherwise the header's value, or
+// the value at the JSON path: a string as it is, a number or boolean as its JSON text. `parsed`
+// caches the body's parse across a fan-out (parsed once, and only for a JSON order key).
+std::optional<std::string> OrderKeyOf(const model::Destination& d, const http::RequestHead& head,
+                                      std::string_view body,
+                                      std::optional<boost::json::value>& parsed);
+
 // How long a dedup key is remembered: the longest replay window of the source's destinations
 // (30 days when it has none).
 Duration DedupWindow(const model::Catalog& catalog, const std::string& source);

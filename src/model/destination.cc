@@ -108,15 +108,63 @@ Result<ForwardHeaders> ParseForwardHeaders(const json::value& v) {
       "must be \"all\", \"none\" or an array of header names such as [\"X-GitHub-Event\"]", field);
 }
 
+// {"header": "X-Shop-Domain"} or {"json": "data.object.customer"}.
+Result<OrderKey> ParseOrderKey(const json::value& v) {
+  constexpr std::string_view kShape =
+      "must be {\"header\": \"X-Shop-Domain\"} or {\"json\": \"data.object.customer\"}";
+  if (!v.is_object() || v.as_object().size() != 1) {
+    return Status::InvalidArgument(std::string(kShape), "order_key");
+  }
+  const auto& [key, value] = *v.as_object().begin();
+  const std::string field = "order_key." + std::string(key);
+  if (key != "header" && key != "json") {
+    return Status::InvalidArgument(
+        "unknown order key \"" + std::string(key) + "\" (use \"header\" or \"json\")", field);
+  }
+  auto name = GetString(value, field);
+  if (!name.ok()) return name.status();
+  if (name->empty()) return Status::InvalidArgument("must not be empty", field);
+  if (name->size() > 256) return Status::InvalidArgument("is longer than 256 bytes", field);
+  if (key == "header") {
+    if (name->find_first_of(" :\r\n\t") != std::string::npos) {
+      return Status::InvalidArgument("is not a valid HTTP header name", field);
+    }
+    return OrderKey{OrderKey::Kind::kHeader, *name};
+  }
+  // A dotted path of object member names: no empty part ("a..b", ".a", "a.").
+  size_t start = 0;
+  for (;;) {
+    const size_t dot = name->find('.', start);
+    const size_t end = dot == std::string::npos ? name->size() : dot;
+    if (end == start) {
+      return Status::InvalidArgument(
+          "must be a dotted path of member names such as \"data.object.customer\" (no empty part)",
+          field);
+    }
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return OrderKey{OrderKey::Kind::kJson, *name};
+}
+
 }  // namespace
+
+json::value OrderKeyToJson(const OrderKey& k) {
+  switch (k.kind) {
+    case OrderKey::Kind::kHeader: return json::object{{"header", k.name}};
+    case OrderKey::Kind::kJson: return json::object{{"json", k.name}};
+    case OrderKey::Kind::kNone: break;
+  }
+  return nullptr;
+}
 
 Result<Destination> ParseDestination(const json::value& v) {
   if (!v.is_object()) return Status::InvalidArgument("a destination must be a JSON object");
   const json::object& o = v.as_object();
   HR_RETURN_IF_ERROR(CheckKnownFields(
       o, {"name", "url", "headers", "policy", "signing_secret", "max_concurrency", "rate_limit",
-          "breaker", "ordered", "replay_window", "paused", "allow_private", "pause_on_gone",
-          "forward_headers", "secret_headers", "tls", "auth"}));
+          "breaker", "ordered", "order_key", "replay_window", "paused", "allow_private",
+          "pause_on_gone", "forward_headers", "secret_headers", "tls", "auth"}));
   Destination d;
   const json::value* name = o.if_contains("name");
   if (!name) return Status::InvalidArgument("is required", "name");
@@ -227,10 +275,15 @@ Result<Destination> ParseDestination(const json::value& v) {
     }
     d.auth = std::move(*auth);
   }
-  if (d.ordered) {
-    // Refused rather than silently ignored: a user asking for ordering must not get reordering.
-    return Status::InvalidArgument(
-        "ordered delivery is not implemented yet; remove it (deliveries are unordered)", "ordered");
+  if (const json::value* k = o.if_contains("order_key"); k && !k->is_null()) {
+    HR_ASSIGN_OR_RETURN(d.order_key, ParseOrderKey(*k));
+    if (const json::value* f = o.if_contains("ordered"); f && f->is_bool() && !f->as_bool()) {
+      return Status::InvalidArgument(
+          "cannot be set with \"ordered\": false (an order key orders the destination per key; "
+          "remove one of them)",
+          "order_key");
+    }
+    d.ordered = true;
   }
   return d;
 }
@@ -451,6 +504,7 @@ json::object DestinationToJson(const Destination& d) {
       {"max_concurrency", d.max_concurrency},
       {"breaker", policy::BreakerConfigToJson(d.breaker)},
       {"ordered", d.ordered},
+      {"order_key", OrderKeyToJson(d.order_key)},
       {"replay_window", FormatDuration(d.policy.replay_window)},
       {"paused", d.paused},
       {"allow_private", d.allow_private},

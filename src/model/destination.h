@@ -24,6 +24,16 @@ struct ForwardHeaders {
   bool operator==(const ForwardHeaders&) const = default;
 };
 
+// Where an ordered destination's order key comes from ("order_key"): a request header, or a
+// dotted path into a JSON object body ("data.object.customer"). kNone: one order for the whole
+// destination (when `ordered` is true).
+struct OrderKey {
+  enum class Kind { kNone, kHeader, kJson };
+  Kind kind = Kind::kNone;
+  std::string name;  // kHeader: the header name; kJson: the dotted path
+  bool operator==(const OrderKey&) const = default;
+};
+
 struct Destination {
   std::string name;
   std::string url;  // http(s)
@@ -37,7 +47,11 @@ struct Destination {
   int max_concurrency = 16;
   std::optional<double> rate_limit;  // requests per second
   policy::BreakerConfig breaker;
+  // Ordered delivery (docs/delivery.md, "Ordered delivery"): an event is sent only once the
+  // ones received before it for the same key are delivered or have failed for good. `ordered`
+  // without an order key: one order for the whole destination; with one: an order per key value.
   bool ordered = false;
+  OrderKey order_key;
   bool paused = false;
   // Send to loopback/private addresses even without --allow-private-destinations.
   bool allow_private = false;
@@ -51,14 +65,17 @@ struct Destination {
 
 // The destination JSON of ARCHITECTURE.md section 3 (plus "paused", "allow_private",
 // "pause_on_gone", "secret_headers", "auth"). Errors name the field ("url", "policy.cap",
-// "breaker.open[1]", "forward_headers[0]", "tls.client_key"). "auth" and a configured
-// Authorization header exclude each other.
+// "breaker.open[1]", "forward_headers[0]", "tls.client_key", "order_key.json"). "auth" and a
+// configured Authorization header exclude each other.
 Result<Destination> ParseDestination(const boost::json::value& v);
 // Secrets are never included: "signing_secret" becomes "signing_secret_set": true|false, "tls"
 // and "auth" are summaries (DestinationTlsToJson, DestinationAuthToJson; null when unset), the
 // values of headers that carry credentials (IsCredentialHeader, or named in secret_headers) are
 // shown as kRedacted, and so are the URL's credential-like query values (RedactUrl).
 boost::json::object DestinationToJson(const Destination& d);
+
+// {"header": name}, {"json": path}, or null (kNone).
+boost::json::value OrderKeyToJson(const OrderKey& k);
 
 // "all", "none", or an array of names.
 boost::json::value ForwardHeadersToJson(const ForwardHeaders& f);

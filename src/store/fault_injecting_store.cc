@@ -271,6 +271,11 @@ Result<Delivery> FaultInjectingStore::CreateReplay(const std::string& event_id,
   return target_->CreateReplay(event_id, destination, max_attempts, now);
 }
 
+Result<std::optional<Delivery>> FaultInjectingStore::OrderHead(const std::string& destination,
+                                                               const std::string& order_key) {
+  return target_->OrderHead(destination, order_key);
+}
+
 Result<int64_t> FaultInjectingStore::CreateReplays(const std::vector<NewReplay>& replays) {
   return target_->CreateReplays(replays);
 }

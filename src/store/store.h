@@ -31,6 +31,11 @@ struct NewDelivery {
   TimePoint next_attempt_at{};  // normally the event's received_at: due at once
   DeliveryStatus status = DeliveryStatus::kScheduled;  // kPaused when the destination is paused
   std::optional<std::string> reason;                   // why, when created kPaused
+  // Ordered delivery (docs/delivery.md, "Ordered delivery"): nullopt for an unordered one. An
+  // ordered delivery is claimed only while it is the head of its (destination, order_key) queue:
+  // the oldest (lowest id) of that queue's deliveries that are not final. "" is the key of a
+  // destination ordered as a whole.
+  std::optional<std::string> order_key;
 };
 
 // What arrived, exactly as received, plus one delivery per route.
@@ -103,6 +108,7 @@ struct Delivery {
   std::string lease_owner;
   TimePoint created_at{};
   TimePoint updated_at{};
+  std::optional<std::string> order_key;  // NewDelivery::order_key (a replay keeps its event's)
 };
 
 struct Attempt {
@@ -426,8 +432,16 @@ class Store {
                                           const std::string& reason) = 0;
   virtual Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) = 0;
 
+  // The head of an ordered delivery queue: the oldest delivery of `destination` with this
+  // order key that is not final (delivered or failed), which the others of the queue wait for;
+  // nullopt when the queue is empty. For the event detail ("held behind …").
+  virtual Result<std::optional<Delivery>> OrderHead(const std::string& destination,
+                                                    const std::string& order_key) = 0;
+
   // Starts a new delivery chain for an event to one destination (a replay): chain = previous
-  // max + 1, attempts 0, due at `now`. kNotFound when the event does not exist.
+  // max + 1, attempts 0, due at `now`. kNotFound when the event does not exist. The new chain
+  // keeps the order key of the chain before it, and as a new delivery it queues at the tail of
+  // that key's queue.
   virtual Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
                                         int max_attempts, TimePoint now) = 0;
 

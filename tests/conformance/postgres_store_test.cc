@@ -181,6 +181,63 @@ TEST_F(PostgresStoreTest, TwoNodesShareLeasesAndNeverClaimTheSameDelivery) {
   EXPECT_TRUE(b->RecordAttempt(attempt, {DeliveryStatus::kDelivered, clock_.Now()}, "late").ok());
 }
 
+// Ordered delivery with two nodes (docs/delivery.md, "Ordered delivery"): claimers on both take
+// only the head of each key's queue, one at a time, and in the order received; keys proceed
+// independently meanwhile.
+TEST_F(PostgresStoreTest, TwoNodesSendOneHeadOfAnOrderedQueueAtATime) {
+  std::unique_ptr<PostgresStore> a = OpenOk();
+  std::unique_ptr<PostgresStore> b = OpenOk();
+  ASSERT_TRUE(a && b);
+  constexpr int kKeys = 3;
+  constexpr int kPerKey = 30;
+  std::map<std::string, std::pair<std::string, int>> seq_of;  // event id -> (key, index in key)
+  for (int i = 0; i < kKeys * kPerKey; ++i) {
+    NewEvent e = MakeEvent(clock_, random_, std::to_string(i));
+    e.deliveries[0].order_key = "key-" + std::to_string(i % kKeys);
+    Result<AppendResult> r = (i % 2 ? a : b)->AppendEventSync(std::move(e));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    seq_of[r->id] = {"key-" + std::to_string(i % kKeys), i / kKeys};
+  }
+  std::mutex mu;  // held while a result is recorded, so a claim's check sees it recorded
+  std::map<std::string, int> recorded;  // per key: how many are delivered (the index due next)
+  std::map<std::string, int> claimed;   // per key: how many were claimed
+  int delivered = 0;
+  std::vector<std::thread> claimers;
+  for (int t = 0; t < 4; ++t) {
+    claimers.emplace_back([&, t] {
+      PostgresStore* s = t % 2 ? a.get() : b.get();
+      const std::string owner = "node-" + std::to_string(t);
+      for (int round = 0; round < 5000; ++round) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (delivered == kKeys * kPerKey) return;
+        }
+        Result<std::vector<Delivery>> got = s->ClaimDue(clock_.Now(), 10, seconds(60), owner);
+        ASSERT_TRUE(got.ok()) << got.status().ToString();
+        for (const Delivery& d : *got) {
+          const auto& [key, index] = seq_of.at(d.event_id);
+          std::lock_guard<std::mutex> lock(mu);
+          // The one before it is recorded (not just claimed), and it is the next in order.
+          EXPECT_EQ(index, recorded[key]) << key << ": claimed before the one ahead was done";
+          EXPECT_EQ(claimed[key]++, index) << key << ": out of order or claimed twice";
+        }
+        for (const Delivery& d : *got) {
+          const auto& [key, index] = seq_of.at(d.event_id);
+          std::lock_guard<std::mutex> lock(mu);
+          Attempt attempt{d.id, 1, clock_.Now(), 1, 200, std::nullopt, std::nullopt, "ok"};
+          ASSERT_TRUE(
+              s->RecordAttempt(attempt, {DeliveryStatus::kDelivered, clock_.Now()}, owner).ok());
+          recorded[key] = index + 1;
+          ++delivered;
+        }
+      }
+    });
+  }
+  for (std::thread& t : claimers) t.join();
+  EXPECT_EQ(delivered, kKeys * kPerKey);
+  for (int k = 0; k < kKeys; ++k) EXPECT_EQ(recorded["key-" + std::to_string(k)], kPerKey);
+}
+
 // A claim reads about `limit` rows, not the whole due backlog, even while the table's statistics
 // say it is empty (taken before a burst; autovacuum has not analysed it since): the planner then
 // expected a handful of due rows and read every one of them (a bitmap scan) to sort them, on every

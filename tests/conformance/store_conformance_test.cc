@@ -2203,6 +2203,145 @@ TEST_P(StoreConformanceTest, RemovingADestinationForgetsItsBreakerAndPause) {
 
 // The deliveries require_no_open_deliveries counts: those not final (scheduled, delivering,
 // paused), of that destination only.
+// Ordered delivery: a delivery with an order key is claimed only as the head of its (destination,
+// key) queue (the oldest one not final); keys proceed independently; unordered deliveries are not
+// held; a retry keeps the head, a final state (delivered, failed for good) lets the next one go.
+TEST_P(StoreConformanceTest, OrderedDeliveriesAreClaimedOnlyAsTheHeadOfTheirKey) {
+  // key: A, B, A, none, B, A (in that order)
+  std::vector<std::optional<std::string>> keys = {"A", "B", "A", std::nullopt, "B", "A"};
+  std::vector<std::string> ids;
+  for (const auto& k : keys) {
+    NewEvent e = MakeEvent(clock_, random_, "{}", {"shop"});
+    e.deliveries[0].order_key = k;
+    ids.push_back(Append(e));
+    clock_.Advance(milliseconds(1));
+  }
+  EXPECT_EQ(Deliveries(ids[0])[0].order_key, std::optional<std::string>("A"));
+  EXPECT_FALSE(Deliveries(ids[3])[0].order_key.has_value());
+
+  const TimePoint now = clock_.Now();
+  auto event_ids = [](const std::vector<Delivery>& ds) {
+    std::set<std::string> out;
+    for (const Delivery& d : ds) out.insert(d.event_id);
+    return out;
+  };
+  std::vector<Delivery> first = Claim(now, 10, hours(1), "s", "shop");
+  EXPECT_EQ(event_ids(first), (std::set<std::string>{ids[0], ids[1], ids[3]}));
+  // The heads are in flight: nothing else of A or B is claimable, by this owner or another.
+  EXPECT_TRUE(Claim(now, 10, hours(1), "s", "shop").empty());
+  EXPECT_TRUE(Claim(now, 10, hours(1), "other").empty());
+
+  auto by_event = [&](const std::vector<Delivery>& ds, const std::string& id) {
+    for (const Delivery& d : ds) {
+      if (d.event_id == id) return d;
+    }
+    ADD_FAILURE() << "no delivery of " << id;
+    return Delivery{};
+  };
+  // A's head fails and is scheduled for a retry in a minute: A stays held behind it.
+  const Delivery a1 = by_event(first, ids[0]);
+  ASSERT_TRUE(store_
+                  ->RecordAttempt({a1.id, 1, now, 5, 500, std::nullopt, std::nullopt, "no"},
+                                  {DeliveryStatus::kScheduled, now + minutes(1)}, "s")
+                  .ok());
+  EXPECT_TRUE(Claim(now, 10, hours(1), "s", "shop").empty());
+  Result<std::optional<Delivery>> head = store_->OrderHead("shop", "A");
+  ASSERT_TRUE(head.ok()) << head.status().ToString();
+  ASSERT_TRUE(head->has_value());
+  EXPECT_EQ((*head)->event_id, ids[0]);
+  // B's head is delivered: B's next goes.
+  const Delivery b1 = by_event(first, ids[1]);
+  ASSERT_TRUE(store_
+                  ->RecordAttempt({b1.id, 1, now, 5, 200, std::nullopt, std::nullopt, "ok"},
+                                  {DeliveryStatus::kDelivered, now}, "s")
+                  .ok());
+  std::vector<Delivery> second = Claim(now, 10, hours(1), "s", "shop");
+  EXPECT_EQ(event_ids(second), (std::set<std::string>{ids[4]}));
+
+  // A's retry comes due: the head again, and only it.
+  std::vector<Delivery> retry = Claim(now + minutes(1), 10, hours(1), "s", "shop");
+  ASSERT_EQ(retry.size(), 1u);
+  EXPECT_EQ(retry[0].event_id, ids[0]);
+  // It fails for good: skipped, the next of A goes (the one after it still waits).
+  ASSERT_TRUE(store_
+                  ->RecordAttempt({retry[0].id, 2, now, 5, 500, std::nullopt, std::nullopt, "no"},
+                                  {DeliveryStatus::kFailed, now, std::nullopt, std::nullopt,
+                                   Duration(0), "gave up"},
+                                  "s")
+                  .ok());
+  std::vector<Delivery> third = Claim(now + minutes(1), 10, hours(1), "s");
+  EXPECT_EQ(event_ids(third), (std::set<std::string>{ids[2]}));
+  head = store_->OrderHead("shop", "A");
+  ASSERT_TRUE(head.ok() && head->has_value());
+  EXPECT_EQ((*head)->event_id, ids[2]);
+  EXPECT_EQ((*head)->status, DeliveryStatus::kDelivering);
+  head = store_->OrderHead("shop", "nothing");
+  ASSERT_TRUE(head.ok());
+  EXPECT_FALSE(head->has_value());
+}
+
+// The same key on two destinations is two queues; a lease that expires leaves the head the head.
+TEST_P(StoreConformanceTest, OrderedQueuesArePerDestinationAndSurviveAnExpiredLease) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    NewEvent e = MakeEvent(clock_, random_, "{}", {"one", "two"});
+    for (NewDelivery& d : e.deliveries) d.order_key = "";
+    ids.push_back(Append(e));
+    clock_.Advance(milliseconds(1));
+  }
+  const TimePoint now = clock_.Now();
+  std::vector<Delivery> claimed = Claim(now, 10, seconds(30), "a");
+  ASSERT_EQ(claimed.size(), 2u);  // the first event, once to each destination
+  for (const Delivery& d : claimed) EXPECT_EQ(d.event_id, ids[0]);
+  // The sender died: after its lease the head is claimed again, still not the one behind it.
+  std::vector<Delivery> again = Claim(now + seconds(30), 10, seconds(30), "b", "one");
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].event_id, ids[0]);
+  ASSERT_TRUE(store_
+                  ->RecordAttempt({again[0].id, 1, now, 5, 200, std::nullopt, std::nullopt, "ok"},
+                                  {DeliveryStatus::kDelivered, now}, "b")
+                  .ok());
+  std::vector<Delivery> next = Claim(now + seconds(30), 10, seconds(30), "b", "one");
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].event_id, ids[1]);
+  // "two"'s queue is its own: its head's lease expired too, and only that head is taken again.
+  std::vector<Delivery> two = Claim(now + seconds(30), 10, seconds(30), "b", "two");
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(two[0].event_id, ids[0]);
+}
+
+// A replay of an ordered delivery keeps its key and queues at the key's tail; paused and resumed
+// deliveries keep their order.
+TEST_P(StoreConformanceTest, OrderedReplaysQueueAtTheTailAndResumeKeepsTheOrder) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    NewEvent e = MakeEvent(clock_, random_, "{}", {"shop"});
+    e.deliveries[0].order_key = "k";
+    ids.push_back(Append(e));
+    clock_.Advance(milliseconds(1));
+  }
+  TimePoint now = clock_.Now();
+  ASSERT_TRUE(store_->PauseDestination("shop", "operator", now).ok());
+  ASSERT_TRUE(store_->ResumeDestination("shop", now).ok());
+  Result<Delivery> replay = store_->CreateReplay(ids[0], "shop", 5, now);
+  ASSERT_TRUE(replay.ok()) << replay.status().ToString();
+  EXPECT_EQ(replay->order_key, std::optional<std::string>("k"));
+  // The replay superseded chain 0 of ids[0] (failed as replaced): ids[1] is the head now, and
+  // the replay comes after ids[2].
+  std::vector<std::string> order;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Delivery> c = Claim(now, 10, seconds(30), "s", "shop");
+    ASSERT_EQ(c.size(), 1u) << "round " << round;
+    order.push_back(c[0].event_id + "/" + std::to_string(c[0].chain));
+    ASSERT_TRUE(store_
+                    ->RecordAttempt({c[0].id, 1, now, 5, 200, std::nullopt, std::nullopt, "ok"},
+                                    {DeliveryStatus::kDelivered, now}, "s")
+                    .ok());
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{ids[1] + "/0", ids[2] + "/0", ids[0] + "/1"}));
+  EXPECT_TRUE(Claim(now, 10, seconds(30), "s", "shop").empty());
+}
+
 TEST_P(StoreConformanceTest, OpenDeliveriesAreThoseNotFinal) {
   // The count a change requiring none would refuse with (0 when it is accepted).
   auto open = [&](const std::string& destination) -> int64_t {

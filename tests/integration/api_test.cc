@@ -166,9 +166,9 @@ TEST_F(ApiTest, EventDetailAfterA500ThenA200) {
   EXPECT_EQ(detail.at("size").as_int64(), 7);
   EXPECT_EQ(detail.at("received_at").as_string().size(), 24u);  // 2026-11-30T06:00:00.123Z
   const json::value& d = detail.at("deliveries").as_array()[0];
-  EXPECT_EQ(Keys(d),
-            (std::set<std::string>{"destination", "status", "attempt", "max_attempts",
-                                   "next_attempt_at", "deadline", "reason", "chain", "attempts"}));
+  EXPECT_EQ(Keys(d), (std::set<std::string>{"destination", "status", "attempt", "max_attempts",
+                                            "next_attempt_at", "deadline", "reason", "chain",
+                                            "order_key", "held_behind", "attempts"}));
   EXPECT_EQ(d.at("destination").as_string(), "billing");
   EXPECT_EQ(d.at("status").as_string(), "delivered");
   EXPECT_EQ(d.at("attempt").as_int64(), 2);

@@ -253,6 +253,18 @@ CREATE TABLE rejections (
 CREATE INDEX rejections_source ON rejections (source, id);
 CREATE INDEX rejections_received ON rejections (received_at);
 )sql"},
+    {kTimePartitionsVersion + 2,
+     "ordered delivery: order_key on deliveries, the index of the ordered queues",
+     R"sql(
+-- Ordered delivery (docs/delivery.md): NULL for an unordered delivery; '' for a destination
+-- ordered as a whole; else the key's value. A delivery with a key is claimed only while no
+-- delivery of its (destination, order_key) with a lower id is still open (scheduled, delivering,
+-- paused): the claim's NOT EXISTS probes this partial index, which unordered deliveries never
+-- enter and a delivery leaves when it is delivered or fails for good.
+ALTER TABLE deliveries ADD COLUMN order_key text;
+CREATE INDEX deliveries_ordered ON deliveries (destination, order_key, id)
+  WHERE order_key IS NOT NULL AND status IN ('scheduled', 'delivering', 'paused');
+)sql"},
 };
 
 Result<uint64_t> FreshIdBits() {

@@ -54,7 +54,8 @@ Result<Event> ReadEvent(const PgResult& r, int row, bool with_body, uint64_t id_
 
 constexpr char kDeliveryColumns[] =
     "id, event_id, destination, chain, status, attempts, max_attempts, next_attempt_at, deadline,"
-    " first_failure_at, last_delay_ms, reason, lease_until, lease_owner, created_at, updated_at";
+    " first_failure_at, last_delay_ms, reason, lease_until, lease_owner, created_at, updated_at,"
+    " order_key";
 
 Result<Delivery> ReadDelivery(const PgResult& r, int row, uint64_t id_bits) {
   Delivery d;
@@ -77,6 +78,7 @@ Result<Delivery> ReadDelivery(const PgResult& r, int row, uint64_t id_bits) {
   d.lease_owner = r.Text(row, 13);
   d.created_at = r.Time(row, 14);
   d.updated_at = r.Time(row, 15);
+  d.order_key = r.OptText(row, 16);
   return d;
 }
 
@@ -525,14 +527,14 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
         const bool at_receipt =
             d.status == DeliveryStatus::kScheduled && d.next_attempt_at == s.event->received_at;
         sql += rows == 0 ? "INSERT INTO deliveries (event_id, destination, chain, status,"
-                           " max_attempts, next_attempt_at, reason, created_at, updated_at)"
-                           " VALUES "
+                           " max_attempts, next_attempt_at, reason, created_at, updated_at,"
+                           " order_key) VALUES "
                          : ", ";
         const std::string created = p.Time(now);
         sql += "(" + p.Int(s.key) + ", " + p.Text(d.destination) + ", 0, " +
                p.Text(DeliveryStatusName(d.status)) + ", " + p.Int(d.max_attempts) + ", " +
                p.Time(at_receipt ? s.received_at : d.next_attempt_at) + ", " + p.OptText(d.reason) +
-               ", " + created + ", " + created + ")";
+               ", " + created + ", " + created + ", " + p.OptText(d.order_key) + ")";
         if (++rows == kDeliveriesPerStatement) flush();
       }
     }
@@ -874,6 +876,16 @@ Result<std::vector<Delivery>> PostgresStore::ClaimDue(TimePoint now, int limit, 
   std::string sql =
       "WITH c AS (SELECT id, claim_at FROM deliveries WHERE claim_at <= " + p.Time(now);
   if (!destination.empty()) sql += " AND destination = " + p.Text(destination);
+  // Ordered delivery: a delivery with an order key only as the head of its queue, i.e. no open
+  // delivery of the queue (scheduled, delivering, paused) has a lower id. A head being sent is
+  // 'delivering' and row-locked until its claim commits, so another node's claim neither takes it
+  // (SKIP LOCKED) nor the one behind it (which still sees the head open): one node at a time
+  // sends a queue's head. Unordered rows pass on `order_key IS NULL` (deliveries_ordered).
+  sql +=
+      " AND (order_key IS NULL OR NOT EXISTS (SELECT 1 FROM deliveries h"
+      " WHERE h.destination = deliveries.destination AND h.order_key = deliveries.order_key"
+      " AND h.order_key IS NOT NULL AND h.status IN ('scheduled', 'delivering', 'paused')"
+      " AND h.id < deliveries.id))";
   sql += " ORDER BY claim_at, id LIMIT " + p.Int(limit) + " FOR UPDATE SKIP LOCKED)";
   sql += " UPDATE deliveries d SET status = 'delivering', lease_until = " + p.Time(now + lease) +
          ", lease_owner = " + p.Text(owner) + " FROM c WHERE d.id = c.id RETURNING ";
@@ -919,7 +931,7 @@ Result<std::vector<Delivery>> PostgresStore::ClaimDue(TimePoint now, int limit, 
     std::vector<std::pair<std::pair<int64_t, int64_t>, Delivery>> rows;
     for (int i = 0; i < r.rows(); ++i) {
       HR_ASSIGN_OR_RETURN(Delivery d, ReadDelivery(r, i, event_id_bits_));
-      rows.push_back({{r.Int(i, 16), d.id}, std::move(d)});
+      rows.push_back({{r.Int(i, 17), d.id}, std::move(d)});
     }
     std::sort(rows.begin(), rows.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -1356,13 +1368,19 @@ Result<int64_t> PostgresStore::InsertReplay(PgConn& db, const std::string& event
     if (r.rows() == 0) return Status::NotFound("event " + event_id + " not found");
   }
   int64_t chain = 0;
+  std::optional<std::string> order_key;  // the latest chain's: the replay queues at its tail
   {
     PgParams p;
+    const std::string k = p.Int(*key);
+    const std::string dest = p.Text(destination);
     const std::string sql =
-        "SELECT COALESCE(MAX(chain), -1) + 1 FROM deliveries WHERE event_id = " + p.Int(*key) +
-        " AND destination = " + p.Text(destination);
+        "SELECT COALESCE(MAX(chain), -1) + 1, (SELECT order_key FROM deliveries WHERE event_id = " +
+        k + " AND destination = " + dest +
+        " ORDER BY chain DESC LIMIT 1) FROM deliveries WHERE event_id = " + k +
+        " AND destination = " + dest;
     HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "next chain"));
     chain = r.Int(0, 0);
+    order_key = r.OptText(0, 1);
   }
   {
     // The new chain becomes the current one; those before stay as history. A chain still waiting
@@ -1385,11 +1403,29 @@ Result<int64_t> PostgresStore::InsertReplay(PgConn& db, const std::string& event
   const std::string at = p.Time(due);
   const std::string sql =
       "INSERT INTO deliveries (event_id, destination, chain, status, attempts, max_attempts,"
-      " next_attempt_at, created_at, updated_at) VALUES (" +
+      " next_attempt_at, created_at, updated_at, order_key) VALUES (" +
       p.Int(*key) + ", " + p.Text(destination) + ", " + p.Int(chain) + ", 'scheduled', 0, " +
-      p.Int(max_attempts) + ", " + at + ", " + at + ", " + at + ") RETURNING id";
+      p.Int(max_attempts) + ", " + at + ", " + at + ", " + at + ", " + p.OptText(order_key) +
+      ") RETURNING id";
   HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "insert replay of " + event_id));
   return r.Int(0, 0);
+}
+
+Result<std::optional<Delivery>> PostgresStore::OrderHead(const std::string& destination,
+                                                         const std::string& order_key) {
+  return WithConn<std::optional<Delivery>>([&](PgConn& db) -> Result<std::optional<Delivery>> {
+    PgParams p;
+    const std::string sql = std::string("SELECT ") + kDeliveryColumns +
+                            " FROM deliveries WHERE destination = " + p.Text(destination) +
+                            " AND order_key = " + p.Text(order_key) +
+                            " AND order_key IS NOT NULL"
+                            " AND status IN ('scheduled', 'delivering', 'paused')"
+                            " ORDER BY id LIMIT 1";
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "head of an ordered queue"));
+    if (r.rows() == 0) return std::optional<Delivery>();
+    HR_ASSIGN_OR_RETURN(Delivery d, ReadDelivery(r, 0, event_id_bits_));
+    return std::optional<Delivery>(std::move(d));
+  });
 }
 
 Result<Delivery> PostgresStore::CreateReplay(const std::string& event_id,

@@ -95,6 +95,8 @@ class PostgresStore final : public Store {
   Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
                                 int max_attempts, TimePoint now) override;
   Result<int64_t> CreateReplays(const std::vector<NewReplay>& replays) override;
+  Result<std::optional<Delivery>> OrderHead(const std::string& destination,
+                                            const std::string& order_key) override;
   Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
   Result<int64_t> CountDeliveries(DeliveryStatus status) override;
   Status AppendAudit(const AuditEntry& entry) override;

@@ -191,6 +191,16 @@ CREATE INDEX rejections_source ON rejections(source, id);
 -- Retention by age.
 CREATE INDEX rejections_received ON rejections(received_at);
 )sql"},
+    {4, "ordered delivery: order_key on deliveries, the index of the ordered queues", R"sql(
+-- Ordered delivery (docs/delivery.md): NULL for an unordered delivery; '' for a destination
+-- ordered as a whole; else the key's value. A delivery with a key is claimed only while it is the
+-- head of its queue: the lowest id among the deliveries of its (destination, order_key) that are
+-- not final. The partial index holds those only, so unordered deliveries never write it and a
+-- delivery leaves it when it is delivered or fails for good (which lets the next one go).
+ALTER TABLE deliveries ADD COLUMN order_key TEXT;
+CREATE INDEX deliveries_ordered ON deliveries(destination, order_key, id)
+  WHERE order_key IS NOT NULL AND status IN ('pending', 'scheduled', 'paused');
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

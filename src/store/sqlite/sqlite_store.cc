@@ -58,7 +58,7 @@ Result<Event> ReadEvent(const Statement& row, int body_col, uint64_t id_bits) {
 
 constexpr char kDeliveryColumns[] =
     "id, event_id, destination, chain, status, attempts, max_attempts, next_attempt_at, deadline, "
-    "first_failure_at, last_delay_ms, reason, created_at, updated_at";
+    "first_failure_at, last_delay_ms, reason, created_at, updated_at, order_key";
 
 // A stored status: 'pending' (a new delivery in no index) reads as kScheduled.
 std::optional<DeliveryStatus> ParseStoredStatus(const std::string& status) {
@@ -85,6 +85,7 @@ Result<Delivery> ReadDelivery(const Statement& row, uint64_t id_bits) {
   d.reason = row.OptText(11);
   d.created_at = row.Time(12);
   d.updated_at = row.Time(13);
+  d.order_key = row.OptText(14);
   return d;
 }
 
@@ -1081,8 +1082,8 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
     const TimePoint due = pending ? received_at : d.next_attempt_at;
     Result<Statement> ins = db.Prepare(
         "INSERT INTO deliveries(event_id, destination, chain, status, attempts, max_attempts,"
-        " next_attempt_at, reason, created_at, updated_at)"
-        " VALUES (?1, ?2, 0, ?3, 0, ?4, ?5, ?6, ?7, ?7)");
+        " next_attempt_at, reason, created_at, updated_at, order_key)"
+        " VALUES (?1, ?2, 0, ?3, 0, ?4, ?5, ?6, ?7, ?7, ?8)");
     if (!ins.ok()) return ins.status();
     ins->BindInt(1, key)
         .BindText(2, d.destination)
@@ -1090,7 +1091,8 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
         .BindInt(4, d.max_attempts)
         .BindTime(5, due)
         .BindOptText(6, d.reason)
-        .BindTime(7, now);
+        .BindTime(7, now)
+        .BindOptText(8, d.order_key);
     HR_RETURN_IF_ERROR(ins->Exec("insert delivery to " + d.destination));
     if (pending) {
       const int64_t id = db.LastInsertRowid();
@@ -1133,11 +1135,20 @@ constexpr char kDestinationScheduledSql[] =
     " ORDER BY next_attempt_at, id";
 // New deliveries from a frontier on, in rowid (arrival) order: a walk of the table itself.
 constexpr char kPendingSql[] =
-    "SELECT id, next_attempt_at, destination FROM deliveries WHERE id >= ?1"
+    "SELECT id, next_attempt_at, destination, order_key FROM deliveries WHERE id >= ?1"
     " AND status = 'pending' ORDER BY id";
 constexpr char kDestinationPendingSql[] =
-    "SELECT id, next_attempt_at, destination FROM deliveries WHERE id >= ?1"
+    "SELECT id, next_attempt_at, destination, order_key FROM deliveries WHERE id >= ?1"
     " AND destination = ?2 AND status = 'pending' ORDER BY id";
+// The head of an ordered queue: the lowest id among its deliveries that are not final (the
+// partial index deliveries_ordered; its WHERE terms are repeated so the planner may use it).
+constexpr char kOrderHeadSql[] =
+    "SELECT MIN(id) FROM deliveries WHERE destination = ?1 AND order_key = ?2"
+    " AND order_key IS NOT NULL AND status IN ('pending', 'scheduled', 'paused')";
+// How many blocked ordered deliveries one claim's walk of new deliveries skips at most: beyond
+// that, keys further back wait for a later claim (a whole-destination queue skips all but its
+// head, so without a bound a long backlog would be walked at every claim).
+constexpr int kMaxOrderedSkips = 4096;
 
 }  // namespace
 
@@ -1245,12 +1256,26 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
     q->BindInt(1, *frontier);
     if (!destination.empty()) q->BindText(2, destination);
     std::optional<int64_t> first;  // the lowest pending rowid seen, held or not
+    // Ordered queues (destination, key) seen in this walk: their head was met (claimable or in
+    // flight), so every later delivery of theirs waits.
+    std::set<std::pair<std::string, std::string>> queues_seen;
+    int ordered_skips = 0;
     for (int taken = 0; taken < limit;) {
       Result<bool> row = q->Step("find new deliveries");
       if (!row.ok()) return row.status();
       if (!*row) break;
       const int64_t id = q->Int(0);
       if (!first) first = id;
+      if (std::optional<std::string> key = q->OptText(3)) {
+        auto [it, added] = queues_seen.emplace(q->Text(2), std::move(*key));
+        if (!added) {
+          if (++ordered_skips > kMaxOrderedSkips) break;
+          continue;
+        }
+        Result<bool> head = IsOrderHead(db, id, it->first, it->second);
+        if (!head.ok()) return head.status();
+        if (!*head) continue;
+      }
       if (LeaseOf(id) || q->Time(1) > now) continue;
       due.emplace_back(q->Time(1), id);
       ++taken;
@@ -1286,7 +1311,14 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
     if (!*row) return Status::Internal("delivery " + std::to_string(id) + " vanished");
     Result<Delivery> d = ReadDelivery(*q, event_id_bits_);
     if (!d.ok()) return d.status();
-    const bool current = q->Int(14) != 0;
+    if (d->order_key) {
+      // A retry due or a resumed delivery: claimable only as its queue's head, and one head per
+      // queue per claim (a queue's head is claimed once; the rest of it waits for its result).
+      Result<bool> head = IsOrderHead(db, id, d->destination, *d->order_key);
+      if (!head.ok()) return head.status();
+      if (!*head) continue;
+    }
+    const bool current = q->Int(15) != 0;
     const bool pending = q->Text(4) == "pending";
     d->status = DeliveryStatus::kDelivering;
     d->lease_until = now + lease;
@@ -1647,6 +1679,38 @@ Result<int64_t> SqliteStore::ResumeDestination(const std::string& destination, T
   });
 }
 
+Result<bool> SqliteStore::IsOrderHead(Connection& db, int64_t id, const std::string& destination,
+                                      const std::string& order_key) {
+  Result<Statement> q = db.Prepare(kOrderHeadSql);
+  if (!q.ok()) return q.status();
+  q->BindText(1, destination).BindText(2, order_key);
+  Result<bool> row = q->Step("head of an ordered queue");
+  if (!row.ok()) return row.status();
+  return *row && q->Int(0) == id;
+}
+
+Result<std::optional<Delivery>> SqliteStore::OrderHead(const std::string& destination,
+                                                       const std::string& order_key) {
+  Result<Reader> reader = AcquireReader();
+  if (!reader.ok()) return reader.status();
+  Connection& db = **reader;
+  Result<Statement> q = db.Prepare(kOrderHeadSql);
+  if (!q.ok()) return q.status();
+  q->BindText(1, destination).BindText(2, order_key);
+  Result<bool> row = q->Step("head of an ordered queue");
+  if (!row.ok()) return row.status();
+  if (!*row || q->IsNull(0)) return std::optional<Delivery>();
+  const int64_t id = q->Int(0);
+  Result<Delivery> d = LoadDelivery(db, id, event_id_bits_);
+  if (!d.ok()) return d.status();
+  if (std::optional<Lease> l = LeaseOf(id)) {
+    d->status = DeliveryStatus::kDelivering;
+    d->lease_until = l->until;
+    d->lease_owner = l->owner;
+  }
+  return std::optional<Delivery>(std::move(*d));
+}
+
 // Starts one replay chain (CreateReplay, CreateReplays); returns its delivery id, or kNotFound
 // when the event does not exist.
 Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& event_id,
@@ -1655,18 +1719,22 @@ Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& eve
   const std::optional<int64_t> key = EventKeyFromId(event_id, event_id_bits_);
   if (!key) return Status::NotFound("event " + event_id + " not found");
   int64_t chain = 0;
-  int64_t in_flight = 0;  // the id of the current chain's delivery when it is leased
+  int64_t in_flight = 0;                 // the id of the current chain's delivery when it is leased
+  std::optional<std::string> order_key;  // the latest chain's: the replay queues at its tail
   {
     Result<Statement> q = db.Prepare(
         "SELECT EXISTS (SELECT 1 FROM events WHERE id = ?1),"
         " (SELECT COALESCE(MAX(chain), -1) + 1 FROM deliveries"
-        "  WHERE event_id = ?1 AND destination = ?2)");
+        "  WHERE event_id = ?1 AND destination = ?2),"
+        " (SELECT order_key FROM deliveries WHERE event_id = ?1 AND destination = ?2"
+        "  ORDER BY chain DESC LIMIT 1)");
     if (!q.ok()) return q.status();
     q->BindInt(1, *key).BindText(2, destination);
     Result<bool> row = q->Step("replay lookup");
     if (!row.ok()) return row.status();
     if (!*row || q->Int(0) == 0) return Status::NotFound("event " + event_id + " not found");
     chain = q->Int(1);
+    order_key = q->OptText(2);
   }
   {
     // The chain in flight, if any: leased in memory, its row still reads as scheduled.
@@ -1708,14 +1776,15 @@ Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& eve
   }
   Result<Statement> ins = db.Prepare(
       "INSERT INTO deliveries(event_id, destination, chain, status, attempts,"
-      " max_attempts, next_attempt_at, created_at, updated_at)"
-      " VALUES (?1, ?2, ?3, 'scheduled', 0, ?4, ?5, ?5, ?5)");
+      " max_attempts, next_attempt_at, created_at, updated_at, order_key)"
+      " VALUES (?1, ?2, ?3, 'scheduled', 0, ?4, ?5, ?5, ?5, ?6)");
   if (!ins.ok()) return ins.status();
   ins->BindInt(1, *key)
       .BindText(2, destination)
       .BindInt(3, chain)
       .BindInt(4, max_attempts)
-      .BindTime(5, due);
+      .BindTime(5, due)
+      .BindOptText(6, order_key);
   HR_RETURN_IF_ERROR(ins->Exec("insert replay of " + event_id));
   return db.LastInsertRowid();
 }

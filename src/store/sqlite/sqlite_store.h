@@ -117,6 +117,8 @@ class SqliteStore final : public Store {
   Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
                                 int max_attempts, TimePoint now) override;
   Result<int64_t> CreateReplays(const std::vector<NewReplay>& replays) override;
+  Result<std::optional<Delivery>> OrderHead(const std::string& destination,
+                                            const std::string& order_key) override;
   Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
   Result<int64_t> CountDeliveries(DeliveryStatus status) override;
   Status AppendAudit(const AuditEntry& entry) override;
@@ -266,6 +268,10 @@ class SqliteStore final : public Store {
                       const std::string& owner, TimePoint now, bool* refused);
   Result<int64_t> InsertReplay(sqlite::Connection& db, const std::string& event_id,
                                const std::string& destination, int max_attempts, TimePoint due);
+  // Whether delivery `id` is the head of the ordered queue (destination, order_key): the lowest
+  // id of the queue's deliveries that are not final.
+  static Result<bool> IsOrderHead(sqlite::Connection& db, int64_t id,
+                                  const std::string& destination, const std::string& order_key);
   // The frontier of `destination` (the lowest of all when empty); nullopt when none has pending
   // deliveries.
   std::optional<int64_t> PendingFrontier(const std::string& destination) const;

@@ -197,8 +197,11 @@ TEST_F(EventJsonTest, DetailHasTheContractFieldsAfterAFailureAndASuccess) {
   ASSERT_TRUE(billing && crm);
   EXPECT_EQ(Keys(*billing),
             (std::set<std::string>{"destination", "status", "attempt", "max_attempts",
-                                   "next_attempt_at", "deadline", "reason", "chain", "attempts"}));
+                                   "next_attempt_at", "deadline", "reason", "chain", "order_key",
+                                   "held_behind", "attempts"}));
   EXPECT_EQ(billing->at("status").as_string(), "delivered");
+  EXPECT_TRUE(billing->at("order_key").is_null());  // unordered
+  EXPECT_TRUE(billing->at("held_behind").is_null());
   EXPECT_EQ(billing->at("attempt").as_int64(), 2);
   EXPECT_EQ(billing->at("max_attempts").as_int64(), 5);
   EXPECT_TRUE(billing->at("next_attempt_at").is_null());

@@ -129,8 +129,16 @@ INSTANTIATE_TEST_SUITE_P(
                 "hookrelay.toml:5: routes[0].destination: unknown destination \"zz\""},
         BadCase{"[[sources]]\nname = \"a\"\n[[sources]]\nname = \"a\"\n",
                 "hookrelay.toml:4: sources[1].name: duplicate source name"},
-        BadCase{"[[destinations]]\nname = \"a\"\nurl = \"http://x\"\nordered = true\n",
-                "hookrelay.toml:4: destinations[0].ordered: ordered delivery is not implemented"},
+        BadCase{"[[destinations]]\nname = \"a\"\nurl = \"http://x\"\nordered = 1\n",
+                "destinations[0].ordered"},
+        BadCase{"[[destinations]]\nname = \"a\"\nurl = \"http://x\"\norder_key = { xml = \"a\" }\n",
+                "destinations[0].order_key.xml: unknown order key \"xml\""},
+        BadCase{"[[destinations]]\nname = \"a\"\nurl = \"http://x\"\n"
+                "order_key = { json = \"data..customer\" }\n",
+                "destinations[0].order_key.json: must be a dotted path"},
+        BadCase{"[[destinations]]\nname = \"a\"\nurl = \"http://x\"\nordered = false\n"
+                "order_key = { header = \"X-Key\" }\n",
+                "destinations[0].order_key: cannot be set with \"ordered\": false"},
         BadCase{"[alerts]\nsmtp_url = \"smtps://m.example.com\"\nfrom = \"a@example.com\"\n"
                 "to = \"b@example.com\"\nca_file = \"/nonexistent/ca.pem\"\n",
                 "hookrelay.toml:5: alerts.ca_file: cannot read /nonexistent/ca.pem"},

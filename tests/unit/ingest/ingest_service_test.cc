@@ -117,6 +117,106 @@ TEST(BuildEventTest, TakesTheBodyAndFieldsAsReceived) {
   EXPECT_EQ(moved.dedup_key, "k1");
 }
 
+model::Destination OrderedDestination(const std::string& order_key_json) {
+  auto d = model::ParseDestination(boost::json::parse(
+      R"({"name": "d", "url": "http://d.example/", "order_key": )" + order_key_json + "}"));
+  EXPECT_TRUE(d.ok()) << d.status().ToString();
+  return d.ok() ? *d : model::Destination{};
+}
+
+TEST(OrderKeyTest, ParsedWithPreciseErrors) {
+  auto parse = [](const std::string& fields) {
+    return model::ParseDestination(
+        boost::json::parse(R"({"name": "d", "url": "http://d.example/", )" + fields + "}"));
+  };
+  auto whole = parse(R"("ordered": true)");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_TRUE(whole->ordered);
+  EXPECT_EQ(whole->order_key.kind, model::OrderKey::Kind::kNone);
+  EXPECT_EQ(boost::json::serialize(model::DestinationToJson(*whole).at("order_key")), "null");
+  auto keyed = parse(R"("order_key": {"json": "data.object.customer"})");
+  ASSERT_TRUE(keyed.ok());
+  EXPECT_TRUE(keyed->ordered);  // an order key orders the destination per key
+  EXPECT_EQ(keyed->order_key,
+            (model::OrderKey{model::OrderKey::Kind::kJson, "data.object.customer"}));
+  EXPECT_EQ(boost::json::serialize(model::DestinationToJson(*keyed).at("order_key")),
+            R"({"json":"data.object.customer"})");
+  // Round trip: the order_key DestinationToJson shows parses back to the same key.
+  auto again = model::ParseDestination(
+      boost::json::object{{"name", "d"},
+                          {"url", "http://d.example/"},
+                          {"order_key", model::OrderKeyToJson(keyed->order_key)}});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->order_key, keyed->order_key);
+  EXPECT_TRUE(parse(R"("ordered": true, "order_key": {"header": "X-Shop-Domain"})").ok());
+
+  struct Bad {
+    std::string fields, field, message;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {R"("ordered": "yes")", "ordered", ""},
+           {R"("order_key": "X-Shop")", "order_key", "must be {\"header\""},
+           {R"("order_key": {})", "order_key", "must be"},
+           {R"("order_key": {"header": "a", "json": "b"})", "order_key", "must be"},
+           {R"("order_key": {"xml": "a"})", "order_key.xml", "unknown order key"},
+           {R"("order_key": {"header": ""})", "order_key.header", "must not be empty"},
+           {R"("order_key": {"header": "X Key"})", "order_key.header", "not a valid HTTP header"},
+           {R"("order_key": {"header": 5})", "order_key.header", ""},
+           {R"("order_key": {"json": "a..b"})", "order_key.json", "dotted path"},
+           {R"("order_key": {"json": ".a"})", "order_key.json", "dotted path"},
+           {R"("order_key": {"json": "a."})", "order_key.json", "dotted path"},
+           {R"("order_key": {"json": ")" + std::string(300, 'a') + R"("})", "order_key.json",
+            "longer than 256"},
+           {R"("ordered": false, "order_key": {"header": "X"})", "order_key",
+            "cannot be set with \"ordered\": false"},
+       }) {
+    auto d = parse(b.fields);
+    ASSERT_FALSE(d.ok()) << b.fields;
+    EXPECT_EQ(d.status().field(), b.field) << b.fields << ": " << d.status().ToString();
+    EXPECT_NE(d.status().message().find(b.message), std::string::npos)
+        << b.fields << ": " << d.status().ToString();
+  }
+}
+
+TEST(OrderKeyTest, ComputedFromTheHeaderOrTheJsonPath) {
+  std::optional<boost::json::value> parsed;
+  model::Destination unordered;
+  EXPECT_FALSE(OrderKeyOf(unordered, MakeRequest({}, "{}"), "{}", parsed).has_value());
+  model::Destination whole = unordered;
+  whole.ordered = true;
+  EXPECT_EQ(OrderKeyOf(whole, MakeRequest({}, "x"), "x", parsed), "");
+
+  model::Destination header = OrderedDestination(R"({"header": "X-Shop-Domain"})");
+  EXPECT_EQ(OrderKeyOf(header, MakeRequest({{"x-shop-domain", "a.myshopify.com"}}, ""), "", parsed),
+            "a.myshopify.com");
+  // Without the key (missing or empty header): unordered.
+  EXPECT_FALSE(OrderKeyOf(header, MakeRequest({}, ""), "", parsed).has_value());
+  EXPECT_FALSE(
+      OrderKeyOf(header, MakeRequest({{"X-Shop-Domain", ""}}, ""), "", parsed).has_value());
+
+  model::Destination path = OrderedDestination(R"({"json": "data.object.customer"})");
+  auto key = [&](std::string body) {
+    std::optional<boost::json::value> fresh;
+    return OrderKeyOf(path, MakeRequest({}, body), body, fresh);
+  };
+  EXPECT_EQ(key(R"({"data": {"object": {"customer": "cus_1"}}})"), "cus_1");
+  EXPECT_EQ(key(R"({"data": {"object": {"customer": 42}}})"), "42");
+  EXPECT_EQ(key(R"({"data": {"object": {"customer": true}}})"), "true");
+  for (std::string body :
+       {R"({"data": {"object": {}}})", R"({"data": {"object": {"customer": null}}})",
+        R"({"data": {"object": {"customer": ""}}})",
+        R"({"data": {"object": {"customer": {"id": 1}}}})", R"({"data": [1, 2]})", R"([1])",
+        "not json", "", R"({"data": {"object": {"customer": "x"})"}) {
+    EXPECT_FALSE(key(body).has_value()) << body;
+  }
+  // A fan-out parses the body once: the parse is kept for the next destination.
+  std::optional<boost::json::value> shared;
+  const std::string body = R"({"data": {"object": {"customer": "c"}}})";
+  EXPECT_EQ(OrderKeyOf(path, MakeRequest({}, body), body, shared), "c");
+  ASSERT_TRUE(shared.has_value());
+  EXPECT_EQ(OrderKeyOf(path, MakeRequest({}, ""), "", shared), "c");
+}
+
 TEST(DedupKeyTest, HeaderAndJsonField) {
   model::DedupRule header{model::DedupRule::Kind::kHeader, "X-GitHub-Delivery"};
   EXPECT_EQ(DedupKey(header, MakeRequest({{"x-github-delivery", "d1"}}, ""), ""), "d1");

@@ -61,6 +61,16 @@ function payloadView(ev) {
 // "attempt 3 of 5 — next retry 14:05:31 (in 3 min)" or the reason.
 function promise(d) {
   const of = `attempt ${d.attempt} of ${d.max_attempts}`;
+  // Ordered delivery: it waits for the head of its queue ("held behind 01J… (attempt 2, next retry 14:05)").
+  if (d.held_behind) {
+    const head = d.held_behind;
+    const key = d.order_key ? ` (key ${d.order_key})` : "";
+    const state = head.status === "scheduled" && head.next_attempt_at
+      ? `attempt ${head.attempt}, next ${head.attempt === 0 ? "attempt" : "retry"} ${clock(new Date(head.next_attempt_at))}`
+      : `${head.status}, attempt ${head.attempt}`;
+    return h("span", { class: "promise" }, `${of} — ordered${key}: held behind `,
+      h("a", { href: `#/events/${enc(head.event)}`, class: "mono" }, head.event), ` (${state})`);
+  }
   if (d.status === "scheduled" && d.next_attempt_at) {
     const at = new Date(d.next_attempt_at);
     const label = d.attempt === 0 ? "first attempt" : "next retry";

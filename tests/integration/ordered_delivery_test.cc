@@ -1,0 +1,181 @@
+// Ordered delivery (docs/delivery.md, "Ordered delivery"), black-box: the real `hookrelay serve`
+// binary delivering to a real sink on 127.0.0.1 that records the arrival order and fails some
+// attempts; the store the server wrote is read back afterwards.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "integration/integration_util.h"
+#include "store/store.h"
+#include "support/hookrelay_server.h"
+#include "support/http_client.h"
+#include "support/sink.h"
+#include "support/wait.h"
+
+namespace hookrelay {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using testing::HookrelayServer;
+using testing::HttpConnection;
+using testing::HttpResponse;
+using testing::Sink;
+using testing::SinkRequest;
+using testing::SinkResponse;
+using testing::TempDir;
+
+const std::string kFast =
+    R"(policy = { strategy = "exponential", jitter = "none", base = "50ms", cap = "100ms", max_attempts = 4, max_duration = "1m", timeout = "2s" })";
+
+// One source "src" routed to destination "d" (`fields`: its TOML lines besides name and url).
+std::string Config(const Sink& sink, const std::string& fields) {
+  return "[delivery]\nlease_margin = \"1s\"\npoll_interval = \"100ms\"\n"
+         "\n[[sources]]\nname = \"src\"\n"
+         "\n[[destinations]]\nname = \"d\"\nallow_private = true\nmax_concurrency = 16\nurl = \"" +
+         sink.url("/hooks") + "\"\n" + fields +
+         "\n\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n";
+}
+
+class OrderedDeliveryTest : public ::testing::Test {
+ protected:
+  void Start(const std::string& config) {
+    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
+        config, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123"}}});
+    ASSERT_TRUE(server_->ok()) << server_->output();
+  }
+  std::string Ingest(const std::string& body, const testing::HeaderList& headers = {}) {
+    HttpConnection conn(server_->port());
+    HttpResponse r = conn.Send("POST", "/in/src", headers, body);
+    EXPECT_EQ(r.status, 202) << r.body;
+    return r.status == 202 ? std::string(json::parse(r.body).at("id").as_string()) : "";
+  }
+  json::value EventJson(const std::string& id) {
+    HttpConnection api(server_->port());
+    HttpResponse r = api.Send("GET", "/api/v1/events/" + id,
+                              {{"Authorization", "Bearer test-admin-token-0123"}});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.status == 200 ? json::parse(r.body) : json::value();
+  }
+  // The "n" of each request's JSON body, in arrival order; and by "k" when `key` is set.
+  std::vector<int64_t> Arrivals(const std::string& key = "") {
+    std::vector<int64_t> out;
+    for (const SinkRequest& r : sink_.Requests()) {
+      const json::object o = json::parse(r.body).as_object();
+      if (!key.empty() && o.at("k").as_string() != key) continue;
+      out.push_back(o.at("n").as_int64());
+    }
+    return out;
+  }
+  static bool NonDecreasing(const std::vector<int64_t>& v) {
+    for (size_t i = 1; i < v.size(); ++i) {
+      if (v[i] < v[i - 1]) return false;
+    }
+    return true;
+  }
+  static std::string Body(int n, const std::string& k = "a") {
+    return R"({"n":)" + std::to_string(n) + R"(,"k":")" + k + R"("})";
+  }
+
+  TempDir dir_;
+  Sink sink_;
+  std::unique_ptr<HookrelayServer> server_;
+};
+
+// The first event fails twice before it is delivered: none of the 19 behind it arrives before it
+// does, although 16 requests may be out at once.
+TEST_F(OrderedDeliveryTest, WholeDestinationOrderIsKeptThroughRetries) {
+  sink_.Enqueue(SinkResponse::Status(500));
+  sink_.Enqueue(SinkResponse::Status(503));
+  sink_.SetDefault(SinkResponse::Status(200).WithDelay(5ms));
+  Start(Config(sink_, "ordered = true\n" + kFast));
+  for (int n = 0; n < 20; ++n) Ingest(Body(n));
+  ASSERT_TRUE(sink_.WaitForRequests(22, 20s)) << sink_.RequestCount();
+  std::vector<int64_t> arrivals = Arrivals();
+  std::vector<int64_t> want = {0, 0, 0};
+  for (int n = 1; n < 20; ++n) want.push_back(n);
+  EXPECT_EQ(arrivals, want);
+}
+
+// Per key: each key's events arrive in order while the keys interleave, and a key whose head is
+// retrying does not hold up the others.
+TEST_F(OrderedDeliveryTest, PerKeyOrderIsKeptWhileKeysInterleave) {
+  sink_.Enqueue(SinkResponse::Status(500).WithDelay(20ms));  // the first request: key a's first
+  sink_.SetDefault(SinkResponse::Status(200).WithDelay(20ms));
+  Start(Config(sink_, "order_key = { json = \"k\" }\n" + kFast));
+  const std::vector<std::string> keys = {"a", "b", "c"};
+  for (int n = 0; n < 10; ++n) {
+    for (const std::string& k : keys) Ingest(Body(n, k));
+  }
+  ASSERT_TRUE(sink_.WaitForRequests(31, 20s)) << sink_.RequestCount();
+  for (const std::string& k : keys) {
+    std::vector<int64_t> a = Arrivals(k);
+    EXPECT_TRUE(NonDecreasing(a)) << k << ": " << ::testing::PrintToString(a);
+    EXPECT_EQ(a.back(), 9) << k;
+  }
+  // Interleaved: b went on while a (held up by its retry) was not done.
+  std::vector<std::string> order;
+  for (const SinkRequest& r : sink_.Requests()) {
+    order.push_back(std::string(json::parse(r.body).at("k").as_string()));
+  }
+  size_t first_b = std::find(order.begin(), order.end(), "b") - order.begin();
+  size_t last_a = std::find(order.rbegin(), order.rend(), "a").base() - order.begin() - 1;
+  EXPECT_LT(first_b, last_a) << ::testing::PrintToString(order);
+}
+
+// A permanently failing event is skipped once it has failed for good (visibly: failed, with its
+// reason), and the events behind it follow in order.
+TEST_F(OrderedDeliveryTest, APermanentlyFailingEventIsSkippedAndTheRestFollow) {
+  for (int i = 0; i < 4; ++i) sink_.Enqueue(SinkResponse::Status(500));  // max_attempts = 4
+  Start(Config(sink_, "order_key = { header = \"X-Key\" }\n" + kFast));
+  std::vector<std::string> ids;
+  for (int n = 0; n < 5; ++n) ids.push_back(Ingest(Body(n), {{"X-Key", "shop-1"}}));
+  ASSERT_TRUE(sink_.WaitForRequests(8, 20s)) << sink_.RequestCount();
+  EXPECT_EQ(Arrivals(), (std::vector<int64_t>{0, 0, 0, 0, 1, 2, 3, 4}));
+  ASSERT_TRUE(test::WaitFor(
+      [&] {
+        const json::value e = EventJson(ids[4]);
+        return e.is_object() &&
+               e.at("deliveries").as_array()[0].at("status").as_string() == "delivered";
+      },
+      10s, 20ms));
+  const json::value failed = EventJson(ids[0]);
+  const json::value& d = failed.at("deliveries").as_array()[0];
+  EXPECT_EQ(d.at("status").as_string(), "failed");
+  EXPECT_EQ(d.at("order_key").as_string(), "shop-1");
+}
+
+// A restart while the head is retrying: after it, the head is still first, the rest follow.
+TEST_F(OrderedDeliveryTest, ARestartMidSequenceKeepsTheOrder) {
+  sink_.SetDefault(SinkResponse::Status(500));
+  const std::string config = Config(
+      sink_,
+      "ordered = true\n"
+      R"(policy = { strategy = "exponential", jitter = "none", base = "50ms", cap = "100ms", max_attempts = 100, max_duration = "1h", timeout = "2s" })");
+  Start(config);
+  std::vector<std::string> ids;
+  for (int n = 0; n < 8; ++n) ids.push_back(Ingest(Body(n)));
+  ASSERT_TRUE(sink_.WaitForRequests(3, 20s));
+  // While it is stuck, the event detail says what the others wait for.
+  const json::value held = EventJson(ids[3]);
+  const json::value& hd = held.at("deliveries").as_array()[0];
+  ASSERT_TRUE(hd.at("held_behind").is_object()) << json::serialize(held);
+  EXPECT_EQ(hd.at("held_behind").at("event").as_string(), ids[0]);
+  EXPECT_EQ(server_->Stop(), 0) << server_->output();
+  sink_.SetDefault(SinkResponse::Status(200));
+  const size_t before = sink_.RequestCount();
+  Start(config);
+  ASSERT_TRUE(sink_.WaitForRequests(before + 8, 20s)) << sink_.RequestCount();
+  std::vector<int64_t> arrivals = Arrivals();
+  EXPECT_TRUE(NonDecreasing(arrivals)) << ::testing::PrintToString(arrivals);
+  std::vector<int64_t> after(arrivals.begin() + static_cast<ptrdiff_t>(before), arrivals.end());
+  EXPECT_EQ(after, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(server_->Stop(), 0) << server_->output();
+}
+
+}  // namespace
+}  // namespace hookrelay
