@@ -129,6 +129,30 @@ SUITES = {
              1.0, ""),
         ],
     },
+    "ordered": {
+        "intro": "{events:.0f} events over {keys:.0f} keys (an X-Key header), ingested while three "
+                 "destinations on one sink answering after {delay_ms:.0f} ms were paused, then "
+                 "each resumed alone and timed until it had delivered them all: unordered, "
+                 "ordered per key (order_key) and ordered as a whole (ordered = true), "
+                 "max_concurrency {max_concurrency:.0f}. Ceilings in the same run: the sink's bound "
+                 "with {max_concurrency:.0f} in flight ({bound_per_s:.0f}/s) for the first two, one "
+                 "request at a time ({one_at_a_time_bound_per_s:.0f}/s) for the whole destination.",
+        "ratios": {
+            "per_key_ratio_to_unordered": ("per_key_per_s", "unordered_per_s"),
+            "whole_ratio_to_unordered": ("whole_per_s", "unordered_per_s"),
+            "unordered_ratio_to_bound": ("unordered_per_s", "bound_per_s"),
+            "whole_ratio_to_one_at_a_time": ("whole_per_s", "one_at_a_time_bound_per_s"),
+        },
+        "columns": [
+            ("unordered", "{unordered_per_s:,.0f}/s ({unordered_delivered:.0f} in {unordered_seconds:.2f} s; {unordered_ratio_to_bound:.2f} of the bound)"),
+            ("per key", "{per_key_per_s:,.0f}/s ({per_key_delivered:.0f} in {per_key_seconds:.2f} s)"),
+            ("whole destination", "{whole_per_s:,.1f}/s ({whole_delivered:.0f} in {whole_seconds:.2f} s; {whole_ratio_to_one_at_a_time:.2f} of one at a time)"),
+            ("per key / unordered", "**{per_key_ratio_to_unordered:.2f}**"),
+            ("whole / unordered", "**{whole_ratio_to_unordered:.3f}**"),
+            ("peak RSS", "{peak_rss_kib:,.0f} KiB"),
+        ],
+        "targets": [],
+    },
     "backlog": {
         "intro": "{future_deliveries:.0f} deliveries scheduled an hour ahead (pre-stored once), "
                  "then in each run {due_deliveries:.0f} more due 10-15 s after a fresh start of "
