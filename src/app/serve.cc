@@ -437,8 +437,16 @@ int Serve(const ServeOptions& options) {
   AuthThrottle auth_throttle(clock, throttle_options);
   Router router(
       ingest, *store,
-      [&ingest, &engine, &retention, &alert_dispatcher, &auth_throttle, &http_stats, &rejections] {
-        return RenderMetrics(ingest.stats(), engine.Stats(), engine.Destinations()) +
+      [&ingest, &engine, &registry, &retention, &alert_dispatcher, &auth_throttle, &http_stats,
+       &rejections] {
+        // The engine knows the operator's pause; a pause in the config file is the catalog's.
+        std::map<std::string, delivery::DestinationState> dests = engine.Destinations();
+        const auto catalog = registry.Get();
+        for (auto& [name, s] : dests) {
+          const model::Destination* d = catalog->FindDestination(name);
+          if (d && d->paused) s.paused = true;
+        }
+        return RenderMetrics(ingest.stats(), engine.Stats(), dests) +
                RenderRejectionMetrics(rejections.AllCounts()) + RenderHttpMetrics(http_stats) +
                RenderRetentionMetrics(retention.stats()) + RenderAlertMetrics([&] {
                  auto stats = alert_dispatcher ? alert_dispatcher->stats()

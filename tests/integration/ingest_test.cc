@@ -287,6 +287,21 @@ TEST_F(IngestTest, UnknownSourceAndWrongMethod) {
   EXPECT_EQ(conn3.Send("POST", "/in/test", {}, "still fine").status, 202);
 }
 
+// A destination paused in the config file shows as paused in /metrics too (the gauge once said
+// 0 for it: it read only the operator's pause).
+TEST_F(IngestTest, ADestinationPausedInTheConfigIsPausedInMetrics) {
+  Start();
+  HttpConnection conn(port());
+  HttpResponse r = conn.Send("GET", "/metrics");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("hookrelay_destination_paused{destination=\"audit\"} 1\n"),
+            std::string::npos)
+      << r.body;
+  EXPECT_NE(r.body.find("hookrelay_destination_paused{destination=\"sink\"} 0\n"),
+            std::string::npos)
+      << r.body;
+}
+
 TEST_F(IngestTest, OversizeBodiesAre413AndNothingIsStored) {
   Start();
   {
