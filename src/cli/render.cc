@@ -620,6 +620,22 @@ std::string RenderEventDetail(const json::object& event, TimePoint now) {
     if (Present(d, "next_attempt_at")) {
       out << "  next retry " << FormatApiTime(Field(d, "next_attempt_at"), now) << "\n";
     }
+    // Ordered delivery: the queue it is in, and while it waits, the head it waits for.
+    if (const json::value* key = Field(d, "order_key"); key && key->is_string()) {
+      std::string line = key->get_string().empty()
+                             ? std::string("ordered (whole destination)")
+                             : "ordered (key \"" + std::string(key->get_string()) + "\")";
+      if (const json::value* held = Field(d, "held_behind"); held && held->is_object()) {
+        const json::object& h = held->get_object();
+        line += "; held behind " + Text(h, "event") + " (" + Text(h, "status") + ", attempt " +
+                Text(h, "attempt");
+        if (Present(h, "next_attempt_at")) {
+          line += ", next retry " + FormatApiTime(Field(h, "next_attempt_at"), now);
+        }
+        line += ")";
+      }
+      out << Wrap(line, "  ", 2);
+    }
     // The deadline matters only while the delivery can still be tried.
     const std::string status = Text(d, "status");
     if (Present(d, "deadline") &&

@@ -244,6 +244,27 @@ TEST_F(RenderTest, EventDetailWrapsLongReasons) {
   }
 }
 
+// Issue 17: an ordered delivery says which queue it is in and, while it waits, what for.
+TEST_F(RenderTest, EventDetailShowsWhatAnOrderedDeliveryWaitsFor) {
+  json::object event = json::parse(kEventDetail).as_object();
+  json::object& d = event["deliveries"].as_array()[0].as_object();
+  d["order_key"] = "cus_42";
+  d["held_behind"] = json::object{{"event", "01HEAD"},
+                                  {"chain", 0},
+                                  {"status", "scheduled"},
+                                  {"attempt", 2},
+                                  {"next_attempt_at", nullptr}};
+  std::string out = RenderEventDetail(event, now_);
+  EXPECT_CONTAINS(out, "  ordered (key \"cus_42\"); held behind 01HEAD (scheduled, attempt 2)\n");
+  d["order_key"] = "";
+  d["held_behind"] = nullptr;
+  out = RenderEventDetail(event, now_);
+  EXPECT_CONTAINS(out, "  ordered (whole destination)\n");
+  EXPECT_LACKS(out, "held behind");
+  d.erase("order_key");
+  EXPECT_LACKS(RenderEventDetail(event, now_), "ordered");
+}
+
 TEST_F(RenderTest, EventDetailResponseSnippetIsOneEscapedLine) {
   json::object event = json::parse(kEventDetail).as_object();
   json::object& attempt =
