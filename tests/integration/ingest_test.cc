@@ -291,15 +291,15 @@ TEST_F(IngestTest, UnknownSourceAndWrongMethod) {
 // 0 for it: it read only the operator's pause).
 TEST_F(IngestTest, ADestinationPausedInTheConfigIsPausedInMetrics) {
   Start();
-  HttpConnection conn(port());
-  HttpResponse r = conn.Send("GET", "/metrics");
-  ASSERT_EQ(r.status, 200);
-  EXPECT_NE(r.body.find("hookrelay_destination_paused{destination=\"audit\"} 1\n"),
-            std::string::npos)
-      << r.body;
-  EXPECT_NE(r.body.find("hookrelay_destination_paused{destination=\"sink\"} 0\n"),
-            std::string::npos)
-      << r.body;
+  // The engine lists a destination once its scheduler has looked at it (just after start).
+  HttpResponse r;
+  auto shows = [&](const std::string& line) { return r.body.find(line) != std::string::npos; };
+  const std::string audit = "hookrelay_destination_paused{destination=\"audit\"} 1\n";
+  const std::string sink = "hookrelay_destination_paused{destination=\"sink\"} 0\n";
+  EXPECT_TRUE(test::WaitFor([&] {
+    r = HttpConnection(port()).Send("GET", "/metrics");
+    return r.status == 200 && shows(audit) && shows(sink);
+  })) << r.body;
 }
 
 TEST_F(IngestTest, OversizeBodiesAre413AndNothingIsStored) {
