@@ -276,6 +276,10 @@ Result<std::optional<Delivery>> FaultInjectingStore::OrderHead(const std::string
   return target_->OrderHead(destination, order_key);
 }
 
+Result<HeldQueues> FaultInjectingStore::ListHeldQueues(const std::string& destination, int limit) {
+  return target_->ListHeldQueues(destination, limit);
+}
+
 Result<int64_t> FaultInjectingStore::CreateReplays(const std::vector<NewReplay>& replays) {
   return target_->CreateReplays(replays);
 }

@@ -220,6 +220,22 @@ struct RejectionPage {
   std::string next_cursor;
 };
 
+// An ordered queue whose head holds deliveries back (Store::ListHeldQueues): the head is the
+// oldest delivery of (destination, order_key) that is not final, and `waiting` more wait for it.
+struct HeldQueue {
+  std::string order_key;      // "" for a destination ordered as a whole
+  Delivery head;              // with its lease overlaid (kDelivering while being sent)
+  int64_t waiting = 0;        // open deliveries behind the head (>= 1)
+  TimePoint waiting_since{};  // created_at of the oldest of them: how long the queue has held it
+};
+
+// The queues that wait longest first (waiting_since, then the head's id); `total` counts every
+// held queue of the destination, `queues` holds at most the limit asked for.
+struct HeldQueues {
+  std::vector<HeldQueue> queues;
+  int64_t total = 0;
+};
+
 // A bulk replay job (POST /api/v1/replays): any node may claim it, so all its state is here.
 enum class ReplayJobState { kQueued, kRunning, kDone, kCancelled, kFailed };
 std::string_view ReplayJobStateName(ReplayJobState s);  // "queued", "running", …
@@ -437,6 +453,12 @@ class Store {
   // nullopt when the queue is empty. For the event detail ("held behind …").
   virtual Result<std::optional<Delivery>> OrderHead(const std::string& destination,
                                                     const std::string& order_key) = 0;
+
+  // The ordered queues of `destination` whose head holds at least one delivery back, longest
+  // waiting first, at most `limit` (clamped to 1..kMaxListLimit) of them; for the destination's
+  // detail ("held behind evt_… since 14:02"). Reads the open ordered deliveries of the
+  // destination (the partial index deliveries_ordered), so it costs one pass over its backlog.
+  virtual Result<HeldQueues> ListHeldQueues(const std::string& destination, int limit) = 0;
 
   // Starts a new delivery chain for an event to one destination (a replay): chain = previous
   // max + 1, attempts 0, due at `now`. kNotFound when the event does not exist. The new chain

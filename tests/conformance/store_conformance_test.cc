@@ -2310,6 +2310,91 @@ TEST_P(StoreConformanceTest, OrderedQueuesArePerDestinationAndSurviveAnExpiredLe
   EXPECT_EQ(two[0].event_id, ids[0]);
 }
 
+// The destination's held queues: those whose head has deliveries waiting behind it, longest
+// waiting first, with the head (in flight when claimed, paused when paused), how many wait and
+// since when; queues of one delivery, unordered deliveries and other destinations are not listed.
+TEST_P(StoreConformanceTest, ListHeldQueuesNamesTheQueuesWaitingForTheirHead) {
+  auto append = [&](const std::string& destination, std::optional<std::string> key) {
+    NewEvent e = MakeEvent(clock_, random_, "{}", {destination});
+    e.deliveries[0].order_key = std::move(key);
+    const std::string id = Append(e);
+    clock_.Advance(seconds(1));
+    return id;
+  };
+  const TimePoint t0 = clock_.Now();
+  // shop: A A A, B, C C (C's second arrives last), one unordered; other: A A; whole: "" "".
+  const std::string a1 = append("shop", "A");
+  append("shop", "A");  // t0 + 1 s: the oldest waiting delivery of A
+  append("shop", "A");
+  append("shop", "B");
+  const std::string c1 = append("shop", "C");
+  append("shop", std::nullopt);
+  append("shop", "C");  // t0 + 6 s
+  append("other", "A");
+  append("other", "A");
+  const std::string w1 = append("whole", "");
+  append("whole", "");
+
+  auto held = [&](const std::string& destination, int limit) {
+    Result<HeldQueues> h = store_->ListHeldQueues(destination, limit);
+    EXPECT_TRUE(h.ok()) << h.status().ToString();
+    return h.ok() ? *h : HeldQueues{};
+  };
+  HeldQueues shop = held("shop", 10);
+  EXPECT_EQ(shop.total, 2);
+  ASSERT_EQ(shop.queues.size(), 2u);
+  EXPECT_EQ(shop.queues[0].order_key, "A");
+  EXPECT_EQ(shop.queues[0].head.event_id, a1);
+  EXPECT_EQ(shop.queues[0].head.status, DeliveryStatus::kScheduled);
+  EXPECT_EQ(shop.queues[0].head.destination, "shop");
+  EXPECT_EQ(shop.queues[0].waiting, 2);
+  EXPECT_EQ(shop.queues[0].waiting_since, t0 + seconds(1));
+  EXPECT_EQ(shop.queues[1].order_key, "C");
+  EXPECT_EQ(shop.queues[1].head.event_id, c1);
+  EXPECT_EQ(shop.queues[1].waiting, 1);
+  EXPECT_EQ(shop.queues[1].waiting_since, t0 + seconds(6));
+  // The limit cuts the list, not the total.
+  HeldQueues one = held("shop", 1);
+  EXPECT_EQ(one.total, 2);
+  ASSERT_EQ(one.queues.size(), 1u);
+  EXPECT_EQ(one.queues[0].order_key, "A");
+  HeldQueues whole = held("whole", 10);
+  ASSERT_EQ(whole.queues.size(), 1u);
+  EXPECT_EQ(whole.queues[0].order_key, "");
+  EXPECT_EQ(whole.queues[0].head.event_id, w1);
+  EXPECT_EQ(held("nowhere", 10).total, 0);
+  EXPECT_TRUE(held("nowhere", 10).queues.empty());
+
+  // A's and C's heads go out: listed in flight. A's is delivered: A holds one, since its third.
+  const TimePoint now = clock_.Now();
+  std::vector<Delivery> heads = Claim(now, 10, hours(1), "s", "shop");
+  ASSERT_EQ(heads.size(), 4u);  // A, B, C's heads and the unordered one
+  shop = held("shop", 10);
+  ASSERT_EQ(shop.queues.size(), 2u);
+  EXPECT_EQ(shop.queues[0].head.status, DeliveryStatus::kDelivering);
+  for (const Delivery& d : heads) {
+    if (d.event_id != a1) continue;
+    ASSERT_TRUE(store_
+                    ->RecordAttempt({d.id, 1, now, 5, 200, std::nullopt, std::nullopt, "ok"},
+                                    {DeliveryStatus::kDelivered, now}, "s")
+                    .ok());
+  }
+  shop = held("shop", 10);
+  EXPECT_EQ(shop.total, 2);
+  ASSERT_EQ(shop.queues.size(), 2u);
+  EXPECT_EQ(shop.queues[0].order_key, "A");
+  EXPECT_NE(shop.queues[0].head.event_id, a1);
+  EXPECT_EQ(shop.queues[0].waiting, 1);
+  EXPECT_EQ(shop.queues[0].waiting_since, t0 + seconds(2));
+
+  // A paused destination's queues are still held, by a paused head once it is back.
+  ASSERT_TRUE(store_->PauseDestination("whole", "operator", now).ok());
+  whole = held("whole", 10);
+  ASSERT_EQ(whole.queues.size(), 1u);
+  EXPECT_EQ(whole.queues[0].head.status, DeliveryStatus::kPaused);
+  EXPECT_EQ(whole.queues[0].waiting, 1);
+}
+
 // A replay of an ordered delivery keeps its key and queues at the key's tail; paused and resumed
 // deliveries keep their order.
 TEST_P(StoreConformanceTest, OrderedReplaysQueueAtTheTailAndResumeKeepsTheOrder) {

@@ -1428,6 +1428,48 @@ Result<std::optional<Delivery>> PostgresStore::OrderHead(const std::string& dest
   });
 }
 
+Result<HeldQueues> PostgresStore::ListHeldQueues(const std::string& destination, int limit) {
+  limit = std::clamp(limit, 1, kMaxListLimit);
+  return WithConn<HeldQueues>([&](PgConn& db) -> Result<HeldQueues> {
+    PgParams p;
+    const std::string dest = p.Text(destination);
+    // The open ordered deliveries of the destination (deliveries_ordered): each queue's head and
+    // size; for the queues that hold something, when the oldest delivery behind the head was
+    // created; then the heads themselves.
+    const std::string open =
+        " AND order_key IS NOT NULL"
+        " AND status IN ('scheduled', 'delivering', 'paused')";
+    const std::string sql =
+        "WITH q AS (SELECT order_key AS k, MIN(id) AS head, COUNT(*) AS n FROM deliveries"
+        " WHERE destination = " +
+        dest + open +
+        " GROUP BY order_key HAVING COUNT(*) > 1),"
+        " s AS (SELECT head, n - 1 AS waiting,"
+        " (SELECT MIN(created_at) FROM deliveries WHERE destination = " +
+        dest + " AND order_key = q.k" + open +
+        " AND id > q.head) AS since,"
+        " COUNT(*) OVER () AS total FROM q ORDER BY since, head LIMIT " +
+        p.Int(limit) +
+        ")"
+        " SELECT " +
+        kDeliveryColumns +
+        ", s.waiting, s.since, s.total"
+        " FROM s JOIN deliveries ON deliveries.id = s.head ORDER BY s.since, s.head";
+    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "held ordered queues"));
+    HeldQueues held;
+    for (int i = 0; i < r.rows(); ++i) {
+      HeldQueue h;
+      HR_ASSIGN_OR_RETURN(h.head, ReadDelivery(r, i, event_id_bits_));
+      h.order_key = h.head.order_key.value_or("");
+      h.waiting = r.Int(i, 17);
+      h.waiting_since = r.Time(i, 18);
+      held.total = r.Int(i, 19);
+      held.queues.push_back(std::move(h));
+    }
+    return held;
+  });
+}
+
 Result<Delivery> PostgresStore::CreateReplay(const std::string& event_id,
                                              const std::string& destination, int max_attempts,
                                              TimePoint now) {

@@ -97,6 +97,7 @@ class PostgresStore final : public Store {
   Result<int64_t> CreateReplays(const std::vector<NewReplay>& replays) override;
   Result<std::optional<Delivery>> OrderHead(const std::string& destination,
                                             const std::string& order_key) override;
+  Result<HeldQueues> ListHeldQueues(const std::string& destination, int limit) override;
   Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
   Result<int64_t> CountDeliveries(DeliveryStatus status) override;
   Status AppendAudit(const AuditEntry& entry) override;

@@ -911,6 +911,14 @@ std::optional<SqliteStore::Lease> SqliteStore::LeaseOf(int64_t id) const {
   return it->second;
 }
 
+void SqliteStore::OverlayLease(Delivery& d) const {
+  if (std::optional<Lease> l = LeaseOf(d.id)) {  // claimed: in flight
+    d.status = DeliveryStatus::kDelivering;
+    d.lease_until = l->until;
+    d.lease_owner = l->owner;
+  }
+}
+
 std::string SqliteStore::LeasedIdsJson(const std::string& destination, bool current_only) const {
   std::string out = "[";
   MutexLock lock(leases_mu_);
@@ -1703,12 +1711,50 @@ Result<std::optional<Delivery>> SqliteStore::OrderHead(const std::string& destin
   const int64_t id = q->Int(0);
   Result<Delivery> d = LoadDelivery(db, id, event_id_bits_);
   if (!d.ok()) return d.status();
-  if (std::optional<Lease> l = LeaseOf(id)) {
-    d->status = DeliveryStatus::kDelivering;
-    d->lease_until = l->until;
-    d->lease_owner = l->owner;
-  }
+  OverlayLease(*d);
   return std::optional<Delivery>(std::move(*d));
+}
+
+Result<HeldQueues> SqliteStore::ListHeldQueues(const std::string& destination, int limit) {
+  limit = std::clamp(limit, 1, kMaxListLimit);
+  Result<Reader> reader = AcquireReader();
+  if (!reader.ok()) return reader.status();
+  Connection& db = **reader;
+  // One pass over the destination's open ordered deliveries (deliveries_ordered, whose WHERE
+  // terms are repeated so the planner may use it): each queue's head and size; then, for the
+  // queues that hold something, when the oldest delivery behind the head was created.
+  Result<Statement> q = db.Prepare(
+      "WITH q AS (SELECT order_key AS k, MIN(id) AS head, COUNT(*) AS n FROM deliveries"
+      "  WHERE destination = ?1 AND order_key IS NOT NULL"
+      "  AND status IN ('pending', 'scheduled', 'paused') GROUP BY order_key HAVING COUNT(*) > 1)"
+      " SELECT k, head, n - 1,"
+      "  (SELECT MIN(created_at) FROM deliveries d WHERE d.destination = ?1 AND d.order_key = q.k"
+      "   AND d.order_key IS NOT NULL AND d.status IN ('pending', 'scheduled', 'paused')"
+      "   AND d.id > q.head) AS since,"
+      "  COUNT(*) OVER ()"
+      " FROM q ORDER BY since, head LIMIT ?2");
+  if (!q.ok()) return q.status();
+  q->BindText(1, destination).BindInt(2, limit);
+  HeldQueues held;
+  for (;;) {
+    Result<bool> row = q->Step("held ordered queues");
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    HeldQueue h;
+    h.order_key = q->Text(0);
+    h.head.id = q->Int(1);
+    h.waiting = q->Int(2);
+    h.waiting_since = q->Time(3);
+    held.total = q->Int(4);
+    held.queues.push_back(std::move(h));
+  }
+  for (HeldQueue& h : held.queues) {
+    Result<Delivery> d = LoadDelivery(db, h.head.id, event_id_bits_);
+    if (!d.ok()) return d.status();
+    h.head = std::move(*d);
+    OverlayLease(h.head);
+  }
+  return held;
 }
 
 // Starts one replay chain (CreateReplay, CreateReplays); returns its delivery id, or kNotFound
@@ -2067,13 +2113,7 @@ Result<std::vector<Delivery>> SqliteStore::GetDeliveries(const std::string& even
   Result<std::vector<Delivery>> out =
       ReadDeliveries(*q, "get deliveries of " + event_id, event_id_bits_);
   if (!out.ok()) return out;
-  for (Delivery& d : *out) {
-    if (std::optional<Lease> l = LeaseOf(d.id)) {  // claimed: in flight
-      d.status = DeliveryStatus::kDelivering;
-      d.lease_until = l->until;
-      d.lease_owner = l->owner;
-    }
-  }
+  for (Delivery& d : *out) OverlayLease(d);
   return out;
 }
 

@@ -119,6 +119,7 @@ class SqliteStore final : public Store {
   Result<int64_t> CreateReplays(const std::vector<NewReplay>& replays) override;
   Result<std::optional<Delivery>> OrderHead(const std::string& destination,
                                             const std::string& order_key) override;
+  Result<HeldQueues> ListHeldQueues(const std::string& destination, int limit) override;
   Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
   Result<int64_t> CountDeliveries(DeliveryStatus status) override;
   Status AppendAudit(const AuditEntry& entry) override;
@@ -246,6 +247,8 @@ class SqliteStore final : public Store {
                   const std::vector<size_t>& pending);
   // The lease of delivery `id`, if any (any thread).
   std::optional<Lease> LeaseOf(int64_t id) const;
+  // A leased delivery read from the table is in flight: kDelivering, with its lease.
+  void OverlayLease(Delivery& d) const;
   // Ids of the leased deliveries (of `destination` when not empty) as a JSON array, for SQL
   // (json_each); `current_only` keeps the leases of current chains.
   std::string LeasedIdsJson(const std::string& destination, bool current_only) const;
