@@ -31,6 +31,7 @@ namespace {
 constexpr uint64_t kBodyLimit = 64 * 1024;  // the bodies are small JSON objects
 constexpr std::string_view kDefaultPauseReason = "paused via the API";
 constexpr double kDefaultBulkReplayRate = 50;  // per second, when the destination sets none
+constexpr int kHeldQueuesShown = 20;  // a destination's held queues listed (the total is exact)
 // Simulations that may simulate more requests than this (sim::HerdRequestBound) run one at a time.
 constexpr int64_t kSmallSimulation = 200'000;
 
@@ -387,7 +388,13 @@ http::Response ApiHandler::DestinationView(const model::Destination& d) const {
   auto states = destination_states_ ? destination_states_()
                                     : std::map<std::string, delivery::DestinationState>();
   auto it = states.find(d.name);
-  return Json(DestinationViewToJson(d, it == states.end() ? nullptr : &it->second));
+  json::object view = DestinationViewToJson(d, it == states.end() ? nullptr : &it->second);
+  // The ordered queues held behind their head ("held behind evt_… since 14:02"); empty for an
+  // unordered destination (no open ordered deliveries: an empty range of deliveries_ordered).
+  auto held = store_.ListHeldQueues(d.name, kHeldQueuesShown);
+  if (!held.ok()) return FromStatus(held.status());
+  view["held"] = HeldQueuesToJson(*held);
+  return Json(view);
 }
 
 Status ApiHandler::Audit(const http::Request& request, std::string action, std::string target,

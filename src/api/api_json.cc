@@ -276,6 +276,31 @@ void AddResponseSnippet(json::object& attempt, const std::string& snippet) {
   }
 }
 
+json::object OrderHeadToJson(const store::Delivery& h) {
+  json::value next = nullptr;
+  if (h.status == store::DeliveryStatus::kScheduled) {
+    next = json::string(FormatRfc3339(h.next_attempt_at));
+  }
+  return json::object{{"event", h.event_id},
+                      {"chain", h.chain},
+                      {"status", store::DeliveryStatusName(h.status)},
+                      {"attempt", h.attempts},
+                      {"max_attempts", h.max_attempts},
+                      {"next_attempt_at", std::move(next)},
+                      {"reason", StringOrNull(h.reason)}};
+}
+
+json::object HeldQueuesToJson(const store::HeldQueues& held) {
+  json::array queues;
+  for (const store::HeldQueue& q : held.queues) {
+    queues.push_back(json::object{{"order_key", q.order_key},
+                                  {"head", OrderHeadToJson(q.head)},
+                                  {"waiting", q.waiting},
+                                  {"waiting_since", FormatRfc3339(q.waiting_since)}});
+  }
+  return json::object{{"total", held.total}, {"queues", std::move(queues)}};
+}
+
 json::object EventDetailToJson(const store::Event& e, const std::vector<DeliveryDetail>& deliveries,
                                bool with_body) {
   json::object o = EventSummaryToJson(e);
@@ -310,18 +335,7 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
       next = json::string(FormatRfc3339(d.next_attempt_at));
     }
     json::value held = nullptr;
-    if (dd.held_behind) {
-      const store::Delivery& h = *dd.held_behind;
-      json::value head_next = nullptr;
-      if (h.status == store::DeliveryStatus::kScheduled) {
-        head_next = json::string(FormatRfc3339(h.next_attempt_at));
-      }
-      held = json::object{{"event", h.event_id},
-                          {"chain", h.chain},
-                          {"status", store::DeliveryStatusName(h.status)},
-                          {"attempt", h.attempts},
-                          {"next_attempt_at", std::move(head_next)}};
-    }
+    if (dd.held_behind) held = OrderHeadToJson(*dd.held_behind);
     ds.push_back(json::object{{"destination", d.destination},
                               {"status", store::DeliveryStatusName(d.status)},
                               {"attempt", d.attempts},

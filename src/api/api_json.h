@@ -71,6 +71,13 @@ struct DeliveryDetail {
 // ("base64").
 void AddResponseSnippet(boost::json::object& attempt, const std::string& snippet);
 
+// The head of an ordered queue, which the deliveries behind it wait for: {"event", "chain",
+// "status", "attempt", "max_attempts", "next_attempt_at" (null unless scheduled), "reason"}.
+boost::json::object OrderHeadToJson(const store::Delivery& head);
+// A destination's held queues (Store::ListHeldQueues): {"total", "queues": [{"order_key",
+// "head": OrderHeadToJson, "waiting", "waiting_since"}]}.
+boost::json::object HeldQueuesToJson(const store::HeldQueues& held);
+
 boost::json::object EventDetailToJson(const store::Event& e,
                                       const std::vector<DeliveryDetail>& deliveries,
                                       bool with_body = true);

@@ -756,6 +756,57 @@ std::string RefusedLiteralHost(const std::string& url) {
   return delivery::IsRefusedLiteralHost(host) ? host : "";
 }
 
+// An ordered destination's "ordered" line and its held queues ("held" of the destination's GET):
+//   ordered      per key, from the header X-Shop
+//   held         key "a": 2 held behind 01J… since 14:02:11, 3m ago (scheduled, attempt 3
+//                of 100, next retry 14:05:00, in 40s)
+// "" for an unordered destination with nothing held.
+std::string OrderedText(const json::object& d, TimePoint now) {
+  std::string out;
+  const json::value* ordered = Field(d, "ordered");
+  if (ordered && ordered->is_bool() && ordered->get_bool()) {
+    std::string how = "the whole destination, one event at a time";
+    if (const json::object* key = Object(d, "order_key")) {
+      how = Present(*key, "header") ? "per key, from the header " + Text(*key, "header")
+                                    : "per key, from the body's " + Text(*key, "json");
+    }
+    out += "  ordered      " + how + "\n";
+  }
+  const json::object* held = Object(d, "held");
+  const json::value* queues = held ? Field(*held, "queues") : nullptr;
+  if (!queues || !queues->is_array() || queues->get_array().empty()) return out;
+  std::string first = "  held         ";
+  for (const json::value& v : queues->get_array()) {
+    if (!v.is_object()) continue;
+    const json::object& q = v.get_object();
+    const std::string key = Text(q, "order_key");
+    std::string line = key.empty() ? "the destination's queue" : "key \"" + key + "\"";
+    const json::object* h = Object(q, "head");
+    line += ": " + Text(q, "waiting") + " held behind " + (h ? Text(*h, "event") : "-") +
+            " since " + FormatApiTime(Field(q, "waiting_since"), now);
+    if (h) {
+      line += " (" + Text(*h, "status") + ", attempt " + Text(*h, "attempt") + " of " +
+              Text(*h, "max_attempts");
+      if (Present(*h, "next_attempt_at")) {
+        line += ", next " + std::string(Text(*h, "attempt") == "0" ? "attempt " : "retry ") +
+                FormatApiTime(Field(*h, "next_attempt_at"), now);
+      }
+      line += ")";
+    }
+    out += Wrap(line, first, 15);
+    first = std::string(15, ' ');
+  }
+  const json::value* total = Field(*held, "total");
+  if (total && total->is_int64() &&
+      total->get_int64() > static_cast<int64_t>(queues->get_array().size())) {
+    out += first + "and " +
+           Plural(total->get_int64() - static_cast<int64_t>(queues->get_array().size()),
+                  "more queue") +
+           " held\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
@@ -788,6 +839,7 @@ std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
     out << "\n";
   }
   out << "  rate limit   " << (Present(d, "rate_limit") ? Text(d, "rate_limit") : "none") << "\n";
+  out << OrderedText(d, now);
   const json::value* secret = Field(d, "signing_secret_set");
   out << "  signing      "
       << (secret && secret->is_bool() ? (secret->get_bool() ? "secret set" : "none") : "-") << "\n";

@@ -30,8 +30,8 @@ if (!existsSync(join(here, "node_modules/playwright-core")) || !existsSync(join(
 const { chromium } = await import("playwright-core");
 const axeSource = readFileSync(join(here, "node_modules/axe-core/axe.min.js"), "utf8");
 
-// ---- the scripted sink: /billing fails (503 + Retry-After) until told to succeed; /legacy
-// always fails; anything else answers 200.
+// ---- the scripted sink: /billing fails (503 + Retry-After) until told to succeed; /legacy and
+// /orders always fail; anything else answers 200.
 const sinkMode = { billing: "fail" };
 const sinkHits = [];
 const sink = createServer((req, res) => {
@@ -42,6 +42,9 @@ const sink = createServer((req, res) => {
     if (req.url === "/billing" && sinkMode.billing === "fail") {
       res.writeHead(503, { "Content-Type": "text/plain", "Retry-After": "600" });
       res.end("billing database is down (scripted)");
+    } else if (req.url === "/orders") {
+      res.writeHead(503, { "Content-Type": "text/plain" });
+      res.end("orders service is down (scripted)");
     } else if (req.url === "/legacy") {
       res.writeHead(500, { "Content-Type": "application/json" });
       res.end('{"error":"legacy endpoint always fails"}');
@@ -73,6 +76,19 @@ policy = { strategy = "ladder", delays = ["10m"], max_attempts = 5 }
 name = "legacy"
 url = "${sinkUrl}/legacy"
 policy = { strategy = "ladder", delays = ["1s"], max_attempts = 1 }
+
+[[sources]]
+name = "orders"
+
+[[destinations]]
+name = "orders"
+url = "${sinkUrl}/orders"
+order_key = { json = "customer" }
+policy = { strategy = "ladder", delays = ["10m"], max_attempts = 10 }
+
+[[routes]]
+source = "orders"
+destination = "orders"
 
 [[routes]]
 source = "shop"
@@ -552,6 +568,37 @@ try {
   await page.getByText("Due backlog").waitFor();
   log("overview: counts and the reasons of the latest failures");
 
+  // 6i. Ordered delivery (issue 17): per customer; every head fails, so the destination's page
+  // lists the queues held behind their head (the longest waiting first), and a waiting event's
+  // page says what it is held behind.
+  const orderIds = {};
+  for (const customer of ["cus_1", "cus_1", "cus_1", "cus_2", "cus_2", "cus_3"]) {
+    const r = await fetch(`${base}/in/orders`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ customer }) });
+    if (r.status !== 202) fail(`ingest to orders answered ${r.status}`);
+    (orderIds[customer] ||= []).push((await r.json()).id);
+  }
+  await page.goto(`${base}/ui/#/destinations/orders`);
+  await page.getByText("per key, from the body's customer").waitFor();
+  // The heads' first attempts fail (503); the page refreshes every 4 s.
+  await page.waitForFunction(() => {
+    const rows = document.querySelectorAll("#held tr.held");
+    return rows.length === 2 && [...rows].every((r) => /attempt 1 of 10, next retry/.test(r.textContent));
+  }, null, { timeout: 20000 }).catch(() => fail("the held queues are not listed with their heads' retries"));
+  const heldRows = await page.locator("#held tr.held").evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
+  if (heldRows[0][0] !== "cus_1" || heldRows[0][1] !== "2" || heldRows[0][2] !== orderIds.cus_1[0]) fail(`first held queue: ${JSON.stringify(heldRows[0])}`);
+  if (heldRows[1][0] !== "cus_2" || heldRows[1][1] !== "1" || heldRows[1][2] !== orderIds.cus_2[0]) fail(`second held queue: ${JSON.stringify(heldRows[1])}`);
+  if (!heldRows[0][4].includes("503")) fail(`the head's reason is not shown: ${heldRows[0][4]}`);
+  await page.getByText("2 ordered queues have events waiting behind their head").waitFor();
+  await page.locator("#held").scrollIntoViewIfNeeded();
+  await checkA11y(page, "destination-held");
+  await shot(page, "destination-held", "desktop");
+  await page.locator("#held tr.held").first().getByRole("link").click();
+  await page.getByRole("heading", { name: `Event ${orderIds.cus_1[0]}` }).waitFor();
+  await page.goto(`${base}/ui/#/events/${orderIds.cus_1[2]}`);
+  await page.locator('.delivery[data-destination="orders"]').getByText(/ordered \(key cus_1\): held behind/).waitFor();
+  await page.getByRole("link", { name: orderIds.cus_1[0] }).waitFor();
+  log("ordered: the destination lists its held queues; a waiting event names its head");
+
   // 7. An API error on a page shows a message, never a blank page.
   await expecting([/status of 400/, /^400 GET .*\/api\/v1\/events\//], async () => {
     await page.goto(`${base}/ui/#/events/01XXXX`);
@@ -589,6 +636,7 @@ try {
     [`#/events/${eventId}`, "event", ".delivery"],
     ["#/destinations", "destinations", 'tr[data-name="billing"]'],
     ["#/destinations/billing", "destination", "#state"],
+    ["#/destinations/orders", "destination-ordered", "#held tr.held"],
     ["#/destinations/+new", "destination-new", "#d-name"],
     ["#/sources", "sources", "tbody tr"],
     ["#/sources/shop", "source", "dl.kv"],
@@ -618,6 +666,12 @@ try {
   await phone.page.locator("#herd").scrollIntoViewIfNeeded();
   await checkText(phone.page, "herd (phone)");
   await phone.page.locator("#herd").screenshot({ path: join(outDir, "herd-phone.png") });
+  // The held queues on a phone: the table stacked, one queue per block.
+  await phone.page.goto(`${base}/ui/#/destinations/orders`);
+  await phone.page.locator("#held tr.held").first().waitFor();
+  await phone.page.locator("#held").scrollIntoViewIfNeeded();
+  await checkText(phone.page, "held queues (phone)");
+  await phone.page.locator("#held").screenshot({ path: join(outDir, "destination-held-phone.png") });
   log("every page at 1280×800 and 390×844, axe clean");
 
   await page.goto(`${base}/ui/#/events`);

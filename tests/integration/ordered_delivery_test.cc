@@ -54,6 +54,13 @@ class OrderedDeliveryTest : public ::testing::Test {
     EXPECT_EQ(r.status, 202) << r.body;
     return r.status == 202 ? std::string(json::parse(r.body).at("id").as_string()) : "";
   }
+  json::value DestinationJson() {
+    HttpConnection api(server_->port());
+    HttpResponse r = api.Send("GET", "/api/v1/destinations/d",
+                              {{"Authorization", "Bearer test-admin-token-0123"}});
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.status == 200 ? json::parse(r.body) : json::value();
+  }
   json::value EventJson(const std::string& id) {
     HttpConnection api(server_->port());
     HttpResponse r = api.Send("GET", "/api/v1/events/" + id,
@@ -175,6 +182,58 @@ TEST_F(OrderedDeliveryTest, ARestartMidSequenceKeepsTheOrder) {
   std::vector<int64_t> after(arrivals.begin() + static_cast<ptrdiff_t>(before), arrivals.end());
   EXPECT_EQ(after, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(server_->Stop(), 0) << server_->output();
+}
+
+// The destination's detail lists the queues held behind a retrying head, longest waiting first,
+// with the head (its event, attempt, reason), how many wait and since when; a queue of one event
+// holds nothing and is not listed; once the endpoint recovers the list is empty.
+TEST_F(OrderedDeliveryTest, TheDestinationListsTheQueuesHeldBehindTheirHead) {
+  sink_.SetDefault(SinkResponse::Status(503));
+  Start(Config(
+      sink_,
+      "order_key = { header = \"X-Key\" }\n"
+      R"(policy = { strategy = "exponential", jitter = "none", base = "200ms", cap = "200ms", max_attempts = 100, max_duration = "1h", timeout = "2s" })"));
+  std::map<std::string, std::vector<std::string>> ids;
+  for (const std::string k : {"a", "a", "a", "b", "b", "c"}) {
+    ids[k].push_back(Ingest(Body(static_cast<int>(ids[k].size()), k), {{"X-Key", k}}));
+  }
+  json::value view;
+  ASSERT_TRUE(test::WaitFor(
+      [&] {
+        view = DestinationJson();
+        if (!view.is_object()) return false;
+        const json::array& q = view.at("held").at("queues").as_array();
+        return q.size() == 2 && q[0].at("head").at("attempt").as_int64() >= 1 &&
+               q[1].at("head").at("attempt").as_int64() >= 1;
+      },
+      20s, 20ms))
+      << json::serialize(view);
+  const json::object& held = view.at("held").as_object();
+  EXPECT_EQ(held.at("total").as_int64(), 2);
+  const json::object& a = held.at("queues").as_array()[0].as_object();
+  EXPECT_EQ(a.at("order_key").as_string(), "a");
+  EXPECT_EQ(a.at("waiting").as_int64(), 2);
+  EXPECT_EQ(a.at("head").at("event").as_string(), ids["a"][0]);
+  EXPECT_NE(a.at("head").at("reason").as_string().find("503"), std::string::npos)
+      << json::serialize(a);
+  const json::object& b = held.at("queues").as_array()[1].as_object();
+  EXPECT_EQ(b.at("order_key").as_string(), "b");
+  EXPECT_EQ(b.at("waiting").as_int64(), 1);
+  EXPECT_EQ(b.at("head").at("event").as_string(), ids["b"][0]);
+  // Since when: a's second event, received before b's second.
+  EXPECT_LE(std::string(a.at("waiting_since").as_string()),
+            std::string(b.at("waiting_since").as_string()));
+  EXPECT_EQ(DestinationJson().at("held").at("queues").as_array().size(), 2u);
+
+  sink_.SetDefault(SinkResponse::Status(200));
+  ASSERT_TRUE(test::WaitFor(
+      [&] {
+        view = DestinationJson();
+        return view.is_object() && view.at("held").at("total").as_int64() == 0 &&
+               view.at("held").at("queues").as_array().empty();
+      },
+      20s, 20ms))
+      << json::serialize(view);
 }
 
 }  // namespace

@@ -223,6 +223,48 @@ TEST_F(RenderTest, DestinationDetailShowsTlsAndAuth) {
   EXPECT_LACKS(out, "auth ");
 }
 
+// Issue 17: an ordered destination says how it is ordered and lists the queues held behind their
+// head (key, how many wait and since when, the head's event and state), and how many more there
+// are; at 80 columns.
+TEST_F(RenderTest, DestinationDetailShowsOrderingAndHeldQueues) {
+  json::object d = json::parse(R"({"name": "shop", "url": "https://x.example/h",
+      "ordered": true, "order_key": {"header": "X-Shop"},
+      "held": {"total": 3, "queues": [
+        {"order_key": "cus_42", "waiting": 2, "waiting_since": "2026-11-30T05:57:00Z",
+         "head": {"event": "01JDX5Q3ZK8M4T2W9YHB7C6N1R", "chain": 0, "status": "scheduled",
+                  "attempt": 3, "max_attempts": 10, "next_attempt_at": "2026-11-30T06:05:00Z",
+                  "reason": "attempt 3 of 10 failed: 503"}},
+        {"order_key": "", "waiting": 1, "waiting_since": "2026-11-30T05:59:00Z",
+         "head": {"event": "01JDX5Q3ZK8M4T2W9YHB7C6N1S", "chain": 1, "status": "delivering",
+                  "attempt": 1, "max_attempts": 10, "next_attempt_at": null, "reason": null}}]}})")
+                       .as_object();
+  std::string out = RenderDestinationDetail(d, now_);
+  EXPECT_CONTAINS(out, "  ordered      per key, from the header X-Shop\n");
+  EXPECT_CONTAINS(out,
+                  "  held         key \"cus_42\": 2 held behind 01JDX5Q3ZK8M4T2W9YHB7C6N1R since\n"
+                  "               05:57:00, 5m ago (scheduled, attempt 3 of 10, next retry\n"
+                  "               06:05:00, in 3m)\n");
+  EXPECT_CONTAINS(
+      out,
+      "               the destination's queue: 1 held behind 01JDX5Q3ZK8M4T2W9YHB7C6N1S\n"
+      "               since 05:59:00, 3m ago (delivering, attempt 1 of 10)\n");
+  EXPECT_CONTAINS(out, "               and 1 more queue held\n");
+  for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
+    EXPECT_LE(end - at, 80u) << out.substr(at, end - at);
+  }
+  // Unordered, nothing held: neither line.
+  d["ordered"] = false;
+  d["order_key"] = nullptr;
+  d["held"] = json::parse(R"({"total": 0, "queues": []})");
+  out = RenderDestinationDetail(d, now_);
+  EXPECT_LACKS(out, "ordered");
+  EXPECT_LACKS(out, "held");
+  // The whole destination, one at a time.
+  d["ordered"] = true;
+  EXPECT_CONTAINS(RenderDestinationDetail(d, now_),
+                  "  ordered      the whole destination, one event at a time\n");
+}
+
 // Issue 10.5: a long or binary response stays on one line of about 60 characters, with control
 // characters escaped (no terminal escape sequence reaches the screen).
 // Issue 12.10: a long reason is wrapped at 80 columns, its lines indented under the first.

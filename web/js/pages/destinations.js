@@ -172,6 +172,43 @@ async function create(main) {
   form.querySelector("#d-name").focus();
 }
 
+function orderingText(d) {
+  if (!d.ordered) return "no: events are sent as they come";
+  if (d.order_key?.header) return `per key, from the header ${d.order_key.header} (events without it are unordered)`;
+  if (d.order_key?.json) return `per key, from the body's ${d.order_key.json} (events without it are unordered)`;
+  return "the whole destination, one event at a time";
+}
+
+// The ordered queues held behind their head (issue 17): "cus_42: 2 held behind 01J… since
+// 14:02 (attempt 3 of 10, next retry 14:05)", the longest waiting first.
+function heldSection(d) {
+  const held = d.held || { total: 0, queues: [] };
+  if (!held.queues.length) {
+    return d.ordered ? h("section", { id: "held" }, h("h2", null, "Held queues"),
+      h("p", { class: "muted" }, "None: no ordered queue has events waiting for its head.")) : h("section", { id: "held", hidden: true });
+  }
+  const headState = (head) => {
+    const of = `attempt ${head.attempt} of ${head.max_attempts}`;
+    if (head.status === "scheduled" && head.next_attempt_at) {
+      return [`${of}, next ${head.attempt === 0 ? "attempt" : "retry"} `, time(head.next_attempt_at)];
+    }
+    return head.status === "delivering" ? `${of}, sending now` : `${head.status}, ${of}`;
+  };
+  const rows = held.queues.map((q) => h("tr", { class: "held" },
+    h("td", { class: "mono" }, q.order_key === "" ? "(whole destination)" : q.order_key),
+    h("td", { class: "num" }, String(q.waiting)),
+    h("td", null, h("a", { href: `#/events/${enc(q.head.event)}`, class: "mono" }, q.head.event)),
+    h("td", null, time(q.waiting_since)),
+    // One child per cell: a stacked (phone) table lays a cell's children out as grid items.
+    h("td", null, h("div", null, h("div", null, headState(q.head)),
+      q.head.reason ? h("div", { class: "muted" }, withTimes(q.head.reason)) : null))));
+  const more = held.total - held.queues.length;
+  return h("section", { id: "held" }, h("h2", null, "Held queues"),
+    h("p", { class: "muted" }, `${held.total} ordered ${held.total === 1 ? "queue has" : "queues have"} events waiting behind their head (the oldest event of the queue not yet delivered or failed for good), the longest waiting first.`),
+    table(["Key", { text: "Waiting", class: "num" }, "Held behind", "Since", "Head"], rows, { label: "Held queues", stack: true }),
+    more > 0 ? h("p", { class: "muted" }, `and ${more} more held ${more === 1 ? "queue" : "queues"}`) : null);
+}
+
 async function detail(main, ctx) {
   const name = ctx.params[0];
   const status = h("div", { "aria-live": "polite" });
@@ -194,6 +231,7 @@ async function detail(main, ctx) {
         h("dt", null, "Breaker"), h("dd", null, breakerCell(d), ` — ${b.consecutive_failures ?? 0} consecutive failures, ${b.trips ?? 0} trips`),
         h("dt", null, "Paused"), h("dd", null, d.paused ? ["yes: ", withTimes(d.paused_reason) || "paused"] : "no"),
         h("dt", null, "Concurrency"), h("dd", null, `${d.allowed_concurrency} allowed now (max ${d.max_concurrency ?? "?"}), ${d.in_flight ?? 0} in flight`),
+        h("dt", null, "Ordered"), h("dd", null, orderingText(d)),
         h("dt", null, "Signing secret"), h("dd", null, d.signing_secret_set ? "set (write-only)" : "not set"),
         h("dt", null, "Credential"), h("dd", null, d.auth ? `${d.auth.type}${d.auth.username ? ` as ${d.auth.username}` : ""} (write-only)` : "none"),
         h("dt", null, "Client certificate"), h("dd", null, d.tls?.client_cert
@@ -207,8 +245,11 @@ async function detail(main, ctx) {
         h("a", { class: "button", href: `#/events?destination=${enc(name)}&status=failed` }, "Failed events")));
     const existing = body.querySelector("#state");
     if (existing) existing.replaceWith(state); else body.append(state);
+    const held = heldSection(d);
+    const heldShown = body.querySelector("#held");
+    if (heldShown) heldShown.replaceWith(held); else state.after(held);
     const stored = JSON.stringify(Object.fromEntries(Object.entries(d).filter(([k]) =>
-      !["breaker", "paused_reason", "allowed_concurrency", "in_flight", "note"].includes(k))), null, 2);
+      !["breaker", "paused_reason", "allowed_concurrency", "in_flight", "note", "held"].includes(k))), null, 2);
     const policy = JSON.stringify(d.policy);
     if (!formShown) {
       formShown = true;
