@@ -119,14 +119,11 @@ void Claimer::RunClaim(const ClaimJob& job) {
       // The due work ran out: no point asking again before the next delivery is due (unless new
       // work arrives meanwhile, see Wake).
       idle_until = job.now + options.poll_interval;
+      // Deliveries held behind their ordered queue's head (in flight, or waiting for its retry)
+      // are not due: the head's result wakes the engine (the recorder's Wake) when the next one
+      // may go, and the poll interval bounds the rest.
       auto due = state_.store.NextDueAt(d.name);
-      // An ordered destination's due deliveries may be held behind their key's head (in flight,
-      // or waiting for its retry): a due time already past says nothing then, and asking again at
-      // once would claim in vain until the head's result. That result wakes the engine (the
-      // recorder's Wake), and the poll interval bounds the rest.
-      if (due.ok() && due->has_value() && (!d.ordered || **due > job.now)) {
-        idle_until = std::min(*idle_until, **due);
-      }
+      if (due.ok() && due->has_value()) idle_until = std::min(*idle_until, **due);
     }
   }
   // Paused while the claim ran (Pause found nothing to pause: these were leased, and

@@ -375,12 +375,17 @@ class Store {
   virtual Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
                                                  const std::string& owner,
                                                  const std::string& destination = "") = 0;
-  // The earliest next_attempt_at among kScheduled deliveries (of `destination` when it is not
-  // empty), to sleep until; nullopt when there are none.
+  // The earliest next_attempt_at among kScheduled deliveries that may be claimed (of
+  // `destination` when it is not empty), to sleep until; nullopt when there are none. An ordered
+  // delivery held behind its queue's head is not one of them: it is claimable only once it is
+  // the head.
   virtual Result<std::optional<TimePoint>> NextDueAt(const std::string& destination = "") = 0;
   // For the stall metrics: how many kScheduled deliveries are due at `now` (next_attempt_at <=
-  // now), and the earliest next_attempt_at among them (now minus it is the age of the oldest
-  // due-but-unsent delivery; nullopt when none is due). Leases, expired or not, are not counted.
+  // now), and the earliest next_attempt_at among those that may be claimed (now minus it is the
+  // age of the oldest due-but-unsent delivery; nullopt when none is due). Leases, expired or not,
+  // are not counted. The count includes ordered deliveries held behind their queue's head (they
+  // are waiting to be sent); the age does not (a head retrying on its schedule is not a stalled
+  // engine): at most 4,096 held ones in a row are looked past (SQLite).
   virtual Result<int64_t> CountDue(TimePoint now) = 0;
   virtual Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) = 0;
   // CountDue per destination (destinations with none due are absent), for the per-destination

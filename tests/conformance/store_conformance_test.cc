@@ -2395,6 +2395,62 @@ TEST_P(StoreConformanceTest, ListHeldQueuesNamesTheQueuesWaitingForTheirHead) {
   EXPECT_EQ(whole.queues[0].waiting, 1);
 }
 
+// A delivery held behind its ordered queue's head is not due: NextDueAt and OldestDueAt (the
+// stall alert's age) look past it, new or resumed, while CountDue still counts it as waiting.
+TEST_P(StoreConformanceTest, DeliveriesHeldBehindTheirHeadAreNotDue) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    NewEvent e = MakeEvent(clock_, random_, "{}", {"shop"});
+    e.deliveries[0].order_key = "A";
+    ids.push_back(Append(e));
+    clock_.Advance(seconds(1));
+  }
+  TimePoint now = clock_.Now();
+  auto oldest = [&]() {
+    Result<std::optional<TimePoint>> t = store_->OldestDueAt(now);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return t.ok() ? *t : std::nullopt;
+  };
+  auto next = [&]() {
+    Result<std::optional<TimePoint>> t = store_->NextDueAt("shop");
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return t.ok() ? *t : std::nullopt;
+  };
+  ASSERT_EQ(oldest(), std::optional<TimePoint>(now - seconds(3)));  // the head, due since received
+  std::vector<Delivery> head = Claim(now, 10, hours(1), "s", "shop");
+  ASSERT_EQ(head.size(), 1u);
+  EXPECT_EQ(head[0].event_id, ids[0]);
+  // The head in flight: the two behind it are not due, though still counted as waiting.
+  EXPECT_EQ(oldest(), std::nullopt);
+  EXPECT_EQ(next(), std::nullopt);
+  EXPECT_EQ(*store_->CountDue(now), 2);
+  // It fails, retry in a minute: that is the next due time.
+  ASSERT_TRUE(store_
+                  ->RecordAttempt({head[0].id, 1, now, 5, 503, std::nullopt, std::nullopt, "no"},
+                                  {DeliveryStatus::kScheduled, now + minutes(1)}, "s")
+                  .ok());
+  EXPECT_EQ(oldest(), std::nullopt);
+  EXPECT_EQ(next(), std::optional<TimePoint>(now + minutes(1)));
+  // An unordered delivery is due as ever.
+  NewEvent plain = MakeEvent(clock_, random_, "{}", {"shop"});
+  Append(plain);
+  EXPECT_EQ(oldest(), std::optional<TimePoint>(now));
+  ASSERT_EQ(Claim(now, 10, hours(1), "s", "shop").size(), 1u);
+  EXPECT_EQ(oldest(), std::nullopt);
+
+  // Paused and resumed: all three of A are due at the resume, but only the head may go.
+  clock_.Advance(seconds(5));
+  now = clock_.Now();
+  ASSERT_TRUE(store_->PauseDestination("shop", "operator", now).ok());
+  ASSERT_TRUE(store_->ResumeDestination("shop", now).ok());
+  EXPECT_EQ(oldest(), std::optional<TimePoint>(now));
+  head = Claim(now, 10, hours(1), "s", "shop");
+  ASSERT_EQ(head.size(), 1u);
+  EXPECT_EQ(head[0].event_id, ids[0]);
+  EXPECT_EQ(oldest(), std::nullopt);
+  EXPECT_EQ(next(), std::nullopt);
+}
+
 // A replay of an ordered delivery keeps its key and queues at the key's tail; paused and resumed
 // deliveries keep their order.
 TEST_P(StoreConformanceTest, OrderedReplaysQueueAtTheTailAndResumeKeepsTheOrder) {

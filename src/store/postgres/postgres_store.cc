@@ -92,6 +92,14 @@ Result<std::vector<Delivery>> ReadDeliveries(const PgResult& r, uint64_t id_bits
   return out;
 }
 
+// The claimable rows of `deliveries`: unordered, or the head of their ordered queue (no open
+// delivery of the queue has a lower id). ClaimDue and EarliestScheduled.
+constexpr char kHeadOfItsQueue[] =
+    " AND (order_key IS NULL OR NOT EXISTS (SELECT 1 FROM deliveries h"
+    " WHERE h.destination = deliveries.destination AND h.order_key = deliveries.order_key"
+    " AND h.order_key IS NOT NULL AND h.status IN ('scheduled', 'delivering', 'paused')"
+    " AND h.id < deliveries.id))";
+
 constexpr char kReplayJobColumns[] =
     "id, created_at, updated_at, filter, rate, state, total, done, failed, cursor, error,"
     " lease_until, lease_owner, waiting";
@@ -881,11 +889,7 @@ Result<std::vector<Delivery>> PostgresStore::ClaimDue(TimePoint now, int limit, 
   // 'delivering' and row-locked until its claim commits, so another node's claim neither takes it
   // (SKIP LOCKED) nor the one behind it (which still sees the head open): one node at a time
   // sends a queue's head. Unordered rows pass on `order_key IS NULL` (deliveries_ordered).
-  sql +=
-      " AND (order_key IS NULL OR NOT EXISTS (SELECT 1 FROM deliveries h"
-      " WHERE h.destination = deliveries.destination AND h.order_key = deliveries.order_key"
-      " AND h.order_key IS NOT NULL AND h.status IN ('scheduled', 'delivering', 'paused')"
-      " AND h.id < deliveries.id))";
+  sql += kHeadOfItsQueue;
   sql += " ORDER BY claim_at, id LIMIT " + p.Int(limit) + " FOR UPDATE SKIP LOCKED)";
   sql += " UPDATE deliveries d SET status = 'delivering', lease_until = " + p.Time(now + lease) +
          ", lease_owner = " + p.Text(owner) + " FROM c WHERE d.id = c.id RETURNING ";
@@ -946,11 +950,14 @@ Result<std::optional<TimePoint>> PostgresStore::EarliestScheduled(const std::str
                                                                   std::optional<TimePoint> by) {
   PgParams p;
   std::string sql =
-      "SELECT MIN(claim_at) FROM deliveries WHERE claim_at IS NOT NULL AND status = 'scheduled'";
+      "SELECT claim_at FROM deliveries WHERE claim_at IS NOT NULL AND status = 'scheduled'";
   if (by) sql += " AND claim_at <= " + p.Time(*by);
   if (!destination.empty()) sql += " AND destination = " + p.Text(destination);
+  sql += kHeadOfItsQueue;  // a delivery held behind its queue's head is not due
+  sql += " ORDER BY claim_at LIMIT 1";
   return WithConn<std::optional<TimePoint>>([&](PgConn& db) -> Result<std::optional<TimePoint>> {
     HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "earliest due delivery"));
+    if (r.rows() == 0) return std::optional<TimePoint>();
     return r.OptTime(0, 0);
   });
 }

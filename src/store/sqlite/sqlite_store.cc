@@ -1138,7 +1138,8 @@ constexpr char kDueCountsSql[] =
     " AND status = 'scheduled' AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1)"
     " FROM d WHERE name IS NOT NULL";
 constexpr char kDestinationScheduledSql[] =
-    "SELECT id, next_attempt_at FROM deliveries WHERE destination = ?2 AND status = 'scheduled'"
+    "SELECT id, next_attempt_at, order_key FROM deliveries WHERE destination = ?2"
+    " AND status = 'scheduled'"
     " AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1"
     " ORDER BY next_attempt_at, id";
 // New deliveries from a frontier on, in rowid (arrival) order: a walk of the table itself.
@@ -1153,9 +1154,9 @@ constexpr char kDestinationPendingSql[] =
 constexpr char kOrderHeadSql[] =
     "SELECT MIN(id) FROM deliveries WHERE destination = ?1 AND order_key = ?2"
     " AND order_key IS NOT NULL AND status IN ('pending', 'scheduled', 'paused')";
-// How many blocked ordered deliveries one claim's walk of new deliveries skips at most: beyond
-// that, keys further back wait for a later claim (a whole-destination queue skips all but its
-// head, so without a bound a long backlog would be walked at every claim).
+// How many blocked ordered deliveries one walk of new deliveries, or of those due for a retry,
+// skips at most: beyond that, keys further back wait for a later claim (a whole-destination queue
+// skips all but its head, so without a bound a long backlog would be walked at every claim).
 constexpr int kMaxOrderedSkips = 4096;
 
 }  // namespace
@@ -1181,18 +1182,62 @@ Result<std::vector<std::pair<TimePoint, int64_t>>> SqliteStore::ScheduledDue(
   for (const std::string& d : destinations) {
     q->Reset();
     q->BindInt(1, ToUnixMillis(by)).BindText(2, d);
+    int ordered_skips = 0;
     for (size_t taken = 0; taken < limit;) {
       Result<bool> row = q->Step("find due deliveries");
       if (!row.ok()) return row.status();
       if (!*row) break;
       const int64_t id = q->Int(0);
       if (LeaseOf(id)) continue;
+      if (std::optional<std::string> key = q->OptText(2)) {
+        // A resumed ordered delivery waits (is not due) until it is its queue's head.
+        Result<bool> head = IsOrderHead(db, id, d, *key);
+        if (!head.ok()) return head.status();
+        if (!*head) {
+          if (++ordered_skips > kMaxOrderedSkips) break;
+          continue;
+        }
+      }
       out.emplace_back(q->Time(1), id);
       ++taken;
     }
   }
   std::sort(out.begin(), out.end());
   if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+Result<std::vector<std::pair<TimePoint, int64_t>>> SqliteStore::PendingDue(
+    Connection& db, const std::string& destination, int64_t frontier, TimePoint by, size_t limit,
+    std::optional<int64_t>* first) const {
+  Result<Statement> q = db.Prepare(destination.empty() ? kPendingSql : kDestinationPendingSql);
+  if (!q.ok()) return q.status();
+  q->BindInt(1, frontier);
+  if (!destination.empty()) q->BindText(2, destination);
+  std::vector<std::pair<TimePoint, int64_t>> out;
+  // Ordered queues (destination, key) seen in this walk: their head was met (claimable or in
+  // flight), so every later delivery of theirs waits.
+  std::set<std::pair<std::string, std::string>> queues_seen;
+  int ordered_skips = 0;
+  while (out.size() < limit) {
+    Result<bool> row = q->Step("find new deliveries");
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    const int64_t id = q->Int(0);
+    if (first && !*first) *first = id;
+    if (std::optional<std::string> key = q->OptText(3)) {
+      auto [it, added] = queues_seen.emplace(q->Text(2), std::move(*key));
+      if (!added) {
+        if (++ordered_skips > kMaxOrderedSkips) break;
+        continue;
+      }
+      Result<bool> head = IsOrderHead(db, id, it->first, it->second);
+      if (!head.ok()) return head.status();
+      if (!*head) continue;
+    }
+    if (LeaseOf(id) || q->Time(1) > by) continue;
+    out.emplace_back(q->Time(1), id);
+  }
   return out;
 }
 
@@ -1259,35 +1304,11 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
     due.insert(due.end(), waiting->begin(), waiting->end());
   }
   if (std::optional<int64_t> frontier = PendingFrontier(destination)) {
-    Result<Statement> q = db.Prepare(destination.empty() ? kPendingSql : kDestinationPendingSql);
-    if (!q.ok()) return q.status();
-    q->BindInt(1, *frontier);
-    if (!destination.empty()) q->BindText(2, destination);
     std::optional<int64_t> first;  // the lowest pending rowid seen, held or not
-    // Ordered queues (destination, key) seen in this walk: their head was met (claimable or in
-    // flight), so every later delivery of theirs waits.
-    std::set<std::pair<std::string, std::string>> queues_seen;
-    int ordered_skips = 0;
-    for (int taken = 0; taken < limit;) {
-      Result<bool> row = q->Step("find new deliveries");
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      const int64_t id = q->Int(0);
-      if (!first) first = id;
-      if (std::optional<std::string> key = q->OptText(3)) {
-        auto [it, added] = queues_seen.emplace(q->Text(2), std::move(*key));
-        if (!added) {
-          if (++ordered_skips > kMaxOrderedSkips) break;
-          continue;
-        }
-        Result<bool> head = IsOrderHead(db, id, it->first, it->second);
-        if (!head.ok()) return head.status();
-        if (!*head) continue;
-      }
-      if (LeaseOf(id) || q->Time(1) > now) continue;
-      due.emplace_back(q->Time(1), id);
-      ++taken;
-    }
+    Result<std::vector<std::pair<TimePoint, int64_t>>> fresh =
+        PendingDue(db, destination, *frontier, now, static_cast<size_t>(limit), &first);
+    if (!fresh.ok()) return fresh.status();
+    due.insert(due.end(), fresh->begin(), fresh->end());
     if (!destination.empty() && op_) {
       // The frontier moves up to the first pending row (or past the end when there is none).
       // A claim runs outside any transaction (RunClaimsFirst), so it saw only committed rows,
@@ -2161,21 +2182,12 @@ Result<std::optional<TimePoint>> SqliteStore::EarliestScheduled(const std::strin
     if (!first.ok()) return first.status();
     if (!first->empty()) best = first->front().first;
   }
-  // New ones: the first not leased from the frontier on (they arrive in due order).
+  // New ones: the first claimable from the frontier on (they arrive in due order).
   if (std::optional<int64_t> frontier = PendingFrontier(destination)) {
-    Result<Statement> q =
-        (*db)->Prepare(destination.empty() ? kPendingSql : kDestinationPendingSql);
-    if (!q.ok()) return q.status();
-    q->BindInt(1, *frontier);
-    if (!destination.empty()) q->BindText(2, destination);
-    for (;;) {
-      Result<bool> row = q->Step("next new delivery");
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      if (LeaseOf(q->Int(0))) continue;
-      if (ToUnixMillis(q->Time(1)) <= limit && (!best || q->Time(1) < *best)) best = q->Time(1);
-      break;
-    }
+    Result<std::vector<std::pair<TimePoint, int64_t>>> first =
+        PendingDue(**db, destination, *frontier, FromUnixMillis(limit), 1, nullptr);
+    if (!first.ok()) return first.status();
+    if (!first->empty() && (!best || first->front().first < *best)) best = first->front().first;
   }
   return best;
 }

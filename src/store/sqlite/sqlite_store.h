@@ -252,15 +252,23 @@ class SqliteStore final : public Store {
   // Ids of the leased deliveries (of `destination` when not empty) as a JSON array, for SQL
   // (json_each); `current_only` keeps the leases of current chains.
   std::string LeasedIdsJson(const std::string& destination, bool current_only) const;
-  // The earliest next_attempt_at of a scheduled delivery not leased in memory (of `destination`
-  // when not empty; at or before `by` when set).
+  // The earliest next_attempt_at of a claimable delivery (not leased in memory, the head of its
+  // queue when ordered; of `destination` when not empty; at or before `by` when set).
   Result<std::optional<TimePoint>> EarliestScheduled(const std::string& destination,
                                                      std::optional<TimePoint> by);
-  // Deliveries waiting for a retry, due at `by` and not leased, earliest first: up to `limit` of
-  // each destination (of `destination` only when not empty), then the first `limit` of those.
+  // Deliveries waiting for a retry, due at `by`, not leased and, when ordered, the head of their
+  // queue, earliest first: up to `limit` of each destination (of `destination` only when not
+  // empty), then the first `limit` of those.
   Result<std::vector<std::pair<TimePoint, int64_t>>> ScheduledDue(sqlite::Connection& db,
                                                                   const std::string& destination,
                                                                   TimePoint by, size_t limit) const;
+  // New deliveries from rowid `frontier` on (of `destination`, or all), in arrival order, that
+  // are claimable: due at `by`, not leased and, when ordered, the head of their queue (at most
+  // kMaxOrderedSkips held ones are walked past); up to `limit`. With `first`, sets *first to the
+  // lowest pending rowid seen, held or not (the frontier's next place; unset when none).
+  Result<std::vector<std::pair<TimePoint, int64_t>>> PendingDue(
+      sqlite::Connection& db, const std::string& destination, int64_t frontier, TimePoint by,
+      size_t limit, std::optional<int64_t>* first) const;
   Result<std::vector<Delivery>> ClaimOnWriter(sqlite::Connection& db, TimePoint now, int limit,
                                               Duration lease, const std::string& owner,
                                               const std::string& destination);
