@@ -119,11 +119,16 @@ void Claimer::RunClaim(const ClaimJob& job) {
       // The due work ran out: no point asking again before the next delivery is due (unless new
       // work arrives meanwhile, see Wake).
       idle_until = job.now + options.poll_interval;
-      // Deliveries held behind their ordered queue's head (in flight, or waiting for its retry)
-      // are not due: the head's result wakes the engine (the recorder's Wake) when the next one
-      // may go, and the poll interval bounds the rest.
-      auto due = state_.store.NextDueAt(d.name);
-      if (due.ok() && due->has_value()) idle_until = std::min(*idle_until, **due);
+      // An ordered destination's waiting deliveries are mostly held behind their queue's head (in
+      // flight, or waiting for its retry): the head's result wakes the engine (the recorder's
+      // Wake) when the next one may go, and the poll interval bounds the rest. Its next due time
+      // is not looked for: that walks past the held ones, before this claim's deliveries go out
+      // (bench/run ordered: whole-destination ordering at 0.77 of one at a time with it, 0.83
+      // without).
+      if (!d.ordered) {
+        auto due = state_.store.NextDueAt(d.name);
+        if (due.ok() && due->has_value()) idle_until = std::min(*idle_until, **due);
+      }
     }
   }
   // Paused while the claim ran (Pause found nothing to pause: these were leased, and

@@ -1162,7 +1162,8 @@ constexpr int kMaxOrderedSkips = 4096;
 }  // namespace
 
 Result<std::vector<std::pair<TimePoint, int64_t>>> SqliteStore::ScheduledDue(
-    Connection& db, const std::string& destination, TimePoint by, size_t limit) const {
+    Connection& db, const std::string& destination, TimePoint by, size_t limit,
+    bool heads_only) const {
   std::vector<std::string> destinations;
   if (!destination.empty()) {
     destinations.push_back(destination);
@@ -1182,6 +1183,7 @@ Result<std::vector<std::pair<TimePoint, int64_t>>> SqliteStore::ScheduledDue(
   for (const std::string& d : destinations) {
     q->Reset();
     q->BindInt(1, ToUnixMillis(by)).BindText(2, d);
+    std::map<std::string, int64_t> heads;  // heads_only: each ordered queue's head, looked up once
     int ordered_skips = 0;
     for (size_t taken = 0; taken < limit;) {
       Result<bool> row = q->Step("find due deliveries");
@@ -1189,11 +1191,15 @@ Result<std::vector<std::pair<TimePoint, int64_t>>> SqliteStore::ScheduledDue(
       if (!*row) break;
       const int64_t id = q->Int(0);
       if (LeaseOf(id)) continue;
-      if (std::optional<std::string> key = q->OptText(2)) {
-        // A resumed ordered delivery waits (is not due) until it is its queue's head.
-        Result<bool> head = IsOrderHead(db, id, d, *key);
-        if (!head.ok()) return head.status();
-        if (!*head) {
+      if (std::optional<std::string> key = q->OptText(2); key && heads_only) {
+        // A resumed ordered delivery is not due until it is its queue's head.
+        auto it = heads.find(*key);
+        if (it == heads.end()) {
+          Result<int64_t> head = OrderHeadId(db, d, *key);
+          if (!head.ok()) return head.status();
+          it = heads.emplace(std::move(*key), *head).first;
+        }
+        if (it->second != id) {
           if (++ordered_skips > kMaxOrderedSkips) break;
           continue;
         }
@@ -1708,14 +1714,21 @@ Result<int64_t> SqliteStore::ResumeDestination(const std::string& destination, T
   });
 }
 
-Result<bool> SqliteStore::IsOrderHead(Connection& db, int64_t id, const std::string& destination,
-                                      const std::string& order_key) {
+Result<int64_t> SqliteStore::OrderHeadId(Connection& db, const std::string& destination,
+                                         const std::string& order_key) {
   Result<Statement> q = db.Prepare(kOrderHeadSql);
   if (!q.ok()) return q.status();
   q->BindText(1, destination).BindText(2, order_key);
   Result<bool> row = q->Step("head of an ordered queue");
   if (!row.ok()) return row.status();
-  return *row && q->Int(0) == id;
+  return *row && !q->IsNull(0) ? q->Int(0) : int64_t{0};
+}
+
+Result<bool> SqliteStore::IsOrderHead(Connection& db, int64_t id, const std::string& destination,
+                                      const std::string& order_key) {
+  Result<int64_t> head = OrderHeadId(db, destination, order_key);
+  if (!head.ok()) return head.status();
+  return *head == id;
 }
 
 Result<std::optional<Delivery>> SqliteStore::OrderHead(const std::string& destination,
@@ -2178,7 +2191,7 @@ Result<std::optional<TimePoint>> SqliteStore::EarliestScheduled(const std::strin
   // as long as what is in flight, not as the backlog).
   {
     Result<std::vector<std::pair<TimePoint, int64_t>>> first =
-        ScheduledDue(**db, destination, FromUnixMillis(limit), 1);
+        ScheduledDue(**db, destination, FromUnixMillis(limit), 1, /*heads_only=*/true);
     if (!first.ok()) return first.status();
     if (!first->empty()) best = first->front().first;
   }

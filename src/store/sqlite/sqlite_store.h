@@ -256,12 +256,14 @@ class SqliteStore final : public Store {
   // queue when ordered; of `destination` when not empty; at or before `by` when set).
   Result<std::optional<TimePoint>> EarliestScheduled(const std::string& destination,
                                                      std::optional<TimePoint> by);
-  // Deliveries waiting for a retry, due at `by`, not leased and, when ordered, the head of their
-  // queue, earliest first: up to `limit` of each destination (of `destination` only when not
-  // empty), then the first `limit` of those.
+  // Deliveries waiting for a retry, due at `by` and not leased, earliest first: up to `limit` of
+  // each destination (of `destination` only when not empty), then the first `limit` of those.
+  // With `heads_only`, an ordered delivery only when it is its queue's head (at most
+  // kMaxOrderedSkips others are walked past per destination); without, the claim checks that.
   Result<std::vector<std::pair<TimePoint, int64_t>>> ScheduledDue(sqlite::Connection& db,
                                                                   const std::string& destination,
-                                                                  TimePoint by, size_t limit) const;
+                                                                  TimePoint by, size_t limit,
+                                                                  bool heads_only = false) const;
   // New deliveries from rowid `frontier` on (of `destination`, or all), in arrival order, that
   // are claimable: due at `by`, not leased and, when ordered, the head of their queue (at most
   // kMaxOrderedSkips held ones are walked past); up to `limit`. With `first`, sets *first to the
@@ -283,6 +285,9 @@ class SqliteStore final : public Store {
   // id of the queue's deliveries that are not final.
   static Result<bool> IsOrderHead(sqlite::Connection& db, int64_t id,
                                   const std::string& destination, const std::string& order_key);
+  // The id of that head; 0 when the queue is empty.
+  static Result<int64_t> OrderHeadId(sqlite::Connection& db, const std::string& destination,
+                                     const std::string& order_key);
   // The frontier of `destination` (the lowest of all when empty); nullopt when none has pending
   // deliveries.
   std::optional<int64_t> PendingFrontier(const std::string& destination) const;
