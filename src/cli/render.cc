@@ -208,6 +208,30 @@ std::string PolicyDetailText(const json::object* p) {
   return out;
 }
 
+// `raw` with control characters and backslashes escaped (\n, \x1b), and with `binary` the bytes
+// past ASCII too (\xff): text from outside (a response, an order key taken from a webhook) can
+// never move the cursor or recolour the terminal.
+std::string Escaped(std::string_view raw, bool binary = false) {
+  std::string out;
+  for (unsigned char c : raw) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else if (c < 0x20 || c == 0x7f || (binary && c >= 0x80)) {
+      static const char* kHex = "0123456789abcdef";
+      out += std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 // A response snippet in one table cell: at most `width` characters, control characters and
 // backslashes escaped (\n, \x1b), "…" when cut. A snippet that is not UTF-8 (sent as base64) is
 // decoded and its bytes past ASCII escaped too (\xff), so mostly-text bodies stay readable.
@@ -221,25 +245,7 @@ std::string SnippetCell(const json::object& a, size_t width = 60) {
     if (!decoded) return "(not base64)";
     raw = std::move(*decoded);
   }
-  std::string out;
-  for (unsigned char c : raw) {
-    std::string piece;
-    if (c == '\n') {
-      piece = "\\n";
-    } else if (c == '\r') {
-      piece = "\\r";
-    } else if (c == '\t') {
-      piece = "\\t";
-    } else if (c == '\\') {
-      piece = "\\\\";
-    } else if (c < 0x20 || c == 0x7f || (binary && c >= 0x80)) {
-      static const char* kHex = "0123456789abcdef";
-      piece = std::string("\\x") + kHex[c >> 4] + kHex[c & 15];
-    } else {
-      piece = std::string(1, static_cast<char>(c));
-    }
-    out += piece;
-  }
+  std::string out = Escaped(raw, binary);
   // Cut by characters (UTF-8 continuation bytes do not count), keeping whole characters.
   size_t chars = 0, cut = out.size();
   for (size_t i = 0; i < out.size(); ++i) {
@@ -624,7 +630,7 @@ std::string RenderEventDetail(const json::object& event, TimePoint now) {
     if (const json::value* key = Field(d, "order_key"); key && key->is_string()) {
       std::string line = key->get_string().empty()
                              ? std::string("ordered (whole destination)")
-                             : "ordered (key \"" + std::string(key->get_string()) + "\")";
+                             : "ordered (key \"" + Escaped(std::string(key->get_string())) + "\")";
       if (const json::value* held = Field(d, "held_behind"); held && held->is_object()) {
         const json::object& h = held->get_object();
         line += "; held behind " + Text(h, "event") + " (" + Text(h, "status") + ", attempt " +
@@ -780,7 +786,7 @@ std::string OrderedText(const json::object& d, TimePoint now) {
     if (!v.is_object()) continue;
     const json::object& q = v.get_object();
     const std::string key = Text(q, "order_key");
-    std::string line = key.empty() ? "the destination's queue" : "key \"" + key + "\"";
+    std::string line = key.empty() ? "the destination's queue" : "key \"" + Escaped(key) + "\"";
     const json::object* h = Object(q, "head");
     line += ": " + Text(q, "waiting") + " held behind " + (h ? Text(*h, "event") : "-") +
             " since " + FormatApiTime(Field(q, "waiting_since"), now);

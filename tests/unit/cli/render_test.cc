@@ -252,6 +252,12 @@ TEST_F(RenderTest, DestinationDetailShowsOrderingAndHeldQueues) {
   for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
     EXPECT_LE(end - at, 80u) << out.substr(at, end - at);
   }
+  // A key comes from a webhook: its control characters are escaped, never sent to the terminal.
+  json::object evil = d;
+  evil["held"].as_object()["queues"].as_array()[0].as_object()["order_key"] = "a\x1b[2Jb\n";
+  std::string shown = RenderDestinationDetail(evil, now_);
+  EXPECT_CONTAINS(shown, "key \"a\\x1b[2Jb\\n\"");
+  EXPECT_LACKS(shown, "\x1b");
   // Unordered, nothing held: neither line.
   d["ordered"] = false;
   d["order_key"] = nullptr;
@@ -298,6 +304,10 @@ TEST_F(RenderTest, EventDetailShowsWhatAnOrderedDeliveryWaitsFor) {
                                   {"next_attempt_at", nullptr}};
   std::string out = RenderEventDetail(event, now_);
   EXPECT_CONTAINS(out, "  ordered (key \"cus_42\"); held behind 01HEAD (scheduled, attempt 2)\n");
+  d["order_key"] = "\x1b]0;pwned\x07";  // from the webhook's body: escaped, not obeyed
+  out = RenderEventDetail(event, now_);
+  EXPECT_CONTAINS(out, "ordered (key \"\\x1b]0;pwned\\x07\")");
+  EXPECT_LACKS(out, "\x1b");
   d["order_key"] = "";
   d["held_behind"] = nullptr;
   out = RenderEventDetail(event, now_);
