@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <boost/json/basic_parser_impl.hpp>
 
+#include "common/crypto.h"
 #include "common/id.h"
 #include "http/json_text.h"
 #include "ingest/verify.h"
@@ -236,6 +237,16 @@ std::optional<std::string> DedupKey(const model::DedupRule& rule, const http::Re
   return std::nullopt;
 }
 
+std::string StoredOrderKey(std::string value) {
+  bool plain = value.size() <= kMaxPlainOrderKey && http::IsValidUtf8(value);
+  for (size_t i = 0; plain && i < value.size(); ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    plain = c >= 0x20 && c != 0x7f;
+  }
+  if (plain) return value;
+  return "sha256:" + HexEncode(Sha256(value));
+}
+
 std::optional<std::string> OrderKeyOf(const model::Destination& d, const http::RequestHead& head,
                                       std::string_view body, std::optional<json::value>& parsed) {
   if (!d.ordered) return std::nullopt;
@@ -244,7 +255,7 @@ std::optional<std::string> OrderKeyOf(const model::Destination& d, const http::R
     case model::OrderKey::Kind::kHeader: {
       auto v = head.Header(d.order_key.name);
       if (!v || v->empty()) return std::nullopt;
-      return std::string(*v);
+      return StoredOrderKey(std::string(*v));
     }
     case model::OrderKey::Kind::kJson: break;
   }
@@ -265,9 +276,9 @@ std::optional<std::string> OrderKeyOf(const model::Destination& d, const http::R
   if (!at) return std::nullopt;
   if (at->is_string()) {
     if (at->as_string().empty()) return std::nullopt;
-    return std::string(at->as_string());
+    return StoredOrderKey(std::string(at->as_string()));
   }
-  if (at->is_number() || at->is_bool()) return json::serialize(*at);
+  if (at->is_number() || at->is_bool()) return StoredOrderKey(json::serialize(*at));
   return std::nullopt;
 }
 

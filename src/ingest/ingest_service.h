@@ -34,11 +34,20 @@ std::optional<std::string> DedupKey(const model::DedupRule& rule, const http::Re
 // unordered destination, and for an event without the key (a missing or empty header; a body that
 // is not JSON, or whose path is missing, null, an object, an array or ""): such an event is
 // delivered unordered. "" for a destination ordered as a whole. Otherwise the header's value, or
-// the value at the JSON path: a string as it is, a number or boolean as its JSON text. `parsed`
-// caches the body's parse across a fan-out (parsed once, and only for a JSON order key).
+// the value at the JSON path: a string as it is, a number or boolean as its JSON text, each as
+// StoredOrderKey keeps it. `parsed` caches the body's parse across a fan-out (parsed once, and
+// only for a JSON order key).
 std::optional<std::string> OrderKeyOf(const model::Destination& d, const http::RequestHead& head,
                                       std::string_view body,
                                       std::optional<boost::json::value>& parsed);
+
+// An order key as it is stored: the value itself when it is valid UTF-8 of at most
+// kMaxPlainOrderKey bytes without control characters; otherwise "sha256:" and the lower-case hex
+// SHA-256 of its bytes (71 characters). The same value gives the same queue either way, and every
+// key fits PostgreSQL's text column and its index (which refuse a NUL, bytes that are not UTF-8
+// and entries past ~2,700 bytes) and can be shown on a terminal. Pure.
+inline constexpr size_t kMaxPlainOrderKey = 256;
+std::string StoredOrderKey(std::string value);
 
 // How long a dedup key is remembered: the longest replay window of the source's destinations
 // (30 days when it has none).

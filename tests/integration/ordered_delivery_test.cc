@@ -13,6 +13,7 @@
 #include "store/store.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/pg_cluster.h"
 #include "support/sink.h"
 #include "support/wait.h"
 
@@ -43,9 +44,12 @@ std::string Config(const Sink& sink, const std::string& fields) {
 
 class OrderedDeliveryTest : public ::testing::Test {
  protected:
-  void Start(const std::string& config) {
-    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-        config, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123"}}});
+  void Start(const std::string& config, std::vector<std::string> args = {}) {
+    server_ = std::make_unique<HookrelayServer>(
+        HookrelayServer::Options{config,
+                                 dir_.path() + "/data",
+                                 std::move(args),
+                                 {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123"}}});
     ASSERT_TRUE(server_->ok()) << server_->output();
   }
   std::string Ingest(const std::string& body, const testing::HeaderList& headers = {}) {
@@ -234,6 +238,49 @@ TEST_F(OrderedDeliveryTest, TheDestinationListsTheQueuesHeldBehindTheirHead) {
       },
       20s, 20ms))
       << json::serialize(view);
+}
+
+// A key is whatever the webhook carries: bytes that are not UTF-8, a NUL, control characters, or
+// 5,000 characters, which PostgreSQL's text column and B-tree index refuse. Such a key is stored
+// as "sha256:" and its hash (the same value, the same queue), on PostgreSQL as on SQLite: every
+// event is accepted, kept in order per key, and shown with its key.
+TEST_F(OrderedDeliveryTest, KeysNoIndexCanHoldAreStoredAsTheirHashOnPostgres) {
+  std::string error;
+  testing::PgCluster* cluster = testing::SharedPgCluster(&error);
+  ASSERT_NE(cluster, nullptr) << error;
+  const std::string url = cluster->CreateDatabase(&error);
+  ASSERT_FALSE(url.empty()) << error;
+  sink_.SetDefault(SinkResponse::Status(200));
+  Start(Config(sink_, "order_key = { json = \"k\" }\n" + kFast), {"--store", url});
+  std::string long_key;  // 5,000 characters that do not compress (an index entry holds ~2,700)
+  for (uint32_t x = 12345; long_key.size() < 5000;) {
+    x = x * 1103515245u + 12345u;
+    long_key += "abcdefghijklmnopqrstuvwxyz0123456789"[(x >> 16) % 36];
+  }
+  const std::vector<std::string> bodies = {R"({"n":0,"k":"a\u0000b"})",
+                                           R"({"n":1,"k":")" + long_key + R"("})",
+                                           R"({"n":2,"k":"\u001b[2J"})",
+                                           R"({"n":3,"k":"a\u0000b"})",
+                                           R"({"n":4,"k":")" + long_key + R"("})",
+                                           R"({"n":5,"k":"caf\u00e9"})"};
+  std::vector<std::string> ids;
+  for (const std::string& b : bodies) ids.push_back(Ingest(b));
+  ASSERT_TRUE(sink_.WaitForRequests(bodies.size(), 20s)) << server_->output();
+  auto key_of = [&](const std::string& id) {
+    const json::value e = EventJson(id);
+    const json::value& k = e.at("deliveries").as_array()[0].at("order_key");
+    return k.is_string() ? std::string(k.as_string()) : std::string("(null)");
+  };
+  const std::string nul_key = key_of(ids[0]);
+  EXPECT_EQ(nul_key.rfind("sha256:", 0), 0u) << nul_key;
+  EXPECT_EQ(nul_key.size(), 7u + 64u) << nul_key;
+  EXPECT_EQ(key_of(ids[3]), nul_key);  // the same value, the same queue
+  EXPECT_EQ(key_of(ids[1]).rfind("sha256:", 0), 0u);
+  EXPECT_EQ(key_of(ids[4]), key_of(ids[1]));
+  EXPECT_NE(key_of(ids[1]), nul_key);
+  EXPECT_EQ(key_of(ids[2]).rfind("sha256:", 0), 0u);
+  EXPECT_EQ(key_of(ids[5]), "caf\u00e9");  // printable UTF-8 stays as it is
+  EXPECT_EQ(server_->Stop(), 0) << server_->output();
 }
 
 }  // namespace

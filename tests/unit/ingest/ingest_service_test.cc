@@ -8,6 +8,7 @@
 #include <latch>
 
 #include "common/clock.h"
+#include "common/crypto.h"
 #include "store/sqlite/sqlite_store.h"
 #include "support/process.h"
 
@@ -215,6 +216,33 @@ TEST(OrderKeyTest, ComputedFromTheHeaderOrTheJsonPath) {
   EXPECT_EQ(OrderKeyOf(path, MakeRequest({}, body), body, shared), "c");
   ASSERT_TRUE(shared.has_value());
   EXPECT_EQ(OrderKeyOf(path, MakeRequest({}, ""), "", shared), "c");
+}
+
+// A key PostgreSQL could not store or index, or a terminal could not show, is kept as its hash:
+// the same value the same queue, different values different queues.
+TEST(OrderKeyTest, KeysThatCannotBeStoredAsTheyAreAreHashed) {
+  EXPECT_EQ(StoredOrderKey("cus_42"), "cus_42");
+  EXPECT_EQ(StoredOrderKey("caf\u00e9 \u00fcber"), "caf\u00e9 \u00fcber");  // UTF-8 stays
+  const std::string at_limit(kMaxPlainOrderKey, 'k');
+  EXPECT_EQ(StoredOrderKey(at_limit), at_limit);
+  for (const std::string& odd :
+       {at_limit + "k", std::string("a\0b", 3), std::string("\xff\xfe"), std::string("a\x1b[2J"),
+        std::string("tab\there"), std::string("del\x7f")}) {
+    const std::string key = StoredOrderKey(odd);
+    EXPECT_EQ(key, "sha256:" + HexEncode(Sha256(odd))) << odd;
+    EXPECT_EQ(key.size(), 71u);
+    EXPECT_EQ(StoredOrderKey(odd), key);  // the same value, the same queue
+  }
+  EXPECT_NE(StoredOrderKey(std::string("a\0b", 3)), StoredOrderKey(std::string("a\0c", 3)));
+  // Through OrderKeyOf: a header with obs-text, a JSON string with a NUL.
+  std::optional<boost::json::value> parsed;
+  model::Destination header = OrderedDestination(R"({"header": "X-Key"})");
+  EXPECT_EQ(OrderKeyOf(header, MakeRequest({{"X-Key", "\xff"}}, ""), "", parsed),
+            "sha256:" + HexEncode(Sha256("\xff")));
+  model::Destination path = OrderedDestination(R"({"json": "k"})");
+  const std::string body = R"({"k": "a\u0000b"})";
+  EXPECT_EQ(OrderKeyOf(path, MakeRequest({}, body), body, parsed),
+            "sha256:" + HexEncode(Sha256(std::string("a\0b", 3))));
 }
 
 TEST(DedupKeyTest, HeaderAndJsonField) {
