@@ -225,16 +225,21 @@ std::optional<std::string> JsonDedupKey(std::string_view body, std::string_view 
 
 std::optional<std::string> DedupKey(const model::DedupRule& rule, const http::RequestHead& head,
                                     std::string_view body) {
+  std::optional<std::string> key;
   switch (rule.kind) {
     case model::DedupRule::Kind::kNone: return std::nullopt;
     case model::DedupRule::Kind::kHeader: {
       auto v = head.Header(rule.key);
       if (!v || v->empty()) return std::nullopt;
-      return std::string(*v);
+      key = std::string(*v);
+      break;
     }
-    case model::DedupRule::Kind::kJson: return JsonDedupKey(body, rule.key);
+    case model::DedupRule::Kind::kJson: key = JsonDedupKey(body, rule.key); break;
   }
-  return std::nullopt;
+  // A key longer than any provider's id would not fit PostgreSQL's index (~2,700 bytes per entry):
+  // kept as its hash, in the typed form no JSON string can equal.
+  if (key && key->size() > kMaxPlainDedupKey) key = "\xFFsha256:" + HexEncode(Sha256(*key));
+  return key;
 }
 
 std::string StoredOrderKey(std::string value) {

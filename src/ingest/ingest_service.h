@@ -27,6 +27,9 @@ std::vector<store::Header> KeptHeaders(http::HeaderList&& headers);  // moves th
 // "\xFF" "bool:true" (0xFF never occurs in a JSON string, so `1`, `"1"`, `1.0`, `true` and
 // `"true"` are all different keys). nullopt when the rule is none, the header is
 // missing, or the body is not a JSON object with that field.
+// A key longer than kMaxPlainDedupKey bytes is kept as "\xFFsha256:" and its hex SHA-256 (so
+// that PostgreSQL can index it; the same value still matches).
+inline constexpr size_t kMaxPlainDedupKey = 1024;
 std::optional<std::string> DedupKey(const model::DedupRule& rule, const http::RequestHead& head,
                                     std::string_view body);
 

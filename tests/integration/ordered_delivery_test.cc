@@ -243,7 +243,8 @@ TEST_F(OrderedDeliveryTest, TheDestinationListsTheQueuesHeldBehindTheirHead) {
 // A key is whatever the webhook carries: bytes that are not UTF-8, a NUL, control characters, or
 // 5,000 characters, which PostgreSQL's text column and B-tree index refuse. Such a key is stored
 // as "sha256:" and its hash (the same value, the same queue), on PostgreSQL as on SQLite: every
-// event is accepted, kept in order per key, and shown with its key.
+// event is accepted, kept in order per key, and shown with its key. A 5,000-character dedup key
+// is kept as its hash too, and still finds its duplicate.
 TEST_F(OrderedDeliveryTest, KeysNoIndexCanHoldAreStoredAsTheirHashOnPostgres) {
   std::string error;
   testing::PgCluster* cluster = testing::SharedPgCluster(&error);
@@ -251,7 +252,11 @@ TEST_F(OrderedDeliveryTest, KeysNoIndexCanHoldAreStoredAsTheirHashOnPostgres) {
   const std::string url = cluster->CreateDatabase(&error);
   ASSERT_FALSE(url.empty()) << error;
   sink_.SetDefault(SinkResponse::Status(200));
-  Start(Config(sink_, "order_key = { json = \"k\" }\n" + kFast), {"--store", url});
+  // And a source whose dedup key (a header) may be as long.
+  Start(Config(sink_, "order_key = { json = \"k\" }\n" + kFast) +
+            "\n[[sources]]\nname = \"dd\"\ndedup = { header = \"X-Id\" }\n"
+            "\n[[routes]]\nsource = \"dd\"\ndestination = \"d\"\n",
+        {"--store", url});
   std::string long_key;  // 5,000 characters that do not compress (an index entry holds ~2,700)
   for (uint32_t x = 12345; long_key.size() < 5000;) {
     x = x * 1103515245u + 12345u;
@@ -280,6 +285,15 @@ TEST_F(OrderedDeliveryTest, KeysNoIndexCanHoldAreStoredAsTheirHashOnPostgres) {
   EXPECT_NE(key_of(ids[1]), nul_key);
   EXPECT_EQ(key_of(ids[2]).rfind("sha256:", 0), 0u);
   EXPECT_EQ(key_of(ids[5]), "caf\u00e9");  // printable UTF-8 stays as it is
+  // The long dedup key: stored, and the second request is its duplicate.
+  HttpConnection conn(server_->port());
+  HttpResponse first = conn.Send("POST", "/in/dd", {{"X-Id", long_key}}, "{}");
+  EXPECT_EQ(first.status, 202) << first.body;
+  HttpResponse again = conn.Send("POST", "/in/dd", {{"X-Id", long_key}}, "{}");
+  EXPECT_EQ(again.status, 202) << again.body;
+  EXPECT_NE(again.body.find("\"duplicate\":true"), std::string::npos) << again.body;
+  HttpResponse other = conn.Send("POST", "/in/dd", {{"X-Id", long_key + "2"}}, "{}");
+  EXPECT_EQ(other.body.find("duplicate"), std::string::npos) << other.body;
   EXPECT_EQ(server_->Stop(), 0) << server_->output();
 }
 

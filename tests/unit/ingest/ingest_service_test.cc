@@ -264,6 +264,23 @@ TEST(DedupKeyTest, HeaderAndJsonField) {
   EXPECT_FALSE(DedupKey(model::DedupRule{}, r, R"({"id":1})").has_value());
 }
 
+// A key longer than 1 KiB is kept as its hash (PostgreSQL's index holds ~2,700 bytes an entry):
+// the same value the same key, and never equal to a string a provider sends.
+TEST(DedupKeyTest, LongKeysAreHashed) {
+  model::DedupRule header{model::DedupRule::Kind::kHeader, "X-Id"};
+  const std::string at_limit(kMaxPlainDedupKey, 'd');
+  EXPECT_EQ(DedupKey(header, MakeRequest({{"X-Id", at_limit}}, ""), ""), at_limit);
+  const std::string longer = at_limit + "d";
+  EXPECT_EQ(DedupKey(header, MakeRequest({{"X-Id", longer}}, ""), ""),
+            "\xFF"
+            "sha256:" +
+                HexEncode(Sha256(longer)));
+  model::DedupRule field{model::DedupRule::Kind::kJson, "id"};
+  const std::string body = R"({"id":")" + longer + R"("})";
+  EXPECT_EQ(DedupKey(field, MakeRequest({}, ""), body),
+            DedupKey(header, MakeRequest({{"X-Id", longer}}, ""), ""));
+}
+
 // Different JSON values are different keys: by type, and numbers by their exact text. A string
 // keeps the form keys always had (a provider's retry across an upgrade still matches).
 TEST(DedupKeyTest, JsonFieldKeysDifferByTypeAndExactText) {
