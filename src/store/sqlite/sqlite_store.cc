@@ -1137,10 +1137,15 @@ constexpr char kDueCountsSql[] =
     " SELECT name, (SELECT COUNT(*) FROM deliveries WHERE destination = d.name"
     " AND status = 'scheduled' AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1)"
     " FROM d WHERE name IS NOT NULL";
+// Served by the covering index deliveries_waiting (the claim's walk reads no table row)...
 constexpr char kDestinationScheduledSql[] =
-    "SELECT id, next_attempt_at, order_key FROM deliveries WHERE destination = ?2"
-    " AND status = 'scheduled'"
+    "SELECT id, next_attempt_at FROM deliveries WHERE destination = ?2 AND status = 'scheduled'"
     " AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1"
+    " ORDER BY next_attempt_at, id";
+// ...and with each row's order key (a table row each), for a walk that skips held deliveries.
+constexpr char kDestinationScheduledKeysSql[] =
+    "SELECT id, next_attempt_at, order_key FROM deliveries WHERE destination = ?2"
+    " AND status = 'scheduled' AND status IN ('scheduled', 'paused') AND next_attempt_at <= ?1"
     " ORDER BY next_attempt_at, id";
 // New deliveries from a frontier on, in rowid (arrival) order: a walk of the table itself.
 constexpr char kPendingSql[] =
@@ -1178,7 +1183,8 @@ Result<std::vector<std::pair<TimePoint, int64_t>>> SqliteStore::ScheduledDue(
     }
   }
   std::vector<std::pair<TimePoint, int64_t>> out;
-  Result<Statement> q = db.Prepare(kDestinationScheduledSql);
+  Result<Statement> q =
+      db.Prepare(heads_only ? kDestinationScheduledKeysSql : kDestinationScheduledSql);
   if (!q.ok()) return q.status();
   for (const std::string& d : destinations) {
     q->Reset();
@@ -1191,7 +1197,7 @@ Result<std::vector<std::pair<TimePoint, int64_t>>> SqliteStore::ScheduledDue(
       if (!*row) break;
       const int64_t id = q->Int(0);
       if (LeaseOf(id)) continue;
-      if (std::optional<std::string> key = q->OptText(2); key && heads_only) {
+      if (std::optional<std::string> key = heads_only ? q->OptText(2) : std::nullopt) {
         // A resumed ordered delivery is not due until it is its queue's head.
         auto it = heads.find(*key);
         if (it == heads.end()) {
@@ -2195,12 +2201,16 @@ Result<std::optional<TimePoint>> SqliteStore::EarliestScheduled(const std::strin
     if (!first.ok()) return first.status();
     if (!first->empty()) best = first->front().first;
   }
-  // New ones: the first claimable from the frontier on (they arrive in due order).
+  // New ones: the first claimable from the frontier on (they arrive in due order, so the walk
+  // stops at it, due by `by` or not).
   if (std::optional<int64_t> frontier = PendingFrontier(destination)) {
     Result<std::vector<std::pair<TimePoint, int64_t>>> first =
-        PendingDue(**db, destination, *frontier, FromUnixMillis(limit), 1, nullptr);
+        PendingDue(**db, destination, *frontier, TimePoint::max(), 1, nullptr);
     if (!first.ok()) return first.status();
-    if (!first->empty() && (!best || first->front().first < *best)) best = first->front().first;
+    if (!first->empty() && ToUnixMillis(first->front().first) <= limit &&
+        (!best || first->front().first < *best)) {
+      best = first->front().first;
+    }
   }
   return best;
 }
