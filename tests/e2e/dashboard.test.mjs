@@ -597,6 +597,9 @@ try {
   await page.goto(`${base}/ui/#/events/${orderIds.cus_1[2]}`);
   await page.locator('.delivery[data-destination="orders"]').getByText(/ordered \(key cus_1\): held behind/).waitFor();
   await page.getByRole("link", { name: orderIds.cus_1[0] }).waitFor();
+  // The overview counts the held events in the due backlog without calling them overdue.
+  await page.goto(`${base}/ui/#/`);
+  await page.locator("#c-backlog").getByText("held behind ordered queues' heads").waitFor();
   log("ordered: the destination lists its held queues; a waiting event names its head");
 
   // 7. An API error on a page shows a message, never a blank page.

@@ -82,7 +82,9 @@ export async function render(main, ctx) {
         card("Failed (1 h)", String(fh), `${fd} in 24 h`),
         card("Success rate (1 h)", dh + fh ? percent(dh / (dh + fh)) : "—", dd + fd ? `${percent(dd / (dd + fd))} in 24 h` : "no final delivery in 24 h"),
         card("Due backlog", String(hour.due?.count ?? 0),
-          oldest ? h("span", null, "oldest due ", h("time", { datetime: oldest, title: utc(new Date(oldest)), "data-rel": "only" }, relative(new Date(oldest)))) : "nothing waiting", "c-backlog")),
+          oldest ? h("span", null, "oldest due ", h("time", { datetime: oldest, title: utc(new Date(oldest)), "data-rel": "only" }, relative(new Date(oldest))))
+            // Counted, but none may go yet: ordered deliveries held behind their queue's head.
+            : (hour.due?.count ? "held behind ordered queues' heads" : "nothing waiting"), "c-backlog")),
       h("div", { class: "charts" }, chart(hour, "Last hour (per minute)"), chart(day, "Last 24 hours (per hour)")),
       h("h2", null, "Destinations needing attention"),
       troubled.length === 0 ? h("p", { class: "muted" }, `All ${dests.items.length} destination${dests.items.length === 1 ? "" : "s"} running: no open breaker, none paused.`)
