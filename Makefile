@@ -26,12 +26,13 @@ release: deps-build
 run: release
 	$(RELEASE)/hookrelay serve $(ARGS)
 
-# Builds everything with tests and runs every suite through ctest.
+# Builds everything with tests and runs every suite through ctest; ends with the ten slowest.
 test: deps
 	@cmake -S . -B $(TESTDIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOOKRELAY_WERROR=$(WERROR) \
 	  -DHOOKRELAY_BUILD_TESTS=ON -DHOOKRELAY_BUILD_BENCH=OFF >/dev/null
 	@cmake --build $(TESTDIR) -j $(JOBS)
-	cd $(TESTDIR) && ctest --output-on-failure -j $(JOBS) --timeout 600
+	cd $(TESTDIR) && ctest --output-on-failure -j $(JOBS) --timeout 600; rc=$$?; \
+	  cd $(CURDIR) && scripts/slowest-tests $(TESTDIR) 10; exit $$rc
 
 # The test suites again under the sanitizers (clang++ 14), each build in its own folder:
 # 1. build/asan: everything under AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer
