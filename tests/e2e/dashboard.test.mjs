@@ -197,6 +197,15 @@ async function checkText(page, name) {
   if (leaks.length) fail(`${name} shows ${JSON.stringify(leaks)}`);
 }
 
+// An element with the `hidden` attribute must not be shown: a class's `display` overrides the
+// attribute's user-agent `display: none` (the navigation bar showed on the sign-in page).
+async function checkHidden(page, name) {
+  const shown = await page.evaluate(() => [...document.querySelectorAll("[hidden]")]
+    .filter((el) => getComputedStyle(el).display !== "none")
+    .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}${el.className ? `.${el.className}` : ""}`));
+  if (shown.length) fail(`${name}: hidden but shown: ${shown.join(", ")}`);
+}
+
 async function shot(page, name, size) {
   await checkText(page, `${name} (${size})`);
   await page.screenshot({ path: join(outDir, `${name}-${size}.png`) });
@@ -219,6 +228,7 @@ async function visit(page, hash, name, size, ready) {
     return out.slice(0, 5);
   });
   if (overflow.length) fail(`${name} at ${size}: sticks out to the right: ${overflow.join(", ")}`);
+  await checkHidden(page, `${name} at ${size}`);
   await shot(page, name, size);
 }
 
@@ -233,12 +243,23 @@ try {
     const r = await page.request.get(`${base}/ui/${p}`);
     assertSecurityHeaders(r, `/ui/${p}`);
     if (!/^text\/(css|javascript)/.test(r.headers()["content-type"])) fail(`/ui/${p} has content type ${r.headers()["content-type"]}`);
+    // Revalidated, not fetched again: an ETag, and 304 (no body) when the browser has it.
+    const etag = r.headers().etag;
+    if (!/^"[0-9a-f]{16,}"$/.test(etag || "")) fail(`/ui/${p} has no ETag (${etag})`);
+    const again = await page.request.get(`${base}/ui/${p}`, { headers: { "If-None-Match": etag } });
+    if (again.status() !== 304) fail(`/ui/${p} with If-None-Match answered ${again.status()}, not 304`);
+    if (again.headers().etag !== etag) fail(`/ui/${p}: the 304 has ETag ${again.headers().etag}`);
+    assertSecurityHeaders(again, `/ui/${p} (304)`);
   }
   const missing = await page.request.get(`${base}/ui/no-such-file.js`);
   if (missing.status() !== 404) fail(`/ui/no-such-file.js answered ${missing.status()}`);
   assertSecurityHeaders(missing, "/ui/ 404");
   await page.locator("#token").waitFor();
   await checkA11y(page, "signin");
+  // Signed out: no navigation bar and no "Sign out" (issue: `.top { display: flex }` beat `hidden`).
+  if (await page.locator("#top").isVisible()) fail("the navigation bar is shown on the sign-in page");
+  if (await page.getByRole("button", { name: "Sign out" }).isVisible()) fail("\"Sign out\" is shown while signed out");
+  await checkHidden(page, "signin");
   await shot(page, "signin", "desktop");
   await expecting([/status of 401/, /^401 /], async () => {
     await page.fill("#token", "not-the-token");
@@ -255,6 +276,15 @@ try {
   await checkA11y(page, "overview-empty");
   await shot(page, "overview-empty", "desktop");
   log("signed in; empty store shows how to send a first event");
+  // A hash that is not valid percent-encoding is a page that does not exist, not a blank page
+  // with an uncaught URIError.
+  for (const bad of ["#/events/%E0%A4%A", "#/destinations/%", "#/sources/%ZZ"]) {
+    await page.goto(`${base}/ui/${bad}`);
+    await page.getByRole("heading", { name: "No such page" }).waitFor({ timeout: 3000 })
+      .catch(() => fail(`${bad} does not show "No such page"`));
+  }
+  await page.goto(`${base}/ui/#/`);
+  await page.getByRole("heading", { name: "Overview" }).waitFor();
   // "Skip to content" moves focus to the page; it must not navigate ("No such page").
   await page.focus("a.skip");
   await page.keyboard.press("Enter");
@@ -453,6 +483,7 @@ try {
   if (await page.locator("#h-capacity").getAttribute("aria-invalid") !== "true") fail("the refused capacity field is not marked");
   log("thundering herd: one line per policy, scenario changed and re-run, a bad capacity named");
 
+
   // 6c. A source through the form (secret write-only), a route to it, and the route deleted.
   await page.goto(`${base}/ui/#/sources/+new`);
   await page.fill("#s-name", "partner");
@@ -472,6 +503,7 @@ try {
   await page.getByRole("button", { name: "Delete route partner:billing" }).click();
   await page.getByText("Deleted route partner:billing.").waitFor();
   log("created a source and a route through the forms, deleted the route");
+
 
   // 6c2. A badly signed request: 401, not forwarded, and listed on its source's page (written off
   // the request path, so the page is reloaded until the row is there).
