@@ -549,6 +549,23 @@ try {
   await page.goto(`${base}/ui/#/events/${big.id}`);
   await page.getByText(/^Showing the first 64\.0 KiB of 97\.7 KiB; download for all of it\.$/).waitFor();
   await page.getByRole("link", { name: "Download (97.7 KiB)" }).waitFor();
+  // Deeply nested JSON (600 KB): cut before it is pretty-printed, and indented only so deep. It
+  // was pretty-printed whole (tens of MB of indentation) and froze the tab for seconds.
+  const nested = `[${Array.from({ length: 3000 }, (_, i) => `${"[".repeat(100)}${i}${"]".repeat(100)}`).join(",")}]`;
+  const deep = await (await fetch(`${base}/in/shop`, { method: "POST", headers: { "Content-Type": "application/json" }, body: nested })).json();
+  const t0 = Date.now();
+  await page.goto(`${base}/ui/#/events/${deep.id}`);
+  await page.locator("#payload").waitFor();
+  const shownMs = Date.now() - t0;
+  const deepText = await page.locator("#payload").innerText();
+  const indent = Math.max(...deepText.split("\n").map((l) => l.length - l.trimStart().length));
+  if (deepText.length > 64 * 1024 + 200) fail(`the nested payload shows ${deepText.length} characters`);
+  if (indent > 80) fail(`the nested payload is indented ${indent} spaces deep`);
+  if (!deepText.startsWith("[\n  [\n    [")) fail(`the nested payload is not pretty-printed: ${deepText.slice(0, 40)}`);
+  await page.getByText(/^Showing the first 64\.0 KiB of \d+\.\d KiB/).waitFor({ timeout: 3000 })
+    .catch(() => fail("the nested payload does not say it is cut"));
+  if (shownMs > 8000) fail(`the nested payload took ${shownMs} ms to show`);
+  log(`deeply nested JSON cut and pretty-printed with bounds (${shownMs} ms)`);
   log("binary payload shown as hex; a large one cut with a download");
 
   // 6e. Many events: pages of 50 with "Load older events"; a filter in the URL; new events
@@ -557,7 +574,7 @@ try {
   await page.goto(`${base}/ui/#/events`);
   await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 50);
   await page.getByRole("button", { name: "Load older events" }).click();
-  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 60);  // 5 + 55
+  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 61);  // 6 + 55 (one of step 2, two of 5, three of 6d)
   await page.getByText(/events, all shown\./).waitFor();
   const anchorRow = page.locator("tbody tr").nth(30);
   await anchorRow.scrollIntoViewIfNeeded();
@@ -595,7 +612,7 @@ try {
   await page.goto(`${base}/ui/#/`);
   await page.getByText(/legacy: gave up after 1 of 1 attempt: 500/).first().waitFor();
   const received = await page.locator("#c-received .v").innerText();
-  if (received !== "61") fail(`the overview counts ${received} received events in the last hour, not 61`);
+  if (received !== "62") fail(`the overview counts ${received} received events in the last hour, not 62`);
   await page.getByText("Success rate (1 h)").waitFor();
   await page.getByText("Due backlog").waitFor();
   log("overview: counts and the reasons of the latest failures");
