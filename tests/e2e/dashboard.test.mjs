@@ -483,6 +483,31 @@ try {
   if (await page.locator("#h-capacity").getAttribute("aria-invalid") !== "true") fail("the refused capacity field is not marked");
   log("thundering herd: one line per policy, scenario changed and re-run, a bad capacity named");
 
+  // 6h'. legacy gives up at its first attempt, long before the endpoint recovers: the chart peaks
+  // with the first failures, nothing arrives after the recovery, nothing drains. The table says
+  // its figures count from the recovery, says "gave up" rather than "drained after 0.0 s", and the
+  // recovery's label (at the right edge here) is inside the chart.
+  await page.goto(`${base}/ui/#/destinations/legacy`);
+  await page.locator("#herd tbody tr").first().waitFor();
+  const herdHead = await page.locator("#herd thead th").allInnerTexts();
+  if (!herdHead.some((t) => /peak\/s after the recovery/i.test(t))) fail(`the herd table's headers do not say the peak counts from the recovery: ${herdHead}`);
+  const herdRows = await page.locator("#herd tbody tr").evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
+  for (const r of herdRows) {
+    if (/^0(\.0)? s$/.test(r[r.length - 1]) || !/gave up/.test(r[r.length - 1])) fail(`the herd table says ${JSON.stringify(r)} when every event gave up`);
+  }
+  await page.locator("#herd").getByText(/counted from the recovery/).first().waitFor({ timeout: 3000 })
+    .catch(() => fail("the herd section does not say its figures count from the recovery"));
+  const clipped = await page.evaluate(() => {
+    const s = document.querySelector("#herd svg.herd-chart");
+    const label = [...s.querySelectorAll("text")].find((t) => t.textContent === "recovery");
+    const b = label.getBBox();
+    return b.x < 0 || b.x + b.width > Number(s.getAttribute("width")) ? JSON.stringify({ x: b.x, w: b.width, W: s.getAttribute("width") }) : "";
+  });
+  if (clipped) fail(`the recovery label is clipped: ${clipped}`);
+  await page.locator("#herd").scrollIntoViewIfNeeded();
+  await checkText(page, "herd, every event gave up");
+  await page.locator("#herd").screenshot({ path: join(outDir, "herd-gave-up-desktop.png") });
+  log("thundering herd of a policy that gives up before the recovery: said so, label inside");
 
   // 6c. A source through the form (secret write-only), a route to it, and the route deleted.
   await page.goto(`${base}/ui/#/sources/+new`);
