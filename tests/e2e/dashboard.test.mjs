@@ -4,6 +4,7 @@
 // Fails (never skips) when Chromium or node_modules is missing: run scripts/install-deps.
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createHmac } from "node:crypto";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -354,6 +355,9 @@ try {
   await page.locator(".badge.s-done").waitFor();
   await checkA11y(page, "replay");
   await shot(page, "replay-done", "desktop");
+  // The job's filter reads as fields, not as raw JSON.
+  const filterText = await page.locator("#job-filter").innerText();
+  if (/[{}"]/.test(filterText) || !/failed/.test(filterText) || !/legacy/.test(filterText)) fail(`the job's filter shows ${JSON.stringify(filterText)}`);
   log("bulk replay reached 100 %");
 
   // 6. Create a destination through the form; a refused one shows the API's message.
@@ -368,6 +372,7 @@ try {
   await shot(page, "destination-new-error", "desktop");
   await page.fill("#d-url", `${sinkUrl}/crm`);
   await page.fill("#d-secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+  await page.selectOption("#d-auth", "bearer");
   await page.fill("#d-bearer", "e2e-bearer-token-5f1c2a9b7d");
   await page.check("#d-private");
   await page.getByRole("button", { name: "Create destination" }).click();
@@ -513,7 +518,7 @@ try {
   await page.goto(`${base}/ui/#/sources/+new`);
   await page.fill("#s-name", "partner");
   await page.selectOption("#s-scheme", "standard");
-  await page.fill("#s-secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+  await page.fill("#s-secrets", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
   await page.getByRole("button", { name: "Create source" }).click();
   await page.getByRole("heading", { name: "Source partner" }).waitFor();
   await page.getByText("standard, 1 secret(s) set (write-only)").waitFor();
@@ -529,6 +534,116 @@ try {
   await page.getByText("Deleted route partner:billing.").waitFor();
   log("created a source and a route through the forms, deleted the route");
 
+  // 6c'. Every field of a destination from the form: a custom policy, headers (one a secret),
+  // secret_headers, forward_headers, the breaker, ordering per key, the replay window, basic
+  // auth, pause_on_gone; then an edit that patches only what changed.
+  const api = async (path) => (await fetch(`${base}/api/v1${path}`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
+  await page.goto(`${base}/ui/#/destinations/+new`);
+  await page.fill("#d-name", "full");
+  await page.fill("#d-url", `${sinkUrl}/full`);
+  await page.check("#d-private");
+  await page.selectOption("#d-policy", "custom");
+  await page.selectOption("#d-strategy", "exponential");
+  await page.selectOption("#d-jitter", "full");
+  await page.fill("#d-base", "2s");
+  await page.fill("#d-cap", "1m");
+  await page.fill("#d-max-attempts", "4");
+  await page.fill("#d-max-duration", "2h");
+  await page.fill("#d-timeout", "10s");
+  await page.fill("#d-replay-window", "7d");
+  await page.fill("#d-header-name-0", "X-Env");
+  await page.fill("#d-header-value-0", "prod");
+  await page.getByRole("button", { name: "Add header" }).click();
+  await page.fill("#d-header-name-1", "X-Api-Key");
+  await page.fill("#d-header-value-1", "e2e-header-secret-7f3a");
+  await page.fill("#d-secret-headers", "X-Tenant-Id");
+  await page.selectOption("#d-forward", "list");
+  await page.fill("#d-forward-names", "X-GitHub-Event, X-Shop");
+  await page.fill("#d-breaker-threshold", "5");
+  await page.fill("#d-breaker-open", "1m, 5m");
+  await page.fill("#d-breaker-reset", "12h");
+  await page.selectOption("#d-ordering", "header");
+  await page.fill("#d-order-key", "X-Shop");
+  await page.selectOption("#d-auth", "basic");
+  await page.fill("#d-basic-user", "relay");
+  await page.fill("#d-basic-password", "e2e-basic-pass-91c");
+  await page.uncheck("#d-pause-on-gone");
+  await checkA11y(page, "destination-new-full");
+  await checkHidden(page, "destination-new-full");
+  await shot(page, "destination-new-full", "desktop");
+  await page.getByRole("button", { name: "Create destination" }).click();
+  await page.getByRole("heading", { name: "Destination full" }).waitFor();
+  let full = await api("/destinations/full");
+  const want = {
+    policy: { strategy: "exponential", jitter: "full", base: "2s", cap: "1m", max_attempts: 4, max_duration: "2h", timeout: "10s" },
+    replay_window: "7d", headers: { "X-Env": "prod", "X-Api-Key": "(redacted)" }, secret_headers: ["X-Tenant-Id"],
+    forward_headers: ["X-GitHub-Event", "X-Shop"], breaker_settings: { threshold: 5, open: ["1m", "5m"], escalation_reset: "12h" },
+    ordered: true, order_key: { header: "X-Shop" }, auth: { type: "basic", username: "relay" }, pause_on_gone: false, allow_private: true,
+  };
+  const differs = (w, g) => Object.entries(w).filter(([k, v]) => (typeof v === "object" && !Array.isArray(v)
+    ? differs(v, g?.[k] || {}).length : JSON.stringify(v) !== JSON.stringify(g?.[k]))).map(([k]) => k);
+  if (differs(want, full).length) fail(`destination full from the form: ${differs(want, full)} differ: ${JSON.stringify(full)}`);
+  for (const secret of ["e2e-header-secret-7f3a", "e2e-basic-pass-91c"]) {
+    if ((await page.content()).includes(secret)) fail(`a secret (${secret.slice(0, 8)}…) is shown after creation`);
+  }
+  // The edit form shows what is stored; change the attempts, drop a header, stop ordering.
+  if (await page.locator("#d-policy").inputValue() !== "custom" || await page.locator("#d-max-attempts").inputValue() !== "4") fail("the edit form does not show the custom policy");
+  if (await page.locator("#d-order-key").inputValue() !== "X-Shop") fail("the edit form does not show the order key");
+  await page.fill("#d-max-attempts", "6");
+  await page.getByRole("button", { name: "Remove header X-Env" }).click();
+  await page.selectOption("#d-ordering", "none");
+  await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "PATCH" && r.url().endsWith("/api/v1/destinations/full")),
+    page.getByRole("button", { name: "Save changes" }).click(),
+  ]);
+  await page.getByText("Saved full.").waitFor();
+  full = await api("/destinations/full");
+  if (full.policy.max_attempts !== 6 || full.policy.base !== "2s" || "X-Env" in full.headers || full.headers["X-Api-Key"] !== "(redacted)"
+    || full.ordered || full.order_key !== null || full.auth?.type !== "basic") fail(`after the edit: ${JSON.stringify(full)}`);
+  const fullAudit = await api("/audit?limit=1");
+  if (JSON.stringify([...fullAudit.items[0].detail.fields].sort()) !== '["headers","order_key","ordered","policy"]') fail(`the edit patched ${JSON.stringify(fullAudit.items[0].detail.fields)}`);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  page.once("dialog", (d) => d.accept());
+  await page.getByRole("button", { name: "Delete destination" }).click();
+  await page.getByRole("heading", { name: "Destinations" }).waitFor();
+  log("a destination with every field set through the form; an edit patched only what changed");
+
+  // 6c''. A source with two secrets (rotation), the generic hmac scheme's fields and a dedup
+  // rule; a request signed with the second secret is accepted.
+  await page.goto(`${base}/ui/#/sources/+new`);
+  await page.fill("#s-name", "rotating");
+  await page.selectOption("#s-scheme", "hmac");
+  await page.fill("#s-secrets", "e2e-old-secret-aaaa\ne2e-new-secret-bbbb");
+  await page.fill("#s-header", "X-Signature");
+  await page.selectOption("#s-algorithm", "sha512");
+  await page.selectOption("#s-encoding", "base64");
+  await page.fill("#s-prefix", "v1=");
+  await page.selectOption("#s-dedup", "json");
+  await page.fill("#s-dedup-key", "event_id");
+  await page.fill("#s-max-body", "1MiB");
+  await checkA11y(page, "source-new-full");
+  await checkHidden(page, "source-new-full");
+  await page.getByRole("button", { name: "Create source" }).click();
+  await page.getByRole("heading", { name: "Source rotating" }).waitFor();
+  await page.getByText("hmac, 2 secret(s) set (write-only)").waitFor();
+  let rot = await api("/sources/rotating");
+  if (rot.verify.header !== "X-Signature" || rot.verify.algorithm !== "sha512" || rot.verify.encoding !== "base64" || rot.verify.prefix !== "v1="
+    || rot.dedup?.json !== "event_id" || rot.max_body !== "1MiB") fail(`source rotating from the form: ${JSON.stringify(rot)}`);
+  if ((await page.content()).includes("e2e-new-secret-bbbb")) fail("a verification secret is shown");
+  const signedBody = '{"event_id":"e2e-1"}';
+  const sig = `v1=${createHmac("sha512", "e2e-new-secret-bbbb").update(signedBody).digest("base64")}`;
+  const signed = await fetch(`${base}/in/rotating`, { method: "POST", headers: { "Content-Type": "application/json", "X-Signature": sig }, body: signedBody });
+  if (signed.status !== 202) fail(`a request signed with the second secret answered ${signed.status}`);
+  await page.selectOption("#s-dedup", "header");
+  await page.fill("#s-dedup-key", "X-Delivery");
+  await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "PATCH" && r.url().endsWith("/api/v1/sources/rotating")),
+    page.getByRole("button", { name: "Save changes" }).click(),
+  ]);
+  await page.getByText("Saved rotating.").waitFor();
+  rot = await api("/sources/rotating");
+  if (rot.dedup?.header !== "X-Delivery" || rot.verify.secrets_set !== 2) fail(`source rotating after the edit: ${JSON.stringify(rot)}`);
+  log("a source with two secrets, the hmac fields and a dedup rule through the form");
 
   // 6c2. A badly signed request: 401, not forwarded, and listed on its source's page (written off
   // the request path, so the page is reloaded until the row is there).
@@ -599,7 +714,7 @@ try {
   await page.goto(`${base}/ui/#/events`);
   await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 50);
   await page.getByRole("button", { name: "Load older events" }).click();
-  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 61);  // 6 + 55 (one of step 2, two of 5, three of 6d)
+  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 62);  // 7 + 55 (one of step 2, two of 5, one of 6c'', three of 6d)
   await page.getByText(/events, all shown\./).waitFor();
   const anchorRow = page.locator("tbody tr").nth(30);
   await anchorRow.scrollIntoViewIfNeeded();
@@ -637,7 +752,7 @@ try {
   await page.goto(`${base}/ui/#/`);
   await page.getByText(/legacy: gave up after 1 of 1 attempt: 500/).first().waitFor();
   const received = await page.locator("#c-received .v").innerText();
-  if (received !== "62") fail(`the overview counts ${received} received events in the last hour, not 62`);
+  if (received !== "63") fail(`the overview counts ${received} received events in the last hour, not 63`);
   await page.getByText("Success rate (1 h)").waitFor();
   await page.getByText("Due backlog").waitFor();
   log("overview: counts and the reasons of the latest failures");
