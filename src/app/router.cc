@@ -164,7 +164,8 @@ void Router::OnRequest(http::Request request, http::Responder respond) {
       rest += request.segments[i];
       encoded_slash |= request.segments[i].find('/') != std::string::npos;
     }
-    respond(encoded_slash ? webui::NotFound() : webui::Serve(rest));
+    respond(encoded_slash ? webui::NotFound()
+                          : webui::Serve(rest, request.Header("If-None-Match").value_or("")));
     return;
   }
   if (api_ && IsApiIndex(request)) {

@@ -47,4 +47,28 @@ std::string RedactSecretValues(std::string text, std::vector<std::string> secret
   return text;
 }
 
+std::string RedactSnippet(std::string text, std::vector<std::string> secrets,
+                          std::string_view replacement, bool cut, size_t limit) {
+  std::erase_if(secrets, [](const std::string& s) { return s.size() < kMinRedactedSecret; });
+  text = RedactSecretValues(std::move(text), secrets, replacement);
+  if (cut) {
+    // The longest tail that begins a secret (a whole one was replaced above, so only proper
+    // prefixes are left), wherever it starts.
+    size_t from = text.size();
+    for (const std::string& secret : secrets) {
+      const size_t longest = std::min(text.size(), secret.size() - 1);
+      for (size_t n = longest; n > 0 && text.size() - n < from; --n) {
+        if (std::string_view(text).substr(text.size() - n) ==
+            std::string_view(secret).substr(0, n)) {
+          from = text.size() - n;
+          break;
+        }
+      }
+    }
+    if (from < text.size()) text.replace(from, text.npos, replacement);
+  }
+  if (text.size() > limit) text.resize(limit);
+  return text;
+}
+
 }  // namespace hookrelay

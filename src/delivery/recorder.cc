@@ -252,8 +252,21 @@ Decided Recorder::Decide(const Completion& c) {
   }
   attempt.retry_after = c.result.outcome.retry_after;
   // An endpoint may echo its request (a request bin, an error page quoting it): the credentials
-  // the destination sends are never stored, so the API cannot show them.
-  attempt.response_snippet = model::RedactDestinationSecrets(d, c.result.snippet);
+  // the request carried are never stored, so the API cannot show them: the destination's own
+  // (headers, auth, URL parameters) and the credential-named headers sent on with the event
+  // (X-Gitlab-Token, signatures: those the event detail shows as "(redacted)"), whole or, at
+  // the snippet's cut, any beginning of one.
+  std::vector<std::string> secrets = model::DestinationSecretValues(d);
+  for (const auto& [name, value] : c.result.request.headers) {
+    if (!model::IsCredentialHeader(name, d.secret_headers)) continue;
+    secrets.push_back(value);
+    if (size_t space = value.find(' '); space != std::string::npos) {
+      secrets.push_back(value.substr(space + 1));
+    }
+  }
+  attempt.response_snippet =
+      RedactSnippet(c.result.snippet, std::move(secrets), model::kRedacted, c.result.snippet_cut,
+                    std::max(kSnippetLimit, c.result.snippet.size()));
 
   store::DeliveryUpdate& update = out.update;
   update.deadline = decision.deadline;

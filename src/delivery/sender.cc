@@ -749,6 +749,7 @@ struct Sender::Impl {
         r.error_detail = std::move(*tls);
       }
     }
+    r.snippet_cut = t.body_cut || t.body_bytes > t.snippet.size();
     r.snippet = std::move(t.snippet);
     r.request = std::move(t.request);  // freed by the caller, off this thread
     in_flight.fetch_sub(1);

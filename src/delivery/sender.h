@@ -18,6 +18,9 @@
 
 namespace hookrelay::delivery {
 
+// How much of a response body an attempt keeps (its snippet), unless Sender::Options says else.
+inline constexpr size_t kSnippetLimit = 4096;
+
 // One HTTP attempt to make.
 struct SendRequest {
   uint64_t tag = 0;  // the caller's, echoed in the result (e.g. the delivery id)
@@ -43,6 +46,7 @@ struct SendResult {
   Duration duration{0};
   policy::AttemptOutcome outcome;  // status code, or the transport error; Retry-After if sent
   std::string snippet;             // the first `snippet_limit` bytes of the response body
+  bool snippet_cut = false;        // the body went on past the snippet (or may have: read cut)
   std::string error_detail;        // libcurl's message when there was no response
   // The request, handed back (its body and headers are not freed on the sender's thread, the
   // busiest; the caller frees them on its own). Empty when the sender failed it before starting.
@@ -91,7 +95,7 @@ class Sender : public RequestSender {
  public:
   struct Options {
     bool allow_private_destinations = false;
-    size_t snippet_limit = 4096;
+    size_t snippet_limit = kSnippetLimit;
     // Open connections in all, a guard for the process's descriptors, not a pacing tool (each
     // destination's max_concurrency paces it): above one destination's largest max_concurrency
     // (1,024), so that one is never held to fewer connections than requests. 0: no limit.

@@ -294,12 +294,14 @@ bool IsCredentialName(std::string_view name) {
                                 "signature", "cookie", "hmac"}) {
     if (lower.find(part) != std::string::npos) return true;
   }
-  // "sig" only as a whole part ("sig", "X-Sig", "sig_v2"), so "X-Design" stays visible.
+  // "sig", "pw" and "pwd" only as a whole part ("sig", "X-Sig", "sig_v2", "pw", "db_pwd"), so
+  // "X-Design" stays visible.
   size_t start = 0;
   while (start <= lower.size()) {
     size_t end = lower.find_first_of("-_.", start);
     if (end == std::string::npos) end = lower.size();
-    if (std::string_view(lower).substr(start, end - start) == "sig") return true;
+    const std::string_view part = std::string_view(lower).substr(start, end - start);
+    if (part == "sig" || part == "pw" || part == "pwd") return true;
     start = end + 1;
   }
   return false;

@@ -83,8 +83,9 @@ boost::json::value ForwardHeadersToJson(const ForwardHeaders& f);
 inline constexpr std::string_view kRedacted = "(redacted)";
 // Names (of headers or URL query parameters) whose values are credentials, by pattern
 // (case-insensitive): any name containing auth, token, secret, pass, key, session, credential,
-// signature, hmac or cookie, and names with a part "sig" (split at '-', '_', '.'): Authorization,
-// X-Api-Key, X-Pass, X-Session, X-Credential, X-Hub-Signature-256, Stripe-Signature, sig, …
+// signature, hmac or cookie, and names with a part "sig", "pw" or "pwd" (split at '-', '_', '.'):
+// Authorization, X-Api-Key, X-Pass, X-Session, X-Credential, X-Hub-Signature-256,
+// Stripe-Signature, sig, pw, db_pwd, …
 bool IsCredentialName(std::string_view name);
 // A header whose value is a credential: IsCredentialName, or one of `secret_headers`
 // (case-insensitive).

@@ -235,6 +235,85 @@ TEST_F(ApiTest, CredentialsInAnEventAreNeitherShownNorForwarded) {
   EXPECT_EQ(server_->output().find("sekrit"), std::string::npos);
 }
 
+// Issue 4b: an endpoint that echoes its request, padded so that a credential crosses the 4 KiB
+// cut of the snippet: no prefix of it is stored (nor shown); the same for the credential-named
+// headers a provider sent (X-Gitlab-Token, shown "(redacted)" in the event's headers), echoed
+// whole. And a "pw" URL parameter is not shown by the destination list.
+TEST_F(ApiTest, CredentialsEchoedAcrossTheSnippetCutAreNotStored) {
+  const std::string bearer = "Zq7bearerQW3rty9Lk2Mn";  // 21 characters
+  const std::string api_key = "Kx5apikeyPo8iuYt6Re4W";
+  const std::string url_token = "Tj3urltokAs6dfGh1Jk0Q";
+  const std::string url_pw = "Pw9passwdZx2cvBn7Mq3E";
+  const std::string gitlab = "Gl4gitlabWe5rtYu8Io1P";
+  // The body an echoing endpoint answers: `secret` begins 20 bytes before the 4096th.
+  auto straddling = [](const std::string& line_start, const std::string& secret,
+                       const std::string& head = "") {
+    std::string padding(4096 - 20 - head.size() - line_start.size(), '.');
+    return head + padding + line_start + secret + "\nX-Env: prod\n" + std::string(100, '.');
+  };
+  sink_.SetDefault("/echo-bearer",
+                   SinkResponse::Status(200, straddling("Authorization: Bearer ", bearer)));
+  sink_.SetDefault("/echo-key", SinkResponse::Status(200, straddling("X-Api-Key: ", api_key)));
+  sink_.SetDefault("/echo-url",
+                   SinkResponse::Status(200, straddling("POST /echo-url?token=", url_token,
+                                                        "POST /echo-url?pw=" + url_pw + "\n")));
+  sink_.SetDefault(
+      "/echo-gitlab",
+      SinkResponse::Status(200, straddling("again: ", gitlab, "X-Gitlab-Token: " + gitlab + "\n")));
+  const std::vector<std::pair<std::string, json::object>> destinations = {
+      {"echo-bearer",
+       {{"url", sink_.url("/echo-bearer")}, {"headers", {{"Authorization", "Bearer " + bearer}}}}},
+      {"echo-key", {{"url", sink_.url("/echo-key")}, {"headers", {{"X-Api-Key", api_key}}}}},
+      {"echo-url",
+       {{"url", sink_.url("/echo-url") + "?token=" + url_token + "&pw=" + url_pw + "&a=1"}}},
+      {"echo-gitlab", {{"url", sink_.url("/echo-gitlab")}}},
+  };
+  for (auto [name, d] : destinations) {
+    d["name"] = name;
+    d["allow_private"] = true;
+    HttpResponse r = Post("/api/v1/destinations", json::serialize(d));
+    ASSERT_EQ(r.status, 201) << r.body;
+    r = Post("/api/v1/routes", R"({"source": "src", "destination": ")" + name + R"("})");
+    ASSERT_EQ(r.status, 201) << r.body;
+  }
+  HttpConnection conn(server_->port());
+  HttpResponse in = conn.Send(
+      "POST", "/in/src", {{"Content-Type", "application/json"}, {"X-Gitlab-Token", gitlab}}, "{}");
+  ASSERT_EQ(in.status, 202) << in.body;
+  const std::string id(json::parse(in.body).at("id").as_string());
+  json::value detail = WaitForEvent(id, [](const json::value& e) {
+    for (const json::value& d : e.at("deliveries").as_array()) {
+      if (d.at("status").as_string() != "delivered") return false;
+    }
+    return true;
+  });
+  ASSERT_EQ(Statuses(detail), std::vector<std::string>(5, "delivered")) << detail;
+  const std::string shown = Get("/api/v1/events/" + id).body;
+  const std::string listed = Get("/api/v1/destinations").body;
+  for (const std::string& secret : {bearer, api_key, url_token, url_pw, gitlab}) {
+    // Any 4 characters it begins with (20 of 21 were stored before the fix).
+    for (size_t n = 4; n <= secret.size(); ++n) {
+      EXPECT_EQ(shown.find(secret.substr(0, n)), std::string::npos)
+          << secret.substr(0, n) << " shown in " << shown;
+    }
+    EXPECT_EQ(listed.find(secret.substr(0, 4)), std::string::npos) << listed;
+  }
+  // The rest of each snippet is there, each at most 4 KiB, the credentials replaced.
+  for (const json::value& d : detail.at("deliveries").as_array()) {
+    if (d.at("destination").as_string() == "billing") continue;
+    const json::array& attempts = d.at("attempts").as_array();
+    ASSERT_EQ(attempts.size(), 1u) << d;
+    const std::string snippet(attempts[0].at("response_snippet").as_string());
+    EXPECT_LE(snippet.size(), 4096u) << d.at("destination");
+    EXPECT_TRUE(snippet.starts_with("....") ||
+                snippet.starts_with("X-Gitlab-Token: (redacted)\n") ||
+                snippet.starts_with("POST /echo-url?pw=(redacted)\n"))
+        << d.at("destination") << ": " << snippet.substr(0, 60);
+    EXPECT_TRUE(snippet.ends_with(" (redacted)") || snippet.ends_with("=(redacted)"))
+        << d.at("destination") << ": " << snippet.substr(snippet.size() - 60);
+  }
+}
+
 // Issue 11.10: a literal loopback/private address is refused when the destination is created or
 // changed (not only at delivery), naming the field, unless the destination allows it.
 TEST_F(ApiTest, PrivateDestinationRefusedAtCreationUnlessAllowed) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -387,6 +388,45 @@ name = "s"
   }
   EXPECT_TRUE(served);
   EXPECT_EQ(StopAndReadBodies().size(), 21u);
+}
+
+// A page load revalidates the dashboard's files instead of downloading them again: each carries an
+// ETag (and no-cache, so an upgrade is seen at once); If-None-Match with it is a 304 without a
+// body, on the same keep-alive connection; a stale or foreign tag gets the file.
+TEST_F(HttpFramingTest, UiFilesRevalidateWithEtags) {
+  Start();
+  HttpConnection c(port());
+  std::vector<std::string> tags;
+  for (const char* path : {"/ui/", "/ui/js/app.js", "/ui/css/app.css", "/ui/js/pages/events.js"}) {
+    HttpResponse first = c.Send("GET", path);
+    ASSERT_EQ(first.status, 200) << path;
+    const std::string etag = first.Header("ETag");
+    ASSERT_EQ(etag.size(), 34u) << path << " ETag " << etag;  // a quoted 32-digit hash
+    EXPECT_EQ(etag.front(), '"');
+    EXPECT_EQ(first.Header("Cache-Control"), "no-cache") << path;
+    tags.push_back(etag);
+
+    HttpResponse again = c.Send("GET", path, {{"If-None-Match", etag}});
+    EXPECT_EQ(again.status, 304) << path;
+    EXPECT_EQ(again.body, "") << path;
+    EXPECT_EQ(again.Header("ETag"), etag) << path;
+    EXPECT_TRUE(again.HasHeader("Content-Security-Policy")) << path;
+    // As browsers send it after a weak match, and in a list.
+    EXPECT_EQ(c.Send("GET", path, {{"If-None-Match", "W/" + etag}}).status, 304) << path;
+    EXPECT_EQ(c.Send("GET", path, {{"If-None-Match", "\"0\", " + etag}}).status, 304) << path;
+    EXPECT_EQ(c.Send("HEAD", path, {{"If-None-Match", etag}}).status, 304) << path;
+
+    HttpResponse stale = c.Send("GET", path, {{"If-None-Match", "\"0123456789abcdef\""}});
+    EXPECT_EQ(stale.status, 200) << path;
+    EXPECT_EQ(stale.body, first.body) << path;
+  }
+  // Different files, different tags (a content hash, not a build stamp).
+  std::sort(tags.begin(), tags.end());
+  EXPECT_EQ(std::unique(tags.begin(), tags.end()), tags.end());
+  // A 404 has no ETag to revalidate.
+  HttpResponse missing = c.Send("GET", "/ui/no-such-file.js", {{"If-None-Match", "*"}});
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_FALSE(missing.HasHeader("ETag"));
 }
 
 // /ui/ serves only the embedded dashboard files: no spelling of "..", an encoded slash or a

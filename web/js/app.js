@@ -99,6 +99,12 @@ async function route() {
     match = p.re.exec(path);
     if (match) { entry = p; break; }
   }
+  // A fragment that is not valid percent-encoding ("#/events/%E0%A4%A") names no page: decoding
+  // it threw an uncaught URIError, which left the page blank.
+  let params = null;
+  if (match) {
+    try { params = match.slice(1).map(decodeURIComponent); } catch { entry = null; }
+  }
   for (const a of document.querySelectorAll("#nav a")) {
     if (entry && a.getAttribute("href") === entry.nav) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
@@ -112,7 +118,7 @@ async function route() {
   }
   document.title = `${entry.title} · hookrelay`;
   const ctx = {
-    params: match.slice(1).map(decodeURIComponent), query, view: entry.view,
+    params, query, view: entry.view,
     alive: () => my === generation,
   };
   // Each route renders into its own container: when another route starts before this one's

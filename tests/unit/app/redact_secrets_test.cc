@@ -58,5 +58,16 @@ TEST(DestinationSecretValuesTest, RedactsAnEchoedRequest) {
             "POST /in?token=(redacted)\nX-Api-Key: (redacted)\nX-Env: prod");
 }
 
+TEST(IsCredentialNameTest, PasswordAbbreviationsAreCredentials) {
+  for (const char* name : {"pw", "PW", "pwd", "db_pwd", "X-Pw", "user.pw"}) {
+    EXPECT_TRUE(model::IsCredentialName(name)) << name;
+  }
+  for (const char* name : {"pwa", "X-Pwn", "spw", "type"}) {
+    EXPECT_FALSE(model::IsCredentialName(name)) << name;
+  }
+  EXPECT_EQ(model::RedactUrl("https://h.example.com/in?user=u&pw=hunter2secret&a=1"),
+            "https://h.example.com/in?user=u&pw=(redacted)&a=1");
+}
+
 }  // namespace
 }  // namespace hookrelay

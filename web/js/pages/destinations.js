@@ -92,20 +92,102 @@ async function list(main, ctx) {
   return every(4000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
 }
 
+// The form covers every field of the destination JSON (docs/api.md): url, policy (a preset or
+// every field of a custom one), replay_window, headers, secret_headers, forward_headers,
+// max_concurrency, rate_limit, breaker, ordered / order_key, signing_secret, auth, tls,
+// allow_private, pause_on_gone. ("paused" is the Pause / Resume buttons.) An edit sends a merge
+// patch of what changed only (the audit trail names the fields).
+const POLICY_DEFAULT = { strategy: "exponential", jitter: "equal", delays: [], base: "1m", cap: "30m", max_attempts: 6, max_duration: "1h", timeout: "30s" };
+const BREAKER_DEFAULT = { threshold: 20, open: ["10m", "30m", "2h", "24h"], escalation_reset: "24h" };
+const JITTERS = ["none", "full", "equal", "decorrelated"];
+
+const words = (text) => text.split(",").map((x) => x.trim()).filter(Boolean);
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+function group(legend, ...children) {
+  return h("fieldset", { class: "group" }, h("legend", null, legend), children);
+}
+
+function check(id, label, checked, hint) {
+  return h("div", { class: "field" }, h("label", null, h("input", { type: "checkbox", id, checked: !!checked }), ` ${label}`),
+    hint ? h("p", { class: "hint" }, hint) : null);
+}
+
+let headerRows = 0;
+// One header: name and value; a value the API shows redacted is not filled in (blank keeps it).
+function headerRow(name = "", value = "") {
+  const i = headerRows++;
+  const redacted = value === "(redacted)";
+  const nameIn = h("input", { id: `d-header-name-${i}`, class: "h-name", value: name, autocomplete: "off", "aria-label": `Header ${i + 1} name`, placeholder: "X-Env" });
+  const valueIn = h("input", { id: `d-header-value-${i}`, class: "h-value", value: redacted ? "" : value, autocomplete: "off",
+    "aria-label": `Header ${i + 1} value`, placeholder: redacted ? "(a secret: blank keeps it)" : "prod", type: redacted ? "password" : null });
+  const remove = h("button", { type: "button", class: "link", "aria-label": `Remove header ${name || i + 1}` }, "Remove");
+  const row = h("div", { class: "header-row row", dataset: { orig: name, redacted: redacted ? "1" : "" } }, nameIn, valueIn, remove);
+  nameIn.addEventListener("input", () => remove.setAttribute("aria-label", `Remove header ${nameIn.value.trim() || i + 1}`));
+  remove.addEventListener("click", () => row.remove());
+  return row;
+}
+
+function orderingMode(d) {
+  if (!d?.ordered) return "none";
+  if (d.order_key?.header) return "header";
+  if (d.order_key?.json) return "json";
+  return "whole";
+}
+
 function formFields(d) {
-  const policy = typeof d?.policy === "string" ? d.policy : "";
+  headerRows = 0;  // ids count from 0 in each form (one form per page)
+  const p = d ? d.policy : POLICY_DEFAULT;
+  const mode = d ? (d.policy?.preset || "custom") : "default";
+  const b = d?.breaker_settings || BREAKER_DEFAULT;  // "breaker" is the live state
+  const headers = Object.entries(d?.headers || {});
+  const rows = h("div", { id: "d-headers" }, headers.length ? headers.map(([k, v]) => headerRow(k, v)) : headerRow());
+  const fwd = d?.forward_headers ?? "all";
+  const authType = d?.auth?.type || "none";
   return [
     d ? null : input("d-name", "Name", { required: true, pattern: "[A-Za-z0-9_.\\-]+", autocomplete: "off" }, "Letters, digits, _ - . (cannot change later)"),
     input("d-url", "URL", { type: "url", required: true, value: d?.url || "", size: 50, autocomplete: "off" }, "http(s); a loopback or private address needs “allow private”"),
-    select("d-policy", "Retry policy preset", [["", d ? "(keep)" : "default"], ...PRESETS], policy),
-    input("d-max-concurrency", "Max concurrency", { type: "number", min: 1, max: 1024, value: d?.max_concurrency ?? "" }),
-    input("d-rate", "Rate limit", { value: d?.rate_limit ?? "", placeholder: "100/s" }, "Optional, e.g. 100/s or 6000/m"),
-    input("d-secret", "Signing secret", { type: "password", autocomplete: "new-password", value: "" },
-      d ? `Write-only. ${d.signing_secret_set ? "A secret is set; leave blank to keep it, or type a new one to replace it." : "None set."}`
-        : "Write-only (whsec_…); optional"),
-    input("d-bearer", "Bearer token", { type: "password", autocomplete: "new-password", value: "" },
-      d?.auth ? `Write-only. A ${d.auth.type} credential is set; leave blank to keep it, or type a token to replace it.`
-        : "Write-only; optional. Sent as “Authorization: Bearer …”."),
+    group("Retry policy",
+      select("d-policy", "Policy", [...PRESETS.map((x) => [x, `${x} (preset)`]), ["custom", "custom: every field below"]], mode),
+      h("div", { id: "d-custom" },
+        select("d-strategy", "Strategy", [["exponential", "exponential (base · 2^(n-1))"], ["ladder", "ladder (the delays, the last repeats)"]], p.strategy),
+        select("d-jitter", "Jitter", JITTERS, p.jitter),
+        input("d-delays", "Delays", { value: (p.delays || []).join(", "), placeholder: "5m, 30m, 3h" }, "Ladder: the delays before each retry, comma-separated"),
+        input("d-base", "Base", { value: p.base, size: 8 }, "Exponential: the first retry's delay"),
+        input("d-cap", "Cap", { value: p.cap, size: 8 }, "No delay is longer"),
+        input("d-max-attempts", "Max attempts", { type: "number", min: 1, max: 1000, value: p.max_attempts }),
+        input("d-max-duration", "Max duration", { value: p.max_duration, size: 8 }, "No attempt after the first failure + this; 0 for no deadline"),
+        input("d-timeout", "Attempt timeout", { value: p.timeout, size: 8 })),
+      input("d-replay-window", "Replay window", { value: d?.replay_window ?? "", placeholder: "the policy's (30d)", size: 10 }, "How long events stay replayable")),
+    group("Request",
+      h("div", { class: "field" }, h("span", { class: "label", id: "d-headers-label" }, "Headers sent with every request"), rows,
+        h("button", { type: "button", id: "d-add-header", onclick: () => rows.append(headerRow()) }, "Add header")),
+      input("d-secret-headers", "Secret headers", { value: (d?.secret_headers || []).join(", "), placeholder: "X-Tenant-Id" },
+        "Names whose values are shown redacted (credential-like names such as X-Api-Key always are)"),
+      select("d-forward", "Forward received headers", [["all", "all (except hop-by-hop and credentials)"], ["none", "none"], ["list", "only these"]],
+        Array.isArray(fwd) ? "list" : fwd),
+      input("d-forward-names", "Forwarded header names", { value: Array.isArray(fwd) ? fwd.join(", ") : "", placeholder: "X-GitHub-Event, Stripe-Signature" }, "Comma-separated")),
+    group("Capacity and ordering",
+      input("d-max-concurrency", "Max concurrency", { type: "number", min: 1, max: 1024, value: d?.max_concurrency ?? "" }),
+      input("d-rate", "Rate limit", { value: d?.rate_limit ?? "", placeholder: "100/s" }, "Optional, e.g. 100/s or 6000/m"),
+      select("d-ordering", "Ordering", [["none", "none: sent as they come"], ["whole", "the whole destination, one at a time"],
+        ["header", "per key, from a header"], ["json", "per key, from a JSON field of the body"]], orderingMode(d)),
+      input("d-order-key", "Order key", { value: d?.order_key?.header || d?.order_key?.json || "", placeholder: "X-Shop-Domain or data.object.customer" })),
+    group("Circuit breaker",
+      input("d-breaker-threshold", "Threshold", { type: "number", min: 1, value: b.threshold }, "Consecutive failed attempts that open it"),
+      input("d-breaker-open", "Open for", { value: b.open.join(", ") }, "On the 1st, 2nd, … trip; the last repeats"),
+      input("d-breaker-reset", "Escalation reset", { value: b.escalation_reset, size: 8 }, "After this long closed, the next trip starts from the first")),
+    group("Credentials",
+      input("d-secret", "Signing secret", { type: "password", autocomplete: "new-password", value: "" },
+        d ? `Write-only. ${d.signing_secret_set ? "A secret is set; leave blank to keep it, or type a new one to replace it." : "None set."}`
+          : "Write-only (whsec_…); optional"),
+      d?.signing_secret_set ? check("d-secret-remove", "Remove the signing secret (stop signing)") : null,
+      select("d-auth", "Authorization header", [["none", "none"], ["bearer", "Bearer token"], ["basic", "Basic (user name and password)"]], authType),
+      input("d-bearer", "Bearer token", { type: "password", autocomplete: "new-password", value: "" },
+        d?.auth?.type === "bearer" ? "Write-only. A token is set; leave blank to keep it, or type one to replace it." : "Write-only. Sent as “Authorization: Bearer …”."),
+      input("d-basic-user", "User name", { value: d?.auth?.username ?? "", autocomplete: "off" }),
+      input("d-basic-password", "Password", { type: "password", autocomplete: "new-password", value: "" },
+        d?.auth?.type === "basic" ? "Write-only. A password is set; leave blank to keep it." : "Write-only")),
     h("details", { class: "field", open: !d?.tls ? null : "" },
       h("summary", null, "TLS client certificate and private CA"),
       pem("d-cert", "Client certificate (PEM)", d?.tls?.client_cert
@@ -113,9 +195,30 @@ function formFields(d) {
       pem("d-key", "Client key (PEM)", d?.tls?.client_key_set
         ? "Write-only. A key is set; leave blank to keep it." : "Write-only; unencrypted."),
       pem("d-ca", "CA certificates (PEM)", d?.tls?.ca_file
-        ? `Set: ${d.tls.ca_file.subjects.join(", ")}. Leave blank to keep them.` : "Optional: trusted for this destination instead of the system’s CAs.")),
-    h("div", { class: "field" }, h("label", null, h("input", { type: "checkbox", id: "d-private", checked: !!d?.allow_private }), " Allow private/loopback address")),
+        ? `Set: ${d.tls.ca_file.subjects.join(", ")}. Leave blank to keep them.` : "Optional: trusted for this destination instead of the system’s CAs."),
+      d?.tls ? check("d-tls-remove", "Remove the client certificate and CA") : null),
+    check("d-private", "Allow private/loopback address", d?.allow_private),
+    check("d-pause-on-gone", "Pause when the endpoint answers 410 Gone", d ? d.pause_on_gone : true),
   ];
+}
+
+// Shows the fields that apply to what is chosen (custom policy, ladder or exponential, forwarded
+// names, order key, credential type).
+function wire(form) {
+  const v = (id) => form.querySelector(`#${id}`).value;
+  const show = (id, on) => { form.querySelector(`#${id}`).closest(".field, #d-custom").hidden = !on; };
+  const update = () => {
+    form.querySelector("#d-custom").hidden = v("d-policy") !== "custom";
+    show("d-delays", v("d-strategy") === "ladder");
+    show("d-base", v("d-strategy") === "exponential");
+    show("d-forward-names", v("d-forward") === "list");
+    show("d-order-key", ["header", "json"].includes(v("d-ordering")));
+    show("d-bearer", v("d-auth") === "bearer");
+    show("d-basic-user", v("d-auth") === "basic");
+    show("d-basic-password", v("d-auth") === "basic");
+  };
+  form.addEventListener("change", update);
+  update();
 }
 
 // A PEM text field; its value is never filled in (the key is write-only, the rest is shown above).
@@ -127,30 +230,131 @@ function pem(id, label, hint) {
     h("p", { class: "hint", id: `${id}-hint` }, hint));
 }
 
-function readForm(form, isNew) {
+class FormError extends Error {
+  constructor(message, id) { super(message); this.id = id; }
+}
+
+// The body of the POST (d null) or the merge patch of what changed against `d` (the GET).
+function readForm(form, d) {
   const v = (id) => form.querySelector(`#${id}`)?.value.trim() ?? "";
+  const checked = (id) => !!form.querySelector(`#${id}`)?.checked;
   const body = {};
-  if (isNew) body.name = v("d-name");
-  body.url = v("d-url");
-  if (v("d-policy")) body.policy = v("d-policy");
-  if (v("d-max-concurrency")) body.max_concurrency = Number(v("d-max-concurrency"));
-  if (v("d-rate")) body.rate_limit = v("d-rate");
+  // A field goes into a patch when it differs from what is stored; into a POST when it is not
+  // the default.
+  const put = (key, value, was, dflt) => {
+    if (d ? !same(value, was) : !same(value, dflt)) body[key] = value;
+  };
+  if (!d) body.name = v("d-name");
+  put("url", v("d-url"), d?.url, undefined);
+
+  const mode = v("d-policy");
+  if (mode !== "custom") {
+    if (d ? d.policy.preset !== mode : mode !== "default") body.policy = mode;
+  } else {
+    const strategy = v("d-strategy");
+    const p = { strategy, jitter: v("d-jitter"), base: v("d-base"), cap: v("d-cap"),
+      max_attempts: Number(v("d-max-attempts")), max_duration: v("d-max-duration"), timeout: v("d-timeout") };
+    if (strategy === "ladder") p.delays = words(v("d-delays"));
+    const was = d && !d.policy.preset ? Object.fromEntries(Object.keys(p).map((k) => [k, d.policy[k]])) : null;
+    // In a patch the stored policy may be a preset's name or hold fields this one drops.
+    if (!same(p, was)) body.policy = d ? { preset: null, delays: null, ...p } : p;
+  }
+  if (v("d-replay-window") || d?.replay_window) put("replay_window", v("d-replay-window") || null, d?.replay_window, null);
+
+  const rows = [...form.querySelectorAll(".header-row")].map((r) => ({
+    name: r.querySelector(".h-name").value.trim(), value: r.querySelector(".h-value").value,
+    orig: r.dataset.orig, redacted: r.dataset.redacted === "1",
+  })).filter((r) => r.name);
+  const headers = {};
+  const kept = new Set();
+  for (const r of rows) {
+    kept.add(r.name);
+    if (d && r.redacted && r.name === r.orig && r.value === "") continue;  // a secret kept
+    if (!d || r.redacted || d.headers[r.name] !== r.value) headers[r.name] = r.value;
+  }
+  for (const k of Object.keys(d?.headers || {})) if (!kept.has(k)) headers[k] = null;
+  if (Object.keys(headers).length) body.headers = headers;
+  put("secret_headers", words(v("d-secret-headers")), d?.secret_headers, []);
+  const fwd = v("d-forward") === "list" ? words(v("d-forward-names")) : v("d-forward");
+  if (v("d-forward") === "list" && fwd.length === 0) throw new FormError("Name the headers to forward, or choose all or none.", "d-forward-names");
+  put("forward_headers", fwd, d?.forward_headers, "all");
+
+  if (v("d-max-concurrency")) put("max_concurrency", Number(v("d-max-concurrency")), d?.max_concurrency, undefined);
+  put("rate_limit", v("d-rate") || null, d?.rate_limit ?? null, null);
+
+  const ordering = v("d-ordering");
+  const key = v("d-order-key");
+  if (["header", "json"].includes(ordering) && !key) throw new FormError("Enter the order key (a header name or a JSON path).", "d-order-key");
+  const orderKey = ordering === "header" || ordering === "json" ? { [ordering]: key } : null;
+  if (d ? orderingMode(d) !== ordering || !same(orderKey, d.order_key) : ordering !== "none") {
+    body.ordered = ordering !== "none";
+    // A patch merges into the stored key: the other kind is removed, or both would be set.
+    body.order_key = orderKey && d ? { header: null, json: null, ...orderKey } : orderKey;
+  }
+
+  const breaker = { threshold: Number(v("d-breaker-threshold")), open: words(v("d-breaker-open")), escalation_reset: v("d-breaker-reset") };
+  put("breaker", breaker, d?.breaker_settings, BREAKER_DEFAULT);
+
   if (v("d-secret")) body.signing_secret = v("d-secret");
-  if (v("d-bearer")) body.auth = { bearer: v("d-bearer"), basic: null };
+  else if (checked("d-secret-remove")) body.signing_secret = null;
+
+  const auth = v("d-auth");
+  const had = d?.auth?.type || "none";
+  if (auth === "none") {
+    if (had !== "none") body.auth = null;
+  } else if (auth === "bearer") {
+    if (v("d-bearer")) body.auth = { bearer: v("d-bearer"), basic: null };
+    else if (had !== "bearer") throw new FormError("Enter the bearer token.", "d-bearer");
+  } else {
+    const user = v("d-basic-user");
+    const password = form.querySelector("#d-basic-password").value;
+    if (!user) throw new FormError("Enter the user name.", "d-basic-user");
+    if (password) body.auth = { basic: { username: user, password }, bearer: null };
+    else if (had !== "basic") throw new FormError("Enter the password.", "d-basic-password");
+    else if (user !== d.auth.username) body.auth = { basic: { username: user } };  // the password is kept
+  }
+  if (!d && body.auth) body.auth = body.auth.bearer ? { bearer: body.auth.bearer } : { basic: body.auth.basic };
+
   const tls = {};
   if (v("d-cert")) tls.client_cert = v("d-cert") + "\n";
   if (v("d-key")) tls.client_key = v("d-key") + "\n";
   if (v("d-ca")) tls.ca_file = v("d-ca") + "\n";
   if (Object.keys(tls).length) body.tls = tls;
-  body.allow_private = form.querySelector("#d-private").checked;
+  else if (checked("d-tls-remove")) body.tls = null;
+  put("allow_private", checked("d-private"), !!d?.allow_private, false);
+  put("pause_on_gone", checked("d-pause-on-gone"), d?.pause_on_gone, true);
   return body;
+}
+
+// The form field an API error names ("policy.cap", "breaker.open[1]", "headers.X-Env").
+function fieldFor(form, field) {
+  if (!field) return null;
+  if (field.startsWith("headers.")) {
+    const name = field.slice("headers.".length);
+    return [...form.querySelectorAll(".header-row .h-name")].find((x) => x.value.trim() === name) || null;
+  }
+  const base = field.replace(/\[\d+\]$/, "").replace(/\[\d+\].*$/, "");
+  const map = {
+    name: "d-name", url: "d-url", policy: "d-policy", "policy.preset": "d-policy", "policy.strategy": "d-strategy",
+    "policy.jitter": "d-jitter", "policy.delays": "d-delays", "policy.base": "d-base", "policy.cap": "d-cap",
+    "policy.max_attempts": "d-max-attempts", "policy.max_duration": "d-max-duration", "policy.timeout": "d-timeout",
+    "policy.replay_window": "d-replay-window", replay_window: "d-replay-window",
+    headers: "d-headers", secret_headers: "d-secret-headers", forward_headers: "d-forward-names",
+    max_concurrency: "d-max-concurrency", rate_limit: "d-rate", ordered: "d-ordering", order_key: "d-order-key",
+    "order_key.header": "d-order-key", "order_key.json": "d-order-key",
+    breaker: "d-breaker-threshold", "breaker.threshold": "d-breaker-threshold", "breaker.open": "d-breaker-open",
+    "breaker.escalation_reset": "d-breaker-reset", signing_secret: "d-secret",
+    auth: "d-auth", "auth.bearer": "d-bearer", "auth.basic": "d-basic-user", "auth.basic.username": "d-basic-user",
+    "auth.basic.password": "d-basic-password",
+    "tls.client_cert": "d-cert", "tls.client_key": "d-key", "tls.ca_file": "d-ca", pause_on_gone: "d-pause-on-gone", allow_private: "d-private",
+  };
+  return map[base] ? form.querySelector(`#${map[base]}`) : null;
 }
 
 function fieldError(form, status, e) {
   replace(status, message("error", e.message));
-  const map = { name: "d-name", url: "d-url", policy: "d-policy", max_concurrency: "d-max-concurrency", rate_limit: "d-rate", signing_secret: "d-secret",
-    auth: "d-bearer", "auth.bearer": "d-bearer", "tls.client_cert": "d-cert", "tls.client_key": "d-key", "tls.ca_file": "d-ca" };
-  const el = e.field && form.querySelector(`#${map[e.field] || ""}`);
+  for (const x of form.querySelectorAll("[aria-invalid]")) x.removeAttribute("aria-invalid");
+  const el = e instanceof FormError ? form.querySelector(`#${e.id}`) : fieldFor(form, e.field);
   if (el) { el.setAttribute("aria-invalid", "true"); el.focus(); }
 }
 
@@ -158,10 +362,11 @@ async function create(main) {
   const status = h("div", { "aria-live": "polite" });
   const form = h("form", { novalidate: true, "aria-label": "New destination" }, formFields(null),
     h("button", { type: "submit", class: "primary" }, "Create destination"), status);
+  wire(form);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     try {
-      const d = await post("/destinations", readForm(form, true));
+      const d = await post("/destinations", readForm(form, null));
       location.hash = `#/destinations/${enc(d.name)}`;
     } catch (e) {
       fieldError(form, status, e);
@@ -289,20 +494,19 @@ function editForm(d, status, reload) {
   const form = h("form", { novalidate: true, "aria-label": `Edit ${d.name}` }, formFields(d),
     h("div", { class: "row" }, h("button", { type: "submit", class: "primary" }, "Save changes"),
       h("button", { type: "button", class: "danger", id: "delete" }, "Delete destination")));
+  wire(form);
+  const section = h("section", { id: "edit" }, h("h2", null, "Edit"), form);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     try {
-      // A merge patch of what changed only (the audit trail names the fields).
-      const body = readForm(form, false);
-      const was = { url: d.url, max_concurrency: d.max_concurrency, rate_limit: d.rate_limit, allow_private: !!d.allow_private };
-      for (const k of Object.keys(was)) if (body[k] === was[k]) delete body[k];
-      if (d.rate_limit && !form.querySelector("#d-rate").value.trim()) body.rate_limit = null;  // cleared
+      const body = readForm(form, d);
       if (Object.keys(body).length === 0) { replace(status, message("info", "Nothing changed.")); return; }
       await patch(`/destinations/${enc(d.name)}`, body);
-      Object.assign(d, body);
       replace(status, message("ok", `Saved ${d.name}.`));
-      for (const id of ["d-secret", "d-bearer", "d-cert", "d-key", "d-ca"]) form.querySelector(`#${id}`).value = "";
-      form.querySelector("#d-policy").value = "";  // "(keep)": a later save sends it only if changed again
+      // The form again from what is stored now: the next save compares with it, and write-only
+      // fields are blank again.
+      const fresh = await get(`/destinations/${enc(d.name)}`);
+      section.replaceWith(editForm(fresh, status, reload));
       await reload();  // the state, the stored configuration and the schedule show what was saved
     } catch (e) {
       fieldError(form, status, e);
@@ -317,7 +521,7 @@ function editForm(d, status, reload) {
       replace(status, message("error", `Not deleted: ${e.message}`));
     }
   });
-  return h("section", null, h("h2", null, "Edit"), form);
+  return section;
 }
 
 export async function render(main, ctx) {

@@ -4,8 +4,10 @@ import { h, message, badge, table, svg, replace } from "../dom.js";
 import { get, post, enc } from "../api.js";
 import { time, bytes, clock, relative, utc, withTimes } from "../format.js";
 import { every } from "./common.js";
+import { prettyJson, looksLikeJson } from "../pretty.js";
 
 const SHOW_LIMIT = 64 * 1024;  // larger bodies are cut in the view; the download has all of it
+const PRETTY_DEPTH = 20;  // JSON nested deeper stays on the line of its level-20 parent
 
 function decodeBody(b64) {
   const bin = atob(b64 || "");
@@ -32,8 +34,14 @@ function payloadView(ev) {
   const blob = new Blob([body], { type: "application/octet-stream" });
   const url = URL.createObjectURL(blob);
   const download = h("a", { href: url, download: `${ev.id}.body`, class: "button" }, `Download (${bytes(body.length)})`);
+  // Cut first, then format: only the first SHOW_LIMIT bytes are decoded and pretty-printed (a
+  // 5 MB body used to be parsed and pretty-printed whole, freezing the tab for seconds).
+  const cutBody = body.length > SHOW_LIMIT;
   let text = null;
-  try { text = new TextDecoder("utf-8", { fatal: true }).decode(body); } catch { text = null; }
+  try {
+    // stream: a UTF-8 sequence cut at the limit is left out, not an error.
+    text = new TextDecoder("utf-8", { fatal: true }).decode(body.subarray(0, SHOW_LIMIT), { stream: cutBody });
+  } catch { text = null; }
   let view;
   let kind;
   if (body.length === 0) {
@@ -41,12 +49,23 @@ function payloadView(ev) {
     kind = "empty";
   } else if (text !== null) {
     let shownText = text;
+    let cut = cutBody;
     kind = "text";
-    try { shownText = JSON.stringify(JSON.parse(text), null, 2); kind = "JSON"; } catch { /* not JSON */ }
-    const cut = shownText.length > SHOW_LIMIT;
+    // A whole body is JSON when it parses; a cut one when it starts like JSON.
+    let json = false;
+    if (cutBody) json = looksLikeJson(text);
+    else { try { JSON.parse(text); json = true; } catch { /* not JSON */ } }
+    if (json) {
+      const p = prettyJson(text, { maxDepth: PRETTY_DEPTH, maxOut: SHOW_LIMIT });
+      shownText = p.text;
+      cut = cut || p.cut;
+      kind = "JSON";
+    }
     view = h("div", null,
-      h("pre", { tabindex: "0", "aria-label": "Payload", id: "payload" }, cut ? shownText.slice(0, SHOW_LIMIT) : shownText),
-      cut ? message("info", `Showing the first ${bytes(SHOW_LIMIT)} of ${bytes(shownText.length)}; download for all of it.`) : null);
+      h("pre", { tabindex: "0", "aria-label": "Payload", id: "payload" }, shownText),
+      cut ? message("info", cutBody
+        ? `Showing the first ${bytes(SHOW_LIMIT)} of ${bytes(body.length)}; download for all of it.`
+        : `Showing the first ${bytes(SHOW_LIMIT)} of it pretty-printed (${bytes(body.length)} as received); download for all of it.`) : null);
   } else {
     kind = "binary";
     const cut = body.length > 4096;

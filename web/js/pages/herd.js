@@ -111,14 +111,18 @@ function chart(doc, labels, width) {
     points: v.map((n, k) => `${x(k * bucket + bucket / 2).toFixed(1)},${y(n).toFixed(1)}`).join(" "),
   }, svg("title", null, `${labels[i]}: peak ${doc.strategies[i].peak_per_second}/s after the recovery`)));
   const per = bucket === 1 ? "requests per second" : `requests per second (highest in each ${clockLabel(bucket)})`;
-  const desc = doc.strategies.map((s, i) => `${labels[i]}: peak ${s.peak_per_second}/s`).join("; ");
+  const desc = doc.strategies.map((s, i) => `${labels[i]}: peak ${s.peak_per_second}/s after the recovery`).join("; ");
   return svg("svg", { class: "herd-chart", viewBox: `0 0 ${W} ${H}`, width: W, height: H, role: "img",
     "aria-label": `Requests per second at the endpoint over time. Capacity ${capacity}/s. ${desc}.` },
   svg("text", { class: "title", x: pad.l, y: 16, "font-size": 14, "font-weight": 600, fill: "#1b1f24" },
     "Requests per second at the endpoint"),
   grid,
   svg("line", { class: "recovery", x1: x(recover), x2: x(recover), y1: pad.t, y2: pad.t + plotH, stroke: "#4d5560", "stroke-dasharray": "2 3" }),
-  text({ x: x(recover) + 4, y: pad.t + 12 }, "recovery"),
+  // Right of its line, or left of it when the recovery is near the right edge (a policy that
+  // gives up before it: the run ends a second after the recovery), so it is never cut off.
+  x(recover) + 4 + 60 > W - pad.r
+    ? text({ x: x(recover) - 4, y: pad.t + 12, "text-anchor": "end" }, "recovery")
+    : text({ x: x(recover) + 4, y: pad.t + 12 }, "recovery"),
   svg("line", { class: "capacity", x1: pad.l, x2: W - pad.r, y1: y(capacity), y2: y(capacity), stroke: "#a11d1d", "stroke-dasharray": "6 4" }),
   text({ x: W - pad.r - 2, y: y(capacity) - 5, "text-anchor": "end", fill: "#a11d1d" }, `capacity ${capacity}/s`),
   lines,
@@ -133,13 +137,34 @@ function legend(doc, labels) {
     h("span", null, labels[i]))));
 }
 
+// "12.5 min", or what happened when nothing was left to drain: every event gave up.
+function drainCell(s, events) {
+  if (s.exhausted >= events) {
+    return s.drain_seconds > 0 ? `never: all gave up (the last ${drain(s.drain_seconds)} after the recovery)`
+      : "never: all gave up before the recovery";
+  }
+  return drain(s.drain_seconds);
+}
+
+// The figures count from the recovery on, as `hookrelay simulate herd` prints them; the chart
+// also shows the first failures before it, so the table says so (a "Peak/s 0" beside a chart
+// peaking at 45/s read as a contradiction).
 function figures(doc, labels) {
-  return table(["Strategy", { text: "Peak/s", class: "num" }, { text: "p99/s", class: "num" }, { text: "Requests", class: "num" },
-    { text: "Failed", class: "num" }, { text: "Gave up", class: "num" }, { text: "Drained after", class: "num" }],
-  doc.strategies.map((s, i) => h("tr", null, h("td", null, labels[i]), h("td", { class: "num" }, String(s.peak_per_second)),
-    h("td", { class: "num" }, String(s.p99_per_second)), h("td", { class: "num" }, String(s.requests)),
-    h("td", { class: "num" }, String(s.failed_requests)), h("td", { class: "num" }, String(s.exhausted)),
-    h("td", { class: "num" }, drain(s.drain_seconds)))), { label: "Simulation figures", stack: true });
+  const events = doc.scenario.events;
+  const firstPeak = Math.max(0, ...doc.strategies.map((s) => s.peak_failures_per_second ?? 0));
+  return [
+    table(["Strategy", { text: "Peak/s after the recovery", class: "num" }, { text: "p99/s after the recovery", class: "num" },
+      { text: "Requests", class: "num" }, { text: "Failed", class: "num" }, { text: "Gave up", class: "num" },
+      { text: "Drained after the recovery", class: "num" }],
+    doc.strategies.map((s, i) => h("tr", null, h("td", null, labels[i]), h("td", { class: "num" }, String(s.peak_per_second)),
+      h("td", { class: "num" }, String(s.p99_per_second)), h("td", { class: "num" }, String(s.requests)),
+      h("td", { class: "num" }, String(s.failed_requests)), h("td", { class: "num" }, String(s.exhausted)),
+      h("td", { class: "num" }, drainCell(s, events)))), { label: "Simulation figures", stack: true }),
+    h("p", { class: "muted herd-note" },
+      "Peak and p99 per second are counted from the recovery on (p99 over the seconds with any request), as hookrelay simulate herd counts them; ",
+      `before it, the first failures reached ${firstPeak}/s (the chart's left part). `,
+      "Requests and failed count every attempt. Drained: from the recovery to the last event's outcome, delivered or given up."),
+  ];
 }
 
 // `policy` is the destination's policy as GET /destinations/{name} shows it.

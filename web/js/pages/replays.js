@@ -15,6 +15,22 @@ function progress(j) {
     h("span", { class: "pct" }, percent(frac)));
 }
 
+// A job's filter as words ("failed deliveries to legacy, from shop, received from 14:00 until
+// 15:00"), not as JSON; a field this page does not know is still shown, as "name: value".
+function filterText(f) {
+  if (!f) return "—";
+  const known = ["status", "destination", "source", "since", "until"];
+  const out = [`${f.status || "failed"} deliveries`];
+  out.push(f.destination ? ` to ${f.destination}` : " to any destination");
+  if (f.source) out.push(`, from ${f.source}`);
+  if (f.since) out.push(", received from ", time(f.since));
+  if (f.until) out.push(f.since ? " until " : ", received until ", time(f.until));
+  for (const [k, v] of Object.entries(f)) {
+    if (!known.includes(k)) out.push(`, ${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`);
+  }
+  return out;
+}
+
 // The CSP forbids inline styles set from markup, but CSSOM assignments are allowed.
 function sizeBars(root) {
   for (const el of root.querySelectorAll(".progress > div[data-w]")) el.style.width = `${el.dataset.w}%`;
@@ -38,7 +54,7 @@ async function list(main, ctx) {
       h("td", { class: "id-cell" }, h("a", { class: "mono", href: `#/replays/${enc(j.id)}` }, j.id)),
       h("td", null, badge(j.state)), h("td", null, progress(j)),
       h("td", { class: n }, String(j.total)), h("td", { class: n }, String(j.done)), h("td", { class: n }, String(j.failed)),
-      h("td", { class: "mono hide-narrow" }, Object.entries(j.filter || {}).map(([k, v]) => `${k}=${v}`).join(" ")),
+      h("td", { class: "hide-narrow" }, filterText(j.filter)),
       h("td", null, time(j.created_at, { relativeOnly: true })))), { label: "Bulk replay jobs" }));
     sizeBars(wrap);
   }
@@ -122,7 +138,7 @@ async function detail(main, ctx) {
         h("dt", null, "Failed"), h("dd", null, String(j.failed)),
         h("dt", null, "Skipped"), h("dd", null, String(j.skipped ?? 0)),
         h("dt", null, "Rate"), h("dd", null, `${j.rate}/s`),
-        h("dt", null, "Filter"), h("dd", { class: "mono" }, JSON.stringify(j.filter)),
+        h("dt", null, "Replays"), h("dd", { id: "job-filter" }, filterText(j.filter)),
         h("dt", null, "Created"), h("dd", null, time(j.created_at)),
         h("dt", null, "Updated"), h("dd", null, time(j.updated_at))));
     sizeBars(body);

@@ -79,37 +79,110 @@ async function rejections(main, name, s) {
   if (n === 0) wrap.hidden = true;
 }
 
+// Every field of the source JSON (docs/api.md): the scheme with several secrets (rotation: every
+// one is accepted, so add the new one, move the provider over, then drop the old), the
+// timestamp tolerance, the generic hmac scheme's header / algorithm / encoding / prefix, the
+// dedup rule and max_body. Secrets are write-only: blank keeps them, any line replaces them all.
+const DEDUP_DEFAULT = { github: { header: "X-GitHub-Delivery" }, stripe: { json: "id" }, shopify: { header: "X-Shopify-Webhook-Id" }, standard: { header: "webhook-id" } };
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+function dedupMode(s) {
+  if (!s?.dedup) return "default";
+  if (same(s.dedup, DEDUP_DEFAULT[s.verify?.scheme] ?? null)) return "default";
+  return s.dedup.header ? "header" : "json";
+}
+
 function fields(s) {
+  const vf = s?.verify;
   return [
     s ? null : input("s-name", "Name", { required: true, autocomplete: "off" }, "Letters, digits, _ - . — the URL is POST /in/<name>"),
-    select("s-scheme", "Verification scheme", SCHEMES, s?.verify?.scheme || "none"),
-    input("s-secret", "Verification secret", { type: "password", autocomplete: "new-password" },
-      s ? `Write-only. ${s.verify?.secrets_set ? `${s.verify.secrets_set} set; leave blank to keep them, or type one to replace them.` : "None set."}` : "Write-only"),
+    h("fieldset", { class: "group" }, h("legend", null, "Verification"),
+      select("s-scheme", "Scheme", SCHEMES, vf?.scheme || "none"),
+      h("div", { class: "field" },
+        h("label", { for: "s-secrets" }, "Secrets, one per line"),
+        h("textarea", { id: "s-secrets", name: "s-secrets", rows: 2, spellcheck: "false", autocomplete: "off", "aria-describedby": "s-secrets-hint" }),
+        h("p", { class: "hint", id: "s-secrets-hint" }, s
+          ? `Write-only. ${vf?.secrets_set ? `${vf.secrets_set} set; leave blank to keep them, or enter every secret to accept (they replace the ones set).` : "None set."}`
+          : "Write-only. A request signed with any of them is accepted: to rotate, enter the new and the old one.")),
+      input("s-tolerance", "Timestamp tolerance", { value: vf?.tolerance ?? "5m", size: 8 }, "stripe and standard: how old a signed timestamp may be"),
+      input("s-header", "Signature header", { value: vf?.header ?? "", placeholder: "X-Signature", autocomplete: "off" }),
+      select("s-algorithm", "Algorithm", ["sha256", "sha1", "sha512"], vf?.algorithm ?? "sha256"),
+      select("s-encoding", "Encoding", ["hex", "base64"], vf?.encoding ?? "hex"),
+      input("s-prefix", "Signature prefix", { value: vf?.prefix ?? "", placeholder: "sha256=", autocomplete: "off" }, "Optional, before the signature")),
+    h("fieldset", { class: "group" }, h("legend", null, "Duplicates"),
+      select("s-dedup", "Dedup key", [["default", "the scheme's default"], ["header", "a header"], ["json", "a top-level JSON field"]], dedupMode(s)),
+      input("s-dedup-key", "Header or field name", { value: dedupMode(s) === "default" ? "" : (s.dedup.header || s.dedup.json), placeholder: "X-Delivery-Id or id", autocomplete: "off" },
+        "A request with the key of one already received is not stored again")),
     input("s-max-body", "Max body", { value: s?.max_body ?? "", placeholder: "5MiB" }),
   ];
 }
 
-function read(form, isNew, s) {
+function wire(form) {
+  const v = (id) => form.querySelector(`#${id}`).value;
+  const show = (id, on) => { form.querySelector(`#${id}`).closest(".field").hidden = !on; };
+  const update = () => {
+    const scheme = v("s-scheme");
+    show("s-secrets", scheme !== "none");
+    show("s-tolerance", scheme === "stripe" || scheme === "standard");
+    for (const id of ["s-header", "s-algorithm", "s-encoding", "s-prefix"]) show(id, scheme === "hmac");
+    show("s-dedup-key", v("s-dedup") !== "default");
+  };
+  form.addEventListener("change", update);
+  update();
+}
+
+// The POST body (s null) or the merge patch of what changed against `s` (the GET).
+function read(form, s) {
   const v = (id) => form.querySelector(`#${id}`)?.value.trim() ?? "";
   const body = {};
-  if (isNew) body.name = v("s-name");
+  if (!s) body.name = v("s-name");
   const scheme = v("s-scheme");
-  if (scheme !== "none") {
-    body.verify = { scheme };
-    if (v("s-secret")) body.verify.secrets = [v("s-secret")];
-  } else if (s?.verify) {
-    body.verify = null;
+  const vf = s?.verify;
+  if (scheme === "none") {
+    if (vf) body.verify = null;
+  } else {
+    const verify = {};
+    if (scheme !== vf?.scheme) verify.scheme = scheme;
+    const secrets = form.querySelector("#s-secrets").value.split("\n").map((x) => x.trim()).filter(Boolean);
+    if (secrets.length) verify.secrets = secrets;
+    if ((scheme === "stripe" || scheme === "standard") && v("s-tolerance") !== (vf?.tolerance ?? "5m")) verify.tolerance = v("s-tolerance");
+    if (scheme === "hmac") {
+      for (const [k, dflt] of [["header", ""], ["algorithm", "sha256"], ["encoding", "hex"], ["prefix", ""]]) {
+        if (v(`s-${k}`) !== (vf?.[k] ?? dflt)) verify[k] = v(`s-${k}`);
+      }
+    }
+    if (Object.keys(verify).length) body.verify = verify;
   }
-  if (v("s-max-body")) body.max_body = v("s-max-body");
+  const mode = v("s-dedup");
+  if (mode !== "default" && !v("s-dedup-key")) throw Object.assign(new Error("Enter the dedup key's header or field name."), { field: "dedup" });
+  if (mode === "default") {
+    if (s && dedupMode(s) !== "default") body.dedup = null;
+  } else if (!same({ [mode]: v("s-dedup-key") }, s?.dedup ?? null)) {
+    // A patch merges into the stored rule: the other kind is removed, or both would be set.
+    body.dedup = s ? { header: null, json: null, [mode]: v("s-dedup-key") } : { [mode]: v("s-dedup-key") };
+  }
+  if (v("s-max-body") && v("s-max-body") !== s?.max_body) body.max_body = v("s-max-body");
   return body;
+}
+
+function fieldError(form, status, e) {
+  replace(status, message("error", e.message));
+  for (const x of form.querySelectorAll("[aria-invalid]")) x.removeAttribute("aria-invalid");
+  const f = (e.field || "").replace(/\[\d+\]$/, "");
+  const id = { name: "s-name", "verify.scheme": "s-scheme", "verify.secrets": "s-secrets", "verify.tolerance": "s-tolerance",
+    "verify.header": "s-header", "verify.algorithm": "s-algorithm", "verify.encoding": "s-encoding", "verify.prefix": "s-prefix",
+    dedup: "s-dedup-key", "dedup.header": "s-dedup-key", "dedup.json": "s-dedup-key", max_body: "s-max-body" }[f];
+  const el = id && form.querySelector(`#${id}`);
+  if (el) { el.setAttribute("aria-invalid", "true"); el.focus(); }
 }
 
 async function create(main) {
   const status = h("div", { "aria-live": "polite" });
   const form = h("form", { novalidate: true, "aria-label": "New source" }, fields(null), h("button", { type: "submit", class: "primary" }, "Create source"), status);
+  wire(form);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    try { const s = await post("/sources", read(form, true)); location.hash = `#/sources/${enc(s.name)}`; } catch (e) { replace(status, message("error", e.message)); }
+    try { const s = await post("/sources", read(form, null)); location.hash = `#/sources/${enc(s.name)}`; } catch (e) { fieldError(form, status, e); }
   });
   main.append(h("p", null, h("a", { href: "#/sources" }, "← Sources")), h("h1", null, "New source"), form);
 }
@@ -135,9 +208,17 @@ async function detail(main, ctx) {
   if (s.origin === "config") return;
   const form = h("form", { novalidate: true, "aria-label": `Edit ${name}` }, fields(s),
     h("div", { class: "row" }, h("button", { type: "submit", class: "primary" }, "Save changes"), h("button", { type: "button", class: "danger", id: "delete" }, "Delete source")));
+  wire(form);
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    try { await patch(`/sources/${enc(name)}`, read(form, false, s)); replace(status, message("ok", `Saved ${name}.`)); form.querySelector("#s-secret").value = ""; } catch (e) { replace(status, message("error", e.message)); }
+    try {
+      const body = read(form, s);
+      if (Object.keys(body).length === 0) { replace(status, message("info", "Nothing changed.")); return; }
+      await patch(`/sources/${enc(name)}`, body);
+      replace(status, message("ok", `Saved ${name}.`));
+      form.querySelector("#s-secrets").value = "";
+      s = await get(`/sources/${enc(name)}`);  // the next save compares with what is stored now
+    } catch (e) { fieldError(form, status, e); }
   });
   form.querySelector("#delete").addEventListener("click", async () => {
     if (!window.confirm(`Delete source ${name}?`)) return;
