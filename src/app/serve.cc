@@ -144,6 +144,27 @@ void TightenPermissions(const std::string& dir) {
 // memory and are refused with 413. Not an error, as a source's max_body may be lowered through
 // the API later; but a budget below the default max_body (what sources created through the API
 // get) is odd.
+// Waits for a signal of `signals` (blocked by the caller) that stops the server and returns its
+// name; one that only asks for a reload is logged and waited past.
+const char* WaitForStopSignal(const sigset_t& signals) {
+  for (;;) {
+    int sig = 0;
+    if (sigwait(&signals, &sig) != 0) continue;
+    switch (sig) {
+      case SIGINT: return "SIGINT";
+      case SIGTERM: return "SIGTERM";
+      case SIGQUIT: return "SIGQUIT";
+      default:
+        spdlog::warn(
+            "{} received: ignored (hookrelay has no reload yet; restart it to apply a "
+            "changed config)",
+            sig == SIGHUP    ? "SIGHUP"
+            : sig == SIGUSR1 ? "SIGUSR1"
+                             : "SIGUSR2");
+    }
+  }
+}
+
 void WarnAboutBodyMemory(const Config& config) {
   const uint64_t memory = config.server.max_body_memory;
   if (memory < model::kDefaultMaxBody) {
@@ -284,8 +305,10 @@ int Serve(const ServeOptions& options) {
   // inherits the mask and none is interrupted.
   sigset_t signals;
   sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
+  // Every signal a terminal or a service manager sends is taken here, so none ends the process
+  // silently: SIGINT, SIGTERM and SIGQUIT drain and stop; SIGHUP, SIGUSR1 and SIGUSR2 are logged
+  // and ignored (there is no reload yet: a `systemctl reload` must not take the relay down).
+  for (int sig : {SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&signals, sig);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -507,11 +530,10 @@ int Serve(const ServeOptions& options) {
   spdlog::info("hookrelay {} started on {} ({}, node {})", HOOKRELAY_VERSION, (*server)->url(),
                where, engine_options.node_id);
 
-  int sig = 0;
-  sigwait(&signals, &sig);
-  std::cout << "hookrelay: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT")
-            << " received; finishing in-flight requests" << std::endl;
-  spdlog::info("{} received: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  const char* stop_signal = WaitForStopSignal(signals);
+  std::cout << "hookrelay: " << stop_signal << " received; finishing in-flight requests"
+            << std::endl;
+  spdlog::info("{} received: shutting down", stop_signal);
   router.SetDraining();
   (*server)->Shutdown(kShutdownGrace);
   server->reset();

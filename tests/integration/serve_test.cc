@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -564,6 +565,29 @@ TEST_F(ServeBinaryTest, LogsWhatHappensAndCountsPerDestination) {
   for (const std::string& secret : {kToken, kVerifySecret, kSigningSecret}) {
     EXPECT_EQ(out.find(secret), std::string::npos) << "a secret was logged";
   }
+}
+
+// Issue 32.1: SIGHUP (a terminal hang-up, `systemctl reload`), SIGUSR1 and SIGUSR2 are logged and
+// ignored, and SIGQUIT drains and stops like SIGTERM; before, each of them killed serve at once
+// with no log line.
+TEST_F(ServeBinaryTest, ReloadSignalsAreLoggedAndIgnoredAndSigquitStopsCleanly) {
+  auto server = Start();
+  ASSERT_TRUE(server->ok());
+  const std::vector<std::pair<int, std::string>> ignored = {
+      {SIGHUP, "SIGHUP"}, {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"}};
+  for (const auto& [sig, name] : ignored) {
+    ASSERT_EQ(::kill(server->pid(), sig), 0);
+    ASSERT_TRUE(test::WaitFor([&] {
+      return server->output().find(name + " received: ignored") != std::string::npos;
+    })) << server->output();
+    EXPECT_EQ(Send(server->port(), "GET", "/healthz").status, 200) << "after " << name;
+  }
+  ASSERT_EQ(::kill(server->pid(), SIGQUIT), 0);
+  ASSERT_TRUE(test::WaitFor([&] {
+    return server->output().find(" info stopped") != std::string::npos;
+  })) << server->output();
+  EXPECT_EQ(server->Stop(), 0) << server->output();
+  EXPECT_NE(server->output().find("SIGQUIT received: shutting down"), std::string::npos);
 }
 
 TEST_F(ServeBinaryTest, DueBacklogPerDestination) {
