@@ -1,6 +1,9 @@
 #include "app/auth_throttle.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
+#include <cstring>
 
 namespace hookrelay::app {
 
@@ -37,10 +40,25 @@ AuthThrottle::Entry& AuthThrottle::EntryFor(const std::string& address, TimePoin
   return entries_[address];
 }
 
+std::string AuthThrottle::KeyOf(const std::string& address) {
+  in6_addr a{};
+  if (address.find(':') == std::string::npos || inet_pton(AF_INET6, address.c_str(), &a) != 1) {
+    return address;
+  }
+  if (IN6_IS_ADDR_V4MAPPED(&a)) {
+    char v4[INET_ADDRSTRLEN] = {};
+    return inet_ntop(AF_INET, &a.s6_addr[12], v4, sizeof v4) ? std::string(v4) : address;
+  }
+  std::memset(&a.s6_addr[8], 0, 8);
+  char text[INET6_ADDRSTRLEN] = {};
+  if (inet_ntop(AF_INET6, &a, text, sizeof text) == nullptr) return address;
+  return std::string(text) + "/64";
+}
+
 Duration AuthThrottle::RetryAfter(const std::string& address) {
   const TimePoint now = clock_.Now();
   MutexLock lock(mu_);
-  const Entry* e = Find(address);
+  const Entry* e = Find(KeyOf(address));
   if (e == nullptr || now >= e->blocked_until) return Duration(0);
   ++stats_.throttled;
   const Duration left = e->blocked_until - now;
@@ -51,14 +69,19 @@ AuthThrottle::Failure AuthThrottle::RecordFailure(const std::string& address) {
   const TimePoint now = clock_.Now();
   MutexLock lock(mu_);
   ++stats_.failures;
-  Entry& e = EntryFor(address, now);
+  Entry& e = EntryFor(KeyOf(address), now);
+  Failure f;
+  if (now < e.blocked_until) {
+    ++stats_.throttled;
+    f.retry_after = std::chrono::ceil<std::chrono::seconds>(e.blocked_until - now);
+    return f;
+  }
   if (e.blocks > 0 && Forgettable(e, now)) e = Entry{};  // quiet for long enough: start afresh
   if (e.failures == 0 || now - e.window_start >= options_.window) {
     e.window_start = now;
     e.failures = 0;
   }
   e.last_failure = now;
-  Failure f;
   f.failures = ++e.failures;
   if (e.failures >= options_.max_failures) {
     Duration block = options_.block;
@@ -76,7 +99,7 @@ AuthThrottle::Failure AuthThrottle::RecordFailure(const std::string& address) {
 void AuthThrottle::RecordSuccess(const std::string& address) {
   MutexLock lock(mu_);
   if (entries_.empty()) return;
-  entries_.erase(address);
+  entries_.erase(KeyOf(address));
 }
 
 AuthThrottle::Stats AuthThrottle::stats() const {

@@ -28,15 +28,19 @@ struct AuthThrottleOptions {
 // Throttles wrong bearer tokens on the management API per client address. Pure: time comes
 // from the injected clock; no I/O. Thread-safe.
 //
-// Per request: RetryAfter() first — while an address is blocked its requests are refused
-// without looking at the token, so a blocked address cannot keep guessing (not even a right
-// token passes before the block ends). Then RecordFailure() for a wrong token, RecordSuccess()
-// for a right one (which forgets the address's failures).
+// Per request the token is checked first, and only a wrong one reaches the throttle: a valid token
+// is never refused, whatever its address did (behind a NAT or a proxy one operator's typos, or
+// an attacker filling the table from many addresses, must not lock the others out).
+// RecordFailure() counts a wrong token and says whether the address is blocked (refuse it with
+// 429 then). Addresses are keyed by KeyOf(): IPv4 per address, IPv6 per /64, as the HTTP
+// server's per-client connection cap counts them.
 class AuthThrottle {
  public:
   struct Failure {
     int failures = 0;         // wrong tokens in the current window, this one included
     Duration blocked_for{0};  // > 0: this failure started a block this long
+    Duration retry_after{0};  // > 0: the address was already blocked (whole seconds, rounded
+                              // up); the failure is counted in Stats::throttled, not in the window
   };
   struct Stats {
     int64_t failures = 0;   // wrong tokens seen
@@ -55,6 +59,10 @@ class AuthThrottle {
 
   Stats stats() const;
   const AuthThrottleOptions& options() const { return options_; }
+
+  // The key `address` is throttled under: an IPv6 address's /64 ("2001:db8:1:2::/64"; an
+  // IPv4-mapped one as its IPv4 address), anything else as it is. Pure.
+  static std::string KeyOf(const std::string& address);
 
   // The key shared by addresses beyond max_addresses.
   static constexpr const char* kOverflowKey = "*";

@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <boost/algorithm/string/predicate.hpp>
 #include <boost/json.hpp>
+#include <utility>
 
 #include "webui/web_assets.h"
 
@@ -78,10 +81,13 @@ Router::Router(ingest::IngestService& ingest, store::Store& store,
       throttle_(throttle) {}
 
 http::Handler::HeadDecision Router::ApiHead(const http::RequestHead& head) {
-  if (throttle_ == nullptr) return api_->OnHead(head);
-  HeadDecision d;
-  if (Duration wait = throttle_->RetryAfter(head.remote_address); wait > Duration(0)) {
-    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(wait).count();
+  // The token is checked first: a valid one is never refused, whatever its address did.
+  HeadDecision d = api_->OnHead(head);
+  if (throttle_ == nullptr || !d.reject || d.reject->status != 401) return d;
+  if (!head.Header("Authorization")) return d;  // no token: not a guess
+  const AuthThrottle::Failure f = throttle_->RecordFailure(head.remote_address);
+  if (f.retry_after > Duration(0)) {
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(f.retry_after).count();
     http::Response r =
         http::JsonError(429, "too_many_requests",
                         "too many wrong bearer tokens from this address; try again in " +
@@ -90,29 +96,62 @@ http::Handler::HeadDecision Router::ApiHead(const http::RequestHead& head) {
     d.reject = std::move(r);
     return d;
   }
-  d = api_->OnHead(head);
-  if (d.reject && d.reject->status == 401) {
-    if (!head.Header("Authorization")) return d;  // no token: not a guess
-    AuthThrottle::Failure f = throttle_->RecordFailure(head.remote_address);
-    // The presented token is never logged; the path without its query is.
-    if (f.blocked_for > Duration(0)) {
-      spdlog::warn(
-          "management API: wrong bearer token from {} ({} {}); {} wrong tokens, address blocked "
-          "for {}s",
-          head.remote_address, head.method, head.path, throttle_->options().max_failures,
-          std::chrono::duration_cast<std::chrono::seconds>(f.blocked_for).count());
-    } else {
-      spdlog::warn("management API: wrong bearer token from {} ({} {}); {} of {} before a block",
-                   head.remote_address, head.method, head.path, f.failures,
-                   throttle_->options().max_failures);
-    }
-    return d;
+  // The presented token is never logged; the path without its query is. At most
+  // kWarningsPerWindow lines a window, so a flood of guesses cannot flood the log.
+  const int64_t unlogged = warnings_.Take(std::chrono::steady_clock::now());
+  if (unlogged < 0) return d;
+  if (unlogged > 0) {
+    spdlog::warn("management API: {} more wrong bearer tokens were not logged one by one",
+                 unlogged);
   }
-  throttle_->RecordSuccess(head.remote_address);
+  if (f.blocked_for > Duration(0)) {
+    spdlog::warn(
+        "management API: wrong bearer token from {} ({} {}); {} wrong tokens, address blocked "
+        "for {}s (for wrong tokens only)",
+        head.remote_address, head.method, head.path, throttle_->options().max_failures,
+        std::chrono::duration_cast<std::chrono::seconds>(f.blocked_for).count());
+  } else {
+    spdlog::warn("management API: wrong bearer token from {} ({} {}); {} of {} before a block",
+                 head.remote_address, head.method, head.path, f.failures,
+                 throttle_->options().max_failures);
+  }
   return d;
 }
 
+int64_t Router::WarningBudget::Take(std::chrono::steady_clock::time_point now) {
+  MutexLock lock(mu_);
+  if (now - window_start_ >= kWindow) {
+    window_start_ = now;
+    used_ = 0;
+  }
+  if (used_ >= kWarningsPerWindow) {
+    ++unlogged_;
+    return -1;
+  }
+  ++used_;
+  return std::exchange(unlogged_, 0);
+}
+
+// Every response but the dashboard's files (which are revalidated by ETag): nothing of it is
+// cached (tokens' answers, metrics, events), and no browser guesses a type other than the one
+// sent.
+static void AddNoStoreHeaders(http::Response& r) {
+  for (const auto& [name, value] :
+       {std::pair{"X-Content-Type-Options", "nosniff"}, std::pair{"Cache-Control", "no-store"}}) {
+    const bool present = std::any_of(r.headers.begin(), r.headers.end(), [&](const auto& h) {
+      return boost::algorithm::iequals(h.first, name);
+    });
+    if (!present) r.headers.emplace_back(name, value);
+  }
+}
+
 http::Handler::HeadDecision Router::OnHead(const http::RequestHead& head) {
+  HeadDecision d = Decide(head);
+  if (d.reject && !IsUi(head)) AddNoStoreHeaders(*d.reject);
+  return d;
+}
+
+http::Handler::HeadDecision Router::Decide(const http::RequestHead& head) {
   HeadDecision d;
   if (IsRootIndex(head) || (api_ && IsApiIndex(head)) || IsUi(head)) {
     if (head.method != "GET" && head.method != "HEAD") {
@@ -168,6 +207,10 @@ void Router::OnRequest(http::Request request, http::Responder respond) {
                           : webui::Serve(rest, request.Header("If-None-Match").value_or("")));
     return;
   }
+  respond = [inner = std::move(respond)](http::Response r) {
+    AddNoStoreHeaders(r);
+    inner(std::move(r));
+  };
   if (api_ && IsApiIndex(request)) {
     respond(Json(200, ApiIndex()));
     return;

@@ -1,11 +1,14 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 
 #include "api/api_handler.h"
 #include "app/auth_throttle.h"
+#include "common/mutex.h"
 #include "http/server.h"
 #include "ingest/ingest_service.h"
 #include "store/store.h"
@@ -23,8 +26,9 @@ namespace hookrelay::app {
 //   /ui/...        the dashboard's embedded files (webui::Serve), with the security headers
 //   /api/v1        the same for the API, without a token (says nothing a stranger may not know)
 //   /api/v1/...    the management API, when an ApiHandler is given (asked first); wrong bearer
-//                  tokens are logged, counted and throttled per client address (`throttle`:
-//                  429 with Retry-After while blocked)
+//                  tokens are logged (rate-limited), counted and throttled per client
+//                  address (`throttle`: a wrong token gets 429 with Retry-After while its
+//                  address is blocked; a valid token is checked first and always passes)
 // Everything else is a JSON 404.
 class Router final : public http::Handler {
  public:
@@ -40,8 +44,26 @@ class Router final : public http::Handler {
   void SetDraining() { draining_.store(true); }
 
  private:
+  // OnHead without the headers every answer but the dashboard's files gets.
+  HeadDecision Decide(const http::RequestHead& head);
   // The management API's head check, with the wrong-token throttle around it.
   HeadDecision ApiHead(const http::RequestHead& head);
+
+  // Wrong-token warnings: at most kWarningsPerWindow lines a window; the ones past that are
+  // counted and summed up in the next line logged.
+  class WarningBudget {
+   public:
+    // -1: do not log this one. Else log it, after a line saying how many were not logged.
+    int64_t Take(std::chrono::steady_clock::time_point now);
+
+   private:
+    static constexpr int kWarningsPerWindow = 10;
+    static constexpr std::chrono::seconds kWindow{10};
+    Mutex mu_;
+    std::chrono::steady_clock::time_point window_start_ GUARDED_BY(mu_){};
+    int used_ GUARDED_BY(mu_) = 0;
+    int64_t unlogged_ GUARDED_BY(mu_) = 0;
+  };
 
   ingest::IngestService& ingest_;
   store::Store& store_;
@@ -49,6 +71,7 @@ class Router final : public http::Handler {
   api::ApiHandler* api_;
   AuthThrottle* throttle_;
   std::atomic<bool> draining_{false};
+  WarningBudget warnings_;
 };
 
 }  // namespace hookrelay::app

@@ -112,3 +112,35 @@ TEST_F(AuthThrottleTest, ForgottenEntriesMakeRoomForNewAddresses) {
 
 }  // namespace
 }  // namespace hookrelay::app
+
+namespace hookrelay::app {
+namespace {
+
+// Issue 32.4: IPv6 peers are counted per /64 (as the server's connection cap counts them), so
+// an attacker cannot get a fresh budget for each of the 2^64 addresses of its network.
+TEST(AuthThrottleKeyTest, Ipv6IsKeyedByItsSlash64AndIpv4ByAddress) {
+  EXPECT_EQ(AuthThrottle::KeyOf("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::/64");
+  EXPECT_EQ(AuthThrottle::KeyOf("2001:db8:1:2::1"), AuthThrottle::KeyOf("2001:db8:1:2:ff::9"));
+  EXPECT_NE(AuthThrottle::KeyOf("2001:db8:1:2::1"), AuthThrottle::KeyOf("2001:db8:1:3::1"));
+  EXPECT_EQ(AuthThrottle::KeyOf("::ffff:10.0.0.7"), "10.0.0.7");
+  EXPECT_EQ(AuthThrottle::KeyOf("10.0.0.7"), "10.0.0.7");
+  EXPECT_EQ(AuthThrottle::KeyOf("not an address"), "not an address");
+}
+
+TEST(AuthThrottleKeyTest, GuessesFromOneSlash64ShareOneBudget) {
+  FakeClock clock;
+  AuthThrottleOptions o;
+  o.max_failures = 3;
+  AuthThrottle t(clock, o);
+  t.RecordFailure("2001:db8::1");
+  t.RecordFailure("2001:db8::2");
+  EXPECT_EQ(t.RecordFailure("2001:db8::3").blocked_for, std::chrono::minutes(1));
+  // A wrong token from the blocked /64 is refused with the wait, and counted as throttled.
+  AuthThrottle::Failure f = t.RecordFailure("2001:db8::4");
+  EXPECT_EQ(f.retry_after, std::chrono::seconds(60));
+  EXPECT_EQ(t.stats().throttled, 1);
+  EXPECT_EQ(t.RecordFailure("2001:db9::1").retry_after, Duration(0));
+}
+
+}  // namespace
+}  // namespace hookrelay::app
