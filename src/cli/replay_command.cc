@@ -254,10 +254,11 @@ int RunBulkReplay(const BulkOptions& o, const ManagementOptions& common) {
   // A bare number is per second. Checked here, so an error shows what was typed.
   if (!o.rate.empty()) {
     const std::string rate = o.rate.find('/') == std::string::npos ? o.rate + "/s" : o.rate;
-    if (!ParseRate(rate).ok()) {
+    Result<double> per_second = ParseRate(rate);
+    if (!per_second.ok() || *per_second < 1.0 / 3600) {
       std::cerr << "hookrelay replay: --rate \"" << o.rate
-                << "\": expected a whole number of events per second, minute or hour, e.g. 50, "
-                   "50/s, 30/m or 10/h; the least is 1/h\n";
+                << "\": expected events per second, minute or hour, e.g. 50, 50/s, 30/m, 10/h "
+                   "or 0.5/s; the least is 1/h\n";
       return 2;
     }
     body["rate"] = rate;

@@ -266,11 +266,18 @@ std::string FormatByteSize(uint64_t bytes) {
 }
 
 Result<double> ParseRate(std::string_view text) {
+  auto IsDigit = [](char c) { return c >= '0' && c <= '9'; };
   const std::string shown = "\"" + std::string(text) + "\"";
-  uint64_t n = 0;
-  bool overflow = false;
-  size_t digits = ReadUnsigned(text, n, overflow);
-  std::string_view per = digits ? text.substr(digits) : std::string_view();
+  // A whole or decimal count ("100", "0.5", "0.00001"; no sign, no exponent), then the unit.
+  size_t digits = 0;
+  while (digits < text.size() && IsDigit(text[digits])) ++digits;
+  size_t end = digits;
+  if (digits > 0 && end < text.size() && text[end] == '.') {
+    size_t fraction = end + 1;
+    while (fraction < text.size() && IsDigit(text[fraction])) ++fraction;
+    if (fraction > end + 1) end = fraction;
+  }
+  const std::string_view per = digits ? text.substr(end) : std::string_view();
   double seconds = 0;
   if (per == "/s") {
     seconds = 1;
@@ -279,13 +286,16 @@ Result<double> ParseRate(std::string_view text) {
   } else if (per == "/h") {
     seconds = 3600;
   }
-  if (digits == 0 || seconds == 0) {
+  double n = 0;
+  if (digits == 0 || seconds == 0 ||
+      std::from_chars(text.data(), text.data() + end, n).ptr != text.data() + end) {
     return Status::InvalidArgument("invalid rate " + shown +
-                                   ": expected e.g. \"100/s\", \"600/m\" or \"5000/h\"");
+                                   ": expected e.g. \"100/s\", \"600/m\", \"5000/h\" or "
+                                   "\"0.5/s\"");
   }
-  if (n == 0) return Status::InvalidArgument("rate " + shown + " must be greater than zero");
+  if (n <= 0) return Status::InvalidArgument("rate " + shown + " must be greater than zero");
   if (n > 1'000'000'000) return Status::InvalidArgument("rate " + shown + " is too large");
-  return static_cast<double>(n) / seconds;
+  return n / seconds;
 }
 
 namespace {

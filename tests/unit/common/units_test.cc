@@ -117,6 +117,13 @@ TEST(RateTest, ParsesPerUnit) {
   EXPECT_FALSE(ParseRate("100").ok());
   EXPECT_FALSE(ParseRate("100/d").ok());
   EXPECT_FALSE(ParseRate("/s").ok());
+  // Issue 32.21: decimals, as FormatRate writes them and docs/api.md shows them.
+  EXPECT_DOUBLE_EQ(*ParseRate("0.00001/s"), 0.00001);
+  EXPECT_DOUBLE_EQ(*ParseRate("1.5/m"), 0.025);
+  EXPECT_EQ(*ParseRate(FormatRate(0.00001)), 0.00001);
+  for (const char* bad : {"0.0/s", ".5/s", "1./s", "1e3/s", "-1/s", "1.2.3/s", "1,5/s"}) {
+    EXPECT_FALSE(ParseRate(bad).ok()) << bad;
+  }
 }
 
 // Issue 12, point 3: the one rate formatter of the CLI and the server log; never scientific.
