@@ -1,9 +1,11 @@
 #include "model/destination.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
 #include <cctype>
+#include <charconv>
 
 #include "common/ascii.h"
 #include "common/crypto.h"
@@ -29,6 +31,16 @@ Status ValidateDestinationUrl(std::string_view url) {
   // could never be resolved, so every delivery would fail.
   if (parsed->encoded_host().size() > 253) {
     return Status::InvalidArgument("host name is longer than 253 characters", "url");
+  }
+  // Port 0 cannot be connected to and one above 65535 does not exist: every delivery would fail.
+  if (parsed->has_port() && !parsed->port().empty()) {
+    const std::string_view port = parsed->port();
+    unsigned long number = 0;
+    const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
+    if (error != std::errc() || end != port.data() + port.size() || number == 0 || number > 65535) {
+      return Status::InvalidArgument(
+          "port " + std::string(port) + " is not a TCP port (1 to 65535)", "url");
+    }
   }
   if (parsed->has_userinfo()) {
     return Status::InvalidArgument(
@@ -187,9 +199,16 @@ Result<Destination> ParseDestination(const json::value& v) {
       auto value = GetString(kv.value(), field);
       if (!value.ok()) return value.status();
       std::string_view key = kv.key();
-      if (key.empty() || key.find_first_of(" :\r\n\t") != std::string_view::npos ||
-          value->find_first_of("\r\n") != std::string::npos) {
+      if (key.empty() || key.find_first_of(" :\r\n\t") != std::string_view::npos) {
         return Status::InvalidArgument("is not a valid HTTP header", field);
+      }
+      // RFC 9110 §5.5: no control character but a tab in a field value. libcurl would cut a
+      // value at a NUL (and send the rest as nothing), so refuse them all as CR and LF are.
+      if (std::find_if(value->begin(), value->end(), [](unsigned char c) {
+            return (c < 0x20 && c != '\t') || c == 0x7f;
+          }) != value->end()) {
+        return Status::InvalidArgument(
+            "is not a valid HTTP header value: it contains a control character", field);
       }
       if (IsHopByHopOrFraming(key)) {
         return Status::InvalidArgument(
