@@ -394,11 +394,15 @@ int Serve(const ServeOptions& options) {
   for (const auto& [name, d] : config.catalog.destinations) {
     if (Status st = delivery::CheckDestinationAddress(d, allow_private); !st.ok()) {
       return Fail(2, config.DestinationLocation(name, st.field()) + "destination \"" + name +
-                         "\": " + (st.field().empty() ? "" : st.field() + ": ") + st.message());
+                         "\": " + (st.field().empty() ? "" : st.field() + ": ") + st.message() +
+                         std::string(delivery::kConfigPrivateAddressHint));
     }
   }
   catalog.SetDestinationCheck([allow_private](const model::Destination& d) {
-    return delivery::CheckDestinationAddress(d, allow_private);
+    Status st = delivery::CheckDestinationAddress(d, allow_private);
+    if (st.ok()) return st;
+    return Status::InvalidArgument(st.message() + std::string(delivery::kApiPrivateAddressHint),
+                                   st.field());
   });
   {
     auto notes = catalog.Load(

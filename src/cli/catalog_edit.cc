@@ -12,6 +12,7 @@
 #include "cli/management_command.h"
 #include "cli/render.h"
 #include "common/clock.h"
+#include "delivery/sender.h"
 
 namespace hookrelay::cli {
 
@@ -46,6 +47,16 @@ Status NothingToChange(const json::object& body, bool update) {
 
 std::string Plural(const std::string& kind) { return kind + "s"; }
 
+// The API's refusal of a private address names its JSON field; the CLI's switch is a flag.
+Status NameCliSwitches(const Status& status) {
+  std::string message = status.message();
+  const std::string_view api_hint = delivery::kApiPrivateAddressHint;
+  size_t at = message.find(api_hint);
+  if (at == std::string::npos) return status;
+  message.replace(at, api_hint.size(), " (pass --allow-private to allow it)");
+  return Status::InvalidArgument(std::move(message), status.field());  // a 400
+}
+
 // `<kind>s add|update`: builds the body from the flags, POSTs or PATCHes it, prints the object.
 template <typename Flags>
 void AddWrite(
@@ -75,6 +86,7 @@ void AddWrite(
     auto answer = update
                       ? client.Patch("/api/v1/" + Plural(kind) + "/" + PercentEncode(*name), *body)
                       : client.Post("/api/v1/" + Plural(kind), *body);
+    if (!answer.ok()) answer = NameCliSwitches(answer.status());
     exit_code = PrintApiObject(command, answer, common->json, [&](const json::object& o) {
       return std::string(update ? "Updated " : "Created ") + kind + " " + *name + "\n\n" +
              render(o);
@@ -335,7 +347,7 @@ void AddCatalogEditCommands(CLI::App* sources, CLI::App* destinations, CLI::App*
     CLI::App* cmd = routes->add_subcommand("add", "Send every event of a source to a destination");
     cmd->add_option("source", *source, "source name")->required();
     cmd->add_option("destination", *destination, "destination name")->required();
-    cmd->add_option("--id", *id, "Route id (default SOURCE->DESTINATION)");
+    cmd->add_option("--id", *id, "Route id (default SOURCE:DESTINATION)");
     AddManagementOptions(cmd, *common);
     cmd->callback([=, &exit_code] {
       json::object body{{"source", *source}, {"destination", *destination}};

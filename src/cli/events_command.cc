@@ -74,6 +74,23 @@ namespace {
 
 TimePoint Now() { return SystemClock::Instance().Now(); }
 
+// An empty list filtered by a source or destination the catalog does not have is a typo, said as
+// `replay` says it. Checked only when nothing matched: events of a source removed since stay
+// listable.
+Status CheckFilterNames(ApiClient& client, const EventListOptions& options) {
+  for (auto [kind, name] :
+       {std::pair{"source", &options.source}, std::pair{"destination", &options.destination}}) {
+    if (name->empty()) continue;
+    Result<json::value> found =
+        client.Get("/api/v1/" + std::string(kind) + "s/" + PercentEncode(*name));
+    if (found.ok()) continue;
+    if (found.status().code() != Status::Code::kNotFound) return found.status();
+    return Status::InvalidArgument(std::string(kind) + ": no " + kind + " \"" + *name +
+                                   "\" (see `hookrelay " + kind + "s list`)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddEventsCommand(CLI::App& app, int& exit_code) {
@@ -113,6 +130,12 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
       if (!page.ok()) {
         exit_code = ReportApiError("events list", page.status());
         return;
+      }
+      if (page->at("items").as_array().empty()) {
+        if (Status s = CheckFilterNames(client, resolved); !s.ok()) {
+          exit_code = ReportApiError("events list", s);
+          return;
+        }
       }
       if (common->json) {
         PrintJson(*page);

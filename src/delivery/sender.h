@@ -132,12 +132,23 @@ bool IsPrivateAddress(const std::string& address);
 bool IsRefusedLiteralHost(std::string_view host);
 
 // The end of every message refusing a loopback/private destination, at delivery and at creation.
+inline constexpr std::string_view kPrivateAddressRefusal =
+    "loopback/private addresses are not allowed for this destination";
+// At delivery, where the refusal is the server's: both switches that lift it.
 inline constexpr std::string_view kPrivateAddressRule =
     "loopback/private addresses are not allowed for this destination (allow_private or "
     "--allow-private-destinations)";
+// What lifts a refusal at creation, named on the surface it is said on: the config file, the
+// API (the dashboard and the CLI say their own: the CLI replaces kApiPrivateAddressHint).
+inline constexpr std::string_view kConfigPrivateAddressHint =
+    " (set allow_private = true on the destination, or start serve with "
+    "--allow-private-destinations)";
+inline constexpr std::string_view kApiPrivateAddressHint =
+    " (set \"allow_private\": true on the destination)";
 
 // What the sender would refuse before resolving anything, said when a destination is created,
-// changed or loaded from the config: kInvalidArgument (field "url") when the URL's host
+// changed or loaded from the config: kInvalidArgument (field "url", the message ending with
+// kPrivateAddressRefusal and no hint: the caller adds its surface's) when the URL's host
 // IsRefusedLiteralHost and neither `destination.allow_private` nor
 // `allow_private_destinations` (the server's flag) is set; else OK. A name that only resolves to
 // such an address is still caught at connect time.

@@ -108,7 +108,7 @@ Status CheckDestinationAddress(const model::Destination& destination,
   }
   if (size_t zone = host.find('%'); zone != std::string::npos) host.resize(zone);
   if (!IsRefusedLiteralHost(host)) return Status::Ok();
-  return Status::InvalidArgument("points at " + host + ": " + std::string(kPrivateAddressRule),
+  return Status::InvalidArgument("points at " + host + ": " + std::string(kPrivateAddressRefusal),
                                  "url");
 }
 

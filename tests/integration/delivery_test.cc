@@ -449,7 +449,8 @@ TEST_F(DeliveryTest, PrivateDestinationRefusedUnlessAllowed) {
       toml, data_dir(), {}, {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123"}}});
   EXPECT_FALSE(server_->ok());
   EXPECT_NE(server_->output().find("127.0.0.1"), std::string::npos) << server_->output();
-  EXPECT_NE(server_->output().find("allow_private"), std::string::npos) << server_->output();
+  // The config file's switch, in the config file's words.
+  EXPECT_NE(server_->output().find("allow_private = true"), std::string::npos) << server_->output();
   server_.reset();
   Start(toml, {"--allow-private-destinations"});
   Ingest("x");

@@ -121,7 +121,7 @@ TEST(CheckDestinationAddressTest, LiteralPrivateHostsNeedAllowPrivate) {
     Status st = CheckDestinationAddress(d, false);
     EXPECT_FALSE(st.ok()) << url;
     EXPECT_EQ(st.field(), "url") << url;
-    EXPECT_NE(st.message().find(kPrivateAddressRule), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(kPrivateAddressRefusal), std::string::npos) << st.message();
     EXPECT_TRUE(CheckDestinationAddress(d, true).ok()) << url;
     d.allow_private = true;
     EXPECT_TRUE(CheckDestinationAddress(d, false).ok()) << url;

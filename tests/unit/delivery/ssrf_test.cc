@@ -108,7 +108,7 @@ TEST(SsrfTest, CheckDestinationAddressRefusesTrailingDotsAndTranslatedForms) {
     d.url = url;
     Status s = CheckDestinationAddress(d, false);
     EXPECT_FALSE(s.ok()) << url;
-    EXPECT_NE(s.message().find(kPrivateAddressRule), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(kPrivateAddressRefusal), std::string::npos) << s.message();
     d.allow_private = true;
     EXPECT_TRUE(CheckDestinationAddress(d, false).ok()) << url;
   }
