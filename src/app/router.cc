@@ -136,12 +136,12 @@ int64_t Router::WarningBudget::Take(std::chrono::steady_clock::time_point now) {
 // cached (tokens' answers, metrics, events), and no browser guesses a type other than the one
 // sent.
 static void AddNoStoreHeaders(http::Response& r) {
-  for (const auto& [name, value] :
+  for (const std::pair<const char*, const char*>& header :
        {std::pair{"X-Content-Type-Options", "nosniff"}, std::pair{"Cache-Control", "no-store"}}) {
     const bool present = std::any_of(r.headers.begin(), r.headers.end(), [&](const auto& h) {
-      return boost::algorithm::iequals(h.first, name);
+      return boost::algorithm::iequals(h.first, header.first);
     });
-    if (!present) r.headers.emplace_back(name, value);
+    if (!present) r.headers.emplace_back(header.first, header.second);
   }
 }
 
