@@ -649,9 +649,9 @@ TEST_F(ServeBinaryTest, ReloadSignalsAreLoggedAndIgnoredAndSigquitStopsCleanly) 
       {SIGHUP, "SIGHUP"}, {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"}};
   for (const auto& [sig, name] : ignored) {
     ASSERT_EQ(::kill(server->pid(), sig), 0);
-    ASSERT_TRUE(test::WaitFor([&] {
-      return server->output().find(name + " received: ignored") != std::string::npos;
-    })) << server->output();
+    const std::string line = name + " received: ignored";
+    ASSERT_TRUE(test::WaitFor([&] { return server->output().find(line) != std::string::npos; }))
+        << server->output();
     EXPECT_EQ(Send(server->port(), "GET", "/healthz").status, 200) << "after " << name;
   }
   ASSERT_EQ(::kill(server->pid(), SIGQUIT), 0);
