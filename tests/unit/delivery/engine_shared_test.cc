@@ -264,7 +264,10 @@ class EngineSharedTest : public ::testing::Test {
 // whose failure was the 20th), no node sends while it is open, exactly one node sends the
 // half-open probe, and after a successful probe everything is delivered.
 TEST_F(EngineSharedTest, FailuresOnThreeNodesTripOneBreaker) {
-  sink_.SetDefault(hookrelay::testing::SinkResponse::Status(500));
+  // Each failure takes 20 ms, so while one node waits for its answer the others claim and send:
+  // with instant answers one node could win every claim on a loaded machine and send all 20.
+  sink_.SetDefault(
+      hookrelay::testing::SinkResponse::Status(500).WithDelay(std::chrono::milliseconds(20)));
   StartNodes(Dest("b"));
   std::vector<std::string> events = Append("b", 30);
 
