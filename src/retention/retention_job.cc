@@ -5,48 +5,37 @@
 #include <algorithm>
 #include <memory>
 
-#include "common/thread_name.h"
 #include "retention/retention_policy.h"
 
 namespace hookrelay::retention {
 
 RetentionJob::RetentionJob(store::Store& store, const model::Registry& registry, const Clock& clock,
                            RetentionOptions options)
-    : store_(store), registry_(registry), clock_(clock), options_(options) {}
+    : store_(store),
+      registry_(registry),
+      clock_(clock),
+      options_(options),
+      loop_("hr-retention", clock) {}
 
 RetentionJob::~RetentionJob() { Stop(); }
 
-void RetentionJob::Start() { thread_ = std::thread(&RetentionJob::Loop, this); }
+void RetentionJob::Start() {
+  loop_.Start([this] { return Pass(); });
+}
 
-void RetentionJob::Stop() {
-  {
-    MutexLock lock(mu_);
-    stopping_ = true;
+void RetentionJob::Stop() { loop_.Stop(); }
+
+Duration RetentionJob::Pass() {
+  Result<int64_t> purged = RunOnce();
+  if (!purged.ok()) {
+    spdlog::warn("retention pass failed (will retry): {}", purged.status().ToString());
+  } else if (*purged > 0) {
+    spdlog::info("retention: {} {} deleted past the replay window", *purged,
+                 *purged == 1 ? "event" : "events");
+  } else {
+    spdlog::debug("retention: nothing to delete");
   }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-bool RetentionJob::SleepUnlessStopped(Duration d) {
-  MutexLock lock(mu_);
-  // Through the clock: with a FakeClock, the next pass runs when a test moves the time.
-  return !clock_.WaitFor(lock, cv_, d, [this]() REQUIRES(mu_) { return stopping_; });
-}
-
-void RetentionJob::Loop() {
-  NameThisThread("hr-retention");
-  if (!SleepUnlessStopped(Duration::zero())) return;
-  do {
-    Result<int64_t> purged = RunOnce();
-    if (!purged.ok()) {
-      spdlog::warn("retention pass failed (will retry): {}", purged.status().ToString());
-    } else if (*purged > 0) {
-      spdlog::info("retention: {} {} deleted past the replay window", *purged,
-                   *purged == 1 ? "event" : "events");
-    } else {
-      spdlog::debug("retention: nothing to delete");
-    }
-  } while (SleepUnlessStopped(options_.interval));
+  return options_.interval;
 }
 
 Result<int64_t> RetentionJob::RunOnce() {
@@ -71,10 +60,10 @@ Result<int64_t> RetentionJob::RunOnce() {
     total += *n;
     stats_.purged_events += *n;
     ++stats_.batches;
-    if (*n < batch || stopping_) break;
-    // Gives queued writes (ingest) the store's writer; wakes at once on Stop(). Real time, not
-    // the clock's: it lets other threads run now, whatever time a test's clock says it is.
-    if (cv_.wait_for(lock, options_.pause, [this]() REQUIRES(mu_) { return stopping_; })) break;
+    if (*n < batch) break;
+    lock.unlock();
+    // Gives queued writes (ingest) the store's writer; ends at once on Stop().
+    if (!loop_.Pause(options_.pause)) break;
   }
   if (options_.rejections_max_age > Duration::zero()) {
     const TimePoint rejections_cutoff = clock_.Now() - options_.rejections_max_age;
@@ -87,7 +76,7 @@ Result<int64_t> RetentionJob::RunOnce() {
         return n.status();
       }
       stats_.purged_rejections += *n;
-      if (*n < batch || stopping_) break;
+      if (*n < batch || loop_.stopping()) break;
     }
   }
   MutexLock lock(mu_);

@@ -1,13 +1,10 @@
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <optional>
-#include <thread>
 
+#include "common/background_loop.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/result.h"
@@ -69,9 +66,8 @@ class RetentionJob {
   RetentionStats stats() const;
 
  private:
-  void Loop();
-  // Sleeps up to `d`; false when Stop() was called (before or during the sleep).
-  bool SleepUnlessStopped(Duration d);
+  // One pass of the loop, logged.
+  Duration Pass();
 
   store::Store& store_;
   const model::Registry& registry_;
@@ -81,10 +77,8 @@ class RetentionJob {
   Mutex pass_mu_;  // held for a whole pass, so passes never overlap
 
   mutable Mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ GUARDED_BY(mu_) = false;
   RetentionStats stats_ GUARDED_BY(mu_);
-  std::thread thread_;
+  BackgroundLoop loop_;  // last: stopped first, while what its passes use still exists
 };
 
 }  // namespace hookrelay::retention
