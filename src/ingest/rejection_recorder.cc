@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "common/crypto.h"
-#include "common/thread_name.h"
 #include "ingest/ingest_service.h"
 #include "model/destination.h"
 
@@ -65,20 +64,17 @@ store::Rejection DescribeRejection(const model::Source& source, RejectReason rea
 
 RejectionRecorder::RejectionRecorder(store::Store& store, const Clock& clock,
                                      RejectionOptions options)
-    : store_(store), clock_(clock), options_(options) {}
+    : store_(store), clock_(clock), options_(options), loop_("hr-rejections", clock) {}
 
 RejectionRecorder::~RejectionRecorder() { Stop(); }
 
-void RejectionRecorder::Start() { thread_ = std::thread(&RejectionRecorder::Loop, this); }
+void RejectionRecorder::Start() {
+  loop_.Start([this] { return Pass(); });
+}
 
 void RejectionRecorder::Stop() {
-  {
-    MutexLock lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-  (void)Flush();
+  loop_.Stop();
+  (void)Flush();  // what is left
 }
 
 void RejectionRecorder::Record(const model::Source& source, RejectReason reason,
@@ -127,20 +123,11 @@ Status RejectionRecorder::Flush() {
   return st;
 }
 
-void RejectionRecorder::Loop() {
-  NameThisThread("hr-rejections");
-  for (;;) {
-    {
-      MutexLock lock(mu_);
-      if (clock_.WaitFor(lock, cv_, options_.flush_interval,
-                         [this]() REQUIRES(mu_) { return stopping_; })) {
-        return;  // Stop() writes what is left
-      }
-    }
-    if (Status st = Flush(); !st.ok()) {
-      spdlog::warn("rejected requests not recorded (they are still counted): {}", st.ToString());
-    }
+Duration RejectionRecorder::Pass() {
+  if (Status st = Flush(); !st.ok()) {
+    spdlog::warn("rejected requests not recorded (they are still counted): {}", st.ToString());
   }
+  return options_.flush_interval;
 }
 
 RejectionCounts RejectionRecorder::Counts(const std::string& source) const {

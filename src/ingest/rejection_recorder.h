@@ -2,16 +2,15 @@
 
 #include <array>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <iterator>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
+#include "common/background_loop.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/status.h"
@@ -98,7 +97,8 @@ class RejectionRecorder {
     int64_t second = 0;  // the Unix second rows_this_second counts in
     int rows_this_second = 0;
   };
-  void Loop();
+  // One pass of the loop: writes what is queued.
+  Duration Pass();
 
   store::Store& store_;
   const Clock& clock_;
@@ -107,12 +107,10 @@ class RejectionRecorder {
   Mutex flush_mu_;  // one flush at a time, so rows are written in the order they were queued
 
   mutable Mutex mu_;
-  std::condition_variable cv_;
   std::map<std::string, PerSource> sources_ GUARDED_BY(mu_);
   std::vector<store::Rejection> queue_ GUARDED_BY(mu_);
   size_t queue_bytes_ GUARDED_BY(mu_) = 0;
-  bool stopping_ GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  BackgroundLoop loop_;  // last: stopped first, while what its passes use still exists
 };
 
 }  // namespace hookrelay::ingest
