@@ -4,8 +4,6 @@
 
 #include <boost/json.hpp>
 
-#include "common/thread_name.h"
-
 namespace hookrelay::catalog {
 
 namespace json = boost::json;
@@ -24,7 +22,12 @@ json::array Strings(const std::vector<std::string>& v) {
 
 CatalogService::CatalogService(store::Store& store, model::Registry& registry, const Clock& clock,
                                std::function<void()> on_change)
-    : store_(store), registry_(registry), clock_(clock), on_change_(std::move(on_change)) {}
+    : store_(store),
+      registry_(registry),
+      clock_(clock),
+      on_change_(std::move(on_change)),
+      // Real time: the poll is a fallback for a lost notification, not part of any decision.
+      refresher_("hr-catalog", SystemClock::Instance()) {}
 
 CatalogService::~CatalogService() { Stop(); }
 
@@ -111,41 +114,16 @@ int64_t CatalogService::version() const {
 }
 
 void CatalogService::Start(Duration poll) {
-  refresher_ = std::thread([this, poll] { RefreshLoop(poll); });
-}
-
-void CatalogService::Stop() {
-  {
-    MutexLock lock(refresh_mu_);
-    stopping_ = true;
-  }
-  refresh_cv_.notify_all();
-  if (refresher_.joinable()) refresher_.join();
-}
-
-void CatalogService::Notify() {
-  {
-    MutexLock lock(refresh_mu_);
-    refresh_now_ = true;
-  }
-  refresh_cv_.notify_all();
-}
-
-void CatalogService::RefreshLoop(Duration poll) {
-  NameThisThread("hr-catalog");
-  for (;;) {
-    {
-      MutexLock lock(refresh_mu_);
-      // Real time: the poll is a fallback for a lost notification, not part of any decision.
-      refresh_cv_.wait_for(lock, poll,
-                           [this]() REQUIRES(refresh_mu_) { return stopping_ || refresh_now_; });
-      if (stopping_) return;
-      refresh_now_ = false;
-    }
+  refresher_.Start([this, poll] {
     // A store that does not answer is said by /readyz and ingest; the next round tries again.
     (void)Refresh();
-  }
+    return poll;
+  });
 }
+
+void CatalogService::Stop() { refresher_.Stop(); }
+
+void CatalogService::Notify() { refresher_.RunNow(); }
 
 const store::CatalogObject* CatalogService::Find(store::CatalogKind kind,
                                                  const std::string& name) const {

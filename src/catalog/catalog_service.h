@@ -1,16 +1,15 @@
 #pragma once
 
 #include <boost/json/value.hpp>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "catalog/catalog_plan.h"
+#include "common/background_loop.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/result.h"
@@ -54,7 +53,8 @@ class CatalogService {
   // another node's newer build) is an error that leaves the live catalog as it was (logged once
   // per version by the refresh thread).
   Result<bool> Refresh();
-  // Runs Refresh on a thread of its own every `poll` (real time) and soon after each Notify.
+  // Runs Refresh on a thread of its own at once, then every `poll` (real time) and soon after
+  // each Notify.
   // REQUIRES: Load succeeded, not started.
   void Start(Duration poll = std::chrono::seconds(1));
   void Stop();  // idempotent
@@ -101,7 +101,6 @@ class CatalogService {
       REQUIRES(mu_);
   Status RefuseConfigOwned(const store::CatalogObject& o, std::string_view verb) const;
   Result<bool> RefreshLocked() REQUIRES(mu_);
-  void RefreshLoop(Duration poll);
 
   store::Store& store_;
   model::Registry& registry_;
@@ -114,11 +113,7 @@ class CatalogService {
   int64_t version_ GUARDED_BY(mu_) = 0;                        // the store's, when loaded
   int64_t failed_version_ GUARDED_BY(mu_) = -1;  // a version that did not build (logged)
 
-  Mutex refresh_mu_;
-  std::condition_variable refresh_cv_;
-  bool refresh_now_ GUARDED_BY(refresh_mu_) = false;
-  bool stopping_ GUARDED_BY(refresh_mu_) = false;
-  std::thread refresher_;
+  BackgroundLoop refresher_;  // last: stopped first, while what its passes use still exists
 };
 
 }  // namespace hookrelay::catalog
