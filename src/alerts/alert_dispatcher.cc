@@ -10,7 +10,6 @@
 
 #include "alerts/alert_text.h"
 #include "common/crypto.h"
-#include "common/thread_name.h"
 #include "common/time_format.h"
 
 namespace hookrelay::alerts {
@@ -125,34 +124,34 @@ std::string BuildEmail(const Alert& a, const AlertsConfig& config, TimePoint now
 
 AlertDispatcher::AlertDispatcher(AlertsConfig config, const Clock& clock,
                                  AlertDispatcherOptions options)
-    : config_(std::move(config)), clock_(clock), options_(options), batcher_(config_.window) {
+    : config_(std::move(config)),
+      clock_(clock),
+      options_(options),
+      batcher_(config_.window),
+      loop_("hr-alerts", clock) {
   if (!config_.enabled()) return;
   GlobalInit();
-  thread_ = std::thread([this] { Run(); });
+  loop_.Start([this] { return Pass(); });
 }
 
 AlertDispatcher::~AlertDispatcher() {
-  {
-    MutexLock lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  loop_.Stop();  // a send in progress ends first (at most send_timeout)
+  if (config_.enabled()) FlushAtShutdown();
 }
 
 void AlertDispatcher::Raise(Alert a) {
   MutexLock lock(mu_);
   ++stats_.raised;
-  if (!config_.enabled() || stopping_) return;
+  if (!config_.enabled() || loop_.stopping()) return;
   const std::optional<TimePoint> next_before = batcher_.NextDue();
   auto now_due = batcher_.Add(std::move(a), clock_.Now());
   if (now_due.empty()) {
     // A new batch (or held repeat) may fall due before the time the thread sleeps until.
-    if (batcher_.NextDue() != next_before) cv_.notify_one();
+    if (batcher_.NextDue() != next_before) loop_.RunNow();
     return;
   }
   Enqueue(std::move(now_due));
-  cv_.notify_one();
+  loop_.RunNow();
 }
 
 void AlertDispatcher::Enqueue(std::vector<Alert> alerts) {
@@ -170,46 +169,42 @@ AlertDispatcher::Stats AlertDispatcher::stats() const {
   return stats_;
 }
 
-void AlertDispatcher::Run() {
-  NameThisThread("hr-alerts");
-  MutexLock lock(mu_);
-  while (!stopping_) {
+Duration AlertDispatcher::Pass() {
+  std::vector<Alert> batch;
+  {
+    MutexLock lock(mu_);
     Enqueue(batcher_.Due(clock_.Now()));
-    if (!ready_.empty()) {
-      std::vector<Alert> batch = std::move(ready_);
-      ready_.clear();
-      lock.unlock();
-      size_t i = 0;
-      for (; i < batch.size(); ++i) {
-        {
-          MutexLock check(mu_);
-          if (stopping_) break;
-        }
-        Send(batch[i], options_.send_timeout);
-      }
-      lock.lock();
-      // Anything not sent because of shutdown goes out with the flush, first.
-      ready_.insert(ready_.begin(),
-                    std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(i)),
-                    std::make_move_iterator(batch.end()));
-      continue;
-    }
-    // Until the next batch falls due, on the clock (a FakeClock a test moves wakes it), or a
-    // batch Raise started falls due earlier (Raise notifies then). Capped so a wall clock set
-    // forward is noticed.
-    TimePoint until = clock_.Now() + options_.max_idle_wait;
-    if (auto next = batcher_.NextDue()) until = std::min(until, *next);
-    clock_.WaitUntil(lock, cv_, until, [this, until]() REQUIRES(mu_) {
-      const std::optional<TimePoint> next = batcher_.NextDue();
-      return stopping_ || !ready_.empty() || (next && *next < until);
-    });
+    batch = std::move(ready_);
+    ready_.clear();
   }
+  size_t i = 0;
+  for (; i < batch.size() && !loop_.stopping(); ++i) Send(batch[i], options_.send_timeout);
+  MutexLock lock(mu_);
+  if (!batch.empty()) {
+    // Anything not sent because of shutdown goes out with the flush, first.
+    ready_.insert(ready_.begin(),
+                  std::make_move_iterator(batch.begin() + static_cast<std::ptrdiff_t>(i)),
+                  std::make_move_iterator(batch.end()));
+    return Duration(0);  // look again at once: more may have fallen due while sending
+  }
+  // Until the next batch falls due, on the clock (a FakeClock a test moves wakes it), or a
+  // batch Raise started falls due earlier (Raise calls RunNow then). Capped so a wall clock set
+  // forward is noticed.
+  const TimePoint now = clock_.Now();
+  TimePoint until = now + options_.max_idle_wait;
+  if (auto next = batcher_.NextDue()) until = std::min(until, *next);
+  return std::max(Duration(0), until - now);
+}
 
-  // Shutdown: whatever is ready, then every pending batch, within flush_timeout.
-  std::vector<Alert> rest = std::move(ready_);
-  ready_.clear();
-  for (auto& a : batcher_.Flush()) rest.push_back(std::move(a));
-  lock.unlock();
+void AlertDispatcher::FlushAtShutdown() {
+  // Whatever is ready, then every pending batch, within flush_timeout.
+  std::vector<Alert> rest;
+  {
+    MutexLock lock(mu_);
+    rest = std::move(ready_);
+    ready_.clear();
+    for (auto& a : batcher_.Flush()) rest.push_back(std::move(a));
+  }
   // Real time, not the clock's: it bounds how long a shutdown takes, whatever the clock says.
   const auto deadline = SteadyClock::now() + options_.flush_timeout;
   for (const Alert& a : rest) {

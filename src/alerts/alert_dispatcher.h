@@ -1,15 +1,14 @@
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "alerts/alert.h"
 #include "alerts/alert_batcher.h"
 #include "alerts/alerts_config.h"
+#include "common/background_loop.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 
@@ -59,7 +58,10 @@ class AlertDispatcher : public AlertSink {
   Stats stats() const;
 
  private:
-  void Run();
+  // One pass of the loop: sends what fell due; returns how long until the next may.
+  Duration Pass();
+  // From the destructor, after the loop stopped: what is ready and every pending batch.
+  void FlushAtShutdown();
   // Sends `a` over every configured channel, each bounded by `timeout`.
   void Send(const Alert& a, Duration timeout);
   bool SendEmail(const Alert& a, Duration timeout, std::string& error);
@@ -71,12 +73,10 @@ class AlertDispatcher : public AlertSink {
   const AlertDispatcherOptions options_;
 
   mutable Mutex mu_;
-  std::condition_variable cv_;
   AlertBatcher batcher_ GUARDED_BY(mu_);
   std::vector<Alert> ready_ GUARDED_BY(mu_);
-  bool stopping_ GUARDED_BY(mu_) = false;
   Stats stats_ GUARDED_BY(mu_);
-  std::thread thread_;
+  BackgroundLoop loop_;
 };
 
 // The RFC 5322 message for `a` (CRLF line endings): From, To, Subject, Date, Message-ID,
