@@ -10,6 +10,7 @@
 #include "common/units.h"
 #include "pacing/adaptive_concurrency.h"
 #include "policy/breaker.h"
+#include "policy/breaker_json.h"
 #include "replay/replay_runner.h"
 
 namespace hookrelay::api {

@@ -12,6 +12,7 @@
 #include "common/redact.h"
 #include "common/units.h"
 #include "model/json_fields.h"
+#include "policy/breaker_json.h"
 
 namespace hookrelay::model {
 

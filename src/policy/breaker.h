@@ -1,6 +1,5 @@
 #pragma once
 
-#include <boost/json/value.hpp>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -10,6 +9,9 @@
 
 namespace hookrelay::policy {
 
+inline constexpr int kMaxBreakerThreshold = 1'000'000;
+
+// How a destination's breaker behaves (its JSON form: breaker_json.h).
 struct BreakerConfig {
   int threshold = 20;  // consecutive failed attempts that open the breaker
   // Open period for the 1st, 2nd, … trip; the last one repeats.
@@ -21,11 +23,6 @@ struct BreakerConfig {
   Status Validate() const;  // names the field: "threshold", "open", "open[1]", "escalation_reset"
   bool operator==(const BreakerConfig&) const = default;
 };
-
-// {"threshold": 20, "open": ["10m", "30m", "2h", "24h"], "escalation_reset": "24h"}; every
-// field optional; unknown fields rejected.
-Result<BreakerConfig> ParseBreakerConfig(const boost::json::value& v);
-boost::json::object BreakerConfigToJson(const BreakerConfig& c);
 
 enum class BreakerState { kClosed, kOpen, kHalfOpen };
 std::string_view BreakerStateName(BreakerState s);  // "closed", "open", "half_open"

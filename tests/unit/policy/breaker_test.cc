@@ -5,6 +5,8 @@
 
 #include <boost/json.hpp>
 
+#include "policy/breaker_json.h"
+
 namespace hookrelay::policy {
 namespace {
 
