@@ -589,6 +589,8 @@ try {
   await checkA11y(page, "destination-new-full");
   await checkHidden(page, "destination-new-full");
   await shot(page, "destination-new-full", "desktop");
+  // The whole filled form, for docs/dashboard.md.
+  await page.locator("main form").first().screenshot({ path: join(outDir, "destination-form-desktop.png") });
   await page.getByRole("button", { name: "Create destination" }).click();
   await page.getByRole("heading", { name: "Destination full" }).waitFor();
   let full = await api("/destinations/full");
@@ -641,6 +643,8 @@ try {
   await page.fill("#s-max-body", "1MiB");
   await checkA11y(page, "source-new-full");
   await checkHidden(page, "source-new-full");
+  await checkText(page, "source-new-full");
+  await page.locator("main form").first().screenshot({ path: join(outDir, "source-form-desktop.png") });
   await page.getByRole("button", { name: "Create source" }).click();
   await page.getByRole("heading", { name: "Source rotating" }).waitFor();
   await page.getByText("hmac, 2 secret(s) set (write-only)").waitFor();
