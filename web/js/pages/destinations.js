@@ -38,7 +38,8 @@ function health(d, rates) {
 function latencyText(d) {
   const l = d.latency;
   if (!l || !l.samples || l.p50_ms == null) return null;
-  return `p50 ${millis(l.p50_ms)} · p99 ${millis(l.p99_ms)}`;
+  // Each percentile stays on one line in a narrow column.
+  return [h("span", { class: "nowrap" }, `p50 ${millis(l.p50_ms)}`), " · ", h("span", { class: "nowrap" }, `p99 ${millis(l.p99_ms)}`)];
 }
 
 // Success rate per destination over the last hour, from the stats endpoint (when present).
@@ -88,7 +89,7 @@ async function list(main, ctx) {
     r.items.map((d) => h("tr", { dataset: { name: d.name } },
       h("td", null, h("a", { href: `#/destinations/${enc(d.name)}` }, d.name),
         h("div", { class: "muted mono hide-narrow" }, d.url)),
-      h("td", null, health(d, rates), latencyText(d) ? h("div", { class: "muted latency" }, latencyText(d)) : null),
+      h("td", null, health(d, rates), d.latency?.samples ? h("div", { class: "muted latency" }, latencyText(d)) : null),
       h("td", null, breakerCell(d)),
       h("td", { class: "num hide-narrow" }, String(d.breaker?.consecutive_failures ?? 0)),
       h("td", null, d.paused ? h("span", null, badge("paused"), d.paused_reason ? h("div", { class: "muted" }, withTimes(d.paused_reason)) : null) : "no"),
@@ -444,7 +445,7 @@ async function detail(main, ctx) {
         h("dt", null, "URL"), h("dd", { class: "mono" }, d.url),
         h("dt", null, "Health (1 h)"), h("dd", { id: "health" }, health(d, rates)),
         h("dt", null, "Latency"), h("dd", { id: "latency" }, lat
-          ? [lat, h("span", { class: "muted" }, ` (last ${d.latency.samples} attempt${d.latency.samples === 1 ? "" : "s"})`)]
+          ? [...lat, h("span", { class: "muted" }, ` (last ${d.latency.samples} attempt${d.latency.samples === 1 ? "" : "s"})`)]
           : "no attempt yet"),
         h("dt", null, "Breaker"), h("dd", null, breakerCell(d), ` — ${b.consecutive_failures ?? 0} consecutive failures, ${b.trips ?? 0} trips`),
         h("dt", null, "Paused"), h("dd", null, d.paused ? ["yes: ", withTimes(d.paused_reason) || "paused"] : "no"),
