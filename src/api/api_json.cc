@@ -424,6 +424,13 @@ json::object DestinationViewToJson(const model::Destination& d,
           ? pacing::AdaptiveConcurrency(d.max_concurrency).allowed()
           : state->allowed_concurrency;
   o["in_flight"] = state->in_flight;
+  // Of the last delivery::LatencyWindow::kCapacity attempts this process made (nearest rank);
+  // null percentiles until one was timed.
+  const delivery::LatencySummary& l = state->latency;
+  o["latency"] =
+      json::object{{"p50_ms", l.samples > 0 ? json::value(l.p50_ms) : json::value(nullptr)},
+                   {"p99_ms", l.samples > 0 ? json::value(l.p99_ms) : json::value(nullptr)},
+                   {"samples", l.samples}};
   return o;
 }
 

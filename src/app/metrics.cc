@@ -1,6 +1,8 @@
 #include "app/metrics.h"
 
+#include <iterator>
 #include <sstream>
+#include <string>
 
 namespace hookrelay::app {
 
@@ -32,6 +34,29 @@ std::string Label(const std::string& v) {
   return out;
 }
 
+// The samples of one latency histogram: cumulative buckets (from per-bucket counts, see
+// delivery::kLatencyBoundsMs), sum and count. `labels` (`destination="x",` or empty) comes first
+// in every sample's labels.
+template <typename Buckets>
+void Histogram(std::ostringstream& out, const char* name, const std::string& labels,
+               const Buckets& buckets, int64_t sum_ms) {
+  int64_t cumulative = 0;
+  for (size_t i = 0; i < std::size(buckets); ++i) {
+    cumulative += buckets[i];
+    out << name << "_bucket{" << labels << "le=\"";
+    if (i < std::size(delivery::kLatencyBoundsMs)) {
+      out << static_cast<double>(delivery::kLatencyBoundsMs[i]) / 1000.0;
+    } else {
+      out << "+Inf";
+    }
+    out << "\"} " << cumulative << "\n";
+  }
+  // The unlabelled histogram has no braces at all on _sum and _count.
+  const std::string braces = labels.empty() ? "" : "{" + labels.substr(0, labels.size() - 1) + "}";
+  out << name << "_sum" << braces << " " << static_cast<double>(sum_ms) / 1000.0 << "\n"
+      << name << "_count" << braces << " " << cumulative << "\n";
+}
+
 }  // namespace
 
 std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::EngineStats& e,
@@ -57,19 +82,7 @@ std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::Eng
       << "hookrelay_attempts_total{outcome=\"retryable\"} " << e.attempts_retryable << "\n"
       << "hookrelay_attempts_total{outcome=\"final\"} " << e.attempts_final << "\n";
   Metric(out, "hookrelay_attempt_duration_seconds", "histogram", "Attempt latency.");
-  int64_t cumulative = 0;
-  for (size_t i = 0; i < e.latency_buckets.size(); ++i) {
-    cumulative += e.latency_buckets[i];
-    out << "hookrelay_attempt_duration_seconds_bucket{le=\"";
-    if (i < std::size(delivery::kLatencyBoundsMs)) {
-      out << static_cast<double>(delivery::kLatencyBoundsMs[i]) / 1000.0;
-    } else {
-      out << "+Inf";
-    }
-    out << "\"} " << cumulative << "\n";
-  }
-  out << "hookrelay_attempt_duration_seconds_sum " << static_cast<double>(e.latency_sum_ms) / 1000.0
-      << "\nhookrelay_attempt_duration_seconds_count " << cumulative << "\n";
+  Histogram(out, "hookrelay_attempt_duration_seconds", "", e.latency_buckets, e.latency_sum_ms);
   Single(out, "hookrelay_attempts_in_flight", "gauge", "Attempts being sent now.", e.in_flight);
   Single(out, "hookrelay_due_backlog_oldest_age_seconds", "gauge",
          "Age of the oldest due-but-unsent delivery (0 when none); alerts past the threshold.",
@@ -122,6 +135,14 @@ std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::Eng
   for (const auto& [name, s] : dests) {
     out << "hookrelay_destination_due_backlog{destination=\"" << Label(name) << "\"} "
         << s.due_backlog << "\n";
+  }
+  // Bounded like the other per-destination series: only destinations of the catalog, and a
+  // deleted destination's histogram goes away with them.
+  Metric(out, "hookrelay_destination_attempt_duration_seconds", "histogram",
+         "Attempt latency per destination (buckets as hookrelay_attempt_duration_seconds).");
+  for (const auto& [name, s] : dests) {
+    Histogram(out, "hookrelay_destination_attempt_duration_seconds",
+              "destination=\"" + Label(name) + "\",", s.latency_buckets, s.latency_sum_ms);
   }
   return out.str();
 }

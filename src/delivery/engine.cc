@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "common/units.h"
 #include "delivery/claimer.h"
@@ -168,15 +170,24 @@ EngineStats DeliveryEngine::Stats() const {
 }
 
 std::map<std::string, DestinationState> DeliveryEngine::Destinations() const {
-  MutexLock lock(state_->mu);
   std::map<std::string, DestinationState> out;
-  for (const auto& [name, s] : state_->dests) {
-    out[name] = DestinationState{
-        s->breaker.snapshot(), s->concurrency.allowed(), s->max_concurrency,
-        // Requests out; slots held for a claim still running are not.
-        std::max(0, s->in_flight - s->reserved), s->paused, s->paused_reason, s->delivered,
-        s->failed, s->attempts_success, s->attempts_retryable, s->attempts_final, s->due_backlog};
+  // The latency samples are copied under the lock and their percentiles computed after it.
+  std::vector<std::pair<DestinationState*, std::vector<int32_t>>> windows;
+  {
+    MutexLock lock(state_->mu);
+    windows.reserve(state_->dests.size());
+    for (const auto& [name, s] : state_->dests) {
+      DestinationState& d = out[name];
+      d = DestinationState{s->breaker.snapshot(), s->concurrency.allowed(), s->max_concurrency,
+                           // Requests out; slots held for a claim still running are not.
+                           std::max(0, s->in_flight - s->reserved), s->paused, s->paused_reason,
+                           s->delivered, s->failed, s->attempts_success, s->attempts_retryable,
+                           s->attempts_final, s->due_backlog, s->latency_buckets, s->latency_sum_ms,
+                           LatencySummary{}};
+      windows.emplace_back(&d, s->latency_window.samples());
+    }
   }
+  for (auto& w : windows) w.first->latency = Percentiles(std::move(w.second));
   return out;
 }
 

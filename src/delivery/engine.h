@@ -1,7 +1,9 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -11,6 +13,7 @@
 #include "common/clock.h"
 #include "common/random.h"
 #include "common/result.h"
+#include "delivery/latency_window.h"
 #include "delivery/request_sender.h"
 #include "model/registry.h"
 #include "policy/breaker.h"
@@ -58,6 +61,14 @@ struct EngineStats {
 };
 inline constexpr int64_t kLatencyBoundsMs[] = {5,    10,   25,   50,    100,   250,  500,
                                                1000, 2500, 5000, 10000, 30000, 60000};
+// The histogram's buckets: one per bound, and the last for longer attempts (+Inf).
+inline constexpr size_t kLatencyBuckets = std::size(kLatencyBoundsMs) + 1;
+// The bucket an attempt of `duration_ms` counts in: the first bound it does not exceed.
+inline size_t LatencyBucket(int64_t duration_ms) {
+  size_t bucket = 0;
+  while (bucket < std::size(kLatencyBoundsMs) && duration_ms > kLatencyBoundsMs[bucket]) ++bucket;
+  return bucket;
+}
 
 // The live state of one destination, for the API and metrics.
 struct DestinationState {
@@ -75,6 +86,12 @@ struct DestinationState {
   int64_t attempts_retryable = 0;
   int64_t attempts_final = 0;
   int64_t due_backlog = 0;  // gauge: scheduled deliveries due now, not yet sent (once a second)
+  // Attempt latency, counted like the global histogram (EngineStats::latency_buckets) since the
+  // destination was first served: its buckets (not cumulative) and the sum of the durations.
+  std::array<int64_t, kLatencyBuckets> latency_buckets{};
+  int64_t latency_sum_ms = 0;
+  // p50 and p99 of its last LatencyWindow::kCapacity attempts.
+  LatencySummary latency;
 };
 
 struct EngineState;

@@ -3,6 +3,7 @@
 // The state the delivery engine's parts share (internal to src/delivery; see engine.h for the
 // engine's contract and docs/delivery.md, "Inside the engine", for how the parts fit).
 
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <iterator>
@@ -68,6 +69,9 @@ struct DestState {
   int64_t delivered = 0, failed = 0;
   int64_t attempts_success = 0, attempts_retryable = 0, attempts_final = 0;
   int64_t due_backlog = 0;
+  std::array<int64_t, kLatencyBuckets> latency_buckets{};
+  int64_t latency_sum_ms = 0;
+  LatencyWindow latency_window;
   // Bumped by ResetBreaker: a transition decided before a reset is stale once it is recorded.
   uint64_t breaker_epoch = 0;
   // Bumped by every change this node makes to the shared breaker or pause: through the operator
@@ -134,7 +138,7 @@ struct EngineState {
         clock(clock),
         random(random),
         options(std::move(options)) {
-    stats.latency_buckets.assign(std::size(kLatencyBoundsMs) + 1, 0);
+    stats.latency_buckets.assign(kLatencyBuckets, 0);
   }
 
   // The destination's state, made on first use (its breaker read from the store) and brought up

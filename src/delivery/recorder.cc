@@ -312,12 +312,11 @@ void Recorder::Settle(const Completion& c) {
     if (!c.not_sent) {
       stats.attempts++;
       stats.latency_sum_ms += attempt.duration_ms;
-      size_t bucket = 0;
-      while (bucket < std::size(kLatencyBoundsMs) &&
-             attempt.duration_ms > kLatencyBoundsMs[bucket]) {
-        ++bucket;
-      }
+      const size_t bucket = LatencyBucket(attempt.duration_ms);
       stats.latency_buckets[bucket]++;
+      s.latency_buckets[bucket]++;
+      s.latency_sum_ms += attempt.duration_ms;
+      s.latency_window.Add(attempt.duration_ms);
     }
     // A transition the operator's reset has overtaken is not reported, nor acted on.
     const policy::BreakerTransition tr =

@@ -31,8 +31,9 @@ if (!existsSync(join(here, "node_modules/playwright-core")) || !existsSync(join(
 const { chromium } = await import("playwright-core");
 const axeSource = readFileSync(join(here, "node_modules/axe-core/axe.min.js"), "utf8");
 
-// ---- the scripted sink: /billing fails (503 + Retry-After) until told to succeed; /legacy and
-// /orders always fail; anything else answers 200.
+// ---- the scripted sink: /billing fails (503 + Retry-After) until told to succeed, then answers
+// after 40 ms (so its latency is not a few milliseconds); /legacy and /orders always fail;
+// anything else answers 200.
 const sinkMode = { billing: "fail" };
 const sinkHits = [];
 const sink = createServer((req, res) => {
@@ -49,6 +50,8 @@ const sink = createServer((req, res) => {
     } else if (req.url === "/legacy") {
       res.writeHead(500, { "Content-Type": "application/json" });
       res.end('{"error":"legacy endpoint always fails"}');
+    } else if (req.url === "/billing") {
+      setTimeout(() => { res.writeHead(200, { "Content-Type": "text/plain" }); res.end("ok"); }, 40);
     } else {
       res.writeHead(200, { "Content-Type": "text/plain" });
       res.end("ok");
@@ -446,6 +449,21 @@ try {
   // A config-file destination is read-only, saying why.
   await page.goto(`${base}/ui/#/destinations/billing`);
   await page.getByText("Defined in the config file: read-only here").waitFor();
+  // Its latency (p50 / p99 of its last attempts, the API's `latency`) beside its success rate:
+  // the sink took 40 ms for each success, a 503 took less.
+  const latencyApi = (await (await fetch(`${base}/api/v1/destinations/billing`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json()).latency;
+  if (!(latencyApi.samples >= 2 && latencyApi.p99_ms >= 40 && latencyApi.p99_ms >= latencyApi.p50_ms)) fail(`billing's latency is ${JSON.stringify(latencyApi)}`);
+  const latencyShown = await page.locator("#latency").innerText();
+  if (!/^p50 \d+ ms · p99 \d+ ms \(last \d+ attempts\)$/.test(latencyShown)) fail(`the destination page shows latency "${latencyShown}"`);
+  const p99Shown = Number(/p99 (\d+) ms/.exec(latencyShown)[1]);
+  if (p99Shown < 40) fail(`the destination page shows p99 ${p99Shown} ms, under the sink's 40 ms`);
+  if (!/^\d+(\.\d)? % of \d+ attempts$/.test(await page.locator("#health").innerText())) fail(`the destination page shows health "${await page.locator("#health").innerText()}"`);
+  if (await page.locator("#latency").evaluate((el) => el.previousElementSibling.previousElementSibling.id) !== "health") fail("the latency is not beside the success rate");
+  await page.goto(`${base}/ui/#/destinations`);
+  const listLatency = await page.locator('tr[data-name="billing"] .latency').innerText();
+  if (!/^p50 \d+ ms · p99 \d+ ms$/.test(listLatency)) fail(`the destinations list shows latency "${listLatency}"`);
+  await page.goto(`${base}/ui/#/destinations/billing`);
+  await page.getByText("Defined in the config file: read-only here").waitFor();
   if (await page.getByRole("button", { name: "Save changes" }).count()) fail("a config destination has an edit form");
   log("edited and deleted crm; config destinations are read-only");
 
@@ -571,6 +589,8 @@ try {
   await checkA11y(page, "destination-new-full");
   await checkHidden(page, "destination-new-full");
   await shot(page, "destination-new-full", "desktop");
+  // The whole filled form, for docs/dashboard.md.
+  await page.locator("main form").first().screenshot({ path: join(outDir, "destination-form-desktop.png") });
   await page.getByRole("button", { name: "Create destination" }).click();
   await page.getByRole("heading", { name: "Destination full" }).waitFor();
   let full = await api("/destinations/full");
@@ -623,6 +643,8 @@ try {
   await page.fill("#s-max-body", "1MiB");
   await checkA11y(page, "source-new-full");
   await checkHidden(page, "source-new-full");
+  await checkText(page, "source-new-full");
+  await page.locator("main form").first().screenshot({ path: join(outDir, "source-form-desktop.png") });
   await page.getByRole("button", { name: "Create source" }).click();
   await page.getByRole("heading", { name: "Source rotating" }).waitFor();
   await page.getByText("hmac, 2 secret(s) set (write-only)").waitFor();

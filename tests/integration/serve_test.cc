@@ -678,6 +678,60 @@ TEST_F(ServeBinaryTest, DueBacklogPerDestination) {
   server->Kill();
 }
 
+// Issue 32.16: attempt latency per destination, in /metrics (a histogram labelled by destination,
+// beside the global one) and as p50/p99 in the destination's API view.
+TEST_F(ServeBinaryTest, AttemptLatencyPerDestination) {
+  sink_.SetDefault("/hooks", SinkResponse::Status(200).WithDelay(300ms));
+  auto server = Start();
+  ASSERT_TRUE(server->ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"n":1})").status, 202);
+  }
+  const std::string count =
+      R"(hookrelay_destination_attempt_duration_seconds_count{destination="billing"} 3)";
+  std::string m =
+      WaitForMetrics(server->port(), [&](const std::string& t) { return Has(t, count); });
+  ASSERT_TRUE(Has(m, count)) << m;
+  // Each took the sink's 300 ms at least: none is at or under 250 ms, all under +Inf.
+  EXPECT_TRUE(Has(
+      m,
+      R"(hookrelay_destination_attempt_duration_seconds_bucket{destination="billing",le="0.25"} 0)"))
+      << m;
+  EXPECT_TRUE(Has(
+      m,
+      R"(hookrelay_destination_attempt_duration_seconds_bucket{destination="billing",le="+Inf"} 3)"))
+      << m;
+  EXPECT_NE(m.find(R"(hookrelay_destination_attempt_duration_seconds_sum{destination="billing"} )"),
+            std::string::npos)
+      << m;
+  EXPECT_TRUE(
+      Has(m, R"(hookrelay_destination_attempt_duration_seconds_count{destination="slow"} 0)"))
+      << m;
+  EXPECT_NE(m.find("# TYPE hookrelay_destination_attempt_duration_seconds histogram\n"),
+            std::string::npos)
+      << m;
+  // The global histogram stays, unlabelled.
+  EXPECT_TRUE(Has(m, "hookrelay_attempt_duration_seconds_count 3")) << m;
+  EXPECT_TRUE(Has(m, R"(hookrelay_attempt_duration_seconds_bucket{le="0.25"} 0)")) << m;
+
+  HttpResponse r = Send(server->port(), "GET", "/api/v1/destinations/billing", kToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json::object latency = json::parse(r.body).at("latency").as_object();
+  EXPECT_EQ(latency.at("samples").as_int64(), 3) << r.body;
+  const int64_t p50 = latency.at("p50_ms").as_int64();
+  const int64_t p99 = latency.at("p99_ms").as_int64();
+  EXPECT_GE(p50, 300) << r.body;
+  EXPECT_GE(p99, p50) << r.body;
+  EXPECT_LT(p99, 2000) << r.body;  // the attempt timeout
+  // A destination with no attempt yet: no percentiles.
+  r = Send(server->port(), "GET", "/api/v1/destinations/slow", kToken);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const json::object none = json::parse(r.body).at("latency").as_object();
+  EXPECT_EQ(none.at("samples").as_int64(), 0) << r.body;
+  EXPECT_TRUE(none.at("p50_ms").is_null()) << r.body;
+  EXPECT_TRUE(none.at("p99_ms").is_null()) << r.body;
+}
+
 // A destination's series exist while it is in the catalog, and go with it.
 TEST_F(ServeBinaryTest, ADeletedDestinationsSeriesGoAway) {
   auto server = Start();
@@ -690,6 +744,9 @@ TEST_F(ServeBinaryTest, ADeletedDestinationsSeriesGoAway) {
   std::string m =
       WaitForMetrics(server->port(), [&](const std::string& t) { return Has(t, series); });
   ASSERT_TRUE(Has(m, series)) << m;
+  ASSERT_TRUE(
+      Has(m, R"(hookrelay_destination_attempt_duration_seconds_count{destination="temp"} 0)"))
+      << m;
   ASSERT_EQ(Send(server->port(), "DELETE", "/api/v1/destinations/temp", kToken).status, 200);
   m = WaitForMetrics(server->port(), [](const std::string& t) {
     return t.find(R"(destination="temp")") == std::string::npos;

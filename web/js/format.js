@@ -74,6 +74,14 @@ export function percent(x) {
   return `${(x * 100).toFixed(x >= 0.999 || x === 0 ? 0 : 1)} %`;
 }
 
+// An attempt's duration in milliseconds: "84 ms", "1.2 s", "45 s".
+export function millis(ms) {
+  if (ms == null || Number.isNaN(ms)) return "—";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 10000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.round(ms / 1000)} s`;
+}
+
 export function shortId(id) { return id && id.length > 12 ? `${id.slice(0, 6)}…${id.slice(-6)}` : id; }
 
 // A datetime-local input's value (local time) → RFC 3339 UTC; "" stays "".

@@ -3,7 +3,7 @@
 // write-only: the form never shows one, a blank field keeps it.
 import { h, message, badge, table, replace } from "../dom.js";
 import { get, post, patch, del, enc, qs } from "../api.js";
-import { time, percent, withTimes } from "../format.js";
+import { time, percent, millis, withTimes } from "../format.js";
 import { every, input, select, originNote, yes } from "./common.js";
 import { herdSection } from "./herd.js";
 
@@ -31,6 +31,15 @@ function breakerCell(d) {
 function health(d, rates) {
   const r = rates[d.name];
   return r && r.total > 0 ? `${percent(r.ok / r.total)} of ${r.total} attempts` : "no attempts";
+}
+
+// p50 / p99 of the destination's last attempts (at most 1000, since hookrelay started; the API's
+// `latency`), or null before the first.
+function latencyText(d) {
+  const l = d.latency;
+  if (!l || !l.samples || l.p50_ms == null) return null;
+  // Each percentile stays on one line in a narrow column.
+  return [h("span", { class: "nowrap" }, `p50 ${millis(l.p50_ms)}`), " · ", h("span", { class: "nowrap" }, `p99 ${millis(l.p99_ms)}`)];
 }
 
 // Success rate per destination over the last hour, from the stats endpoint (when present).
@@ -80,7 +89,7 @@ async function list(main, ctx) {
     r.items.map((d) => h("tr", { dataset: { name: d.name } },
       h("td", null, h("a", { href: `#/destinations/${enc(d.name)}` }, d.name),
         h("div", { class: "muted mono hide-narrow" }, d.url)),
-      h("td", null, health(d, rates)),
+      h("td", null, health(d, rates), d.latency?.samples ? h("div", { class: "muted latency" }, latencyText(d)) : null),
       h("td", null, breakerCell(d)),
       h("td", { class: "num hide-narrow" }, String(d.breaker?.consecutive_failures ?? 0)),
       h("td", null, d.paused ? h("span", null, badge("paused"), d.paused_reason ? h("div", { class: "muted" }, withTimes(d.paused_reason)) : null) : "no"),
@@ -422,17 +431,22 @@ async function detail(main, ctx) {
   let formShown = false;
   let shownPolicy = "";
   async function load() {
-    let d;
+    let d, rates;
     try {
-      d = await get(`/destinations/${enc(name)}`);
+      [d, rates] = await Promise.all([get(`/destinations/${enc(name)}`), lastHourRates()]);
     } catch (e) {
       if (e.status === 404) { replace(body, message("error", e.message)); return false; }
       throw e;
     }
     const b = d.breaker || {};
+    const lat = latencyText(d);
     const state = h("section", { id: "state" }, h("h2", null, "State"),
       h("dl", { class: "kv" },
         h("dt", null, "URL"), h("dd", { class: "mono" }, d.url),
+        h("dt", null, "Health (1 h)"), h("dd", { id: "health" }, health(d, rates)),
+        h("dt", null, "Latency"), h("dd", { id: "latency" }, lat
+          ? [...lat, h("span", { class: "muted" }, ` (last ${d.latency.samples} attempt${d.latency.samples === 1 ? "" : "s"})`)]
+          : "no attempt yet"),
         h("dt", null, "Breaker"), h("dd", null, breakerCell(d), ` — ${b.consecutive_failures ?? 0} consecutive failures, ${b.trips ?? 0} trips`),
         h("dt", null, "Paused"), h("dd", null, d.paused ? ["yes: ", withTimes(d.paused_reason) || "paused"] : "no"),
         h("dt", null, "Concurrency"), h("dd", null, `${d.allowed_concurrency} allowed now (max ${d.max_concurrency ?? "?"}), ${d.in_flight ?? 0} in flight`),
@@ -454,7 +468,7 @@ async function detail(main, ctx) {
     const heldShown = body.querySelector("#held");
     if (heldShown) heldShown.replaceWith(held); else state.after(held);
     const stored = JSON.stringify(Object.fromEntries(Object.entries(d).filter(([k]) =>
-      !["breaker", "paused_reason", "allowed_concurrency", "in_flight", "note", "held"].includes(k))), null, 2);
+      !["breaker", "paused_reason", "allowed_concurrency", "in_flight", "note", "held", "latency"].includes(k))), null, 2);
     const policy = JSON.stringify(d.policy);
     if (!formShown) {
       formShown = true;
