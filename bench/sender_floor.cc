@@ -24,6 +24,7 @@
 #include "common/allocator.h"
 #include "common/clock.h"
 #include "delivery/sender.h"
+#include "delivery/signer.h"
 
 using namespace hookrelay;
 

@@ -32,6 +32,7 @@
 #include "common/units.h"
 #include "delivery/engine.h"
 #include "delivery/sender.h"
+#include "delivery/ssrf.h"
 #include "ingest/ingest_service.h"
 #include "model/source.h"
 #include "replay/replay_runner.h"

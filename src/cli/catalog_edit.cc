@@ -12,7 +12,7 @@
 #include "cli/management_command.h"
 #include "cli/render.h"
 #include "common/clock.h"
-#include "delivery/sender.h"
+#include "delivery/ssrf.h"
 
 namespace hookrelay::cli {
 

@@ -12,7 +12,7 @@
 #include "common/crypto.h"
 #include "common/time_format.h"
 #include "common/units.h"
-#include "delivery/sender.h"
+#include "delivery/ssrf.h"
 #include "http/json_text.h"
 
 namespace hookrelay::cli {

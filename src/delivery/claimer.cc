@@ -8,6 +8,7 @@
 #include "common/units.h"
 #include "delivery/outgoing_headers.h"
 #include "delivery/sender.h"
+#include "delivery/signer.h"
 #include "model/destination.h"
 
 namespace hookrelay::delivery {

@@ -20,6 +20,7 @@
 #include "common/ascii.h"
 #include "common/mutex.h"
 #include "common/thread_name.h"
+#include "delivery/ssrf.h"
 
 namespace hookrelay::delivery {
 namespace {

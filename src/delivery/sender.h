@@ -70,15 +70,14 @@ struct SendResult {
 // dropped; Content-Length, Transfer-Encoding and Expect from the request are ignored. libcurl's
 // defaults "Accept: */*" and a form Content-Type are not sent; an empty value is sent empty.
 //
-// SSRF guard: the resolved address of every connection (not the name) is checked just before
-// connecting, and a kept-alive connection's again before each request it carries (one opened
-// for a request with allow_private is not reused for a request without); loopback, private
-// (RFC 1918, fc00::/7), link-local, CGNAT, multicast, broadcast and unspecified addresses are
-// refused unless allow_private (per request) or Options::allow_private_destinations is set;
-// such an attempt fails with
-// TransportError::kPrivateAddress and an error_detail naming the address. (If a name resolves
-// to both refused and public addresses, the public ones are still tried; if none connects, the
-// attempt reports kPrivateAddress.)
+// SSRF guard (the rules: ssrf.h): the resolved address of every connection (not the name) is
+// checked just before connecting, and a kept-alive connection's again before each request it
+// carries (one opened for a request with allow_private is not reused for a request without);
+// loopback, private (RFC 1918, fc00::/7), link-local, CGNAT, multicast, broadcast and unspecified
+// addresses are refused unless allow_private (per request) or Options::allow_private_destinations
+// is set; such an attempt fails with TransportError::kPrivateAddress and an error_detail naming the
+// address. (If a name resolves to both refused and public addresses, the public ones are still
+// tried; if none connects, the attempt reports kPrivateAddress.)
 //
 // Proxies: read from the environment once, when the Sender is built, with libcurl's rules
 // (http_proxy; https_proxy or HTTPS_PROXY; all_proxy or ALL_PROXY; no_proxy or NO_PROXY with
@@ -120,46 +119,5 @@ class Sender : public RequestSender {
   std::vector<std::unique_ptr<Impl>> impls_;
   std::atomic<uint64_t> next_{0};  // the thread the next request goes to, modulo impls_.size()
 };
-
-// True for addresses the SSRF guard refuses by default (see above); IPv4-mapped IPv6 addresses
-// are judged by their IPv4 part. `address` is a numeric IPv4 or IPv6 literal; anything that does
-// not parse is treated as private (refused).
-bool IsPrivateAddress(const std::string& address);
-
-// True when a URL's host (brackets and zone removed) is refused without allow_private before any
-// name is resolved: a literal address IsPrivateAddress refuses, or localhost / *.localhost (any
-// case). A name that merely resolves to such an address is caught at connect time instead.
-bool IsRefusedLiteralHost(std::string_view host);
-
-// The end of every message refusing a loopback/private destination, at delivery and at creation.
-inline constexpr std::string_view kPrivateAddressRefusal =
-    "loopback/private addresses are not allowed for this destination";
-// At delivery, where the refusal is the server's: both switches that lift it.
-inline constexpr std::string_view kPrivateAddressRule =
-    "loopback/private addresses are not allowed for this destination (allow_private or "
-    "--allow-private-destinations)";
-// What lifts a refusal at creation, named on the surface it is said on: the config file, the
-// API (the dashboard and the CLI say their own: the CLI replaces kApiPrivateAddressHint).
-inline constexpr std::string_view kConfigPrivateAddressHint =
-    " (set allow_private = true on the destination, or start serve with "
-    "--allow-private-destinations)";
-inline constexpr std::string_view kApiPrivateAddressHint =
-    " (set \"allow_private\": true on the destination)";
-
-// What the sender would refuse before resolving anything, said when a destination is created,
-// changed or loaded from the config: kInvalidArgument (field "url", the message ending with
-// kPrivateAddressRefusal and no hint: the caller adds its surface's) when the URL's host
-// IsRefusedLiteralHost and neither `destination.allow_private` nor
-// `allow_private_destinations` (the server's flag) is set; else OK. A name that only resolves to
-// such an address is still caught at connect time.
-Status CheckDestinationAddress(const model::Destination& destination,
-                               bool allow_private_destinations);
-
-// The Standard Webhooks headers for an event: webhook-id, webhook-timestamp (Unix seconds of
-// `now`) and, when `signing_key` (the decoded bytes of a whsec_ secret) is set,
-// webhook-signature "v1,<base64 HMAC-SHA256(key, id.timestamp.body)>".
-std::vector<std::pair<std::string, std::string>> StandardWebhookHeaders(
-    const std::string& event_id, TimePoint now, const std::string& body,
-    const std::optional<std::string>& signing_key);
 
 }  // namespace hookrelay::delivery

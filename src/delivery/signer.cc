@@ -1,10 +1,9 @@
-#include <openssl/evp.h>
+#include "delivery/signer.h"
 
 #include <chrono>
 #include <string>
 
-#include "common/crypto.h"
-#include "delivery/sender.h"
+#include "common/standard_webhooks.h"
 
 namespace hookrelay::delivery {
 
@@ -21,14 +20,8 @@ std::vector<std::pair<std::string, std::string>> StandardWebhookHeaders(
     headers.emplace_back("webhook-timestamp", std::move(timestamp));
     return headers;
   }
-  // HMAC-SHA256(key, id.timestamp.body), signed without copying the body.
-  unsigned char mac[32];
-  HmacSha256Parts(*signing_key, {event_id, ".", timestamp, ".", body}, mac);
-  unsigned char base64[4 * ((sizeof mac + 2) / 3) + 1];
-  const int n = EVP_EncodeBlock(base64, mac, sizeof mac);
-  std::string signature;
-  signature.reserve(3 + static_cast<size_t>(n));
-  signature.append("v1,").append(reinterpret_cast<const char*>(base64), static_cast<size_t>(n));
+  std::string signature = "v1,";
+  signature += standard_webhooks::Signature(*signing_key, event_id, timestamp, body);
   headers.emplace_back("webhook-timestamp", std::move(timestamp));
   headers.emplace_back("webhook-signature", std::move(signature));
   return headers;

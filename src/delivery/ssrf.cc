@@ -1,3 +1,5 @@
+#include "delivery/ssrf.h"
+
 #include <arpa/inet.h>
 #include <curl/curl.h>
 
@@ -5,8 +7,6 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-
-#include "delivery/sender.h"
 
 namespace hookrelay::delivery {
 namespace {

@@ -10,6 +10,7 @@
 #include "common/ascii.h"
 #include "common/crypto.h"
 #include "common/redact.h"
+#include "common/standard_webhooks.h"
 #include "common/units.h"
 #include "model/json_fields.h"
 #include "policy/breaker_json.h"
@@ -51,17 +52,9 @@ Status ValidateDestinationUrl(std::string_view url) {
 }
 
 Result<std::string> SigningKey(std::string_view secret) {
-  constexpr std::string_view kPrefix = "whsec_";
-  if (secret.substr(0, kPrefix.size()) != kPrefix) {
-    return Status::InvalidArgument("must start with \"whsec_\" followed by base64",
-                                   "signing_secret");
-  }
-  auto key = Base64Decode(secret.substr(kPrefix.size()));
-  if (!key || key->size() < 16 || key->size() > 64) {
-    return Status::InvalidArgument(
-        "must be \"whsec_\" followed by the base64 of 16 to 64 random bytes", "signing_secret");
-  }
-  return *key;
+  Result<std::string> key = standard_webhooks::DecodeSecret(secret);
+  if (!key.ok()) return Status::InvalidArgument(key.status().message(), "signing_secret");
+  return key;
 }
 
 namespace {

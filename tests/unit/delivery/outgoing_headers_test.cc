@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "delivery/sender.h"
+#include "delivery/ssrf.h"
 
 namespace hookrelay::delivery {
 namespace {

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "common/crypto.h"
+#include "delivery/signer.h"
 #include "support/raw_responder.h"
 #include "support/sink.h"
 #include "support/smtp_server.h"

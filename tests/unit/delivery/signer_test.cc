@@ -1,10 +1,11 @@
+#include "delivery/signer.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "common/clock.h"
 #include "common/crypto.h"
-#include "delivery/sender.h"
 #include "support/sink.h"
 
 namespace hookrelay::delivery {

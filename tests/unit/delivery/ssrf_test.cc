@@ -1,8 +1,8 @@
+#include "delivery/ssrf.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
-
-#include "delivery/sender.h"
 
 namespace hookrelay::delivery {
 namespace {
