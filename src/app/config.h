@@ -25,6 +25,9 @@ struct ServerConfig {
   int max_connections = 10000;
   int max_connections_per_client = 256;  // 0: no per-client cap
   uint64_t max_body_memory = 256 << 20;
+  // One client address's part of max_body_memory; 0: no per-client cap. When not set: a quarter
+  // of max_body_memory, but at least the default max_body (5 MiB), at most max_body_memory.
+  uint64_t max_body_memory_per_client = 64 << 20;
 };
 
 struct StoreConfig {
@@ -67,7 +70,7 @@ struct Config {
 // Loads a TOML config file:
 //   [server] listen, threads, max_header, header_timeout, body_timeout, idle_timeout,
 //            allow_private_destinations, max_connections, max_connections_per_client,
-//            max_body_memory
+//            max_body_memory, max_body_memory_per_client
 //   [store]  dir | postgres_url
 //   [delivery] lease_margin, poll_interval, stall_threshold
 //   [retention] interval, batch

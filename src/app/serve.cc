@@ -181,6 +181,16 @@ void WarnAboutBodyMemory(const Config& config) {
         "larger than max_body_memory are refused with 413",
         FormatByteSize(memory), name, FormatByteSize(source.max_body));
   }
+  // The same for one client's share, where it is the smaller limit.
+  const uint64_t share = config.server.max_body_memory_per_client;
+  if (share == 0 || share >= memory) return;
+  for (const auto& [name, source] : config.catalog.sources) {
+    if (source.max_body <= share || source.max_body > memory) continue;
+    spdlog::warn(
+        "server.max_body_memory_per_client ({}) is smaller than source \"{}\" max_body ({}): "
+        "its bodies larger than max_body_memory_per_client are refused with 413",
+        FormatByteSize(share), name, FormatByteSize(source.max_body));
+  }
 }
 
 // The lease owner name of this data directory, stable across restarts.
@@ -334,6 +344,7 @@ int Serve(const ServeOptions& options) {
   http.max_connections = connection_limit.max_connections;
   http.max_connections_per_client = config.server.max_connections_per_client;
   http.max_body_memory = config.server.max_body_memory;
+  http.max_body_memory_per_client = config.server.max_body_memory_per_client;
   http.stats = &http_stats;
   auto server = http::Server::Start(http, handler);
   if (!server.ok()) {

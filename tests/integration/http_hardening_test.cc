@@ -221,14 +221,14 @@ TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
   const std::string head =
       "POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
       "\r\n\r\n";
-  // A holds 40 KiB of the budget while its body is still arriving.
+  // A holds 40 KiB of the budget while the last 100 bytes of its body are still to come.
   RawConnection a(port());
-  ASSERT_TRUE(a.Write(head + body.substr(0, 100)));
+  ASSERT_TRUE(a.Write(head + body.substr(0, body.size() - 100)));
   ASSERT_TRUE(WaitForBodyMemory(40960));
-  // B would take the total to 80 KiB: refused at once, before its body.
+  // B would take the total to 80 KiB: refused as its bytes pass what is left.
   {
     RawConnection b(port(), "127.0.0.2");
-    ASSERT_TRUE(b.Write(head));
+    b.Write(head + body);
     std::string got = b.ReadUntilClose(seconds(5));
     EXPECT_EQ(StatusOf(got), 503) << got;
     EXPECT_TRUE(Contains(got, "Retry-After: ")) << got;
@@ -262,7 +262,7 @@ TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
     EXPECT_EQ(c.Send("GET", "/healthz").status, 200);
   }
   // Answering A gives its share back.
-  ASSERT_TRUE(a.Write(body.substr(100)));
+  ASSERT_TRUE(a.Write(body.substr(body.size() - 100)));
   EXPECT_EQ(StatusOf(a.ReadUntil("\r\n\r\n", seconds(5))), 202);
   {
     RawConnection b(port());
@@ -273,8 +273,8 @@ TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
   {
     RawConnection dying(port());
     ASSERT_TRUE(dying.Write(head + body.substr(0, 1000)));
-    // Once the server has read its head, it holds 40 KiB of the budget.
-    EXPECT_TRUE(WaitForBodyMemory(40960));
+    // Once the server has read its first bytes, it holds the first 16 KiB step of the budget.
+    EXPECT_TRUE(WaitForBodyMemory(16384));
   }
   bool fits = false;
   const auto start = std::chrono::steady_clock::now();
@@ -289,6 +289,94 @@ TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
   EXPECT_TRUE(Contains(metrics, "hookrelay_http_body_memory_bytes 0\n")) << metrics;
   auto events = StopAndReadEvents();
   EXPECT_EQ(events.size(), 3u);
+}
+
+// Issue 32.4a: connections announcing large bodies and trickling a byte at a time held the whole
+// max_body_memory (it was reserved from Content-Length up front), so every other sender got 503.
+// Memory is now taken as bytes arrive. Only settings the old binary knew, so it fails there for
+// the reason the issue names.
+TEST_F(HttpHardeningTest, SlowUploadsWithinTheConnectionCapCannotRefuseAnotherClient) {
+  Start(R"(
+[server]
+body_timeout = "20s"
+max_connections_per_client = 8
+max_body_memory = "1MiB"
+
+[[sources]]
+name = "s"
+max_body = "256KiB"
+)");
+  // 127.0.0.1 opens as many connections as its cap allows, each announcing 256 KiB (2 MiB in
+  // all, twice the budget) and sending one byte.
+  const std::string head = "POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Length: 262144\r\n\r\n";
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 8; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(port()));
+    ASSERT_TRUE(slow.back()->Write(head + "x"));
+  }
+  // Each holds a first step of 16 KiB, not what it announced.
+  EXPECT_TRUE(WaitForBodyMemory(8 * 16384));
+  // ...and trickles on.
+  for (auto& c : slow) ASSERT_TRUE(c->Write("y"));
+  // A 1 KiB webhook from another client is taken.
+  {
+    RawConnection webhook(port(), "127.0.0.2");
+    const std::string body = "{\"pad\":\"" + std::string(1000, 'p') + "\"}";
+    ASSERT_TRUE(
+        webhook.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      "Content-Length: " +
+                      std::to_string(body.size()) + "\r\n\r\n" + body));
+    std::string got = webhook.ReadUntil("\r\n\r\n", seconds(5));
+    EXPECT_EQ(StatusOf(got), 202) << got;
+  }
+  // None of the slow uploads was refused: they only hold what they sent.
+  for (auto& c : slow) EXPECT_FALSE(c->closed());
+  EXPECT_TRUE(Contains(Metrics(), "hookrelay_http_refused_total{reason=\"max_body_memory\"} 0\n"));
+}
+
+// Issue 32.4a: a client that sends most of each body and then stalls holds what it sent, but at
+// most its share (max_body_memory_per_client): another client's webhook still fits.
+TEST_F(HttpHardeningTest, OneClientCannotHoldAllTheBodyMemory) {
+  Start(R"(
+[server]
+body_timeout = "20s"
+max_connections_per_client = 8
+max_body_memory = "1MiB"
+max_body_memory_per_client = "256KiB"
+
+[[sources]]
+name = "s"
+max_body = "256KiB"
+)");
+  const std::string head = "POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Length: 262144\r\n\r\n";
+  std::vector<std::unique_ptr<RawConnection>> greedy;
+  for (int i = 0; i < 8; ++i) {
+    greedy.push_back(std::make_unique<RawConnection>(port()));
+    greedy.back()->Write(head + std::string(200 * 1024, 'g'));
+  }
+  // Past 256 KiB for 127.0.0.1 its uploads are refused with 503 and Retry-After.
+  int refused = 0;
+  for (auto& c : greedy) {
+    std::string got = c->ReadUntil("\r\n\r\n", seconds(2));
+    if (StatusOf(got) == 503) {
+      ++refused;
+      EXPECT_TRUE(Contains(got, "Retry-After: 1")) << got;
+      EXPECT_TRUE(Contains(got, "max_body_memory_per_client")) << got;
+    }
+  }
+  EXPECT_EQ(refused, 7) << "one upload fits 127.0.0.1's share";
+  EXPECT_TRUE(
+      Contains(Metrics(), "hookrelay_http_refused_total{reason=\"max_body_memory_per_client\"} "))
+      << Metrics();
+  // Another client's webhook fits in what is left.
+  RawConnection webhook(port(), "127.0.0.2");
+  const std::string body = "{\"pad\":\"" + std::string(100 * 1024, 'p') + "\"}";
+  ASSERT_TRUE(
+      webhook.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    "Content-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body));
+  std::string got = webhook.ReadUntil("\r\n\r\n", seconds(5));
+  EXPECT_EQ(StatusOf(got), 202) << got;
 }
 
 // Point 4: connection limits are settings, counted per client address, and idle connections
