@@ -73,7 +73,7 @@ Status ParseServer(const json::value& v, ServerConfig& s) {
   HR_RETURN_IF_ERROR(model::CheckKnownFields(
       o, {"listen", "threads", "max_header", "header_timeout", "body_timeout", "idle_timeout",
           "allow_private_destinations", "max_connections", "max_connections_per_client",
-          "max_body_memory", "max_body_memory_per_client"}));
+          "max_body_memory", "max_body_memory_per_client", "allowed_hosts"}));
   if (const auto* f = o.if_contains("listen")) {
     auto r = model::GetString(*f, "listen");
     if (!r.ok()) return r.status();
@@ -147,6 +147,22 @@ Status ParseServer(const json::value& v, ServerConfig& s) {
   } else {
     s.max_body_memory_per_client =
         std::min(s.max_body_memory, std::max(s.max_body_memory / 4, model::kDefaultMaxBody));
+  }
+  if (const auto* f = o.if_contains("allowed_hosts")) {
+    if (!f->is_array()) {
+      return Status::InvalidArgument(
+          "must be a list of host names, as in [\"relay.example.com\", \"127.0.0.1:8080\"]",
+          "allowed_hosts");
+    }
+    std::vector<std::string> entries;
+    for (size_t i = 0; i < f->as_array().size(); ++i) {
+      auto r = model::GetString(f->as_array()[i], "allowed_hosts[" + std::to_string(i) + "]");
+      if (!r.ok()) return r.status();
+      entries.push_back(*r);
+    }
+    auto hosts = AllowedHosts::Parse(entries);
+    if (!hosts.ok()) return hosts.status();
+    s.allowed_hosts = std::move(*hosts);
   }
   return Status::Ok();
 }

@@ -495,7 +495,7 @@ int Serve(const ServeOptions& options) {
                }()) +
                RenderAuthMetrics(auth_throttle.stats());
       },
-      api.get(), &auth_throttle);
+      api.get(), &auth_throttle, config.server.allowed_hosts);
 
   handler.Set(&router);
   // Only now that everything is set up and the address bound: a start-up that failed showed no

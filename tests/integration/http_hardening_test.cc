@@ -622,5 +622,60 @@ TEST_F(HttpHardeningTest, LongChunkSizeLinesAreBoundedAndNamed) {
   EXPECT_EQ(StopAndReadEvents().size(), 1u);
 }
 
+// Issue 32.20: with [server] allowed_hosts set, a request naming any other Host (a DNS-rebinding
+// page's own name) gets 421 on every path but the health checks, before anything else is read.
+TEST_F(HttpHardeningTest, AllowedHostsRefuseOtherHostsOnEveryPath) {
+  Start(R"(
+[server]
+allowed_hosts = ["relay.example.com", "127.0.0.1"]
+
+[[sources]]
+name = "s"
+)");
+  const testing::HeaderList auth = {{"Authorization", "Bearer test-admin-token-0123456789"}};
+  for (std::string host : {"rebind.evil.example", "relay.example.com.evil.example", "localhost"}) {
+    for (auto [method, path] : {std::pair{"GET", "/metrics"}, std::pair{"GET", "/api/v1/sources"},
+                                std::pair{"GET", "/ui/"}, std::pair{"GET", "/"},
+                                std::pair{"POST", "/in/s"}, std::pair{"GET", "/nope"}}) {
+      testing::HeaderList headers = auth;
+      headers.emplace_back("Host", host);
+      HttpConnection c(port());  // a refused body closes its connection
+      HttpResponse r = c.Send(method, path, headers, method == std::string("POST") ? "{}" : "");
+      EXPECT_EQ(r.status, 421) << host << " " << path << " → " << r.body;
+      EXPECT_TRUE(Contains(r.body, "\"misdirected_request\"")) << r.body;
+      EXPECT_TRUE(Contains(r.body, "Host \\\"" + host + "\\\" is not one of")) << r.body;
+      EXPECT_EQ(r.Header("Cache-Control"), "no-store");
+    }
+    // Health checks address a node by its IP: they are answered whatever the Host.
+    HttpConnection c(port());
+    EXPECT_EQ(c.Send("GET", "/healthz", {{"Host", host}}).status, 200);
+  }
+  // HTTP/1.0 without Host is refused too.
+  std::string raw = testing::SendRaw(port(), "GET /metrics HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 421) << raw;
+  // The allowed names, with any port (the entries have none) and in any case.
+  HttpConnection c(port());
+  EXPECT_EQ(c.Send("GET", "/metrics").status, 200);  // Host: 127.0.0.1:PORT
+  EXPECT_EQ(c.Send("GET", "/metrics", {{"Host", "Relay.Example.com:443"}}).status, 200);
+  EXPECT_EQ(c.Send("GET", "/api/v1/sources", {{"Host", "relay.example.com"}, auth[0]}).status, 200);
+  EXPECT_EQ(c.Send("POST", "/in/s", {{"Host", "relay.example.com"}}, "{}").status, 202);
+  // Only the allowed request was stored.
+  EXPECT_EQ(StopAndReadEvents().size(), 1u);
+}
+
+// A bad allowed_hosts entry stops the start with a message naming it.
+TEST_F(HttpHardeningTest, ABadAllowedHostsEntryIsRefusedAtStart) {
+  const std::string config = dir_.path() + "/hookrelay.toml";
+  testing::WriteFile(config,
+                     "[server]\nallowed_hosts = [\"relay.example.com\",\n"
+                     "  \"https://relay.example.com/\"]\n");
+  auto r = testing::RunProgram({HOOKRELAY_BINARY, "serve", "--config", config, "--data", data_dir(),
+                                "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Contains(
+      r.err, config + ":3: server.allowed_hosts[1]: \"https://relay.example.com/\" is a URL"))
+      << r.err;
+}
+
 }  // namespace
 }  // namespace hookrelay

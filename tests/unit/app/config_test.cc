@@ -158,6 +158,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "hookrelay.toml:2: server.max_body_memory_per_client: must be at least 16KiB"},
         BadCase{"[server]\nmax_body_memory_per_client = \"lots\"\n",
                 "hookrelay.toml:2: server.max_body_memory_per_client: invalid size"},
+        // Issue 32.20: allowed_hosts holds host[:port] entries, each checked.
+        BadCase{"[server]\nallowed_hosts = \"relay.example.com\"\n",
+                "hookrelay.toml:2: server.allowed_hosts: must be a list of host names"},
+        BadCase{"[server]\nallowed_hosts = [\"relay.example.com\",\n  \"http://x.example\"]\n",
+                "server.allowed_hosts[1]: \"http://x.example\" is a URL"},
+        BadCase{"[server]\nallowed_hosts = [8080]\n", "server.allowed_hosts[0]: must be a string"},
         BadCase{"[server\n", "hookrelay.toml:1: "},
         // Issue 13: [store] names one store; postgres_url is a PostgreSQL URL, never a directory.
         BadCase{"[store]\npostgres_url = \"./data\"\n",
