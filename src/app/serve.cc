@@ -507,6 +507,10 @@ int Serve(const ServeOptions& options) {
       if (source.verify.has_value() == verified) next_steps.sources.push_back(name);
     }
   }
+  if (!next_steps.sources.empty()) {
+    const model::Source* first = registry.Get()->FindSource(next_steps.sources.front());
+    if (first != nullptr) next_steps.first_verify = first->verify;
+  }
   next_steps.destinations = registry.Get()->destinations.size();
   if (Status st = CommitAdminToken(config.store.dir, *token_plan, std::cout, next_steps);
       !st.ok()) {
