@@ -70,8 +70,8 @@ bool IsHexDigit(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-// Connections are counted per client: an IPv4 address, or the /64 of an IPv6 address (one host
-// usually has a whole /64). IPv4-mapped IPv6 addresses count as IPv4.
+// Connections and body memory are counted per client: an IPv4 address, or the /64 of an IPv6
+// address (one host usually has a whole /64). IPv4-mapped IPv6 addresses count as IPv4.
 using ClientKey = std::array<unsigned char, 17>;
 
 ClientKey ClientKeyOf(const asio::ip::address& address) {
