@@ -393,6 +393,30 @@ max_body = "256KiB"
   EXPECT_EQ(StatusOf(got), 202) << got;
 }
 
+// A source whose max_body is above one client's share gets 413 naming the setting for bodies
+// between the two, and the start warns about it.
+TEST_F(HttpHardeningTest, BodiesLargerThanAClientsShareGet413AndStartWarns) {
+  Start(R"(
+[server]
+max_body_memory = "8MiB"
+max_body_memory_per_client = "1MiB"
+
+[[sources]]
+name = "big"
+max_body = "2MiB"
+)");
+  const std::string out = server_->output();
+  EXPECT_TRUE(Contains(out,
+                       "server.max_body_memory_per_client (1MiB) is smaller than source \"big\" "
+                       "max_body (2MiB)"))
+      << out;
+  std::string raw = testing::SendRaw(
+      port(), "POST /in/big HTTP/1.1\r\nHost: x\r\nContent-Length: 1500000\r\n\r\n", seconds(5));
+  EXPECT_EQ(StatusOf(raw), 413) << raw;
+  EXPECT_TRUE(Contains(raw, "exceeds the server's max_body_memory_per_client (1MiB)")) << raw;
+  EXPECT_FALSE(Contains(raw, "Retry-After")) << raw;
+}
+
 // Point 4: connection limits are settings, counted per client address, and idle connections
 // give way so that health checks and real senders still get in.
 TEST_F(HttpHardeningTest, IdleConnectionsGiveWayAndEachClientHasItsOwnCap) {
