@@ -95,6 +95,72 @@ Result<AdminTokenPlan> PlanAdminToken(const std::string& dir, const std::string&
   return plan;
 }
 
+namespace {
+
+// `text` as one shell word in single quotes.
+std::string ShellQuote(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+std::string SignedTestEventHint(const std::string& url, const std::string& source,
+                                const model::VerifyConfig& verify) {
+  const std::string scheme(model::VerifySchemeName(verify.scheme));
+  const std::string target = url + "/in/" + source;
+  std::string out = "  # source \"" + source + "\" checks " + scheme +
+                    " signatures (unsigned requests get 401); with SECRET set to its secret:\n";
+  // openssl prints "HMAC-SHA2-256(stdin)= <hex>" (1.1: "(stdin)= <hex>").
+  auto hex_mac = [](const std::string& algorithm, const std::string& input) {
+    return "$(printf %s " + input + " | openssl dgst -" + algorithm +
+           " -hmac \"$SECRET\" | sed 's/^.*= //')";
+  };
+  auto base64_mac = [](const std::string& algorithm, const std::string& input) {
+    return "$(printf %s " + input + " | openssl dgst -" + algorithm +
+           " -hmac \"$SECRET\" -binary | base64 -w0)";
+  };
+  const std::string body = "  BODY='{\"hello\":\"world\"}'";
+  const std::string curl =
+      "  curl -X POST " + target + " -H 'Content-Type: application/json' -d \"$BODY\" -H ";
+  switch (verify.scheme) {
+    case model::VerifyScheme::kGithub:
+      out += body + "; SIG=" + hex_mac("sha256", "\"$BODY\"") + "\n";
+      out += curl + "\"X-Hub-Signature-256: sha256=$SIG\"\n";
+      break;
+    case model::VerifyScheme::kShopify:
+      out += body + "; SIG=" + base64_mac("sha256", "\"$BODY\"") + "\n";
+      out += curl + "\"X-Shopify-Hmac-Sha256: $SIG\"\n";
+      break;
+    case model::VerifyScheme::kStripe:
+      out += body + "; T=$(date +%s); SIG=" + hex_mac("sha256", "\"$T.$BODY\"") + "\n";
+      out += curl + "\"Stripe-Signature: t=$T,v1=$SIG\"\n";
+      break;
+    case model::VerifyScheme::kHmac: {
+      const std::string mac = verify.encoding == "base64"
+                                  ? base64_mac(verify.algorithm, "\"$BODY\"")
+                                  : hex_mac(verify.algorithm, "\"$BODY\"");
+      out += body + "; SIG=" + mac + "\n";
+      out += curl + ShellQuote(verify.header + ": " + verify.prefix) + "\"$SIG\"\n";
+      break;
+    }
+    case model::VerifyScheme::kStandard:
+      out +=
+          "  # (standard webhooks: webhook-id, webhook-timestamp and webhook-signature "
+          "\"v1,<base64 HMAC-SHA256 of id.timestamp.body>\", the key the base64 after whsec_; "
+          "see docs/ingest.md)\n";
+      break;
+  }
+  return out;
+}
+
 Status CommitAdminToken(const std::string& dir, const AdminTokenPlan& plan, std::ostream& out,
                         const NextStepsContext& next) {
   const std::string path = dir + "/admin-token.sha256";
@@ -120,10 +186,15 @@ Status CommitAdminToken(const std::string& dir, const AdminTokenPlan& plan, std:
         // The catalog is already set up (a config file): look at it and send a test event.
         out << "  hookrelay sources list; hookrelay destinations list; hookrelay routes list\n";
         if (!next.sources.empty()) {
-          out << "  curl -X POST " << (next.url.empty() ? "http://HOST:PORT" : next.url) << "/in/"
-              << next.sources.front()
-              << " -H 'Content-Type: application/json' -d '{\"hello\":\"world\"}'\n"
-              << "  hookrelay events list\n";
+          const std::string url = next.url.empty() ? "http://HOST:PORT" : next.url;
+          if (next.first_verify) {
+            // Every source checks signatures: an unsigned curl would get 401.
+            out << SignedTestEventHint(url, next.sources.front(), *next.first_verify);
+          } else {
+            out << "  curl -X POST " << url << "/in/" << next.sources.front()
+                << " -H 'Content-Type: application/json' -d '{\"hello\":\"world\"}'\n";
+          }
+          out << "  hookrelay events list\n";
         }
         break;
       }

@@ -1,10 +1,12 @@
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "common/result.h"
+#include "model/source.h"
 
 namespace hookrelay::app {
 
@@ -51,13 +53,24 @@ Result<AdminTokenPlan> PlanAdminToken(const std::string& dir, const std::string&
 struct NextStepsContext {
   std::string url;                   // the server's, "http://127.0.0.1:8080"
   std::vector<std::string> sources;  // their names, the ones that check no signature first
+  // How sources.front() verifies signatures; nullopt when it checks none (a plain curl works).
+  // Its secrets are never printed.
+  std::optional<model::VerifyConfig> first_verify;
   size_t destinations = 0;
 };
+
+// Shell lines that send a test event to `source` at `url`, signed as `verify` requires, with
+// the secret taken from $SECRET (never printed): for github, shopify, stripe and hmac an
+// openssl + curl command; for the standard scheme a line saying what must be signed. Each line
+// begins with two spaces and ends with a newline.
+std::string SignedTestEventHint(const std::string& url, const std::string& source,
+                                const model::VerifyConfig& verify);
 
 // Once the server is listening: stores the hash when the plan says so (mode 0600), and prints
 // where the token comes from to `out` — a generated one once, followed by the next steps: with
 // an empty catalog `hookrelay sources add …`; when the config (or the API) already defined
-// sources or destinations, `hookrelay sources list` and a `curl` to the first source.
+// sources or destinations, `hookrelay sources list` and a `curl` to the first source (one that
+// checks no signature if there is one; else signed, see SignedTestEventHint).
 Status CommitAdminToken(const std::string& dir, const AdminTokenPlan& plan, std::ostream& out,
                         const NextStepsContext& next = {});
 

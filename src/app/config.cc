@@ -11,6 +11,7 @@
 
 #include "alerts/alerts_config.h"
 #include "catalog/tls_files.h"
+#include "common/units.h"
 #include "model/json_fields.h"
 #include "store/open_store.h"
 
@@ -72,7 +73,7 @@ Status ParseServer(const json::value& v, ServerConfig& s) {
   HR_RETURN_IF_ERROR(model::CheckKnownFields(
       o, {"listen", "threads", "max_header", "header_timeout", "body_timeout", "idle_timeout",
           "allow_private_destinations", "max_connections", "max_connections_per_client",
-          "max_body_memory"}));
+          "max_body_memory", "max_body_memory_per_client", "allowed_hosts"}));
   if (const auto* f = o.if_contains("listen")) {
     auto r = model::GetString(*f, "listen");
     if (!r.ok()) return r.status();
@@ -129,6 +130,39 @@ Status ParseServer(const json::value& v, ServerConfig& s) {
     if (*r < (64u << 10))
       return Status::InvalidArgument("must be at least 64KiB", "max_body_memory");
     s.max_body_memory = *r;
+  }
+  if (const auto* f = o.if_contains("max_body_memory_per_client")) {
+    auto r = model::GetByteSize(*f, "max_body_memory_per_client");
+    if (!r.ok()) return r.status();
+    if (*r > s.max_body_memory) {
+      return Status::InvalidArgument("must not exceed max_body_memory (" +
+                                         FormatByteSize(s.max_body_memory) + "); 0 means no cap",
+                                     "max_body_memory_per_client");
+    }
+    if (*r > 0 && *r < (16u << 10)) {
+      return Status::InvalidArgument("must be at least 16KiB (or 0: no cap)",
+                                     "max_body_memory_per_client");
+    }
+    s.max_body_memory_per_client = *r;
+  } else {
+    s.max_body_memory_per_client =
+        std::min(s.max_body_memory, std::max(s.max_body_memory / 4, model::kDefaultMaxBody));
+  }
+  if (const auto* f = o.if_contains("allowed_hosts")) {
+    if (!f->is_array()) {
+      return Status::InvalidArgument(
+          "must be a list of host names, as in [\"relay.example.com\", \"127.0.0.1:8080\"]",
+          "allowed_hosts");
+    }
+    std::vector<std::string> entries;
+    for (size_t i = 0; i < f->as_array().size(); ++i) {
+      auto r = model::GetString(f->as_array()[i], "allowed_hosts[" + std::to_string(i) + "]");
+      if (!r.ok()) return r.status();
+      entries.push_back(*r);
+    }
+    auto hosts = AllowedHosts::Parse(entries);
+    if (!hosts.ok()) return hosts.status();
+    s.allowed_hosts = std::move(*hosts);
   }
   return Status::Ok();
 }

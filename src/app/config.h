@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "alerts/alerts_config.h"
+#include "app/allowed_hosts.h"
 #include "app/logging.h"
 #include "common/clock.h"
 #include "common/result.h"
@@ -25,6 +26,11 @@ struct ServerConfig {
   int max_connections = 10000;
   int max_connections_per_client = 256;  // 0: no per-client cap
   uint64_t max_body_memory = 256 << 20;
+  // One client address's part of max_body_memory; 0: no per-client cap. When not set: a quarter
+  // of max_body_memory, but at least the default max_body (5 MiB), at most max_body_memory.
+  uint64_t max_body_memory_per_client = 64 << 20;
+  // Host header values requests must carry; empty: any (no check).
+  AllowedHosts allowed_hosts;
 };
 
 struct StoreConfig {
@@ -67,7 +73,7 @@ struct Config {
 // Loads a TOML config file:
 //   [server] listen, threads, max_header, header_timeout, body_timeout, idle_timeout,
 //            allow_private_destinations, max_connections, max_connections_per_client,
-//            max_body_memory
+//            max_body_memory, max_body_memory_per_client, allowed_hosts
 //   [store]  dir | postgres_url
 //   [delivery] lease_margin, poll_interval, stall_threshold
 //   [retention] interval, batch

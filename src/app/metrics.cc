@@ -209,7 +209,9 @@ std::string RenderHttpMetrics(const http::ServerStats& stats) {
       << "hookrelay_http_refused_total{reason=\"max_connections_per_client\"} "
       << stats.refused_max_connections_per_client.load() << "\n"
       << "hookrelay_http_refused_total{reason=\"max_body_memory\"} "
-      << stats.refused_max_body_memory.load() << "\n";
+      << stats.refused_max_body_memory.load() << "\n"
+      << "hookrelay_http_refused_total{reason=\"max_body_memory_per_client\"} "
+      << stats.refused_max_body_memory_per_client.load() << "\n";
   Single(out, "hookrelay_http_idle_closed_total", "counter",
          "Idle connections (no request byte yet) closed to make room for new ones.",
          stats.idle_closed.load());

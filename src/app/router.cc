@@ -73,12 +73,14 @@ http::Response Json(int status, std::string body) {
 }  // namespace
 
 Router::Router(ingest::IngestService& ingest, store::Store& store,
-               std::function<std::string()> metrics, api::ApiHandler* api, AuthThrottle* throttle)
+               std::function<std::string()> metrics, api::ApiHandler* api, AuthThrottle* throttle,
+               AllowedHosts allowed_hosts)
     : ingest_(ingest),
       store_(store),
       metrics_(std::move(metrics)),
       api_(api),
-      throttle_(throttle) {}
+      throttle_(throttle),
+      allowed_hosts_(std::move(allowed_hosts)) {}
 
 http::Handler::HeadDecision Router::ApiHead(const http::RequestHead& head) {
   // The token is checked first: a valid one is never refused, whatever its address did.
@@ -146,6 +148,22 @@ static void AddNoStoreHeaders(http::Response& r) {
 }
 
 http::Handler::HeadDecision Router::OnHead(const http::RequestHead& head) {
+  if (!allowed_hosts_.empty() && !IsPath(head, "healthz") && !IsPath(head, "readyz")) {
+    const std::optional<std::string_view> host = head.Header("Host");
+    if (!allowed_hosts_.Allows(host)) {
+      // 421 Misdirected Request (RFC 9110 §15.5.20): this server does not answer for that name.
+      HeadDecision d;
+      d.reject = http::JsonError(
+          421, "misdirected_request",
+          host ? "Host \"" + std::string(host->substr(0, 256)) +
+                     "\" is not one of this server's allowed_hosts"
+               : std::string("the request has no Host header field, and this server only "
+                             "answers for its allowed_hosts"),
+          "Host");
+      AddNoStoreHeaders(*d.reject);
+      return d;
+    }
+  }
   HeadDecision d = Decide(head);
   if (d.reject && !IsUi(head)) AddNoStoreHeaders(*d.reject);
   return d;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "api/api_handler.h"
+#include "app/allowed_hosts.h"
 #include "app/auth_throttle.h"
 #include "common/mutex.h"
 #include "http/server.h"
@@ -29,13 +30,16 @@ namespace hookrelay::app {
 //                  tokens are logged (rate-limited), counted and throttled per client
 //                  address (`throttle`: a wrong token gets 429 with Retry-After while its
 //                  address is blocked; a valid token is checked first and always passes)
-// Everything else is a JSON 404.
+// Everything else is a JSON 404. With `allowed_hosts` set, a request whose Host is not allowed
+// gets 421 on every path but /healthz and /readyz (health checks address a node by its IP and
+// learn nothing from them), before anything else is looked at.
 class Router final : public http::Handler {
  public:
   // `api` may be null (no management API); it must outlive the Router.
   // `throttle` may be null (no throttling); it must outlive the Router.
   Router(ingest::IngestService& ingest, store::Store& store, std::function<std::string()> metrics,
-         api::ApiHandler* api = nullptr, AuthThrottle* throttle = nullptr);
+         api::ApiHandler* api = nullptr, AuthThrottle* throttle = nullptr,
+         AllowedHosts allowed_hosts = {});
 
   HeadDecision OnHead(const http::RequestHead& head) override;
   void OnRequest(http::Request request, http::Responder respond) override;
@@ -70,6 +74,7 @@ class Router final : public http::Handler {
   std::function<std::string()> metrics_;
   api::ApiHandler* api_;
   AuthThrottle* throttle_;
+  const AllowedHosts allowed_hosts_;
   std::atomic<bool> draining_{false};
   WarningBudget warnings_;
 };

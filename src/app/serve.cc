@@ -182,6 +182,16 @@ void WarnAboutBodyMemory(const Config& config) {
         "larger than max_body_memory are refused with 413",
         FormatByteSize(memory), name, FormatByteSize(source.max_body));
   }
+  // The same for one client's share, where it is the smaller limit.
+  const uint64_t share = config.server.max_body_memory_per_client;
+  if (share == 0 || share >= memory) return;
+  for (const auto& [name, source] : config.catalog.sources) {
+    if (source.max_body <= share || source.max_body > memory) continue;
+    spdlog::warn(
+        "server.max_body_memory_per_client ({}) is smaller than source \"{}\" max_body ({}): "
+        "its bodies larger than max_body_memory_per_client are refused with 413",
+        FormatByteSize(share), name, FormatByteSize(source.max_body));
+  }
 }
 
 // The lease owner name of this data directory, stable across restarts.
@@ -335,6 +345,7 @@ int Serve(const ServeOptions& options) {
   http.max_connections = connection_limit.max_connections;
   http.max_connections_per_client = config.server.max_connections_per_client;
   http.max_body_memory = config.server.max_body_memory;
+  http.max_body_memory_per_client = config.server.max_body_memory_per_client;
   http.stats = &http_stats;
   auto server = http::Server::Start(http, handler);
   if (!server.ok()) {
@@ -485,7 +496,7 @@ int Serve(const ServeOptions& options) {
                }()) +
                RenderAuthMetrics(auth_throttle.stats());
       },
-      api.get(), &auth_throttle);
+      api.get(), &auth_throttle, config.server.allowed_hosts);
 
   handler.Set(&router);
   // Only now that everything is set up and the address bound: a start-up that failed showed no
@@ -496,6 +507,10 @@ int Serve(const ServeOptions& options) {
     for (const auto& [name, source] : registry.Get()->sources) {
       if (source.verify.has_value() == verified) next_steps.sources.push_back(name);
     }
+  }
+  if (!next_steps.sources.empty()) {
+    const model::Source* first = registry.Get()->FindSource(next_steps.sources.front());
+    if (first != nullptr) next_steps.first_verify = first->verify;
   }
   next_steps.destinations = registry.Get()->destinations.size();
   if (Status st = CommitAdminToken(config.store.dir, *token_plan, std::cout, next_steps);

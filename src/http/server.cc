@@ -49,8 +49,6 @@ constexpr size_t kHeadReadSize = 8 * 1024;
 constexpr size_t kBodyReadSize = 64 * 1024;
 // A connection's read buffer is shrunk back when a large body made it grow beyond this.
 constexpr size_t kMaxIdleBufferCapacity = 32 * 1024;
-// Bodies larger than this are not reserved up front from Content-Length alone.
-constexpr uint64_t kMaxBodyReserve = 64 * 1024 * 1024;
 // How long a closing connection keeps reading (and discarding) after its last response, so that
 // unread request bytes do not turn the close into a reset that destroys the response.
 constexpr Duration kMaxLinger = std::chrono::seconds(2);
@@ -72,33 +70,103 @@ bool IsHexDigit(char c) {
   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-// Body bytes one connection holds against ServerOptions::max_body_memory, a budget shared by
-// all connections (one atomic: no lock on the request path).
+// Connections and body memory are counted per client: an IPv4 address, or the /64 of an IPv6
+// address (one host usually has a whole /64). IPv4-mapped IPv6 addresses count as IPv4.
+using ClientKey = std::array<unsigned char, 17>;
+
+ClientKey ClientKeyOf(const asio::ip::address& address) {
+  ClientKey key{};
+  if (address.is_v6() && !address.to_v6().is_v4_mapped()) {
+    auto bytes = address.to_v6().to_bytes();
+    std::copy(bytes.begin(), bytes.begin() + 8, key.begin());
+    key[16] = 6;
+    return key;
+  }
+  auto v4 = address.is_v4() ? address.to_v4()
+                            : asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+  auto bytes = v4.to_bytes();
+  std::copy(bytes.begin(), bytes.end(), key.begin());
+  key[16] = 4;
+  return key;
+}
+
+// The memory for request bodies: ServerOptions::max_body_memory for all connections together
+// (one atomic, which is also the stats gauge) and max_body_memory_per_client for each client.
+// Thread-safe.
+class BodyBudget {
+ public:
+  enum class Refusal { kNone, kServer, kClient };
+
+  BodyBudget(std::atomic<uint64_t>& total, uint64_t max_total, uint64_t max_per_client)
+      : total_(total), max_total_(max_total), max_per_client_(max_per_client) {}
+
+  // Adds `n` bytes for `client`; when that would pass a limit, takes nothing and says which.
+  Refusal Take(const ClientKey& client, uint64_t n) {
+    if (max_per_client_ == 0) return TakeTotal(n) ? Refusal::kNone : Refusal::kServer;
+    MutexLock lock(mu_);
+    uint64_t& held = per_client_[client];
+    if (n > max_per_client_ || held > max_per_client_ - n) {
+      if (held == 0) per_client_.erase(client);
+      return Refusal::kClient;
+    }
+    if (!TakeTotal(n)) {
+      if (held == 0) per_client_.erase(client);
+      return Refusal::kServer;
+    }
+    held += n;
+    return Refusal::kNone;
+  }
+  void Give(const ClientKey& client, uint64_t n) {
+    total_.fetch_sub(n, std::memory_order_relaxed);
+    if (max_per_client_ == 0) return;
+    MutexLock lock(mu_);
+    auto it = per_client_.find(client);
+    if (it == per_client_.end()) return;
+    it->second -= std::min(it->second, n);
+    if (it->second == 0) per_client_.erase(it);
+  }
+
+ private:
+  bool TakeTotal(uint64_t n) {
+    uint64_t current = total_.load(std::memory_order_relaxed);
+    do {
+      if (n > max_total_ || current > max_total_ - n) return false;
+    } while (!total_.compare_exchange_weak(current, current + n, std::memory_order_relaxed));
+    return true;
+  }
+
+  std::atomic<uint64_t>& total_;
+  const uint64_t max_total_;
+  const uint64_t max_per_client_;  // 0: none
+  Mutex mu_;
+  std::map<ClientKey, uint64_t> per_client_ GUARDED_BY(mu_);  // only clients holding bytes
+};
+
+// Body bytes one connection holds against its BodyBudget. Taken as bytes arrive (never from a
+// Content-Length alone, which costs a client nothing to announce), given back when the request
+// is answered or the connection closes.
 class BodyReservation {
  public:
-  void Bind(std::atomic<uint64_t>& pool, uint64_t max) {
-    pool_ = &pool;
-    max_ = max;
+  void Bind(BodyBudget& budget, const ClientKey& client) {
+    budget_ = &budget;
+    client_ = client;
   }
-  // Adds `n` bytes; false (and nothing taken) when the pool would pass its maximum.
-  bool Take(uint64_t n) {
-    uint64_t current = pool_->load(std::memory_order_relaxed);
-    do {
-      if (n > max_ || current > max_ - n) return false;
-    } while (!pool_->compare_exchange_weak(current, current + n, std::memory_order_relaxed));
-    held_ += n;
-    return true;
+  // Adds `n` bytes; on a refusal nothing is taken.
+  BodyBudget::Refusal Take(uint64_t n) {
+    const BodyBudget::Refusal refusal = budget_->Take(client_, n);
+    if (refusal == BodyBudget::Refusal::kNone) held_ += n;
+    return refusal;
   }
   void Release() {
     if (held_ == 0) return;
-    pool_->fetch_sub(held_, std::memory_order_relaxed);
+    budget_->Give(client_, held_);
     held_ = 0;
   }
   uint64_t held() const { return held_; }
 
  private:
-  std::atomic<uint64_t>* pool_ = nullptr;
-  uint64_t max_ = 0;
+  BodyBudget* budget_ = nullptr;
+  ClientKey client_{};
   uint64_t held_ = 0;
 };
 
@@ -119,11 +187,13 @@ class RequestParser final : public bhttp::basic_parser<true> {
   // The bytes about to be passed to put(): a chunk-size line's digits are found by looking back
   // from its extensions, never before this.
   void set_input(const char* begin) { input_begin_ = begin; }
-  bool out_of_body_memory() const { return out_of_body_memory_; }
+  // Why the body stopped at body_limit: a limit of its BodyBudget (kNone: the body limit).
+  BodyBudget::Refusal out_of_body_memory() const { return out_of_body_memory_; }
   uint64_t framing_left() const { return framing_left_; }
   // Bytes of chunk extensions and trailer fields still allowed; set once the head is read.
   void set_framing_left(uint64_t n) { framing_left_ = n; }
-  // The largest body this request may have (a chunked body's reservation grows up to it).
+  // The largest body this request may have (its reservation grows up to it): the
+  // Content-Length, or for a chunked body its body limit.
   void set_body_cap(uint64_t n) { body_cap_ = n; }
 
   // Why the head just read must be refused with 400 although Beast accepted it; empty if not.
@@ -197,14 +267,10 @@ class RequestParser final : public bhttp::basic_parser<true> {
     request_.headers.emplace_back(ToStdString(name_string), ToStdString(value));
   }
   void on_header_impl(error_code&) override {}
-  void on_body_init_impl(const boost::optional<uint64_t>& content_length, error_code&) override {
-    if (content_length) {
-      request_.body.reserve(static_cast<size_t>(std::min(*content_length, kMaxBodyReserve)));
-    }
-  }
-  size_t on_body_impl(BeastStringView body, error_code&) override {
-    request_.body.append(body.data(), body.size());
-    return body.size();
+  void on_body_init_impl(const boost::optional<uint64_t>&, error_code&) override {}
+  // Memory is reserved (and allocated) as the body arrives, never from Content-Length alone.
+  size_t on_body_impl(BeastStringView body, error_code& ec) override {
+    return AppendBody(body, ec);
   }
   void on_chunk_header_impl(uint64_t, BeastStringView extensions, error_code& ec) override {
     // Beast hands over the extensions where they lie in the input, right after the size digits
@@ -227,26 +293,38 @@ class RequestParser final : public bhttp::basic_parser<true> {
     framing_left_ -= cost;
   }
   size_t on_chunk_body_impl(uint64_t, BeastStringView body, error_code& ec) override {
+    return AppendBody(body, ec);
+  }
+  void on_finish_impl(error_code&) override {}
+
+  size_t AppendBody(BeastStringView body, error_code& ec) {
     const uint64_t needed = request_.body.size() + body.size();
-    if (needed > reservation_.held() && !Grow(needed)) {
-      out_of_body_memory_ = true;
-      ec = bhttp::error::body_limit;
-      return 0;
+    if (needed > reservation_.held()) {
+      out_of_body_memory_ = Grow(needed);
+      if (out_of_body_memory_ != BodyBudget::Refusal::kNone) {
+        ec = bhttp::error::body_limit;
+        return 0;
+      }
     }
     request_.body.append(body.data(), body.size());
     return body.size();
   }
-  void on_finish_impl(error_code&) override {}
 
-  // Grows the reservation (and the body's capacity with it, so the two agree) geometrically.
-  bool Grow(uint64_t needed) {
+  // Grows the reservation (and the body's capacity with it, so the two agree) geometrically, by
+  // at least 16 KiB and never past body_cap_; when the step does not fit, by just what arrived.
+  BodyBudget::Refusal Grow(uint64_t needed) {
     constexpr uint64_t kMinStep = 16 * 1024;
     const uint64_t held = reservation_.held();
     const uint64_t wanted =
         std::max(needed, std::min(std::max(held * 2, kMinStep), std::max(body_cap_, needed)));
-    if (!reservation_.Take(wanted - held) && !reservation_.Take(needed - held)) return false;
-    request_.body.reserve(static_cast<size_t>(reservation_.held()));
-    return true;
+    BodyBudget::Refusal refusal = reservation_.Take(wanted - held);
+    if (refusal != BodyBudget::Refusal::kNone && wanted > needed) {
+      refusal = reservation_.Take(needed - held);
+    }
+    if (refusal == BodyBudget::Refusal::kNone) {
+      request_.body.reserve(static_cast<size_t>(reservation_.held()));
+    }
+    return refusal;
   }
 
   void CountCodings(std::string_view list) {
@@ -286,7 +364,7 @@ class RequestParser final : public bhttp::basic_parser<true> {
   bool request_line_done_ = false;
   bool ext_too_long_ = false;
   bool size_line_too_long_ = false;
-  bool out_of_body_memory_ = false;
+  BodyBudget::Refusal out_of_body_memory_ = BodyBudget::Refusal::kNone;
 };
 
 // True when `n` bytes of a request head hold obsolete line folding: a line that starts with
@@ -335,26 +413,6 @@ bool HasUnterminatedQuote(std::string_view pending) {
     }
   }
   return quoted;
-}
-
-// Connections are counted per client: an IPv4 address, or the /64 of an IPv6 address (one host
-// usually has a whole /64). IPv4-mapped IPv6 addresses count as IPv4.
-using ClientKey = std::array<unsigned char, 17>;
-
-ClientKey ClientKeyOf(const asio::ip::address& address) {
-  ClientKey key{};
-  if (address.is_v6() && !address.to_v6().is_v4_mapped()) {
-    auto bytes = address.to_v6().to_bytes();
-    std::copy(bytes.begin(), bytes.begin() + 8, key.begin());
-    key[16] = 6;
-    return key;
-  }
-  auto v4 = address.is_v4() ? address.to_v4()
-                            : asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
-  auto bytes = v4.to_bytes();
-  std::copy(bytes.begin(), bytes.end(), key.begin());
-  key[16] = 4;
-  return key;
 }
 
 bool IsTokenChar(char c) {
@@ -531,6 +589,8 @@ struct Server::Impl {
   // Connections being answered with a refusal (not counted in stats->connections); bounded so
   // that refusing cannot itself exhaust descriptors.
   std::atomic<int> refusing{0};
+  BodyBudget body_budget{stats->body_memory_bytes, options.max_body_memory,
+                         options.max_body_memory_per_client};
   Mutex clients_mu;
   std::map<ClientKey, int> clients GUARDED_BY(clients_mu);  // open connections per client
   uint16_t port = 0;
@@ -596,7 +656,8 @@ class Session : public std::enable_shared_from_this<Session> {
   enum class Framing { kTrailers, kExtensions, kSizeLine };
   void FailFraming(Framing what);
   Framing PendingFraming() const;
-  void RefuseBody();
+  void RefuseBody(BodyBudget::Refusal why);
+  std::string BodyLimitText() const;
   void MarkIdle(bool idle);
   void Link();
   void Respond(Response response, bool close);
@@ -637,7 +698,9 @@ class Session : public std::enable_shared_from_this<Session> {
   bool keep_alive_ = true;
   bool head_only_ = false;  // a HEAD request: send the head of the response only
   uint64_t body_limit_ = 0;
-  bool body_limit_is_memory_ = false;  // body_limit_ is max_body_memory, below the handler's
+  // Which limit body_limit_ is: the handler's, or a memory limit below it.
+  enum class BodyLimitKind { kHandler, kMemory, kClientMemory };
+  BodyLimitKind body_limit_kind_ = BodyLimitKind::kHandler;
 
   // The response being written; the head's buffer is reused across responses.
   std::string out_head_;
@@ -668,7 +731,7 @@ void Session::Link() {
   worker_->sessions.push_front(shared_from_this());
   self_it_ = worker_->sessions.begin();
   linked_ = true;
-  reservation_.Bind(worker_->server->stats->body_memory_bytes, worker_->options.max_body_memory);
+  reservation_.Bind(worker_->server->body_budget, client_);
 }
 
 void Session::Start() {
@@ -846,16 +909,13 @@ void Session::Parse() {
       FailFraming(Framing::kSizeLine);
       return;
     }
-    if (ec == bhttp::error::body_limit && parser_->out_of_body_memory()) {
-      RefuseBody();
+    if (ec == bhttp::error::body_limit &&
+        parser_->out_of_body_memory() != BodyBudget::Refusal::kNone) {
+      RefuseBody(parser_->out_of_body_memory());
       return;
     }
     if (ec == bhttp::error::body_limit) {
-      Fail(413, "payload_too_large",
-           body_limit_is_memory_
-               ? "request body exceeds the server's max_body_memory (" +
-                     FormatByteSize(body_limit_) + "), the memory for all bodies together"
-               : "request body exceeds the limit of " + FormatByteSize(body_limit_));
+      Fail(413, "payload_too_large", "request body exceeds " + BodyLimitText());
       return;
     }
     if (ec) {
@@ -959,24 +1019,29 @@ bool Session::OnHeadComplete() {
              " bytes exceeds the limit of " + FormatByteSize(limit));
     return false;
   }
-  // A body that could not fit max_body_memory even with no other body in memory: 413, as
-  // retrying cannot help (503 with Retry-After is for bodies that fit an empty budget).
-  body_limit_is_memory_ = limit > options.max_body_memory;
-  body_limit_ = body_limit_is_memory_ ? options.max_body_memory : limit;
+  // A body that could not fit max_body_memory (or this client's max_body_memory_per_client)
+  // even with no other body in memory: 413, as retrying cannot help (503 with Retry-After is
+  // for bodies that fit an empty budget).
+  body_limit_ = limit;
+  body_limit_kind_ = BodyLimitKind::kHandler;
+  if (body_limit_ > options.max_body_memory) {
+    body_limit_ = options.max_body_memory;
+    body_limit_kind_ = BodyLimitKind::kMemory;
+  }
+  if (options.max_body_memory_per_client > 0 && body_limit_ > options.max_body_memory_per_client) {
+    body_limit_ = options.max_body_memory_per_client;
+    body_limit_kind_ = BodyLimitKind::kClientMemory;
+  }
   if (request_.content_length && *request_.content_length > body_limit_) {
     Fail(413, "payload_too_large",
-         "request body of " + std::to_string(*request_.content_length) +
-             " bytes exceeds the server's max_body_memory (" +
-             FormatByteSize(options.max_body_memory) + "), the memory for all bodies together");
+         "request body of " + std::to_string(*request_.content_length) + " bytes exceeds " +
+             BodyLimitText());
     return false;
   }
   if (!has_body) return true;
-  if (request_.content_length && !reservation_.Take(*request_.content_length)) {
-    RefuseBody();
-    return false;
-  }
+  // Nothing is reserved yet: the body's memory is taken as its bytes arrive.
   parser_->body_limit(body_limit_);
-  parser_->set_body_cap(body_limit_);
+  parser_->set_body_cap(request_.content_length ? *request_.content_length : body_limit_);
   parser_->set_framing_left(options.header_limit > head_bytes_ ? options.header_limit - head_bytes_
                                                                : 0);
   parser_->eager(true);
@@ -1052,13 +1117,36 @@ void Session::Fail(int status, std::string_view code, std::string message) {
   Respond(JsonError(status, code, message), /*close=*/true);
 }
 
-void Session::RefuseBody() {
-  worker_->server->stats->refused_max_body_memory.fetch_add(1, std::memory_order_relaxed);
+// "the limit of 5MiB", naming the setting when body_limit_ is a memory limit.
+std::string Session::BodyLimitText() const {
+  const std::string size = FormatByteSize(body_limit_);
+  switch (body_limit_kind_) {
+    case BodyLimitKind::kHandler: break;
+    case BodyLimitKind::kMemory:
+      return "the server's max_body_memory (" + size + "), the memory for all bodies together";
+    case BodyLimitKind::kClientMemory:
+      return "the server's max_body_memory_per_client (" + size +
+             "), the memory for one client's bodies together";
+  }
+  return "the limit of " + size;
+}
+
+void Session::RefuseBody(BodyBudget::Refusal why) {
+  const ServerOptions& options = worker_->options;
+  ServerStats& stats = *worker_->server->stats;
   // Only bodies that fit an empty budget get here (larger ones are 413).
-  Response response =
-      JsonError(503, "unavailable",
-                "too many request bodies in memory (max_body_memory " +
-                    FormatByteSize(worker_->options.max_body_memory) + "); retry shortly");
+  std::string message;
+  if (why == BodyBudget::Refusal::kClient) {
+    stats.refused_max_body_memory_per_client.fetch_add(1, std::memory_order_relaxed);
+    message = "too many request bodies in memory from " + remote_address_ +
+              " (max_body_memory_per_client " + FormatByteSize(options.max_body_memory_per_client) +
+              "); retry shortly";
+  } else {
+    stats.refused_max_body_memory.fetch_add(1, std::memory_order_relaxed);
+    message = "too many request bodies in memory (max_body_memory " +
+              FormatByteSize(options.max_body_memory) + "); retry shortly";
+  }
+  Response response = JsonError(503, "unavailable", message);
   response.headers.emplace_back("Retry-After", "1");
   keep_alive_ = false;
   Respond(std::move(response), /*close=*/true);

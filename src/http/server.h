@@ -69,12 +69,18 @@ struct ServerOptions {
   // connection comes from the proxy's address. (Refusals are answered with a short lingering
   // close; past 64 of them under way at once, further refused connections are closed unanswered.)
   int max_connections_per_client = 256;
-  // Request body bytes held in memory by all connections together, from the moment a body is
-  // announced (Content-Length) or grows (chunked) until its request is answered or the connection
-  // closes. A request that does not fit is answered 503 with Retry-After and the connection closed;
-  // one that could not fit even an empty budget (larger than max_body_memory) gets 413 instead,
-  // so a body limit above max_body_memory is in effect max_body_memory.
+  // Request body bytes held in memory by all connections together, taken as the bytes arrive
+  // (in steps that double, from 16 KiB up to the Content-Length or the body limit; never from
+  // an announced Content-Length alone) until the request is answered or the connection closes.
+  // A request whose body stops fitting is answered 503 with Retry-After and the connection
+  // closed; one that could not fit even an empty budget (larger than max_body_memory) gets 413
+  // instead, so a body limit above max_body_memory is in effect max_body_memory.
   uint64_t max_body_memory = 256 * 1024 * 1024;
+  // The same budget for each client address (IPv4 address, or IPv6 /64, as for
+  // max_connections_per_client), so that one client cannot hold all of max_body_memory: past
+  // it, 503 with Retry-After (and 413 for a body larger than it). 0: no per-client cap. Behind
+  // a reverse proxy every body comes from the proxy's address.
+  uint64_t max_body_memory_per_client = 64 * 1024 * 1024;
   // Where the server keeps its counters (e.g. for /metrics); nullptr: its own, see Server::stats().
   // Must outlive the Server.
   ServerStats* stats = nullptr;
@@ -87,7 +93,8 @@ struct ServerStats {
   // Connections or requests refused, by reason (counters).
   std::atomic<uint64_t> refused_max_connections{0};             // 503: full, nothing idle
   std::atomic<uint64_t> refused_max_connections_per_client{0};  // 429
-  std::atomic<uint64_t> refused_max_body_memory{0};             // 503 before/while reading a body
+  std::atomic<uint64_t> refused_max_body_memory{0};             // 503 while reading a body
+  std::atomic<uint64_t> refused_max_body_memory_per_client{0};  // 503: one client's share
   std::atomic<uint64_t> idle_closed{0};  // idle connections closed to make room (counter)
 };
 

@@ -88,13 +88,26 @@ class HttpHardeningTest : public ::testing::Test {
     return c.Send("GET", "/metrics").body;
   }
 
-  // Waits until /metrics shows `bytes` of request bodies held in memory.
-  bool WaitForBodyMemory(uint64_t bytes) {
-    const std::string line = "hookrelay_http_body_memory_bytes " + std::to_string(bytes) + "\n";
+  // Request body bytes held in memory now, from /metrics; -1 if not shown.
+  int64_t BodyMemory() {
+    const std::string metrics = Metrics();
+    const std::string name = "\nhookrelay_http_body_memory_bytes ";
+    const size_t at = metrics.find(name);
+    if (at == std::string::npos) return -1;
+    return std::stoll(metrics.substr(at + name.size()));
+  }
+
+  // Waits until /metrics shows between `low` and `high` bytes of request bodies held in memory
+  // (what a body holds depends on how its bytes were split into reads).
+  bool WaitForBodyMemory(int64_t low, int64_t high = -1) {
+    if (high < 0) high = low;
     const auto start = std::chrono::steady_clock::now();
+    int64_t now = -1;
     while (std::chrono::steady_clock::now() - start < seconds(5)) {
-      if (Contains(Metrics(), line)) return true;
+      now = BodyMemory();
+      if (now >= low && now <= high) return true;
     }
+    ADD_FAILURE() << "body memory " << now << ", wanted " << low << " to " << high;
     return false;
   }
 
@@ -217,14 +230,14 @@ TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
   const std::string head =
       "POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
       "\r\n\r\n";
-  // A holds 40 KiB of the budget while its body is still arriving.
+  // A holds 40 KiB of the budget while the last 100 bytes of its body are still to come.
   RawConnection a(port());
-  ASSERT_TRUE(a.Write(head + body.substr(0, 100)));
-  ASSERT_TRUE(WaitForBodyMemory(40960));
-  // B would take the total to 80 KiB: refused at once, before its body.
+  ASSERT_TRUE(a.Write(head + body.substr(0, body.size() - 100)));
+  ASSERT_TRUE(WaitForBodyMemory(40860, 40960));
+  // B would take the total to 80 KiB: refused as its bytes pass what is left.
   {
     RawConnection b(port(), "127.0.0.2");
-    ASSERT_TRUE(b.Write(head));
+    b.Write(head + body);
     std::string got = b.ReadUntilClose(seconds(5));
     EXPECT_EQ(StatusOf(got), 503) << got;
     EXPECT_TRUE(Contains(got, "Retry-After: ")) << got;
@@ -258,7 +271,7 @@ TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
     EXPECT_EQ(c.Send("GET", "/healthz").status, 200);
   }
   // Answering A gives its share back.
-  ASSERT_TRUE(a.Write(body.substr(100)));
+  ASSERT_TRUE(a.Write(body.substr(body.size() - 100)));
   EXPECT_EQ(StatusOf(a.ReadUntil("\r\n\r\n", seconds(5))), 202);
   {
     RawConnection b(port());
@@ -269,8 +282,8 @@ TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
   {
     RawConnection dying(port());
     ASSERT_TRUE(dying.Write(head + body.substr(0, 1000)));
-    // Once the server has read its head, it holds 40 KiB of the budget.
-    EXPECT_TRUE(WaitForBodyMemory(40960));
+    // Once the server has read its first bytes, it holds them (or the first 16 KiB step).
+    EXPECT_TRUE(WaitForBodyMemory(1000, 16384));
   }
   bool fits = false;
   const auto start = std::chrono::steady_clock::now();
@@ -285,6 +298,119 @@ TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
   EXPECT_TRUE(Contains(metrics, "hookrelay_http_body_memory_bytes 0\n")) << metrics;
   auto events = StopAndReadEvents();
   EXPECT_EQ(events.size(), 3u);
+}
+
+// Issue 32.4a: connections announcing large bodies and trickling a byte at a time held the whole
+// max_body_memory (it was reserved from Content-Length up front), so every other sender got 503.
+// Memory is now taken as bytes arrive. Only settings the old binary knew, so it fails there for
+// the reason the issue names.
+TEST_F(HttpHardeningTest, SlowUploadsWithinTheConnectionCapCannotRefuseAnotherClient) {
+  Start(R"(
+[server]
+body_timeout = "20s"
+max_connections_per_client = 8
+max_body_memory = "1MiB"
+
+[[sources]]
+name = "s"
+max_body = "256KiB"
+)");
+  // 127.0.0.3 opens as many connections as its cap allows, each announcing 256 KiB (2 MiB in
+  // all, twice the budget) and sending one byte.
+  const std::string head = "POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Length: 262144\r\n\r\n";
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 8; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(port(), "127.0.0.3"));
+    ASSERT_TRUE(slow.back()->Write(head + "x"));
+  }
+  // Each holds a first step of 16 KiB, not what it announced.
+  EXPECT_TRUE(WaitForBodyMemory(8 * 16384));
+  // ...and trickles on.
+  for (auto& c : slow) ASSERT_TRUE(c->Write("y"));
+  // A 1 KiB webhook from another client is taken.
+  {
+    RawConnection webhook(port(), "127.0.0.2");
+    const std::string body = "{\"pad\":\"" + std::string(1000, 'p') + "\"}";
+    ASSERT_TRUE(
+        webhook.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                      "Content-Length: " +
+                      std::to_string(body.size()) + "\r\n\r\n" + body));
+    std::string got = webhook.ReadUntil("\r\n\r\n", seconds(5));
+    EXPECT_EQ(StatusOf(got), 202) << got;
+  }
+  // None of the slow uploads was refused: they only hold what they sent.
+  for (auto& c : slow) EXPECT_EQ(c->ReadUntil("\r\n\r\n", milliseconds(50)), "");
+  EXPECT_TRUE(Contains(Metrics(), "hookrelay_http_refused_total{reason=\"max_body_memory\"} 0\n"));
+}
+
+// Issue 32.4a: a client that sends most of each body and then stalls holds what it sent, but at
+// most its share (max_body_memory_per_client): another client's webhook still fits.
+TEST_F(HttpHardeningTest, OneClientCannotHoldAllTheBodyMemory) {
+  Start(R"(
+[server]
+body_timeout = "20s"
+max_connections_per_client = 8
+max_body_memory = "1MiB"
+max_body_memory_per_client = "256KiB"
+
+[[sources]]
+name = "s"
+max_body = "256KiB"
+)");
+  const std::string head = "POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Length: 262144\r\n\r\n";
+  std::vector<std::unique_ptr<RawConnection>> greedy;
+  for (int i = 0; i < 8; ++i) {
+    greedy.push_back(std::make_unique<RawConnection>(port(), "127.0.0.3"));
+    greedy.back()->Write(head + std::string(200 * 1024, 'g'));
+  }
+  // Past 256 KiB for 127.0.0.3 its uploads are refused with 503 and Retry-After.
+  int refused = 0;
+  for (auto& c : greedy) {
+    std::string got = c->ReadUntilClose(seconds(2));
+    if (StatusOf(got) == 503) {
+      ++refused;
+      EXPECT_TRUE(Contains(got, "Retry-After: 1")) << got;
+      EXPECT_TRUE(Contains(got, "max_body_memory_per_client")) << got;
+    }
+  }
+  // One upload fits 127.0.0.3's share (two growing at once may both be refused).
+  EXPECT_GE(refused, 7);
+  EXPECT_TRUE(
+      Contains(Metrics(), "hookrelay_http_refused_total{reason=\"max_body_memory_per_client\"} "))
+      << Metrics();
+  // Another client's webhook fits in what is left.
+  RawConnection webhook(port(), "127.0.0.2");
+  const std::string body = "{\"pad\":\"" + std::string(100 * 1024, 'p') + "\"}";
+  ASSERT_TRUE(
+      webhook.Write("POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    "Content-Length: " +
+                    std::to_string(body.size()) + "\r\n\r\n" + body));
+  std::string got = webhook.ReadUntil("\r\n\r\n", seconds(5));
+  EXPECT_EQ(StatusOf(got), 202) << got;
+}
+
+// A source whose max_body is above one client's share gets 413 naming the setting for bodies
+// between the two, and the start warns about it.
+TEST_F(HttpHardeningTest, BodiesLargerThanAClientsShareGet413AndStartWarns) {
+  Start(R"(
+[server]
+max_body_memory = "8MiB"
+max_body_memory_per_client = "1MiB"
+
+[[sources]]
+name = "big"
+max_body = "2MiB"
+)");
+  const std::string out = server_->output();
+  EXPECT_TRUE(Contains(out,
+                       "server.max_body_memory_per_client (1MiB) is smaller than source \"big\" "
+                       "max_body (2MiB)"))
+      << out;
+  std::string raw = testing::SendRaw(
+      port(), "POST /in/big HTTP/1.1\r\nHost: x\r\nContent-Length: 1500000\r\n\r\n", seconds(5));
+  EXPECT_EQ(StatusOf(raw), 413) << raw;
+  EXPECT_TRUE(Contains(raw, "exceeds the server's max_body_memory_per_client (1MiB)")) << raw;
+  EXPECT_FALSE(Contains(raw, "Retry-After")) << raw;
 }
 
 // Point 4: connection limits are settings, counted per client address, and idle connections
@@ -513,6 +639,61 @@ TEST_F(HttpHardeningTest, LongChunkSizeLinesAreBoundedAndNamed) {
                          seconds(5));
   EXPECT_EQ(StatusOf(raw), 202) << raw;
   EXPECT_EQ(StopAndReadEvents().size(), 1u);
+}
+
+// Issue 32.20: with [server] allowed_hosts set, a request naming any other Host (a DNS-rebinding
+// page's own name) gets 421 on every path but the health checks, before anything else is read.
+TEST_F(HttpHardeningTest, AllowedHostsRefuseOtherHostsOnEveryPath) {
+  Start(R"(
+[server]
+allowed_hosts = ["relay.example.com", "127.0.0.1"]
+
+[[sources]]
+name = "s"
+)");
+  const testing::HeaderList auth = {{"Authorization", "Bearer test-admin-token-0123456789"}};
+  for (std::string host : {"rebind.evil.example", "relay.example.com.evil.example", "localhost"}) {
+    for (auto [method, path] : {std::pair{"GET", "/metrics"}, std::pair{"GET", "/api/v1/sources"},
+                                std::pair{"GET", "/ui/"}, std::pair{"GET", "/"},
+                                std::pair{"POST", "/in/s"}, std::pair{"GET", "/nope"}}) {
+      testing::HeaderList headers = auth;
+      headers.emplace_back("Host", host);
+      HttpConnection c(port());  // a refused body closes its connection
+      HttpResponse r = c.Send(method, path, headers, method == std::string("POST") ? "{}" : "");
+      EXPECT_EQ(r.status, 421) << host << " " << path << " → " << r.body;
+      EXPECT_TRUE(Contains(r.body, "\"misdirected_request\"")) << r.body;
+      EXPECT_TRUE(Contains(r.body, "Host \\\"" + host + "\\\" is not one of")) << r.body;
+      EXPECT_EQ(r.Header("Cache-Control"), "no-store");
+    }
+    // Health checks address a node by its IP: they are answered whatever the Host.
+    HttpConnection c(port());
+    EXPECT_EQ(c.Send("GET", "/healthz", {{"Host", host}}).status, 200);
+  }
+  // HTTP/1.0 without Host is refused too.
+  std::string raw = testing::SendRaw(port(), "GET /metrics HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(StatusOf(raw), 421) << raw;
+  // The allowed names, with any port (the entries have none) and in any case.
+  HttpConnection c(port());
+  EXPECT_EQ(c.Send("GET", "/metrics").status, 200);  // Host: 127.0.0.1:PORT
+  EXPECT_EQ(c.Send("GET", "/metrics", {{"Host", "Relay.Example.com:443"}}).status, 200);
+  EXPECT_EQ(c.Send("GET", "/api/v1/sources", {{"Host", "relay.example.com"}, auth[0]}).status, 200);
+  EXPECT_EQ(c.Send("POST", "/in/s", {{"Host", "relay.example.com"}}, "{}").status, 202);
+  // Only the allowed request was stored.
+  EXPECT_EQ(StopAndReadEvents().size(), 1u);
+}
+
+// A bad allowed_hosts entry stops the start with a message naming it.
+TEST_F(HttpHardeningTest, ABadAllowedHostsEntryIsRefusedAtStart) {
+  const std::string config = dir_.path() + "/hookrelay.toml";
+  testing::WriteFile(config,
+                     "[server]\nallowed_hosts = [\"relay.example.com\",\n"
+                     "  \"https://relay.example.com/\"]\n");
+  auto r = testing::RunProgram({HOOKRELAY_BINARY, "serve", "--config", config, "--data", data_dir(),
+                                "--listen", "127.0.0.1:0"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(Contains(
+      r.err, config + ":3: server.allowed_hosts[1]: \"https://relay.example.com/\" is a URL"))
+      << r.err;
 }
 
 }  // namespace

@@ -236,6 +236,77 @@ TEST_F(ServeBinaryTest, NoAdminTokenIsShownOrStoredWhenTheAddressIsInUse) {
   EXPECT_EQ(Send(server->port(), "GET", "/api/v1/sources", token).status, 200);
 }
 
+// Issue 32.11: when every source checks signatures, the start-up hint's plain curl got 401. The
+// hint now signs the test event (with the secret from $SECRET, never printed) for the scheme in
+// use; run as printed, it is accepted.
+TEST_F(ServeBinaryTest, TheStartUpHintSignsTheTestEventWhenEverySourceVerifies) {
+  struct Case {
+    std::string verify;  // the source's verify table, in TOML
+    std::string secret;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"{ scheme = \"github\", secrets = [\"gh-secret\"] }", "gh-secret"},
+           {"{ scheme = \"stripe\", secrets = [\"whsec_stripe\"] }", "whsec_stripe"},
+           {"{ scheme = \"shopify\", secrets = [\"shop-secret\"] }", "shop-secret"},
+           {"{ scheme = \"hmac\", secrets = [\"it's\"], header = \"X-Sig\", algorithm = "
+            "\"sha512\", encoding = \"base64\", prefix = \"v1'=\" }",
+            "it's"},
+       }) {
+    TempDir dir;
+    HookrelayServer server({"[[sources]]\nname = \"only\"\nverify = " + c.verify + "\n",
+                            dir.path() + "/data",
+                            {},
+                            {{"HOOKRELAY_TOKEN", ""}, {"HOOKRELAY_ADMIN_TOKEN", ""}}});
+    ASSERT_TRUE(server.ok()) << server.output();
+    const std::string out = server.output();
+    EXPECT_EQ(out.find(c.secret), std::string::npos) << "the secret is never printed: " << out;
+    const size_t begin = out.find("  # source \"only\" checks ");
+    const size_t end = out.find("  hookrelay events list", begin);
+    ASSERT_NE(begin, std::string::npos) << out;
+    ASSERT_NE(end, std::string::npos) << out;
+    EXPECT_NE(out.find("unsigned requests get 401"), std::string::npos) << out;
+    const std::string hint = out.substr(begin, end - begin);
+    // Run the hint's lines as a user would, with the secret in SECRET.
+    auto r = RunProgram({"/bin/bash", "-c", "set -e\n" + hint}, {}, 30s, {{"SECRET", c.secret}});
+    EXPECT_EQ(r.exit_code, 0) << hint << r.err;
+    EXPECT_NE(r.out.find("\"id\""), std::string::npos) << c.verify << "\n" << hint << r.out;
+    EXPECT_EQ(r.out.find("error"), std::string::npos) << c.verify << "\n" << hint << r.out;
+  }
+}
+
+// With a source that checks no signature, the hint posts to it with a plain curl.
+TEST_F(ServeBinaryTest, TheStartUpHintPrefersASourceWithoutVerification) {
+  HookrelayServer server(
+      {"[[sources]]\nname = \"a-signed\"\nverify = { scheme = \"github\", "
+       "secrets = [\"s\"] }\n\n[[sources]]\nname = \"plain\"\n",
+       data_dir(),
+       {},
+       {{"HOOKRELAY_TOKEN", ""}, {"HOOKRELAY_ADMIN_TOKEN", ""}}});
+  ASSERT_TRUE(server.ok()) << server.output();
+  const std::string out = server.output();
+  EXPECT_NE(out.find("  curl -X POST " + server.url() + "/in/plain -H"), std::string::npos) << out;
+  EXPECT_EQ(out.find("openssl"), std::string::npos) << out;
+  EXPECT_EQ(out.find("/in/a-signed"), std::string::npos) << out;
+}
+
+// The standard scheme's signature needs a decoded key: the hint says what to sign instead of a
+// curl that would get 401.
+TEST_F(ServeBinaryTest, TheStartUpHintSaysWhatAStandardWebhooksSourceNeeds) {
+  HookrelayServer server(
+      {"[[sources]]\nname = \"std\"\nverify = { scheme = \"standard\", "
+       "secrets = [\"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"] }\n",
+       data_dir(),
+       {},
+       {{"HOOKRELAY_TOKEN", ""}, {"HOOKRELAY_ADMIN_TOKEN", ""}}});
+  ASSERT_TRUE(server.ok()) << server.output();
+  const std::string out = server.output();
+  EXPECT_NE(out.find("# source \"std\" checks standard signatures (unsigned requests get 401)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("webhook-signature"), std::string::npos) << out;
+  EXPECT_EQ(out.find("curl -X POST"), std::string::npos) << out;
+}
+
 // Issue 12.13: a destination refused for its address names the config file and the line, like
 // every other config error.
 TEST_F(ServeBinaryTest, ARefusedDestinationAddressNamesTheConfigFileAndLine) {

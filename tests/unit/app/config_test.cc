@@ -151,6 +151,19 @@ INSTANTIATE_TEST_SUITE_P(
                 "max_connections (10)"},
         BadCase{"[server]\nmax_body_memory = \"1KiB\"\n",
                 "hookrelay.toml:2: server.max_body_memory: must be at least 64KiB"},
+        BadCase{"[server]\nmax_body_memory = \"1MiB\"\nmax_body_memory_per_client = \"2MiB\"\n",
+                "hookrelay.toml:3: server.max_body_memory_per_client: must not exceed "
+                "max_body_memory (1MiB); 0 means no cap"},
+        BadCase{"[server]\nmax_body_memory_per_client = \"1KiB\"\n",
+                "hookrelay.toml:2: server.max_body_memory_per_client: must be at least 16KiB"},
+        BadCase{"[server]\nmax_body_memory_per_client = \"lots\"\n",
+                "hookrelay.toml:2: server.max_body_memory_per_client: invalid size"},
+        // Issue 32.20: allowed_hosts holds host[:port] entries, each checked.
+        BadCase{"[server]\nallowed_hosts = \"relay.example.com\"\n",
+                "hookrelay.toml:2: server.allowed_hosts: must be a list of host names"},
+        BadCase{"[server]\nallowed_hosts = [\"relay.example.com\",\n  \"http://x.example\"]\n",
+                "server.allowed_hosts[1]: \"http://x.example\" is a URL"},
+        BadCase{"[server]\nallowed_hosts = [8080]\n", "server.allowed_hosts[0]: must be a string"},
         BadCase{"[server\n", "hookrelay.toml:1: "},
         // Issue 13: [store] names one store; postgres_url is a PostgreSQL URL, never a directory.
         BadCase{"[store]\npostgres_url = \"./data\"\n",
@@ -183,6 +196,22 @@ TEST(ConfigTest, ServerConnectionAndMemoryLimits) {
   EXPECT_EQ(c->server.max_connections, 500);
   EXPECT_EQ(c->server.max_connections_per_client, 0);
   EXPECT_EQ(c->server.max_body_memory, 64u << 20);
+
+  // Issue 32.4a: one client's share of body memory is a quarter of max_body_memory, at least the
+  // default max_body (5 MiB) and at most max_body_memory; 0 is no cap.
+  EXPECT_EQ(defaults->server.max_body_memory_per_client, 64u << 20);
+  EXPECT_EQ(c->server.max_body_memory_per_client, 16u << 20);
+  for (auto [memory, share] : {std::pair{"\"8MiB\"", 5u << 20}, std::pair{"\"1MiB\"", 1u << 20}}) {
+    auto r = ParseConfig(std::string("[server]\nmax_body_memory = ") + memory + "\n", "h.toml");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->server.max_body_memory_per_client, share) << memory;
+  }
+  auto share = ParseConfig("[server]\nmax_body_memory_per_client = \"1MiB\"\n", "h.toml");
+  ASSERT_TRUE(share.ok()) << share.status().ToString();
+  EXPECT_EQ(share->server.max_body_memory_per_client, 1u << 20);
+  auto none = ParseConfig("[server]\nmax_body_memory_per_client = 0\n", "h.toml");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(none->server.max_body_memory_per_client, 0u);
 
   // A global limit below the default per-client cap lowers the cap with it.
   auto small = ParseConfig("[server]\nmax_connections = 100\n", "hookrelay.toml");

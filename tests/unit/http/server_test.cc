@@ -1012,8 +1012,10 @@ TEST_F(ServerTest, BodyMemoryIsBudgetedAndReleased) {
   ASSERT_TRUE(held);
   EXPECT_EQ(server_->stats().body_memory_bytes.load(), 600u);
 
-  // The handler still holds the first body: a second does not fit.
-  std::string raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 600\r\n\r\n");
+  // The handler still holds the first body: a second does not fit once its bytes arrive (an
+  // announced Content-Length alone takes nothing).
+  std::string raw =
+      SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 600\r\n\r\n" + body);
   EXPECT_EQ(StatusOf(raw), 503) << raw;
   EXPECT_TRUE(Contains(raw, "Retry-After: 1\r\n")) << raw;
   EXPECT_TRUE(Contains(raw, "max_body_memory")) << raw;
@@ -1039,6 +1041,48 @@ TEST_F(ServerTest, BodyMemoryIsBudgetedAndReleased) {
   }
   EXPECT_TRUE(test::WaitFor([&] { return server_->stats().body_memory_bytes.load() == 0; }));
   EXPECT_EQ(server_->stats().body_memory_bytes.load(), 0u);
+}
+
+// Issue 32.4a: a body's memory is taken as its bytes arrive, so connections that announce large
+// bodies and trickle them hold almost nothing; and one client (address) may hold at most
+// max_body_memory_per_client, so it cannot take the whole budget from the others.
+TEST_F(ServerTest, BodyMemoryIsTakenAsBytesArriveAndEachClientHasItsShare) {
+  ServerOptions o = Options();
+  o.max_body_memory = 100 * 1024;
+  o.max_body_memory_per_client = 40 * 1024;
+  StartServer(o);
+  // Ten connections announce 30 KiB each (300 KiB, three times the budget) and send one byte.
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 10; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(port()));
+    ASSERT_TRUE(slow.back()->Write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 30720\r\n\r\nb"));
+  }
+  // Two hold the 16 KiB first step, not the 30 KiB they announced; past 127.0.0.1's share of
+  // 40 KiB the others hold just the byte that came.
+  ASSERT_TRUE(test::WaitFor(
+      [&] { return server_->stats().body_memory_bytes.load() == 2u * 16 * 1024 + 8; }));
+  // Another client's body fits beside them.
+  {
+    RawConnection other(port(), "127.0.0.2");
+    ASSERT_TRUE(other.Write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 30720\r\n\r\n" +
+                            std::string(30720, 'o')));
+    EXPECT_EQ(StatusOf(other.ReadUntil("\r\n\r\n", seconds(5))), 200);
+  }
+  // 127.0.0.1 cannot grow past its share even though the server has room: 503, retry later.
+  ASSERT_TRUE(slow.back()->Write(std::string(20 * 1024, 'b')));
+  std::string raw = slow.back()->ReadUntilClose(seconds(5));
+  EXPECT_EQ(StatusOf(raw), 503) << raw;
+  EXPECT_TRUE(Contains(raw, "Retry-After: 1\r\n")) << raw;
+  EXPECT_TRUE(Contains(raw, "from 127.0.0.1 (max_body_memory_per_client 40KiB)")) << raw;
+  EXPECT_EQ(server_->stats().refused_max_body_memory_per_client.load(), 1u);
+  EXPECT_EQ(server_->stats().refused_max_body_memory.load(), 0u);
+  // A body larger than a client's share can never fit: 413 naming the setting.
+  raw = SendRaw(port(), "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 50000\r\n\r\n", seconds(5));
+  EXPECT_EQ(StatusOf(raw), 413) << raw;
+  EXPECT_TRUE(Contains(raw, "max_body_memory_per_client (40KiB)")) << raw;
+  // The slow connections give their memory back when they close.
+  slow.clear();
+  EXPECT_TRUE(test::WaitFor([&] { return server_->stats().body_memory_bytes.load() == 0; }));
 }
 
 TEST_F(ServerTest, FoldedLinesDuplicateHostAndLongRequestLinesAreRefused) {
