@@ -9,6 +9,7 @@
 #include "cli/catalog_edit.h"
 #include "cli/management_command.h"
 #include "cli/render.h"
+#include "cli/terminal.h"
 
 namespace hookrelay::cli {
 
@@ -92,7 +93,7 @@ void AddControl(CLI::App* parent, const std::string& verb, const std::string& do
               note && note->is_string()
                   ? *name + ": " + std::string(note->get_string()) + ", nothing changed"
                   : done + " " + *name;
-          return head + "\n\n" + RenderDestinationDetail(destination, Now());
+          return head + "\n\n" + RenderDestinationDetail(destination, Now(), TerminalWidth());
         });
   });
 }
@@ -112,10 +113,12 @@ void AddCatalogCommands(CLI::App& app, int& exit_code) {
   destinations->require_subcommand(1);
   AddList(
       destinations, "destinations",
-      [](const json::array& items) { return RenderDestinationList(items, Now()); }, exit_code);
+      [](const json::array& items) { return RenderDestinationList(items, Now(), TerminalWidth()); },
+      exit_code);
   AddShow(
       destinations, "destinations", "destination",
-      [](const json::object& d) { return RenderDestinationDetail(d, Now()); }, exit_code);
+      [](const json::object& d) { return RenderDestinationDetail(d, Now(), TerminalWidth()); },
+      exit_code);
   AddControl(destinations, "pause", "Paused",
              "Pause a destination: deliveries are kept, nothing is sent", exit_code);
   AddControl(destinations, "resume", "Resumed",
@@ -125,7 +128,9 @@ void AddCatalogCommands(CLI::App& app, int& exit_code) {
 
   CLI::App* routes = app.add_subcommand("routes", "Routes from sources to destinations (the API)");
   routes->require_subcommand(1);
-  AddList(routes, "routes", RenderRouteList, exit_code);
+  AddList(
+      routes, "routes",
+      [](const json::array& items) { return RenderRouteList(items, TerminalWidth()); }, exit_code);
   AddShow(routes, "routes", "route", RenderRouteDetail, exit_code);
 
   AddCatalogEditCommands(sources, destinations, routes, exit_code);

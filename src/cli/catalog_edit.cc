@@ -11,6 +11,7 @@
 
 #include "cli/management_command.h"
 #include "cli/render.h"
+#include "cli/terminal.h"
 #include "common/clock.h"
 #include "delivery/sender.h"
 
@@ -332,7 +333,7 @@ void AddCatalogEditCommands(CLI::App* sources, CLI::App* destinations, CLI::App*
     AddWrite<DestinationFlags>(
         destinations, "destination", update, AddDestinationFlags, BuildDestinationBody,
         [](const json::object& d) {
-          return RenderDestinationDetail(d, SystemClock::Instance().Now());
+          return RenderDestinationDetail(d, SystemClock::Instance().Now(), TerminalWidth());
         },
         exit_code);
   }

@@ -8,6 +8,7 @@
 
 #include "cli/management_command.h"
 #include "cli/render.h"
+#include "cli/terminal.h"
 #include "common/time_format.h"
 #include "common/units.h"
 
@@ -140,7 +141,7 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
       if (common->json) {
         PrintJson(*page);
       } else {
-        std::cout << RenderEventList(page->at("items").as_array(), Now());
+        std::cout << RenderEventList(page->at("items").as_array(), Now(), TerminalWidth());
         if (!page->at("next_cursor").is_null()) {
           std::cout << "(more events: raise --limit or narrow the filters)\n";
         }
@@ -168,7 +169,7 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
       if (common->json) {
         PrintJson(*event);
       } else if (event->is_object()) {
-        std::cout << RenderEventDetail(event->get_object(), Now());
+        std::cout << RenderEventDetail(event->get_object(), Now(), TerminalWidth());
       } else {
         exit_code =
             ReportApiError("events show", Status::Internal("the API answered with a non-object"));

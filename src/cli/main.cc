@@ -8,6 +8,7 @@
 #include "cli/schedule_command.h"
 #include "cli/serve_command.h"
 #include "cli/simulate_command.h"
+#include "cli/terminal.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -16,6 +17,8 @@ int main(int argc, char** argv) {
   app.name("hookrelay");
   app.set_version_flag("--version", std::string("hookrelay ") + HOOKRELAY_VERSION);
   app.require_subcommand(1);
+  // Before the subcommands are added: each takes its parent's formatter.
+  app.formatter(hookrelay::cli::MakeHelpFormatter(hookrelay::cli::TerminalWidth()));
   int exit_code = 0;
   hookrelay::cli::AddServeCommand(app, exit_code);
   hookrelay::cli::AddScheduleCommand(app, exit_code);

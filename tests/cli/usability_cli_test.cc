@@ -139,5 +139,101 @@ TEST_F(UsabilityCliTest, PrivateAddressRefusalNamesTheCliFlag) {
   EXPECT_LACKS(r.body, "--allow-private\"");
 }
 
+constexpr const char* kLongUrl =
+    "https://hooks.example-customer-domain.com/api/v2/webhooks/incoming/hookrelay-endpoint";
+
+// The lines of `text` longer than `width` characters (UTF-8 characters, not bytes).
+std::vector<std::string> LinesOver(const std::string& text, size_t width) {
+  std::vector<std::string> over;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    size_t chars = 0;
+    for (char c : line) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    // `destinations show` prints the URL whole, to be copied: the one word never cut or broken.
+    if (chars > width && !Contains(line, kLongUrl)) over.push_back(line);
+    start = end + 1;
+  }
+  return over;
+}
+#define EXPECT_FITS(text, width)                                                                \
+  do {                                                                                          \
+    const std::string fits_text = (text);                                                       \
+    for (const std::string& l : LinesOver(fits_text, width))                                    \
+      ADD_FAILURE() << "line longer than " << (width) << ": \"" << l << "\" in\n" << fits_text; \
+  } while (0)
+
+class TerminalWidthCliTest : public UsabilityCliTest {
+ protected:
+  void SetUp() override {
+    UsabilityCliTest::SetUp();
+    ASSERT_EQ(Cli({"sources", "add", "a-rather-long-source-name-for-tests"}).exit_code, 0);
+    RunResult add =
+        Cli({"destinations", "add", "a-rather-long-destination-name", kLongUrl, "--policy",
+             R"({"strategy": "ladder", "delays": ["5s", "30s", "2m", "10m", "30m",)"
+             R"( "1h", "2h", "4h", "8h", "12h"], "max_attempts": 20,)"
+             R"( "max_duration": "72h", "timeout": "30s"})",
+             "--replay-window", "30d"});
+    ASSERT_EQ(add.exit_code, 0) << add.err;
+    ASSERT_EQ(Cli({"routes", "add", "a-rather-long-source-name-for-tests",
+                   "a-rather-long-destination-name"})
+                  .exit_code,
+              0);
+    Ingest(R"({"n": 1})");
+  }
+
+  std::string Output(std::vector<std::string> args, const std::string& columns) {
+    RunResult r = Cli(std::move(args), {{"COLUMNS", columns}});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  }
+};
+
+// With COLUMNS=80 no line of the tables, the detail views, `simulate herd` or `--help` is
+// longer than 80 columns, however long the names, URL and policy.
+TEST_F(TerminalWidthCliTest, EveryLineFitsInEightyColumns) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"routes", "list"},
+           {"destinations", "list"},
+           {"destinations", "show", "a-rather-long-destination-name"},
+           {"events", "list"},
+           {"sources", "list"},
+           {"simulate", "herd", "--events", "100000", "--fail-window", "1h30m15s", "--recover-at",
+            "2d3h4m5s", "--capacity", "1000000/s", "--seed", "123456789012", "--policy-json",
+            R"({"strategy": "exponential", "base": "1s", "max_attempts": 5, "jitter": "full"})",
+            "--policy", "default"},
+           {"--help"},
+           {"serve", "--help"},
+           {"events", "list", "--help"},
+           {"destinations", "--help"},
+           {"destinations", "add", "--help"},
+           {"destinations", "update", "--help"},
+           {"sources", "add", "--help"},
+           {"routes", "add", "--help"},
+           {"replay", "--help"},
+           {"simulate", "herd", "--help"},
+           {"schedule", "--help"}}) {
+    SCOPED_TRACE(args.front() + (args.size() > 1 ? " " + args[1] : ""));
+    EXPECT_FITS(Output(args, "80"), 80u);
+  }
+  // A cut URL keeps its scheme.
+  const std::string list = Output({"destinations", "list"}, "80");
+  EXPECT_CONTAINS(list, "https://");
+  EXPECT_LACKS(list, kLongUrl);
+}
+
+// A wider terminal gets the whole URL; an invalid COLUMNS is 80 (stdout is not a terminal here).
+TEST_F(TerminalWidthCliTest, WiderTerminalShowsTheWholeUrl) {
+  EXPECT_CONTAINS(Output({"destinations", "list"}, "160"), kLongUrl);
+  const std::string invalid = Output({"destinations", "list"}, "wide");
+  EXPECT_LACKS(invalid, kLongUrl);
+  EXPECT_FITS(invalid, 80u);
+  // The help's descriptions use the width too: one line at 160 where 80 wraps.
+  const std::string help = Output({"destinations", "add", "--help"}, "160");
+  EXPECT_CONTAINS(help, "Retry policy: a preset name or a policy JSON object");
+}
+
 }  // namespace
 }  // namespace hookrelay

@@ -410,10 +410,14 @@ TEST_F(RenderTest, DestinationList) {
   long_items[1].as_object()["paused_reason"] =
       "deploy of billing v2 until 2026-11-30T08:00:00Z, ask #ops";
   std::string cut = RenderDestinationList(long_items, now_);
-  // Issue 12.10: a reason too long for the column is left to `show`; a URL keeps its host and
-  // the end of its path, cut in the middle.
-  EXPECT_CONTAINS(
-      cut, "ops      paused  closed         0         billing.internal.example.com…long/path\n");
+  // Issue 12.10: a reason too long for the column is left to `show`; issue 32.8: a URL keeps
+  // its scheme and the end of its path (from a "/"), and its host when that fits too.
+  EXPECT_CONTAINS(cut,
+                  "ops      paused  closed         0         https://…/hooks/very/long/path\n");
+  EXPECT_CONTAINS(RenderDestinationList(long_items, now_, 90),
+                  "https://billing.internal.example.com…/long/path\n");
+  EXPECT_CONTAINS(RenderDestinationList(long_items, now_, 120),
+                  "https://billing.internal.example.com/hooks/very/long/path\n");
   for (size_t at = 0, end; (end = cut.find('\n', at)) != std::string::npos; at = end + 1) {
     EXPECT_LE(end - at, 80u + 2) << cut;  // one "…" of 3 bytes
   }
@@ -431,13 +435,50 @@ TEST_F(RenderTest, DestinationList) {
   std::string trial = RenderDestinationList(same, now_);
   EXPECT_CONTAINS(trial, "gone   paused (410 Gone)  ");
   EXPECT_LACKS(trial, "paused (paused");
-  EXPECT_CONTAINS(trial, "127.0.0.1:18901…/status/200\n");
-  EXPECT_CONTAINS(trial, "127.0.0.1:18901…/status/410\n");
-  EXPECT_CONTAINS(trial, "127.0.0.1:18901…/500?fail=2\n");
+  EXPECT_CONTAINS(trial, "http://…/hooks/status/200\n");
+  EXPECT_CONTAINS(trial, "http://…/hooks/status/410\n");
+  EXPECT_CONTAINS(trial, "http://…/status/500?fail=2\n");
+  EXPECT_CONTAINS(RenderDestinationList(same, now_, 87), "http://127.0.0.1:18901…/status/200\n");
   for (size_t at = 0, end; (end = trial.find('\n', at)) != std::string::npos; at = end + 1) {
     EXPECT_LE(end - at, 80u + 2) << trial;
   }
   EXPECT_EQ(RenderDestinationList(json::array{}, now_), "No destinations.\n");
+}
+
+// Issue 32.8: a cut URL keeps its scheme.
+TEST(CutUrlTest, KeepsTheScheme) {
+  const std::string url = "https://hooks.example-customer-domain.com/api/v2/webhooks/in";
+  EXPECT_EQ(CutUrl(url, 200), url);
+  EXPECT_EQ(CutUrl(url, 30), "https://…/api/v2/webhooks/in");
+  EXPECT_EQ(CutUrl(url, 50), "https://hooks.example-customer-domain.com…hooks/in");
+  EXPECT_EQ(CutUrl(url, 54), "https://hooks.example-customer-domain.com…/webhooks/in");
+  EXPECT_EQ(CutUrl("http://a-very-long-host-name.example.com", 20).rfind("http://", 0), 0u);
+  for (size_t w = 20; w < 60; ++w) {
+    const std::string cut = CutUrl(url, w);
+    EXPECT_EQ(cut.rfind("https://", 0), 0u) << cut;
+    EXPECT_LE(cut.size(), w + 2) << cut;  // one "…" of 3 bytes
+    EXPECT_NE(cut.find("…"), std::string::npos) << cut;
+  }
+}
+
+TEST(RouteListTest, FitsTheWidth) {
+  json::array items = json::parse(R"([
+    {"id": "a-rather-long-source-name-for-tests:a-rather-long-destination-name",
+     "source": "a-rather-long-source-name-for-tests",
+     "destination": "a-rather-long-destination-name", "origin": "api"},
+    {"id": "src:billing", "source": "src", "destination": "billing", "origin": "config"}])")
+                          .as_array();
+  const std::string out = RenderRouteList(items, 80);
+  for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
+    std::string line = out.substr(at, end - at);
+    size_t chars = 0;
+    for (char c : line) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    EXPECT_LE(chars, 80u) << out;
+  }
+  EXPECT_CONTAINS(out, "src:billing");
+  EXPECT_CONTAINS(out, "…");
+  EXPECT_CONTAINS(RenderRouteList(items, 200),
+                  "a-rather-long-source-name-for-tests:a-rather-long-destination-name  ");
 }
 
 TEST_F(RenderTest, DestinationDetail) {
@@ -446,14 +487,27 @@ TEST_F(RenderTest, DestinationDetail) {
   EXPECT_CONTAINS(billing, "Destination billing\n");
   EXPECT_CONTAINS(billing, "  url          https://example.com/hooks\n");
   EXPECT_CONTAINS(billing, "  state        active\n");
+  // Issue 32.8: lines wrap at the width (80 by default), continued under the value.
   EXPECT_CONTAINS(billing,
                   "  breaker      open until 06:12:00 UTC, in 10m; 20 consecutive failures; "
-                  "tripped 1 time\n"
+                  "tripped\n"
+                  "               1 time\n"
                   "               opens after 20 consecutive failures, for 10m, 30m, 2h (the last\n"
                   "               repeats; from the first again after 1d closed)\n");
   EXPECT_CONTAINS(billing, "  concurrency  4 allowed of 16 max, 0 in flight\n");
   EXPECT_CONTAINS(billing,
                   "  policy       pro: ladder, 5 attempts, timeout 30s\n"
+                  "               delays 5m, 30m (the last repeats); jitter none; cap 1d; replay\n"
+                  "               window 30d\n");
+  for (size_t at = 0, end; (end = billing.find('\n', at)) != std::string::npos; at = end + 1) {
+    EXPECT_LE(end - at, 80u) << billing;
+  }
+  // A wider terminal: one line each.
+  std::string wide = RenderDestinationDetail(items[0].as_object(), now_, 160);
+  EXPECT_CONTAINS(wide,
+                  "  breaker      open until 06:12:00 UTC, in 10m; 20 consecutive failures; "
+                  "tripped 1 time\n");
+  EXPECT_CONTAINS(wide,
                   "               delays 5m, 30m (the last repeats); jitter none; cap 1d; replay "
                   "window 30d\n");
   EXPECT_CONTAINS(billing, "  forwards     received X-GitHub-Event, X-Request-Id\n");
@@ -482,7 +536,7 @@ TEST_F(RenderTest, HalfOpenBreakerShowsWhenItsProbeWent) {
   json::object d = json::parse(kDestinations).as_array()[0].as_object();
   d["breaker"] = json::parse(R"({"state": "half_open", "consecutive_failures": 20,
       "open_until": null, "probe_sent_at": "2026-11-30T05:59:00Z", "trips": 1})");
-  EXPECT_CONTAINS(RenderDestinationDetail(d, now_),
+  EXPECT_CONTAINS(RenderDestinationDetail(d, now_, 120),
                   "  breaker      half_open, probe sent 05:59:00 UTC, 3m ago; 20 consecutive "
                   "failures; tripped 1 time\n");
   EXPECT_CONTAINS(RenderDestinationList(json::array{d}, now_), "half_open (probe 3m ago)");
