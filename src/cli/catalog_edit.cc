@@ -328,8 +328,10 @@ Result<json::object> BuildDestinationBody(const std::string& name, const Destina
 void AddCatalogEditCommands(CLI::App* sources, CLI::App* destinations, CLI::App* routes,
                             int& exit_code) {
   for (bool update : {false, true}) {
-    AddWrite<SourceFlags>(sources, "source", update, AddSourceFlags, BuildSourceBody,
-                          RenderSourceDetail, exit_code);
+    AddWrite<SourceFlags>(
+        sources, "source", update, AddSourceFlags, BuildSourceBody,
+        [](const json::object& s) { return RenderSourceDetail(s, SystemClock::Instance().Now()); },
+        exit_code);
     AddWrite<DestinationFlags>(
         destinations, "destination", update, AddDestinationFlags, BuildDestinationBody,
         [](const json::object& d) {

@@ -46,7 +46,7 @@ std::string EventListPath(const EventListOptions& options, int page_limit,
 Result<json::object> FetchEvents(ApiClient& client, const EventListOptions& options) {
   json::array items;
   json::value next = nullptr;
-  std::string cursor;
+  std::string cursor = options.cursor;
   while (static_cast<int>(items.size()) < options.limit) {
     int want = std::min(options.limit - static_cast<int>(items.size()), kEventPageLimit);
     Result<json::value> page = client.Get(EventListPath(options, want, cursor));
@@ -115,6 +115,9 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
                      "At most this many events (default " + std::to_string(kDefaultListLimit) +
                          ", at most " + std::to_string(kMaxListLimit) + ", as the API)")
         ->check(CLI::Range(1, kMaxListLimit));
+    list->add_option("--cursor", options->cursor,
+                     "Start after this event: the next_cursor of an earlier list (--json) or the "
+                     "one its table names");
     AddManagementOptions(list, *common);
     list->callback([options, common, &exit_code] {
       EventListOptions resolved = *options;
@@ -142,8 +145,10 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
         PrintJson(*page);
       } else {
         std::cout << RenderEventList(page->at("items").as_array(), Now(), TerminalWidth());
-        if (!page->at("next_cursor").is_null()) {
-          std::cout << "(more events: raise --limit or narrow the filters)\n";
+        if (const json::value& next = page->at("next_cursor"); next.is_string()) {
+          std::cout << "(more events: the next page with --cursor "
+                    << std::string(next.get_string())
+                    << " and the same filters, or raise --limit)\n";
         }
       }
       exit_code = 0;

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   hookrelay::cli::AddSimulateCommand(app, exit_code);
   hookrelay::cli::AddEventsCommand(app, exit_code);
   hookrelay::cli::AddCatalogCommands(app, exit_code);
+  hookrelay::cli::AddAuditCommand(app, exit_code);
   hookrelay::cli::AddReplayCommand(app, exit_code);
   if (argc <= 1) {  // no command: what there is to run, not only "a subcommand is required"
     std::cerr << app.help() << "\nGive a command; `hookrelay COMMAND --help` tells more.\n";

@@ -386,10 +386,12 @@ std::string PausedText(const json::object& d, TimePoint now) {
   return LocalizeTimes(PausedText(d), now);
 }
 
-// Cuts cells of the columns in `shrinkable` (in the middle, "…") until the table's lines fit in
-// `width`: the widest of those columns loses a character at a time, none below 8 characters.
+// Cuts cells of the columns in `shrinkable` (in the middle, "…"; those in `cut_end` at their
+// end) until the table's lines fit in `width`: the widest of those columns loses a character at
+// a time, none below 8 characters.
 void FitColumns(const std::vector<std::string>& header, std::vector<std::vector<std::string>>& rows,
-                size_t width, const std::vector<size_t>& shrinkable) {
+                size_t width, const std::vector<size_t>& shrinkable,
+                const std::vector<size_t>& cut_end = {}) {
   constexpr size_t kMinColumn = 8;
   std::vector<size_t> w(header.size());
   for (size_t i = 0; i < header.size(); ++i) {
@@ -413,7 +415,9 @@ void FitColumns(const std::vector<std::string>& header, std::vector<std::vector<
   }
   for (auto& row : rows) {
     for (size_t i : shrinkable) {
-      if (i < row.size() && target[i] < w[i]) row[i] = CutMiddle(row[i], target[i], target[i] / 2);
+      if (i >= row.size() || target[i] >= w[i]) continue;
+      const bool at_end = std::find(cut_end.begin(), cut_end.end(), i) != cut_end.end();
+      row[i] = at_end ? Cut(row[i], target[i]) : CutMiddle(row[i], target[i], target[i] / 2);
     }
   }
 }
@@ -750,7 +754,7 @@ std::string RenderSourceList(const json::array& items) {
   return Table({"NAME", "VERIFY", "DEDUP", "MAX BODY", "DEFINED IN"}, rows);
 }
 
-std::string RenderSourceDetail(const json::object& s) {
+std::string RenderSourceDetail(const json::object& s, TimePoint now) {
   std::ostringstream out;
   out << "Source " << Text(s, "name") << "\n";
   out << "  verify    " << VerifyText(s);
@@ -775,10 +779,75 @@ std::string RenderSourceDetail(const json::object& s) {
   if (const json::object* r = Object(s, "rejections"); r && Object(s, "verify")) {
     out << "  rejected  " << Text(*r, "since_start") << " since the server started";
     if (Text(*r, "not_recorded") != "0") out << " (" << Text(*r, "not_recorded") << " not kept)";
-    if (Present(*r, "last_at")) out << ", the last at " << Text(*r, "last_at");
+    if (Present(*r, "last_at")) {
+      out << ", the last " << FormatApiTime(Field(*r, "last_at"), now, /*with_zone=*/true);
+    }
     out << "\n";
   }
   return out.str();
+}
+
+std::string RenderRejectionList(const json::object& page, TimePoint now, size_t width) {
+  std::string out;
+  if (const json::object* c = Object(page, "counts")) {
+    std::string summary = Text(*c, "since_start") + " refused since the server started";
+    if (Text(*c, "not_recorded") != "0" && Present(*c, "not_recorded")) {
+      summary += ", " + Text(*c, "not_recorded") + " not kept";
+    }
+    if (Present(*c, "last_at")) {
+      summary += "; the last " + FormatApiTime(Field(*c, "last_at"), now, /*with_zone=*/true);
+    }
+    if (const json::object* by = Object(*c, "by_reason")) {
+      std::string reasons;
+      for (const auto& [reason, n] : *by) {
+        if (Text(&n) == "0") continue;
+        reasons += (reasons.empty() ? "" : ", ") + std::string(reason) + " " + Text(&n);
+      }
+      if (!reasons.empty()) summary += "; by reason: " + reasons;
+    }
+    out += Wrap(summary, "", 0, width) + "\n";
+  }
+  const json::value* items = Field(page, "items");
+  if (!items || !items->is_array() || items->get_array().empty()) {
+    return out + "No rejected requests kept.\n";
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const json::value& v : items->get_array()) {
+    if (!v.is_object()) continue;
+    const json::object& r = v.get_object();
+    rows.push_back({FormatApiTime(Field(r, "received_at"), now), Text(r, "remote_addr"),
+                    Text(r, "reason"), Bytes(Field(r, "size"))});
+  }
+  const std::vector<std::string> header = {"RECEIVED (" + LocalZoneName(now) + ")", "FROM",
+                                           "REASON", "SIZE"};
+  FitColumns(header, rows, width, {1});
+  return out + Table(header, rows);
+}
+
+std::string RenderAuditList(const json::array& items, TimePoint now, size_t width) {
+  if (items.empty()) return "No audit entries.\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const json::value& v : items) {
+    if (!v.is_object()) continue;
+    const json::object& a = v.get_object();
+    const json::value* detail = Field(a, "detail");
+    rows.push_back({FormatApiTime(Field(a, "at"), now), Text(a, "actor"), Text(a, "action"),
+                    Escaped(Text(a, "target")), Text(a, "count"),
+                    detail && !detail->is_null() ? Escaped(http::SerializeJson(*detail)) : "-"});
+  }
+  const std::vector<std::string> header = {
+      "AT (" + LocalZoneName(now) + ")", "ACTOR", "ACTION", "TARGET", "COUNT", "DETAIL"};
+  // The detail gives way first (`--json` has it whole), then the target.
+  size_t used = 0;
+  for (size_t i = 0; i + 1 < header.size(); ++i) {
+    size_t w = CharStarts(header[i]).size();
+    for (const auto& row : rows) w = std::max(w, CharStarts(row[i]).size());
+    used += w + 2;
+  }
+  const size_t detail_width = used + 16 < width ? width - used : 16;
+  for (auto& row : rows) row.back() = Cut(row.back(), detail_width);
+  FitColumns(header, rows, width, {5, 3}, {5});
+  return Table(header, rows);
 }
 
 std::string RenderDestinationList(const json::array& items, TimePoint now, size_t width) {

@@ -66,7 +66,19 @@ std::string RenderEventDetail(const boost::json::object& event, TimePoint now,
 
 // `hookrelay sources list` / `show`.
 std::string RenderSourceList(const boost::json::array& items);
-std::string RenderSourceDetail(const boost::json::object& source);
+std::string RenderSourceDetail(const boost::json::object& source, TimePoint now);
+
+// `hookrelay sources rejections NAME`: the page of GET /api/v1/sources/{name}/rejections, a
+// summary of its "counts" ("1250 refused since the server started, 1190 not kept; the last
+// 14:05:31 UTC, 3m ago; by reason: signature_mismatch 1240, …"), then RECEIVED, FROM, REASON,
+// SIZE; "No rejected requests kept." when `items` is empty.
+std::string RenderRejectionList(const boost::json::object& page, TimePoint now,
+                                size_t width = kRenderWidth);
+
+// `hookrelay audit list`: AT, ACTOR, ACTION, TARGET, COUNT, DETAIL (the detail object as JSON,
+// cut to what is left of the width); "No audit entries." when `items` is empty.
+std::string RenderAuditList(const boost::json::array& items, TimePoint now,
+                            size_t width = kRenderWidth);
 
 // `hookrelay destinations list` / `show` (breaker state, pause, concurrency).
 std::string RenderDestinationList(const boost::json::array& items, TimePoint now,

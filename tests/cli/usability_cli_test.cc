@@ -11,6 +11,7 @@
 #include "support/http_client.h"
 #include "support/process.h"
 #include "support/sink.h"
+#include "support/wait.h"
 
 namespace hookrelay {
 namespace {
@@ -233,6 +234,80 @@ TEST_F(TerminalWidthCliTest, WiderTerminalShowsTheWholeUrl) {
   // The help's descriptions use the width too: one line at 160 where 80 wraps.
   const std::string help = Output({"destinations", "add", "--help"}, "160");
   EXPECT_CONTAINS(help, "Retry policy: a preset name or a policy JSON object");
+}
+
+// `events list` pages with --cursor: the table names the cursor of the next page, and --cursor
+// continues where --json's next_cursor said.
+TEST_F(UsabilityCliTest, EventsListContinuesFromACursor) {
+  const std::string first = Ingest(R"({"n": 1})");
+  const std::string second = Ingest(R"({"n": 2})");
+  const std::string third = Ingest(R"({"n": 3})");
+  json::value page = CliJson({"events", "list", "--limit", "2"});
+  ASSERT_TRUE(page.is_object());
+  ASSERT_TRUE(page.at("next_cursor").is_string()) << page;
+  const std::string cursor(page.at("next_cursor").as_string());
+  json::value rest = CliJson({"events", "list", "--cursor", cursor});
+  ASSERT_EQ(rest.at("items").as_array().size(), 1u) << rest;
+  EXPECT_EQ(rest.at("items").as_array()[0].at("id").as_string(), first);  // newest first
+  EXPECT_TRUE(rest.at("next_cursor").is_null());
+
+  RunResult table = Cli({"events", "list", "--limit", "2"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_CONTAINS(table.out, third);
+  EXPECT_CONTAINS(table.out, "--cursor " + cursor);
+  RunResult next = Cli({"events", "list", "--limit", "2", "--cursor", cursor});
+  ASSERT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_CONTAINS(next.out, first);
+  EXPECT_LACKS(next.out, second);
+  EXPECT_LACKS(next.out, "--cursor");
+  RunResult bad = Cli({"events", "list", "--cursor", "not-a-cursor"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_CONTAINS(bad.err, "cursor");
+}
+
+// Rejected requests and the audit trail have commands; `sources show` gives the last rejection's
+// time local and relative, like every other time.
+TEST_F(UsabilityCliTest, RejectionsAuditAndLocalTimes) {
+  RunResult add = Cli({"sources", "add", "gh", "--verify", "github", "--secret", "s3cret-value"});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  HttpConnection conn(server_->port());
+  HttpResponse r = conn.Send("POST", "/in/gh",
+                             {{"Content-Type", "application/json"},
+                              {"X-Hub-Signature-256", "sha256=" + std::string(64, '0')}},
+                             R"({"n": 1})");
+  ASSERT_EQ(r.status, 401) << r.body;
+  // Counted at once, recorded by the store's writer soon after.
+  ASSERT_TRUE(test::WaitFor([&] {
+    return CliJson({"sources", "rejections", "gh"}).at("items").as_array().size() == 1;
+  }));
+
+  RunResult rejections = Cli({"sources", "rejections", "gh"}, {{"TZ", "UTC"}});
+  ASSERT_EQ(rejections.exit_code, 0) << rejections.err;
+  EXPECT_CONTAINS(rejections.out, "1 refused since the server started");
+  EXPECT_CONTAINS(rejections.out, "signature_mismatch");
+  EXPECT_CONTAINS(rejections.out, "RECEIVED (UTC)");
+  EXPECT_CONTAINS(rejections.out, "127.0.0.1");
+  json::value page = CliJson({"sources", "rejections", "gh", "--limit", "1"});
+  ASSERT_EQ(page.at("items").as_array().size(), 1u) << page;
+  EXPECT_EQ(page.at("items").as_array()[0].at("reason").as_string(), "signature_mismatch");
+  RunResult unknown = Cli({"sources", "rejections", "nope"});
+  EXPECT_EQ(unknown.exit_code, 1);
+
+  RunResult show = Cli({"sources", "show", "gh"}, {{"TZ", "UTC"}});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_CONTAINS(show.out, "  rejected  1 since the server started, the last ");
+  EXPECT_CONTAINS(show.out, " UTC, ");  // "14:05:31 UTC, 2s ago"
+  EXPECT_FALSE(std::regex_search(show.out, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:)"))) << show.out;
+
+  RunResult audit = Cli({"audit", "list"}, {{"TZ", "UTC"}});
+  ASSERT_EQ(audit.exit_code, 0) << audit.err;
+  EXPECT_CONTAINS(audit.out, "AT (UTC)");
+  EXPECT_CONTAINS(audit.out, "config_change");
+  EXPECT_CONTAINS(audit.out, "gh");
+  EXPECT_CONTAINS(audit.out, "token:");
+  json::value entries = CliJson({"audit", "list", "--limit", "1"});
+  ASSERT_EQ(entries.at("items").as_array().size(), 1u) << entries;
+  EXPECT_EQ(entries.at("items").as_array()[0].at("action").as_string(), "config_change");
 }
 
 }  // namespace

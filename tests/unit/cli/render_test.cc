@@ -355,28 +355,72 @@ TEST_F(RenderTest, Sources) {
             "NAME    VERIFY  DEDUP                     MAX BODY  DEFINED IN\n"
             "github  github  header X-GitHub-Delivery  5MiB      config file\n"
             "plain   none    none                      64KiB     API\n");
-  std::string detail = RenderSourceDetail(items[0].as_object());
+  std::string detail = RenderSourceDetail(items[0].as_object(), now_);
   EXPECT_CONTAINS(detail, "Source github\n");
   // GitHub signs no timestamp: no tolerance applies, so none is shown.
   EXPECT_CONTAINS(detail, "  verify    github (2 secrets)\n");
   json::object stripe = items[0].as_object();
   stripe["verify"].as_object()["scheme"] = "stripe";
   stripe["verify"].as_object()["secrets_set"] = 1;
-  EXPECT_CONTAINS(RenderSourceDetail(stripe), "  verify    stripe (1 secret, tolerance 5m)\n");
+  EXPECT_CONTAINS(RenderSourceDetail(stripe, now_),
+                  "  verify    stripe (1 secret, tolerance 5m)\n");
   EXPECT_CONTAINS(detail, "  dedup     header X-GitHub-Delivery\n");
   EXPECT_CONTAINS(detail, "  max body  5MiB\n");
   EXPECT_CONTAINS(detail, "  defined   config file\n");
-  EXPECT_LACKS(RenderSourceDetail(items[1].as_object()), "secret");
+  EXPECT_LACKS(RenderSourceDetail(items[1].as_object(), now_), "secret");
   EXPECT_LACKS(detail, "rejected");
   json::object counted = items[0].as_object();
   counted["rejections"] = json::parse(
       R"({"since_start": 12, "not_recorded": 2, "last_at": "2026-11-30T06:00:00.000Z"})");
-  EXPECT_CONTAINS(RenderSourceDetail(counted),
-                  "  rejected  12 since the server started (2 not kept), the last at "
-                  "2026-11-30T06:00:00.000Z\n");
+  EXPECT_CONTAINS(RenderSourceDetail(counted, now_),
+                  "  rejected  12 since the server started (2 not kept), the last 06:00:00 UTC, "
+                  "2m ago\n");
   counted["rejections"] = json::parse(R"({"since_start": 0, "not_recorded": 0, "last_at": null})");
-  EXPECT_CONTAINS(RenderSourceDetail(counted), "  rejected  0 since the server started\n");
+  EXPECT_CONTAINS(RenderSourceDetail(counted, now_), "  rejected  0 since the server started\n");
   EXPECT_EQ(RenderSourceList(json::array{}), "No sources.\n");
+}
+
+// Issue 32.9: `sources rejections NAME` and `audit list`.
+TEST_F(RenderTest, RejectionsAndAudit) {
+  json::object page = json::parse(R"({"items": [{"id": "42",
+      "received_at": "2026-11-30T06:00:00.000Z", "reason": "signature_mismatch",
+      "message": "signature does not match any configured secret", "headers": [],
+      "size": 1234, "sha256": "9f86d08", "remote_addr": "192.0.2.7"}],
+    "next_cursor": null,
+    "counts": {"since_start": 1250, "not_recorded": 1190, "last_at": "2026-11-30T06:00:00.000Z",
+               "by_reason": {"missing_signature": 0, "malformed_signature": 0,
+                             "timestamp_outside_tolerance": 10, "signature_mismatch": 1240}}})")
+                          .as_object();
+  EXPECT_EQ(RenderRejectionList(page, now_),
+            "1250 refused since the server started, 1190 not kept; the last 06:00:00 UTC, 2m\n"
+            "ago; by reason: timestamp_outside_tolerance 10, signature_mismatch 1240\n"
+            "\n"
+            "RECEIVED (UTC)    FROM       REASON              SIZE\n"
+            "06:00:00, 2m ago  192.0.2.7  signature_mismatch  1234 B\n");
+  page["items"] = json::array{};
+  EXPECT_CONTAINS(RenderRejectionList(page, now_), "No rejected requests kept.\n");
+
+  json::array audit = json::parse(R"([
+    {"id": 3, "at": "2026-11-30T06:00:00Z", "actor": "token:ab12cd34", "action": "pause",
+     "target": "billing", "count": 1,
+     "detail": {"reason": "maintenance of the billing service, ask #ops before resuming"}},
+    {"id": 2, "at": "2026-11-30T05:00:00Z", "actor": "config", "action": "config_change",
+     "target": "config file", "count": 1, "detail": null}])")
+                          .as_array();
+  const std::string out = RenderAuditList(audit, now_);
+  EXPECT_CONTAINS(out,
+                  "AT (UTC)            ACTOR           ACTION         TARGET      COUNT  DETAIL\n");
+  EXPECT_CONTAINS(out,
+                  "06:00:00, 2m ago    token:ab12cd34  pause          billing     1      "
+                  "{\"reason\"…\n");
+  EXPECT_CONTAINS(out, "05:00:00, 1h2m ago");
+  for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
+    EXPECT_LE(end - at, 80u + 2) << out;
+  }
+  EXPECT_CONTAINS(
+      RenderAuditList(audit, now_, 200),
+      "{\"reason\":\"maintenance of the billing service, ask #ops before resuming\"}\n");
+  EXPECT_EQ(RenderAuditList(json::array{}, now_), "No audit entries.\n");
 }
 
 const char* kDestinations = R"json([
