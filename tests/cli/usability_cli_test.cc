@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <filesystem>
 #include <memory>
 #include <regex>
 
@@ -308,6 +309,41 @@ TEST_F(UsabilityCliTest, RejectionsAuditAndLocalTimes) {
   json::value entries = CliJson({"audit", "list", "--limit", "1"});
   ASSERT_EQ(entries.at("items").as_array().size(), 1u) << entries;
   EXPECT_EQ(entries.at("items").as_array()[0].at("action").as_string(), "config_change");
+}
+
+// Issue 32.10: a config that serve refuses leaves nothing behind: no data directory, no
+// database, whichever check refuses it (a loopback destination used to be refused only after
+// the store was opened). A missing config file names the OS's reason.
+TEST(ServeConfigCliTest, RefusedConfigCreatesNoDataDirectory) {
+  TempDir dir;
+  struct Case {
+    std::string toml;
+    std::string error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"[[destinations]]\nname = \"d\"\nurl = \"http://127.0.0.1:9/x\"\n",
+            "hookrelay.toml:3: destination \"d\": url: points at 127.0.0.1"},
+           {"[[destinations]]\nname = \"d\"\nurl = \"https://10.1.2.3/x\"\n", "points at 10.1.2.3"},
+           {"[[sources]]\nname = \"s\"\n\n[[routes]]\nsource = \"s\"\ndestination = \"nope\"\n",
+            "unknown destination \"nope\""},
+           {"[[sources]]\nname = \"s\n", "hookrelay.toml:2: unterminated string"}}) {
+    const std::string config = dir.path() + "/hookrelay.toml";
+    const std::string data = dir.path() + "/data";
+    testing::WriteFile(config, c.toml);
+    RunResult r = RunProgram(
+        {HOOKRELAY_BINARY, "serve", "--config", config, "--data", data, "--listen", "127.0.0.1:0"},
+        {}, 60s, {{"HOOKRELAY_ADMIN_TOKEN", kToken}});
+    EXPECT_EQ(r.exit_code, 2) << c.toml << r.out << r.err;
+    EXPECT_CONTAINS(r.err, c.error);
+    EXPECT_FALSE(std::filesystem::exists(data)) << c.toml << r.err;
+  }
+  RunResult missing = RunProgram({HOOKRELAY_BINARY, "serve", "--config", dir.path() + "/nope.toml",
+                                  "--data", dir.path() + "/data", "--listen", "127.0.0.1:0"},
+                                 {}, 60s, {{"HOOKRELAY_ADMIN_TOKEN", kToken}});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_CONTAINS(missing.err,
+                  "cannot read " + dir.path() + "/nope.toml: No such file or directory");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/data"));
 }
 
 }  // namespace
