@@ -101,7 +101,8 @@ void AddControl(CLI::App* parent, const std::string& verb, const std::string& do
 
 // A paged list: GET `path`?limit=N[&cursor=C], printed as JSON or by `render` (given the whole
 // page), then, when there is more, the --cursor that continues it.
-void AddPagedList(CLI::App* cmd, const std::string& command, std::function<std::string()> path_of,
+void AddPagedList(CLI::App* cmd, const std::string& command, const std::string& what,
+                  std::function<std::string()> path_of,
                   std::function<std::string(const json::object&)> render, int& exit_code) {
   struct Paging {
     int limit = kDefaultListLimit;
@@ -117,7 +118,7 @@ void AddPagedList(CLI::App* cmd, const std::string& command, std::function<std::
                   "Continue after an earlier page: its next_cursor (--json) or the one its table "
                   "names");
   AddManagementOptions(cmd, paging->common);
-  cmd->callback([command, path_of, render, paging, &exit_code] {
+  cmd->callback([command, what, path_of, render, paging, &exit_code] {
     ApiClient client = MakeClient(paging->common);
     std::string path = path_of() + "?limit=" + std::to_string(paging->limit);
     if (!paging->cursor.empty()) path += "&cursor=" + PercentEncode(paging->cursor);
@@ -139,8 +140,8 @@ void AddPagedList(CLI::App* cmd, const std::string& command, std::function<std::
       std::cout << render(*o);
       const json::value* next = o->if_contains("next_cursor");
       if (next && next->is_string()) {
-        std::cout << "(more: the next page with --cursor " << std::string(next->get_string())
-                  << ")\n";
+        std::cout << RenderNextPageHint(what, std::string(next->get_string()), TerminalWidth(),
+                                        /*has_filters=*/false);
       }
     }
     exit_code = 0;
@@ -156,7 +157,7 @@ void AddAuditCommand(CLI::App& app, int& exit_code) {
   CLI::App* list = audit->add_subcommand(
       "list", "List audit entries, newest first: pauses, replays, catalog changes, …");
   AddPagedList(
-      list, "audit list", [] { return std::string("/api/v1/audit"); },
+      list, "audit list", "entries", [] { return std::string("/api/v1/audit"); },
       [](const json::object& page) {
         return RenderAuditList(page.at("items").as_array(), Now(), TerminalWidth());
       },
@@ -177,7 +178,7 @@ void AddCatalogCommands(CLI::App& app, int& exit_code) {
         "rejections", "List a source's requests refused for failed verification (401)");
     rejections->add_option("name", *name, "source name")->required();
     AddPagedList(
-        rejections, "sources rejections",
+        rejections, "sources rejections", "rejections",
         [name] { return "/api/v1/sources/" + PercentEncode(*name) + "/rejections"; },
         [](const json::object& page) { return RenderRejectionList(page, Now(), TerminalWidth()); },
         exit_code);

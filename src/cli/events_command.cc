@@ -146,9 +146,8 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
       } else {
         std::cout << RenderEventList(page->at("items").as_array(), Now(), TerminalWidth());
         if (const json::value& next = page->at("next_cursor"); next.is_string()) {
-          std::cout << "(more events: the next page with --cursor "
-                    << std::string(next.get_string())
-                    << " and the same filters, or raise --limit)\n";
+          std::cout << RenderNextPageHint("events", std::string(next.get_string()), TerminalWidth(),
+                                          /*has_filters=*/true);
         }
       }
       exit_code = 0;

@@ -824,6 +824,14 @@ std::string RenderRejectionList(const json::object& page, TimePoint now, size_t 
   return out + Table(header, rows);
 }
 
+std::string RenderNextPageHint(const std::string& what, const std::string& cursor, size_t width,
+                               bool has_filters) {
+  // The flag and its value first, on the first line, to be copied whole.
+  return Wrap("(more " + what + ": --cursor " + cursor + " for the next page" +
+                  (has_filters ? ", with the same filters" : "") + "; or raise --limit)",
+              "", 1, width);
+}
+
 std::string RenderAuditList(const json::array& items, TimePoint now, size_t width) {
   if (items.empty()) return "No audit entries.\n";
   std::vector<std::vector<std::string>> rows;

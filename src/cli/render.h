@@ -75,6 +75,11 @@ std::string RenderSourceDetail(const boost::json::object& source, TimePoint now)
 std::string RenderRejectionList(const boost::json::object& page, TimePoint now,
                                 size_t width = kRenderWidth);
 
+// What ends a list with more pages: "(more events: --cursor C for the next page, with the same
+// filters; or raise --limit)", wrapped to `width`. `what` is "events", "entries", …
+std::string RenderNextPageHint(const std::string& what, const std::string& cursor, size_t width,
+                               bool has_filters);
+
 // `hookrelay audit list`: AT, ACTOR, ACTION, TARGET, COUNT, DETAIL (the detail object as JSON,
 // cut to what is left of the width); "No audit entries." when `items` is empty.
 std::string RenderAuditList(const boost::json::array& items, TimePoint now,

@@ -184,6 +184,7 @@ class TerminalWidthCliTest : public UsabilityCliTest {
                   .exit_code,
               0);
     Ingest(R"({"n": 1})");
+    Ingest(R"({"n": 2})");
   }
 
   std::string Output(std::vector<std::string> args, const std::string& columns) {
@@ -201,6 +202,9 @@ TEST_F(TerminalWidthCliTest, EveryLineFitsInEightyColumns) {
            {"destinations", "list"},
            {"destinations", "show", "a-rather-long-destination-name"},
            {"events", "list"},
+           {"events", "list", "--limit", "1"},
+           {"audit", "list", "--limit", "1"},
+           {"sources", "rejections", "a-rather-long-source-name-for-tests"},
            {"sources", "list"},
            {"simulate", "herd", "--events", "100000", "--fail-window", "1h30m15s", "--recover-at",
             "2d3h4m5s", "--capacity", "1000000/s", "--seed", "123456789012", "--policy-json",
