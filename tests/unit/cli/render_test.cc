@@ -11,6 +11,7 @@
 #include "cli/api_client.h"
 #include "cli/events_command.h"
 #include "cli/replay_command.h"
+#include "cli/terminal.h"
 #include "common/time_format.h"
 
 namespace hookrelay::cli {
@@ -845,6 +846,16 @@ TEST(BulkReplayRenderTest, JobListAndRates) {
     EXPECT_LE(end - at, 80u) << list;
   }
   EXPECT_CONTAINS(list, "  0.036/h  ");
+}
+
+// Issue 32.8: COLUMNS is taken when it is a whole number from 1 to 10000.
+TEST(TerminalTest, ParseColumns) {
+  EXPECT_EQ(ParseColumns("80"), 80u);
+  EXPECT_EQ(ParseColumns("160"), 160u);
+  EXPECT_EQ(ParseColumns("1"), 1u);
+  for (const char* bad : {"", "0", "-5", "abc", "80x", " 80", "100000", "99999999999"}) {
+    EXPECT_EQ(ParseColumns(bad), std::nullopt) << bad;
+  }
 }
 
 }  // namespace
