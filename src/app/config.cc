@@ -11,6 +11,7 @@
 
 #include "alerts/alerts_config.h"
 #include "catalog/tls_files.h"
+#include "common/file_text.h"
 #include "common/units.h"
 #include "model/json_fields.h"
 #include "store/open_store.h"
@@ -295,9 +296,10 @@ Status ParseRoot(const json::object& root, Config& config) {
     auto alerts = alerts::ParseAlertsConfig(*s);
     if (!alerts.ok()) return alerts.status().WithFieldPrefix("alerts");
     config.alerts = *alerts;
-    if (!config.alerts.ca_file.empty() && !std::ifstream(config.alerts.ca_file)) {
-      return Status::InvalidArgument("cannot read " + config.alerts.ca_file, "ca_file")
-          .WithFieldPrefix("alerts");
+    if (!config.alerts.ca_file.empty()) {
+      if (Status readable = CheckReadable(config.alerts.ca_file); !readable.ok()) {
+        return Status::InvalidArgument(readable.message(), "ca_file").WithFieldPrefix("alerts");
+      }
     }
   }
   std::vector<model::Source> sources;
@@ -342,6 +344,56 @@ Status ParseRoot(const json::object& root, Config& config) {
   return config.catalog.Validate();
 }
 
+// The first string of `text` that is never closed: a "…" or '…' that reaches the end of its
+// line, or a """…""" / '''…''' that reaches the end of the file. Returns the line it opens on
+// (1-based) and a message, or line 0 when every string is closed. Comments are skipped; a
+// backslash escapes the next character in basic strings.
+std::pair<int, std::string> UnterminatedString(std::string_view text) {
+  int line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+    } else if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      const bool multi = text.substr(i, 3) == std::string(3, c);
+      const std::string quote = multi ? std::string(3, c) : std::string(1, c);
+      const int opened = line;
+      bool closed = false;
+      size_t j = i + quote.size();
+      for (; j < text.size(); ++j) {
+        if (c == '"' && text[j] == '\\') {
+          if (j + 1 < text.size() && text[j + 1] == '\n') ++line;
+          ++j;
+          continue;
+        }
+        if (text[j] == '\n') {
+          if (!multi) break;
+          ++line;
+          continue;
+        }
+        if (text.substr(j, quote.size()) == quote) {
+          closed = true;
+          // A multi-line string may end in up to two more quotes ("""a""""").
+          j += quote.size() - 1;
+          while (multi && j + 1 < text.size() && text[j + 1] == c) ++j;
+          break;
+        }
+      }
+      if (!closed) {
+        return {opened, multi ? "unterminated string: the " + quote + " opened here is never closed"
+                              : "unterminated string: the " + quote +
+                                    " opened here is not closed on its line (a string of one "
+                                    "line; use " +
+                                    std::string(3, c) + " for several)"};
+      }
+      i = j;
+    }
+  }
+  return {0, ""};
+}
+
 }  // namespace
 
 Result<Config> ParseConfig(std::string_view toml_text, const std::string& name) {
@@ -349,8 +401,16 @@ Result<Config> ParseConfig(std::string_view toml_text, const std::string& name) 
   try {
     table = toml::parse(toml_text, name);
   } catch (const toml::parse_error& e) {
+    // toml++ says "Error while parsing string: unescaped control characters …" (the newline) or
+    // "… encountered end-of-file" for a missing closing quote, at the line where it noticed.
+    const std::string description(e.description());
+    if (description.find("string") != std::string::npos) {
+      auto [line, message] = UnterminatedString(toml_text);
+      if (line > 0)
+        return Status::InvalidArgument(name + ":" + std::to_string(line) + ": " + message);
+    }
     return Status::InvalidArgument(name + ":" + std::to_string(e.source().begin.line) + ": " +
-                                   std::string(e.description()));
+                                   description);
   }
   std::map<std::string, int> lines;
   json::value root = ToJson(table, "", lines);
@@ -405,11 +465,10 @@ std::string Config::DestinationLocation(const std::string& name, const std::stri
 }
 
 Result<Config> LoadConfigFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::InvalidArgument(path + ": cannot read the config file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseConfig(text.str(), path);
+  // "cannot read /etc/hookrelay.toml: No such file or directory"
+  Result<std::string> text = ReadFileText(path);
+  if (!text.ok()) return Status::InvalidArgument("config file: " + text.status().message());
+  return ParseConfig(*text, path);
 }
 
 }  // namespace hookrelay::app

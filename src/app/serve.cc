@@ -25,6 +25,7 @@
 #include "app/logging.h"
 #include "app/metrics.h"
 #include "app/router.h"
+#include "catalog/catalog_plan.h"
 #include "catalog/catalog_service.h"
 #include "common/allocator.h"
 #include "common/crypto.h"
@@ -50,6 +51,25 @@ constexpr Duration kShutdownGrace = std::chrono::seconds(10);
 // Set once the log format is known: with json, every stderr line is a JSON record, so a fatal
 // error is logged as one; otherwise it is a plain line for the person who started the server.
 bool json_log = false;
+
+// What the config file's catalog would be refused for once the store is open, said before
+// anything is created: the objects as the catalog builds them, and each destination's address
+// as the sender checks it (a literal loopback or private address without allow_private).
+// "" when it would load.
+std::string CheckConfigCatalog(const Config& config) {
+  if (auto built = catalog::BuildCatalog(config.catalog_objects); !built.ok()) {
+    return "catalog: " + built.status().message();
+  }
+  const bool allow_private = config.server.allow_private_destinations;
+  for (const auto& [name, d] : config.catalog.destinations) {
+    if (Status st = delivery::CheckDestinationAddress(d, allow_private); !st.ok()) {
+      return config.DestinationLocation(name, st.field()) + "destination \"" + name +
+             "\": " + (st.field().empty() ? "" : st.field() + ": ") + st.message() +
+             std::string(delivery::kConfigPrivateAddressHint);
+    }
+  }
+  return "";
+}
 
 int Fail(int code, const std::string& message) {
   if (json_log) {
@@ -281,6 +301,9 @@ int Serve(const ServeOptions& options) {
   }
   ConfigureLogging(config.log);
   json_log = config.log.format == LogFormat::kJson;
+  // The whole config is checked before anything is created (no data directory, no database, no
+  // address bound): a mistake in it leaves nothing behind.
+  if (std::string error = CheckConfigCatalog(config); !error.empty()) return Fail(2, error);
   // Where the store is: a data directory (the embedded store) or a postgres:// URL, never the one
   // replaced by the other. With PostgreSQL the data directory still holds this node's admin token
   // and node id (docs/postgres.md).
@@ -400,16 +423,9 @@ int Serve(const ServeOptions& options) {
   // The catalog lives in the store (objects created through the API survive restarts); the config
   // file's objects are merged in at every start and stay owned by the file.
   catalog::CatalogService catalog(*store, registry, clock, [&engine] { engine.Wake(); });
-  // A destination the sender would refuse for its literal address is refused when it is
-  // defined, in the config file or through the API.
+  // The config file's destinations were checked before anything was created (above); the API's
+  // are checked when they are defined.
   const bool allow_private = config.server.allow_private_destinations;
-  for (const auto& [name, d] : config.catalog.destinations) {
-    if (Status st = delivery::CheckDestinationAddress(d, allow_private); !st.ok()) {
-      return Fail(2, config.DestinationLocation(name, st.field()) + "destination \"" + name +
-                         "\": " + (st.field().empty() ? "" : st.field() + ": ") + st.message() +
-                         std::string(delivery::kConfigPrivateAddressHint));
-    }
-  }
   catalog.SetDestinationCheck([allow_private](const model::Destination& d) {
     Status st = delivery::CheckDestinationAddress(d, allow_private);
     if (st.ok()) return st;

@@ -9,6 +9,8 @@
 #include "cli/catalog_edit.h"
 #include "cli/management_command.h"
 #include "cli/render.h"
+#include "cli/terminal.h"
+#include "common/list_limits.h"
 
 namespace hookrelay::cli {
 
@@ -92,19 +94,95 @@ void AddControl(CLI::App* parent, const std::string& verb, const std::string& do
               note && note->is_string()
                   ? *name + ": " + std::string(note->get_string()) + ", nothing changed"
                   : done + " " + *name;
-          return head + "\n\n" + RenderDestinationDetail(destination, Now());
+          return head + "\n\n" + RenderDestinationDetail(destination, Now(), TerminalWidth());
         });
+  });
+}
+
+// A paged list: GET `path`?limit=N[&cursor=C], printed as JSON or by `render` (given the whole
+// page), then, when there is more, the --cursor that continues it.
+void AddPagedList(CLI::App* cmd, const std::string& command, const std::string& what,
+                  std::function<std::string()> path_of,
+                  std::function<std::string(const json::object&)> render, int& exit_code) {
+  struct Paging {
+    int limit = kDefaultListLimit;
+    std::string cursor;
+    ManagementOptions common;
+  };
+  auto paging = std::make_shared<Paging>();
+  cmd->add_option("--limit", paging->limit,
+                  "At most this many (default " + std::to_string(kDefaultListLimit) + ", at most " +
+                      std::to_string(kMaxListLimit) + ")")
+      ->check(CLI::Range(1, kMaxListLimit));
+  cmd->add_option("--cursor", paging->cursor,
+                  "Continue after an earlier page: its next_cursor (--json) or the one its table "
+                  "names");
+  AddManagementOptions(cmd, paging->common);
+  cmd->callback([command, what, path_of, render, paging, &exit_code] {
+    ApiClient client = MakeClient(paging->common);
+    std::string path = path_of() + "?limit=" + std::to_string(paging->limit);
+    if (!paging->cursor.empty()) path += "&cursor=" + PercentEncode(paging->cursor);
+    Result<json::value> page = client.Get(path);
+    if (!page.ok()) {
+      exit_code = ReportApiError(command, page.status());
+      return;
+    }
+    const json::object* o = page->if_object();
+    const json::value* items = o ? o->if_contains("items") : nullptr;
+    if (!items || !items->is_array()) {
+      exit_code =
+          ReportApiError(command, Status::Internal("the API answered without an \"items\" list"));
+      return;
+    }
+    if (paging->common.json) {
+      PrintJson(*page);
+    } else {
+      std::cout << render(*o);
+      const json::value* next = o->if_contains("next_cursor");
+      if (next && next->is_string()) {
+        std::cout << RenderNextPageHint(what, std::string(next->get_string()), TerminalWidth(),
+                                        /*has_filters=*/false);
+      }
+    }
+    exit_code = 0;
   });
 }
 
 }  // namespace
 
+void AddAuditCommand(CLI::App& app, int& exit_code) {
+  CLI::App* audit =
+      app.add_subcommand("audit", "The audit trail: who changed what, and when (the API)");
+  audit->require_subcommand(1);
+  CLI::App* list = audit->add_subcommand(
+      "list", "List audit entries, newest first: pauses, replays, catalog changes, …");
+  AddPagedList(
+      list, "audit list", "entries", [] { return std::string("/api/v1/audit"); },
+      [](const json::object& page) {
+        return RenderAuditList(page.at("items").as_array(), Now(), TerminalWidth());
+      },
+      exit_code);
+}
+
 void AddCatalogCommands(CLI::App& app, int& exit_code) {
-  CLI::App* sources =
-      app.add_subcommand("sources", "Webhook sources: list, show, add, update, rm (the API)");
+  CLI::App* sources = app.add_subcommand(
+      "sources", "Webhook sources: list, show, add, update, rm, rejections (the API)");
   sources->require_subcommand(1);
   AddList(sources, "sources", RenderSourceList, exit_code);
-  AddShow(sources, "sources", "source", RenderSourceDetail, exit_code);
+  AddShow(
+      sources, "sources", "source",
+      [](const json::object& s) { return RenderSourceDetail(s, Now()); }, exit_code);
+  {
+    auto name = std::make_shared<std::string>();
+    CLI::App* rejections = sources->add_subcommand(
+        "rejections", "List a source's requests refused for failed verification (401)");
+    rejections->add_option("name", *name, "source name")->required();
+    AddPagedList(
+        rejections, "sources rejections", "rejections",
+        [name] { return "/api/v1/sources/" + PercentEncode(*name) + "/rejections"; },
+        [](const json::object& page) { return RenderRejectionList(page, Now(), TerminalWidth()); },
+        exit_code);
+  }
 
   CLI::App* destinations = app.add_subcommand(
       "destinations",
@@ -112,10 +190,12 @@ void AddCatalogCommands(CLI::App& app, int& exit_code) {
   destinations->require_subcommand(1);
   AddList(
       destinations, "destinations",
-      [](const json::array& items) { return RenderDestinationList(items, Now()); }, exit_code);
+      [](const json::array& items) { return RenderDestinationList(items, Now(), TerminalWidth()); },
+      exit_code);
   AddShow(
       destinations, "destinations", "destination",
-      [](const json::object& d) { return RenderDestinationDetail(d, Now()); }, exit_code);
+      [](const json::object& d) { return RenderDestinationDetail(d, Now(), TerminalWidth()); },
+      exit_code);
   AddControl(destinations, "pause", "Paused",
              "Pause a destination: deliveries are kept, nothing is sent", exit_code);
   AddControl(destinations, "resume", "Resumed",
@@ -125,7 +205,9 @@ void AddCatalogCommands(CLI::App& app, int& exit_code) {
 
   CLI::App* routes = app.add_subcommand("routes", "Routes from sources to destinations (the API)");
   routes->require_subcommand(1);
-  AddList(routes, "routes", RenderRouteList, exit_code);
+  AddList(
+      routes, "routes",
+      [](const json::array& items) { return RenderRouteList(items, TerminalWidth()); }, exit_code);
   AddShow(routes, "routes", "route", RenderRouteDetail, exit_code);
 
   AddCatalogEditCommands(sources, destinations, routes, exit_code);

@@ -8,7 +8,10 @@ namespace hookrelay::cli {
 
 // Registers `sources`, `destinations` and `routes` with list|show (and pause|resume|
 // reset-breaker for destinations) plus the commands of catalog_edit.h (add|update|rm).
-// `exit_code` is set after parsing.
+// `sources rejections NAME` lists a source's rejected requests. `exit_code` is set after parsing.
 void AddCatalogCommands(CLI::App& app, int& exit_code);
+
+// Registers `audit list`: the audit trail (GET /api/v1/audit), newest first.
+void AddAuditCommand(CLI::App& app, int& exit_code);
 
 }  // namespace hookrelay::cli

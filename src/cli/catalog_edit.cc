@@ -11,7 +11,9 @@
 
 #include "cli/management_command.h"
 #include "cli/render.h"
+#include "cli/terminal.h"
 #include "common/clock.h"
+#include "common/file_text.h"
 #include "delivery/ssrf.h"
 
 namespace hookrelay::cli {
@@ -175,9 +177,9 @@ Result<std::string> ReadValueArg(const std::string& value, const std::string& fl
   if (path == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Status::InvalidArgument(flag + ": cannot read " + path, flag);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    Result<std::string> file = ReadFileText(path);
+    if (!file.ok()) return Status::InvalidArgument(flag + ": " + file.status().message(), flag);
+    text = std::move(*file);
   }
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   return text;
@@ -264,10 +266,11 @@ Result<json::object> BuildDestinationBody(const std::string& name, const Destina
     if (value->empty()) continue;
     // The whole file (a PEM's last newline included), read on this machine.
     const std::string path = (*value)[0] == '@' ? value->substr(1) : *value;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Status::InvalidArgument(std::string(flag) + ": cannot read " + path, flag);
-    SubObject(*body, "tls")[field] =
-        std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    Result<std::string> file = ReadFileText(path);
+    if (!file.ok()) {
+      return Status::InvalidArgument(std::string(flag) + ": " + file.status().message(), flag);
+    }
+    SubObject(*body, "tls")[field] = std::move(*file);
   }
   if (!flags.bearer.empty() && !flags.basic.empty()) {
     return Status::InvalidArgument("give one of --bearer and --basic", "--bearer");
@@ -327,12 +330,14 @@ Result<json::object> BuildDestinationBody(const std::string& name, const Destina
 void AddCatalogEditCommands(CLI::App* sources, CLI::App* destinations, CLI::App* routes,
                             int& exit_code) {
   for (bool update : {false, true}) {
-    AddWrite<SourceFlags>(sources, "source", update, AddSourceFlags, BuildSourceBody,
-                          RenderSourceDetail, exit_code);
+    AddWrite<SourceFlags>(
+        sources, "source", update, AddSourceFlags, BuildSourceBody,
+        [](const json::object& s) { return RenderSourceDetail(s, SystemClock::Instance().Now()); },
+        exit_code);
     AddWrite<DestinationFlags>(
         destinations, "destination", update, AddDestinationFlags, BuildDestinationBody,
         [](const json::object& d) {
-          return RenderDestinationDetail(d, SystemClock::Instance().Now());
+          return RenderDestinationDetail(d, SystemClock::Instance().Now(), TerminalWidth());
         },
         exit_code);
   }

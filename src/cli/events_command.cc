@@ -8,6 +8,7 @@
 
 #include "cli/management_command.h"
 #include "cli/render.h"
+#include "cli/terminal.h"
 #include "common/time_format.h"
 #include "common/units.h"
 
@@ -45,7 +46,7 @@ std::string EventListPath(const EventListOptions& options, int page_limit,
 Result<json::object> FetchEvents(ApiClient& client, const EventListOptions& options) {
   json::array items;
   json::value next = nullptr;
-  std::string cursor;
+  std::string cursor = options.cursor;
   while (static_cast<int>(items.size()) < options.limit) {
     int want = std::min(options.limit - static_cast<int>(items.size()), kEventPageLimit);
     Result<json::value> page = client.Get(EventListPath(options, want, cursor));
@@ -114,6 +115,9 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
                      "At most this many events (default " + std::to_string(kDefaultListLimit) +
                          ", at most " + std::to_string(kMaxListLimit) + ", as the API)")
         ->check(CLI::Range(1, kMaxListLimit));
+    list->add_option("--cursor", options->cursor,
+                     "Start after this event: the next_cursor of an earlier list (--json) or the "
+                     "one its table names");
     AddManagementOptions(list, *common);
     list->callback([options, common, &exit_code] {
       EventListOptions resolved = *options;
@@ -140,9 +144,10 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
       if (common->json) {
         PrintJson(*page);
       } else {
-        std::cout << RenderEventList(page->at("items").as_array(), Now());
-        if (!page->at("next_cursor").is_null()) {
-          std::cout << "(more events: raise --limit or narrow the filters)\n";
+        std::cout << RenderEventList(page->at("items").as_array(), Now(), TerminalWidth());
+        if (const json::value& next = page->at("next_cursor"); next.is_string()) {
+          std::cout << RenderNextPageHint("events", std::string(next.get_string()), TerminalWidth(),
+                                          /*has_filters=*/true);
         }
       }
       exit_code = 0;
@@ -168,7 +173,7 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
       if (common->json) {
         PrintJson(*event);
       } else if (event->is_object()) {
-        std::cout << RenderEventDetail(event->get_object(), Now());
+        std::cout << RenderEventDetail(event->get_object(), Now(), TerminalWidth());
       } else {
         exit_code =
             ReportApiError("events show", Status::Internal("the API answered with a non-object"));

@@ -27,6 +27,7 @@ struct EventListOptions {
   std::string since;  // RFC 3339, or a duration meaning that long before now ("2h")
   std::string until;
   int limit = kDefaultEventListLimit;  // events to show in all, across pages
+  std::string cursor;                  // where to start: a next_cursor of an earlier answer
 };
 
 // --since / --until: an RFC 3339 time, or a duration ("90m", "1d") meaning that long before

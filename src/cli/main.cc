@@ -8,6 +8,7 @@
 #include "cli/schedule_command.h"
 #include "cli/serve_command.h"
 #include "cli/simulate_command.h"
+#include "cli/terminal.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -16,12 +17,15 @@ int main(int argc, char** argv) {
   app.name("hookrelay");
   app.set_version_flag("--version", std::string("hookrelay ") + HOOKRELAY_VERSION);
   app.require_subcommand(1);
+  // Before the subcommands are added: each takes its parent's formatter.
+  app.formatter(hookrelay::cli::MakeHelpFormatter(hookrelay::cli::TerminalWidth()));
   int exit_code = 0;
   hookrelay::cli::AddServeCommand(app, exit_code);
   hookrelay::cli::AddScheduleCommand(app, exit_code);
   hookrelay::cli::AddSimulateCommand(app, exit_code);
   hookrelay::cli::AddEventsCommand(app, exit_code);
   hookrelay::cli::AddCatalogCommands(app, exit_code);
+  hookrelay::cli::AddAuditCommand(app, exit_code);
   hookrelay::cli::AddReplayCommand(app, exit_code);
   if (argc <= 1) {  // no command: what there is to run, not only "a subcommand is required"
     std::cerr << app.help() << "\nGive a command; `hookrelay COMMAND --help` tells more.\n";

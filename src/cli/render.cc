@@ -157,7 +157,7 @@ std::string BreakerSettingsText(const json::object* b) {
 // `text` in lines of at most `width` characters, broken at spaces: the first after `first`, the
 // others after `indent` spaces. A word longer than a line stays whole.
 std::string Wrap(const std::string& text, const std::string& first, size_t indent,
-                 size_t width = 80) {
+                 size_t width = kRenderWidth) {
   auto chars = [](std::string_view s) {
     size_t n = 0;
     for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
@@ -321,23 +321,45 @@ std::string CutMiddle(const std::string& text, size_t width, size_t head) {
          (tail == 0 ? "" : text.substr(starts[starts.size() - tail]));
 }
 
-// A URL cut to `width` characters so that URLs of one host still differ: its scheme and
-// host:port (without the scheme when that is too long), "…", and the end of its path.
+// Where the last `room` characters of `url` begin, moved on to the next "/" in them when there is
+// one at or after `path_start` that leaves at least `min_tail` characters.
+size_t TailStart(const std::string& url, size_t room, size_t path_start, size_t min_tail) {
+  const std::vector<size_t> starts = CharStarts(url);
+  const size_t from = starts[starts.size() - std::min(room, starts.size())];
+  const size_t slash = url.find('/', from);
+  if (slash != std::string::npos && path_start != std::string::npos && slash >= path_start &&
+      CharStarts(url.substr(slash)).size() >= min_tail) {
+    return slash;
+  }
+  return from;
+}
+
+}  // namespace
+
+// So that URLs of one host still differ, the end of the path is kept (from a "/" when one is in
+// reach); the scheme is kept so the reader still tells http from https.
 std::string CutUrl(const std::string& url, size_t width) {
   const size_t count = CharStarts(url).size();
   if (count <= width) return url;
   const size_t scheme_end = url.find("://");
   const size_t host_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
   const size_t path_start = url.find('/', host_start);
-  if (path_start == std::string::npos) return CutMiddle(url, width, width / 2);
   constexpr size_t kMinTail = 8;  // enough of the path to tell URLs of one host apart
-  const size_t with_scheme = CharStarts(url.substr(0, path_start)).size();
-  if (with_scheme + 1 + kMinTail <= width) return CutMiddle(url, width, with_scheme);
-  const std::string bare = url.substr(host_start);
-  const size_t host = CharStarts(url.substr(host_start, path_start - host_start)).size();
-  if (host + 1 + kMinTail <= width) return CutMiddle(bare, width, host);
-  return CutMiddle(bare, width, width / 2);
+  const size_t scheme = CharStarts(url.substr(0, host_start)).size();
+  // "https://host…/in", else "https://…/hooks/in".
+  size_t head = std::string::npos;
+  if (path_start != std::string::npos &&
+      CharStarts(url.substr(0, path_start)).size() + 1 + kMinTail <= width) {
+    head = path_start;
+  } else if (scheme + 1 + kMinTail <= width) {
+    head = host_start;
+  }
+  if (head == std::string::npos) return CutMiddle(url, width, width / 2);
+  const size_t room = width - CharStarts(url.substr(0, head)).size() - 1;
+  return url.substr(0, head) + "…" + url.substr(TailStart(url, room, path_start, kMinTail));
 }
+
+namespace {
 
 // The STATE cell of `destinations list`: "active", "paused (410 Gone)" — the reason only when
 // a short one fits in `width` (`destinations show` has it whole), never "paused (paused: …".
@@ -362,6 +384,42 @@ std::string PausedCell(const json::object& d, size_t width) {
 // Where a time in a paused reason is rendered like every other time.
 std::string PausedText(const json::object& d, TimePoint now) {
   return LocalizeTimes(PausedText(d), now);
+}
+
+// Cuts cells of the columns in `shrinkable` (in the middle, "…"; those in `cut_end` at their
+// end) until the table's lines fit in `width`: the widest of those columns loses a character at
+// a time, none below 8 characters.
+void FitColumns(const std::vector<std::string>& header, std::vector<std::vector<std::string>>& rows,
+                size_t width, const std::vector<size_t>& shrinkable,
+                const std::vector<size_t>& cut_end = {}) {
+  constexpr size_t kMinColumn = 8;
+  std::vector<size_t> w(header.size());
+  for (size_t i = 0; i < header.size(); ++i) {
+    w[i] = CharStarts(header[i]).size();
+    for (const auto& row : rows) {
+      if (i < row.size()) w[i] = std::max(w[i], CharStarts(row[i]).size());
+    }
+  }
+  size_t total = 2 * (w.size() - 1);
+  for (size_t x : w) total += x;
+  std::vector<size_t> target = w;
+  while (total > width) {
+    size_t widest = header.size();
+    for (size_t i : shrinkable) {
+      const size_t floor = std::max(kMinColumn, CharStarts(header[i]).size());
+      if (target[i] > floor && (widest == header.size() || target[i] > target[widest])) widest = i;
+    }
+    if (widest == header.size()) break;
+    --target[widest];
+    --total;
+  }
+  for (auto& row : rows) {
+    for (size_t i : shrinkable) {
+      if (i >= row.size() || target[i] >= w[i]) continue;
+      const bool at_end = std::find(cut_end.begin(), cut_end.end(), i) != cut_end.end();
+      row[i] = at_end ? Cut(row[i], target[i]) : CutMiddle(row[i], target[i], target[i] / 2);
+    }
+  }
 }
 
 // "HTTP 500", "error: connection refused", or both.
@@ -573,7 +631,7 @@ std::string EventStatusCell(const json::array& deliveries, size_t width) {
 
 }  // namespace
 
-std::string RenderEventList(const json::array& items, TimePoint now) {
+std::string RenderEventList(const json::array& items, TimePoint now, size_t width) {
   if (items.empty()) return "No events.\n";
   std::vector<std::vector<std::string>> rows;
   std::vector<const json::array*> deliveries;
@@ -587,21 +645,21 @@ std::string RenderEventList(const json::array& items, TimePoint now) {
   }
   const std::vector<std::string> header = {"ID", "SOURCE", "RECEIVED (" + LocalZoneName(now) + ")",
                                            "SIZE", "STATUS"};
-  // STATUS goes last, in what is left of 80 columns (at least 14).
+  // STATUS goes last, in what is left of the width (at least 14).
   size_t used = 0;
   for (size_t i = 0; i + 1 < header.size(); ++i) {
     size_t w = CharStarts(header[i]).size();
     for (const auto& row : rows) w = std::max(w, CharStarts(row[i]).size());
     used += w + 2;
   }
-  const size_t status_width = used + 14 < 80 ? 80 - used : 14;
+  const size_t status_width = used + 14 < width ? width - used : 14;
   for (size_t i = 0; i < rows.size(); ++i) {
     rows[i].push_back(deliveries[i] ? EventStatusCell(*deliveries[i], status_width) : "-");
   }
   return Table(header, rows);
 }
 
-std::string RenderEventDetail(const json::object& event, TimePoint now) {
+std::string RenderEventDetail(const json::object& event, TimePoint now, size_t width) {
   std::ostringstream out;
   out << "Event " << Text(event, "id") << "\n";
   out << "  source    " << Text(event, "source") << "\n";
@@ -640,7 +698,7 @@ std::string RenderEventDetail(const json::object& event, TimePoint now) {
         }
         line += ")";
       }
-      out << Wrap(line, "  ", 2);
+      out << Wrap(line, "  ", 2, width);
     }
     // The deadline matters only while the delivery can still be tried.
     const std::string status = Text(d, "status");
@@ -649,7 +707,7 @@ std::string RenderEventDetail(const json::object& event, TimePoint now) {
       out << "  deadline " << FormatApiTime(Field(d, "deadline"), now) << "\n";
     }
     if (Present(d, "reason")) {
-      out << Wrap(LocalizeTimes(Text(d, "reason"), now), "  reason: ", 10);
+      out << Wrap(LocalizeTimes(Text(d, "reason"), now), "  reason: ", 10, width);
     } else if (Text(d, "status") == "failed") {
       out << "  reason: not recorded\n";
     }
@@ -696,7 +754,7 @@ std::string RenderSourceList(const json::array& items) {
   return Table({"NAME", "VERIFY", "DEDUP", "MAX BODY", "DEFINED IN"}, rows);
 }
 
-std::string RenderSourceDetail(const json::object& s) {
+std::string RenderSourceDetail(const json::object& s, TimePoint now) {
   std::ostringstream out;
   out << "Source " << Text(s, "name") << "\n";
   out << "  verify    " << VerifyText(s);
@@ -721,13 +779,86 @@ std::string RenderSourceDetail(const json::object& s) {
   if (const json::object* r = Object(s, "rejections"); r && Object(s, "verify")) {
     out << "  rejected  " << Text(*r, "since_start") << " since the server started";
     if (Text(*r, "not_recorded") != "0") out << " (" << Text(*r, "not_recorded") << " not kept)";
-    if (Present(*r, "last_at")) out << ", the last at " << Text(*r, "last_at");
+    if (Present(*r, "last_at")) {
+      out << ", the last " << FormatApiTime(Field(*r, "last_at"), now, /*with_zone=*/true);
+    }
     out << "\n";
   }
   return out.str();
 }
 
-std::string RenderDestinationList(const json::array& items, TimePoint now) {
+std::string RenderRejectionList(const json::object& page, TimePoint now, size_t width) {
+  std::string out;
+  if (const json::object* c = Object(page, "counts")) {
+    std::string summary = Text(*c, "since_start") + " refused since the server started";
+    if (Text(*c, "not_recorded") != "0" && Present(*c, "not_recorded")) {
+      summary += ", " + Text(*c, "not_recorded") + " not kept";
+    }
+    if (Present(*c, "last_at")) {
+      summary += "; the last " + FormatApiTime(Field(*c, "last_at"), now, /*with_zone=*/true);
+    }
+    if (const json::object* by = Object(*c, "by_reason")) {
+      std::string reasons;
+      for (const auto& [reason, n] : *by) {
+        if (Text(&n) == "0") continue;
+        reasons += (reasons.empty() ? "" : ", ") + std::string(reason) + " " + Text(&n);
+      }
+      if (!reasons.empty()) summary += "; by reason: " + reasons;
+    }
+    out += Wrap(summary, "", 0, width) + "\n";
+  }
+  const json::value* items = Field(page, "items");
+  if (!items || !items->is_array() || items->get_array().empty()) {
+    return out + "No rejected requests kept.\n";
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const json::value& v : items->get_array()) {
+    if (!v.is_object()) continue;
+    const json::object& r = v.get_object();
+    rows.push_back({FormatApiTime(Field(r, "received_at"), now), Text(r, "remote_addr"),
+                    Text(r, "reason"), Bytes(Field(r, "size"))});
+  }
+  const std::vector<std::string> header = {"RECEIVED (" + LocalZoneName(now) + ")", "FROM",
+                                           "REASON", "SIZE"};
+  FitColumns(header, rows, width, {1});
+  return out + Table(header, rows);
+}
+
+std::string RenderNextPageHint(const std::string& what, const std::string& cursor, size_t width,
+                               bool has_filters) {
+  // The flag and its value first, on the first line, to be copied whole.
+  return Wrap("(more " + what + ": --cursor " + cursor + " for the next page" +
+                  (has_filters ? ", with the same filters" : "") + "; or raise --limit)",
+              "", 1, width);
+}
+
+std::string RenderAuditList(const json::array& items, TimePoint now, size_t width) {
+  if (items.empty()) return "No audit entries.\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const json::value& v : items) {
+    if (!v.is_object()) continue;
+    const json::object& a = v.get_object();
+    const json::value* detail = Field(a, "detail");
+    rows.push_back({FormatApiTime(Field(a, "at"), now), Text(a, "actor"), Text(a, "action"),
+                    Escaped(Text(a, "target")), Text(a, "count"),
+                    detail && !detail->is_null() ? Escaped(http::SerializeJson(*detail)) : "-"});
+  }
+  const std::vector<std::string> header = {
+      "AT (" + LocalZoneName(now) + ")", "ACTOR", "ACTION", "TARGET", "COUNT", "DETAIL"};
+  // The detail gives way first (`--json` has it whole), then the target.
+  size_t used = 0;
+  for (size_t i = 0; i + 1 < header.size(); ++i) {
+    size_t w = CharStarts(header[i]).size();
+    for (const auto& row : rows) w = std::max(w, CharStarts(row[i]).size());
+    used += w + 2;
+  }
+  const size_t detail_width = used + 16 < width ? width - used : 16;
+  for (auto& row : rows) row.back() = Cut(row.back(), detail_width);
+  FitColumns(header, rows, width, {5, 3}, {5});
+  return Table(header, rows);
+}
+
+std::string RenderDestinationList(const json::array& items, TimePoint now, size_t width) {
   if (items.empty()) return "No destinations.\n";
   std::vector<std::vector<std::string>> rows;
   for (const json::value& v : items) {
@@ -737,7 +868,7 @@ std::string RenderDestinationList(const json::array& items, TimePoint now) {
     rows.push_back({Text(d, "name"), PausedCell(d, 20), BreakerText(b, now, false),
                     b ? Text(*b, "consecutive_failures") : "-", Text(d, "url")});
   }
-  // The URL goes last and is cut in the middle to what is left of 80 columns (at least 20), so
+  // The URL goes last and is cut in the middle to what is left of the width (at least 20), so
   // the table reads in a terminal; `show` and --json have it whole, and the concurrency.
   const std::vector<std::string> header = {"NAME", "STATE", "BREAKER", "FAILURES", "URL"};
   size_t used = 0;
@@ -746,7 +877,7 @@ std::string RenderDestinationList(const json::array& items, TimePoint now) {
     for (const auto& row : rows) w = std::max(w, row[i].size());
     used += w + 2;
   }
-  const size_t url_width = used + 20 < 80 ? 80 - used : 20;
+  const size_t url_width = used + 20 < width ? width - used : 20;
   for (auto& row : rows) row.back() = CutUrl(row.back(), url_width);
   return Table(header, rows);
 }
@@ -767,7 +898,7 @@ std::string RefusedLiteralHost(const std::string& url) {
 //   held         key "a": 2 held behind 01J… since 14:02:11, 3m ago (scheduled, attempt 3
 //                of 100, next retry 14:05:00, in 40s)
 // "" for an unordered destination with nothing held.
-std::string OrderedText(const json::object& d, TimePoint now) {
+std::string OrderedText(const json::object& d, TimePoint now, size_t width) {
   std::string out;
   const json::value* ordered = Field(d, "ordered");
   if (ordered && ordered->is_bool() && ordered->get_bool()) {
@@ -799,7 +930,7 @@ std::string OrderedText(const json::object& d, TimePoint now) {
       }
       line += ")";
     }
-    out += Wrap(line, first, 15);
+    out += Wrap(line, first, 15, width);
     first = std::string(15, ' ');
   }
   const json::value* total = Field(*held, "total");
@@ -815,7 +946,7 @@ std::string OrderedText(const json::object& d, TimePoint now) {
 
 }  // namespace
 
-std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
+std::string RenderDestinationDetail(const json::object& d, TimePoint now, size_t width) {
   std::ostringstream out;
   out << "Destination " << Text(d, "name") << "\n";
   out << "  url          " << Text(d, "url") << "\n";
@@ -829,23 +960,22 @@ std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
            "               --allow-private-destinations\n";
   }
   out << "  state        " << PausedText(d, now) << "\n";
-  out << "  breaker      " << BreakerText(Object(d, "breaker"), now, true) << "\n";
+  out << Wrap(BreakerText(Object(d, "breaker"), now, true), "  breaker      ", 15, width);
   if (std::string settings = BreakerSettingsText(Object(d, "breaker_settings"));
       !settings.empty()) {
-    out << Wrap(settings, std::string(15, ' '), 15);
+    out << Wrap(settings, std::string(15, ' '), 15, width);
   }
   out << "  concurrency  " << Text(d, "allowed_concurrency") << " allowed of "
       << Text(d, "max_concurrency") << " max";
   if (Present(d, "in_flight")) out << ", " << Text(d, "in_flight") << " in flight";
   out << "\n";
-  out << "  policy       " << PolicyText(Object(d, "policy")) << "\n";
+  out << Wrap(PolicyText(Object(d, "policy")), "  policy       ", 15, width);
   if (std::string more = PolicyDetailText(Object(d, "policy")); !more.empty()) {
-    out << "               " << more;
-    if (Present(d, "replay_window")) out << "; replay window " << Text(d, "replay_window");
-    out << "\n";
+    if (Present(d, "replay_window")) more += "; replay window " + Text(d, "replay_window");
+    out << Wrap(more, std::string(15, ' '), 15, width);
   }
   out << "  rate limit   " << (Present(d, "rate_limit") ? Text(d, "rate_limit") : "none") << "\n";
-  out << OrderedText(d, now);
+  out << OrderedText(d, now, width);
   const json::value* secret = Field(d, "signing_secret_set");
   out << "  signing      "
       << (secret && secret->is_bool() ? (secret->get_bool() ? "secret set" : "none") : "-") << "\n";
@@ -896,7 +1026,7 @@ std::string RenderDestinationDetail(const json::object& d, TimePoint now) {
   return out.str();
 }
 
-std::string RenderRouteList(const json::array& items) {
+std::string RenderRouteList(const json::array& items, size_t width) {
   if (items.empty()) return "No routes.\n";
   std::vector<std::vector<std::string>> rows;
   for (const json::value& v : items) {
@@ -904,7 +1034,11 @@ std::string RenderRouteList(const json::array& items) {
     const json::object& r = v.get_object();
     rows.push_back({Text(r, "id"), Text(r, "source"), Text(r, "destination"), OriginText(r)});
   }
-  return Table({"ID", "SOURCE", "DESTINATION", "DEFINED IN"}, rows);
+  const std::vector<std::string> header = {"ID", "SOURCE", "DESTINATION", "DEFINED IN"};
+  // The id (by default "source:destination", the longest cell) gives way first, then the names;
+  // `routes show` and --json have them whole.
+  FitColumns(header, rows, width, {0, 1, 2});
+  return Table(header, rows);
 }
 
 std::string RenderRouteDetail(const json::object& r) {

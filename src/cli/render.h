@@ -16,6 +16,10 @@
 
 namespace hookrelay::cli {
 
+// The width the renderers lay their output out for unless told otherwise (terminal.h finds the
+// real one). Tables cut or wrap their widest cells so that lines fit in the width given.
+inline constexpr size_t kRenderWidth = 80;
+
 // "in 3m", "5m12s ago", "now" (under a second): the two largest units, truncated to seconds.
 std::string FormatRelative(TimePoint t, TimePoint now);
 
@@ -47,23 +51,48 @@ std::string RenderTable(const std::vector<std::string>& header,
                         const std::vector<std::vector<std::string>>& rows,
                         const std::string& indent = "");
 
+// `url` cut to `width` characters: its scheme always ("https://…/hooks/in"), the host when it
+// fits with the end of the path, "…" where it is cut. A URL that fits is returned whole.
+std::string CutUrl(const std::string& url, size_t width);
+
 // `hookrelay events list`: ID, SOURCE, RECEIVED, SIZE; "No events." when `items` is empty.
-std::string RenderEventList(const boost::json::array& items, TimePoint now);
+std::string RenderEventList(const boost::json::array& items, TimePoint now,
+                            size_t width = kRenderWidth);
 
 // `hookrelay events show`: the event, then each delivery ("attempt 2 of 5", the next retry,
 // the deadline, the reason when it failed or is paused) and its attempts.
-std::string RenderEventDetail(const boost::json::object& event, TimePoint now);
+std::string RenderEventDetail(const boost::json::object& event, TimePoint now,
+                              size_t width = kRenderWidth);
 
 // `hookrelay sources list` / `show`.
 std::string RenderSourceList(const boost::json::array& items);
-std::string RenderSourceDetail(const boost::json::object& source);
+std::string RenderSourceDetail(const boost::json::object& source, TimePoint now);
+
+// `hookrelay sources rejections NAME`: the page of GET /api/v1/sources/{name}/rejections, a
+// summary of its "counts" ("1250 refused since the server started, 1190 not kept; the last
+// 14:05:31 UTC, 3m ago; by reason: signature_mismatch 1240, …"), then RECEIVED, FROM, REASON,
+// SIZE; "No rejected requests kept." when `items` is empty.
+std::string RenderRejectionList(const boost::json::object& page, TimePoint now,
+                                size_t width = kRenderWidth);
+
+// What ends a list with more pages: "(more events: --cursor C for the next page, with the same
+// filters; or raise --limit)", wrapped to `width`. `what` is "events", "entries", …
+std::string RenderNextPageHint(const std::string& what, const std::string& cursor, size_t width,
+                               bool has_filters);
+
+// `hookrelay audit list`: AT, ACTOR, ACTION, TARGET, COUNT, DETAIL (the detail object as JSON,
+// cut to what is left of the width); "No audit entries." when `items` is empty.
+std::string RenderAuditList(const boost::json::array& items, TimePoint now,
+                            size_t width = kRenderWidth);
 
 // `hookrelay destinations list` / `show` (breaker state, pause, concurrency).
-std::string RenderDestinationList(const boost::json::array& items, TimePoint now);
-std::string RenderDestinationDetail(const boost::json::object& destination, TimePoint now);
+std::string RenderDestinationList(const boost::json::array& items, TimePoint now,
+                                  size_t width = kRenderWidth);
+std::string RenderDestinationDetail(const boost::json::object& destination, TimePoint now,
+                                    size_t width = kRenderWidth);
 
 // `hookrelay routes list` / `show`.
-std::string RenderRouteList(const boost::json::array& items);
+std::string RenderRouteList(const boost::json::array& items, size_t width = kRenderWidth);
 std::string RenderRouteDetail(const boost::json::object& route);
 
 // The 202 answer of a replay, one line per new chain: "replayed 01J… to billing (chain 1,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/terminal.h"
 #include "http/json_text.h"
 #include "policy/policy_argument.h"
 #include "sim/herd_input.h"
@@ -116,7 +117,7 @@ void AddSimulateCommand(CLI::App& app, int& exit_code) {
     if (flags->json) {
       std::cout << http::SerializeJson(sim::HerdToJson(*scenario, *strategies, results)) << "\n";
     } else {
-      std::cout << sim::HerdTable(*scenario, results);
+      std::cout << sim::HerdTable(*scenario, results, TerminalWidth());
       if (!flags->svg.empty()) {
         std::cout << "\nChart written to " << flags->svg << "\n";
       }

@@ -106,29 +106,56 @@ json::object HerdToJson(const HerdScenario& scenario, const std::vector<HerdStra
   return doc;
 }
 
-std::string HerdTable(const HerdScenario& scenario, const std::vector<HerdResult>& results) {
+std::string HerdTable(const HerdScenario& scenario, const std::vector<HerdResult>& results,
+                      size_t width) {
+  width = std::max<size_t>(width, 72);
+  // The figures take 64 columns after the name (" %7s %6s %9s %9s %9s %9s %8s").
+  constexpr size_t kFigures = 64;
+  const size_t name_room = width - kFigures;
   size_t name_width = 8;
-  for (const HerdResult& r : results) name_width = std::max(name_width, r.strategy.size());
+  for (const HerdResult& r : results) {
+    if (r.strategy.size() <= name_room) name_width = std::max(name_width, r.strategy.size());
+  }
   std::ostringstream out;
-  // Lines of at most 80 columns for any scenario a flag can give.
-  out << "Scenario: " << scenario.events << (scenario.events == 1 ? " event fails" : " events fail")
-      << " within " << FormatDuration(scenario.fail_window) << "; the endpoint is down until "
-      << FormatDuration(scenario.recover_at) << ",\n";
-  const std::string serves = "then serves " +
-                             FormatRate(static_cast<double>(scenario.capacity_per_second)) +
-                             " (503 for the rest, no Retry-After).";
-  const std::string seed = "Seed " + std::to_string(scenario.seed) + ".";
-  out << serves << (serves.size() + 1 + seed.size() <= 80 ? " " : "\n") << seed << "\n"
-      << "Per second: requests at the endpoint from the recovery on (p99 over the seconds\n"
-      << "with any request). Drain: from the recovery to the last event's outcome.\n\n";
+  // The prose, wrapped at spaces to the width.
+  auto wrap = [&](const std::string& text) {
+    std::istringstream words(text);
+    std::string word;
+    size_t used = 0;
+    while (words >> word) {
+      if (used > 0 && used + 1 + word.size() > width) {
+        out << "\n";
+        used = 0;
+      }
+      if (used > 0) {
+        out << " ";
+        ++used;
+      }
+      out << word;
+      used += word.size();
+    }
+    out << "\n";
+  };
+  wrap("Scenario: " + std::to_string(scenario.events) +
+       (scenario.events == 1 ? " event fails" : " events fail") + " within " +
+       FormatDuration(scenario.fail_window) + "; the endpoint is down until " +
+       FormatDuration(scenario.recover_at) + ", then serves " +
+       FormatRate(static_cast<double>(scenario.capacity_per_second)) +
+       " (503 for the rest, no Retry-After). Seed " + std::to_string(scenario.seed) + ".");
+  wrap(
+      "Per second: requests at the endpoint from the recovery on (p99 over the seconds with any "
+      "request). Drain: from the recovery to the last event's outcome.");
+  out << "\n";
   char line[256];
   std::snprintf(line, sizeof line, "%-*s %7s %6s %9s %9s %9s %9s %8s\n",
                 static_cast<int>(name_width), "strategy", "peak/s", "p99/s", "requests", "failed",
                 "delivered", "exhausted", "drain");
   out << line;
   for (const HerdResult& r : results) {
+    const bool own_line = r.strategy.size() > name_width;
+    if (own_line) out << r.strategy << "\n";
     std::snprintf(line, sizeof line, "%-*s %7lld %6lld %9lld %9lld %9lld %9lld %8s\n",
-                  static_cast<int>(name_width), r.strategy.c_str(),
+                  static_cast<int>(name_width), own_line ? "" : r.strategy.c_str(),
                   static_cast<long long>(r.peak_per_second),
                   static_cast<long long>(r.p99_per_second), static_cast<long long>(r.requests),
                   static_cast<long long>(r.failed_requests), static_cast<long long>(r.delivered),

@@ -20,8 +20,11 @@ boost::json::object HerdToJson(const HerdScenario& scenario,
                                const std::vector<HerdStrategy>& strategies,
                                const std::vector<HerdResult>& results);
 
-// A table for a terminal, at most 80 columns wide for the built-in names.
-std::string HerdTable(const HerdScenario& scenario, const std::vector<HerdResult>& results);
+// A table for a terminal: lines of at most `width` columns (at least 72). The scenario is
+// wrapped at spaces; a strategy name too long for its column gets a line of its own, with the
+// figures on the next.
+std::string HerdTable(const HerdScenario& scenario, const std::vector<HerdResult>& results,
+                      size_t width = 80);
 
 // A self-contained SVG chart: requests per second at the endpoint over time, one polyline per
 // strategy (in `results` order, each with class="strategy" and data-strategy=name), a title,

@@ -141,7 +141,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "destinations[0].order_key: cannot be set with \"ordered\": false"},
         BadCase{"[alerts]\nsmtp_url = \"smtps://m.example.com\"\nfrom = \"a@example.com\"\n"
                 "to = \"b@example.com\"\nca_file = \"/nonexistent/ca.pem\"\n",
-                "hookrelay.toml:5: alerts.ca_file: cannot read /nonexistent/ca.pem"},
+                "hookrelay.toml:5: alerts.ca_file: cannot read /nonexistent/ca.pem: No such file "
+                "or directory"},
         BadCase{"[alerts]\nsmtp_url = \"smtp://m.example.com\"\nfrom = \"a@example.com\"\n"
                 "to = \"b@example.com\"\nusername = \"u\"\npassword = \"p\"\n",
                 "alerts.starttls: SMTP credentials are only sent over TLS"},
@@ -234,8 +235,40 @@ TEST(ConfigTest, StoreUrlIsThePostgresUrl) {
 TEST(ConfigTest, MissingFileIsAClearError) {
   auto c = LoadConfigFile("/nonexistent/hookrelay.toml");
   ASSERT_FALSE(c.ok());
-  EXPECT_NE(c.status().message().find("/nonexistent/hookrelay.toml: cannot read"),
-            std::string::npos);
+  // Issue 32.10: with the OS's reason.
+  EXPECT_NE(c.status().message().find(
+                "cannot read /nonexistent/hookrelay.toml: No such file or directory"),
+            std::string::npos)
+      << c.status().message();
+}
+
+// Issue 32.10: a string without its closing quote is said so, at the line it opens on (toml++
+// says "unescaped control characters …" at the line it noticed).
+TEST(ConfigTest, UnterminatedStringIsNamedWithItsLine) {
+  struct Case {
+    std::string toml;
+    std::string expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"[[sources]]\nname = \"github\n\n[[destinations]]\n",
+            "x.toml:2: unterminated string: the \" opened here is not closed on its line"},
+           {"# a \"quoted\" comment\n[server]\nlisten = '127.0.0.1:8080\n",
+            "x.toml:3: unterminated string: the ' opened here is not closed on its line"},
+           {"[server]\nlisten = \"a\\\"b\"\nthreads = \"2\n",
+            "x.toml:3: unterminated string: the \" opened here"},
+           {"[[sources]]\nname = \"a\"\nspec = \"\"\"\nline\n\nmore\n",
+            "x.toml:3: unterminated string: the \"\"\" opened here is never closed"}}) {
+    auto parsed = ParseConfig(c.toml, "x.toml");
+    ASSERT_FALSE(parsed.ok()) << c.toml;
+    EXPECT_EQ(parsed.status().message().rfind(c.expected, 0), 0u)
+        << parsed.status().message() << "\nfor\n"
+        << c.toml;
+    EXPECT_EQ(parsed.status().message().find("control characters"), std::string::npos);
+  }
+  // Other syntax errors keep toml++'s words.
+  auto other = ParseConfig("[server\n", "x.toml");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().message().find("unterminated string"), std::string::npos);
 }
 
 TEST(DestinationTest, JsonNeverShowsTheSecret) {

@@ -126,8 +126,27 @@ TEST(CatalogEditTest, ReadValueArgReadsFilesOnlyAfterAnAt) {
   EXPECT_EQ(*ReadValueArg("@", "--x"), "@");
   auto missing = ReadValueArg("@/nonexistent/x", "--secret");
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find("--secret: cannot read /nonexistent/x"),
-            std::string::npos);
+  // Issue 32.10: with the OS's reason.
+  EXPECT_NE(missing.status().message().find(
+                "--secret: cannot read /nonexistent/x: No such file or directory"),
+            std::string::npos)
+      << missing.status().message();
+  auto dir = ReadValueArg("@/", "--secret");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.status().message().find("cannot read /: Is a directory"), std::string::npos)
+      << dir.status().message();
+}
+
+TEST(CatalogEditTest, TlsFilesThatCannotBeReadSayWhy) {
+  for (auto [flags, flag] :
+       {std::pair{DestinationFlags{.client_cert = "/nonexistent/c.pem"}, "--client-cert"},
+        std::pair{DestinationFlags{.client_key = "@/nonexistent/c.pem"}, "--client-key"},
+        std::pair{DestinationFlags{.ca_file = "/nonexistent/c.pem"}, "--ca-file"}}) {
+    auto body = BuildDestinationBody("d", flags, true);
+    ASSERT_FALSE(body.ok()) << flag;
+    EXPECT_EQ(body.status().message(),
+              std::string(flag) + ": cannot read /nonexistent/c.pem: No such file or directory");
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "cli/api_client.h"
 #include "cli/events_command.h"
 #include "cli/replay_command.h"
+#include "cli/terminal.h"
 #include "common/time_format.h"
 
 namespace hookrelay::cli {
@@ -355,28 +356,72 @@ TEST_F(RenderTest, Sources) {
             "NAME    VERIFY  DEDUP                     MAX BODY  DEFINED IN\n"
             "github  github  header X-GitHub-Delivery  5MiB      config file\n"
             "plain   none    none                      64KiB     API\n");
-  std::string detail = RenderSourceDetail(items[0].as_object());
+  std::string detail = RenderSourceDetail(items[0].as_object(), now_);
   EXPECT_CONTAINS(detail, "Source github\n");
   // GitHub signs no timestamp: no tolerance applies, so none is shown.
   EXPECT_CONTAINS(detail, "  verify    github (2 secrets)\n");
   json::object stripe = items[0].as_object();
   stripe["verify"].as_object()["scheme"] = "stripe";
   stripe["verify"].as_object()["secrets_set"] = 1;
-  EXPECT_CONTAINS(RenderSourceDetail(stripe), "  verify    stripe (1 secret, tolerance 5m)\n");
+  EXPECT_CONTAINS(RenderSourceDetail(stripe, now_),
+                  "  verify    stripe (1 secret, tolerance 5m)\n");
   EXPECT_CONTAINS(detail, "  dedup     header X-GitHub-Delivery\n");
   EXPECT_CONTAINS(detail, "  max body  5MiB\n");
   EXPECT_CONTAINS(detail, "  defined   config file\n");
-  EXPECT_LACKS(RenderSourceDetail(items[1].as_object()), "secret");
+  EXPECT_LACKS(RenderSourceDetail(items[1].as_object(), now_), "secret");
   EXPECT_LACKS(detail, "rejected");
   json::object counted = items[0].as_object();
   counted["rejections"] = json::parse(
       R"({"since_start": 12, "not_recorded": 2, "last_at": "2026-11-30T06:00:00.000Z"})");
-  EXPECT_CONTAINS(RenderSourceDetail(counted),
-                  "  rejected  12 since the server started (2 not kept), the last at "
-                  "2026-11-30T06:00:00.000Z\n");
+  EXPECT_CONTAINS(RenderSourceDetail(counted, now_),
+                  "  rejected  12 since the server started (2 not kept), the last 06:00:00 UTC, "
+                  "2m ago\n");
   counted["rejections"] = json::parse(R"({"since_start": 0, "not_recorded": 0, "last_at": null})");
-  EXPECT_CONTAINS(RenderSourceDetail(counted), "  rejected  0 since the server started\n");
+  EXPECT_CONTAINS(RenderSourceDetail(counted, now_), "  rejected  0 since the server started\n");
   EXPECT_EQ(RenderSourceList(json::array{}), "No sources.\n");
+}
+
+// Issue 32.9: `sources rejections NAME` and `audit list`.
+TEST_F(RenderTest, RejectionsAndAudit) {
+  json::object page = json::parse(R"({"items": [{"id": "42",
+      "received_at": "2026-11-30T06:00:00.000Z", "reason": "signature_mismatch",
+      "message": "signature does not match any configured secret", "headers": [],
+      "size": 1234, "sha256": "9f86d08", "remote_addr": "192.0.2.7"}],
+    "next_cursor": null,
+    "counts": {"since_start": 1250, "not_recorded": 1190, "last_at": "2026-11-30T06:00:00.000Z",
+               "by_reason": {"missing_signature": 0, "malformed_signature": 0,
+                             "timestamp_outside_tolerance": 10, "signature_mismatch": 1240}}})")
+                          .as_object();
+  EXPECT_EQ(RenderRejectionList(page, now_),
+            "1250 refused since the server started, 1190 not kept; the last 06:00:00 UTC, 2m\n"
+            "ago; by reason: timestamp_outside_tolerance 10, signature_mismatch 1240\n"
+            "\n"
+            "RECEIVED (UTC)    FROM       REASON              SIZE\n"
+            "06:00:00, 2m ago  192.0.2.7  signature_mismatch  1234 B\n");
+  page["items"] = json::array{};
+  EXPECT_CONTAINS(RenderRejectionList(page, now_), "No rejected requests kept.\n");
+
+  json::array audit = json::parse(R"([
+    {"id": 3, "at": "2026-11-30T06:00:00Z", "actor": "token:ab12cd34", "action": "pause",
+     "target": "billing", "count": 1,
+     "detail": {"reason": "maintenance of the billing service, ask #ops before resuming"}},
+    {"id": 2, "at": "2026-11-30T05:00:00Z", "actor": "config", "action": "config_change",
+     "target": "config file", "count": 1, "detail": null}])")
+                          .as_array();
+  const std::string out = RenderAuditList(audit, now_);
+  EXPECT_CONTAINS(out,
+                  "AT (UTC)            ACTOR           ACTION         TARGET      COUNT  DETAIL\n");
+  EXPECT_CONTAINS(out,
+                  "06:00:00, 2m ago    token:ab12cd34  pause          billing     1      "
+                  "{\"reason\"…\n");
+  EXPECT_CONTAINS(out, "05:00:00, 1h2m ago");
+  for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
+    EXPECT_LE(end - at, 80u + 2) << out;
+  }
+  EXPECT_CONTAINS(
+      RenderAuditList(audit, now_, 200),
+      "{\"reason\":\"maintenance of the billing service, ask #ops before resuming\"}\n");
+  EXPECT_EQ(RenderAuditList(json::array{}, now_), "No audit entries.\n");
 }
 
 const char* kDestinations = R"json([
@@ -410,10 +455,14 @@ TEST_F(RenderTest, DestinationList) {
   long_items[1].as_object()["paused_reason"] =
       "deploy of billing v2 until 2026-11-30T08:00:00Z, ask #ops";
   std::string cut = RenderDestinationList(long_items, now_);
-  // Issue 12.10: a reason too long for the column is left to `show`; a URL keeps its host and
-  // the end of its path, cut in the middle.
-  EXPECT_CONTAINS(
-      cut, "ops      paused  closed         0         billing.internal.example.com…long/path\n");
+  // Issue 12.10: a reason too long for the column is left to `show`; issue 32.8: a URL keeps
+  // its scheme and the end of its path (from a "/"), and its host when that fits too.
+  EXPECT_CONTAINS(cut,
+                  "ops      paused  closed         0         https://…/hooks/very/long/path\n");
+  EXPECT_CONTAINS(RenderDestinationList(long_items, now_, 90),
+                  "https://billing.internal.example.com…/long/path\n");
+  EXPECT_CONTAINS(RenderDestinationList(long_items, now_, 120),
+                  "https://billing.internal.example.com/hooks/very/long/path\n");
   for (size_t at = 0, end; (end = cut.find('\n', at)) != std::string::npos; at = end + 1) {
     EXPECT_LE(end - at, 80u + 2) << cut;  // one "…" of 3 bytes
   }
@@ -431,13 +480,50 @@ TEST_F(RenderTest, DestinationList) {
   std::string trial = RenderDestinationList(same, now_);
   EXPECT_CONTAINS(trial, "gone   paused (410 Gone)  ");
   EXPECT_LACKS(trial, "paused (paused");
-  EXPECT_CONTAINS(trial, "127.0.0.1:18901…/status/200\n");
-  EXPECT_CONTAINS(trial, "127.0.0.1:18901…/status/410\n");
-  EXPECT_CONTAINS(trial, "127.0.0.1:18901…/500?fail=2\n");
+  EXPECT_CONTAINS(trial, "http://…/hooks/status/200\n");
+  EXPECT_CONTAINS(trial, "http://…/hooks/status/410\n");
+  EXPECT_CONTAINS(trial, "http://…/status/500?fail=2\n");
+  EXPECT_CONTAINS(RenderDestinationList(same, now_, 87), "http://127.0.0.1:18901…/status/200\n");
   for (size_t at = 0, end; (end = trial.find('\n', at)) != std::string::npos; at = end + 1) {
     EXPECT_LE(end - at, 80u + 2) << trial;
   }
   EXPECT_EQ(RenderDestinationList(json::array{}, now_), "No destinations.\n");
+}
+
+// Issue 32.8: a cut URL keeps its scheme.
+TEST(CutUrlTest, KeepsTheScheme) {
+  const std::string url = "https://hooks.example-customer-domain.com/api/v2/webhooks/in";
+  EXPECT_EQ(CutUrl(url, 200), url);
+  EXPECT_EQ(CutUrl(url, 30), "https://…/api/v2/webhooks/in");
+  EXPECT_EQ(CutUrl(url, 50), "https://hooks.example-customer-domain.com…hooks/in");
+  EXPECT_EQ(CutUrl(url, 54), "https://hooks.example-customer-domain.com…/webhooks/in");
+  EXPECT_EQ(CutUrl("http://a-very-long-host-name.example.com", 20).rfind("http://", 0), 0u);
+  for (size_t w = 20; w < 60; ++w) {
+    const std::string cut = CutUrl(url, w);
+    EXPECT_EQ(cut.rfind("https://", 0), 0u) << cut;
+    EXPECT_LE(cut.size(), w + 2) << cut;  // one "…" of 3 bytes
+    EXPECT_NE(cut.find("…"), std::string::npos) << cut;
+  }
+}
+
+TEST(RouteListTest, FitsTheWidth) {
+  json::array items = json::parse(R"([
+    {"id": "a-rather-long-source-name-for-tests:a-rather-long-destination-name",
+     "source": "a-rather-long-source-name-for-tests",
+     "destination": "a-rather-long-destination-name", "origin": "api"},
+    {"id": "src:billing", "source": "src", "destination": "billing", "origin": "config"}])")
+                          .as_array();
+  const std::string out = RenderRouteList(items, 80);
+  for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
+    std::string line = out.substr(at, end - at);
+    size_t chars = 0;
+    for (char c : line) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    EXPECT_LE(chars, 80u) << out;
+  }
+  EXPECT_CONTAINS(out, "src:billing");
+  EXPECT_CONTAINS(out, "…");
+  EXPECT_CONTAINS(RenderRouteList(items, 200),
+                  "a-rather-long-source-name-for-tests:a-rather-long-destination-name  ");
 }
 
 TEST_F(RenderTest, DestinationDetail) {
@@ -446,14 +532,27 @@ TEST_F(RenderTest, DestinationDetail) {
   EXPECT_CONTAINS(billing, "Destination billing\n");
   EXPECT_CONTAINS(billing, "  url          https://example.com/hooks\n");
   EXPECT_CONTAINS(billing, "  state        active\n");
+  // Issue 32.8: lines wrap at the width (80 by default), continued under the value.
   EXPECT_CONTAINS(billing,
                   "  breaker      open until 06:12:00 UTC, in 10m; 20 consecutive failures; "
-                  "tripped 1 time\n"
+                  "tripped\n"
+                  "               1 time\n"
                   "               opens after 20 consecutive failures, for 10m, 30m, 2h (the last\n"
                   "               repeats; from the first again after 1d closed)\n");
   EXPECT_CONTAINS(billing, "  concurrency  4 allowed of 16 max, 0 in flight\n");
   EXPECT_CONTAINS(billing,
                   "  policy       pro: ladder, 5 attempts, timeout 30s\n"
+                  "               delays 5m, 30m (the last repeats); jitter none; cap 1d; replay\n"
+                  "               window 30d\n");
+  for (size_t at = 0, end; (end = billing.find('\n', at)) != std::string::npos; at = end + 1) {
+    EXPECT_LE(end - at, 80u) << billing;
+  }
+  // A wider terminal: one line each.
+  std::string wide = RenderDestinationDetail(items[0].as_object(), now_, 160);
+  EXPECT_CONTAINS(wide,
+                  "  breaker      open until 06:12:00 UTC, in 10m; 20 consecutive failures; "
+                  "tripped 1 time\n");
+  EXPECT_CONTAINS(wide,
                   "               delays 5m, 30m (the last repeats); jitter none; cap 1d; replay "
                   "window 30d\n");
   EXPECT_CONTAINS(billing, "  forwards     received X-GitHub-Event, X-Request-Id\n");
@@ -482,7 +581,7 @@ TEST_F(RenderTest, HalfOpenBreakerShowsWhenItsProbeWent) {
   json::object d = json::parse(kDestinations).as_array()[0].as_object();
   d["breaker"] = json::parse(R"({"state": "half_open", "consecutive_failures": 20,
       "open_until": null, "probe_sent_at": "2026-11-30T05:59:00Z", "trips": 1})");
-  EXPECT_CONTAINS(RenderDestinationDetail(d, now_),
+  EXPECT_CONTAINS(RenderDestinationDetail(d, now_, 120),
                   "  breaker      half_open, probe sent 05:59:00 UTC, 3m ago; 20 consecutive "
                   "failures; tripped 1 time\n");
   EXPECT_CONTAINS(RenderDestinationList(json::array{d}, now_), "half_open (probe 3m ago)");
@@ -747,6 +846,16 @@ TEST(BulkReplayRenderTest, JobListAndRates) {
     EXPECT_LE(end - at, 80u) << list;
   }
   EXPECT_CONTAINS(list, "  0.036/h  ");
+}
+
+// Issue 32.8: COLUMNS is taken when it is a whole number from 1 to 10000.
+TEST(TerminalTest, ParseColumns) {
+  EXPECT_EQ(ParseColumns("80"), 80u);
+  EXPECT_EQ(ParseColumns("160"), 160u);
+  EXPECT_EQ(ParseColumns("1"), 1u);
+  for (const char* bad : {"", "0", "-5", "abc", "80x", " 80", "100000", "99999999999"}) {
+    EXPECT_EQ(ParseColumns(bad), std::nullopt) << bad;
+  }
 }
 
 }  // namespace
