@@ -969,6 +969,14 @@ std::string RenderDestinationDetail(const json::object& d, TimePoint now, size_t
       << Text(d, "max_concurrency") << " max";
   if (Present(d, "in_flight")) out << ", " << Text(d, "in_flight") << " in flight";
   out << "\n";
+  if (const json::object* latency = Object(d, "latency")) {
+    out << "  latency      "
+        << (Present(*latency, "p50_ms")
+                ? "p50 " + Text(*latency, "p50_ms") + " ms, p99 " + Text(*latency, "p99_ms") +
+                      " ms (last " + Text(*latency, "samples") + " attempts)"
+                : std::string("no attempt timed yet"))
+        << "\n";
+  }
   out << Wrap(PolicyText(Object(d, "policy")), "  policy       ", 15, width);
   if (std::string more = PolicyDetailText(Object(d, "policy")); !more.empty()) {
     if (Present(d, "replay_window")) more += "; replay window " + Text(d, "replay_window");

@@ -224,6 +224,17 @@ TEST_F(RenderTest, DestinationDetailShowsTlsAndAuth) {
   EXPECT_LACKS(out, "auth ");
 }
 
+// Issue 32.16: the destination's attempt latency, as the API gives it, beside its concurrency.
+TEST_F(RenderTest, DestinationDetailShowsLatency) {
+  json::object d = json::parse(R"({"name": "m", "url": "https://x.example/h",
+      "latency": {"p50_ms": 49, "p99_ms": 160, "samples": 65}})")
+                       .as_object();
+  EXPECT_CONTAINS(RenderDestinationDetail(d, now_),
+                  "  latency      p50 49 ms, p99 160 ms (last 65 attempts)\n");
+  d["latency"] = json::parse(R"({"p50_ms": null, "p99_ms": null, "samples": 0})");
+  EXPECT_CONTAINS(RenderDestinationDetail(d, now_), "  latency      no attempt timed yet\n");
+}
+
 // Issue 17: an ordered destination says how it is ordered and lists the queues held behind their
 // head (key, how many wait and since when, the head's event and state), and how many more there
 // are; at 80 columns.
