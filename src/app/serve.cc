@@ -11,33 +11,20 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <iterator>
-#include <thread>
 
-#include "alerts/alert_dispatcher.h"
-#include "api/api_handler.h"
 #include "app/admin_token.h"
-#include "app/auth_throttle.h"
 #include "app/config.h"
 #include "app/fd_limit.h"
 #include "app/logging.h"
-#include "app/metrics.h"
-#include "app/router.h"
+#include "app/node.h"
 #include "catalog/catalog_plan.h"
-#include "catalog/catalog_service.h"
 #include "common/allocator.h"
-#include "common/crypto.h"
 #include "common/random.h"
 #include "common/units.h"
-#include "delivery/engine.h"
-#include "delivery/sender.h"
 #include "delivery/ssrf.h"
-#include "ingest/ingest_service.h"
 #include "model/source.h"
-#include "replay/replay_runner.h"
-#include "retention/retention_job.h"
 #include "store/open_store.h"
 #include "store/sqlite/data_dir_lock.h"
 #include "store/store.h"
@@ -214,17 +201,6 @@ void WarnAboutBodyMemory(const Config& config) {
   }
 }
 
-// The lease owner name of this data directory, stable across restarts.
-std::string NodeId(const std::string& dir) {
-  const std::string path = dir + "/node-id";
-  std::ifstream in(path);
-  std::string id;
-  if (in >> id && !id.empty()) return id;
-  id = "node-" + RandomHexToken(8);
-  std::ofstream(path) << id << "\n";
-  return id;
-}
-
 // Answers 503 "starting" until Set() gives it the real handler, so the address can be bound
 // before the parts behind it exist. Set(nullptr) goes back to 503 (a start-up that fails late).
 class StartingHandler final : public http::Handler {
@@ -398,123 +374,24 @@ int Serve(const ServeOptions& options) {
     }
   }
 
-  model::Registry registry;
-
-  delivery::Sender::Options sender_options;
-  sender_options.allow_private_destinations = config.server.allow_private_destinations;
-  sender_options.max_connections = SenderConnectionsWithinFdLimit(
-      sender_options.max_connections, http.max_connections, connection_limit.fd_limit);
-  // Two sending threads where there are two cores (measured in the deliver benchmark on 2 cores:
-  // one thread, preempted by the writer and the sink, got about 65% of a core; docs/delivery.md).
-  sender_options.threads =
-      static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 2u));
-  auto sender = std::make_unique<delivery::Sender>(sender_options, clock);
-  std::unique_ptr<alerts::AlertDispatcher> alert_dispatcher;
-  if (config.alerts.enabled()) {
-    alert_dispatcher = std::make_unique<alerts::AlertDispatcher>(config.alerts, clock);
+  // Every part behind the server, in dependency order (app/node.h).
+  NodeParts parts{.store = std::move(store),
+                  .admin_token = token_plan->token(),
+                  .has_config_file = !options.config_path.empty(),
+                  .http_stats = &http_stats,
+                  .server_connections = http.max_connections,
+                  .fd_limit = connection_limit.fd_limit,
+                  .auth_block_ms = options.auth_block_ms,
+                  .stop_grace = kShutdownGrace};
+  auto created = Node::Create(config, std::move(parts), clock, random);
+  if (!created.ok()) return Fail(2, created.status().message());
+  std::unique_ptr<Node> node = std::move(*created);
+  for (const std::string& note : node->catalog_notes()) {
+    std::cout << "hookrelay: " << note << std::endl;
   }
-  delivery::EngineOptions engine_options;
-  engine_options.node_id = NodeId(config.store.dir);
-  engine_options.lease_margin = config.delivery.lease_margin;
-  engine_options.poll_interval = config.delivery.poll_interval;
-  engine_options.stall_threshold = config.delivery.stall_threshold;
-  delivery::DeliveryEngine engine(*store, registry, *sender, alert_dispatcher.get(), clock, random,
-                                  engine_options);
-  // The catalog lives in the store (objects created through the API survive restarts); the config
-  // file's objects are merged in at every start and stay owned by the file.
-  catalog::CatalogService catalog(*store, registry, clock, [&engine] { engine.Wake(); });
-  // The config file's destinations were checked before anything was created (above); the API's
-  // are checked when they are defined.
-  const bool allow_private = config.server.allow_private_destinations;
-  catalog.SetDestinationCheck([allow_private](const model::Destination& d) {
-    Status st = delivery::CheckDestinationAddress(d, allow_private);
-    if (st.ok()) return st;
-    return Status::InvalidArgument(st.message() + std::string(delivery::kApiPrivateAddressHint),
-                                   st.field());
-  });
-  {
-    auto notes = catalog.Load(
-        options.config_path.empty() ? std::nullopt : std::make_optional(config.catalog_objects));
-    if (!notes.ok()) return Fail(2, "catalog: " + notes.status().message());
-    for (const std::string& note : *notes) std::cout << "hookrelay: " << note << std::endl;
-  }
-  // Deletes events past the longest replay window whose deliveries are all final, in small
-  // batches so ingest keeps flowing.
-  retention::RetentionOptions retention_options;
-  retention_options.interval = config.retention.interval;
-  retention_options.batch = config.retention.batch;
-  retention::RetentionJob retention(*store, registry, clock, retention_options);
+  const model::Registry& registry = node->registry();
 
-  // Bulk replay jobs (POST /api/v1/replays): this node runs whichever job it claims first.
-  replay::ReplayRunnerOptions replay_options;
-  replay_options.node_id = engine_options.node_id;
-  replay_options.paused_reason = [&engine](const std::string& name) -> std::optional<std::string> {
-    std::map<std::string, delivery::DestinationState> all = engine.Destinations();
-    auto it = all.find(name);
-    if (it == all.end() || !it->second.paused) return std::nullopt;
-    return it->second.paused_reason;
-  };
-  replay::ReplayRunner replays(
-      *store, registry, clock, random, [&engine] { engine.Wake(); }, replay_options);
-
-  // Requests that fail verification: counted, and a bounded sample written off the request path.
-  ingest::RejectionRecorder rejections(*store, clock);
-  ingest::IngestService ingest(registry, *store, clock);
-  ingest.SetOnStored([&engine] { engine.Wake(); });
-  ingest.SetRejections(&rejections);
-  const AdminToken admin_token = token_plan->token();
-  auto api = std::make_unique<api::ApiHandler>(
-      [&admin_token](std::string_view authorization) {
-        return admin_token.CheckAuthorizationHeader(authorization);
-      },
-      *store, registry, [&engine] { return engine.Destinations(); },
-      api::ApiHandler::Controls{
-          .pause = [&engine](
-                       const std::string& destination,
-                       const std::string& reason) { return engine.Pause(destination, reason); },
-          .resume =
-              [&engine](const std::string& destination) { return engine.Resume(destination); },
-          .reset_breaker =
-              [&engine](const std::string& destination) {
-                return engine.ResetBreaker(destination);
-              },
-          .wake = [&engine] { engine.Wake(); },
-          .replay_job_queued = [&replays] { replays.Notify(); },
-          .catalog = &catalog,
-          .rejection_counts =
-              [&rejections](const std::string& source) { return rejections.Counts(source); }},
-      clock);
-  AuthThrottleOptions throttle_options;
-  if (options.auth_block_ms > 0) {
-    throttle_options.block = std::chrono::milliseconds(options.auth_block_ms);
-    throttle_options.window = throttle_options.block;
-  }
-  AuthThrottle auth_throttle(clock, throttle_options);
-  Router router(
-      ingest, *store,
-      [&ingest, &engine, &registry, &retention, &alert_dispatcher, &auth_throttle, &http_stats,
-       &rejections] {
-        // The engine knows the operator's pause; a pause in the config file is the catalog's.
-        std::map<std::string, delivery::DestinationState> dests = engine.Destinations();
-        const auto catalog = registry.Get();
-        for (auto& [name, s] : dests) {
-          const model::Destination* d = catalog->FindDestination(name);
-          if (d && d->paused) s.paused = true;
-        }
-        return RenderMetrics(ingest.stats(), engine.Stats(), dests) +
-               RenderRejectionMetrics(rejections.AllCounts()) + RenderHttpMetrics(http_stats) +
-               RenderRetentionMetrics(retention.stats()) + RenderAlertMetrics([&] {
-                 auto stats = alert_dispatcher ? alert_dispatcher->stats()
-                                               : alerts::AlertDispatcher::Stats{};
-                 // Raised counts with no channel configured too (nothing is sent then).
-                 stats.raised = engine.Stats().alerts_raised;
-                 return stats;
-               }()) +
-               RenderAuthMetrics(auth_throttle.stats());
-      },
-      api.get(), &auth_throttle, config.server.allowed_hosts);
-
-  handler.Set(&router);
+  handler.Set(&node->handler());
   // Only now that everything is set up and the address bound: a start-up that failed showed no
   // token and stored none.
   NextStepsContext next_steps;
@@ -535,21 +412,7 @@ int Serve(const ServeOptions& options) {
     (*server)->Shutdown(std::chrono::seconds(0));
     return Fail(1, st.message());
   }
-  // Several nodes on one store: another node's new work, catalog change or replay job reaches
-  // this one at once (PostgreSQL's LISTEN/NOTIFY; the embedded store has no other node). The
-  // polls stay as the fallback: the engine's poll_interval, the catalog's version every second.
-  store->Watch([&engine, &catalog, &replays](store::Store::Change change) {
-    switch (change) {
-      case store::Store::Change::kNewWork: engine.Wake(); break;
-      case store::Store::Change::kCatalog: catalog.Notify(); break;
-      case store::Store::Change::kReplayJobs: replays.Notify(); break;
-    }
-  });
-  engine.Start();
-  catalog.Start();
-  retention.Start();
-  replays.Start();
-  rejections.Start();
+  node->Start();
 
   // Which store, said plainly: with PostgreSQL the data directory holds only the node's token.
   const std::string where = postgres
@@ -564,24 +427,17 @@ int Serve(const ServeOptions& options) {
   std::cout << "Dashboard: " << (*server)->url() << "/ui/ (sign in with the admin token)"
             << std::endl;
   spdlog::info("hookrelay {} started on {} ({}, node {})", HOOKRELAY_VERSION, (*server)->url(),
-               where, engine_options.node_id);
+               where, node->node_id());
 
   const char* stop_signal = WaitForStopSignal(signals);
   std::cout << "hookrelay: " << stop_signal << " received; finishing in-flight requests"
             << std::endl;
   spdlog::info("{} received: shutting down", stop_signal);
-  router.SetDraining();
+  node->SetDraining();
   (*server)->Shutdown(kShutdownGrace);
   server->reset();
-  api.reset();        // finishes queued API requests while the store is still open
-  rejections.Stop();  // writes the rejected requests still queued
-  replays.Stop();     // a running job keeps its lease; it resumes when the lease expires
-  catalog.Stop();
-  retention.Stop();
-  engine.Stop(kShutdownGrace);  // attempts in flight are recorded; the rest keep their lease
-  sender.reset();               // before the engine goes: its callbacks point into the engine
-  alert_dispatcher.reset();     // flushes pending alert batches
-  store.reset();                // drains queued writes before closing
+  handler.Set(nullptr);
+  node.reset();  // stops every part, in the order app/node.h gives
   std::cout << "hookrelay: stopped" << std::endl;
   spdlog::info("stopped");
   return 0;

@@ -353,6 +353,8 @@ Result<int64_t> FaultInjectingStore::CatalogVersion() { return target_->CatalogV
 
 void FaultInjectingStore::Watch(ChangeCallback on_change) { target_->Watch(std::move(on_change)); }
 
+void FaultInjectingStore::Unwatch() { target_->Unwatch(); }
+
 Status FaultInjectingStore::CheckReady() { return target_->CheckReady(); }
 
 }  // namespace hookrelay::store

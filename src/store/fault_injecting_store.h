@@ -131,6 +131,7 @@ class FaultInjectingStore final : public Store {
   Status ApplyCatalogChange(const CatalogChange& change) override;
   Result<int64_t> CatalogVersion() override;
   void Watch(ChangeCallback on_change) override;
+  void Unwatch() override;
   Status CheckReady() override;
 
  private:

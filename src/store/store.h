@@ -563,6 +563,9 @@ class Store {
   // A store used by one process (the embedded one: its directory is locked) has no other node,
   // and keeps this default, which never calls it.
   virtual void Watch(ChangeCallback /*on_change*/) {}
+  // Stops calling the Watch callback: when it returns, no call is running and none follows
+  // (before the parts the callback reaches are destroyed). Idempotent.
+  virtual void Unwatch() {}
 
   // For /readyz: OK when the store answers now; otherwise why not, in words that may be shown to
   // anyone (no address, user, password or path: /readyz is not authenticated). The details go

@@ -2003,6 +2003,15 @@ void PostgresStore::Watch(ChangeCallback on_change) {
       });
 }
 
+void PostgresStore::Unwatch() {
+  std::unique_ptr<pg::PgListener> listener;
+  {
+    MutexLock lock(listen_mu_);
+    listener = std::move(listener_);
+  }
+  listener.reset();  // joins its thread, outside listen_mu_ (CheckReady takes it)
+}
+
 Status PostgresStore::CheckReady() {
   Status st = Status::Ok();
   std::optional<Status> down;

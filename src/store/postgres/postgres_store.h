@@ -121,6 +121,7 @@ class PostgresStore final : public Store {
   // hookrelay_catalog (every catalog change) and hookrelay_replays (replay jobs queued or
   // cancelled). Notifications carry this store's random token, so its own are skipped.
   void Watch(ChangeCallback on_change) override;
+  void Unwatch() override;
   // Says at once why not when the LISTEN connection is down (it reconnects by itself);
   // otherwise runs SELECT 1. The reason shown is pg::PublicFailureReason's; details are logged
   // when the reason changes.

@@ -1,0 +1,193 @@
+#include "app/node.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "app/fd_limit.h"
+#include "app/metrics.h"
+#include "common/crypto.h"
+#include "delivery/ssrf.h"
+
+namespace hookrelay::app {
+
+namespace {
+
+// This node's id: kept in the data directory (node-id), made at the first start.
+std::string NodeIdOf(const std::string& dir) {
+  const std::string path = dir + "/node-id";
+  std::ifstream in(path);
+  std::string id;
+  if (in >> id && !id.empty()) return id;
+  id = "node-" + RandomHexToken(8);
+  std::ofstream(path) << id << "\n";
+  return id;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts,
+                                           const Clock& clock, Random& random) {
+  std::unique_ptr<Node> n(new Node(std::move(parts.admin_token)));
+  n->node_id_ = NodeIdOf(config.store.dir);
+  n->store_ = std::move(parts.store);
+  store::Store& store = *n->store_;
+
+  delivery::Sender::Options sender_options;
+  sender_options.allow_private_destinations = config.server.allow_private_destinations;
+  sender_options.max_connections = SenderConnectionsWithinFdLimit(
+      sender_options.max_connections, parts.server_connections, parts.fd_limit);
+  // Two sending threads where there are two cores (measured in the deliver benchmark on 2 cores:
+  // one thread, preempted by the writer and the sink, got about 65% of a core; docs/delivery.md).
+  sender_options.threads =
+      static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 2u));
+  n->sender_ = std::make_unique<delivery::Sender>(sender_options, clock);
+  if (config.alerts.enabled()) {
+    n->alerts_ = std::make_unique<alerts::AlertDispatcher>(config.alerts, clock);
+  }
+  delivery::EngineOptions engine_options;
+  engine_options.node_id = n->node_id_;
+  engine_options.lease_margin = config.delivery.lease_margin;
+  engine_options.poll_interval = config.delivery.poll_interval;
+  engine_options.stall_threshold = config.delivery.stall_threshold;
+  n->engine_ = std::make_unique<delivery::DeliveryEngine>(
+      store, n->registry_, *n->sender_, n->alerts_.get(), clock, random, engine_options);
+  delivery::DeliveryEngine& engine = *n->engine_;
+  n->engine_stop_.engine = &engine;
+  n->engine_stop_.grace = parts.stop_grace;
+
+  // Deletes events past the longest replay window whose deliveries are all final, in small
+  // batches so ingest keeps flowing.
+  retention::RetentionOptions retention_options;
+  retention_options.interval = config.retention.interval;
+  retention_options.batch = config.retention.batch;
+  n->retention_ =
+      std::make_unique<retention::RetentionJob>(store, n->registry_, clock, retention_options);
+
+  // The catalog lives in the store (objects created through the API survive restarts); the config
+  // file's objects are merged in at every start and stay owned by the file.
+  n->catalog_ = std::make_unique<catalog::CatalogService>(store, n->registry_, clock,
+                                                          [&engine] { engine.Wake(); });
+  // The config file's destinations were checked before anything was created (serve); the API's
+  // are checked when they are defined.
+  const bool allow_private = config.server.allow_private_destinations;
+  n->catalog_->SetDestinationCheck([allow_private](const model::Destination& d) {
+    Status st = delivery::CheckDestinationAddress(d, allow_private);
+    if (st.ok()) return st;
+    return Status::InvalidArgument(st.message() + std::string(delivery::kApiPrivateAddressHint),
+                                   st.field());
+  });
+  auto notes = n->catalog_->Load(parts.has_config_file ? std::make_optional(config.catalog_objects)
+                                                       : std::nullopt);
+  if (!notes.ok()) return Status::InvalidArgument("catalog: " + notes.status().message());
+  n->catalog_notes_ = std::move(*notes);
+
+  // Bulk replay jobs (POST /api/v1/replays): this node runs whichever job it claims first.
+  replay::ReplayRunnerOptions replay_options;
+  replay_options.node_id = n->node_id_;
+  replay_options.paused_reason = [&engine](const std::string& name) -> std::optional<std::string> {
+    std::map<std::string, delivery::DestinationState> all = engine.Destinations();
+    auto it = all.find(name);
+    if (it == all.end() || !it->second.paused) return std::nullopt;
+    return it->second.paused_reason;
+  };
+  n->replays_ = std::make_unique<replay::ReplayRunner>(
+      store, n->registry_, clock, random, [&engine] { engine.Wake(); }, replay_options);
+
+  // Requests that fail verification: counted, and a bounded sample written off the request path.
+  n->rejections_ = std::make_unique<ingest::RejectionRecorder>(store, clock);
+  n->ingest_ = std::make_unique<ingest::IngestService>(n->registry_, store, clock);
+  n->ingest_->SetOnStored([&engine] { engine.Wake(); });
+  n->ingest_->SetRejections(n->rejections_.get());
+
+  replay::ReplayRunner& replays = *n->replays_;
+  ingest::RejectionRecorder& rejections = *n->rejections_;
+  const AdminToken& admin_token = n->admin_token_;
+  n->api_ = std::make_unique<api::ApiHandler>(
+      [&admin_token](std::string_view authorization) {
+        return admin_token.CheckAuthorizationHeader(authorization);
+      },
+      store, n->registry_, [&engine] { return engine.Destinations(); },
+      api::ApiHandler::Controls{
+          .pause = [&engine](
+                       const std::string& destination,
+                       const std::string& reason) { return engine.Pause(destination, reason); },
+          .resume =
+              [&engine](const std::string& destination) { return engine.Resume(destination); },
+          .reset_breaker =
+              [&engine](const std::string& destination) {
+                return engine.ResetBreaker(destination);
+              },
+          .wake = [&engine] { engine.Wake(); },
+          .replay_job_queued = [&replays] { replays.Notify(); },
+          .catalog = n->catalog_.get(),
+          .rejection_counts =
+              [&rejections](const std::string& source) { return rejections.Counts(source); }},
+      clock);
+
+  AuthThrottleOptions throttle_options;
+  if (parts.auth_block_ms > 0) {
+    throttle_options.block = std::chrono::milliseconds(parts.auth_block_ms);
+    throttle_options.window = throttle_options.block;
+  }
+  n->auth_throttle_ = std::make_unique<AuthThrottle>(clock, throttle_options);
+
+  Node* node = n.get();
+  http::ServerStats* http_stats = parts.http_stats;
+  n->router_ = std::make_unique<Router>(
+      *n->ingest_, store,
+      [node, http_stats] {
+        // The engine knows the operator's pause; a pause in the config file is the catalog's.
+        std::map<std::string, delivery::DestinationState> dests = node->engine_->Destinations();
+        const auto catalog = node->registry_.Get();
+        for (auto& [name, s] : dests) {
+          const model::Destination* d = catalog->FindDestination(name);
+          if (d && d->paused) s.paused = true;
+        }
+        auto alert_stats =
+            node->alerts_ ? node->alerts_->stats() : alerts::AlertDispatcher::Stats{};
+        // Raised counts with no channel configured too (nothing is sent then).
+        alert_stats.raised = node->engine_->Stats().alerts_raised;
+        return RenderMetrics(node->ingest_->stats(), node->engine_->Stats(), dests) +
+               RenderRejectionMetrics(node->rejections_->AllCounts()) +
+               (http_stats ? RenderHttpMetrics(*http_stats) : std::string()) +
+               RenderRetentionMetrics(node->retention_->stats()) + RenderAlertMetrics(alert_stats) +
+               RenderAuthMetrics(node->auth_throttle_->stats());
+      },
+      n->api_.get(), n->auth_throttle_.get(), config.server.allowed_hosts);
+  return n;
+}
+
+Node::~Node() {
+  // What the members' order cannot say: another node's change must not reach a part being
+  // destroyed. The rest stops by destruction, bottom up (see node.h).
+  if (store_) store_->Unwatch();
+}
+
+void Node::Start() {
+  // Several nodes on one store: another node's new work, catalog change or replay job reaches
+  // this one at once (PostgreSQL's LISTEN/NOTIFY; the embedded store has no other node). The
+  // polls stay as the fallback: the engine's poll_interval, the catalog's version every second.
+  delivery::DeliveryEngine& engine = *engine_;
+  catalog::CatalogService& catalog = *catalog_;
+  replay::ReplayRunner& replays = *replays_;
+  store_->Watch([&engine, &catalog, &replays](store::Store::Change change) {
+    switch (change) {
+      case store::Store::Change::kNewWork: engine.Wake(); break;
+      case store::Store::Change::kCatalog: catalog.Notify(); break;
+      case store::Store::Change::kReplayJobs: replays.Notify(); break;
+    }
+  });
+  engine_->Start();
+  catalog_->Start();
+  retention_->Start();
+  replays_->Start();
+  rejections_->Start();
+}
+
+void Node::SetDraining() { router_->SetDraining(); }
+
+}  // namespace hookrelay::app

@@ -1,0 +1,115 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "alerts/alert_dispatcher.h"
+#include "api/api_handler.h"
+#include "app/admin_token.h"
+#include "app/auth_throttle.h"
+#include "app/config.h"
+#include "app/router.h"
+#include "catalog/catalog_service.h"
+#include "common/clock.h"
+#include "common/random.h"
+#include "common/result.h"
+#include "delivery/engine.h"
+#include "delivery/sender.h"
+#include "http/server.h"
+#include "ingest/ingest_service.h"
+#include "ingest/rejection_recorder.h"
+#include "model/registry.h"
+#include "replay/replay_runner.h"
+#include "retention/retention_job.h"
+#include "store/store.h"
+
+namespace hookrelay::app {
+
+// What a node is built from, besides its config.
+struct NodeParts {
+  std::unique_ptr<store::Store> store;  // open; the node owns it from here on
+  AdminToken admin_token;
+  // The config file's catalog objects, merged into the stored catalog (owned by the file);
+  // false: serve runs without a config file, and the stored catalog is all there is.
+  bool has_config_file = false;
+  http::ServerStats* http_stats = nullptr;  // the server's; outlives the node
+  int server_connections = 0;               // the server's connection limit, and
+  uint64_t fd_limit = 0;                    // the process's open-file limit (the sender fits in)
+  int64_t auth_block_ms = 0;                // test hook (ServeOptions::auth_block_ms); 0: default
+  Duration stop_grace = std::chrono::seconds(10);  // in-flight attempts get this long at Stop
+};
+
+// One running hookrelay node: every part behind the HTTP server — the store, the catalog, the
+// delivery engine and its sender, alerts, retention, bulk replay, rejected requests, ingest, the
+// management API and the router — built and wired in dependency order.
+//
+// The members are declared in that order, so destroying the node stops the parts in the reverse
+// one, each after what uses it: the router and the API (finishing queued requests while the store
+// is open), the rejection recorder (writing what is queued), bulk replay (a running job keeps its
+// lease), the catalog's refresh, retention, the engine (attempts in flight are recorded, the rest
+// keep their lease), the sender (after the engine stopped: its callbacks point into the engine),
+// the alerts (flushing pending batches), and last the store (draining queued writes). Before any
+// of that, other nodes' changes stop reaching the parts (Store::Unwatch).
+//
+// The HTTP server is not part of it: serve binds the address before the store is opened and
+// stops accepting before the node is destroyed.
+class Node {
+ public:
+  // Builds every part and loads the catalog (the config file's objects merged into the stored
+  // ones). Starts no thread. kInvalidArgument when the catalog does not load (the message names
+  // the object); the store is closed then.
+  static Result<std::unique_ptr<Node>> Create(const Config& config, NodeParts parts,
+                                              const Clock& clock, Random& random);
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Watches the store for other nodes' changes and starts every background part.
+  void Start();
+  // /readyz answers 503 and new requests are refused while the server drains.
+  void SetDraining();
+
+  http::Handler& handler() { return *router_; }
+  const model::Registry& registry() const { return registry_; }
+  const std::string& node_id() const { return node_id_; }
+  // What loading the catalog changed ("from the config file 3 added, …"), to print at start.
+  const std::vector<std::string>& catalog_notes() const { return catalog_notes_; }
+
+ private:
+  explicit Node(AdminToken admin_token) : admin_token_(std::move(admin_token)) {}
+  // Stops the engine when destroyed: a member between the sender and what is stopped before it.
+  struct EngineStop {
+    EngineStop() = default;
+    EngineStop(const EngineStop&) = delete;  // a copy's destructor would stop the engine
+    EngineStop& operator=(const EngineStop&) = delete;
+    delivery::DeliveryEngine* engine = nullptr;
+    Duration grace{0};
+    ~EngineStop() {
+      if (engine) engine->Stop(grace);
+    }
+  };
+
+  std::string node_id_;
+  std::vector<std::string> catalog_notes_;
+
+  // In dependency order: each part uses only those above it. Destroyed from the bottom up.
+  std::unique_ptr<store::Store> store_;
+  model::Registry registry_;
+  std::unique_ptr<delivery::DeliveryEngine> engine_;
+  std::unique_ptr<alerts::AlertDispatcher> alerts_;  // null when no channel is configured
+  std::unique_ptr<delivery::Sender> sender_;
+  EngineStop engine_stop_;
+  std::unique_ptr<retention::RetentionJob> retention_;
+  std::unique_ptr<catalog::CatalogService> catalog_;
+  std::unique_ptr<replay::ReplayRunner> replays_;
+  std::unique_ptr<ingest::RejectionRecorder> rejections_;
+  std::unique_ptr<ingest::IngestService> ingest_;
+  AdminToken admin_token_;
+  std::unique_ptr<api::ApiHandler> api_;
+  std::unique_ptr<AuthThrottle> auth_throttle_;
+  std::unique_ptr<Router> router_;
+};
+
+}  // namespace hookrelay::app
