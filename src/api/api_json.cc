@@ -326,7 +326,9 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
                            {"duration_ms", a.duration_ms},
                            {"status_code", std::move(code)},
                            {"error", StringOrNull(a.error)},
-                           {"retry_after", StringOrNull(a.retry_after)}};
+                           {"retry_after", StringOrNull(a.retry_after)},
+                           {"probe", a.probe},
+                           {"counted", a.counted}};
       AddResponseSnippet(attempt, a.response_snippet);
       attempts.push_back(std::move(attempt));
     }

@@ -552,8 +552,11 @@ constexpr std::string_view kDocument = R"json({
       },
       "Attempt": {
         "type": "object",
-        "required": ["n", "started_at", "duration_ms", "status_code", "error", "retry_after"],
-        "properties": {"n": {"type": "integer"}, "started_at": {"$ref": "#/components/schemas/Time"},
+        "required": ["n", "started_at", "duration_ms", "status_code", "error", "retry_after", "probe", "counted"],
+        "properties": {"n": {"type": "integer", "description": "the attempt's number among all of the delivery's attempts, probes not counted included"},
+                       "started_at": {"$ref": "#/components/schemas/Time"},
+                       "probe": {"type": "boolean", "description": "sent as the circuit breaker's half-open probe"},
+                       "counted": {"type": "boolean", "description": "counts toward max_attempts (and the delivery's attempt); false for a probe that failed: the breaker's question, not the event's"},
                        "duration_ms": {"type": "integer"}, "status_code": {"type": ["integer", "null"]},
                        "error": {"type": ["string", "null"]}, "retry_after": {"type": ["string", "null"]},
                        "response_snippet": {"type": ["string", "null"],
@@ -568,7 +571,7 @@ constexpr std::string_view kDocument = R"json({
         "properties": {
           "destination": {"type": "string"},
           "status": {"$ref": "#/components/schemas/DeliveryStatus"},
-          "attempt": {"type": "integer", "description": "attempts made so far (attempt k of max_attempts)"},
+          "attempt": {"type": "integer", "description": "attempts made so far that count toward max_attempts (attempt k of max_attempts); failed breaker probes are not counted"},
           "max_attempts": {"type": "integer"},
           "next_attempt_at": {"$ref": "#/components/schemas/NullableTime", "description": "null unless scheduled"},
           "deadline": {"$ref": "#/components/schemas/NullableTime"},

@@ -370,7 +370,14 @@ std::string AttemptResult(const json::object& a) {
   if (Present(a, "status_code")) out = "HTTP " + Text(a, "status_code");
   if (Present(a, "error"))
     out += (out.empty() ? "" : ", ") + std::string("error: ") + Text(a, "error");
-  return out.empty() ? "-" : out;
+  if (out.empty()) out = "-";
+  // The breaker's half-open probe: a failed one did not spend one of the event's attempts.
+  if (const json::value* probe = Field(a, "probe"); probe && probe->is_bool() && probe->as_bool()) {
+    const json::value* counted = Field(a, "counted");
+    out += counted && counted->is_bool() && !counted->as_bool() ? " (breaker probe, not counted)"
+                                                                : " (breaker probe)";
+  }
+  return out;
 }
 
 }  // namespace

@@ -182,10 +182,12 @@ TEST_F(ApiTest, EventDetailAfterA500ThenA200) {
     EXPECT_EQ(Keys(a).count("response_snippet"), 1u);
   }
   // Issue 10.5: what the destination answered, recorded by the sender and stored.
-  EXPECT_EQ(
-      Keys(attempts[0]),
-      (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
-                             "retry_after", "response_snippet", "response_snippet_encoding"}));
+  EXPECT_EQ(Keys(attempts[0]),
+            (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
+                                   "retry_after", "probe", "counted", "response_snippet",
+                                   "response_snippet_encoding"}));
+  EXPECT_EQ(attempts[0].at("probe"), false);
+  EXPECT_EQ(attempts[0].at("counted"), true);
   EXPECT_EQ(attempts[0].at("response_snippet").as_string(), "boom: database down\n");
   EXPECT_EQ(attempts[0].at("response_snippet_encoding").as_string(), "utf-8");
   EXPECT_TRUE(attempts[1].at("response_snippet").is_null());  // the sink's 200 had no body

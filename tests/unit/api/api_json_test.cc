@@ -210,10 +210,12 @@ TEST_F(EventJsonTest, DetailHasTheContractFieldsAfterAFailureAndASuccess) {
   EXPECT_EQ(billing->at("chain").as_int64(), 0);
   const json::array& attempts = billing->at("attempts").as_array();
   ASSERT_EQ(attempts.size(), 2u);
-  EXPECT_EQ(
-      Keys(attempts[0].as_object()),
-      (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
-                             "retry_after", "response_snippet", "response_snippet_encoding"}));
+  EXPECT_EQ(Keys(attempts[0].as_object()),
+            (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
+                                   "retry_after", "probe", "counted", "response_snippet",
+                                   "response_snippet_encoding"}));
+  EXPECT_FALSE(attempts[0].at("probe").as_bool());
+  EXPECT_TRUE(attempts[0].at("counted").as_bool());
   EXPECT_EQ(attempts[0].at("n").as_int64(), 1);
   EXPECT_EQ(attempts[0].at("started_at").as_string(), "2026-11-30T06:00:00.123Z");
   EXPECT_EQ(attempts[0].at("duration_ms").as_int64(), 12);

@@ -157,6 +157,26 @@ TEST_F(RenderTest, EventDetail) {
   EXPECT_EQ(out.find(" UTC"), out.rfind(" UTC")) << out;
 }
 
+// Issue 32.2: the breaker's probes are marked in the attempts table; a failed one says it was
+// not counted (the delivery is still at "attempt 1 of 4").
+TEST_F(RenderTest, EventDetailMarksBreakerProbes) {
+  json::object event = json::parse(R"json({"id": "e", "received_at": "2026-11-30T06:00:00Z",
+    "deliveries": [{"destination": "a", "status": "delivered", "attempt": 2, "max_attempts": 4,
+      "attempts": [
+        {"n": 1, "started_at": "2026-11-30T06:00:00Z", "duration_ms": 5, "status_code": 500,
+         "error": null, "retry_after": null, "probe": false, "counted": true},
+        {"n": 2, "started_at": "2026-11-30T06:01:00Z", "duration_ms": 5, "status_code": 503,
+         "error": null, "retry_after": null, "probe": true, "counted": false},
+        {"n": 3, "started_at": "2026-11-30T06:02:00Z", "duration_ms": 5, "status_code": 200,
+         "error": null, "retry_after": null, "probe": true, "counted": true}]}]})json")
+                           .as_object();
+  std::string out = RenderEventDetail(event, now_);
+  EXPECT_CONTAINS(out, "Delivery to a: delivered, attempt 2 of 4\n");
+  EXPECT_CONTAINS(out, "HTTP 503 (breaker probe, not counted)");
+  EXPECT_CONTAINS(out, "HTTP 200 (breaker probe) ");
+  EXPECT_LACKS(out, "HTTP 500 (");
+}
+
 // A deadline is shown only while the delivery can still be tried; a time inside a reason is
 // rendered like every other time (local, relative), not as the API's RFC 3339 text.
 TEST_F(RenderTest, EventDetailDeadlinesAndTimesInReasons) {

@@ -113,6 +113,12 @@ function resultOf(a) {
   return a.error || "—";
 }
 
+// The breaker's half-open probe: a failed one did not spend one of the event's attempts.
+function probeNote(a) {
+  if (!a.probe) return null;
+  return h("span", { class: "muted probe" }, a.counted === false ? " breaker probe, not counted" : " breaker probe");
+}
+
 function attemptClass(a) {
   if (a.status_code != null && a.status_code >= 200 && a.status_code < 300 && !a.error) return "ok";
   return "bad";
@@ -132,7 +138,7 @@ function timelineSvg(d) {
   const dots = d.attempts.map((a) => svg("circle", {
     cx: x(new Date(a.started_at).getTime()), cy: 14, r: 6,
     fill: attemptClass(a) === "ok" ? "#17623a" : "#a11d1d",
-  }, svg("title", null, `attempt ${a.n}: ${resultOf(a)} at ${utc(new Date(a.started_at))}`)));
+  }, svg("title", null, `attempt ${a.n}${a.probe ? (a.counted === false ? " (breaker probe, not counted)" : " (breaker probe)") : ""}: ${resultOf(a)} at ${utc(new Date(a.started_at))}`)));
   if (d.next_attempt_at) {
     dots.push(svg("circle", { cx: x(new Date(d.next_attempt_at).getTime()), cy: 14, r: 6, fill: "#fff", stroke: "#7a4a00", "stroke-width": 2 },
       svg("title", null, `next attempt at ${utc(new Date(d.next_attempt_at))}`)));
@@ -149,7 +155,7 @@ function attemptsTable(d) {
       h("td", null, String(a.n)),
       h("td", null, time(a.started_at)),
       h("td", { class: "num" }, `${a.duration_ms} ms`),
-      h("td", null, h("span", { class: `badge s-${attemptClass(a)}` }, resultOf(a))),
+      h("td", null, h("span", { class: `badge s-${attemptClass(a)}` }, resultOf(a)), probeNote(a)),
       h("td", null, a.retry_after ?? "—"),
       h("td", null, a.response_snippet == null ? h("span", { class: "muted" }, "—")
         : h("details", null, h("summary", null, a.response_snippet_encoding === "base64" ? "binary (base64)" : "snippet"),
