@@ -540,10 +540,16 @@ constexpr std::string_view kDocument = R"json({
         "properties": {"id": {"type": "string"}, "source": {"type": "string"},
                        "received_at": {"$ref": "#/components/schemas/Time"}, "size": {"type": "integer"},
                        "deliveries": {"type": "array", "description": "each destination's current delivery (its latest chain)",
-                         "items": {"type": "object", "required": ["destination", "status", "chain"],
+                         "items": {"type": "object", "required": ["destination", "status", "chain", "paused_by", "breaker_open_until"],
                            "properties": {"destination": {"type": "string"},
                                           "status": {"$ref": "#/components/schemas/DeliveryStatus"},
-                                          "chain": {"type": "integer"}}}}}
+                                          "chain": {"type": "integer"},
+                                          "paused_by": {"$ref": "#/components/schemas/PausedBy"},
+                                          "breaker_open_until": {"$ref": "#/components/schemas/NullableTime", "description": "paused_by breaker while the breaker is open: when it half-opens (one probe goes); null otherwise"}}}}}
+      },
+      "PausedBy": {
+        "type": ["string", "null"], "enum": ["breaker", "operator", "gone", "config", null],
+        "description": "while status is paused, what holds the delivery back: breaker (the destination's circuit breaker is open or half-open; the destination itself is not paused), operator (paused through the API or CLI: resume it), gone (paused by the engine after the endpoint answered 410 Gone: fix it, then resume), config (paused = true in the destination's definition); null when not paused"
       },
       "EventPage": {
         "type": "object", "required": ["items", "next_cursor"],
@@ -567,7 +573,7 @@ constexpr std::string_view kDocument = R"json({
       "Delivery": {
         "type": "object",
         "required": ["destination", "status", "attempt", "max_attempts", "next_attempt_at", "deadline",
-                     "reason", "chain", "attempts"],
+                     "reason", "chain", "attempts", "paused_by", "breaker_open_until"],
         "properties": {
           "destination": {"type": "string"},
           "status": {"$ref": "#/components/schemas/DeliveryStatus"},
@@ -580,7 +586,9 @@ constexpr std::string_view kDocument = R"json({
           "order_key": {"type": ["string", "null"], "description": "ordered delivery: the key of the queue it is in (\"\" when the destination is ordered as a whole); null when unordered"},
           "held_behind": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/OrderHead"}],
                           "description": "an ordered delivery waiting for its queue's head (the delivery it waits for); null otherwise"},
-          "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}}
+          "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}},
+          "paused_by": {"$ref": "#/components/schemas/PausedBy"},
+          "breaker_open_until": {"$ref": "#/components/schemas/NullableTime", "description": "paused_by breaker while the breaker is open: when it half-opens; null otherwise"}
         }
       },
       "OrderHead": {

@@ -390,7 +390,7 @@ void Recorder::Settle(const Completion& c) {
         c.result.outcome.status_code == 410 && d.pause_on_gone && !s.paused) {
       s.paused = true;
       ++s.control_gen;
-      s.paused_reason = "paused: the endpoint answered 410 Gone; fix it, then resume";
+      s.paused_reason = std::string(store::kGonePauseReason);
       pause_now = true;
       gone = true;
       pause_reason = s.paused_reason;

@@ -319,6 +319,11 @@ struct ReplayJobPage {
   std::string next_cursor;
 };
 
+// The reason of the pause the engine stores when an endpoint answers 410 Gone (pause_on_gone):
+// the API tells it from the operator's pause by it (paused_by "gone").
+inline constexpr std::string_view kGonePauseReason =
+    "paused: the endpoint answered 410 Gone; fix it, then resume";
+
 // A destination paused by the operator (or by a 410 Gone): shared by every node using the store.
 struct DestinationPause {
   std::string reason;
