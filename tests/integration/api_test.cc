@@ -167,9 +167,10 @@ TEST_F(ApiTest, EventDetailAfterA500ThenA200) {
   EXPECT_EQ(detail.at("size").as_int64(), 7);
   EXPECT_EQ(detail.at("received_at").as_string().size(), 24u);  // 2026-11-30T06:00:00.123Z
   const json::value& d = detail.at("deliveries").as_array()[0];
-  EXPECT_EQ(Keys(d), (std::set<std::string>{"destination", "status", "attempt", "max_attempts",
-                                            "next_attempt_at", "deadline", "reason", "chain",
-                                            "order_key", "held_behind", "attempts"}));
+  EXPECT_EQ(Keys(d),
+            (std::set<std::string>{"destination", "status", "attempt", "max_attempts",
+                                   "next_attempt_at", "deadline", "reason", "chain", "order_key",
+                                   "held_behind", "attempts", "paused_by", "breaker_open_until"}));
   EXPECT_EQ(d.at("destination").as_string(), "billing");
   EXPECT_EQ(d.at("status").as_string(), "delivered");
   EXPECT_EQ(d.at("attempt").as_int64(), 2);
@@ -676,7 +677,8 @@ TEST_F(ApiTest, AReplayedEventLeavesTheFailedListAndCountsAgree) {
   EXPECT_EQ(PageIds(page), (std::vector<std::string>{e2, e1}));
   // Each item carries its destinations' current status.
   EXPECT_EQ(json::serialize(page.at("items").at(0).at("deliveries")),
-            R"([{"destination":"billing","status":"failed","chain":0}])");
+            R"([{"destination":"billing","status":"failed","chain":0,"paused_by":null,)"
+            R"("breaker_open_until":null}])");
 
   // A single replay, delivered: e1 leaves the failed list.
   ASSERT_EQ(Post("/api/v1/events/" + e1 + "/replay").status, 202);
