@@ -2,7 +2,7 @@
 // (in 3 min)" or why it failed, the timeline of its attempts, and replay to all or one.
 import { h, message, badge, table, svg, replace } from "../dom.js";
 import { get, post, enc } from "../api.js";
-import { time, bytes, clock, relative, utc, withTimes } from "../format.js";
+import { time, bytes, clock, relative, utc, withTimes, pauseCause } from "../format.js";
 import { every } from "./common.js";
 import { prettyJson, looksLikeJson } from "../pretty.js";
 
@@ -102,7 +102,10 @@ function promise(d) {
   if (d.status === "failed") return h("span", { class: "promise" }, `failed after ${of}: `, withTimes(d.reason) || "no reason recorded");
   if (d.status === "paused") {
     const done = d.attempt === 0 ? `no attempt yet (of ${d.max_attempts})` : of;
-    return h("span", { class: "promise" }, `${done} — paused: `, withTimes(d.reason) || "destination paused");
+    // What holds it (paused_by): "paused (breaker open until 14:05:31)", "paused (by operator)".
+    const cause = pauseCause(d);
+    return h("span", { class: "promise" }, `${done} — paused${cause ? ` (${cause})` : ""}: `,
+      withTimes(d.reason) || "destination paused");
   }
   return h("span", { class: "promise" }, of);
 }
