@@ -564,8 +564,8 @@ std::string StatusWithCause(const json::object& d, TimePoint now, bool with_time
 // characters, naming which destination is in which state as long as that fits: "billing
 // delivered, crm paused (breaker open until 09:02)"; else grouped, failures first (a breaker's
 // time left out): "failed: brk, flaky; delivered: okd"; else only the failed and paused named:
-// "failed: brk, flaky; 1 delivered"; else counted: "2 failed, 1 delivered"; else the failed and
-// paused counted: "2 failed, 1 other".
+// "failed: brk, flaky; 1 delivered"; else counted: "1 failed, 1 paused (breaker), 1 delivered",
+// "1 failed, 2 paused, 1 delivered"; else the failed and paused counted: "2 failed, 1 other".
 std::string EventStatusCell(const json::array& deliveries, size_t width, TimePoint now) {
   std::string each;
   // Per status (with its cause): the destinations in it, in order of first appearance.
@@ -609,15 +609,30 @@ std::string EventStatusCell(const json::array& deliveries, size_t width, TimePoi
   for (int named : {2, 1, -1}) {
     if (std::string text = summary(named); fits(text)) return text;
   }
-  std::string out;
-  size_t others = 0;
+  // Counted by the bare status ("2 paused" whatever holds them), in the same order; then the
+  // failed and paused counted and the rest as "other".
+  std::vector<std::pair<std::string, size_t>> bare;
   for (const auto& [status, names] : groups) {
-    if (rank(status) < 2) {
-      out += (out.empty() ? "" : ", ") + std::to_string(names.size()) + " " + status;
+    const std::string name = status.substr(0, status.find(" ("));
+    auto it =
+        std::find_if(bare.begin(), bare.end(), [&](const auto& b) { return b.first == name; });
+    if (it == bare.end()) {
+      bare.emplace_back(name, names.size());
     } else {
-      others += names.size();
+      it->second += names.size();
     }
   }
+  std::string all, out;
+  size_t others = 0;
+  for (const auto& [status, n] : bare) {
+    all += (all.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+    if (rank(status) < 2) {
+      out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+    } else {
+      others += n;
+    }
+  }
+  if (fits(all)) return all;
   if (others > 0) out += (out.empty() ? "" : ", ") + std::to_string(others) + " other";
   return Cut(out, width);
 }

@@ -134,8 +134,8 @@ TEST_F(RenderTest, EventListSaysWhatHoldsPausedDeliveries) {
   std::string out = RenderEventList(items, now_);
   EXPECT_CONTAINS(out, "  a paused (breaker open until 09:02)\n");
   EXPECT_CONTAINS(out, "  b paused (by operator), c scheduled\n");
-  // Too long to name each: counted, failures first, the rest as "other" (38 columns are left).
-  EXPECT_CONTAINS(out, "  1 failed, 1 paused (breaker), 1 other\n");
+  // Too long to name each (38 columns are left): counted by the real names, failures first.
+  EXPECT_CONTAINS(out, "  1 failed, 1 paused, 1 delivered\n");
   // Grouped by status when that fits, failures first.
   EXPECT_CONTAINS(out, "  failed: a, b, d; delivered: e\n");
   for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
