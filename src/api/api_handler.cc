@@ -219,12 +219,23 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
       if (!q.ok()) return FromStatus(q.status());
       auto page = store_.ListEvents(q->filter, q->cursor, q->limit);
       if (!page.ok()) return FromStatus(page.status());
-      return Json(EventPageToJson(*page));
+      // Why paused deliveries are paused (paused_by), read only when the page has any.
+      std::optional<PauseCauses> causes;
+      for (const store::Event& e : page->items) {
+        for (const store::CurrentDelivery& c : e.current) {
+          if (c.status == store::DeliveryStatus::kPaused && !causes) {
+            auto loaded = LoadPauseCauses(store_, *catalog);
+            if (!loaded.ok()) return FromStatus(loaded.status());
+            causes = std::move(*loaded);
+          }
+        }
+      }
+      return Json(EventPageToJson(*page, causes ? &*causes : nullptr));
     }
     case RouteId::kGetEvent: {
       auto with_body = ParseEventDetailQuery(request);
       if (!with_body.ok()) return FromStatus(with_body.status());
-      auto detail = LoadEventDetail(store_, m.params[0], *with_body);
+      auto detail = LoadEventDetail(store_, m.params[0], *with_body, catalog.get());
       if (!detail.ok()) return FromStatus(detail.status());
       if (!detail->has_value()) return NotFound("event", m.params[0]);
       return Json(**detail);

@@ -223,12 +223,52 @@ Result<EventListQuery> ParseEventListQuery(const http::RequestHead& head) {
   return q;
 }
 
-json::object EventSummaryToJson(const store::Event& e) {
+PauseCause PauseCauseOf(bool paused_in_catalog, const store::DestinationControl& control) {
+  PauseCause cause;
+  if (paused_in_catalog) {
+    cause.by = "config";
+  } else if (control.pause) {
+    cause.by = control.pause->reason == store::kGonePauseReason ? "gone" : "operator";
+  } else if (control.breaker.state != policy::BreakerState::kClosed) {
+    cause.by = "breaker";
+    // Half-open, open_until is when the probe went: not an end of anything.
+    if (control.breaker.state == policy::BreakerState::kOpen) {
+      cause.breaker_open_until = control.breaker.open_until;
+    }
+  }
+  return cause;
+}
+
+Result<PauseCauses> LoadPauseCauses(store::Store& store, const model::Catalog& catalog) {
+  auto controls = store.ListDestinationControls();
+  if (!controls.ok()) return controls.status();
+  PauseCauses causes;
+  for (const auto& [name, d] : catalog.destinations) {
+    auto it = controls->find(name);
+    causes.emplace(name, PauseCauseOf(d.paused, it == controls->end() ? store::DestinationControl{}
+                                                                      : it->second));
+  }
+  return causes;
+}
+
+void AddPauseCause(json::object& delivery, const std::string& destination,
+                   store::DeliveryStatus status, const PauseCauses* causes) {
+  PauseCause cause;
+  if (causes && status == store::DeliveryStatus::kPaused) {
+    if (auto it = causes->find(destination); it != causes->end()) cause = it->second;
+  }
+  delivery["paused_by"] = cause.by ? json::value(json::string(cause.by)) : json::value(nullptr);
+  delivery["breaker_open_until"] = TimeOrNull(cause.breaker_open_until);
+}
+
+json::object EventSummaryToJson(const store::Event& e, const PauseCauses* causes) {
   json::array current;
   for (const store::CurrentDelivery& c : e.current) {
-    current.push_back(json::object{{"destination", c.destination},
-                                   {"status", store::DeliveryStatusName(c.status)},
-                                   {"chain", c.chain}});
+    json::object o{{"destination", c.destination},
+                   {"status", store::DeliveryStatusName(c.status)},
+                   {"chain", c.chain}};
+    AddPauseCause(o, c.destination, c.status, causes);
+    current.push_back(std::move(o));
   }
   return {{"id", e.id},
           {"source", e.source},
@@ -237,10 +277,10 @@ json::object EventSummaryToJson(const store::Event& e) {
           {"deliveries", std::move(current)}};
 }
 
-json::object EventPageToJson(const store::EventPage& page) {
+json::object EventPageToJson(const store::EventPage& page, const PauseCauses* causes) {
   json::array items;
   items.reserve(page.items.size());
-  for (const store::Event& e : page.items) items.push_back(EventSummaryToJson(e));
+  for (const store::Event& e : page.items) items.push_back(EventSummaryToJson(e, causes));
   json::value next = nullptr;
   if (!page.next_cursor.empty()) next = json::string(page.next_cursor);
   return List(std::move(items), std::move(next));
@@ -303,7 +343,7 @@ json::object HeldQueuesToJson(const store::HeldQueues& held) {
 }
 
 json::object EventDetailToJson(const store::Event& e, const std::vector<DeliveryDetail>& deliveries,
-                               bool with_body) {
+                               bool with_body, const PauseCauses* causes) {
   json::object o = EventSummaryToJson(e);
   json::array headers;
   // Forwarded as stored, but values that look like credentials (a provider's token or signature
@@ -327,7 +367,9 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
                            {"duration_ms", a.duration_ms},
                            {"status_code", std::move(code)},
                            {"error", StringOrNull(a.error)},
-                           {"retry_after", StringOrNull(a.retry_after)}};
+                           {"retry_after", StringOrNull(a.retry_after)},
+                           {"probe", a.probe},
+                           {"counted", a.counted}};
       AddResponseSnippet(attempt, a.response_snippet);
       attempts.push_back(std::move(attempt));
     }
@@ -348,6 +390,7 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
                               {"order_key", StringOrNull(d.order_key)},
                               {"held_behind", std::move(held)},
                               {"attempts", std::move(attempts)}});
+    AddPauseCause(ds.back().as_object(), d.destination, d.status, causes);
   }
   o["deliveries"] = std::move(ds);
   return o;
@@ -362,7 +405,7 @@ Result<bool> ParseEventDetailQuery(const http::RequestHead& head) {
 }
 
 Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const std::string& id,
-                                                    bool with_body) {
+                                                    bool with_body, const model::Catalog* catalog) {
   auto event = store.GetEvent(id);
   if (!event.ok()) return event.status();
   if (!event->has_value()) return std::optional<json::object>();
@@ -382,7 +425,17 @@ Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const s
     }
     details.push_back({std::move(d), std::move(*attempts), std::move(held_behind)});
   }
-  return std::optional<json::object>(EventDetailToJson(**event, details, with_body));
+  std::optional<PauseCauses> causes;
+  const bool any_paused = std::any_of(details.begin(), details.end(), [](const DeliveryDetail& x) {
+    return x.delivery.status == store::DeliveryStatus::kPaused;
+  });
+  if (catalog && any_paused) {
+    auto loaded = LoadPauseCauses(store, *catalog);
+    if (!loaded.ok()) return loaded.status();
+    causes = std::move(*loaded);
+  }
+  return std::optional<json::object>(
+      EventDetailToJson(**event, details, with_body, causes ? &*causes : nullptr));
 }
 
 json::object DestinationViewToJson(const model::Destination& d,

@@ -44,11 +44,32 @@ struct EventListQuery {
 // parameter ("status", "since", "until", "limit").
 Result<EventListQuery> ParseEventListQuery(const http::RequestHead& head);
 
-// {"id", "source", "received_at", "size", "deliveries": [{"destination", "status", "chain"}]}:
-// each destination's current delivery (its latest chain), from Event::current.
-boost::json::object EventSummaryToJson(const store::Event& e);
+// What holds a destination's waiting deliveries back (the API's "paused_by"), by precedence:
+// the catalog's `paused` (only a change of the destination lifts it) "config"; the stored pause,
+// "gone" when the engine made it after a 410 Gone (store::kGonePauseReason), else "operator" (a
+// pause through the API or CLI); the breaker, open or half-open, "breaker" (with, while open,
+// when it half-opens). `by` is nullptr when nothing holds them.
+struct PauseCause {
+  const char* by = nullptr;
+  std::optional<TimePoint> breaker_open_until;
+};
+PauseCause PauseCauseOf(bool paused_in_catalog, const store::DestinationControl& control);
+// By destination name. A destination missing from it reads as nothing holding it back.
+using PauseCauses = std::map<std::string, PauseCause>;
+// Every destination of `catalog`'s cause, from one read of the stored controls.
+Result<PauseCauses> LoadPauseCauses(store::Store& store, const model::Catalog& catalog);
+// Sets a delivery's "paused_by" and "breaker_open_until": the cause of its destination's pause
+// while `status` is paused (both null otherwise, and when `causes` is null or has no cause).
+void AddPauseCause(boost::json::object& delivery, const std::string& destination,
+                   store::DeliveryStatus status, const PauseCauses* causes);
+
+// {"id", "source", "received_at", "size", "deliveries": [{"destination", "status", "chain",
+// "paused_by", "breaker_open_until"}]}: each destination's current delivery (its latest chain),
+// from Event::current, with the cause of a pause (AddPauseCause).
+boost::json::object EventSummaryToJson(const store::Event& e, const PauseCauses* causes = nullptr);
 // {"items": [summary…], "next_cursor": "…" | null}
-boost::json::object EventPageToJson(const store::EventPage& page);
+boost::json::object EventPageToJson(const store::EventPage& page,
+                                    const PauseCauses* causes = nullptr);
 
 struct DeliveryDetail {
   store::Delivery delivery;
@@ -78,13 +99,16 @@ boost::json::object OrderHeadToJson(const store::Delivery& head);
 // "head": OrderHeadToJson, "waiting", "waiting_since"}]}.
 boost::json::object HeldQueuesToJson(const store::HeldQueues& held);
 
+// Each delivery also has "paused_by" and "breaker_open_until" (AddPauseCause).
 boost::json::object EventDetailToJson(const store::Event& e,
                                       const std::vector<DeliveryDetail>& deliveries,
-                                      bool with_body = true);
-// Reads the event, its deliveries and their attempts; nullopt when there is no such event.
+                                      bool with_body = true, const PauseCauses* causes = nullptr);
+// Reads the event, its deliveries and their attempts; nullopt when there is no such event. With
+// `catalog`, a paused delivery's cause is read too (LoadPauseCauses).
 Result<std::optional<boost::json::object>> LoadEventDetail(store::Store& store,
                                                            const std::string& id,
-                                                           bool with_body = true);
+                                                           bool with_body = true,
+                                                           const model::Catalog* catalog = nullptr);
 // The query of GET /api/v1/events/{id}: `body=true|false` (default true), whether to include
 // body_base64. kInvalidArgument (field "body") for another value.
 Result<bool> ParseEventDetailQuery(const http::RequestHead& head);

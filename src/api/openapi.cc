@@ -540,10 +540,16 @@ constexpr std::string_view kDocument = R"json({
         "properties": {"id": {"type": "string"}, "source": {"type": "string"},
                        "received_at": {"$ref": "#/components/schemas/Time"}, "size": {"type": "integer"},
                        "deliveries": {"type": "array", "description": "each destination's current delivery (its latest chain)",
-                         "items": {"type": "object", "required": ["destination", "status", "chain"],
+                         "items": {"type": "object", "required": ["destination", "status", "chain", "paused_by", "breaker_open_until"],
                            "properties": {"destination": {"type": "string"},
                                           "status": {"$ref": "#/components/schemas/DeliveryStatus"},
-                                          "chain": {"type": "integer"}}}}}
+                                          "chain": {"type": "integer"},
+                                          "paused_by": {"$ref": "#/components/schemas/PausedBy"},
+                                          "breaker_open_until": {"$ref": "#/components/schemas/NullableTime", "description": "paused_by breaker while the breaker is open: when it half-opens (one probe goes); null otherwise"}}}}}
+      },
+      "PausedBy": {
+        "type": ["string", "null"], "enum": ["breaker", "operator", "gone", "config", null],
+        "description": "while status is paused, what holds the delivery back: breaker (the destination's circuit breaker is open or half-open; the destination itself is not paused), operator (paused through the API or CLI: resume it), gone (paused by the engine after the endpoint answered 410 Gone: fix it, then resume), config (paused = true in the destination's definition); null when not paused"
       },
       "EventPage": {
         "type": "object", "required": ["items", "next_cursor"],
@@ -552,8 +558,11 @@ constexpr std::string_view kDocument = R"json({
       },
       "Attempt": {
         "type": "object",
-        "required": ["n", "started_at", "duration_ms", "status_code", "error", "retry_after"],
-        "properties": {"n": {"type": "integer"}, "started_at": {"$ref": "#/components/schemas/Time"},
+        "required": ["n", "started_at", "duration_ms", "status_code", "error", "retry_after", "probe", "counted"],
+        "properties": {"n": {"type": "integer", "description": "the attempt's number among all of the delivery's attempts, probes not counted included"},
+                       "started_at": {"$ref": "#/components/schemas/Time"},
+                       "probe": {"type": "boolean", "description": "sent as the circuit breaker's half-open probe"},
+                       "counted": {"type": "boolean", "description": "counts toward max_attempts (and the delivery's attempt); false for a probe that failed: the breaker's question, not the event's"},
                        "duration_ms": {"type": "integer"}, "status_code": {"type": ["integer", "null"]},
                        "error": {"type": ["string", "null"]}, "retry_after": {"type": ["string", "null"]},
                        "response_snippet": {"type": ["string", "null"],
@@ -564,11 +573,11 @@ constexpr std::string_view kDocument = R"json({
       "Delivery": {
         "type": "object",
         "required": ["destination", "status", "attempt", "max_attempts", "next_attempt_at", "deadline",
-                     "reason", "chain", "attempts"],
+                     "reason", "chain", "attempts", "paused_by", "breaker_open_until"],
         "properties": {
           "destination": {"type": "string"},
           "status": {"$ref": "#/components/schemas/DeliveryStatus"},
-          "attempt": {"type": "integer", "description": "attempts made so far (attempt k of max_attempts)"},
+          "attempt": {"type": "integer", "description": "attempts made so far that count toward max_attempts (attempt k of max_attempts); failed breaker probes are not counted"},
           "max_attempts": {"type": "integer"},
           "next_attempt_at": {"$ref": "#/components/schemas/NullableTime", "description": "null unless scheduled"},
           "deadline": {"$ref": "#/components/schemas/NullableTime"},
@@ -577,7 +586,9 @@ constexpr std::string_view kDocument = R"json({
           "order_key": {"type": ["string", "null"], "description": "ordered delivery: the key of the queue it is in (\"\" when the destination is ordered as a whole); null when unordered"},
           "held_behind": {"oneOf": [{"type": "null"}, {"$ref": "#/components/schemas/OrderHead"}],
                           "description": "an ordered delivery waiting for its queue's head (the delivery it waits for); null otherwise"},
-          "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}}
+          "attempts": {"type": "array", "items": {"$ref": "#/components/schemas/Attempt"}},
+          "paused_by": {"$ref": "#/components/schemas/PausedBy"},
+          "breaker_open_until": {"$ref": "#/components/schemas/NullableTime", "description": "paused_by breaker while the breaker is open: when it half-opens; null otherwise"}
         }
       },
       "OrderHead": {

@@ -428,7 +428,14 @@ std::string AttemptResult(const json::object& a) {
   if (Present(a, "status_code")) out = "HTTP " + Text(a, "status_code");
   if (Present(a, "error"))
     out += (out.empty() ? "" : ", ") + std::string("error: ") + Text(a, "error");
-  return out.empty() ? "-" : out;
+  if (out.empty()) out = "-";
+  // The breaker's half-open probe: a failed one did not spend one of the event's attempts.
+  if (const json::value* probe = Field(a, "probe"); probe && probe->is_bool() && probe->as_bool()) {
+    const json::value* counted = Field(a, "counted");
+    out += counted && counted->is_bool() && !counted->as_bool() ? " (breaker probe, not counted)"
+                                                                : " (breaker probe)";
+  }
+  return out;
 }
 
 }  // namespace
@@ -588,45 +595,104 @@ std::string RenderWaiting(const json::value* waiting, TimePoint now) {
 
 namespace {
 
-// Each destination's current status (its latest chain), in at most `width` characters:
-// "billing delivered, crm failed" when it fits, else counted: "2 failed, 1 delivered", else
-// shorter still: "2 failed, 1 ok".
-std::string EventStatusCell(const json::array& deliveries, size_t width) {
+// A delivery's status with what holds it back when paused (the API's paused_by): "paused (breaker
+// open until 09:02)" ("paused (breaker)" without `with_time`), "paused (by operator)", "paused
+// (410 Gone)", "paused (in config)"; the status alone otherwise.
+std::string StatusWithCause(const json::object& d, TimePoint now, bool with_time = true) {
+  const std::string status = Text(d, "status");
+  const json::value* by = Field(d, "paused_by");
+  if (status != "paused" || !by || !by->is_string()) return status;
+  if (by->get_string() == "breaker") {
+    if (!with_time) return "paused (breaker)";
+    const json::value* until = Field(d, "breaker_open_until");
+    if (until && until->is_string()) {
+      if (std::optional<TimePoint> t = ParseRfc3339(until->get_string())) {
+        return "paused (breaker open until " + LocalClock(*t, now, /*seconds=*/false) + ")";
+      }
+    }
+    return "paused (breaker half-open)";
+  }
+  if (by->get_string() == "operator") return "paused (by operator)";
+  if (by->get_string() == "gone") return "paused (410 Gone)";
+  if (by->get_string() == "config") return "paused (in config)";
+  return status;
+}
+
+// Each destination's current status (its latest chain) by its real name, in at most `width`
+// characters, naming which destination is in which state as long as that fits: "billing
+// delivered, crm paused (breaker open until 09:02)"; else grouped, failures first (a breaker's
+// time left out): "failed: brk, flaky; delivered: okd"; else only the failed and paused named:
+// "failed: brk, flaky; 1 delivered"; else counted: "1 failed, 1 paused (breaker), 1 delivered",
+// "1 failed, 2 paused, 1 delivered"; else the failed and paused counted: "2 failed, 1 other".
+std::string EventStatusCell(const json::array& deliveries, size_t width, TimePoint now) {
   std::string each;
-  std::vector<std::pair<std::string, int>> counts;  // in order of first appearance
+  // Per status (with its cause): the destinations in it, in order of first appearance.
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
   for (const json::value& d : deliveries) {
     if (!d.is_object()) continue;
-    const std::string status = Text(d.get_object(), "status");
-    each += (each.empty() ? "" : ", ") + Text(d.get_object(), "destination") + " " + status;
-    auto it = std::find_if(counts.begin(), counts.end(),
-                           [&](const auto& c) { return c.first == status; });
-    if (it == counts.end()) {
-      counts.emplace_back(status, 1);
+    const std::string status = StatusWithCause(d.get_object(), now, /*with_time=*/false);
+    const std::string name = Text(d.get_object(), "destination");
+    each += (each.empty() ? "" : ", ") + name + " " + StatusWithCause(d.get_object(), now);
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& g) { return g.first == status; });
+    if (it == groups.end()) {
+      groups.push_back({status, {name}});
     } else {
-      ++it->second;
+      it->second.push_back(name);
     }
   }
   if (each.empty()) return "-";
-  if (CharStarts(each).size() <= width) return each;
-  // Failures first: they are what a reader looks for.
-  std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
-    return a.first == "failed" && b.first != "failed";
-  });
-  auto counted = [&](bool short_names) {
+  auto fits = [width](const std::string& text) { return CharStarts(text).size() <= width; };
+  if (fits(each)) return each;
+  // Failures first, then what is held back: they are what a reader looks for.
+  auto rank = [](const std::string& status) {
+    return status == "failed" ? 0 : status.rfind("paused", 0) == 0 ? 1 : 2;
+  };
+  std::stable_sort(groups.begin(), groups.end(),
+                   [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
+  // `named`: the groups up to that rank list their destinations, the others are counted.
+  auto summary = [&](int named) {
     std::string out;
-    for (const auto& [status, n] : counts) {
-      std::string name = status;
-      if (short_names) {
-        if (status == "delivered") name = "ok";
-        if (status == "scheduled") name = "queued";
-        if (status == "delivering") name = "sending";
+    for (const auto& [status, names] : groups) {
+      out += out.empty() ? "" : (rank(status) <= named ? "; " : ", ");
+      if (rank(status) <= named) {
+        out += status + ":";
+        for (size_t i = 0; i < names.size(); ++i) out += (i ? ", " : " ") + names[i];
+      } else {
+        out += std::to_string(names.size()) + " " + status;
       }
-      out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + name;
     }
     return out;
   };
-  if (std::string full = counted(false); CharStarts(full).size() <= width) return full;
-  return Cut(counted(true), width);
+  for (int named : {2, 1, -1}) {
+    if (std::string text = summary(named); fits(text)) return text;
+  }
+  // Counted by the bare status ("2 paused" whatever holds them), in the same order; then the
+  // failed and paused counted and the rest as "other".
+  std::vector<std::pair<std::string, size_t>> bare;
+  for (const auto& [status, names] : groups) {
+    const std::string name = status.substr(0, status.find(" ("));
+    auto it =
+        std::find_if(bare.begin(), bare.end(), [&](const auto& b) { return b.first == name; });
+    if (it == bare.end()) {
+      bare.emplace_back(name, names.size());
+    } else {
+      it->second += names.size();
+    }
+  }
+  std::string all, out;
+  size_t others = 0;
+  for (const auto& [status, n] : bare) {
+    all += (all.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+    if (rank(status) < 2) {
+      out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + status;
+    } else {
+      others += n;
+    }
+  }
+  if (fits(all)) return all;
+  if (others > 0) out += (out.empty() ? "" : ", ") + std::to_string(others) + " other";
+  return Cut(out, width);
 }
 
 }  // namespace
@@ -654,7 +720,7 @@ std::string RenderEventList(const json::array& items, TimePoint now, size_t widt
   }
   const size_t status_width = used + 14 < width ? width - used : 14;
   for (size_t i = 0; i < rows.size(); ++i) {
-    rows[i].push_back(deliveries[i] ? EventStatusCell(*deliveries[i], status_width) : "-");
+    rows[i].push_back(deliveries[i] ? EventStatusCell(*deliveries[i], status_width, now) : "-");
   }
   return Table(header, rows);
 }
@@ -679,7 +745,7 @@ std::string RenderEventDetail(const json::object& event, TimePoint now, size_t w
     if (chain && chain->is_number() && chain->to_number<int64_t>() > 0) {
       out << " (replay " << Text(chain) << ")";
     }
-    out << ": " << Text(d, "status") << ", attempt " << Text(d, "attempt") << " of "
+    out << ": " << StatusWithCause(d, now) << ", attempt " << Text(d, "attempt") << " of "
         << Text(d, "max_attempts") << "\n";
     if (Present(d, "next_attempt_at")) {
       out << "  next retry " << FormatApiTime(Field(d, "next_attempt_at"), now) << "\n";

@@ -223,7 +223,7 @@ void Claimer::RunClaim(const ClaimJob& job) {
       complete_(std::move(c));
       continue;
     }
-    Dispatch(job.destination, std::move(delivery), *(*events)[i], key);
+    Dispatch(job.destination, std::move(delivery), *(*events)[i], key, job.probe);
   }
 }
 
@@ -279,7 +279,7 @@ void Claimer::GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& 
 
 void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
                        store::Delivery delivery, store::Event& e,
-                       const std::optional<std::string>& key) {
+                       const std::optional<std::string>& key, bool probe) {
   const model::Destination& d = *dest;
   SendRequest req;
   req.tag = static_cast<uint64_t>(delivery.id);
@@ -291,9 +291,12 @@ void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
   req.headers = OutgoingHeaders(e.headers, e.content_type, d,
                                 StandardWebhookHeaders(e.id, state_.clock.Now(), e.body, key));
   req.body = std::move(e.body);  // the event is ours: the body is moved, not copied
-  sender_.Send(std::move(req), [this, dest, delivery = std::move(delivery)](SendResult r) mutable {
-    complete_(Completion{std::move(dest), std::move(delivery), std::move(r), false});
-  });
+  sender_.Send(std::move(req),
+               [this, dest, delivery = std::move(delivery), probe](SendResult r) mutable {
+                 Completion c{std::move(dest), std::move(delivery), std::move(r), false};
+                 c.probe = probe;
+                 complete_(std::move(c));
+               });
 }
 
 }  // namespace hookrelay::delivery

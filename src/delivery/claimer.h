@@ -62,8 +62,9 @@ class Claimer {
                 const Status& why);
   // Sends one claimed delivery of `e` (whose body it takes), signed with `key` (the destination's
   // decoded signing key, decoded once per claim).
+  // `probe`: the claim is the breaker's half-open probe (Completion::probe).
   void Dispatch(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,
-                store::Event& e, const std::optional<std::string>& key);
+                store::Event& e, const std::optional<std::string>& key, bool probe);
 
   EngineState& state_;
   RequestSender& sender_;

@@ -107,6 +107,9 @@ struct Completion {
   store::Delivery delivery;
   SendResult result;
   bool not_sent = false;  // the event was gone: record a failure without an HTTP attempt
+  // Sent as the breaker's half-open probe: a retryable failure is not counted toward the
+  // delivery's max_attempts (policy::DeliveryProgress::probe).
+  bool probe = false;
   // Filled in as soon as the attempt ends: the decision, and what the outcome did to the
   // destination's breaker (fed then, not once the record is committed, so no request leaves
   // after the failure that opened it).

@@ -226,6 +226,7 @@ Decided Recorder::Decide(const Completion& c) {
   progress.attempt = delivery.attempts + 1;
   progress.first_failure_at = delivery.first_failure_at;
   progress.previous_delay = delivery.last_delay;
+  progress.probe = c.probe && !c.not_sent;
   policy::RetryDecision& decision = out.decision;
   policy::AttemptOutcome outcome = c.result.outcome;
   // An event that is gone cannot be sent, ever: treat it as a final outcome (kPrivateAddress is
@@ -243,7 +244,10 @@ Decided Recorder::Decide(const Completion& c) {
 
   store::Attempt& attempt = out.attempt;
   attempt.delivery_id = delivery.id;
-  attempt.n = progress.attempt;
+  // Numbered among all of the delivery's attempts, the uncounted probes too (Store::RecordAttempt).
+  attempt.n = delivery.attempts + delivery.uncounted_attempts + 1;
+  attempt.probe = progress.probe;
+  attempt.counted = decision.counted;
   attempt.started_at = c.result.started_at;
   attempt.duration_ms = c.result.duration.count();
   if (c.result.outcome.status_code > 0) attempt.status_code = c.result.outcome.status_code;
@@ -278,8 +282,15 @@ Decided Recorder::Decide(const Completion& c) {
       update.status = store::DeliveryStatus::kScheduled;
       update.next_attempt_at = decision.next_attempt_at;
       update.last_delay = decision.delay;
-      update.reason = "attempt " + std::to_string(progress.attempt) + " of " +
-                      std::to_string(d.policy.max_attempts) + " failed: " + decision.reason;
+      if (decision.counted) {
+        update.reason = "attempt " + std::to_string(progress.attempt) + " of " +
+                        std::to_string(d.policy.max_attempts) + " failed: " + decision.reason;
+      } else {
+        // The breaker's probe: the delivery waits with the others, none of its attempts spent.
+        update.reason =
+            "the breaker's probe failed (not counted; " + std::to_string(delivery.attempts) +
+            " of " + std::to_string(d.policy.max_attempts) + " attempts made): " + decision.reason;
+      }
       break;
     default:
       update.status = store::DeliveryStatus::kFailed;
@@ -344,9 +355,10 @@ void Recorder::Settle(const Completion& c) {
     if (gave_up) {
       stats.failed++;
       s.failed++;
-      log_lines.push_back(fmt::format(
-          "delivery {} of event {} to {} failed for good after attempt {}: {}", c.delivery.id,
-          c.delivery.event_id, d.name, attempt.n, RedactUrlCredentials(decision.reason)));
+      log_lines.push_back(
+          fmt::format("delivery {} of event {} to {} failed for good after attempt {}: {}",
+                      c.delivery.id, c.delivery.event_id, d.name, c.delivery.attempts + 1,
+                      RedactUrlCredentials(decision.reason)));
       raise.push_back(
           {alerts::Alert::Kind::kDeliveriesFailed, d.name, now, decision.reason, 1, std::nullopt});
     }
@@ -377,7 +389,7 @@ void Recorder::Settle(const Completion& c) {
         c.result.outcome.status_code == 410 && d.pause_on_gone && !s.paused) {
       s.paused = true;
       ++s.control_gen;
-      s.paused_reason = "paused: the endpoint answered 410 Gone; fix it, then resume";
+      s.paused_reason = std::string(store::kGonePauseReason);
       pause_now = true;
       gone = true;
       pause_reason = s.paused_reason;

@@ -67,6 +67,19 @@ RetryDecision Decide(const RetryPolicy& policy, const DeliveryProgress& progress
     return d;
   }
 
+  if (progress.probe && c.cls == OutcomeClass::kRetryable) {
+    d.kind = DecisionKind::kRetry;
+    d.counted = false;
+    d.first_failure_at = progress.first_failure_at;
+    if (progress.first_failure_at && policy.max_duration > Duration::zero()) {
+      d.deadline = SaturatingAdd(*progress.first_failure_at, policy.max_duration);
+    }
+    d.next_attempt_at = now;
+    d.delay = progress.previous_delay;
+    d.reason = std::move(c.reason);
+    return d;
+  }
+
   const TimePoint first = progress.first_failure_at.value_or(now);
   d.first_failure_at = first;
   if (policy.max_duration > Duration::zero()) {

@@ -28,6 +28,9 @@ struct DeliveryProgress {
   int attempt = 1;                            // the number of the attempt that just finished
   std::optional<TimePoint> first_failure_at;  // nullopt if no attempt has failed before this one
   Duration previous_delay{0};                 // delay chosen before this attempt (0 for attempt 1)
+  // The attempt was the circuit breaker's half-open probe: its retryable failure is the
+  // breaker's answer (it opens again), not the delivery's, and spends none of its attempts.
+  bool probe = false;
 };
 
 struct RetryDecision {
@@ -41,11 +44,18 @@ struct RetryDecision {
   // The first failure time to carry forward (now, if this was the first failure).
   std::optional<TimePoint> first_failure_at;
   bool retry_after_applied = false;  // Retry-After moved next_attempt_at later
+  // Counts toward max_attempts. false for a probe's retryable failure (kRetry at `now`: the
+  // delivery waits with the others for the breaker, its progress as it was).
+  bool counted = true;
   // A human sentence: the outcome's reason, and for give-ups, why we stop.
   std::string reason;
 };
 
 // Decides what follows an attempt that finished at `now` with `outcome`.
+// A probe (progress.probe) that fails retryably is not counted (counted = false): kRetry due at
+// `now` (the open breaker holds it), with the delivery's first failure, deadline and delay as
+// they were, so neither max_attempts nor max_duration is spent by the breaker's question. A
+// probe's success or final outcome is decided as any attempt's.
 // Retry-After (on 429 and 503 only) moves the next attempt no earlier than it says; if that
 // lands past the deadline the delivery gives up with kGiveUpDeadline, saying so.
 // REQUIRES: policy.Validate().ok(), progress.attempt >= 1.

@@ -97,7 +97,8 @@ struct Delivery {
   std::string destination;
   int chain = 0;  // 0 for the original delivery, 1, 2, … for replays (attempts shown apart)
   DeliveryStatus status = DeliveryStatus::kScheduled;
-  int attempts = 0;  // attempts made so far ("attempt k of N" shows attempts)
+  // Attempts made so far that count toward max_attempts ("attempt k of N" shows attempts).
+  int attempts = 0;
   int max_attempts = 1;
   TimePoint next_attempt_at{};
   std::optional<TimePoint> deadline;
@@ -109,6 +110,9 @@ struct Delivery {
   TimePoint created_at{};
   TimePoint updated_at{};
   std::optional<std::string> order_key;  // NewDelivery::order_key (a replay keeps its event's)
+  // Attempts recorded that do not count toward max_attempts (failed breaker probes, see
+  // Attempt::counted). The next attempt recorded is number attempts + uncounted_attempts + 1.
+  int uncounted_attempts = 0;
 };
 
 struct Attempt {
@@ -120,6 +124,10 @@ struct Attempt {
   std::optional<std::string> error;  // transport error class ("timeout", …) when no response
   std::optional<std::string> retry_after;
   std::string response_snippet;  // the first 4 KiB of the response body
+  bool probe = false;            // sent as the circuit breaker's half-open probe
+  // Counts toward the delivery's max_attempts. false for a probe that failed (the breaker's
+  // question, not the delivery's: docs/delivery.md, "Circuit breaker").
+  bool counted = true;
 };
 
 // One replay chain to create (Store::CreateReplays).
@@ -311,6 +319,11 @@ struct ReplayJobPage {
   std::string next_cursor;
 };
 
+// The reason of the pause the engine stores when an endpoint answers 410 Gone (pause_on_gone):
+// the API tells it from the operator's pause by it (paused_by "gone").
+inline constexpr std::string_view kGonePauseReason =
+    "paused: the endpoint answered 410 Gone; fix it, then resume";
+
 // A destination paused by the operator (or by a 410 Gone): shared by every node using the store.
 struct DestinationPause {
   std::string reason;
@@ -400,6 +413,9 @@ class Store {
     return Status::Unavailable("this store keeps no statistics");
   }
   // Records an attempt and the delivery's new state in one transaction; clears the lease.
+  // `attempt.n` is the attempt's number among all of the delivery's attempts (counted or not):
+  // a counted attempt sets the delivery's attempts to n - uncounted_attempts, one not counted
+  // sets its uncounted_attempts to n - attempts (so attempt n + 1 comes next either way).
   // kFailedPrecondition when the delivery is no longer leased by `owner`; kNotFound when there is
   // no such delivery. Nothing is written when it fails.
   virtual Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,

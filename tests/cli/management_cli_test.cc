@@ -298,6 +298,50 @@ TEST_F(ManagementCliTest, PauseResumeResetBreaker) {
             (std::vector<std::string>{"reset_breaker", "resume", "pause", "config_change"}));
 }
 
+// Issue 32.3: deliveries held by an open breaker and by the operator's pause are both "paused";
+// the CLI says which (events show in full, the list as far as its column allows), in the
+// statuses' real names.
+TEST_F(ManagementCliTest, PausedDeliveriesSayWhatHoldsThem) {
+  sink_.SetDefault("/brk", SinkResponse::Status(503));
+  HttpConnection conn(server_->port());
+  const testing::HeaderList auth{{"Authorization", std::string("Bearer ") + kToken},
+                                 {"Content-Type", "application/json"}};
+  HttpResponse r =
+      conn.Send("POST", "/api/v1/destinations", auth,
+                R"({"name": "brk", "allow_private": true, "url": ")" + sink_.url("/brk") +
+                    R"(", "breaker": {"threshold": 1, "open": ["1h"]}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = conn.Send("POST", "/api/v1/sources", auth, R"({"name": "held"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = conn.Send("POST", "/api/v1/routes", auth, R"({"source": "held", "destination": "brk"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  ASSERT_EQ(Cli({"destinations", "pause", "billing"}).exit_code, 0);
+
+  HttpResponse in = conn.Send("POST", "/in/held", {{"Content-Type", "application/json"}}, "{}");
+  ASSERT_EQ(in.status, 202) << in.body;
+  const std::string held(json::parse(in.body).at("id").as_string());
+  const std::string paused = Ingest(R"({"n": 1})");
+  ASSERT_TRUE(WaitForDelivery(held, "brk", "paused"));
+  ASSERT_TRUE(WaitForDelivery(paused, "billing", "paused"));
+  ASSERT_TRUE(WaitForDelivery(paused, "ops", "failed"));
+
+  RunResult show = Cli({"events", "show", held});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_CONTAINS(show.out, "Delivery to brk: paused (breaker open until ");
+  show = Cli({"events", "show", paused});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_CONTAINS(show.out, "Delivery to billing: paused (by operator), attempt 0 of ");
+  EXPECT_CONTAINS(show.out, "Delivery to ops: failed, attempt 2 of 2\n");
+
+  RunResult list = Cli({"events", "list", "--source", "held"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_CONTAINS(list.out, "paused (breaker");
+  list = Cli({"events", "list", "--source", "src"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_CONTAINS(list.out, "1 failed, 1 paused");  // failures first; no "ok" or "queued"
+  EXPECT_LACKS(list.out, " ok");
+}
+
 TEST_F(ManagementCliTest, WrongTokenIsAnApiError) {
   RunResult r = Cli({"events", "list"}, "wrong-token-987");
   EXPECT_EQ(r.exit_code, 1);

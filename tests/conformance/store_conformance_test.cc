@@ -534,6 +534,61 @@ TEST_P(StoreConformanceTest, StatsCountReceivedAndOutcomesPerMinute) {
   EXPECT_EQ(rows->size(), 2u) << "minute " << m0 << " is past 8 days, " << m0 + 1 << " is not";
 }
 
+// Issue 32.2: a failed breaker probe is recorded as an attempt, marked as a probe and not
+// counted: the delivery's attempts (toward max_attempts) stay, uncounted_attempts counts it, and
+// the next attempt is numbered after it. Both in one RecordAttempts batch and alone.
+TEST_P(StoreConformanceTest, AnUncountedProbeIsRecordedButNotCounted) {
+  std::string id = Append(MakeEvent(clock_, random_));
+  const TimePoint t0 = clock_.Now();
+  const DeliveryUpdate retry{
+      DeliveryStatus::kScheduled, t0, t0 + hours(1), t0, minutes(1), "waiting"};
+  auto record = [&](int n, bool probe, bool counted) {
+    std::vector<Delivery> claimed = Claim(clock_.Now(), 1, seconds(30), "s");
+    EXPECT_EQ(claimed.size(), 1u);
+    if (claimed.empty()) return;
+    Attempt a{claimed[0].id, n, clock_.Now(), 5, 503, std::nullopt, std::nullopt, "busy"};
+    a.probe = probe;
+    a.counted = counted;
+    std::vector<Status> st = store_->RecordAttempts({{a, retry}}, "s");
+    ASSERT_EQ(st.size(), 1u);
+    EXPECT_TRUE(st[0].ok()) << st[0].ToString();
+  };
+  record(1, false, true);
+  record(2, true, false);
+  Delivery d = Deliveries(id)[0];
+  EXPECT_EQ(d.attempts, 1);
+  EXPECT_EQ(d.uncounted_attempts, 1);
+  record(3, true, false);
+  record(4, true, true);  // a probe that counts (its outcome was the delivery's own)
+  d = Deliveries(id)[0];
+  EXPECT_EQ(d.attempts, 2);
+  EXPECT_EQ(d.uncounted_attempts, 2);
+  std::vector<Delivery> claimed = Claim(clock_.Now(), 1, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].attempts, 2);
+  EXPECT_EQ(claimed[0].uncounted_attempts, 2);
+  Attempt a5{claimed[0].id, 5, clock_.Now(), 5, 200, std::nullopt, std::nullopt, ""};
+  ASSERT_TRUE(store_
+                  ->RecordAttempt(a5,
+                                  {DeliveryStatus::kDelivered, clock_.Now(), std::nullopt, t0,
+                                   Duration(0), std::nullopt},
+                                  "s")
+                  .ok());
+  d = Deliveries(id)[0];
+  EXPECT_EQ(d.attempts, 3);
+  EXPECT_EQ(d.uncounted_attempts, 2);
+  Result<std::vector<Attempt>> attempts = store_->GetAttempts(d.id);
+  ASSERT_TRUE(attempts.ok()) << attempts.status().ToString();
+  ASSERT_EQ(attempts->size(), 5u);
+  const bool probes[] = {false, true, true, true, false};
+  const bool counted[] = {true, false, false, true, true};
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ((*attempts)[i].n, static_cast<int>(i + 1));
+    EXPECT_EQ((*attempts)[i].probe, probes[i]) << i;
+    EXPECT_EQ((*attempts)[i].counted, counted[i]) << i;
+  }
+}
+
 TEST_P(StoreConformanceTest, RecordAttemptStoresAttemptAndNewState) {
   std::string id = Append(MakeEvent(clock_, random_));
   TimePoint t0 = clock_.Now();

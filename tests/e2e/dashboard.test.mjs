@@ -338,6 +338,21 @@ try {
   await billingRow.getByRole("button", { name: "Pause billing" }).click();
   await page.getByText("Paused billing.").waitFor();
   await billingRow.getByText("paused from the dashboard").waitFor();
+  // Issue 32.3: a delivery held by the pause says what holds it, in the list and on its page. (A
+  // GitHub-signed event: the source "signed" routes to billing only, so no later count moves.)
+  const heldBody = '{"held":true}';
+  const held = await fetch(`${base}/in/signed`, { method: "POST", body: heldBody, headers: {
+    "Content-Type": "application/json", "X-GitHub-Event": "push", "X-GitHub-Delivery": "e2e-held-1",
+    "X-Hub-Signature-256": `sha256=${createHmac("sha256", "e2e-github-secret-never-shown").update(heldBody).digest("hex")}` } });
+  if (held.status !== 202) fail(`the signed event answered ${held.status}`);
+  const heldId = (await held.json()).id;
+  await page.goto(`${base}/ui/#/events?source=signed`);
+  await page.locator(`tbody tr:has(a[href="#/events/${heldId}"])`).getByText("(by operator)").waitFor({ timeout: 20000 });
+  await page.goto(`${base}/ui/#/events/${heldId}`);
+  await page.locator('.delivery[data-destination="billing"] .promise').getByText(/— paused \(by operator\): paused from the dashboard/).waitFor();
+  await shot(page, "event-paused-by-operator", "desktop");
+  log("a paused delivery says it is paused by the operator");
+  await page.goto(`${base}/ui/#/destinations`);
   await billingRow.getByRole("button", { name: "Resume billing" }).click();
   await page.getByText("Resumed billing.").waitFor();
   await billingRow.getByRole("button", { name: "Pause billing" }).waitFor();
@@ -736,7 +751,7 @@ try {
   await page.goto(`${base}/ui/#/events`);
   await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 50);
   await page.getByRole("button", { name: "Load older events" }).click();
-  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 62);  // 7 + 55 (one of step 2, two of 5, one of 6c'', three of 6d)
+  await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 63);  // 8 + 55 (one of step 2, one of 4, two of 5, one of 6c'', three of 6d)
   await page.getByText(/events, all shown\./).waitFor();
   const anchorRow = page.locator("tbody tr").nth(30);
   await anchorRow.scrollIntoViewIfNeeded();
@@ -774,7 +789,7 @@ try {
   await page.goto(`${base}/ui/#/`);
   await page.getByText(/legacy: gave up after 1 of 1 attempt: 500/).first().waitFor();
   const received = await page.locator("#c-received .v").innerText();
-  if (received !== "63") fail(`the overview counts ${received} received events in the last hour, not 63`);
+  if (received !== "64") fail(`the overview counts ${received} received events in the last hour, not 64`);
   await page.getByText("Success rate (1 h)").waitFor();
   await page.getByText("Due backlog").waitFor();
   log("overview: counts and the reasons of the latest failures");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -166,9 +167,10 @@ TEST_F(ApiTest, EventDetailAfterA500ThenA200) {
   EXPECT_EQ(detail.at("size").as_int64(), 7);
   EXPECT_EQ(detail.at("received_at").as_string().size(), 24u);  // 2026-11-30T06:00:00.123Z
   const json::value& d = detail.at("deliveries").as_array()[0];
-  EXPECT_EQ(Keys(d), (std::set<std::string>{"destination", "status", "attempt", "max_attempts",
-                                            "next_attempt_at", "deadline", "reason", "chain",
-                                            "order_key", "held_behind", "attempts"}));
+  EXPECT_EQ(Keys(d),
+            (std::set<std::string>{"destination", "status", "attempt", "max_attempts",
+                                   "next_attempt_at", "deadline", "reason", "chain", "order_key",
+                                   "held_behind", "attempts", "paused_by", "breaker_open_until"}));
   EXPECT_EQ(d.at("destination").as_string(), "billing");
   EXPECT_EQ(d.at("status").as_string(), "delivered");
   EXPECT_EQ(d.at("attempt").as_int64(), 2);
@@ -182,10 +184,12 @@ TEST_F(ApiTest, EventDetailAfterA500ThenA200) {
     EXPECT_EQ(Keys(a).count("response_snippet"), 1u);
   }
   // Issue 10.5: what the destination answered, recorded by the sender and stored.
-  EXPECT_EQ(
-      Keys(attempts[0]),
-      (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
-                             "retry_after", "response_snippet", "response_snippet_encoding"}));
+  EXPECT_EQ(Keys(attempts[0]),
+            (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
+                                   "retry_after", "probe", "counted", "response_snippet",
+                                   "response_snippet_encoding"}));
+  EXPECT_EQ(attempts[0].at("probe"), false);
+  EXPECT_EQ(attempts[0].at("counted"), true);
   EXPECT_EQ(attempts[0].at("response_snippet").as_string(), "boom: database down\n");
   EXPECT_EQ(attempts[0].at("response_snippet_encoding").as_string(), "utf-8");
   EXPECT_TRUE(attempts[1].at("response_snippet").is_null());  // the sink's 200 had no body
@@ -537,6 +541,54 @@ TEST_F(ApiTest, ReplayAFailedDeliveryAfterTheEndpointIsFixed) {
   EXPECT_EQ(Get("/api/v1/events/" + id + "/replay").status, 405);
 }
 
+// Issue 32.3: a delivery held by an open breaker and one held by the operator's pause are both
+// "paused"; paused_by says which (in the event detail and the events list), and the breaker's
+// says when it opens again, while the destination itself says it is not paused.
+TEST_F(ApiTest, PausedDeliveriesSayWhatHoldsThem) {
+  sink_.SetDefault("/brk", SinkResponse::Status(503));
+  HttpResponse r = Post("/api/v1/destinations",
+                        R"({"name": "brk", "allow_private": true, "url": ")" + sink_.url("/brk") +
+                            R"(", "breaker": {"threshold": 1, "open": ["1h"]}})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Post("/api/v1/routes", R"({"source": "src", "destination": "brk"})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  r = Post("/api/v1/destinations/billing/pause", R"({"reason": "maintenance"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+
+  const std::string id = Ingest(R"({"n":"held"})");
+  json::value detail = WaitForEvent(id, [](const json::value& d) {
+    return Statuses(d) == std::vector<std::string>{"paused", "paused"};
+  });
+  ASSERT_EQ(Statuses(detail), (std::vector<std::string>{"paused", "paused"}))
+      << json::serialize(detail);
+  const json::object* billing = nullptr;
+  const json::object* brk = nullptr;
+  for (const json::value& d : detail.at("deliveries").as_array()) {
+    (d.at("destination").as_string() == "billing" ? billing : brk) = &d.as_object();
+  }
+  ASSERT_TRUE(billing && brk);
+  EXPECT_EQ(billing->at("paused_by"), "operator");
+  EXPECT_TRUE(billing->at("breaker_open_until").is_null());
+  EXPECT_EQ(brk->at("paused_by"), "breaker") << json::serialize(*brk);
+  ASSERT_TRUE(brk->at("breaker_open_until").is_string()) << json::serialize(*brk);
+  json::value dest = json::parse(Get("/api/v1/destinations/brk").body);
+  EXPECT_FALSE(dest.at("paused").as_bool());  // the destination is not paused: its breaker is open
+  EXPECT_EQ(dest.at("breaker").at("state"), "open");
+  EXPECT_EQ(brk->at("breaker_open_until"), dest.at("breaker").at("open_until"));
+
+  json::value list = json::parse(Get("/api/v1/events").body);
+  const json::array& items = list.at("items").as_array();
+  ASSERT_EQ(items.size(), 1u);
+  std::map<std::string, std::string> by;
+  for (const json::value& d : items[0].at("deliveries").as_array()) {
+    by[std::string(d.at("destination").as_string())] = d.at("paused_by").as_string();
+    if (d.at("destination") == "brk") {
+      EXPECT_EQ(d.at("breaker_open_until"), dest.at("breaker").at("open_until"));
+    }
+  }
+  EXPECT_EQ(by, (std::map<std::string, std::string>{{"billing", "operator"}, {"brk", "breaker"}}));
+}
+
 TEST_F(ApiTest, PauseHoldsDeliveriesAndResumeSendsThem) {
   HttpResponse r = Post("/api/v1/destinations/billing/pause", R"({"reason": "maintenance"})");
   ASSERT_EQ(r.status, 200) << r.body;
@@ -625,7 +677,8 @@ TEST_F(ApiTest, AReplayedEventLeavesTheFailedListAndCountsAgree) {
   EXPECT_EQ(PageIds(page), (std::vector<std::string>{e2, e1}));
   // Each item carries its destinations' current status.
   EXPECT_EQ(json::serialize(page.at("items").at(0).at("deliveries")),
-            R"([{"destination":"billing","status":"failed","chain":0}])");
+            R"([{"destination":"billing","status":"failed","chain":0,"paused_by":null,)"
+            R"("breaker_open_until":null}])");
 
   // A single replay, delivered: e1 leaves the failed list.
   ASSERT_EQ(Post("/api/v1/events/" + e1 + "/replay").status, 202);

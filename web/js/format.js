@@ -27,6 +27,20 @@ export function clock(date) {
   return sameDay(date, new Date()) ? timeFmt.format(date) : dateTimeFmt.format(date);
 }
 
+// What holds a paused delivery back (the API's paused_by), as words after "paused": "breaker open
+// until 14:05:31", "by operator", "410 Gone", "in config"; "" when it is not paused or the server
+// does not say.
+export function pauseCause(d) {
+  if (!d || d.status !== "paused") return "";
+  switch (d.paused_by) {
+    case "breaker": return d.breaker_open_until ? `breaker open until ${clock(new Date(d.breaker_open_until))}` : "breaker half-open";
+    case "operator": return "by operator";
+    case "gone": return "410 Gone";
+    case "config": return "in config";
+    default: return "";
+  }
+}
+
 export function utc(date) {
   return date.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
 }

@@ -265,6 +265,16 @@ ALTER TABLE deliveries ADD COLUMN order_key text;
 CREATE INDEX deliveries_ordered ON deliveries (destination, order_key, id)
   WHERE order_key IS NOT NULL AND status IN ('scheduled', 'delivering', 'paused');
 )sql"},
+    {kTimePartitionsVersion + 3,
+     "breaker probes: probe, counted on attempts, uncounted_attempts on deliveries", R"sql(
+-- A failed half-open probe is recorded as an attempt (probe) that does not count toward the
+-- delivery's max_attempts (NOT counted); deliveries.attempts counts the counted ones only, and
+-- uncounted_attempts the others (the next attempt's n is their sum + 1). Added to the
+-- partitioned attempts table, the columns reach every partition.
+ALTER TABLE attempts ADD COLUMN probe boolean NOT NULL DEFAULT false;
+ALTER TABLE attempts ADD COLUMN counted boolean NOT NULL DEFAULT true;
+ALTER TABLE deliveries ADD COLUMN uncounted_attempts integer NOT NULL DEFAULT 0;
+)sql"},
 };
 
 Result<uint64_t> FreshIdBits() {

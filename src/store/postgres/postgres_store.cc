@@ -55,7 +55,7 @@ Result<Event> ReadEvent(const PgResult& r, int row, bool with_body, uint64_t id_
 constexpr char kDeliveryColumns[] =
     "id, event_id, destination, chain, status, attempts, max_attempts, next_attempt_at, deadline,"
     " first_failure_at, last_delay_ms, reason, lease_until, lease_owner, created_at, updated_at,"
-    " order_key";
+    " order_key, uncounted_attempts";
 
 Result<Delivery> ReadDelivery(const PgResult& r, int row, uint64_t id_bits) {
   Delivery d;
@@ -79,6 +79,7 @@ Result<Delivery> ReadDelivery(const PgResult& r, int row, uint64_t id_bits) {
   d.created_at = r.Time(row, 14);
   d.updated_at = r.Time(row, 15);
   d.order_key = r.OptText(row, 16);
+  d.uncounted_attempts = static_cast<int>(r.Int(row, 17));
   return d;
 }
 
@@ -849,8 +850,8 @@ Result<std::vector<Attempt>> PostgresStore::GetAttempts(int64_t delivery_id) {
     if (e.rows() == 0) return std::vector<Attempt>{};
     PgParams p;
     const std::string sql =
-        "SELECT delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet"
-        " FROM attempts WHERE delivery_id = " +
+        "SELECT delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet,"
+        " probe, counted FROM attempts WHERE delivery_id = " +
         p.Int(delivery_id) + " AND event_id = " + p.Int(e.Int(0, 0)) + " ORDER BY n";
     HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get attempts"));
     std::vector<Attempt> out;
@@ -864,6 +865,8 @@ Result<std::vector<Attempt>> PostgresStore::GetAttempts(int64_t delivery_id) {
       a.error = r.OptText(i, 5);
       a.retry_after = r.OptText(i, 6);
       a.response_snippet = r.Bytes(i, 7);
+      a.probe = r.Bool(i, 8);
+      a.counted = r.Bool(i, 9);
       out.push_back(std::move(a));
     }
     return out;
@@ -935,7 +938,7 @@ Result<std::vector<Delivery>> PostgresStore::ClaimDue(TimePoint now, int limit, 
     std::vector<std::pair<std::pair<int64_t, int64_t>, Delivery>> rows;
     for (int i = 0; i < r.rows(); ++i) {
       HR_ASSIGN_OR_RETURN(Delivery d, ReadDelivery(r, i, event_id_bits_));
-      rows.push_back({{r.Int(i, 17), d.id}, std::move(d)});
+      rows.push_back({{r.Int(i, 18), d.id}, std::move(d)});
     }
     std::sort(rows.begin(), rows.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -1030,6 +1033,7 @@ PgStatement PostgresStore::AttemptStatement(const Attempt& attempt, const Delive
   const std::string id = p.Int(attempt.delivery_id);
   const std::string status = p.Text(DeliveryStatusName(update.status));
   const std::string n = p.Int(attempt.n);
+  const std::string counted = p.Bool(attempt.counted);
   const std::string sql =
       "WITH u AS (UPDATE deliveries SET"
       " status = CASE WHEN NOT current AND " +
@@ -1044,8 +1048,13 @@ PgStatement PostgresStore::AttemptStatement(const Attempt& attempt, const Delive
       "  THEN 'replaced by a replay before it was delivered' ELSE " +
       p.OptText(update.reason) +
       "::text END,"
-      " attempts = " +
-      n + "::integer, next_attempt_at = " + p.Time(update.next_attempt_at) +
+      // Both from the old row: attempt n is counted, or not (Store::RecordAttempt).
+      " attempts = CASE WHEN " +
+      counted + "::boolean THEN " + n +
+      "::integer - uncounted_attempts ELSE attempts END,"
+      " uncounted_attempts = CASE WHEN " +
+      counted + "::boolean THEN uncounted_attempts ELSE " + n +
+      "::integer - attempts END, next_attempt_at = " + p.Time(update.next_attempt_at) +
       ", deadline = " + p.OptTime(update.deadline) +
       ", first_failure_at = " + p.OptTime(update.first_failure_at) +
       ", last_delay_ms = " + p.Int(update.last_delay.count()) + ", updated_at = " + p.Time(now) +
@@ -1054,13 +1063,14 @@ PgStatement PostgresStore::AttemptStatement(const Attempt& attempt, const Delive
       id + "::bigint AND status = 'delivering' AND lease_owner = " + p.Text(owner) +
       " RETURNING destination, event_id),"
       " a AS (INSERT INTO attempts (delivery_id, event_id, n, started_at, duration_ms,"
-      " status_code, error, retry_after, snippet) SELECT " +
+      " status_code, error, retry_after, snippet, probe, counted) SELECT " +
       id + "::bigint, u.event_id, " + n + "::integer, " + p.Time(attempt.started_at) +
       "::bigint, " + p.Int(attempt.duration_ms) + "::bigint, " +
       p.OptInt(attempt.status_code ? std::optional<int64_t>(*attempt.status_code) : std::nullopt) +
       "::integer, " + p.OptText(attempt.error) + "::text, " + p.OptText(attempt.retry_after) +
-      "::text, " + p.Bytes(attempt.response_snippet) +
-      "::bytea FROM u)"
+      "::text, " + p.Bytes(attempt.response_snippet) + "::bytea, " + p.Bool(attempt.probe) +
+      "::boolean, " + counted +
+      "::boolean FROM u)"
       " SELECT (SELECT destination FROM u), EXISTS (SELECT 1 FROM deliveries WHERE id = " +
       id + "::bigint)";
   return PgStatement{sql, std::move(p), "record an attempt of " + what};
@@ -1468,9 +1478,9 @@ Result<HeldQueues> PostgresStore::ListHeldQueues(const std::string& destination,
       HeldQueue h;
       HR_ASSIGN_OR_RETURN(h.head, ReadDelivery(r, i, event_id_bits_));
       h.order_key = h.head.order_key.value_or("");
-      h.waiting = r.Int(i, 17);
-      h.waiting_since = r.Time(i, 18);
-      held.total = r.Int(i, 19);
+      h.waiting = r.Int(i, 18);
+      h.waiting_since = r.Time(i, 19);
+      held.total = r.Int(i, 20);
       held.queues.push_back(std::move(h));
     }
     return held;

@@ -201,6 +201,14 @@ ALTER TABLE deliveries ADD COLUMN order_key TEXT;
 CREATE INDEX deliveries_ordered ON deliveries(destination, order_key, id)
   WHERE order_key IS NOT NULL AND status IN ('pending', 'scheduled', 'paused');
 )sql"},
+    {5, "breaker probes: probe, counted on attempts, uncounted_attempts on deliveries", R"sql(
+-- A failed half-open probe is recorded as an attempt (probe = 1) that does not count toward the
+-- delivery's max_attempts (counted = 0); deliveries.attempts counts the counted ones only, and
+-- uncounted_attempts the others (the next attempt's n is their sum + 1).
+ALTER TABLE attempts ADD COLUMN probe INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE attempts ADD COLUMN counted INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE deliveries ADD COLUMN uncounted_attempts INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

@@ -58,7 +58,8 @@ Result<Event> ReadEvent(const Statement& row, int body_col, uint64_t id_bits) {
 
 constexpr char kDeliveryColumns[] =
     "id, event_id, destination, chain, status, attempts, max_attempts, next_attempt_at, deadline, "
-    "first_failure_at, last_delay_ms, reason, created_at, updated_at, order_key";
+    "first_failure_at, last_delay_ms, reason, created_at, updated_at, order_key, "
+    "uncounted_attempts";
 
 // A stored status: 'pending' (a new delivery in no index) reads as kScheduled.
 std::optional<DeliveryStatus> ParseStoredStatus(const std::string& status) {
@@ -86,6 +87,7 @@ Result<Delivery> ReadDelivery(const Statement& row, uint64_t id_bits) {
   d.created_at = row.Time(12);
   d.updated_at = row.Time(13);
   d.order_key = row.OptText(14);
+  d.uncounted_attempts = static_cast<int>(row.Int(15));
   return d;
 }
 
@@ -1359,7 +1361,7 @@ Result<std::vector<Delivery>> SqliteStore::ClaimOnWriter(Connection& db, TimePoi
       if (!head.ok()) return head.status();
       if (!*head) continue;
     }
-    const bool current = q->Int(15) != 0;
+    const bool current = q->Int(16) != 0;
     const bool pending = q->Text(4) == "pending";
     d->status = DeliveryStatus::kDelivering;
     d->lease_until = now + lease;
@@ -1397,7 +1399,10 @@ Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
         "  ELSE ?2 END,"
         " reason = CASE WHEN current = 0 AND ?2 IN ('scheduled', 'paused')"
         "  THEN 'replaced by a replay before it was delivered' ELSE ?8 END,"
-        " attempts = ?3, next_attempt_at = ?4, deadline = ?5,"
+        // Both from the old row: attempt n is counted, or not (Store::RecordAttempt).
+        " attempts = CASE WHEN ?10 THEN ?3 - uncounted_attempts ELSE attempts END,"
+        " uncounted_attempts = CASE WHEN ?10 THEN uncounted_attempts ELSE ?3 - attempts END,"
+        " next_attempt_at = ?4, deadline = ?5,"
         " first_failure_at = ?6, last_delay_ms = ?7, updated_at = ?9"
         " WHERE id = ?1");
     if (!up.ok()) return up.status();
@@ -1409,7 +1414,8 @@ Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
         .BindOptTime(6, update.first_failure_at)
         .BindInt(7, update.last_delay.count())
         .BindOptText(8, update.reason)
-        .BindTime(9, now);
+        .BindTime(9, now)
+        .BindInt(10, attempt.counted ? 1 : 0);
     HR_RETURN_IF_ERROR(up->Exec("update delivery"));
     if (db.Changes() == 0) {
       *refused = true;
@@ -1432,7 +1438,7 @@ Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
   }
   Result<Statement> ins = db.Prepare(
       "INSERT INTO attempts(delivery_id, n, started_at, duration_ms, status_code, error,"
-      " retry_after, snippet) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      " retry_after, snippet, probe, counted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
   if (!ins.ok()) return ins.status();
   std::optional<int64_t> code;
   if (attempt.status_code) code = *attempt.status_code;
@@ -1443,7 +1449,9 @@ Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
       .BindOptInt(5, code)
       .BindOptText(6, attempt.error)
       .BindOptText(7, attempt.retry_after)
-      .BindBlob(8, attempt.response_snippet);
+      .BindBlob(8, attempt.response_snippet)
+      .BindInt(9, attempt.probe ? 1 : 0)
+      .BindInt(10, attempt.counted ? 1 : 0);
   return ins->Exec("insert attempt");
 }
 
@@ -2161,8 +2169,8 @@ Result<std::vector<Attempt>> SqliteStore::GetAttempts(int64_t delivery_id) {
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
   Result<Statement> q = (*db)->Prepare(
-      "SELECT delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet"
-      " FROM attempts WHERE delivery_id = ?1 ORDER BY n");
+      "SELECT delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet,"
+      " probe, counted FROM attempts WHERE delivery_id = ?1 ORDER BY n");
   if (!q.ok()) return q.status();
   q->BindInt(1, delivery_id);
   std::vector<Attempt> out;
@@ -2179,6 +2187,8 @@ Result<std::vector<Attempt>> SqliteStore::GetAttempts(int64_t delivery_id) {
     a.error = q->OptText(5);
     a.retry_after = q->OptText(6);
     a.response_snippet = q->Blob(7);
+    a.probe = q->Int(8) != 0;
+    a.counted = q->Int(9) != 0;
     out.push_back(std::move(a));
   }
 }

@@ -123,7 +123,8 @@ TEST_F(EventJsonTest, PageIsNewestFirstWithSummaryFieldsAndCursor) {
   EXPECT_EQ(Keys(items[0].as_object()),
             (std::set<std::string>{"id", "source", "received_at", "size", "deliveries"}));
   EXPECT_EQ(json::serialize(items[0].at("deliveries")),
-            R"([{"destination":"billing","status":"scheduled","chain":0}])");
+            R"([{"destination":"billing","status":"scheduled","chain":0,"paused_by":null,)"
+            R"("breaker_open_until":null}])");
   EXPECT_EQ(items[0].at("id").as_string(), ids[2]);
   EXPECT_EQ(items[0].at("source").as_string(), "stripe");
   EXPECT_EQ(items[0].at("received_at").as_string(), "2026-11-30T06:00:02.123Z");
@@ -198,7 +199,7 @@ TEST_F(EventJsonTest, DetailHasTheContractFieldsAfterAFailureAndASuccess) {
   EXPECT_EQ(Keys(*billing),
             (std::set<std::string>{"destination", "status", "attempt", "max_attempts",
                                    "next_attempt_at", "deadline", "reason", "chain", "order_key",
-                                   "held_behind", "attempts"}));
+                                   "paused_by", "breaker_open_until", "held_behind", "attempts"}));
   EXPECT_EQ(billing->at("status").as_string(), "delivered");
   EXPECT_TRUE(billing->at("order_key").is_null());  // unordered
   EXPECT_TRUE(billing->at("held_behind").is_null());
@@ -210,10 +211,12 @@ TEST_F(EventJsonTest, DetailHasTheContractFieldsAfterAFailureAndASuccess) {
   EXPECT_EQ(billing->at("chain").as_int64(), 0);
   const json::array& attempts = billing->at("attempts").as_array();
   ASSERT_EQ(attempts.size(), 2u);
-  EXPECT_EQ(
-      Keys(attempts[0].as_object()),
-      (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
-                             "retry_after", "response_snippet", "response_snippet_encoding"}));
+  EXPECT_EQ(Keys(attempts[0].as_object()),
+            (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
+                                   "retry_after", "probe", "counted", "response_snippet",
+                                   "response_snippet_encoding"}));
+  EXPECT_FALSE(attempts[0].at("probe").as_bool());
+  EXPECT_TRUE(attempts[0].at("counted").as_bool());
   EXPECT_EQ(attempts[0].at("n").as_int64(), 1);
   EXPECT_EQ(attempts[0].at("started_at").as_string(), "2026-11-30T06:00:00.123Z");
   EXPECT_EQ(attempts[0].at("duration_ms").as_int64(), 12);
@@ -554,6 +557,44 @@ TEST(SimulateQueryTest, MistakesNameTheParameter) {
   auto q = ParseSimulateQuery(Query("events="));
   ASSERT_TRUE(q.ok());
   EXPECT_EQ(q->input.events, "");
+}
+
+// Issue 32.3: what holds a destination's paused deliveries, by precedence: the catalog's pause,
+// the stored pause (the operator's, or the engine's after 410 Gone), the breaker (with when it
+// half-opens while open); nothing for a closed breaker and no pause. Only a paused delivery
+// gets a cause.
+TEST(PauseCauseTest, NamesWhatHoldsTheDeliveriesBack) {
+  const TimePoint t = FromUnixMillis(1'800'000'000'000);
+  store::DestinationControl none;
+  EXPECT_EQ(PauseCauseOf(false, none).by, nullptr);
+  store::DestinationControl open;
+  open.breaker.state = policy::BreakerState::kOpen;
+  open.breaker.open_until = t;
+  PauseCause c = PauseCauseOf(false, open);
+  ASSERT_NE(c.by, nullptr);
+  EXPECT_STREQ(c.by, "breaker");
+  EXPECT_EQ(c.breaker_open_until, t);
+  store::DestinationControl half = open;
+  half.breaker.state = policy::BreakerState::kHalfOpen;
+  c = PauseCauseOf(false, half);
+  EXPECT_STREQ(c.by, "breaker");
+  EXPECT_EQ(c.breaker_open_until, std::nullopt);
+  store::DestinationControl paused = open;
+  paused.pause = store::DestinationPause{"paused via the API", t};
+  EXPECT_STREQ(PauseCauseOf(false, paused).by, "operator");
+  EXPECT_EQ(PauseCauseOf(false, paused).breaker_open_until, std::nullopt);
+  paused.pause->reason = std::string(store::kGonePauseReason);
+  EXPECT_STREQ(PauseCauseOf(false, paused).by, "gone");
+  EXPECT_STREQ(PauseCauseOf(true, paused).by, "config");
+
+  PauseCauses causes{{"a", PauseCauseOf(false, open)}};
+  json::object d;
+  AddPauseCause(d, "a", store::DeliveryStatus::kPaused, &causes);
+  EXPECT_EQ(d.at("paused_by"), "breaker");
+  EXPECT_EQ(d.at("breaker_open_until"), json::string(FormatRfc3339(t)));
+  AddPauseCause(d, "a", store::DeliveryStatus::kScheduled, &causes);
+  EXPECT_TRUE(d.at("paused_by").is_null());
+  EXPECT_TRUE(d.at("breaker_open_until").is_null());
 }
 
 }  // namespace

@@ -104,10 +104,56 @@ TEST_F(RenderTest, EventList) {
                     {"destination": "brk", "status": "failed"}]}])")
                          .as_array();
   std::string counted = RenderEventList(many, now_);
-  EXPECT_CONTAINS(counted, "  2 failed, 1 ok\n");
+  // Issue 32.3: real status names (not "ok"), the failures first.
+  EXPECT_CONTAINS(counted, "  2 failed, 1 other\n");
   for (size_t at = 0, end; (end = counted.find('\n', at)) != std::string::npos; at = end + 1) {
     EXPECT_LE(end - at, 80u) << counted;
   }
+}
+
+// Issue 32.3: a paused delivery says what holds it (the API's paused_by), and the summary names
+// which destination is in which state, by the statuses' real names, while that fits.
+TEST_F(RenderTest, EventListSaysWhatHoldsPausedDeliveries) {
+  json::array items = json::parse(R"([
+    {"id": "01JAAA", "source": "s", "received_at": "2026-11-30T06:00:00Z", "size": 2,
+     "deliveries": [{"destination": "a", "status": "paused", "paused_by": "breaker",
+                     "breaker_open_until": "2026-11-30T09:02:10Z"}]},
+    {"id": "01JBBB", "source": "s", "received_at": "2026-11-30T06:00:00Z", "size": 2,
+     "deliveries": [{"destination": "b", "status": "paused", "paused_by": "operator"},
+                    {"destination": "c", "status": "scheduled", "paused_by": null}]},
+    {"id": "01JCCC", "source": "s", "received_at": "2026-11-30T06:00:00Z", "size": 2,
+     "deliveries": [{"destination": "billing", "status": "delivered"},
+                    {"destination": "crm", "status": "paused", "paused_by": "breaker",
+                     "breaker_open_until": "2026-11-30T09:02:10Z"},
+                    {"destination": "ops", "status": "failed"}]},
+    {"id": "01JDDD", "source": "s", "received_at": "2026-11-30T06:00:00Z", "size": 2,
+     "deliveries": [{"destination": "a", "status": "failed"},
+                    {"destination": "b", "status": "failed"},
+                    {"destination": "d", "status": "failed"},
+                    {"destination": "e", "status": "delivered"}]}])")
+                          .as_array();
+  std::string out = RenderEventList(items, now_);
+  EXPECT_CONTAINS(out, "  a paused (breaker open until 09:02)\n");
+  EXPECT_CONTAINS(out, "  b paused (by operator), c scheduled\n");
+  // Too long to name each (38 columns are left): counted by the real names, failures first.
+  EXPECT_CONTAINS(out, "  1 failed, 1 paused, 1 delivered\n");
+  // Grouped by status when that fits, failures first.
+  EXPECT_CONTAINS(out, "  failed: a, b, d; delivered: e\n");
+  for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
+    EXPECT_LE(end - at, 80u) << out;
+  }
+  EXPECT_LACKS(out, " ok");
+  EXPECT_LACKS(out, "queued");
+  json::object detail = json::parse(R"({"id": "e", "received_at": "2026-11-30T06:00:00Z",
+    "deliveries": [{"destination": "a", "status": "paused", "attempt": 1, "max_attempts": 5,
+                    "paused_by": "breaker", "breaker_open_until": "2026-11-30T09:02:10Z",
+                    "attempts": []},
+                   {"destination": "g", "status": "paused", "attempt": 1, "max_attempts": 5,
+                    "paused_by": "gone", "attempts": []}]})")
+                            .as_object();
+  std::string shown = RenderEventDetail(detail, now_);
+  EXPECT_CONTAINS(shown, "Delivery to a: paused (breaker open until 09:02), attempt 1 of 5\n");
+  EXPECT_CONTAINS(shown, "Delivery to g: paused (410 Gone), attempt 1 of 5\n");
 }
 
 const char* kEventDetail = R"json({
@@ -156,6 +202,26 @@ TEST_F(RenderTest, EventDetail) {
   EXPECT_EQ(out.find("next retry"), out.rfind("next retry"));
   EXPECT_EQ(out.find("reason:"), out.rfind("reason:"));
   EXPECT_EQ(out.find(" UTC"), out.rfind(" UTC")) << out;
+}
+
+// Issue 32.2: the breaker's probes are marked in the attempts table; a failed one says it was
+// not counted (the delivery is still at "attempt 1 of 4").
+TEST_F(RenderTest, EventDetailMarksBreakerProbes) {
+  json::object event = json::parse(R"json({"id": "e", "received_at": "2026-11-30T06:00:00Z",
+    "deliveries": [{"destination": "a", "status": "delivered", "attempt": 2, "max_attempts": 4,
+      "attempts": [
+        {"n": 1, "started_at": "2026-11-30T06:00:00Z", "duration_ms": 5, "status_code": 500,
+         "error": null, "retry_after": null, "probe": false, "counted": true},
+        {"n": 2, "started_at": "2026-11-30T06:01:00Z", "duration_ms": 5, "status_code": 503,
+         "error": null, "retry_after": null, "probe": true, "counted": false},
+        {"n": 3, "started_at": "2026-11-30T06:02:00Z", "duration_ms": 5, "status_code": 200,
+         "error": null, "retry_after": null, "probe": true, "counted": true}]}]})json")
+                           .as_object();
+  std::string out = RenderEventDetail(event, now_);
+  EXPECT_CONTAINS(out, "Delivery to a: delivered, attempt 2 of 4\n");
+  EXPECT_CONTAINS(out, "HTTP 503 (breaker probe, not counted)");
+  EXPECT_CONTAINS(out, "HTTP 200 (breaker probe) ");
+  EXPECT_LACKS(out, "HTTP 500 (");
 }
 
 // A deadline is shown only while the delivery can still be tried; a time inside a reason is

@@ -400,8 +400,9 @@ TEST_F(EngineTest, BreakerPauseAndProbeFollowTheSimulatedClock) {
   ASSERT_TRUE(sender_.WaitForSent(2));  // the probe
   EXPECT_EQ(sender_.sent_at(1), t0 + 60s);
   EXPECT_EQ(sender_.outstanding(), 1);
-  sender_.Answer(1, 500);  // the probe fails: open again, for 120 s
-  ASSERT_TRUE(test::WaitFor([&] { return DeliveryOf(event).attempts == 2; }));
+  sender_.Answer(1, 500);  // the probe fails: open again, for 120 s (and is not counted)
+  ASSERT_TRUE(test::WaitFor([&] { return AttemptsOf(DeliveryOf(event).id) == 2; }));
+  EXPECT_EQ(DeliveryOf(event).attempts, 1);
   ASSERT_TRUE(test::WaitFor([&] { return clock_.NextDeadline() == t0 + 180s; }));
   EXPECT_EQ(sender_.sent(), 2u);
 
@@ -409,11 +410,79 @@ TEST_F(EngineTest, BreakerPauseAndProbeFollowTheSimulatedClock) {
   ASSERT_TRUE(sender_.WaitForSent(3));
   EXPECT_EQ(sender_.sent_at(2), t0 + 180s);
   sender_.Answer(2, 200);
-  ASSERT_TRUE(WaitForStatus(event, store::DeliveryStatus::kDelivered, 3));
+  ASSERT_TRUE(WaitForStatus(event, store::DeliveryStatus::kDelivered, 2));
   ASSERT_TRUE(test::WaitFor(
       [&] { return engine_->Destinations()["b"].breaker.state == policy::BreakerState::kClosed; }));
   EXPECT_EQ(sender_.sent(), 3u);
   EXPECT_EQ(sender_.max_outstanding(), 1);
+}
+
+// Issue 32.2: the breaker trips again and again, and each time the same delivery (the first due)
+// is the half-open probe. The probe is the breaker's question, not the delivery's: its failures
+// are recorded as attempts marked as probes, but spend none of the delivery's max_attempts (4),
+// so it is not "failed for good" by the sixth probe while the delivery behind it waits; once a
+// probe succeeds both are delivered, the probed one on its 2nd counted attempt.
+TEST_F(EngineTest, FailedProbesSpendNoneOfTheProbedDeliverysAttempts) {
+  model::Destination d = Dest("b");
+  d.breaker.threshold = 1;
+  d.breaker.open_periods = {60s};
+  d.max_concurrency = 1;
+  SetDestinations({d});
+  const std::string first = Append("b");
+  const std::string behind = Append("b");
+  const int64_t first_id = DeliveryOf(first).id;
+  StartEngine(sender_, nullptr, 1h);
+  ASSERT_TRUE(sender_.WaitForSent(1));
+  ASSERT_EQ(sender_.tag(0), static_cast<uint64_t>(first_id));
+  sender_.Answer(0, 500);  // attempt 1 of 4 fails: the breaker opens
+  ASSERT_TRUE(test::WaitFor([&] { return AttemptsOf(first_id) == 1; }));
+  constexpr size_t kFailedProbes = 6;
+  for (size_t k = 0; k < kFailedProbes; ++k) {
+    std::optional<TimePoint> open_until;
+    ASSERT_TRUE(test::WaitFor([&] {
+      open_until = engine_->Destinations()["b"].breaker.open_until;
+      return engine_->Destinations()["b"].breaker.state == policy::BreakerState::kOpen &&
+             open_until && clock_.NextDeadline() == *open_until;
+    })) << "probe "
+        << k;
+    EXPECT_EQ(clock_.AdvanceToNextDeadline(), *open_until);
+    ASSERT_TRUE(sender_.WaitForSent(k + 2)) << "probe " << k;
+    EXPECT_EQ(sender_.tag(k + 1), static_cast<uint64_t>(first_id)) << "probe " << k;
+    sender_.Answer(k + 1, 503);
+    // Recorded before the clock moves on (as in the test above).
+    ASSERT_TRUE(test::WaitFor([&] { return AttemptsOf(first_id) == k + 2; })) << "probe " << k;
+    store::Delivery probed = DeliveryOf(first);
+    EXPECT_NE(probed.status, store::DeliveryStatus::kFailed)
+        << "probe " << k << " failed the delivery: " << probed.reason.value_or("");
+    EXPECT_EQ(probed.attempts, 1) << "probe " << k;
+  }
+  EXPECT_EQ(sender_.sent(), 1 + kFailedProbes);
+  EXPECT_NE(DeliveryOf(behind).status, store::DeliveryStatus::kFailed);
+  EXPECT_EQ(DeliveryOf(behind).attempts, 0);
+
+  // The next probe succeeds: the breaker closes and both are delivered.
+  std::optional<TimePoint> open_until;
+  ASSERT_TRUE(test::WaitFor([&] {
+    open_until = engine_->Destinations()["b"].breaker.open_until;
+    return open_until && clock_.NextDeadline() == *open_until;
+  }));
+  EXPECT_EQ(clock_.AdvanceToNextDeadline(), *open_until);
+  sender_.AnswerAllWith(200);
+  ASSERT_TRUE(WaitForStatus(first, store::DeliveryStatus::kDelivered, 2));
+  ASSERT_TRUE(WaitForStatus(behind, store::DeliveryStatus::kDelivered, 1));
+  auto attempts = store_->GetAttempts(first_id);
+  ASSERT_TRUE(attempts.ok());
+  ASSERT_EQ(attempts->size(), kFailedProbes + 2);
+  EXPECT_FALSE((*attempts)[0].probe);
+  EXPECT_TRUE((*attempts)[0].counted);
+  for (size_t k = 1; k <= kFailedProbes; ++k) {
+    EXPECT_EQ((*attempts)[k].n, static_cast<int>(k + 1));
+    EXPECT_TRUE((*attempts)[k].probe) << k;
+    EXPECT_FALSE((*attempts)[k].counted) << k;
+  }
+  EXPECT_TRUE(attempts->back().probe);  // the probe that closed the breaker counts
+  EXPECT_TRUE(attempts->back().counted);
+  EXPECT_EQ(DeliveryOf(first).uncounted_attempts, static_cast<int>(kFailedProbes));
 }
 
 // Threshold 3: exactly three requests reach the sender, then none while the breaker is open

@@ -76,6 +76,57 @@ TEST(DecideTest, FinalOutcomeIsNotRetriedEvenWithAttemptsLeftAndRetryAfter) {
   EXPECT_FALSE(d.retry_after_applied);
 }
 
+// Issue 32.2: the breaker's half-open probe is the breaker's question. Failing (retryably) on
+// the delivery's last attempt, it does not give up: not counted, due again at once (the open
+// breaker holds it), first failure, deadline and delay as they were; nor does it start the
+// deadline of a delivery that had not failed before.
+TEST(DecideTest, AFailedProbeSpendsNoneOfTheDeliverysAttempts) {
+  SeededRandom random(1);
+  DeliveryProgress last{
+      .attempt = 4, .first_failure_at = kT0, .previous_delay = minutes(2), .probe = true};
+  RetryDecision d = Decide(Steady(4), last, k503, kT0 + minutes(30), random);
+  EXPECT_EQ(d.kind, DecisionKind::kRetry);
+  EXPECT_FALSE(d.counted);
+  EXPECT_EQ(d.outcome_class, OutcomeClass::kRetryable);
+  EXPECT_EQ(d.next_attempt_at, kT0 + minutes(30));
+  EXPECT_EQ(d.delay, minutes(2));
+  EXPECT_EQ(d.first_failure_at, kT0);
+  EXPECT_EQ(d.deadline, kT0 + hours(1));
+  EXPECT_THAT(d.reason, HasSubstr("503"));
+
+  // Past the deadline too: still waiting, not given up.
+  d = Decide(Steady(4), last, k503, kT0 + hours(2), random);
+  EXPECT_EQ(d.kind, DecisionKind::kRetry);
+  EXPECT_FALSE(d.counted);
+
+  DeliveryProgress first{.attempt = 1, .probe = true};
+  d = Decide(Steady(4), first, AttemptOutcome{.error = TransportError::kTimeout}, kT0, random);
+  EXPECT_EQ(d.kind, DecisionKind::kRetry);
+  EXPECT_FALSE(d.counted);
+  EXPECT_EQ(d.first_failure_at, std::nullopt);
+  EXPECT_EQ(d.deadline, std::nullopt);
+
+  // The same failure as an ordinary attempt gives up, counted.
+  last.probe = false;
+  d = Decide(Steady(4), last, k503, kT0 + minutes(30), random);
+  EXPECT_EQ(d.kind, DecisionKind::kGiveUpAttempts);
+  EXPECT_TRUE(d.counted);
+}
+
+// A probe's success and a probe's final outcome are the delivery's own: decided and counted as
+// any attempt's.
+TEST(DecideTest, AProbesSuccessOrFinalOutcomeCounts) {
+  SeededRandom random(1);
+  DeliveryProgress progress{.attempt = 2, .first_failure_at = kT0, .probe = true};
+  RetryDecision d =
+      Decide(Steady(4), progress, AttemptOutcome{.status_code = 200}, kT0 + minutes(1), random);
+  EXPECT_EQ(d.kind, DecisionKind::kDelivered);
+  EXPECT_TRUE(d.counted);
+  d = Decide(Steady(4), progress, AttemptOutcome{.status_code = 404}, kT0 + minutes(1), random);
+  EXPECT_EQ(d.kind, DecisionKind::kGiveUpNotRetryable);
+  EXPECT_TRUE(d.counted);
+}
+
 TEST(DecideTest, FirstFailureStartsTheDeadline) {
   SeededRandom random(1);
   RetryDecision d = Decide(Steady(), {}, k503, kT0, random);

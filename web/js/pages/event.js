@@ -2,7 +2,7 @@
 // (in 3 min)" or why it failed, the timeline of its attempts, and replay to all or one.
 import { h, message, badge, table, svg, replace } from "../dom.js";
 import { get, post, enc } from "../api.js";
-import { time, bytes, clock, relative, utc, withTimes } from "../format.js";
+import { time, bytes, clock, relative, utc, withTimes, pauseCause } from "../format.js";
 import { every } from "./common.js";
 import { prettyJson, looksLikeJson } from "../pretty.js";
 
@@ -102,7 +102,10 @@ function promise(d) {
   if (d.status === "failed") return h("span", { class: "promise" }, `failed after ${of}: `, withTimes(d.reason) || "no reason recorded");
   if (d.status === "paused") {
     const done = d.attempt === 0 ? `no attempt yet (of ${d.max_attempts})` : of;
-    return h("span", { class: "promise" }, `${done} — paused: `, withTimes(d.reason) || "destination paused");
+    // What holds it (paused_by): "paused (breaker open until 14:05:31)", "paused (by operator)".
+    const cause = pauseCause(d);
+    return h("span", { class: "promise" }, `${done} — paused${cause ? ` (${cause})` : ""}: `,
+      withTimes(d.reason) || "destination paused");
   }
   return h("span", { class: "promise" }, of);
 }
@@ -111,6 +114,12 @@ function resultOf(a) {
   if (a.status_code != null && a.error) return `${a.status_code}, then ${a.error}`;
   if (a.status_code != null) return String(a.status_code);
   return a.error || "—";
+}
+
+// The breaker's half-open probe: a failed one did not spend one of the event's attempts.
+function probeNote(a) {
+  if (!a.probe) return null;
+  return h("span", { class: "muted probe" }, a.counted === false ? " breaker probe, not counted" : " breaker probe");
 }
 
 function attemptClass(a) {
@@ -132,7 +141,7 @@ function timelineSvg(d) {
   const dots = d.attempts.map((a) => svg("circle", {
     cx: x(new Date(a.started_at).getTime()), cy: 14, r: 6,
     fill: attemptClass(a) === "ok" ? "#17623a" : "#a11d1d",
-  }, svg("title", null, `attempt ${a.n}: ${resultOf(a)} at ${utc(new Date(a.started_at))}`)));
+  }, svg("title", null, `attempt ${a.n}${a.probe ? (a.counted === false ? " (breaker probe, not counted)" : " (breaker probe)") : ""}: ${resultOf(a)} at ${utc(new Date(a.started_at))}`)));
   if (d.next_attempt_at) {
     dots.push(svg("circle", { cx: x(new Date(d.next_attempt_at).getTime()), cy: 14, r: 6, fill: "#fff", stroke: "#7a4a00", "stroke-width": 2 },
       svg("title", null, `next attempt at ${utc(new Date(d.next_attempt_at))}`)));
@@ -149,7 +158,7 @@ function attemptsTable(d) {
       h("td", null, String(a.n)),
       h("td", null, time(a.started_at)),
       h("td", { class: "num" }, `${a.duration_ms} ms`),
-      h("td", null, h("span", { class: `badge s-${attemptClass(a)}` }, resultOf(a))),
+      h("td", null, h("span", { class: `badge s-${attemptClass(a)}` }, resultOf(a)), probeNote(a)),
       h("td", null, a.retry_after ?? "—"),
       h("td", null, a.response_snippet == null ? h("span", { class: "muted" }, "—")
         : h("details", null, h("summary", null, a.response_snippet_encoding === "base64" ? "binary (base64)" : "snippet"),

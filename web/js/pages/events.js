@@ -2,7 +2,7 @@
 // the page, select several and replay them, or replay all matching as a bulk replay job.
 import { h, clear, message, badge, table, replace } from "../dom.js";
 import { get, post, qs, enc } from "../api.js";
-import { time, bytes, localInputToIso, isoToLocalInput } from "../format.js";
+import { time, bytes, localInputToIso, isoToLocalInput, pauseCause } from "../format.js";
 import { firstEventHelp, names, every, select, input } from "./common.js";
 
 const STATUSES = ["", "scheduled", "delivering", "delivered", "failed", "paused"];
@@ -78,7 +78,9 @@ export async function render(main, ctx) {
       h("td", { class: "hide-narrow" }, e.source),
       h("td", null, time(e.received_at)),
       h("td", null, e.deliveries.length === 0 ? h("span", { class: "muted" }, "no route")
-        : e.deliveries.map((d) => h("span", { class: "dl" }, `${d.destination} `, badge(d.status)))),
+        : e.deliveries.map((d) => h("span", { class: "dl" }, `${d.destination} `, badge(d.status),
+          // Paused by what: the breaker (the destination itself is not paused), the operator, …
+          pauseCause(d) ? h("span", { class: "muted cause" }, ` (${pauseCause(d)})`) : null))),
       h("td", { class: "num hide-narrow" }, bytes(e.size)));
   }
 
