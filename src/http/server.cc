@@ -6,504 +6,49 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <boost/asio/basic_socket_acceptor.hpp>
+#include <boost/asio/basic_stream_socket.hpp>
+#include <boost/asio/basic_waitable_timer.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/basic_parser.hpp>
-#include <boost/beast/http/error.hpp>
 #include <boost/beast/http/status.hpp>
 #include <charconv>
+#include <chrono>
 #include <condition_variable>
-#include <cstring>
+#include <cstdint>
 #include <future>
-#include <limits>
 #include <list>
-#include <map>
-#include <mutex>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/mutex.h"
 #include "common/thread_name.h"
 #include "common/units.h"
+#include "http/admission.h"
+#include "http/body_budget.h"
+#include "http/request_parser.h"
 
 namespace hookrelay::http {
-namespace {
 
 namespace asio = boost::asio;
-namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 using SteadyClock = std::chrono::steady_clock;
 using SteadyTime = SteadyClock::time_point;
-using BeastStringView = boost::beast::string_view;
 using Socket = asio::basic_stream_socket<tcp, asio::io_context::executor_type>;
 using Timer = asio::basic_waitable_timer<SteadyClock, asio::wait_traits<SteadyClock>,
                                          asio::io_context::executor_type>;
 
-constexpr size_t kHeadReadSize = 8 * 1024;
-constexpr size_t kBodyReadSize = 64 * 1024;
-// A connection's read buffer is shrunk back when a large body made it grow beyond this.
-constexpr size_t kMaxIdleBufferCapacity = 32 * 1024;
-// How long a closing connection keeps reading (and discarding) after its last response, so that
-// unread request bytes do not turn the close into a reset that destroys the response.
-constexpr Duration kMaxLinger = std::chrono::seconds(2);
-constexpr SteadyTime kNoDeadline = SteadyTime::max();
-constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-// Beyond what is left of the header limit, a pending chunk-size line may hold this much (the
-// CRLF ending the previous chunk, the size digits).
-constexpr uint64_t kChunkLineSlack = 64;
-// Size digits a chunk-size line may have for free (a 64-bit size needs 16); leading zeros past
-// this count against what is left of the header limit, like chunk extensions.
-constexpr uint64_t kFreeChunkSizeDigits = 16;
-// Connections being answered with a refusal at the same time (each writes an error and
-// lingers briefly); past this, further ones are closed without an answer.
-constexpr int kMaxRefusing = 64;
-
-std::string ToStdString(BeastStringView s) { return std::string(s.data(), s.size()); }
-
-bool IsHexDigit(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-// Connections and body memory are counted per client: an IPv4 address, or the /64 of an IPv6
-// address (one host usually has a whole /64). IPv4-mapped IPv6 addresses count as IPv4.
-using ClientKey = std::array<unsigned char, 17>;
-
-ClientKey ClientKeyOf(const asio::ip::address& address) {
-  ClientKey key{};
-  if (address.is_v6() && !address.to_v6().is_v4_mapped()) {
-    auto bytes = address.to_v6().to_bytes();
-    std::copy(bytes.begin(), bytes.begin() + 8, key.begin());
-    key[16] = 6;
-    return key;
-  }
-  auto v4 = address.is_v4() ? address.to_v4()
-                            : asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
-  auto bytes = v4.to_bytes();
-  std::copy(bytes.begin(), bytes.end(), key.begin());
-  key[16] = 4;
-  return key;
-}
-
-// The memory for request bodies: ServerOptions::max_body_memory for all connections together
-// (one atomic, which is also the stats gauge) and max_body_memory_per_client for each client.
-// Thread-safe.
-class BodyBudget {
- public:
-  enum class Refusal { kNone, kServer, kClient };
-
-  BodyBudget(std::atomic<uint64_t>& total, uint64_t max_total, uint64_t max_per_client)
-      : total_(total), max_total_(max_total), max_per_client_(max_per_client) {}
-
-  // Adds `n` bytes for `client`; when that would pass a limit, takes nothing and says which.
-  Refusal Take(const ClientKey& client, uint64_t n) {
-    if (max_per_client_ == 0) return TakeTotal(n) ? Refusal::kNone : Refusal::kServer;
-    MutexLock lock(mu_);
-    uint64_t& held = per_client_[client];
-    if (n > max_per_client_ || held > max_per_client_ - n) {
-      if (held == 0) per_client_.erase(client);
-      return Refusal::kClient;
-    }
-    if (!TakeTotal(n)) {
-      if (held == 0) per_client_.erase(client);
-      return Refusal::kServer;
-    }
-    held += n;
-    return Refusal::kNone;
-  }
-  void Give(const ClientKey& client, uint64_t n) {
-    total_.fetch_sub(n, std::memory_order_relaxed);
-    if (max_per_client_ == 0) return;
-    MutexLock lock(mu_);
-    auto it = per_client_.find(client);
-    if (it == per_client_.end()) return;
-    it->second -= std::min(it->second, n);
-    if (it->second == 0) per_client_.erase(it);
-  }
-
- private:
-  bool TakeTotal(uint64_t n) {
-    uint64_t current = total_.load(std::memory_order_relaxed);
-    do {
-      if (n > max_total_ || current > max_total_ - n) return false;
-    } while (!total_.compare_exchange_weak(current, current + n, std::memory_order_relaxed));
-    return true;
-  }
-
-  std::atomic<uint64_t>& total_;
-  const uint64_t max_total_;
-  const uint64_t max_per_client_;  // 0: none
-  Mutex mu_;
-  std::map<ClientKey, uint64_t> per_client_ GUARDED_BY(mu_);  // only clients holding bytes
-};
-
-// Body bytes one connection holds against its BodyBudget. Taken as bytes arrive (never from a
-// Content-Length alone, which costs a client nothing to announce), given back when the request
-// is answered or the connection closes.
-class BodyReservation {
- public:
-  void Bind(BodyBudget& budget, const ClientKey& client) {
-    budget_ = &budget;
-    client_ = client;
-  }
-  // Adds `n` bytes; on a refusal nothing is taken.
-  BodyBudget::Refusal Take(uint64_t n) {
-    const BodyBudget::Refusal refusal = budget_->Take(client_, n);
-    if (refusal == BodyBudget::Refusal::kNone) held_ += n;
-    return refusal;
-  }
-  void Release() {
-    if (held_ == 0) return;
-    budget_->Give(client_, held_);
-    held_ = 0;
-  }
-  uint64_t held() const { return held_; }
-
- private:
-  BodyBudget* budget_ = nullptr;
-  ClientKey client_{};
-  uint64_t held_ = 0;
-};
-
-// Parses a request straight into a Request: fields land in arrival order with their original
-// names, and the body is appended to Request::body without an intermediate message object.
-// Also notes what Beast accepts but hookrelay refuses (see FramingError), drops trailer fields,
-// and bounds chunk extensions and trailers by what is left of the header limit.
-class RequestParser final : public bhttp::basic_parser<true> {
- public:
-  RequestParser(Request& request, BodyReservation& reservation)
-      : request_(request), reservation_(reservation) {}
-  bool expect_continue() const { return expect_continue_; }
-  bool request_line_done() const { return request_line_done_; }
-  // A chunk-size line passed what is left of the header limit: by its extensions (or else by
-  // its size digits).
-  bool ext_too_long() const { return ext_too_long_; }
-  bool size_line_too_long() const { return size_line_too_long_; }
-  // The bytes about to be passed to put(): a chunk-size line's digits are found by looking back
-  // from its extensions, never before this.
-  void set_input(const char* begin) { input_begin_ = begin; }
-  // Why the body stopped at body_limit: a limit of its BodyBudget (kNone: the body limit).
-  BodyBudget::Refusal out_of_body_memory() const { return out_of_body_memory_; }
-  uint64_t framing_left() const { return framing_left_; }
-  // Bytes of chunk extensions and trailer fields still allowed; set once the head is read.
-  void set_framing_left(uint64_t n) { framing_left_ = n; }
-  // The largest body this request may have (its reservation grows up to it): the
-  // Content-Length, or for a chunked body its body limit.
-  void set_body_cap(uint64_t n) { body_cap_ = n; }
-
-  // Why the head just read must be refused with 400 although Beast accepted it; empty if not.
-  std::string_view FramingError() const {
-    if (te_fields_ > 0) {
-      // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing; §6.3: a
-      // coding list not ending in chunked cannot be framed, and hookrelay implements no coding
-      // but chunked.
-      if (request_.version < 11) return "Transfer-Encoding is not allowed in an HTTP/1.0 request";
-      if (te_other_ || te_codings_ != 1) {
-        return "unsupported Transfer-Encoding: only \"chunked\" is implemented";
-      }
-    }
-    // RFC 9112 §3.2: exactly one Host field, holding one host[:port]; HTTP/1.0 may omit it.
-    if (hosts_ > 1) return "more than one Host header field";
-    if (hosts_ == 0 && request_.version >= 11) {
-      return "missing Host header field (required in HTTP/1.1)";
-    }
-    if (host_list_) return "the Host header field holds more than one value";
-    if (host_space_) return "malformed Host header field: it holds whitespace";
-    // Which of two credentials counts would depend on the reader.
-    if (authorizations_ > 1) return "more than one Authorization header field";
-    if (content_lengths_ > 1) return "more than one Content-Length header field";
-    if (content_length_list_) return "the Content-Length header field holds a list";
-    return {};
-  }
-
- private:
-  void on_request_impl(bhttp::verb, BeastStringView method, BeastStringView target, int version,
-                       error_code&) override {
-    request_.method.assign(method.data(), method.size());
-    request_.target.assign(target.data(), target.size());
-    request_.version = version;
-    request_line_done_ = true;
-  }
-  void on_response_impl(int, BeastStringView, int, error_code&) override {}
-  void on_field_impl(bhttp::field name, BeastStringView name_string, BeastStringView value,
-                     error_code& ec) override {
-    if (is_header_done()) {
-      // A trailer field: counted against the header limit, then dropped, so that a trailer can
-      // never pass for a header (Host, Content-Type, a signature).
-      const uint64_t size = name_string.size() + value.size() + 4;  // ": " and CRLF
-      if (size > framing_left_) {
-        ec = bhttp::error::header_limit;
-        return;
-      }
-      framing_left_ -= size;
-      return;
-    }
-    if (name == bhttp::field::expect &&
-        EqualsIgnoreCase({value.data(), value.size()}, "100-continue")) {
-      expect_continue_ = true;
-    } else if (name == bhttp::field::transfer_encoding) {
-      ++te_fields_;
-      CountCodings({value.data(), value.size()});
-    } else if (name == bhttp::field::host) {
-      ++hosts_;
-      for (char c : value) {
-        if (c == ',') host_list_ = true;
-        if (c == ' ' || c == '\t') host_space_ = true;
-      }
-    } else if (name == bhttp::field::authorization) {
-      ++authorizations_;
-    } else if (name == bhttp::field::content_length) {
-      // Beast takes "2, 2" and a repeated field of the same value as one length (RFC 9110
-      // §8.6 allows a recipient to); a proxy in front may have taken it as an error or used the
-      // other field, so both are refused (as Host and Authorization are).
-      ++content_lengths_;
-      if (std::memchr(value.data(), ',', value.size()) != nullptr) content_length_list_ = true;
-    }
-    request_.headers.emplace_back(ToStdString(name_string), ToStdString(value));
-  }
-  void on_header_impl(error_code&) override {}
-  void on_body_init_impl(const boost::optional<uint64_t>&, error_code&) override {}
-  // Memory is reserved (and allocated) as the body arrives, never from Content-Length alone.
-  size_t on_body_impl(BeastStringView body, error_code& ec) override {
-    return AppendBody(body, ec);
-  }
-  void on_chunk_header_impl(uint64_t, BeastStringView extensions, error_code& ec) override {
-    // Beast hands over the extensions where they lie in the input, right after the size digits
-    // (preceded by the previous chunk's CRLF or the start of the input).
-    const char* digits_end = extensions.data();
-    const char* digits = digits_end;
-    while (digits > input_begin_ && IsHexDigit(digits[-1])) --digits;
-    const auto n_digits = static_cast<uint64_t>(digits_end - digits);
-    const uint64_t cost =
-        extensions.size() + (n_digits > kFreeChunkSizeDigits ? n_digits - kFreeChunkSizeDigits : 0);
-    if (cost > framing_left_) {
-      if (extensions.size() > framing_left_) {
-        ext_too_long_ = true;
-      } else {
-        size_line_too_long_ = true;
-      }
-      ec = bhttp::error::bad_chunk_extension;
-      return;
-    }
-    framing_left_ -= cost;
-  }
-  size_t on_chunk_body_impl(uint64_t, BeastStringView body, error_code& ec) override {
-    return AppendBody(body, ec);
-  }
-  void on_finish_impl(error_code&) override {}
-
-  size_t AppendBody(BeastStringView body, error_code& ec) {
-    const uint64_t needed = request_.body.size() + body.size();
-    if (needed > reservation_.held()) {
-      out_of_body_memory_ = Grow(needed);
-      if (out_of_body_memory_ != BodyBudget::Refusal::kNone) {
-        ec = bhttp::error::body_limit;
-        return 0;
-      }
-    }
-    request_.body.append(body.data(), body.size());
-    return body.size();
-  }
-
-  // Grows the reservation (and the body's capacity with it, so the two agree) geometrically, by
-  // at least 16 KiB and never past body_cap_; when the step does not fit, by just what arrived.
-  BodyBudget::Refusal Grow(uint64_t needed) {
-    constexpr uint64_t kMinStep = 16 * 1024;
-    const uint64_t held = reservation_.held();
-    const uint64_t wanted =
-        std::max(needed, std::min(std::max(held * 2, kMinStep), std::max(body_cap_, needed)));
-    BodyBudget::Refusal refusal = reservation_.Take(wanted - held);
-    if (refusal != BodyBudget::Refusal::kNone && wanted > needed) {
-      refusal = reservation_.Take(needed - held);
-    }
-    if (refusal == BodyBudget::Refusal::kNone) {
-      request_.body.reserve(static_cast<size_t>(reservation_.held()));
-    }
-    return refusal;
-  }
-
-  void CountCodings(std::string_view list) {
-    while (true) {
-      size_t comma = list.find(',');
-      std::string_view coding = list.substr(0, comma);
-      while (!coding.empty() && (coding.front() == ' ' || coding.front() == '\t')) {
-        coding.remove_prefix(1);
-      }
-      while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t')) {
-        coding.remove_suffix(1);
-      }
-      if (!coding.empty()) {  // empty list elements are allowed (RFC 9110 §5.6.1)
-        ++te_codings_;
-        if (!EqualsIgnoreCase(coding, "chunked")) te_other_ = true;
-      }
-      if (comma == std::string_view::npos) return;
-      list.remove_prefix(comma + 1);
-    }
-  }
-
-  Request& request_;
-  BodyReservation& reservation_;
-  uint64_t body_cap_ = 0;
-  uint64_t framing_left_ = 0;
-  int te_fields_ = 0;
-  int te_codings_ = 0;
-  int hosts_ = 0;
-  int authorizations_ = 0;
-  int content_lengths_ = 0;
-  const char* input_begin_ = nullptr;
-  bool content_length_list_ = false;
-  bool host_list_ = false;
-  bool host_space_ = false;
-  bool te_other_ = false;
-  bool expect_continue_ = false;
-  bool request_line_done_ = false;
-  bool ext_too_long_ = false;
-  bool size_line_too_long_ = false;
-  BodyBudget::Refusal out_of_body_memory_ = BodyBudget::Refusal::kNone;
-};
-
-// True when `n` bytes of a request head hold obsolete line folding: a line that starts with
-// SP or HTAB (RFC 9112 §5.2). Beast joins such lines; hookrelay refuses them, since other
-// parsers in front of or behind it may not.
-bool HasObsFold(const char* p, size_t n) {
-  const char* end = p + n;
-  while (true) {
-    const char* lf = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
-    if (lf == nullptr || lf + 1 >= end) return false;
-    if (lf[1] == ' ' || lf[1] == '\t') return true;
-    p = lf + 1;
-  }
-}
-
-// True when `n` bytes hold a line feed not preceded by a carriage return. HTTP/1.1 framing (the
-// head, chunk-size lines, trailers) ends lines with CRLF only. Beast treats a bare LF there as an
-// ordinary byte and waits for a CRLF that may never come, so the connection would sit until a
-// timeout; and a proxy in front that ends lines at a bare LF would read different framing.
-bool HasBareLf(const char* p, size_t n) {
-  const char* end = p + n;
-  for (const char* at = p; at < end; ++at) {
-    const auto* lf = static_cast<const char*>(std::memchr(at, '\n', static_cast<size_t>(end - at)));
-    if (lf == nullptr) return false;
-    if (lf == p || lf[-1] != '\r') return true;
-    at = lf;
-  }
-  return false;
-}
-
-// True when the first line of `pending` (a chunk-size line, after the CRLF that may end the
-// previous chunk's data) is complete and holds a quoted chunk-extension value that does not close
-// before the line ends. A quoted-string cannot hold CR or LF (RFC 9110 §5.6.4), but Beast reads
-// on past the line for the closing quote and waits for more input.
-bool HasUnterminatedQuote(std::string_view pending) {
-  if (pending.substr(0, 2) == "\r\n") pending.remove_prefix(2);
-  const size_t eol = pending.find("\r\n");
-  if (eol == std::string_view::npos) return false;
-  const std::string_view line = pending.substr(0, eol);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    if (quoted && line[i] == '\\') {
-      ++i;  // a quoted-pair
-    } else if (line[i] == '"') {
-      quoted = !quoted;
-    }
-  }
-  return quoted;
-}
-
-bool IsTokenChar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-// A handler-supplied field is sent only when it cannot break the framing of the response.
-bool IsSendableField(const std::pair<std::string, std::string>& field) {
-  const auto& [name, value] = field;
-  if (name.empty() || !std::all_of(name.begin(), name.end(), IsTokenChar)) return false;
-  if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) return false;
-  return !EqualsIgnoreCase(name, "content-length") &&
-         !EqualsIgnoreCase(name, "transfer-encoding") && !EqualsIgnoreCase(name, "connection");
-}
-
-void AppendNumber(std::string& out, uint64_t n) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, n);
-  out.append(buf, end);
-}
-
-// Splits a request-target into its path and query. Origin-form ("/p?q") is the norm; the
-// absolute-form ("http://h/p?q") that proxies send is accepted too. False when neither.
-bool SplitTarget(std::string_view target, std::string& path, std::string& query) {
-  if (target.empty()) return false;
-  if (target != "*" && target.front() != '/') {
-    size_t scheme_end = target.find("://");
-    if (scheme_end == std::string_view::npos || scheme_end == 0) return false;
-    size_t slash = target.find('/', scheme_end + 3);
-    size_t qmark = target.find('?', scheme_end + 3);
-    if (slash == std::string_view::npos || (qmark != std::string_view::npos && qmark < slash)) {
-      path = "/";
-      query = qmark == std::string_view::npos ? std::string_view() : target.substr(qmark + 1);
-      return true;
-    }
-    target = target.substr(slash);
-  }
-  size_t qmark = target.find('?');
-  path = target.substr(0, qmark);
-  query = qmark == std::string_view::npos ? std::string_view() : target.substr(qmark + 1);
-  return true;
-}
-
-Result<tcp::endpoint> ParseListen(const std::string& listen) {
-  auto invalid = [&] {
-    return Status::InvalidArgument("invalid listen address \"" + listen +
-                                       "\": expected host:port, e.g. 127.0.0.1:8080 or [::1]:8080",
-                                   "listen");
-  };
-  std::string_view s = listen;
-  std::string host;
-  std::string_view port_text;
-  if (!s.empty() && s.front() == '[') {
-    size_t close = s.find(']');
-    if (close == std::string_view::npos || close + 1 >= s.size() || s[close + 1] != ':') {
-      return invalid();
-    }
-    host = s.substr(1, close - 1);
-    port_text = s.substr(close + 2);
-  } else {
-    size_t colon = s.rfind(':');
-    if (colon == std::string_view::npos) return invalid();
-    host = s.substr(0, colon);
-    port_text = s.substr(colon + 1);
-    if (host.find(':') != std::string::npos) return invalid();  // IPv6 needs brackets
-  }
-  unsigned port = 0;
-  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
-      port > 65535) {
-    return invalid();
-  }
-  if (host.empty()) host = "0.0.0.0";
-  error_code addr_ec;
-  asio::ip::address address = asio::ip::make_address(host, addr_ec);
-  if (!addr_ec) return tcp::endpoint(address, static_cast<uint16_t>(port));
-  // A host name ("localhost"): resolve once at start-up.
-  asio::io_context ioc;
-  tcp::resolver resolver(ioc);
-  auto results = resolver.resolve(host, std::string(port_text), addr_ec);
-  if (addr_ec || results.empty()) {
-    return Status::InvalidArgument("cannot resolve listen host \"" + host + "\"", "listen");
-  }
-  return results.begin()->endpoint();
-}
-
-std::string LowerFirst(std::string s) {
-  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = static_cast<char>(s[0] + 32);
-  return s;
-}
+inline constexpr SteadyTime kNoDeadline = SteadyTime::max();
 
 class Session;
 
@@ -563,8 +108,6 @@ struct Worker {
   const Duration tick;
 };
 
-}  // namespace
-
 struct Server::Impl {
   Impl(const ServerOptions& options, Handler& handler) : options(options), handler(handler) {}
 
@@ -572,8 +115,6 @@ struct Server::Impl {
   void Admit(const std::shared_ptr<Worker>& worker, Socket socket, const tcp::endpoint& peer);
   void Refuse(const std::shared_ptr<Worker>& worker, Socket socket, const tcp::endpoint& peer,
               Response response);
-  bool AddClient(const ClientKey& key);
-  void RemoveClient(const ClientKey& key);
   void StopAccepting();
   void Shutdown(Duration grace);
 
@@ -591,8 +132,7 @@ struct Server::Impl {
   std::atomic<int> refusing{0};
   BodyBudget body_budget{stats->body_memory_bytes, options.max_body_memory,
                          options.max_body_memory_per_client};
-  Mutex clients_mu;
-  std::map<ClientKey, int> clients GUARDED_BY(clients_mu);  // open connections per client
+  ClientConnections clients{options.max_connections_per_client};  // open connections per client
   uint16_t port = 0;
   std::string url;
 
@@ -604,9 +144,7 @@ struct Server::Impl {
   bool shut_down GUARDED_BY(shutdown_mu) = false;
 };
 
-namespace {
-
-// One connection. Lives on one worker's loop; every method except Deliver runs there.
+// Lives on one worker's loop; every method except Deliver runs there.
 //
 // Life cycle of each request: kIdle (no byte of it yet) → kHead → [kContinue] → kBody →
 // kHandler (waiting for the Responder) → kWrite → back to kIdle, or kLinger → kClosed when the
@@ -615,13 +153,7 @@ class Session : public std::enable_shared_from_this<Session> {
  public:
   // `counted`: the connection is in stats->connections and the per-client count (else it is
   // being refused, and counted in Server::Impl::refusing).
-  Session(std::shared_ptr<Worker> worker, Socket socket, const tcp::endpoint& peer, bool counted)
-      : worker_(std::move(worker)),
-        socket_(std::move(socket)),
-        remote_address_(peer.address().to_string()),
-        remote_port_(peer.port()),
-        client_(ClientKeyOf(peer.address())),
-        counted_(counted) {}
+  Session(std::shared_ptr<Worker> worker, Socket socket, const tcp::endpoint& peer, bool counted);
 
   void Start();
   // Writes `response` (a refusal) and closes.
@@ -653,11 +185,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void WriteContinue();
   void Dispatch();
   void Fail(int status, std::string_view code, std::string message);
-  enum class Framing { kTrailers, kExtensions, kSizeLine };
-  void FailFraming(Framing what);
-  Framing PendingFraming() const;
   void RefuseBody(BodyBudget::Refusal why);
-  std::string BodyLimitText() const;
   void MarkIdle(bool idle);
   void Link();
   void Respond(Response response, bool close);
@@ -691,22 +219,50 @@ class Session : public std::enable_shared_from_this<Session> {
   // Per request. The buffer persists across requests: it holds pipelined bytes.
   boost::beast::flat_buffer buffer_;
   Request request_;
-  std::optional<RequestParser> parser_;
-  uint64_t head_bytes_ = 0;
+  RequestReader reader_;
   uint64_t seq_ = 0;
   int version_ = 11;
   bool keep_alive_ = true;
   bool head_only_ = false;  // a HEAD request: send the head of the response only
-  uint64_t body_limit_ = 0;
-  // Which limit body_limit_ is: the handler's, or a memory limit below it.
-  enum class BodyLimitKind { kHandler, kMemory, kClientMemory };
-  BodyLimitKind body_limit_kind_ = BodyLimitKind::kHandler;
+  BodyLimit body_limit_;
 
   // The response being written; the head's buffer is reused across responses.
   std::string out_head_;
   std::string out_body_;
   bool close_after_write_ = false;
 };
+
+namespace {
+
+namespace bhttp = boost::beast::http;
+
+// A connection's read buffer is shrunk back when a large body made it grow beyond this.
+constexpr size_t kMaxIdleBufferCapacity = 32 * 1024;
+// How long a closing connection keeps reading (and discarding) after its last response, so that
+// unread request bytes do not turn the close into a reset that destroys the response.
+constexpr Duration kMaxLinger = std::chrono::seconds(2);
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+constexpr size_t kHeadReadSize = RequestReader::kHeadReadSize;
+
+bool IsTokenChar(char c) {
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+// A handler-supplied field is sent only when it cannot break the framing of the response.
+bool IsSendableField(const std::pair<std::string, std::string>& field) {
+  const auto& [name, value] = field;
+  if (name.empty() || !std::all_of(name.begin(), name.end(), IsTokenChar)) return false;
+  if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) return false;
+  return !EqualsIgnoreCase(name, "content-length") &&
+         !EqualsIgnoreCase(name, "transfer-encoding") && !EqualsIgnoreCase(name, "connection");
+}
+
+void AppendNumber(std::string& out, uint64_t n) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, n);
+  out.append(buf, end);
+}
 
 // Shared by all copies of one Responder: the first call wins; if none comes, a 500 goes out.
 struct ResponderState {
@@ -726,6 +282,18 @@ struct ResponderState {
   uint64_t seq;
   std::atomic<bool> done{false};
 };
+
+}  // namespace
+
+Session::Session(std::shared_ptr<Worker> worker, Socket socket, const tcp::endpoint& peer,
+                 bool counted)
+    : worker_(std::move(worker)),
+      socket_(std::move(socket)),
+      remote_address_(peer.address().to_string()),
+      remote_port_(peer.port()),
+      client_(ClientKeyOf(peer.address())),
+      counted_(counted),
+      reader_(worker_->options.header_limit) {}
 
 void Session::Link() {
   worker_->sessions.push_front(shared_from_this());
@@ -760,16 +328,7 @@ void Session::StartRequest(Duration first_byte_wait) {
     Close();
     return;
   }
-  request_ = Request{};
-  request_.headers.reserve(16);
-  parser_.emplace(request_, reservation_);
-  // One more than our limit, so that our own check below (which counts the whole head) is the
-  // one that fires.
-  parser_->header_limit(static_cast<uint32_t>(
-      std::min<uint64_t>(worker_->options.header_limit + 1, std::numeric_limits<uint32_t>::max())));
-  parser_->body_limit(boost::none);  // checked against the handler's limit after the head
-  parser_->eager(false);             // stop after the head so OnHead runs before the body
-  head_bytes_ = 0;
+  reader_.Begin(request_, reservation_);
   version_ = 11;
   keep_alive_ = true;
   head_only_ = false;
@@ -827,146 +386,23 @@ void Session::OnRead(const error_code& ec, size_t n) {
 }
 
 void Session::Parse() {
-  const uint64_t header_limit = worker_->options.header_limit;
-  error_code ec;
   while (true) {
-    if (!parser_->is_header_done()) {
-      parser_->set_input(static_cast<const char*>(buffer_.data().data()));
-      size_t used = parser_->put(buffer_.data(), ec);
-      if (HasObsFold(static_cast<const char*>(buffer_.data().data()), used)) {
-        Fail(400, "bad_request", "obsolete line folding in a header field");
+    RequestReader::Step step = reader_.Advance(buffer_);
+    switch (step.event) {
+      case RequestReader::Event::kNeedMore: Read(step.read_size); return;
+      case RequestReader::Event::kHead:
+        if (!OnHeadComplete()) return;
+        continue;
+      case RequestReader::Event::kComplete: Dispatch(); return;
+      case RequestReader::Event::kError:
+        Fail(step.error.status, step.error.code, std::move(step.error.message));
         return;
-      }
-      buffer_.consume(used);
-      head_bytes_ += used;
-      if (ec == bhttp::error::need_more) {
-        if (head_bytes_ + buffer_.size() > header_limit) break;  // → 431
-        if (HasBareLf(static_cast<const char*>(buffer_.data().data()), buffer_.size())) {
-          Fail(400, "bad_request", "malformed HTTP request: a line ends in a bare LF, not CRLF");
-          return;
-        }
-        Read(kHeadReadSize);
+      case RequestReader::Event::kBodyTooLarge:
+        Fail(413, "payload_too_large", "request body exceeds " + BodyLimitText(body_limit_));
         return;
-      }
-      if (ec == bhttp::error::header_limit) break;
-      if (ec) {
-        Fail(400, "bad_request", "malformed HTTP request: " + ec.message());
-        return;
-      }
-      if (head_bytes_ > header_limit) break;
-      if (!OnHeadComplete()) return;
-      continue;
-    }
-    if (parser_->is_done()) {
-      Dispatch();
-      return;
-    }
-    if (buffer_.size() == 0) {
-      const auto remaining = parser_->content_length_remaining();
-      Read(remaining && *remaining <= kHeadReadSize ? kHeadReadSize : kBodyReadSize);
-      return;
-    }
-    parser_->set_input(static_cast<const char*>(buffer_.data().data()));
-    size_t used = parser_->put(buffer_.data(), ec);
-    buffer_.consume(used);
-    if (ec == bhttp::error::need_more) {
-      if (used == 0) {
-        // Beast holds a chunk-size line or the trailer section until its end has arrived: bound
-        // what it may wait for by what is left of the header limit.
-        if (buffer_.size() > parser_->framing_left() + kChunkLineSlack) {
-          FailFraming(PendingFraming());
-          return;
-        }
-        // Nothing of the pending chunk-size line or trailer section was taken, so it starts
-        // the buffer: a bare LF there can never become valid framing.
-        if (HasBareLf(static_cast<const char*>(buffer_.data().data()), buffer_.size())) {
-          Fail(400, "bad_request",
-               "malformed chunked body: a chunk-size line or trailer field ends in a bare LF, "
-               "not CRLF");
-          return;
-        }
-        if (HasUnterminatedQuote(std::string_view(static_cast<const char*>(buffer_.data().data()),
-                                                  buffer_.size()))) {
-          Fail(400, "bad_request",
-               "malformed chunked body: a chunk extension's quoted value does not end on its "
-               "line");
-          return;
-        }
-        Read(kHeadReadSize);
-        return;
-      }
-      continue;
-    }
-    if (ec == bhttp::error::header_limit) {  // only trailer fields get here
-      FailFraming(Framing::kTrailers);
-      return;
-    }
-    if (ec == bhttp::error::bad_chunk_extension && parser_->ext_too_long()) {
-      FailFraming(Framing::kExtensions);
-      return;
-    }
-    if (ec == bhttp::error::bad_chunk_extension && parser_->size_line_too_long()) {
-      FailFraming(Framing::kSizeLine);
-      return;
-    }
-    if (ec == bhttp::error::body_limit &&
-        parser_->out_of_body_memory() != BodyBudget::Refusal::kNone) {
-      RefuseBody(parser_->out_of_body_memory());
-      return;
-    }
-    if (ec == bhttp::error::body_limit) {
-      Fail(413, "payload_too_large", "request body exceeds " + BodyLimitText());
-      return;
-    }
-    if (ec) {
-      Fail(400, "bad_request", "malformed HTTP request body: " + ec.message());
-      return;
+      case RequestReader::Event::kOutOfBodyMemory: RefuseBody(step.refusal); return;
     }
   }
-  if (!parser_->request_line_done()) {
-    Fail(414, "uri_too_long", "request line too long (limit " + FormatByteSize(header_limit) + ")");
-    return;
-  }
-  Fail(431, "headers_too_large",
-       "request headers too large (limit " + FormatByteSize(header_limit) + ")");
-}
-
-// A chunked body's framing passed what is left of the header limit: 431 for the trailer
-// section, 400 for a chunk-size line (its size digits or its extensions).
-void Session::FailFraming(Framing what) {
-  const std::string limit = FormatByteSize(worker_->options.header_limit);
-  switch (what) {
-    case Framing::kTrailers:
-      Fail(431, "headers_too_large",
-           "request headers and trailer fields too large (limit " + limit + ")");
-      return;
-    case Framing::kExtensions:
-      Fail(400, "bad_request",
-           "chunk extensions too long (they count against the header limit of " + limit + ")");
-      return;
-    case Framing::kSizeLine:
-      Fail(400, "bad_request",
-           "chunk size line too long (it counts against the header limit of " + limit + ")");
-      return;
-  }
-}
-
-// What the bytes Beast is holding back are: the trailer section when the last chunk's size line
-// ("0", "000;ext") is complete and its fields are not; else a chunk-size line, too long by its
-// extensions once one has begun, else by its size digits.
-Session::Framing Session::PendingFraming() const {
-  const auto data = buffer_.data();
-  std::string_view pending(static_cast<const char*>(data.data()), data.size());
-  if (pending.substr(0, 2) == "\r\n") pending.remove_prefix(2);
-  const size_t eol = pending.find("\r\n");
-  const std::string_view line = pending.substr(0, eol);
-  const size_t digits = line.find_first_not_of('0');
-  if (eol != std::string_view::npos && digits != 0 &&
-      (digits == std::string_view::npos || line[digits] == ';' || line[digits] == ' ' ||
-       line[digits] == '\t')) {
-    return Framing::kTrailers;
-  }
-  return line.find(';') != std::string_view::npos ? Framing::kExtensions : Framing::kSizeLine;
 }
 
 // Returns true when the body should be read now; false when the request was answered or a
@@ -974,31 +410,15 @@ Session::Framing Session::PendingFraming() const {
 bool Session::OnHeadComplete() {
   const ServerOptions& options = worker_->options;
   version_ = request_.version;
-  keep_alive_ = parser_->keep_alive();
+  keep_alive_ = reader_.keep_alive();
   head_only_ = request_.method == "HEAD";
-  if (std::string_view error = parser_->FramingError(); !error.empty()) {
-    Fail(400, "bad_request", std::string(error));
+  if (std::optional<ParseError> error = reader_.CompleteHead()) {
+    Fail(error->status, error->code, std::move(error->message));
     return false;
   }
-  if (auto cl = parser_->content_length()) request_.content_length = *cl;
-  request_.chunked = parser_->chunked();
   request_.remote_address = remote_address_;
   request_.remote_port = remote_port_;
-  if (!SplitTarget(request_.target, request_.path, request_.query)) {
-    Fail(400, "bad_request", "malformed request target");
-    return false;
-  }
-  // RFC 9112 §3.2.4: the asterisk-form is only for a server-wide OPTIONS.
-  if (request_.target == "*" && request_.method != "OPTIONS") {
-    Fail(400, "bad_request", "the request target \"*\" is only allowed with OPTIONS");
-    return false;
-  }
-  if (!DecodePathSegments(request_.path, request_.segments)) {
-    Fail(400, "bad_request", "malformed percent-encoding in the request path");
-    return false;
-  }
-  const bool has_body =
-      request_.chunked || (request_.content_length && *request_.content_length > 0);
+  const bool has_body = reader_.has_body();
 
   Handler::HeadDecision decision;
   try {
@@ -1022,34 +442,22 @@ bool Session::OnHeadComplete() {
   // A body that could not fit max_body_memory (or this client's max_body_memory_per_client)
   // even with no other body in memory: 413, as retrying cannot help (503 with Retry-After is
   // for bodies that fit an empty budget).
-  body_limit_ = limit;
-  body_limit_kind_ = BodyLimitKind::kHandler;
-  if (body_limit_ > options.max_body_memory) {
-    body_limit_ = options.max_body_memory;
-    body_limit_kind_ = BodyLimitKind::kMemory;
-  }
-  if (options.max_body_memory_per_client > 0 && body_limit_ > options.max_body_memory_per_client) {
-    body_limit_ = options.max_body_memory_per_client;
-    body_limit_kind_ = BodyLimitKind::kClientMemory;
-  }
-  if (request_.content_length && *request_.content_length > body_limit_) {
+  body_limit_ =
+      EffectiveBodyLimit(limit, options.max_body_memory, options.max_body_memory_per_client);
+  if (request_.content_length && *request_.content_length > body_limit_.bytes) {
     Fail(413, "payload_too_large",
          "request body of " + std::to_string(*request_.content_length) + " bytes exceeds " +
-             BodyLimitText());
+             BodyLimitText(body_limit_));
     return false;
   }
   if (!has_body) return true;
   // Nothing is reserved yet: the body's memory is taken as its bytes arrive.
-  parser_->body_limit(body_limit_);
-  parser_->set_body_cap(request_.content_length ? *request_.content_length : body_limit_);
-  parser_->set_framing_left(options.header_limit > head_bytes_ ? options.header_limit - head_bytes_
-                                                               : 0);
-  parser_->eager(true);
+  reader_.StartBody(body_limit_.bytes);
   phase_ = Phase::kBody;
   SetDeadline(options.body_timeout);
   // Clients that sent Expect: 100-continue wait for this before sending the body (curl waits a
   // second); skip it when the body is already arriving.
-  if (parser_->expect_continue() && version_ >= 11 && buffer_.size() == 0) {
+  if (reader_.expect_continue() && version_ >= 11 && buffer_.size() == 0) {
     WriteContinue();
     return false;
   }
@@ -1098,15 +506,6 @@ void Session::Deliver(uint64_t seq, Response response) {
   }
 }
 
-void Worker::DeliverAnswers() {
-  {
-    MutexLock lock(post_mu);
-    answering.swap(answers);
-  }
-  for (Answer& a : answering) a.session->OnResponse(a.seq, std::move(a.response));
-  answering.clear();
-}
-
 void Session::OnResponse(uint64_t seq, Response response) {
   if (phase_ != Phase::kHandler || seq != seq_) return;  // closed meanwhile, or a stale call
   Respond(std::move(response), !keep_alive_ || Closing());
@@ -1118,19 +517,6 @@ void Session::Fail(int status, std::string_view code, std::string message) {
 }
 
 // "the limit of 5MiB", naming the setting when body_limit_ is a memory limit.
-std::string Session::BodyLimitText() const {
-  const std::string size = FormatByteSize(body_limit_);
-  switch (body_limit_kind_) {
-    case BodyLimitKind::kHandler: break;
-    case BodyLimitKind::kMemory:
-      return "the server's max_body_memory (" + size + "), the memory for all bodies together";
-    case BodyLimitKind::kClientMemory:
-      return "the server's max_body_memory_per_client (" + size +
-             "), the memory for one client's bodies together";
-  }
-  return "the limit of " + size;
-}
-
 void Session::RefuseBody(BodyBudget::Refusal why) {
   const ServerOptions& options = worker_->options;
   ServerStats& stats = *worker_->server->stats;
@@ -1180,7 +566,7 @@ void Session::SerializeHead(const Response& response, int status, bool close) {
   h.push_back(' ');
   const auto known = bhttp::int_to_status(static_cast<unsigned>(status));
   if (known != bhttp::status::unknown) {
-    BeastStringView reason = bhttp::obsolete_reason(known);
+    boost::beast::string_view reason = bhttp::obsolete_reason(known);
     h.append(reason.data(), reason.size());
   }
   h.append("\r\n");
@@ -1268,7 +654,7 @@ void Session::Close() {
   Server::Impl& server = *worker_->server;
   if (counted_) {
     server.stats->connections.fetch_sub(1, std::memory_order_relaxed);
-    server.RemoveClient(client_);
+    server.clients.Remove(client_);
   } else {
     server.refusing.fetch_sub(1, std::memory_order_relaxed);
   }
@@ -1292,12 +678,75 @@ void Session::EndInFlight() {
   if (--worker_->in_flight == 0 && worker_->draining) worker_->ReportDrained();
 }
 
+namespace {
+
+// Connections being answered with a refusal at the same time (each writes an error and
+// lingers briefly); past this, further ones are closed without an answer.
+constexpr int kMaxRefusing = 64;
+
+Result<tcp::endpoint> ParseListen(const std::string& listen) {
+  auto invalid = [&] {
+    return Status::InvalidArgument("invalid listen address \"" + listen +
+                                       "\": expected host:port, e.g. 127.0.0.1:8080 or [::1]:8080",
+                                   "listen");
+  };
+  std::string_view s = listen;
+  std::string host;
+  std::string_view port_text;
+  if (!s.empty() && s.front() == '[') {
+    size_t close = s.find(']');
+    if (close == std::string_view::npos || close + 1 >= s.size() || s[close + 1] != ':') {
+      return invalid();
+    }
+    host = s.substr(1, close - 1);
+    port_text = s.substr(close + 2);
+  } else {
+    size_t colon = s.rfind(':');
+    if (colon == std::string_view::npos) return invalid();
+    host = s.substr(0, colon);
+    port_text = s.substr(colon + 1);
+    if (host.find(':') != std::string::npos) return invalid();  // IPv6 needs brackets
+  }
+  unsigned port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
+      port > 65535) {
+    return invalid();
+  }
+  if (host.empty()) host = "0.0.0.0";
+  error_code addr_ec;
+  asio::ip::address address = asio::ip::make_address(host, addr_ec);
+  if (!addr_ec) return tcp::endpoint(address, static_cast<uint16_t>(port));
+  // A host name ("localhost"): resolve once at start-up.
+  asio::io_context ioc;
+  tcp::resolver resolver(ioc);
+  auto results = resolver.resolve(host, std::string(port_text), addr_ec);
+  if (addr_ec || results.empty()) {
+    return Status::InvalidArgument("cannot resolve listen host \"" + host + "\"", "listen");
+  }
+  return results.begin()->endpoint();
+}
+
+std::string LowerFirst(std::string s) {
+  if (!s.empty() && s[0] >= 'A' && s[0] <= 'Z') s[0] = static_cast<char>(s[0] + 32);
+  return s;
+}
+
 Duration SweepTick(const ServerOptions& o) {
   Duration smallest = std::min({o.header_timeout, o.body_timeout, o.idle_timeout, o.write_timeout});
   return std::clamp(smallest / 8, Duration(5), Duration(500));
 }
 
 }  // namespace
+
+void Worker::DeliverAnswers() {
+  {
+    MutexLock lock(post_mu);
+    answering.swap(answers);
+  }
+  for (Answer& a : answering) a.session->OnResponse(a.seq, std::move(a.response));
+  answering.clear();
+}
 
 void Worker::ArmSweep() {
   sweep_timer.expires_after(tick);
@@ -1410,7 +859,7 @@ void Server::Impl::Accept() {
 void Server::Impl::Admit(const std::shared_ptr<Worker>& worker, Socket socket,
                          const tcp::endpoint& peer) {
   const ClientKey key = ClientKeyOf(peer.address());
-  if (!AddClient(key)) {
+  if (!clients.Add(key)) {
     stats->refused_max_connections_per_client.fetch_add(1, std::memory_order_relaxed);
     Refuse(worker, std::move(socket), peer,
            JsonError(429, "too_many_connections",
@@ -1433,7 +882,7 @@ void Server::Impl::Admit(const std::shared_ptr<Worker>& worker, Socket socket,
     }
     if (!victim) {
       stats->connections.fetch_sub(1, std::memory_order_relaxed);
-      RemoveClient(key);
+      clients.Remove(key);
       stats->refused_max_connections.fetch_add(1, std::memory_order_relaxed);
       Refuse(worker, std::move(socket), peer,
              JsonError(503, "unavailable",
@@ -1450,7 +899,7 @@ void Server::Impl::Admit(const std::shared_ptr<Worker>& worker, Socket socket,
   asio::post(worker->ioc, [worker, socket = std::move(socket), peer]() mutable {
     if (worker->stopped.load(std::memory_order_relaxed)) {
       worker->server->stats->connections.fetch_sub(1, std::memory_order_relaxed);
-      worker->server->RemoveClient(ClientKeyOf(peer.address()));
+      worker->server->clients.Remove(ClientKeyOf(peer.address()));
       return;
     }
     std::make_shared<Session>(worker, std::move(socket), peer, /*counted=*/true)->Start();
@@ -1476,23 +925,6 @@ void Server::Impl::Refuse(const std::shared_ptr<Worker>& worker, Socket socket,
                std::make_shared<Session>(worker, std::move(socket), peer, /*counted=*/false)
                    ->Refuse(std::move(response));
              });
-}
-
-bool Server::Impl::AddClient(const ClientKey& key) {
-  MutexLock lock(clients_mu);
-  int& count = clients[key];
-  if (options.max_connections_per_client > 0 && count >= options.max_connections_per_client) {
-    if (count == 0) clients.erase(key);
-    return false;
-  }
-  ++count;
-  return true;
-}
-
-void Server::Impl::RemoveClient(const ClientKey& key) {
-  MutexLock lock(clients_mu);
-  auto it = clients.find(key);
-  if (it != clients.end() && --it->second <= 0) clients.erase(it);
 }
 
 void Server::Impl::StopAccepting() {
