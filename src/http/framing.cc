@@ -72,6 +72,7 @@ void HeadFraming::CountCodings(std::string_view list) {
 }
 
 bool HasObsFold(std::string_view head) {
+  if (head.empty()) return false;
   const char* p = head.data();
   const char* end = p + head.size();
   while (true) {
@@ -83,6 +84,7 @@ bool HasObsFold(std::string_view head) {
 }
 
 bool HasBareLf(std::string_view bytes) {
+  if (bytes.empty()) return false;
   const char* p = bytes.data();
   const char* end = p + bytes.size();
   for (const char* at = p; at < end; ++at) {

@@ -111,6 +111,7 @@ RequestReader::Step RequestReader::Advance(boost::beast::flat_buffer& buffer) {
   };
   boost::system::error_code ec;
   if (!parser_->is_header_done()) {
+    if (buffer.size() == 0) return need_more(kHeadReadSize);  // nothing of the head yet
     parser_->set_input(static_cast<const char*>(buffer.data().data()));
     const size_t used = parser_->put(buffer.data(), ec);
     if (HasObsFold(Bytes(buffer).substr(0, used))) {

@@ -157,6 +157,7 @@ TEST(RequestParserTest, PipelinedRequestsStayInTheBuffer) {
 
 TEST(RequestParserTest, AnIncompleteRequestNeedsMore) {
   Reader reader;
+  EXPECT_EQ(reader.Read("").event, Event::kNeedMore);
   EXPECT_EQ(reader.Read("GET / HTTP/1.1\r\nHost: h\r\n").event, Event::kNeedMore);
   EXPECT_EQ(reader.Read("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nabc").event,
             Event::kNeedMore);
@@ -308,6 +309,8 @@ TEST(RequestParserTest, BodyBeyondTheClientsShareIsRefusedAsTheClients) {
 }
 
 TEST(FramingTest, LineChecks) {
+  EXPECT_FALSE(HasObsFold(std::string_view()));
+  EXPECT_FALSE(HasBareLf(std::string_view()));
   EXPECT_FALSE(HasObsFold("GET / HTTP/1.1\r\nA: b\r\n\r\n"));
   EXPECT_TRUE(HasObsFold("GET / HTTP/1.1\r\nA: b\r\n\tc\r\n\r\n"));
   EXPECT_FALSE(HasBareLf("a\r\nb\r\n"));
