@@ -239,8 +239,9 @@ INSTANTIATE_TEST_SUITE_P(
         Refused{"request_line_too_long", "GET /" + kLongName + " HTTP/1.1\r\nHost: h\r\n\r\n", 414,
                 "request line too long"},
         Refused{"headers_too_large", "GET / HTTP/1.1\r\nHost: h\r\nX: " + kLongName + "\r\n\r\n",
-                // Byte by byte, Beast has not parsed the request line yet when the head passes
-                // the limit, so it is taken for a long request line (414).
+                // Byte by byte it is 414 (request line too long): once a read ended inside the
+                // request line, Beast parses nothing more until the head's end arrives, so the
+                // request line is not read yet when the head passes the limit.
                 431, "request headers too large", /*bytewise=*/false},
         Refused{"chunk_extensions_too_long",
                 "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n1;" + kLongName +
