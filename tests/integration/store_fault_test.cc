@@ -24,6 +24,7 @@
 #include "store/fault_injecting_store.h"
 #include "store/sqlite/open.h"
 #include "store/store.h"
+#include "support/fake_alert_sink.h"
 #include "support/process.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -35,23 +36,7 @@ using namespace std::chrono_literals;
 using testing::Sink;
 using testing::SinkResponse;
 
-class Alerts final : public alerts::AlertSink {
- public:
-  void Raise(alerts::Alert a) override {
-    std::lock_guard lock(mu_);
-    kinds_.push_back(a.kind);
-  }
-  int count(alerts::Alert::Kind kind) const {
-    std::lock_guard lock(mu_);
-    int n = 0;
-    for (auto k : kinds_) n += k == kind;
-    return n;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::vector<alerts::Alert::Kind> kinds_;
-};
+using Alerts = hookrelay::testing::FakeAlertSink;
 
 class StoreFaultTest : public ::testing::Test {
  protected:

@@ -21,6 +21,7 @@
 #include "store/fault_injecting_store.h"
 #include "store/sqlite/open.h"
 #include "store/store.h"
+#include "support/fake_alert_sink.h"
 #include "support/process.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -28,21 +29,7 @@
 namespace hookrelay::delivery {
 namespace {
 
-class Alerts final : public alerts::AlertSink {
- public:
-  void Raise(alerts::Alert a) override {
-    std::lock_guard lock(mu_);
-    alerts_.push_back(std::move(a));
-  }
-  std::vector<alerts::Alert> all() const {
-    std::lock_guard lock(mu_);
-    return alerts_;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::vector<alerts::Alert> alerts_;
-};
+using Alerts = hookrelay::testing::FakeAlertSink;
 
 // The breaker opens on an attempt's failure; before that attempt is recorded the operator resets
 // the breaker. The late record must not report "opened ... (trip 0) after 0 consecutive failed

@@ -26,6 +26,7 @@
 #include "store/open_store.h"
 #include "store/postgres/postgres_store.h"
 #include "store/store.h"
+#include "support/fake_alert_sink.h"
 #include "support/pg_cluster.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -35,22 +36,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class Alerts final : public alerts::AlertSink {
- public:
-  void Raise(alerts::Alert a) override {
-    std::lock_guard lock(mu_);
-    alerts_.push_back(std::move(a));
-  }
-  int count(alerts::Alert::Kind kind) const {
-    std::lock_guard lock(mu_);
-    return static_cast<int>(std::count_if(alerts_.begin(), alerts_.end(),
-                                          [&](const alerts::Alert& a) { return a.kind == kind; }));
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::vector<alerts::Alert> alerts_;
-};
+using Alerts = hookrelay::testing::FakeAlertSink;
 
 constexpr int kNodes = 3;
 

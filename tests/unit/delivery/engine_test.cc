@@ -30,6 +30,7 @@
 #include "store/fault_injecting_store.h"
 #include "store/sqlite/open.h"
 #include "store/store.h"
+#include "support/fake_alert_sink.h"
 #include "support/log_capture.h"
 #include "support/process.h"
 #include "support/wait.h"
@@ -145,22 +146,7 @@ class ScriptedSender final : public RequestSender {
   std::optional<int> auto_status_;
 };
 
-class Alerts final : public alerts::AlertSink {
- public:
-  void Raise(alerts::Alert a) override {
-    std::lock_guard lock(mu_);
-    alerts_.push_back(std::move(a));
-  }
-  int count(alerts::Alert::Kind kind) const {
-    std::lock_guard lock(mu_);
-    return static_cast<int>(std::count_if(alerts_.begin(), alerts_.end(),
-                                          [&](const alerts::Alert& a) { return a.kind == kind; }));
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::vector<alerts::Alert> alerts_;
-};
+using Alerts = hookrelay::testing::FakeAlertSink;
 
 class EngineTest : public ::testing::Test {
  protected:
