@@ -4,6 +4,7 @@
 
 #include "cli/catalog_commands.h"
 #include "cli/events_command.h"
+#include "cli/help_formatter.h"
 #include "cli/replay_command.h"
 #include "cli/schedule_command.h"
 #include "cli/serve_command.h"

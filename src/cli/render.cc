@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/wrap.h"
 #include "common/crypto.h"
 #include "common/time_format.h"
 #include "common/units.h"
@@ -152,38 +153,6 @@ std::string BreakerSettingsText(const json::object* b) {
     out += ")";
   }
   return out;
-}
-
-// `text` in lines of at most `width` characters, broken at spaces: the first after `first`, the
-// others after `indent` spaces. A word longer than a line stays whole.
-std::string Wrap(const std::string& text, const std::string& first, size_t indent,
-                 size_t width = kRenderWidth) {
-  auto chars = [](std::string_view s) {
-    size_t n = 0;
-    for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-    return n;
-  };
-  std::string out = first;
-  size_t used = chars(first);
-  bool line_empty = true;
-  std::istringstream words(text);
-  std::string word;
-  while (words >> word) {
-    const size_t w = chars(word);
-    if (!line_empty && used + 1 + w > width) {
-      out += "\n" + std::string(indent, ' ');
-      used = indent;
-      line_empty = true;
-    }
-    if (!line_empty) {
-      out += " ";
-      ++used;
-    }
-    out += word;
-    used += w;
-    line_empty = false;
-  }
-  return out + "\n";
 }
 
 // The rest of a policy, for `destinations show`: "delays 5m, 30m (the last repeats); jitter
