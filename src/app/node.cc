@@ -147,11 +147,12 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
           const model::Destination* d = catalog->FindDestination(name);
           if (d && d->paused) s.paused = true;
         }
+        const delivery::EngineStats engine_stats = node->engine_->Stats();
         auto alert_stats =
             node->alerts_ ? node->alerts_->stats() : alerts::AlertDispatcher::Stats{};
         // Raised counts with no channel configured too (nothing is sent then).
-        alert_stats.raised = node->engine_->Stats().alerts_raised;
-        return RenderMetrics(node->ingest_->stats(), node->engine_->Stats(), dests) +
+        alert_stats.raised = engine_stats.alerts_raised;
+        return RenderMetrics(node->ingest_->stats(), engine_stats, dests) +
                RenderRejectionMetrics(node->rejections_->AllCounts()) +
                (http_stats ? RenderHttpMetrics(*http_stats) : std::string()) +
                RenderRetentionMetrics(node->retention_->stats()) + RenderAlertMetrics(alert_stats) +

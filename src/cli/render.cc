@@ -259,16 +259,6 @@ std::string PausedText(const json::object& d) {
   return Present(d, "paused_reason") ? "paused (" + Text(d, "paused_reason") + ")" : "paused";
 }
 
-// `text` cut to `width` characters, the last one "…", when it is longer.
-std::string Cut(const std::string& text, size_t width) {
-  std::vector<size_t> starts;  // where each UTF-8 character begins
-  for (size_t i = 0; i < text.size(); ++i) {
-    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
-  }
-  if (width == 0 || starts.size() <= width) return text;
-  return text.substr(0, starts[width - 1]) + "…";
-}
-
 // The characters of `text` (UTF-8), as byte offsets of where each begins.
 std::vector<size_t> CharStarts(const std::string& text) {
   std::vector<size_t> starts;
@@ -276,6 +266,13 @@ std::vector<size_t> CharStarts(const std::string& text) {
     if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) starts.push_back(i);
   }
   return starts;
+}
+
+// `text` cut to `width` characters, the last one "…", when it is longer.
+std::string Cut(const std::string& text, size_t width) {
+  const std::vector<size_t> starts = CharStarts(text);
+  if (width == 0 || starts.size() <= width) return text;
+  return text.substr(0, starts[width - 1]) + "…";
 }
 
 // `text` cut in the middle to `width` characters: its first `head` characters, "…", and as
@@ -297,7 +294,7 @@ size_t TailStart(const std::string& url, size_t room, size_t path_start, size_t 
   const size_t from = starts[starts.size() - std::min(room, starts.size())];
   const size_t slash = url.find('/', from);
   if (slash != std::string::npos && path_start != std::string::npos && slash >= path_start &&
-      CharStarts(url.substr(slash)).size() >= min_tail) {
+      DisplayWidth(url.substr(slash)) >= min_tail) {
     return slash;
   }
   return from;
@@ -308,23 +305,23 @@ size_t TailStart(const std::string& url, size_t room, size_t path_start, size_t 
 // So that URLs of one host still differ, the end of the path is kept (from a "/" when one is in
 // reach); the scheme is kept so the reader still tells http from https.
 std::string CutUrl(const std::string& url, size_t width) {
-  const size_t count = CharStarts(url).size();
+  const size_t count = DisplayWidth(url);
   if (count <= width) return url;
   const size_t scheme_end = url.find("://");
   const size_t host_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
   const size_t path_start = url.find('/', host_start);
   constexpr size_t kMinTail = 8;  // enough of the path to tell URLs of one host apart
-  const size_t scheme = CharStarts(url.substr(0, host_start)).size();
+  const size_t scheme = DisplayWidth(url.substr(0, host_start));
   // "https://host…/in", else "https://…/hooks/in".
   size_t head = std::string::npos;
   if (path_start != std::string::npos &&
-      CharStarts(url.substr(0, path_start)).size() + 1 + kMinTail <= width) {
+      DisplayWidth(url.substr(0, path_start)) + 1 + kMinTail <= width) {
     head = path_start;
   } else if (scheme + 1 + kMinTail <= width) {
     head = host_start;
   }
   if (head == std::string::npos) return CutMiddle(url, width, width / 2);
-  const size_t room = width - CharStarts(url.substr(0, head)).size() - 1;
+  const size_t room = width - DisplayWidth(url.substr(0, head)) - 1;
   return url.substr(0, head) + "…" + url.substr(TailStart(url, room, path_start, kMinTail));
 }
 
@@ -347,7 +344,7 @@ std::string PausedCell(const json::object& d, size_t width) {
   }
   reason = reason.substr(0, reason.find(';'));
   const std::string cell = "paused (" + reason + ")";
-  return !reason.empty() && CharStarts(cell).size() <= width ? cell : "paused";
+  return !reason.empty() && DisplayWidth(cell) <= width ? cell : "paused";
 }
 
 // Where a time in a paused reason is rendered like every other time.
@@ -364,9 +361,9 @@ void FitColumns(const std::vector<std::string>& header, std::vector<std::vector<
   constexpr size_t kMinColumn = 8;
   std::vector<size_t> w(header.size());
   for (size_t i = 0; i < header.size(); ++i) {
-    w[i] = CharStarts(header[i]).size();
+    w[i] = DisplayWidth(header[i]);
     for (const auto& row : rows) {
-      if (i < row.size()) w[i] = std::max(w[i], CharStarts(row[i]).size());
+      if (i < row.size()) w[i] = std::max(w[i], DisplayWidth(row[i]));
     }
   }
   size_t total = 2 * (w.size() - 1);
@@ -375,7 +372,7 @@ void FitColumns(const std::vector<std::string>& header, std::vector<std::vector<
   while (total > width) {
     size_t widest = header.size();
     for (size_t i : shrinkable) {
-      const size_t floor = std::max(kMinColumn, CharStarts(header[i]).size());
+      const size_t floor = std::max(kMinColumn, DisplayWidth(header[i]));
       if (target[i] > floor && (widest == header.size() || target[i] > target[widest])) widest = i;
     }
     if (widest == header.size()) break;
@@ -413,16 +410,11 @@ std::string RenderTable(const std::vector<std::string>& header,
                         const std::vector<std::vector<std::string>>& rows,
                         const std::string& indent) {
   // Widths in characters, not bytes, so "…" or "é" keeps the columns straight.
-  auto chars = [](const std::string& s) {
-    size_t n = 0;
-    for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-    return n;
-  };
   std::vector<size_t> width(header.size());
-  for (size_t i = 0; i < header.size(); ++i) width[i] = chars(header[i]);
+  for (size_t i = 0; i < header.size(); ++i) width[i] = DisplayWidth(header[i]);
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
-      width[i] = std::max(width[i], chars(row[i]));
+      width[i] = std::max(width[i], DisplayWidth(row[i]));
     }
   }
   std::string out;
@@ -430,7 +422,7 @@ std::string RenderTable(const std::vector<std::string>& header,
     std::string l = indent;
     for (size_t i = 0; i < cells.size(); ++i) {
       l += cells[i];
-      if (i + 1 < cells.size()) l += std::string(width[i] - chars(cells[i]) + 2, ' ');
+      if (i + 1 < cells.size()) l += std::string(width[i] - DisplayWidth(cells[i]) + 2, ' ');
     }
     while (!l.empty() && l.back() == ' ') l.pop_back();
     out += l + "\n";
@@ -611,7 +603,7 @@ std::string EventStatusCell(const json::array& deliveries, size_t width, TimePoi
     }
   }
   if (each.empty()) return "-";
-  auto fits = [width](const std::string& text) { return CharStarts(text).size() <= width; };
+  auto fits = [width](const std::string& text) { return DisplayWidth(text) <= width; };
   if (fits(each)) return each;
   // Failures first, then what is held back: they are what a reader looks for.
   auto rank = [](const std::string& status) {
@@ -683,8 +675,8 @@ std::string RenderEventList(const json::array& items, TimePoint now, size_t widt
   // STATUS goes last, in what is left of the width (at least 14).
   size_t used = 0;
   for (size_t i = 0; i + 1 < header.size(); ++i) {
-    size_t w = CharStarts(header[i]).size();
-    for (const auto& row : rows) w = std::max(w, CharStarts(row[i]).size());
+    size_t w = DisplayWidth(header[i]);
+    for (const auto& row : rows) w = std::max(w, DisplayWidth(row[i]));
     used += w + 2;
   }
   const size_t status_width = used + 14 < width ? width - used : 14;
@@ -883,8 +875,8 @@ std::string RenderAuditList(const json::array& items, TimePoint now, size_t widt
   // The detail gives way first (`--json` has it whole), then the target.
   size_t used = 0;
   for (size_t i = 0; i + 1 < header.size(); ++i) {
-    size_t w = CharStarts(header[i]).size();
-    for (const auto& row : rows) w = std::max(w, CharStarts(row[i]).size());
+    size_t w = DisplayWidth(header[i]);
+    for (const auto& row : rows) w = std::max(w, DisplayWidth(row[i]));
     used += w + 2;
   }
   const size_t detail_width = used + 16 < width ? width - used : 16;
