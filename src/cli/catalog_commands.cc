@@ -1,11 +1,11 @@
 #include "cli/catalog_commands.h"
 
-#include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <functional>
 #include <iostream>
 #include <memory>
 
+#include "cli/args.h"
 #include "cli/catalog_edit.h"
 #include "cli/management_command.h"
 #include "cli/render.h"
@@ -24,11 +24,11 @@ using ListRenderer = std::function<std::string(const json::array&)>;
 using ItemRenderer = std::function<std::string(const json::object&)>;
 
 // `<resource> list`: GET /api/v1/<resource>, the "items" as a table.
-void AddList(CLI::App* parent, const std::string& resource, ListRenderer render, int& exit_code) {
+void AddList(Command parent, const std::string& resource, ListRenderer render, int& exit_code) {
   auto common = std::make_shared<ManagementOptions>();
-  CLI::App* list = parent->add_subcommand("list", "List " + resource);
+  Command list = parent.Subcommand("list", "List " + resource);
   AddManagementOptions(list, *common);
-  list->callback([resource, render, common, &exit_code] {
+  list.Callback([resource, render, common, &exit_code] {
     const std::string command = resource + " list";
     ApiClient client = MakeClient(*common);
     Result<json::value> page = client.Get("/api/v1/" + resource);
@@ -53,14 +53,14 @@ void AddList(CLI::App* parent, const std::string& resource, ListRenderer render,
 }
 
 // `<resource> show NAME`: GET /api/v1/<resource>/NAME.
-void AddShow(CLI::App* parent, const std::string& resource, const std::string& what,
+void AddShow(Command parent, const std::string& resource, const std::string& what,
              ItemRenderer render, int& exit_code) {
   auto common = std::make_shared<ManagementOptions>();
   auto name = std::make_shared<std::string>();
-  CLI::App* show = parent->add_subcommand("show", "Show one " + what);
-  show->add_option("name", *name, what + " name")->required();
+  Command show = parent.Subcommand("show", "Show one " + what);
+  show.Add("name", *name, what + " name").Required();
   AddManagementOptions(show, *common);
-  show->callback([resource, render, common, name, &exit_code] {
+  show.Callback([resource, render, common, name, &exit_code] {
     const std::string command = resource + " show";
     ApiClient client = MakeClient(*common);
     exit_code =
@@ -71,16 +71,16 @@ void AddShow(CLI::App* parent, const std::string& resource, const std::string& w
 
 // `destinations <verb> NAME`: POST /api/v1/destinations/NAME/<verb>, then the destination as
 // `destinations show` prints it. `pause` takes --reason.
-void AddControl(CLI::App* parent, const std::string& verb, const std::string& done,
+void AddControl(Command parent, const std::string& verb, const std::string& done,
                 const std::string& help, int& exit_code) {
   auto common = std::make_shared<ManagementOptions>();
   auto name = std::make_shared<std::string>();
   auto reason = std::make_shared<std::string>();
-  CLI::App* cmd = parent->add_subcommand(verb, help);
-  cmd->add_option("name", *name, "destination name")->required();
-  if (verb == "pause") cmd->add_option("--reason", *reason, "Why (shown with the destination)");
+  Command cmd = parent.Subcommand(verb, help);
+  cmd.Add("name", *name, "destination name").Required();
+  if (verb == "pause") cmd.Add("--reason", *reason, "Why (shown with the destination)");
   AddManagementOptions(cmd, *common);
-  cmd->callback([verb, done, common, name, reason, &exit_code] {
+  cmd.Callback([verb, done, common, name, reason, &exit_code] {
     const std::string command = "destinations " + verb;
     json::object body;
     if (!reason->empty()) body["reason"] = *reason;
@@ -101,7 +101,7 @@ void AddControl(CLI::App* parent, const std::string& verb, const std::string& do
 
 // A paged list: GET `path`?limit=N[&cursor=C], printed as JSON or by `render` (given the whole
 // page), then, when there is more, the --cursor that continues it.
-void AddPagedList(CLI::App* cmd, const std::string& command, const std::string& what,
+void AddPagedList(Command cmd, const std::string& command, const std::string& what,
                   std::function<std::string()> path_of,
                   std::function<std::string(const json::object&)> render, int& exit_code) {
   struct Paging {
@@ -110,15 +110,15 @@ void AddPagedList(CLI::App* cmd, const std::string& command, const std::string& 
     ManagementOptions common;
   };
   auto paging = std::make_shared<Paging>();
-  cmd->add_option("--limit", paging->limit,
-                  "At most this many (default " + std::to_string(kDefaultListLimit) + ", at most " +
-                      std::to_string(kMaxListLimit) + ")")
-      ->check(CLI::Range(1, kMaxListLimit));
-  cmd->add_option("--cursor", paging->cursor,
-                  "Continue after an earlier page: its next_cursor (--json) or the one its table "
-                  "names");
+  cmd.Add("--limit", paging->limit,
+          "At most this many (default " + std::to_string(kDefaultListLimit) + ", at most " +
+              std::to_string(kMaxListLimit) + ")")
+      .InRange(1, kMaxListLimit);
+  cmd.Add("--cursor", paging->cursor,
+          "Continue after an earlier page: its next_cursor (--json) or the one its table "
+          "names");
   AddManagementOptions(cmd, paging->common);
-  cmd->callback([command, what, path_of, render, paging, &exit_code] {
+  cmd.Callback([command, what, path_of, render, paging, &exit_code] {
     ApiClient client = MakeClient(paging->common);
     std::string path = path_of() + "?limit=" + std::to_string(paging->limit);
     if (!paging->cursor.empty()) path += "&cursor=" + PercentEncode(paging->cursor);
@@ -150,11 +150,10 @@ void AddPagedList(CLI::App* cmd, const std::string& command, const std::string& 
 
 }  // namespace
 
-void AddAuditCommand(CLI::App& app, int& exit_code) {
-  CLI::App* audit =
-      app.add_subcommand("audit", "The audit trail: who changed what, and when (the API)");
-  audit->require_subcommand(1);
-  CLI::App* list = audit->add_subcommand(
+void AddAuditCommand(Command app, int& exit_code) {
+  Command audit = app.Subcommand("audit", "The audit trail: who changed what, and when (the API)");
+  audit.RequireSubcommand();
+  Command list = audit.Subcommand(
       "list", "List audit entries, newest first: pauses, replays, catalog changes, …");
   AddPagedList(
       list, "audit list", "entries", [] { return std::string("/api/v1/audit"); },
@@ -164,19 +163,19 @@ void AddAuditCommand(CLI::App& app, int& exit_code) {
       exit_code);
 }
 
-void AddCatalogCommands(CLI::App& app, int& exit_code) {
-  CLI::App* sources = app.add_subcommand(
+void AddCatalogCommands(Command app, int& exit_code) {
+  Command sources = app.Subcommand(
       "sources", "Webhook sources: list, show, add, update, rm, rejections (the API)");
-  sources->require_subcommand(1);
+  sources.RequireSubcommand();
   AddList(sources, "sources", RenderSourceList, exit_code);
   AddShow(
       sources, "sources", "source",
       [](const json::object& s) { return RenderSourceDetail(s, Now()); }, exit_code);
   {
     auto name = std::make_shared<std::string>();
-    CLI::App* rejections = sources->add_subcommand(
+    Command rejections = sources.Subcommand(
         "rejections", "List a source's requests refused for failed verification (401)");
-    rejections->add_option("name", *name, "source name")->required();
+    rejections.Add("name", *name, "source name").Required();
     AddPagedList(
         rejections, "sources rejections", "rejections",
         [name] { return "/api/v1/sources/" + PercentEncode(*name) + "/rejections"; },
@@ -184,10 +183,10 @@ void AddCatalogCommands(CLI::App& app, int& exit_code) {
         exit_code);
   }
 
-  CLI::App* destinations = app.add_subcommand(
+  Command destinations = app.Subcommand(
       "destinations",
       "Destinations: list, show, add, update, rm, pause, resume, reset-breaker (the API)");
-  destinations->require_subcommand(1);
+  destinations.RequireSubcommand();
   AddList(
       destinations, "destinations",
       [](const json::array& items) { return RenderDestinationList(items, Now(), TerminalWidth()); },
@@ -203,8 +202,8 @@ void AddCatalogCommands(CLI::App& app, int& exit_code) {
   AddControl(destinations, "reset-breaker", "Reset the breaker of",
              "Close a destination's circuit breaker and send again", exit_code);
 
-  CLI::App* routes = app.add_subcommand("routes", "Routes from sources to destinations (the API)");
-  routes->require_subcommand(1);
+  Command routes = app.Subcommand("routes", "Routes from sources to destinations (the API)");
+  routes.RequireSubcommand();
   AddList(
       routes, "routes",
       [](const json::array& items) { return RenderRouteList(items, TerminalWidth()); }, exit_code);

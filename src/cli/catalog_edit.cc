@@ -1,6 +1,5 @@
 #include "cli/catalog_edit.h"
 
-#include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <fstream>
 #include <iostream>
@@ -9,6 +8,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "cli/args.h"
 #include "cli/management_command.h"
 #include "cli/render.h"
 #include "cli/terminal.h"
@@ -62,21 +62,21 @@ Status NameCliSwitches(const Status& status) {
 // `<kind>s add|update`: builds the body from the flags, POSTs or PATCHes it, prints the object.
 template <typename Flags>
 void AddWrite(
-    CLI::App* parent, const std::string& kind, bool update,
-    const std::function<void(CLI::App*, Flags&)>& add_flags,
+    Command parent, const std::string& kind, bool update,
+    const std::function<void(Command, Flags&)>& add_flags,
     const std::function<Result<json::object>(const std::string&, const Flags&, bool)>& build,
     const std::function<std::string(const json::object&)>& render, int& exit_code) {
   auto common = std::make_shared<ManagementOptions>();
   auto name = std::make_shared<std::string>();
   auto flags = std::make_shared<Flags>();
-  CLI::App* cmd = parent->add_subcommand(
+  Command cmd = parent.Subcommand(
       update ? "update" : "add",
       update ? "Change a " + kind + " created through the API (only the flags given)"
              : "Create a " + kind + " (stored; it survives restarts)");
-  cmd->add_option("name", *name, kind + " name")->required();
+  cmd.Add("name", *name, kind + " name").Required();
   add_flags(cmd, *flags);
   AddManagementOptions(cmd, *common, /*has_destination_url=*/kind == "destination");
-  cmd->callback([=, &exit_code] {
+  cmd.Callback([=, &exit_code] {
     const std::string command = Plural(kind) + (update ? " update" : " add");
     ApiClient client = MakeClient(*common);  // first: an API address mixed up with --url
     auto body = build(*name, *flags, update);
@@ -97,13 +97,13 @@ void AddWrite(
 }
 
 // `<kind>s rm NAME`: DELETE, then "Deleted <kind> NAME".
-void AddRemove(CLI::App* parent, const std::string& kind, int& exit_code) {
+void AddRemove(Command parent, const std::string& kind, int& exit_code) {
   auto common = std::make_shared<ManagementOptions>();
   auto name = std::make_shared<std::string>();
-  CLI::App* cmd = parent->add_subcommand("rm", "Delete a " + kind + " created through the API");
-  cmd->add_option("name", *name, kind == "route" ? "route id" : kind + " name")->required();
+  Command cmd = parent.Subcommand("rm", "Delete a " + kind + " created through the API");
+  cmd.Add("name", *name, kind == "route" ? "route id" : kind + " name").Required();
   AddManagementOptions(cmd, *common);
-  cmd->callback([=, &exit_code] {
+  cmd.Callback([=, &exit_code] {
     ApiClient client = MakeClient(*common);
     exit_code = PrintApiObject(
         Plural(kind) + " rm", client.Delete("/api/v1/" + Plural(kind) + "/" + PercentEncode(*name)),
@@ -111,61 +111,60 @@ void AddRemove(CLI::App* parent, const std::string& kind, int& exit_code) {
   });
 }
 
-void AddSourceFlags(CLI::App* cmd, SourceFlags& f) {
-  cmd->add_option("--verify", f.verify,
-                  "Signature scheme: github, stripe, shopify, standard, hmac");
-  cmd->add_option("--secret", f.secrets,
-                  "Verification secret (repeat while rotating; @FILE or @- reads it)");
-  cmd->add_option("--dedup-header", f.dedup_header,
-                  "Header naming a provider's retry, e.g. "
-                  "X-GitHub-Delivery");
-  cmd->add_option("--dedup-json", f.dedup_json, "Top-level JSON field naming a retry, e.g. id");
-  cmd->add_option("--max-body", f.max_body, "Largest body accepted, e.g. 1MiB (default 5MiB)");
-  cmd->add_option("--spec", f.spec, "The whole source as JSON (or @FILE); flags go over it");
+void AddSourceFlags(Command cmd, SourceFlags& f) {
+  cmd.Add("--verify", f.verify, "Signature scheme: github, stripe, shopify, standard, hmac");
+  cmd.Add("--secret", f.secrets,
+          "Verification secret (repeat while rotating; @FILE or @- reads it)");
+  cmd.Add("--dedup-header", f.dedup_header,
+          "Header naming a provider's retry, e.g. "
+          "X-GitHub-Delivery");
+  cmd.Add("--dedup-json", f.dedup_json, "Top-level JSON field naming a retry, e.g. id");
+  cmd.Add("--max-body", f.max_body, "Largest body accepted, e.g. 1MiB (default 5MiB)");
+  cmd.Add("--spec", f.spec, "The whole source as JSON (or @FILE); flags go over it");
 }
 
 // The destination's URL is --url in `add` and `update` (`add` also takes it positionally); the
 // API's address is --server, so the two cannot be mistaken.
-void AddDestinationFlags(CLI::App* cmd, DestinationFlags& f) {
-  if (cmd->get_name() == "add") {
-    cmd->add_option("url", f.url, "Where deliveries go (http or https); or --url");
-    cmd->add_option("--url", f.url_flag, "Where deliveries go (http or https)");
+void AddDestinationFlags(Command cmd, DestinationFlags& f) {
+  if (cmd.Name() == "add") {
+    cmd.Add("url", f.url, "Where deliveries go (http or https); or --url");
+    cmd.Add("--url", f.url_flag, "Where deliveries go (http or https)");
   } else {
-    cmd->add_option("--url", f.url_flag, "The destination's new URL (http or https)");
-    cmd->add_option("--endpoint", f.endpoint)->group("");  // the old name of --url
+    cmd.Add("--url", f.url_flag, "The destination's new URL (http or https)");
+    cmd.Add("--endpoint", f.endpoint).Hidden();  // the old name of --url
   }
-  cmd->add_option("--policy", f.policy, "Retry policy: a preset name or a policy JSON object");
-  cmd->add_option("--header", f.headers,
-                  "Header sent with every delivery, \"Name: value\" "
-                  "(repeatable; @FILE or @- reads the value)");
-  cmd->add_option("--signing-secret", f.signing_secret,
-                  "Standard Webhooks secret whsec_… (@FILE or @- reads it)");
-  cmd->add_option("--max-concurrency", f.max_concurrency, "Requests in flight at most");
-  cmd->add_option("--rate-limit", f.rate_limit, "e.g. 100/s");
-  cmd->add_option("--replay-window", f.replay_window,
-                  "How long failed events stay replayable, "
-                  "e.g. 30d");
-  cmd->add_flag("--allow-private", f.allow_private,
-                "Allow a loopback or private address for this destination");
-  cmd->add_option("--forward-headers", f.forward_headers,
-                  "Received headers sent on: all (default), none, or names such as "
-                  "X-GitHub-Event,X-Request-Id");
-  cmd->add_option("--secret-header", f.secret_headers,
-                  "A header (of --header) whose value is a secret, shown redacted (repeatable)");
-  cmd->add_option("--client-cert", f.client_cert,
-                  "PEM file of the client certificate (and intermediates) for TLS; read here "
-                  "and stored by the server");
-  cmd->add_option("--client-key", f.client_key,
-                  "PEM file of the client certificate's key (unencrypted; write-only)");
-  cmd->add_option("--ca-file", f.ca_file,
-                  "PEM file of the CA(s) to trust for the destination's server instead of the "
-                  "system's");
-  cmd->add_option("--bearer", f.bearer,
-                  "Token sent as \"Authorization: Bearer …\" (write-only; @FILE or @- reads it)");
-  cmd->add_option("--basic", f.basic,
-                  "\"user:password\" sent as basic authentication (write-only; @FILE or @- reads "
-                  "it)");
-  cmd->add_option("--spec", f.spec, "The whole destination as JSON (or @FILE); flags go over it");
+  cmd.Add("--policy", f.policy, "Retry policy: a preset name or a policy JSON object");
+  cmd.Add("--header", f.headers,
+          "Header sent with every delivery, \"Name: value\" "
+          "(repeatable; @FILE or @- reads the value)");
+  cmd.Add("--signing-secret", f.signing_secret,
+          "Standard Webhooks secret whsec_… (@FILE or @- reads it)");
+  cmd.Add("--max-concurrency", f.max_concurrency, "Requests in flight at most");
+  cmd.Add("--rate-limit", f.rate_limit, "e.g. 100/s");
+  cmd.Add("--replay-window", f.replay_window,
+          "How long failed events stay replayable, "
+          "e.g. 30d");
+  cmd.Flag("--allow-private", f.allow_private,
+           "Allow a loopback or private address for this destination");
+  cmd.Add("--forward-headers", f.forward_headers,
+          "Received headers sent on: all (default), none, or names such as "
+          "X-GitHub-Event,X-Request-Id");
+  cmd.Add("--secret-header", f.secret_headers,
+          "A header (of --header) whose value is a secret, shown redacted (repeatable)");
+  cmd.Add("--client-cert", f.client_cert,
+          "PEM file of the client certificate (and intermediates) for TLS; read here "
+          "and stored by the server");
+  cmd.Add("--client-key", f.client_key,
+          "PEM file of the client certificate's key (unencrypted; write-only)");
+  cmd.Add("--ca-file", f.ca_file,
+          "PEM file of the CA(s) to trust for the destination's server instead of the "
+          "system's");
+  cmd.Add("--bearer", f.bearer,
+          "Token sent as \"Authorization: Bearer …\" (write-only; @FILE or @- reads it)");
+  cmd.Add("--basic", f.basic,
+          "\"user:password\" sent as basic authentication (write-only; @FILE or @- reads "
+          "it)");
+  cmd.Add("--spec", f.spec, "The whole destination as JSON (or @FILE); flags go over it");
 }
 
 }  // namespace
@@ -327,8 +326,7 @@ Result<json::object> BuildDestinationBody(const std::string& name, const Destina
   return body;
 }
 
-void AddCatalogEditCommands(CLI::App* sources, CLI::App* destinations, CLI::App* routes,
-                            int& exit_code) {
+void AddCatalogEditCommands(Command sources, Command destinations, Command routes, int& exit_code) {
   for (bool update : {false, true}) {
     AddWrite<SourceFlags>(
         sources, "source", update, AddSourceFlags, BuildSourceBody,
@@ -349,12 +347,12 @@ void AddCatalogEditCommands(CLI::App* sources, CLI::App* destinations, CLI::App*
     auto source = std::make_shared<std::string>();
     auto destination = std::make_shared<std::string>();
     auto id = std::make_shared<std::string>();
-    CLI::App* cmd = routes->add_subcommand("add", "Send every event of a source to a destination");
-    cmd->add_option("source", *source, "source name")->required();
-    cmd->add_option("destination", *destination, "destination name")->required();
-    cmd->add_option("--id", *id, "Route id (default SOURCE:DESTINATION)");
+    Command cmd = routes.Subcommand("add", "Send every event of a source to a destination");
+    cmd.Add("source", *source, "source name").Required();
+    cmd.Add("destination", *destination, "destination name").Required();
+    cmd.Add("--id", *id, "Route id (default SOURCE:DESTINATION)");
     AddManagementOptions(cmd, *common);
-    cmd->callback([=, &exit_code] {
+    cmd.Callback([=, &exit_code] {
       json::object body{{"source", *source}, {"destination", *destination}};
       if (!id->empty()) body["id"] = *id;
       ApiClient client = MakeClient(*common);

@@ -5,11 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/args.h"
 #include "common/result.h"
-
-namespace CLI {
-class App;
-}
 
 namespace hookrelay::cli {
 
@@ -28,8 +25,7 @@ namespace hookrelay::cli {
 //   routes add SOURCE DESTINATION [--id ID] | routes show ID | routes rm ID
 // Secret values may be given as @FILE (or @- for standard input) so they stay out of the shell
 // history and the process list. `exit_code` is set after parsing.
-void AddCatalogEditCommands(CLI::App* sources, CLI::App* destinations, CLI::App* routes,
-                            int& exit_code);
+void AddCatalogEditCommands(Command sources, Command destinations, Command routes, int& exit_code);
 
 // The flags of `sources add|update`; empty means "not given".
 struct SourceFlags {

@@ -1,11 +1,11 @@
 #include "cli/events_command.h"
 
-#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <boost/json.hpp>
 #include <iostream>
 #include <memory>
 
+#include "cli/args.h"
 #include "cli/management_command.h"
 #include "cli/render.h"
 #include "cli/terminal.h"
@@ -94,39 +94,39 @@ Status CheckFilterNames(ApiClient& client, const EventListOptions& options) {
 
 }  // namespace
 
-void AddEventsCommand(CLI::App& app, int& exit_code) {
-  CLI::App* events = app.add_subcommand("events", "List and inspect received events (the API)");
-  events->require_subcommand(1);
+void AddEventsCommand(Command app, int& exit_code) {
+  Command events = app.Subcommand("events", "List and inspect received events (the API)");
+  events.RequireSubcommand();
 
   {
     auto options = std::make_shared<EventListOptions>();
     auto common = std::make_shared<ManagementOptions>();
-    CLI::App* list = events->add_subcommand("list", "List received events (filters combine)");
-    list->add_option("--status", options->status,
-                     "Only events with a destination whose current delivery is in this status")
-        ->check(CLI::IsMember({"scheduled", "delivering", "delivered", "failed", "paused"}));
-    list->add_option("--source", options->source, "Only events from this source");
-    list->add_option("--destination", options->destination,
-                     "Only events with a delivery to this destination");
-    list->add_option("--since", options->since,
-                     "Received at or after: RFC 3339 time, or a duration before now (2h)");
-    list->add_option("--until", options->until, "Received before: RFC 3339 time, or a duration");
-    list->add_option("--limit", options->limit,
-                     "At most this many events (default " + std::to_string(kDefaultListLimit) +
-                         ", at most " + std::to_string(kMaxListLimit) + ", as the API)")
-        ->check(CLI::Range(1, kMaxListLimit));
-    list->add_option("--cursor", options->cursor,
-                     "Start after this event: the next_cursor of an earlier list (--json) or the "
-                     "one its table names");
+    Command list = events.Subcommand("list", "List received events (filters combine)");
+    list.Add("--status", options->status,
+             "Only events with a destination whose current delivery is in this status")
+        .OneOf({"scheduled", "delivering", "delivered", "failed", "paused"});
+    list.Add("--source", options->source, "Only events from this source");
+    list.Add("--destination", options->destination,
+             "Only events with a delivery to this destination");
+    list.Add("--since", options->since,
+             "Received at or after: RFC 3339 time, or a duration before now (2h)");
+    list.Add("--until", options->until, "Received before: RFC 3339 time, or a duration");
+    list.Add("--limit", options->limit,
+             "At most this many events (default " + std::to_string(kDefaultListLimit) +
+                 ", at most " + std::to_string(kMaxListLimit) + ", as the API)")
+        .InRange(1, kMaxListLimit);
+    list.Add("--cursor", options->cursor,
+             "Start after this event: the next_cursor of an earlier list (--json) or the "
+             "one its table names");
     AddManagementOptions(list, *common);
-    list->callback([options, common, &exit_code] {
+    list.Callback([options, common, &exit_code] {
       EventListOptions resolved = *options;
       TimePoint now = Now();
       for (auto [text, flag] :
            {std::pair{&resolved.since, "--since"}, std::pair{&resolved.until, "--until"}}) {
         if (text->empty()) continue;
         Result<std::string> t = ResolveTimeFlag(*text, now, flag);
-        if (!t.ok()) throw CLI::ValidationError(flag, t.status().message());
+        if (!t.ok()) throw UsageError(flag, t.status().message());
         *text = *t;
       }
       ApiClient client = MakeClient(*common);
@@ -157,11 +157,10 @@ void AddEventsCommand(CLI::App& app, int& exit_code) {
   {
     auto id = std::make_shared<std::string>();
     auto common = std::make_shared<ManagementOptions>();
-    CLI::App* show =
-        events->add_subcommand("show", "Show an event with its deliveries and attempts");
-    show->add_option("id", *id, "Event id")->required();
+    Command show = events.Subcommand("show", "Show an event with its deliveries and attempts");
+    show.Add("id", *id, "Event id").Required();
     AddManagementOptions(show, *common);
-    show->callback([id, common, &exit_code] {
+    show.Callback([id, common, &exit_code] {
       ApiClient client = MakeClient(*common);
       // The table does not show the body: do not fetch it (--json gets the whole event).
       Result<json::value> event =

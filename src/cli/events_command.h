@@ -4,13 +4,10 @@
 #include <string>
 
 #include "cli/api_client.h"
+#include "cli/args.h"
 #include "common/clock.h"
 #include "common/list_limits.h"
 #include "common/result.h"
-
-namespace CLI {
-class App;
-}
 
 namespace hookrelay::cli {
 
@@ -45,6 +42,6 @@ std::string EventListPath(const EventListOptions& options, int page_limit,
 Result<boost::json::object> FetchEvents(ApiClient& client, const EventListOptions& options);
 
 // Registers `events list` and `events show ID`; `exit_code` is set after parsing.
-void AddEventsCommand(CLI::App& app, int& exit_code);
+void AddEventsCommand(Command app, int& exit_code);
 
 }  // namespace hookrelay::cli

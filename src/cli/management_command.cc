@@ -1,28 +1,28 @@
 #include "cli/management_command.h"
 
-#include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <cstdlib>
 #include <iostream>
 
+#include "cli/args.h"
 #include "http/json_text.h"
 
 namespace hookrelay::cli {
 
-void AddManagementOptions(CLI::App* cmd, ManagementOptions& options, bool has_destination_url) {
-  cmd->add_option("--server", options.server,
-                  std::string("The hookrelay API's address, http://HOST:PORT (default: "
-                              "HOOKRELAY_URL, else ") +
-                      kDefaultApiUrl + ")");
-  cmd->add_option("--token", options.token,
-                  "Admin bearer token (default: HOOKRELAY_TOKEN, or HOOKRELAY_ADMIN_TOKEN)");
-  cmd->add_flag("--json", options.json, "Print the API's JSON instead of a table");
-  if (!has_destination_url) cmd->add_option("--url", options.stray_url)->group("");
+void AddManagementOptions(Command cmd, ManagementOptions& options, bool has_destination_url) {
+  cmd.Add("--server", options.server,
+          std::string("The hookrelay API's address, http://HOST:PORT (default: "
+                      "HOOKRELAY_URL, else ") +
+              kDefaultApiUrl + ")");
+  cmd.Add("--token", options.token,
+          "Admin bearer token (default: HOOKRELAY_TOKEN, or HOOKRELAY_ADMIN_TOKEN)");
+  cmd.Flag("--json", options.json, "Print the API's JSON instead of a table");
+  if (!has_destination_url) cmd.Add("--url", options.stray_url).Hidden();
 }
 
 ApiClient MakeClient(const ManagementOptions& options) {
   if (!options.stray_url.empty()) {
-    throw CLI::ValidationError(
+    throw UsageError(
         "--url is a destination's URL (in `destinations add` and `destinations update`); this "
         "command takes none. The API's address is --server (or HOOKRELAY_URL)");
   }
@@ -31,10 +31,10 @@ ApiClient MakeClient(const ManagementOptions& options) {
   if (from_flag || (env && *env)) {
     Status s = CheckApiAddress(from_flag ? std::string_view(options.server) : std::string_view(env),
                                from_flag ? "--server" : "HOOKRELAY_URL");
-    if (!s.ok()) throw CLI::ValidationError(s.message());
+    if (!s.ok()) throw UsageError(s.message());
   }
   ApiConfig config = ResolveApiConfig(options.server, options.token);
-  if (Status s = CheckToken(config.token); !s.ok()) throw CLI::ValidationError(s.message());
+  if (Status s = CheckToken(config.token); !s.ok()) throw UsageError(s.message());
   return ApiClient(std::move(config));
 }
 

@@ -6,11 +6,8 @@
 #include <string_view>
 
 #include "cli/api_client.h"
+#include "cli/args.h"
 #include "common/result.h"
-
-namespace CLI {
-class App;
-}
 
 // What every management subcommand (events, sources, destinations, routes, replay) shares: the
 // connection flags, --json, and how API errors reach the user (exit 1, the API's message).
@@ -30,10 +27,10 @@ struct ManagementOptions {
 
 // Adds --server, --token and --json to `cmd`; unless `has_destination_url`, also a hidden --url
 // that only exists to refuse itself with a message naming --server.
-void AddManagementOptions(CLI::App* cmd, ManagementOptions& options,
+void AddManagementOptions(Command cmd, ManagementOptions& options,
                           bool has_destination_url = false);
 
-// A client for the resolved address and token. Throws CLI::ValidationError (exit 2, before any
+// A client for the resolved address and token. Throws UsageError (exit 2, before any
 // request) for an API address with a path, query or fragment, for a stray --url, and when no
 // token is set.
 ApiClient MakeClient(const ManagementOptions& options);

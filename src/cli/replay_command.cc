@@ -4,7 +4,6 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <chrono>
 #include <cmath>
@@ -16,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/args.h"
 #include "cli/events_command.h"
 #include "cli/management_command.h"
 #include "cli/render.h"
@@ -322,12 +322,12 @@ int RunBulkReplay(const BulkOptions& o, const ManagementOptions& common) {
 }
 
 // replay list | replay status JOB | replay cancel JOB.
-void AddJobCommands(CLI::App* replay, int& exit_code) {
+void AddJobCommands(Command replay, int& exit_code) {
   {
     auto common = std::make_shared<ManagementOptions>();
-    CLI::App* list = replay->add_subcommand("list", "List bulk replay jobs, newest first");
+    Command list = replay.Subcommand("list", "List bulk replay jobs, newest first");
     AddManagementOptions(list, *common);
-    list->callback([common, &exit_code] {
+    list.Callback([common, &exit_code] {
       ApiClient client = MakeClient(*common);
       Result<json::value> page = client.Get("/api/v1/replays");
       if (!page.ok()) {
@@ -352,13 +352,13 @@ void AddJobCommands(CLI::App* replay, int& exit_code) {
   for (bool cancel : {false, true}) {
     auto common = std::make_shared<ManagementOptions>();
     auto job = std::make_shared<std::string>();
-    CLI::App* cmd = replay->add_subcommand(
-        cancel ? "cancel" : "status",
-        cancel ? "Cancel a bulk replay job (chains already created keep going)"
-               : "Show a bulk replay job: progress, and why it waits");
-    cmd->add_option("job", *job, "Job id (from `hookrelay replay list`)")->required();
+    Command cmd =
+        replay.Subcommand(cancel ? "cancel" : "status",
+                          cancel ? "Cancel a bulk replay job (chains already created keep going)"
+                                 : "Show a bulk replay job: progress, and why it waits");
+    cmd.Add("job", *job, "Job id (from `hookrelay replay list`)").Required();
     AddManagementOptions(cmd, *common);
-    cmd->callback([cancel, common, job, &exit_code] {
+    cmd.Callback([cancel, common, job, &exit_code] {
       ApiClient client = MakeClient(*common);
       const std::string path = "/api/v1/replays/" + PercentEncode(*job);
       if (cancel) {
@@ -387,32 +387,31 @@ void AddJobCommands(CLI::App* replay, int& exit_code) {
 
 }  // namespace
 
-void AddReplayCommand(CLI::App& app, int& exit_code) {
+void AddReplayCommand(Command app, int& exit_code) {
   auto id = std::make_shared<std::string>();
   auto destination = std::make_shared<std::string>();
   auto bulk = std::make_shared<BulkOptions>();
   auto common = std::make_shared<ManagementOptions>();
-  CLI::App* replay = app.add_subcommand(
+  Command replay = app.Subcommand(
       "replay",
       "Deliver an event again (a new delivery chain, the same webhook-id); with --status, every "
       "event matching a filter, paced (a bulk replay job); list, status JOB, cancel JOB: the jobs");
-  replay->add_option("id", *id,
-                     "Event id (omit with --status); list, status and cancel are subcommands");
-  replay->add_option("--destination", *destination,
-                     "Only to this destination (one the event was routed to)");
-  replay->add_option("--status", bulk->status,
-                     "Bulk: replay events whose latest delivery is in this status (failed)");
-  replay->add_option("--source", bulk->source, "Bulk: only events from this source");
-  replay->add_option("--since", bulk->since,
-                     "Bulk: received at or after (RFC 3339, or a duration ago: 2h)");
-  replay->add_option("--until", bulk->until, "Bulk: received before (RFC 3339, or a duration ago)");
-  replay->add_option("--rate", bulk->rate,
-                     "Bulk: pace, e.g. 50/s (default: the destination's rate_limit, else 50/s)");
-  replay->add_flag("--no-wait", bulk->no_wait, "Bulk: print the job id and return at once");
+  replay.Add("id", *id, "Event id (omit with --status); list, status and cancel are subcommands");
+  replay.Add("--destination", *destination,
+             "Only to this destination (one the event was routed to)");
+  replay.Add("--status", bulk->status,
+             "Bulk: replay events whose latest delivery is in this status (failed)");
+  replay.Add("--source", bulk->source, "Bulk: only events from this source");
+  replay.Add("--since", bulk->since,
+             "Bulk: received at or after (RFC 3339, or a duration ago: 2h)");
+  replay.Add("--until", bulk->until, "Bulk: received before (RFC 3339, or a duration ago)");
+  replay.Add("--rate", bulk->rate,
+             "Bulk: pace, e.g. 50/s (default: the destination's rate_limit, else 50/s)");
+  replay.Flag("--no-wait", bulk->no_wait, "Bulk: print the job id and return at once");
   AddManagementOptions(replay, *common);
   AddJobCommands(replay, exit_code);
-  replay->callback([replay, id, destination, bulk, common, &exit_code] {
-    if (!replay->get_subcommands().empty()) return;  // replay list|status|cancel did the work
+  replay.Callback([replay, id, destination, bulk, common, &exit_code] {
+    if (replay.SubcommandGiven()) return;  // replay list|status|cancel did the work
     if (!bulk->status.empty()) {
       if (!id->empty()) {
         std::cerr << "hookrelay replay: give an event id or --status, not both\n";

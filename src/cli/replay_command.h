@@ -4,11 +4,8 @@
 #include <boost/json/object.hpp>
 #include <string>
 
+#include "cli/args.h"
 #include "common/clock.h"
-
-namespace CLI {
-class App;
-}
 
 namespace hookrelay::cli {
 
@@ -24,7 +21,7 @@ namespace hookrelay::cli {
 // (event ids are 26-character ULIDs, never one of these words).
 // `exit_code` is set after parsing: 0, 1 for an API error (past the replay window, unknown
 // event, …) or a bulk job that ended cancelled or failed, 2 for bad usage, 130 on Ctrl-C.
-void AddReplayCommand(CLI::App& app, int& exit_code);
+void AddReplayCommand(Command app, int& exit_code);
 
 // "[#########.....] 43% 860/2000 (2 failed) running" (without the bar when `bar` is false),
 // then "; waiting: breaker open on analytics until 23:39 (in 28m)" while the job's "waiting"

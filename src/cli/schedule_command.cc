@@ -1,12 +1,12 @@
 #include "cli/schedule_command.h"
 
-#include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <sstream>
 
+#include "cli/args.h"
 #include "common/random.h"
 #include "common/units.h"
 #include "http/json_text.h"
@@ -62,31 +62,30 @@ json::object RenderScheduleJson(const policy::RetryPolicy& p, const policy::Sche
   return policy::ScheduleToJson(p, s);  // the same document as GET /destinations/{name}/schedule
 }
 
-void AddScheduleCommand(CLI::App& app, int& exit_code) {
+void AddScheduleCommand(Command app, int& exit_code) {
   struct Flags {
     std::string policy_name, policy_json, seed;
     bool json = false;
   };
   auto flags = std::make_shared<Flags>();
-  CLI::App* cmd =
-      app.add_subcommand("schedule", "Show what a retry policy will do when every attempt fails");
-  auto* by_name =
-      cmd->add_option("--policy", flags->policy_name, "A preset: default, free, pro, scale");
-  auto* by_json = cmd->add_option("--policy-json", flags->policy_json,
-                                  "A policy as JSON, e.g. '{\"strategy\":\"exponential\",...}'");
-  by_name->excludes(by_json);
-  by_json->excludes(by_name);
-  auto* seed = cmd->add_option("--seed", flags->seed, "Seed for the jitter (repeatable output)");
-  cmd->add_flag("--json", flags->json, "Print JSON instead of a table");
-  cmd->callback([flags, by_name, by_json, seed, &exit_code] {
-    if (!by_name->count() && !by_json->count()) {
-      throw CLI::RequiredError("--policy or --policy-json");
+  Command cmd =
+      app.Subcommand("schedule", "Show what a retry policy will do when every attempt fails");
+  Option by_name = cmd.Add("--policy", flags->policy_name, "A preset: default, free, pro, scale");
+  Option by_json = cmd.Add("--policy-json", flags->policy_json,
+                           "A policy as JSON, e.g. '{\"strategy\":\"exponential\",...}'");
+  by_name.Excludes(by_json);
+  by_json.Excludes(by_name);
+  Option seed = cmd.Add("--seed", flags->seed, "Seed for the jitter (repeatable output)");
+  cmd.Flag("--json", flags->json, "Print JSON instead of a table");
+  cmd.Callback([flags, by_name, by_json, seed, &exit_code] {
+    if (!by_name.Given() && !by_json.Given()) {
+      throw MissingError("--policy or --policy-json");
     }
     auto fail = [&exit_code](const std::string& what, const Status& st) {
       std::cerr << "hookrelay schedule: " << what << st.message() << "\n";
       exit_code = 2;
     };
-    const bool by_text = by_json->count() > 0;
+    const bool by_text = by_json.Given();
     auto policy = policy::ResolvePolicyArgument(
         {by_text ? policy::PolicyArgument::Kind::kJson : policy::PolicyArgument::Kind::kPreset,
          by_text ? flags->policy_json : flags->policy_name});
@@ -95,7 +94,7 @@ void AddScheduleCommand(CLI::App& app, int& exit_code) {
                   policy::ArgumentError(by_text ? "--policy-json" : "--policy", policy.status()));
     }
     std::optional<uint64_t> seed_value;
-    if (seed->count()) {
+    if (seed.Given()) {
       auto v = policy::ParseSeedArgument(flags->seed);
       if (!v.ok())
         return fail("",

@@ -3,13 +3,10 @@
 #include <boost/json/value.hpp>
 #include <string>
 
+#include "cli/args.h"
 #include "common/result.h"
 #include "policy/decision.h"
 #include "policy/retry_policy.h"
-
-namespace CLI {
-class App;
-}
 
 namespace hookrelay::cli {
 
@@ -22,6 +19,6 @@ std::string RenderScheduleText(const policy::RetryPolicy& p, const policy::Sched
 boost::json::object RenderScheduleJson(const policy::RetryPolicy& p, const policy::Schedule& s);
 
 // Registers the subcommand; `run` is called after parsing and returns the exit code.
-void AddScheduleCommand(CLI::App& app, int& exit_code);
+void AddScheduleCommand(Command app, int& exit_code);
 
 }  // namespace hookrelay::cli

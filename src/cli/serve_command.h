@@ -1,13 +1,11 @@
 #pragma once
 
-namespace CLI {
-class App;
-}
+#include "cli/args.h"
 
 namespace hookrelay::cli {
 
 // `hookrelay serve [--config F] [--listen HOST:PORT] [--data DIR | --store URL]
 //                  [--allow-private-destinations]`
-void AddServeCommand(CLI::App& app, int& exit_code);
+void AddServeCommand(Command app, int& exit_code);
 
 }  // namespace hookrelay::cli

@@ -1,6 +1,5 @@
 #include "cli/simulate_command.h"
 
-#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -10,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/args.h"
 #include "cli/terminal.h"
 #include "http/json_text.h"
 #include "policy/policy_argument.h"
@@ -30,7 +30,7 @@ Status HerdFlagError(const Status& st) {
 
 }  // namespace
 
-void AddSimulateCommand(CLI::App& app, int& exit_code) {
+void AddSimulateCommand(Command app, int& exit_code) {
   struct Flags {
     sim::HerdInput input;
     std::string events, fail_window, recover_at, capacity, seed;
@@ -39,38 +39,36 @@ void AddSimulateCommand(CLI::App& app, int& exit_code) {
     std::string svg;
   };
   auto flags = std::make_shared<Flags>();
-  CLI::App* simulate =
-      app.add_subcommand("simulate", "Simulate what retry policies do (no server needed)");
-  simulate->require_subcommand(1);
-  CLI::App* cmd = simulate->add_subcommand(
+  Command simulate =
+      app.Subcommand("simulate", "Simulate what retry policies do (no server needed)");
+  simulate.RequireSubcommand();
+  Command cmd = simulate.Subcommand(
       "herd", "Show what each retry policy sends to an endpoint that recovers from an outage");
-  CLI::Option* events =
-      cmd->add_option("--events", flags->events, "Events whose first attempt fails (default 500)");
-  CLI::Option* fail_window = cmd->add_option(
-      "--fail-window", flags->fail_window,
-      "The first attempts fail at random within this time (default 60s; 1s: a burst)");
-  CLI::Option* recover_at =
-      cmd->add_option("--recover-at", flags->recover_at,
-                      "The endpoint refuses connections until then (default 4m)");
-  CLI::Option* capacity = cmd->add_option(
-      "--capacity", flags->capacity,
-      "Requests per second the recovered endpoint serves; the rest get 503 (default 50/s)");
-  CLI::Option* by_name = cmd->add_option("--policy", flags->names,
-                                         "A preset to compare (repeatable): default, free, pro, "
-                                         "scale; none given: the four jitters and the presets");
-  CLI::Option* by_json =
-      cmd->add_option("--policy-json", flags->texts, "A policy as JSON to compare (repeatable)");
-  by_name->allow_extra_args(false);
-  by_json->allow_extra_args(false);
-  CLI::Option* seed =
-      cmd->add_option("--seed", flags->seed, "Seed for the failure times and jitter (default 1)");
-  cmd->add_flag("--json", flags->json, "Print JSON instead of a table");
-  cmd->add_option("--svg", flags->svg, "Also write a chart of requests per second to FILE");
-  cmd->callback([flags, cmd, events, fail_window, recover_at, capacity, seed, by_name, by_json,
-                 &exit_code] {
+  Option events =
+      cmd.Add("--events", flags->events, "Events whose first attempt fails (default 500)");
+  Option fail_window =
+      cmd.Add("--fail-window", flags->fail_window,
+              "The first attempts fail at random within this time (default 60s; 1s: a burst)");
+  Option recover_at = cmd.Add("--recover-at", flags->recover_at,
+                              "The endpoint refuses connections until then (default 4m)");
+  Option capacity =
+      cmd.Add("--capacity", flags->capacity,
+              "Requests per second the recovered endpoint serves; the rest get 503 (default 50/s)");
+  Option by_name = cmd.Add("--policy", flags->names,
+                           "A preset to compare (repeatable): default, free, pro, "
+                           "scale; none given: the four jitters and the presets");
+  Option by_json =
+      cmd.Add("--policy-json", flags->texts, "A policy as JSON to compare (repeatable)");
+  by_name.OneValueEach();
+  by_json.OneValueEach();
+  Option seed = cmd.Add("--seed", flags->seed, "Seed for the failure times and jitter (default 1)");
+  cmd.Flag("--json", flags->json, "Print JSON instead of a table");
+  cmd.Add("--svg", flags->svg, "Also write a chart of requests per second to FILE");
+  cmd.Callback([flags, cmd, events, fail_window, recover_at, capacity, seed, by_name, by_json,
+                &exit_code] {
     sim::HerdInput& input = flags->input;
-    auto given = [](const CLI::Option* opt, const std::string& value) {
-      return opt->count() ? std::optional<std::string>(value) : std::nullopt;
+    auto given = [](const Option opt, const std::string& value) {
+      return opt.Given() ? std::optional<std::string>(value) : std::nullopt;
     };
     input.events = given(events, flags->events);
     input.fail_window = given(fail_window, flags->fail_window);
@@ -79,7 +77,7 @@ void AddSimulateCommand(CLI::App& app, int& exit_code) {
     input.seed = given(seed, flags->seed);
     // The order the flags were given in, across --policy and --policy-json.
     size_t next_name = 0, next_text = 0;
-    for (const CLI::Option* opt : cmd->parse_order()) {
+    for (const Option opt : cmd.ParseOrder()) {
       if (opt == by_name && next_name < flags->names.size()) {
         input.policies.push_back(
             {policy::PolicyArgument::Kind::kPreset, flags->names[next_name++]});

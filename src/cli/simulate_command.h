@@ -1,8 +1,6 @@
 #pragma once
 
-namespace CLI {
-class App;
-}
+#include "cli/args.h"
 
 namespace hookrelay::cli {
 
@@ -10,6 +8,6 @@ namespace hookrelay::cli {
 // The flags are parsed by sim::ParseHerdScenario and sim::ParseHerdStrategies, as the query of
 // GET /api/v1/simulate is.
 
-void AddSimulateCommand(CLI::App& app, int& exit_code);
+void AddSimulateCommand(Command app, int& exit_code);
 
 }  // namespace hookrelay::cli
