@@ -63,7 +63,7 @@ struct Destination {
   std::string origin;
 };
 
-// The destination JSON of ARCHITECTURE.md section 3 (plus "paused", "allow_private",
+// The destination JSON of docs/api.md ("Changing the catalog") (plus "paused", "allow_private",
 // "pause_on_gone", "secret_headers", "auth"). Errors name the field ("url", "policy.cap",
 // "breaker.open[1]", "forward_headers[0]", "tls.client_key", "order_key.json"). "auth" and a
 // configured Authorization header exclude each other.
