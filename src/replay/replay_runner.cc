@@ -77,15 +77,17 @@ ReplayRunner::ReplayRunner(store::Store& store, const model::Registry& registry,
 
 ReplayRunner::~ReplayRunner() { Stop(); }
 
-void ReplayRunner::Start() { thread_ = std::thread(&ReplayRunner::Loop, this); }
+void ReplayRunner::Start() {
+  loop_.Start([this] { return Pass(); });
+}
 
 void ReplayRunner::Stop() {
   {
     MutexLock lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  cv_.notify_all();  // the jobs' waits
+  loop_.Stop();
   for (Worker& w : workers_) {
     if (w.thread.joinable()) w.thread.join();
   }
@@ -95,10 +97,10 @@ void ReplayRunner::Stop() {
 void ReplayRunner::Notify() {
   {
     MutexLock lock(mu_);
-    notified_ = true;
     ++generation_;
   }
   cv_.notify_all();
+  loop_.RunNow();
 }
 
 bool ReplayRunner::Stopping() {
@@ -145,58 +147,44 @@ Status ReplayRunner::SleepUntil(TimePoint t, const std::string& id, uint64_t* se
   }
 }
 
-void ReplayRunner::Loop() {
-  NameThisThread("hr-replay");
-  for (;;) {
-    // Joins the workers whose job ended.
-    for (auto it = workers_.begin(); it != workers_.end();) {
-      if (it->done->load()) {
-        it->thread.join();
-        it = workers_.erase(it);
-      } else {
-        ++it;
-      }
+Duration ReplayRunner::Pass() {
+  // Joins the workers whose job ended.
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    if (it->done->load()) {
+      it->thread.join();
+      it = workers_.erase(it);
+    } else {
+      ++it;
     }
-    bool room = false;
-    {
-      MutexLock lock(mu_);
-      if (stopping_) return;
-      room = active_ < std::max(1, options_.max_concurrent_jobs);
-    }
-    if (room) {
-      Result<std::optional<store::ReplayJob>> job = Claim();
-      if (job.ok() && job->has_value()) {
-        {
-          MutexLock lock(mu_);
-          ++active_;
-        }
-        auto done = std::make_shared<std::atomic<bool>>(false);
-        workers_.push_back({std::thread([this, done, j = std::move(**job)]() mutable {
-                              NameThisThread("hr-replay-job");
-                              (void)RunClaimed(std::move(j));
-                              {
-                                MutexLock lock(mu_);
-                                // Set with notified_, under the lock: a loop that wakes on
-                                // notified_ must also see this worker as done, or it leaves it
-                                // unjoined until its next wake-up.
-                                done->store(true);
-                                --active_;
-                                notified_ = true;  // room for the next job
-                              }
-                              cv_.notify_all();
-                            }),
-                            done});
-        continue;  // look for the next job at once
-      }
-    }
-    MutexLock lock(mu_);
-    // On the clock: a job whose node died becomes claimable when its lease expires, in the
-    // clock's time.
-    clock_.WaitFor(lock, cv_, options_.poll_interval,
-                   [this]() REQUIRES(mu_) { return stopping_ || notified_; });
-    notified_ = false;
-    if (stopping_) return;
   }
+  {
+    MutexLock lock(mu_);
+    if (stopping_) return BackgroundLoop::kNoTimer;
+    // No room: a worker that ends asks for the next pass (RunNow).
+    if (active_ >= std::max(1, options_.max_concurrent_jobs)) return options_.poll_interval;
+  }
+  Result<std::optional<store::ReplayJob>> job = Claim();
+  // On the clock: a job whose node died becomes claimable when its lease expires, in the clock's
+  // time.
+  if (!job.ok() || !job->has_value()) return options_.poll_interval;
+  {
+    MutexLock lock(mu_);
+    ++active_;
+  }
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  workers_.push_back({std::thread([this, done, j = std::move(**job)]() mutable {
+                        NameThisThread("hr-replay-job");
+                        (void)RunClaimed(std::move(j));
+                        {
+                          MutexLock lock(mu_);
+                          done->store(true);
+                          --active_;
+                        }
+                        // Room for the next job; the pass it starts sees this worker done.
+                        loop_.RunNow();
+                      }),
+                      done});
+  return Duration::zero();  // look for the next job at once
 }
 
 Result<std::optional<store::ReplayJob>> ReplayRunner::Claim() {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/background_loop.h"
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/random.h"
@@ -109,7 +110,9 @@ class ReplayRunner {
   Result<bool> RunOnce();
 
  private:
-  void Loop();
+  // One pass of the loop: joins ended workers, claims a job when there is room and starts it
+  // on a worker thread; returns when to look again.
+  Duration Pass();
   // Waits until `clock` reaches `t`, waking on Notify (to re-read the clock and see whether job
   // `id` was cancelled: kFailedPrecondition then) and on Stop (*stopping is set then).
   // *seen is the Notify generation the job last looked at (a Notify before the wait counts).
@@ -145,15 +148,14 @@ class ReplayRunner {
   Mutex mu_;
   std::condition_variable cv_;
   bool stopping_ GUARDED_BY(mu_) = false;
-  bool notified_ GUARDED_BY(mu_) = false;
   uint64_t generation_ GUARDED_BY(mu_) = 0;  // bumped by Notify, wakes waits
   int active_ GUARDED_BY(mu_) = 0;           // jobs running on worker threads
   struct Worker {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;
   };
-  std::vector<Worker> workers_;  // used by the loop thread (and Stop after it ended) only
-  std::thread thread_;
+  std::vector<Worker> workers_;  // used by the loop's passes (and Stop after it ended) only
+  BackgroundLoop loop_{"hr-replay", clock_};  // looks for jobs: every poll_interval, or on Notify
 };
 
 }  // namespace hookrelay::replay
