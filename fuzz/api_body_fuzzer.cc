@@ -1,4 +1,4 @@
-// Fuzzes every management API JSON body parser (src/api/api_json.h and what the API hands the
+// Fuzzes every management API JSON body parser (src/api/request_params.h and what the API hands the
 // bodies to): the first byte picks the parser, the rest is the body. For every input each must
 // return a value or an InvalidArgument (never throw, crash or hit undefined behaviour), and an
 // error's message must be non-empty and, when it names a field, mention it — the API shows both
@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "api/api_json.h"
+#include "api/request_params.h"
 #include "catalog/catalog_plan.h"
 #include "model/destination.h"
 #include "model/registry.h"

@@ -25,7 +25,8 @@ namespace hookrelay::api {
 
 // The management API under /api/v1 (see docs/api.md). Thin: it authenticates, matches the route
 // table (api_routes.h), parses the query or body, calls the store or the engine (through
-// Controls, since api cannot depend on app) and answers with the JSON builders of api_json.h.
+// Controls, since api cannot depend on app) and answers with the JSON views of
+// <resource>_json.h.
 // Every change it makes is written to the store's audit trail.
 //
 // Store reads may block, so Handle() runs them on the handler's own worker threads, never on
@@ -80,27 +81,53 @@ class ApiHandler {
 
  private:
   void WorkerLoop();
+
+  // One method per route (or group of routes), each in its resource's file; Respond() is the one
+  // dispatch from the route table to them.
+  // events_handler.cc
+  http::Response ListEvents(const http::Request& request, const model::Catalog& catalog) const;
+  http::Response GetEvent(const http::Request& request, const std::string& id,
+                          const model::Catalog& catalog) const;
+  http::Response ReplayEvent(const http::Request& request, const std::string& id) const;
+  // destinations_handler.cc
+  http::Response ListDestinations(const model::Catalog& catalog) const;
+  http::Response GetDestination(const std::string& name, const model::Catalog& catalog) const;
+  // A destination with its live state and held queues.
+  http::Response DestinationView(const model::Destination& d) const;
+  // Pause, resume and reset-breaker.
   http::Response DestinationControl(const http::Request& request, RouteId route,
                                     const std::string& name) const;
-  http::Response ReplayEvent(const http::Request& request, const std::string& id) const;
-  http::Response CreateBulkReplay(const http::Request& request) const;
-  http::Response CancelBulkReplay(const http::Request& request, const std::string& id) const;
-  http::Response ListAudit(const http::Request& request) const;
-  http::Response ListRejections(const http::Request& request, const std::string& source) const;
+  http::Response DestinationSchedule(const std::string& name, const model::Catalog& catalog) const;
+  // sources_handler.cc
+  http::Response ListSources(const model::Catalog& catalog) const;
+  http::Response GetSource(const std::string& name, const model::Catalog& catalog) const;
   // GET of a source: its view with its rejection counts.
   http::Response SourceView(const model::Source& s) const;
+  http::Response ListRejections(const http::Request& request, const std::string& source) const;
   ingest::RejectionCounts RejectionCountsOf(const std::string& source) const;
-  // GET /api/v1/simulate: the herd simulation within ApiHerdLimits(); large ones one at a time.
-  http::Response Simulate(const http::Request& request, const model::Catalog& catalog) const;
-  // POST, PATCH and DELETE of sources, destinations and routes, through controls_.catalog.
+  // routes_handler.cc
+  http::Response ListRoutes(const model::Catalog& catalog) const;
+  // catalog_handler.cc: POST, PATCH and DELETE of sources, destinations and routes, through
+  // controls_.catalog.
   http::Response ChangeCatalog(const http::Request& request, RouteId route,
                                const std::string& name) const;
   // The API view of a catalog object (a destination with its live state).
   http::Response CatalogView(store::CatalogKind kind, const std::string& name) const;
-  http::Response DestinationView(const model::Destination& d) const;
+  // replays_handler.cc: bulk replay jobs.
+  http::Response ListBulkReplays(const http::Request& request) const;
+  http::Response CreateBulkReplay(const http::Request& request) const;
+  http::Response GetBulkReplay(const std::string& id) const;
+  http::Response CancelBulkReplay(const http::Request& request, const std::string& id) const;
+  // audit_handler.cc
+  http::Response ListAudit(const http::Request& request) const;
   // Appends an audit entry for a change made on behalf of `request`'s token.
   Status Audit(const http::Request& request, std::string action, std::string target, int64_t count,
                std::string detail) const;
+  // stats_handler.cc
+  http::Response Stats(const http::Request& request) const;
+  // simulate_handler.cc: GET /api/v1/simulate, the herd simulation within ApiHerdLimits();
+  // large ones one at a time.
+  http::Response Simulate(const http::Request& request, const model::Catalog& catalog) const;
 
   Authorizer authorize_;
   store::Store& store_;

@@ -3,7 +3,7 @@
 #include <boost/json.hpp>
 #include <map>
 
-#include "api/api_json.h"
+#include "api/request_params.h"
 #include "common/time_format.h"
 #include "common/units.h"
 

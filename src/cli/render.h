@@ -10,9 +10,13 @@
 
 // The management commands' human output, as pure functions of the API's JSON and a fixed "now"
 // (no I/O, no clock), so every table is unit-tested. Field names are those of the management API
-// (ARCHITECTURE.md section 3). Missing or null fields render as "-" rather than failing, so an
+// (docs/api.md). Missing or null fields render as "-" rather than failing, so an
 // older or newer server still gets readable output. Times are shown in the local time zone (TZ)
 // and relative to `now`.
+//
+// One file per resource renders it (src/cli/render/events.cc, destinations.cc, sources.cc,
+// rejections.cc, routes.cc, replays.cc, audit.cc); cli/render.cc has the shared table, column
+// and time code (render/render_internal.h).
 
 namespace hookrelay::cli {
 

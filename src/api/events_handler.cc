@@ -1,0 +1,161 @@
+#include "api/events_handler.h"
+
+#include <algorithm>
+#include <boost/json.hpp>
+
+#include "api/api_handler.h"
+#include "api/events_json.h"
+#include "api/handler_util.h"
+#include "api/replays_json.h"
+#include "api/request_params.h"
+#include "http/json_text.h"
+#include "policy/replay_window.h"
+
+namespace hookrelay::api {
+
+namespace json = boost::json;
+
+Result<PauseCauses> LoadPauseCauses(store::Store& store, const model::Catalog& catalog) {
+  auto controls = store.ListDestinationControls();
+  if (!controls.ok()) return controls.status();
+  PauseCauses causes;
+  for (const auto& [name, d] : catalog.destinations) {
+    auto it = controls->find(name);
+    causes.emplace(name, PauseCauseOf(d.paused, it == controls->end() ? store::DestinationControl{}
+                                                                      : it->second));
+  }
+  return causes;
+}
+
+Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const std::string& id,
+                                                    bool with_body, const model::Catalog* catalog) {
+  auto event = store.GetEvent(id);
+  if (!event.ok()) return event.status();
+  if (!event->has_value()) return std::optional<json::object>();
+  auto deliveries = store.GetDeliveries(id);
+  if (!deliveries.ok()) return deliveries.status();
+  std::vector<DeliveryDetail> details;
+  details.reserve(deliveries->size());
+  for (store::Delivery& d : *deliveries) {
+    auto attempts = store.GetAttempts(d.id);
+    if (!attempts.ok()) return attempts.status();
+    std::optional<store::Delivery> held_behind;
+    if (d.order_key && (d.status == store::DeliveryStatus::kScheduled ||
+                        d.status == store::DeliveryStatus::kPaused)) {
+      auto head = store.OrderHead(d.destination, *d.order_key);
+      if (!head.ok()) return head.status();
+      if (head->has_value() && (*head)->id != d.id) held_behind = std::move(**head);
+    }
+    details.push_back({std::move(d), std::move(*attempts), std::move(held_behind)});
+  }
+  std::optional<PauseCauses> causes;
+  const bool any_paused = std::any_of(details.begin(), details.end(), [](const DeliveryDetail& x) {
+    return x.delivery.status == store::DeliveryStatus::kPaused;
+  });
+  if (catalog && any_paused) {
+    auto loaded = LoadPauseCauses(store, *catalog);
+    if (!loaded.ok()) return loaded.status();
+    causes = std::move(*loaded);
+  }
+  return std::optional<json::object>(
+      EventDetailToJson(**event, details, with_body, causes ? &*causes : nullptr));
+}
+
+http::Response ApiHandler::ListEvents(const http::Request& request,
+                                      const model::Catalog& catalog) const {
+  auto q = ParseEventListQuery(request);
+  if (!q.ok()) return FromStatus(q.status());
+  auto page = store_.ListEvents(q->filter, q->cursor, q->limit);
+  if (!page.ok()) return FromStatus(page.status());
+  // Why paused deliveries are paused (paused_by), read only when the page has any.
+  std::optional<PauseCauses> causes;
+  for (const store::Event& e : page->items) {
+    for (const store::CurrentDelivery& c : e.current) {
+      if (c.status == store::DeliveryStatus::kPaused && !causes) {
+        auto loaded = LoadPauseCauses(store_, catalog);
+        if (!loaded.ok()) return FromStatus(loaded.status());
+        causes = std::move(*loaded);
+      }
+    }
+  }
+  return Json(EventPageToJson(*page, causes ? &*causes : nullptr));
+}
+
+http::Response ApiHandler::GetEvent(const http::Request& request, const std::string& id,
+                                    const model::Catalog& catalog) const {
+  auto with_body = ParseEventDetailQuery(request);
+  if (!with_body.ok()) return FromStatus(with_body.status());
+  auto detail = LoadEventDetail(store_, id, *with_body, &catalog);
+  if (!detail.ok()) return FromStatus(detail.status());
+  if (!detail->has_value()) return NotFound("event", id);
+  return Json(**detail);
+}
+
+http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::string& id) const {
+  auto only = ParseReplayBody(request.body);
+  if (!only.ok()) return FromStatus(only.status());
+  auto event = store_.GetEvent(id);
+  if (!event.ok()) return FromStatus(event.status());
+  if (!event->has_value()) {
+    return http::JsonError(
+        404, "not_found",
+        "no event \"" + id + "\" (it never existed, or was purged past its replay window)");
+  }
+  auto deliveries = store_.GetDeliveries(id);
+  if (!deliveries.ok()) return FromStatus(deliveries.status());
+  std::vector<std::string> routed;  // the event's destinations, in delivery order, once each
+  for (const store::Delivery& d : *deliveries) {
+    if (std::find(routed.begin(), routed.end(), d.destination) == routed.end()) {
+      routed.push_back(d.destination);
+    }
+  }
+  std::vector<std::string> targets = routed;
+  if (only->has_value()) {
+    if (std::find(routed.begin(), routed.end(), **only) == routed.end()) {
+      return FromStatus(Status::InvalidArgument(
+          "destination: event " + id + " was not routed to \"" + **only + "\"", "destination"));
+    }
+    targets = {**only};
+  }
+  if (targets.empty()) {
+    return FromStatus(
+        Status::FailedPrecondition("event " + id + " has no destinations to replay to"));
+  }
+  // Check every target before creating anything, so a refused replay changes nothing.
+  std::shared_ptr<const model::Catalog> catalog = registry_.Get();
+  const TimePoint now = clock_.Now();
+  std::vector<const model::Destination*> dests;
+  for (const std::string& name : targets) {
+    const model::Destination* d = catalog->FindDestination(name);
+    if (!d) {
+      return FromStatus(Status::FailedPrecondition("destination \"" + name +
+                                                   "\" is no longer configured; event " + id +
+                                                   " cannot be replayed to it"));
+    }
+    if (policy::PastReplayWindow((*event)->received_at, d->policy.replay_window, now)) {
+      return FromStatus(Status::FailedPrecondition(
+          "event " + id + " is past its " + policy::ReplayWindowName(d->policy.replay_window) +
+          " replay window for destination \"" + name + "\" and cannot be replayed"));
+    }
+    dests.push_back(d);
+  }
+  std::vector<store::Delivery> created;
+  json::array names;
+  for (const model::Destination* d : dests) {
+    auto r = store_.CreateReplay(id, d->name, d->policy.max_attempts, now);
+    if (!r.ok()) return FromStatus(r.status());
+    created.push_back(std::move(*r));
+    names.push_back(json::string(d->name));
+  }
+  if (controls_.wake) controls_.wake();
+  if (Status s = Audit(request, "replay", id, static_cast<int64_t>(created.size()),
+                       http::SerializeJson(json::object{{"destinations", std::move(names)}}));
+      !s.ok()) {
+    return FromStatus(s);
+  }
+  http::Response r = Json(ReplayResultToJson(id, created));
+  r.status = 202;
+  return r;
+}
+
+}  // namespace hookrelay::api
