@@ -630,6 +630,80 @@ step("replays: a running bulk replay is cancelled", async () => {
   log("cancelled a running bulk replay; both jobs listed");
 });
 
+// Issue 26: refreshes update the page in place, one at a time.
+// The next GET of `path` (a refresh) and a moment for the page to apply it.
+async function nextRefresh(p, path) {
+  await p.waitForResponse((r) => r.request().method() === "GET" && new URL(r.url()).pathname === `/api/v1${path}`, { timeout: 15000 });
+  await p.waitForTimeout(200);
+}
+
+step("refresh: a focused filter box keeps its focus and what was typed across a refresh", async () => {
+  await page.goto(`${base}/ui/#/events`);
+  await page.locator("tbody tr").first().waitFor();
+  await page.click("#f-id");
+  await page.keyboard.type("01J-typed");
+  await nextRefresh(page, "/events");
+  if (await page.evaluate(() => document.activeElement?.id) !== "f-id") fail("the event id filter lost its focus at a refresh");
+  if (await page.locator("#f-id").inputValue() !== "01J-typed") fail("the event id filter lost what was typed at a refresh");
+});
+
+step("refresh: a focused row's button and a text selection survive a refresh (tables update in place)", async () => {
+  await page.goto(`${base}/ui/#/destinations`);
+  const pause = page.locator('tr[data-name="billing"]').getByRole("button", { name: "Pause billing" });
+  await pause.focus();
+  // Select the text of legacy's URL in the list, as a user copying it would.
+  await page.evaluate(() => {
+    const cell = document.querySelector('tr[data-name="legacy"] .mono');
+    const r = document.createRange();
+    r.selectNodeContents(cell);
+    getSelection().removeAllRanges();
+    getSelection().addRange(r);
+  });
+  const selected = await page.evaluate(() => getSelection().toString());
+  if (!selected.endsWith("/legacy")) fail(`selected ${JSON.stringify(selected)}`);
+  await nextRefresh(page, "/destinations");
+  if (await page.evaluate(() => document.activeElement?.getAttribute("aria-label")) !== "Pause billing") fail("the focused Pause button lost its focus at a refresh of the destinations list");
+  if (await page.evaluate(() => getSelection().toString()) !== selected) fail("the text selection was lost at a refresh of the destinations list");
+  // On the event page (a refresh every 2 s) the focused replay button keeps its focus too.
+  const eventId = (await api("/events?limit=1&source=shop")).items[0].id;
+  await page.goto(`${base}/ui/#/events/${eventId}`);
+  const rb = page.locator('.delivery[data-destination="billing"]').getByRole("button", { name: "Replay to billing" });
+  await rb.focus();
+  await nextRefresh(page, `/events/${eventId}`);
+  if (await page.evaluate(() => document.activeElement?.textContent) !== "Replay to billing") fail("the focused replay button lost its focus at a refresh of the event page");
+});
+
+step("refresh: a slow API answer delays the next refresh instead of starting a second load", async () => {
+  const jobId = (await api("/replays?limit=1")).items[0].id;
+  const path = `/api/v1/replays/${jobId}`;
+  let active = 0;
+  let most = 0;
+  let answered = 0;
+  const slow = async (route) => {
+    active += 1;
+    most = Math.max(most, active);
+    try {
+      await new Promise((r) => setTimeout(r, 2500));  // the page refreshes every 1 s
+      const response = await route.fetch();
+      await route.fulfill({ response });
+      answered += 1;
+    } finally {
+      active -= 1;
+    }
+  };
+  await page.route(`**${path}`, slow);
+  try {
+    await page.goto(`${base}/ui/#/replays/${jobId}`);
+    await page.locator("#job-total").waitFor();
+    const t0 = Date.now();
+    while (answered < 3 && Date.now() - t0 < 20000) await page.waitForTimeout(100);
+    if (answered < 3) fail(`only ${answered} slow answers in 20 s`);
+    if (most !== 1) fail(`${most} loads of ${path} ran at once (a refresh started before the last one finished)`);
+  } finally {
+    await page.unroute(`**${path}`, slow);
+  }
+});
+
 step("overview: counts and the reasons of the latest failures", async () => {
   // 6g. The overview counts from GET /api/v1/stats and names why the latest failures failed.
   await page.goto(`${base}/ui/#/`);
