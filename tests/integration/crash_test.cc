@@ -23,8 +23,8 @@
 #include "store/store.h"
 #include "support/config_builder.h"
 #include "support/hookrelay_server.h"
-#include "support/integration_test.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -225,7 +225,6 @@ class CrashTest : public testing::IntegrationTest {
     }
     return extra;
   }
-
 };
 
 // kill -9 five times in a row under load, on one data directory.

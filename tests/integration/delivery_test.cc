@@ -20,6 +20,7 @@
 #include "store/store.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 #include "support/raw_responder.h"
 #include "support/sink.h"
@@ -58,17 +59,12 @@ std::string Policy(const std::string& json_fields) { return "policy = { " + json
 
 using testing::OpenStoreAt;
 
-class DeliveryTest : public ::testing::Test {
+class DeliveryTest : public testing::IntegrationTest {
  protected:
+  DeliveryTest() { admin_token_ = "test-admin-token-0123"; }
   void Start(const std::string& config, std::vector<std::string> extra = {}) {
-    server_ = std::make_unique<HookrelayServer>(
-        HookrelayServer::Options{config,
-                                 data_dir(),
-                                 std::move(extra),
-                                 {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123"}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    StartServer(config, std::move(extra));
   }
-  std::string data_dir() const { return dir_.path() + "/data"; }
 
   std::string Ingest(const std::string& body, const testing::HeaderList& headers = {}) {
     HttpConnection conn(server_->port());
@@ -120,9 +116,6 @@ class DeliveryTest : public ::testing::Test {
     return a.ok() ? *a : std::vector<store::Attempt>{};
   }
 
-  TempDir dir_;
-  Sink sink_;
-  std::unique_ptr<HookrelayServer> server_;
   std::unique_ptr<store::Store> store_;
 };
 

@@ -13,6 +13,7 @@
 #include "store/store.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/pg_cluster.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -42,15 +43,11 @@ std::string Config(const Sink& sink, const std::string& fields) {
          "\n\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n";
 }
 
-class OrderedDeliveryTest : public ::testing::Test {
+class OrderedDeliveryTest : public testing::IntegrationTest {
  protected:
+  OrderedDeliveryTest() { admin_token_ = "test-admin-token-0123"; }
   void Start(const std::string& config, std::vector<std::string> args = {}) {
-    server_ = std::make_unique<HookrelayServer>(
-        HookrelayServer::Options{config,
-                                 dir_.path() + "/data",
-                                 std::move(args),
-                                 {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123"}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    StartServer(config, std::move(args));
   }
   std::string Ingest(const std::string& body, const testing::HeaderList& headers = {}) {
     HttpConnection conn(server_->port());
@@ -91,10 +88,6 @@ class OrderedDeliveryTest : public ::testing::Test {
   static std::string Body(int n, const std::string& k = "a") {
     return R"({"n":)" + std::to_string(n) + R"(,"k":")" + k + R"("})";
   }
-
-  TempDir dir_;
-  Sink sink_;
-  std::unique_ptr<HookrelayServer> server_;
 };
 
 // The first event fails twice before it is delivered: none of the 19 behind it arrives before it
