@@ -975,18 +975,24 @@ TEST_F(ApiBulkReplayTest, AJobWaitingForAnOpenBreakerSaysWhy) {
   EXPECT_TRUE(json::parse(r.body).at("waiting").is_null());
 }
 
-class ApiReplayWindowTest : public testing::IntegrationTest {
+// A destination "brief" that keeps its events for one second, routed from "src".
+class BriefWindowTest : public testing::IntegrationTest {
  protected:
-  ApiReplayWindowTest() { admin_token_ = kToken; }
+  BriefWindowTest() { admin_token_ = kToken; }
+  testing::Config BriefConfig() const {
+    testing::Config config;
+    config.Set("delivery.poll_interval", "100ms")
+        .Source("src")
+        .Destination("brief", sink_.url("/hooks"), {{"replay_window", "1s"}})
+        .Route("src", "brief");
+    return config;
+  }
 };
 
+class ApiReplayWindowTest : public BriefWindowTest {};
+
 TEST_F(ApiReplayWindowTest, ReplayPastTheWindowIs409WithAClearMessage) {
-  ASSERT_NO_FATAL_FAILURE(
-      StartServer(testing::Config()
-                      .Set("delivery.poll_interval", "100ms")
-                      .Source("src")
-                      .Destination("brief", sink_.url("/hooks"), {{"replay_window", "1s"}})
-                      .Route("src", "brief")));
+  ASSERT_NO_FATAL_FAILURE(StartServer(BriefConfig()));
   HttpConnection conn(server_->port());
   HttpResponse r = conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, "{}");
   ASSERT_EQ(r.status, 202) << r.body;
@@ -1010,22 +1016,13 @@ TEST_F(ApiReplayWindowTest, ReplayPastTheWindowIs409WithAClearMessage) {
   EXPECT_EQ(trail.at("items").as_array()[0].at("actor").as_string(), "config");
 }
 
-class RetentionTest : public testing::IntegrationTest {
- protected:
-  RetentionTest() { admin_token_ = kToken; }
-};
+class RetentionTest : public BriefWindowTest {};
 
 // Retention: a delivered event past its destination's replay window is purged while ingest keeps
 // flowing; asking for it, or replaying it, then says it is gone.
 TEST_F(RetentionTest, DeliveredEventsPastTheWindowArePurgedWhileIngestContinues) {
   ASSERT_NO_FATAL_FAILURE(
-      StartServer(testing::Config()
-                      .Set("delivery.poll_interval", "100ms")
-                      .Set("retention.interval", "200ms")
-                      .Set("retention.batch", 50)
-                      .Source("src")
-                      .Destination("brief", sink_.url("/hooks"), {{"replay_window", "1s"}})
-                      .Route("src", "brief")));
+      StartServer(BriefConfig().Set("retention.interval", "200ms").Set("retention.batch", 50)));
   HttpConnection conn(server_->port());
   const testing::HeaderList auth{{"Authorization", "Bearer " + kToken}};
   HttpResponse r = conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, "{}");
