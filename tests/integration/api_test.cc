@@ -786,27 +786,25 @@ TEST_F(ApiTest, RouteIdsAreTypeableAndOldIdsStillWork) {
   EXPECT_EQ(json::parse(r.body).at("id").as_string(), "src:billing");
 }
 
+class ApiRouteIdTest : public testing::IntegrationTest {
+ protected:
+  ApiRouteIdTest() { admin_token_ = kToken; }
+};
+
 // Issue 12, point 2: an explicit route id follows the names' rule (letters, digits, '_', '-',
 // '.', ':'); 400 naming `id` otherwise. Ids stored before stay readable and deletable.
-TEST(ApiRouteIdTest, ExplicitIdsFollowTheNamesRuleAndStoredOddIdsStillWork) {
-  TempDir dir;
-  const std::string data = dir.path() + "/data";
+TEST_F(ApiRouteIdTest, ExplicitIdsFollowTheNamesRuleAndStoredOddIdsStillWork) {
   {
-    auto store = testing::OpenStoreAt(data);
+    auto store = testing::OpenStoreAt(data_dir());
     ASSERT_NE(store, nullptr);
     store::CatalogChange change;
     change.put.push_back({store::CatalogKind::kRoute, "old->id",
                           R"({"id":"old->id","source":"gh","destination":"billing"})", "api"});
     ASSERT_TRUE(store->ApplyCatalogChange(change).ok());
   }
-  const std::string config =
-      "[[sources]]\nname = \"src\"\n\n[[sources]]\nname = \"gh\"\n"
-      "\n[[destinations]]\nname = \"billing\"\nallow_private = true\n"
-      "url = \"http://127.0.0.1:9/hooks\"\n";
-  HookrelayServer server(
-      HookrelayServer::Options{config, data, {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-  ASSERT_TRUE(server.ok()) << server.output();
-  HttpConnection conn(server.port());
+  ASSERT_NO_FATAL_FAILURE(StartServer(testing::Config().Source("src").Source("gh").Destination(
+      "billing", "http://127.0.0.1:9/hooks")));
+  HttpConnection conn(server_->port());
   const testing::HeaderList auth{{"Authorization", "Bearer " + kToken},
                                  {"Content-Type", "application/json"}};
   for (const char* id : {"x->y", "my route;$(id)|&*", "-lead", "a/b", "tab\\there"}) {
