@@ -8,8 +8,10 @@
 #include <memory>
 #include <thread>
 
+#include "support/config_builder.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -37,27 +39,26 @@ bool Contains(const std::string& haystack, const std::string& needle) {
 #define EXPECT_LACKS(h, n) \
   EXPECT_FALSE(Contains(h, n)) << "unexpected \"" << (n) << "\" in\n" << (h)
 
-class ManagementCliTest : public ::testing::Test {
+class ManagementCliTest : public testing::IntegrationTest {
  protected:
   void SetUp() override {
     // "billing" answers 200; "ops" always fails with 500 and gives up after 2 attempts.
     sink_.SetDefault("/fail", SinkResponse::Status(500, "down"));
-    std::string config =
-        "[delivery]\npoll_interval = \"100ms\"\n"
-        "\n[[sources]]\nname = \"src\"\n"
-        "\n[[destinations]]\nname = \"billing\"\nallow_private = true\nurl = \"" +
-        sink_.url("/ok") +
-        "\"\n"
-        "\n[[destinations]]\nname = \"ops\"\nallow_private = true\nurl = \"" +
-        sink_.url("/fail") +
-        "\"\npolicy = { strategy = \"exponential\", jitter = \"none\", base = \"50ms\", cap = "
-        "\"50ms\", max_attempts = 2, timeout = \"2s\" }\n"
-        "\n[[routes]]\nsource = \"src\"\ndestination = \"billing\"\n"
-        "\n[[routes]]\nsource = \"src\"\ndestination = \"ops\"\n";
-    server_config_ = config;
-    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-        config, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    admin_token_ = kToken;
+    server_config_ = testing::Config()
+                         .Set("delivery.poll_interval", "100ms")
+                         .Source("src")
+                         .Destination("billing", sink_.url("/ok"))
+                         .Destination("ops", sink_.url("/fail"),
+                                      {{"policy", testing::TomlInline({{"strategy", "exponential"},
+                                                                       {"jitter", "none"},
+                                                                       {"base", "50ms"},
+                                                                       {"cap", "50ms"},
+                                                                       {"max_attempts", 2},
+                                                                       {"timeout", "2s"}})}})
+                         .Route("src", "billing")
+                         .Route("src", "ops");
+    StartServer(server_config_);
   }
 
   std::string Ingest(const std::string& body) {
@@ -100,10 +101,7 @@ class ManagementCliTest : public ::testing::Test {
         std::chrono::seconds(20), std::chrono::milliseconds(50));
   }
 
-  TempDir dir_;
-  Sink sink_;
   std::string server_config_;
-  std::unique_ptr<HookrelayServer> server_;
 };
 
 TEST_F(ManagementCliTest, EventsListAndShow) {
@@ -464,9 +462,7 @@ TEST_F(ManagementCliTest, SourcesDestinationsRoutesAddUpdateRm) {
 
   // A restart keeps what the API created (and the config file's objects).
   ASSERT_EQ(server_->Stop(), 0);
-  server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-      server_config_, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-  ASSERT_TRUE(server_->ok()) << server_->output();
+  ASSERT_NO_FATAL_FAILURE(StartServer(server_config_));
   json::value shown = CliJson({"destinations", "show", "crm"});
   ASSERT_TRUE(shown.is_object());
   EXPECT_EQ(shown.at("url").as_string(), sink_.url("/crm2"));

@@ -8,8 +8,10 @@
 #include <memory>
 #include <regex>
 
+#include "support/config_builder.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -36,19 +38,15 @@ bool Contains(const std::string& haystack, const std::string& needle) {
 #define EXPECT_LACKS(h, n) \
   EXPECT_FALSE(Contains(h, n)) << "unexpected \"" << (n) << "\" in\n" << (h)
 
-class UsabilityCliTest : public ::testing::Test {
+class UsabilityCliTest : public testing::IntegrationTest {
  protected:
   void SetUp() override {
-    std::string config =
-        "[delivery]\npoll_interval = \"100ms\"\n"
-        "\n[[sources]]\nname = \"src\"\n"
-        "\n[[destinations]]\nname = \"billing\"\nallow_private = true\nurl = \"" +
-        sink_.url("/ok") +
-        "\"\n"
-        "\n[[routes]]\nsource = \"src\"\ndestination = \"billing\"\n";
-    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-        config, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    admin_token_ = kToken;
+    StartServer(testing::Config()
+                    .Set("delivery.poll_interval", "100ms")
+                    .Source("src")
+                    .Destination("billing", sink_.url("/ok"))
+                    .Route("src", "billing"));
   }
 
   std::string Ingest(const std::string& body) {
@@ -74,10 +72,6 @@ class UsabilityCliTest : public ::testing::Test {
     EXPECT_FALSE(ec) << r.out;
     return v;
   }
-
-  TempDir dir_;
-  Sink sink_;
-  std::unique_ptr<HookrelayServer> server_;
 };
 
 // The default --id that `routes add --help` promises is the id the route gets.

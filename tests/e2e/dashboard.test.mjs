@@ -1,245 +1,55 @@
-// End-to-end test of the dashboard (issue 12): the real hookrelay binary, a scripted local sink
-// and Debian's headless Chromium driven by playwright-core; axe-core on every page. Run by ctest
-// as e2e_dashboard:  node dashboard.test.mjs <hookrelay binary> <output dir for screenshots>
-// Fails (never skips) when Chromium or node_modules is missing: run scripts/install-deps.
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// End-to-end test of the dashboard (issues 12 and 26): the real hookrelay binary, a scripted
+// local sink and Debian's headless Chromium (harness.mjs), on node's test runner. One server and
+// one browser for the file (before/after); one test per page or feature, in order: the later ones
+// use what the earlier ones created (the events ingested, the jobs started), but a failed check
+// fails only its own test and the others still run and report. Run by ctest as e2e_dashboard:
+//   HOOKRELAY_BINARY=build/test/src/hookrelay node --test tests/e2e/
+// Console errors and failed requests a test provokes without expecting them fail that test.
+import { execFileSync } from "node:child_process";
 import { createHmac } from "node:crypto";
-import { createServer } from "node:http";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { after, afterEach, before, test } from "node:test";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const [binary, outDir = join(process.cwd(), "e2e-screenshots")] = process.argv.slice(2);
-const CHROMIUM = process.env.HOOKRELAY_CHROMIUM || "/usr/bin/chromium";
-const TOKEN = "e2e-admin-token-0123456789abcdef";
-const started = Date.now();
+import {
+  TOKEN, api, assertSecurityHeaders, axeSeen, base, checkA11y, checkHidden, checkText, expecting, fail, ingest, log,
+  newPage, outDir, problems, serverTail, shot, sinkHits, sinkMode, sinkUrl, start, started, stop, visit,
+} from "./harness.mjs";
 
-function fail(msg) {
-  console.error(`e2e_dashboard: FAILED: ${msg}`);
-  process.exitCode = 1;
-  throw new Error(msg);
-}
-function log(msg) { console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${msg}`); }
+let page;  // the desktop page (1280×800), signed in by the first test
 
-if (!binary || !existsSync(binary)) fail(`no hookrelay binary at ${binary}`);
-if (!existsSync(CHROMIUM)) fail(`${CHROMIUM} is missing: run scripts/install-deps (installs Debian's chromium)`);
-if (!existsSync(join(here, "node_modules/playwright-core")) || !existsSync(join(here, "node_modules/axe-core"))) {
-  fail("tests/e2e/node_modules is missing: run scripts/install-deps (npm ci for playwright-core and axe-core)");
-}
-const { chromium } = await import("playwright-core");
-const axeSource = readFileSync(join(here, "node_modules/axe-core/axe.min.js"), "utf8");
-
-// ---- the scripted sink: /billing fails (503 + Retry-After) until told to succeed, then answers
-// after 40 ms (so its latency is not a few milliseconds); /legacy and /orders always fail;
-// anything else answers 200.
-const sinkMode = { billing: "fail" };
-const sinkHits = [];
-const sink = createServer((req, res) => {
-  let body = "";
-  req.on("data", (c) => { body += c; });
-  req.on("end", () => {
-    sinkHits.push({ path: req.url, body });
-    if (req.url === "/billing" && sinkMode.billing === "fail") {
-      res.writeHead(503, { "Content-Type": "text/plain", "Retry-After": "600" });
-      res.end("billing database is down (scripted)");
-    } else if (req.url === "/orders") {
-      res.writeHead(503, { "Content-Type": "text/plain" });
-      res.end("orders service is down (scripted)");
-    } else if (req.url === "/legacy") {
-      res.writeHead(500, { "Content-Type": "application/json" });
-      res.end('{"error":"legacy endpoint always fails"}');
-    } else if (req.url === "/billing") {
-      setTimeout(() => { res.writeHead(200, { "Content-Type": "text/plain" }); res.end("ok"); }, 40);
-    } else {
-      res.writeHead(200, { "Content-Type": "text/plain" });
-      res.end("ok");
-    }
-  });
+before(async () => {
+  await start();
+  ({ page } = await newPage({ width: 1280, height: 800 }));
 });
-await new Promise((r) => sink.listen(0, "127.0.0.1", r));
-const sinkUrl = `http://127.0.0.1:${sink.address().port}`;
 
-// ---- the real binary
-const dir = mkdtempSync(join(tmpdir(), "hookrelay-e2e-"));
-writeFileSync(join(dir, "hookrelay.toml"), `
-[[sources]]
-name = "shop"
-
-[[sources]]
-name = "signed"
-verify = { scheme = "github", secrets = ["e2e-github-secret-never-shown"] }
-
-[[destinations]]
-name = "billing"
-url = "${sinkUrl}/billing"
-policy = { strategy = "ladder", delays = ["10m"], max_attempts = 5 }
-
-[[destinations]]
-name = "legacy"
-url = "${sinkUrl}/legacy"
-policy = { strategy = "ladder", delays = ["1s"], max_attempts = 1 }
-
-[[sources]]
-name = "orders"
-
-[[destinations]]
-name = "orders"
-url = "${sinkUrl}/orders"
-order_key = { json = "customer" }
-policy = { strategy = "ladder", delays = ["10m"], max_attempts = 10 }
-
-[[routes]]
-source = "orders"
-destination = "orders"
-
-[[routes]]
-source = "shop"
-destination = "billing"
-
-[[routes]]
-source = "signed"
-destination = "billing"
-
-[[routes]]
-source = "shop"
-destination = "legacy"
-`);
-const server = spawn(binary, ["serve", "--config", join(dir, "hookrelay.toml"), "--data", join(dir, "data"),
-  "--listen", "127.0.0.1:0", "--allow-private-destinations"], { env: { ...process.env, HOOKRELAY_TOKEN: TOKEN }, stdio: ["ignore", "pipe", "pipe"] });
-let serverOut = "";
-const base = await new Promise((resolve, reject) => {
-  const t = setTimeout(() => reject(new Error(`hookrelay did not start:\n${serverOut}`)), 30000);
-  const onData = (d) => {
-    serverOut += d;
-    const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(serverOut);
-    if (m) { clearTimeout(t); resolve(m[1]); }
-  };
-  server.stdout.on("data", onData);
-  server.stderr.on("data", onData);
-  server.on("exit", (code) => reject(new Error(`hookrelay exited (${code}):\n${serverOut}`)));
+afterEach(() => {
+  if (!problems.length) return;
+  const seen = problems.splice(0);
+  fail(`console errors or failed requests:\n  ${seen.join("\n  ")}`);
 });
-log(`hookrelay at ${base}, sink at ${sinkUrl}`);
 
-async function ingest(payload, headers = {}) {
-  const r = await fetch(`${base}/in/shop`, { method: "POST", headers: { "Content-Type": "application/json", ...headers }, body: JSON.stringify(payload) });
-  if (r.status >= 300) fail(`ingest answered ${r.status}`);
-  return r.json().catch(() => ({}));
-}
+after(async () => {
+  await stop();
+  if ((Date.now() - started) > 90000) console.warn(`e2e_dashboard: took ${(Date.now() - started) / 1000}s (aim: under 90 s)`);
+  console.log(`e2e_dashboard: ${axeSeen.size} pages checked with axe, screenshots in ${outDir}`);
+});
 
-// ---- the browser
-const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
-mkdirSync(outDir, { recursive: true });
-const problems = [];
-let expected = [];  // patterns of console errors / responses a step provokes on purpose
-
-function isExpected(text) { return expected.some((re) => re.test(text)); }
-async function expecting(patterns, f) {
-  const saved = expected;
-  expected = [...expected, ...patterns];
-  try { return await f(); } finally { await new Promise((r) => setTimeout(r, 300)); expected = saved; }
-}
-
-async function newPage(viewport) {
-  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, locale: "en-GB", timezoneId: "Europe/Berlin" });
-  const page = await context.newPage();
-  page.setDefaultTimeout(15000);
-  page.on("console", (m) => {
-    if (m.type() === "error" && !isExpected(m.text())) problems.push(`console error: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("requestfailed", (r) => {
-    const why = r.failure()?.errorText || "";
-    if (why.includes("ERR_ABORTED")) return;  // a download link or navigation away mid-request
-    problems.push(`request failed: ${r.method()} ${r.url()} ${why}`);
-  });
-  page.on("response", (r) => {
-    const line = `${r.status()} ${r.request().method()} ${r.url()}`;
-    if (r.status() >= 400 && !isExpected(line)) problems.push(`HTTP ${line}`);
-  });
-  return { context, page };
-}
-
-const SEC = {
-  "content-security-policy": (v) => /default-src 'self'/.test(v) && /frame-ancestors 'none'/.test(v) && !/unsafe-inline/.test(v) && !/unsafe-eval/.test(v),
-  "x-content-type-options": (v) => v === "nosniff",
-  "referrer-policy": (v) => v === "no-referrer",
-};
-function assertSecurityHeaders(resp, what) {
-  const hdrs = resp.headers();
-  for (const [k, ok] of Object.entries(SEC)) {
-    if (!hdrs[k] || !ok(hdrs[k])) fail(`${what}: header ${k} is ${JSON.stringify(hdrs[k])}`);
-  }
-}
-
-const axeSeen = new Set();
-async function checkA11y(page, name) {
-  await page.evaluate(axeSource);  // through the DevTools protocol: the page's CSP forbids inline scripts, as it should
-  const result = await page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ["violations"] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) }));
-  });
-  const bad = result.filter((v) => v.impact === "serious" || v.impact === "critical");
-  if (bad.length) fail(`axe on ${name}: ${JSON.stringify(bad, null, 1)}`);
-  axeSeen.add(name);
-}
-
-// Text the user reads must never show a JavaScript value leaking through ("null", "NaN", …),
-// nor a raw RFC 3339 time (times are local with a relative time, also inside reasons); JSON
-// shown as such (pre, code, .mono) may.
-async function checkText(page, name) {
-  const leaks = await page.evaluate(() => {
-    const out = [];
-    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      if (n.parentElement.closest("pre, code, .mono, script, noscript")) continue;
-      if (/null|undefined|NaN|\[object |\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(n.textContent)) out.push(n.textContent.trim().slice(0, 80));
+// A failed test shows the server's last lines beside its own error.
+async function step(name, f) {
+  return test(name, async () => {
+    try {
+      await f();
+    } catch (e) {
+      console.error(`hookrelay output (tail):\n${serverTail()}`);
+      throw e;
     }
-    return out;
   });
-  if (leaks.length) fail(`${name} shows ${JSON.stringify(leaks)}`);
 }
 
-// An element with the `hidden` attribute must not be shown: a class's `display` overrides the
-// attribute's user-agent `display: none` (the navigation bar showed on the sign-in page).
-async function checkHidden(page, name) {
-  const shown = await page.evaluate(() => [...document.querySelectorAll("[hidden]")]
-    .filter((el) => getComputedStyle(el).display !== "none")
-    .map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}${el.className ? `.${el.className}` : ""}`));
-  if (shown.length) fail(`${name}: hidden but shown: ${shown.join(", ")}`);
-}
-
-async function shot(page, name, size) {
-  await checkText(page, `${name} (${size})`);
-  await page.screenshot({ path: join(outDir, `${name}-${size}.png`) });
-}
-
-async function visit(page, hash, name, size, ready) {
-  await page.goto(`${base}/ui/${hash}`);
-  await page.locator(ready).first().waitFor();
-  await page.waitForTimeout(150);
-  await checkA11y(page, name);
-  // Nothing may stick out sideways (the page itself must not scroll horizontally; wide tables
-  // scroll inside their own focusable region).
-  const overflow = await page.evaluate(() => {
-    const out = [];
-    for (const el of document.querySelectorAll("main *")) {
-      if (el.closest(".table-wrap, pre")) continue;
-      const r = el.getBoundingClientRect();
-      if (r.width && r.right > window.innerWidth + 1) out.push(`${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}.${el.className}`);
-    }
-    return out.slice(0, 5);
-  });
-  if (overflow.length) fail(`${name} at ${size}: sticks out to the right: ${overflow.join(", ")}`);
-  await checkHidden(page, `${name} at ${size}`);
-  await shot(page, name, size);
-}
-
-let exitCode = 0;
-try {
+step("sign-in: / redirects, security headers and ETags, a wrong token, the token, the skip link", async () => {
   // 1. / redirects to /ui/; the security headers; sign-in with a wrong token, then the right one.
-  const { page } = await newPage({ width: 1280, height: 800 });
   const first = await page.goto(`${base}/`);
   if (!first.url().endsWith("/ui/")) fail(`/ went to ${first.url()}, not /ui/`);
   assertSecurityHeaders(first, "/ui/");
@@ -295,7 +105,9 @@ try {
   if (await page.evaluate(() => document.activeElement && document.activeElement.id) !== "main") fail("the skip link did not focus the content");
   if (await page.getByText("No such page").count()) fail("the skip link navigated away");
   await page.getByRole("heading", { name: "Overview" }).waitFor();
+});
 
+step("event detail: a failing delivery shows its attempt and next retry", async () => {
   // 2. An event to a failing destination: "attempt 1 of 5 — next retry …".
   await page.goto(`${base}/ui/#/events`);
   await page.locator("#first-event").waitFor();
@@ -322,8 +134,11 @@ try {
   await checkA11y(page, "event");
   await shot(page, "event-retrying", "desktop");
   log("event detail shows attempt 1 of 5 and the next retry");
+});
 
+step("event detail: replay to one destination from the dashboard", async () => {
   // 3. The sink recovers; replay to billing from the dashboard; it is delivered.
+  const billing = page.locator('.delivery[data-destination="billing"]');
   sinkMode.billing = "ok";
   await billing.getByRole("button", { name: "Replay to billing" }).click();
   await page.getByText(/Replay started: billing \(replay 1\)/).waitFor();
@@ -331,7 +146,9 @@ try {
   await shot(page, "event-replayed", "desktop");
   if (!sinkHits.some((h) => h.path === "/billing" && h.body.includes('"order":42'))) fail("the sink did not receive the replay");
   log("replayed and delivered");
+});
 
+step("destinations: pause and resume; a paused delivery says who paused it", async () => {
   // 4. Pause and resume a destination.
   await page.goto(`${base}/ui/#/destinations`);
   const billingRow = page.locator('tr[data-name="billing"]');
@@ -357,7 +174,9 @@ try {
   await page.getByText("Resumed billing.").waitFor();
   await billingRow.getByRole("button", { name: "Pause billing" }).waitFor();
   log("paused and resumed billing");
+});
 
+step("replays: a bulk replay from a filter with its count, to 100 %", async () => {
   // 5. A bulk replay of legacy's failures, from a filter with its count, to 100 %.
   for (let i = 0; i < 2; i += 1) await ingest({ order: 100 + i });
   await page.goto(`${base}/ui/#/events?status=failed&destination=legacy`);
@@ -377,7 +196,9 @@ try {
   const filterText = await page.locator("#job-filter").innerText();
   if (/[{}"]/.test(filterText) || !/failed/.test(filterText) || !/legacy/.test(filterText)) fail(`the job's filter shows ${JSON.stringify(filterText)}`);
   log("bulk replay reached 100 %");
+});
 
+step("destination new: a refused destination names the field, then created", async () => {
   // 6. Create a destination through the form; a refused one shows the API's message.
   await page.goto(`${base}/ui/#/destinations/+new`);
   await page.fill("#d-name", "crm");
@@ -401,7 +222,9 @@ try {
   if ((await page.content()).includes("e2e-bearer-token-5f1c2a9b7d")) fail("the bearer token is shown after creation");
   await checkText(page, "destination created through the form");
   log("created destination crm through the form");
+});
 
+step("destination detail: a preset changes the retry schedule shown", async () => {
   // 6a. A preset changed in the form changes the retry schedule shown (free: 3 attempts).
   await page.selectOption("#d-policy", "free");
   await page.getByRole("button", { name: "Save changes" }).click();
@@ -410,7 +233,9 @@ try {
     const rows = document.querySelectorAll("#schedule tbody tr");
     return rows.length === 3;
   }, null, { timeout: 5000 }).catch(() => fail("the retry schedule did not follow the saved preset"));
+});
 
+step("destination detail: an edit patches only what changed", async () => {
   // 6b. Edit it (a blank secret keeps the secret), then delete it.
   await page.fill("#d-rate", "20/s");
   // "Saved crm." still shows from 6a: wait for this save's PATCH, not for the old message.
@@ -423,7 +248,9 @@ try {
   if (crm.rate_limit !== "20/s" || crm.signing_secret_set !== true) fail(`edit of crm: ${JSON.stringify(crm)}`);
   const audit = await (await fetch(`${base}/api/v1/audit?limit=1`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
   if (JSON.stringify(audit.items[0].detail.fields) !== '["rate_limit"]') fail(`the edit patched more than it changed: ${JSON.stringify(audit.items[0])}`);
+});
 
+step("destination detail: a client certificate; config destinations read-only with latency", async () => {
   // 6b'. A client certificate pasted into the form (issue 17): a key that does not match is
   // refused naming the field; the right one is saved, and the key is never shown again.
   const pemDir = mkdtempSync(join(tmpdir(), "hookrelay-e2e-pem-"));
@@ -481,7 +308,9 @@ try {
   await page.getByText("Defined in the config file: read-only here").waitFor();
   if (await page.getByRole("button", { name: "Save changes" }).count()) fail("a config destination has an edit form");
   log("edited and deleted crm; config destinations are read-only");
+});
 
+step("destination detail: the thundering herd chart and its scenario form", async () => {
   // 6h. The thundering herd on billing's page: its policy (a ladder without jitter) against the
   // same with equal jitter, one line each; the scenario changed in the form; a bad value named.
   const herdLines = () => page.evaluate(() => [...document.querySelectorAll("#herd svg.herd-chart polyline.strategy")]
@@ -520,7 +349,9 @@ try {
   });
   if (await page.locator("#h-capacity").getAttribute("aria-invalid") !== "true") fail("the refused capacity field is not marked");
   log("thundering herd: one line per policy, scenario changed and re-run, a bad capacity named");
+});
 
+step("destination detail: the herd of a policy that gives up before the recovery", async () => {
   // 6h'. legacy gives up at its first attempt, long before the endpoint recovers: the chart peaks
   // with the first failures, nothing arrives after the recovery, nothing drains. The table says
   // its figures count from the recovery, says "gave up" rather than "drained after 0.0 s", and the
@@ -546,7 +377,9 @@ try {
   await checkText(page, "herd, every event gave up");
   await page.locator("#herd").screenshot({ path: join(outDir, "herd-gave-up-desktop.png") });
   log("thundering herd of a policy that gives up before the recovery: said so, label inside");
+});
 
+step("sources and routes: created through the forms, a route deleted", async () => {
   // 6c. A source through the form (secret write-only), a route to it, and the route deleted.
   await page.goto(`${base}/ui/#/sources/+new`);
   await page.fill("#s-name", "partner");
@@ -566,11 +399,12 @@ try {
   await page.getByRole("button", { name: "Delete route partner:billing" }).click();
   await page.getByText("Deleted route partner:billing.").waitFor();
   log("created a source and a route through the forms, deleted the route");
+});
 
+step("destination new: every field from the form, then an edit", async () => {
   // 6c'. Every field of a destination from the form: a custom policy, headers (one a secret),
   // secret_headers, forward_headers, the breaker, ordering per key, the replay window, basic
   // auth, pause_on_gone; then an edit that patches only what changed.
-  const api = async (path) => (await fetch(`${base}/api/v1${path}`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json();
   await page.goto(`${base}/ui/#/destinations/+new`);
   await page.fill("#d-name", "full");
   await page.fill("#d-url", `${sinkUrl}/full`);
@@ -642,7 +476,9 @@ try {
   await page.getByRole("button", { name: "Delete destination" }).click();
   await page.getByRole("heading", { name: "Destinations" }).waitFor();
   log("a destination with every field set through the form; an edit patched only what changed");
+});
 
+step("source new: two secrets, the hmac fields and a dedup rule", async () => {
   // 6c''. A source with two secrets (rotation), the generic hmac scheme's fields and a dedup
   // rule; a request signed with the second secret is accepted.
   await page.goto(`${base}/ui/#/sources/+new`);
@@ -681,7 +517,9 @@ try {
   rot = await api("/sources/rotating");
   if (rot.dedup?.header !== "X-Delivery" || rot.verify.secrets_set !== 2) fail(`source rotating after the edit: ${JSON.stringify(rot)}`);
   log("a source with two secrets, the hmac fields and a dedup rule through the form");
+});
 
+step("source detail: a badly signed request is listed, headers redacted", async () => {
   // 6c2. A badly signed request: 401, not forwarded, and listed on its source's page (written off
   // the request path, so the page is reloaded until the row is there).
   const badSig = await fetch(`${base}/in/signed`, { method: "POST", headers: { "Content-Type": "application/json",
@@ -711,7 +549,9 @@ try {
   if (html.includes("provider-token-e2e") || html.includes("0".repeat(64)) || html.includes("e2e-github-secret-never-shown")) fail("the rejection shows a credential");
   if (sinkHits.some((hit) => hit.body.includes("rejected"))) fail("a badly signed request was forwarded");
   log("a badly signed request: 401, not forwarded, listed with its reason, headers redacted");
+});
 
+step("event detail: binary, large and deeply nested payloads", async () => {
   // 6d. Binary payloads are shown as hex.
   const bin = await fetch(`${base}/in/shop`, { method: "POST", headers: { "Content-Type": "application/octet-stream" },
     body: new Uint8Array(Array.from({ length: 300 }, (_, i) => i % 256)) });
@@ -744,7 +584,9 @@ try {
   if (shownMs > 8000) fail(`the nested payload took ${shownMs} ms to show`);
   log(`deeply nested JSON cut and pretty-printed with bounds (${shownMs} ms)`);
   log("binary payload shown as hex; a large one cut with a download");
+});
 
+step("events: paging, live arrivals that keep the list still, selection, filters in the URL", async () => {
   // 6e. Many events: pages of 50 with "Load older events"; a filter in the URL; new events
   // arrive live without moving what is on the screen; select two and replay them.
   await Promise.all(Array.from({ length: 55 }, (_, i) => ingest({ order: 1000 + i })));
@@ -772,7 +614,9 @@ try {
   await page.waitForURL(/#\/events\?status=failed&destination=legacy$/);
   if (await page.locator("#f-status").inputValue() !== "failed") fail("the status filter was not kept");
   log("paging, live arrival without moving the list, filters in the URL, replay of selected events");
+});
 
+step("replays: a running bulk replay is cancelled", async () => {
   // 6f. A slow bulk replay (1/s) is cancelled while it runs.
   await page.goto(`${base}/ui/#/replays/new?status=failed&destination=legacy`);
   await page.getByText(/events? match/).waitFor();
@@ -784,7 +628,83 @@ try {
   await page.goto(`${base}/ui/#/replays`);
   await page.waitForFunction(() => document.querySelectorAll("tbody tr").length === 2);
   log("cancelled a running bulk replay; both jobs listed");
+});
 
+// Issue 26: refreshes update the page in place, one at a time.
+// The next GET of `path` (a refresh) and a moment for the page to apply it.
+async function nextRefresh(p, path) {
+  await p.waitForResponse((r) => r.request().method() === "GET" && new URL(r.url()).pathname === `/api/v1${path}`, { timeout: 15000 });
+  await p.waitForTimeout(200);
+}
+
+step("refresh: a focused filter box keeps its focus and what was typed across a refresh", async () => {
+  await page.goto(`${base}/ui/#/events`);
+  await page.locator("tbody tr").first().waitFor();
+  await page.click("#f-id");
+  await page.keyboard.type("01J-typed");
+  await nextRefresh(page, "/events");
+  if (await page.evaluate(() => document.activeElement?.id) !== "f-id") fail("the event id filter lost its focus at a refresh");
+  if (await page.locator("#f-id").inputValue() !== "01J-typed") fail("the event id filter lost what was typed at a refresh");
+});
+
+step("refresh: a focused row's button and a text selection survive a refresh (tables update in place)", async () => {
+  await page.goto(`${base}/ui/#/destinations`);
+  const pause = page.locator('tr[data-name="billing"]').getByRole("button", { name: "Pause billing" });
+  await pause.focus();
+  // Select the text of legacy's URL in the list, as a user copying it would.
+  await page.evaluate(() => {
+    const cell = document.querySelector('tr[data-name="legacy"] .mono');
+    const r = document.createRange();
+    r.selectNodeContents(cell);
+    getSelection().removeAllRanges();
+    getSelection().addRange(r);
+  });
+  const selected = await page.evaluate(() => getSelection().toString());
+  if (!selected.endsWith("/legacy")) fail(`selected ${JSON.stringify(selected)}`);
+  await nextRefresh(page, "/destinations");
+  if (await page.evaluate(() => document.activeElement?.getAttribute("aria-label")) !== "Pause billing") fail("the focused Pause button lost its focus at a refresh of the destinations list");
+  if (await page.evaluate(() => getSelection().toString()) !== selected) fail("the text selection was lost at a refresh of the destinations list");
+  // On the event page (a refresh every 2 s) the focused replay button keeps its focus too.
+  const eventId = (await api("/events?limit=1&source=shop")).items[0].id;
+  await page.goto(`${base}/ui/#/events/${eventId}`);
+  const rb = page.locator('.delivery[data-destination="billing"]').getByRole("button", { name: "Replay to billing" });
+  await rb.focus();
+  await nextRefresh(page, `/events/${eventId}`);
+  if (await page.evaluate(() => document.activeElement?.textContent) !== "Replay to billing") fail("the focused replay button lost its focus at a refresh of the event page");
+});
+
+step("refresh: a slow API answer delays the next refresh instead of starting a second load", async () => {
+  const jobId = (await api("/replays?limit=1")).items[0].id;
+  const path = `/api/v1/replays/${jobId}`;
+  let active = 0;
+  let most = 0;
+  let answered = 0;
+  const slow = async (route) => {
+    active += 1;
+    most = Math.max(most, active);
+    try {
+      await new Promise((r) => setTimeout(r, 2500));  // the page refreshes every 1 s
+      const response = await route.fetch();
+      await route.fulfill({ response });
+      answered += 1;
+    } finally {
+      active -= 1;
+    }
+  };
+  await page.route(`**${path}`, slow);
+  try {
+    await page.goto(`${base}/ui/#/replays/${jobId}`);
+    await page.locator("#job-total").waitFor();
+    const t0 = Date.now();
+    while (answered < 3 && Date.now() - t0 < 20000) await page.waitForTimeout(100);
+    if (answered < 3) fail(`only ${answered} slow answers in 20 s`);
+    if (most !== 1) fail(`${most} loads of ${path} ran at once (a refresh started before the last one finished)`);
+  } finally {
+    await page.unroute(`**${path}`, slow);
+  }
+});
+
+step("overview: counts and the reasons of the latest failures", async () => {
   // 6g. The overview counts from GET /api/v1/stats and names why the latest failures failed.
   await page.goto(`${base}/ui/#/`);
   await page.getByText(/legacy: gave up after 1 of 1 attempt: 500/).first().waitFor();
@@ -793,7 +713,9 @@ try {
   await page.getByText("Success rate (1 h)").waitFor();
   await page.getByText("Due backlog").waitFor();
   log("overview: counts and the reasons of the latest failures");
+});
 
+step("destination detail: ordered queues held behind their heads", async () => {
   // 6i. Ordered delivery (issue 17): per customer; every head fails, so the destination's page
   // lists the queues held behind their head (the longest waiting first), and a waiting event's
   // page says what it is held behind.
@@ -827,7 +749,9 @@ try {
   await page.goto(`${base}/ui/#/`);
   await page.locator("#c-backlog").getByText("held behind ordered queues' heads").waitFor();
   log("ordered: the destination lists its held queues; a waiting event names its head");
+});
 
+step("errors: an API error shows a message; a 503 list page offers \"Try again\"", async () => {
   // 7. An API error on a page shows a message, never a blank page.
   await expecting([/status of 400/, /^400 GET .*\/api\/v1\/events\//], async () => {
     await page.goto(`${base}/ui/#/events/01XXXX`);
@@ -848,42 +772,51 @@ try {
   await page.locator('tr[data-name="billing"]').waitFor();
   await page.unroute("**/api/v1/destinations");
   log("API error shows a message");
+});
 
-  // 8. Every page at both sizes, with axe; keyboard: the skip link and the nav are reachable.
-  const eventId = await (async () => {
-    const r = await fetch(`${base}/api/v1/events?limit=1&source=shop`, { headers: { Authorization: `Bearer ${TOKEN}` } });
-    const items = (await r.json()).items;
-    return items[items.length - 1].id;
-  })();
-  const jobId = await (async () => {
-    const r = await fetch(`${base}/api/v1/replays?limit=1`, { headers: { Authorization: `Bearer ${TOKEN}` } });
-    return (await r.json()).items[0].id;
-  })();
-  const pages = [
-    ["", "overview", "#c-received"],
-    ["#/events", "events", "tbody tr"],
-    [`#/events/${eventId}`, "event", ".delivery"],
-    ["#/destinations", "destinations", 'tr[data-name="billing"]'],
-    ["#/destinations/billing", "destination", "#state"],
-    ["#/destinations/orders", "destination-ordered", "#held tr.held"],
-    ["#/destinations/+new", "destination-new", "#d-name"],
-    ["#/sources", "sources", "tbody tr"],
-    ["#/sources/shop", "source", "dl.kv"],
-    ["#/sources/signed", "source-rejections", "tr.rejection"],
-    ["#/routes", "routes", "tbody tr"],
-    ["#/replays", "replays", "tbody tr"],
-    [`#/replays/${jobId}`, "replay", "#job-total"],
-    ["#/audit", "audit", "tbody tr"],
-  ];
-  for (const [hash, name, ready] of pages) await visit(page, hash, name, "desktop", ready);
-  const phone = await newPage({ width: 390, height: 844 });
-  await phone.page.goto(`${base}/ui/`);
-  await phone.page.evaluate((t) => sessionStorage.setItem("hookrelay.token", t), TOKEN);
-  for (const [hash, name, ready] of pages) await visit(phone.page, hash, name, "phone", ready);
+// 8. Every page at both sizes, with axe (visit: nothing sticking out, nothing hidden shown, no
+// leaked values, a screenshot each), one test per page.
+let phone;  // the phone page (390×844), signed in through sessionStorage
+async function phonePage() {
+  if (!phone) {
+    phone = await newPage({ width: 390, height: 844 });
+    await phone.page.goto(`${base}/ui/`);
+    await phone.page.evaluate((t) => sessionStorage.setItem("hookrelay.token", t), TOKEN);
+  }
+  return phone.page;
+}
+const lastEventId = async () => { const items = (await api("/events?limit=1&source=shop")).items; return items[items.length - 1].id; };
+const lastJobId = async () => (await api("/replays?limit=1")).items[0].id;
+const pages = [
+  [async () => "", "overview", "#c-received"],
+  [async () => "#/events", "events", "tbody tr"],
+  [async () => `#/events/${await lastEventId()}`, "event", ".delivery"],
+  [async () => "#/destinations", "destinations", 'tr[data-name="billing"]'],
+  [async () => "#/destinations/billing", "destination", "#state"],
+  [async () => "#/destinations/orders", "destination-ordered", "#held tr.held"],
+  [async () => "#/destinations/+new", "destination-new", "#d-name"],
+  [async () => "#/sources", "sources", "tbody tr"],
+  [async () => "#/sources/shop", "source", "dl.kv"],
+  [async () => "#/sources/signed", "source-rejections", "tr.rejection"],
+  [async () => "#/routes", "routes", "tbody tr"],
+  [async () => "#/replays", "replays", "tbody tr"],
+  [async () => `#/replays/${await lastJobId()}`, "replay", "#job-total"],
+  [async () => "#/audit", "audit", "tbody tr"],
+];
+for (const [hashOf, name, ready] of pages) {
+  step(`page ${name}: desktop and phone, axe clean`, async () => {
+    const hash = await hashOf();
+    await visit(page, hash, name, "desktop", ready);
+    await visit(await phonePage(), hash, name, "phone", ready);
+  });
+}
+
+step("destination detail on a phone: the herd chart drawn for the width, the held queues stacked", async () => {
+  const p = await phonePage();
   // The herd chart on a phone: drawn for the width, nothing sticking out (visit checked), legible.
-  await phone.page.goto(`${base}/ui/#/destinations/billing`);
-  await phone.page.locator("#herd svg.herd-chart").waitFor();
-  const phoneChart = await phone.page.evaluate(() => {
+  await p.goto(`${base}/ui/#/destinations/billing`);
+  await p.locator("#herd svg.herd-chart").waitFor();
+  const phoneChart = await p.evaluate(() => {
     const s = document.querySelector("#herd svg.herd-chart");
     return { lines: s.querySelectorAll("polyline.strategy").length, width: s.getBoundingClientRect().width,
       drawn: Number(s.getAttribute("width")), page: document.documentElement.scrollWidth, view: window.innerWidth };
@@ -892,17 +825,19 @@ try {
   if (phoneChart.page > phoneChart.view + 1) fail(`the destination page scrolls sideways on a phone (${phoneChart.page} > ${phoneChart.view})`);
   // Drawn at (about) the width shown, so 12 px text stays 12 px.
   if (Math.abs(phoneChart.width - phoneChart.drawn) > 2) fail(`the herd chart is scaled on a phone: drawn ${phoneChart.drawn}, shown ${phoneChart.width}`);
-  await phone.page.locator("#herd").scrollIntoViewIfNeeded();
-  await checkText(phone.page, "herd (phone)");
-  await phone.page.locator("#herd").screenshot({ path: join(outDir, "herd-phone.png") });
+  await p.locator("#herd").scrollIntoViewIfNeeded();
+  await checkText(p, "herd (phone)");
+  await p.locator("#herd").screenshot({ path: join(outDir, "herd-phone.png") });
   // The held queues on a phone: the table stacked, one queue per block.
-  await phone.page.goto(`${base}/ui/#/destinations/orders`);
-  await phone.page.locator("#held tr.held").first().waitFor();
-  await phone.page.locator("#held").scrollIntoViewIfNeeded();
-  await checkText(phone.page, "held queues (phone)");
-  await phone.page.locator("#held").screenshot({ path: join(outDir, "destination-held-phone.png") });
+  await p.goto(`${base}/ui/#/destinations/orders`);
+  await p.locator("#held tr.held").first().waitFor();
+  await p.locator("#held").scrollIntoViewIfNeeded();
+  await checkText(p, "held queues (phone)");
+  await p.locator("#held").screenshot({ path: join(outDir, "destination-held-phone.png") });
   log("every page at 1280×800 and 390×844, axe clean");
+});
 
+step("keyboard: the first Tab reaches the skip link, the second the navigation", async () => {
   await page.goto(`${base}/ui/#/events`);
   await page.reload();  // a fresh load: focus starts at the top of the document
   await page.locator("tbody tr").first().waitFor();
@@ -910,34 +845,12 @@ try {
   if (await page.evaluate(() => document.activeElement?.textContent) !== "Skip to content") fail("the first Tab does not reach the skip link");
   await page.keyboard.press("Tab");
   if (!(await page.evaluate(() => document.activeElement?.closest("header") !== null))) fail("the second Tab does not reach the navigation");
+});
 
+step("sign out: the token leaves the tab", async () => {
   // 9. Sign out: the token leaves the tab.
   await page.getByRole("button", { name: "Sign out" }).click();
   await page.locator("#token").waitFor();
   if (await page.evaluate(() => sessionStorage.getItem("hookrelay.token")) !== null) fail("token still stored after sign-out");
   log("signed out");
-
-  if (problems.length) fail(`console errors or failed requests:\n  ${problems.join("\n  ")}`);
-  if ((Date.now() - started) > 90000) console.warn(`e2e_dashboard: took ${(Date.now() - started) / 1000}s (aim: under 90 s)`);
-  console.log(`e2e_dashboard: passed (${axeSeen.size} pages checked with axe, screenshots in ${outDir})`);
-} catch (e) {
-  exitCode = 1;
-  console.error(`e2e_dashboard: FAILED: ${e.stack || e.message}`);
-  if (problems.length) console.error(`also seen:\n  ${problems.join("\n  ")}`);
-  console.error(`hookrelay output (tail):\n${serverOut.split("\n").slice(-30).join("\n")}`);
-} finally {
-  await browser.close().catch(() => {});
-  const exited = server.exitCode !== null || server.signalCode !== null
-    ? Promise.resolve() : new Promise((r) => server.once("exit", r));
-  server.kill("SIGTERM");
-  sink.close();
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 30000))]);
-  // Under make test-sanitize the binary is instrumented: a report, at shutdown too, fails the test.
-  const report = /ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error: /.exec(serverOut);
-  if (report) {
-    exitCode = 1;
-    console.error(`e2e_dashboard: FAILED: hookrelay printed a sanitizer report:\n${serverOut.slice(report.index)}`);
-  }
-  rmSync(dir, { recursive: true, force: true });
-}
-process.exit(exitCode);
+});

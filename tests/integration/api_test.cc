@@ -8,8 +8,10 @@
 #include <thread>
 
 #include "integration/integration_util.h"
+#include "support/config_builder.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -40,23 +42,32 @@ std::set<std::string> Keys(const json::value& v) {
   return keys;
 }
 
-class ApiTest : public ::testing::Test {
+// The policy of the tests' destinations: fast retries, so failures show within a second.
+testing::TomlValue FastPolicy(int max_attempts, const char* cap = "200ms") {
+  return testing::TomlInline({{"strategy", "exponential"},
+                              {"jitter", "none"},
+                              {"base", "50ms"},
+                              {"cap", cap},
+                              {"max_attempts", max_attempts},
+                              {"max_duration", "1m"},
+                              {"timeout", "2s"}});
+}
+
+class ApiTest : public testing::IntegrationTest {
  protected:
   void SetUp() override {
-    const std::string config =
-        "[delivery]\nlease_margin = \"1s\"\npoll_interval = \"100ms\"\n"
-        "\n[[sources]]\nname = \"src\"\n"
-        "\n[[sources]]\nname = \"gh\"\nverify = { scheme = \"github\", secrets = [\"" +
-        kVerifySecret +
-        "\"] }\n"
-        "\n[[destinations]]\nname = \"billing\"\nallow_private = true\nurl = \"" +
-        sink_.url("/hooks") + "\"\nsigning_secret = \"" + kSigningSecret +
-        "\"\npolicy = { strategy = \"exponential\", jitter = \"none\", base = \"50ms\", "
-        "cap = \"200ms\", max_attempts = 5, max_duration = \"1m\", timeout = \"2s\" }\n"
-        "\n[[routes]]\nsource = \"src\"\ndestination = \"billing\"\n";
-    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-        config, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    admin_token_ = kToken;
+    StartServer(
+        testing::Config()
+            .Set("delivery.lease_margin", "1s")
+            .Set("delivery.poll_interval", "100ms")
+            .Source("src")
+            .Source("gh", {{"verify", testing::TomlInline(
+                                          {{"scheme", "github"},
+                                           {"secrets", testing::TomlArray({kVerifySecret})}})}})
+            .Destination("billing", sink_.url("/hooks"),
+                         {{"signing_secret", kSigningSecret}, {"policy", FastPolicy(5)}})
+            .Route("src", "billing"));
   }
 
   HttpResponse Get(const std::string& target, const std::string& token = kToken,
@@ -115,10 +126,6 @@ class ApiTest : public ::testing::Test {
   static std::string ErrorCode(const HttpResponse& r) {
     return std::string(json::parse(r.body).at("error").at("code").as_string());
   }
-
-  TempDir dir_;
-  Sink sink_;
-  std::unique_ptr<HookrelayServer> server_;
 };
 
 TEST_F(ApiTest, NoTokenOrWrongTokenIs401) {
@@ -779,27 +786,25 @@ TEST_F(ApiTest, RouteIdsAreTypeableAndOldIdsStillWork) {
   EXPECT_EQ(json::parse(r.body).at("id").as_string(), "src:billing");
 }
 
+class ApiRouteIdTest : public testing::IntegrationTest {
+ protected:
+  ApiRouteIdTest() { admin_token_ = kToken; }
+};
+
 // Issue 12, point 2: an explicit route id follows the names' rule (letters, digits, '_', '-',
 // '.', ':'); 400 naming `id` otherwise. Ids stored before stay readable and deletable.
-TEST(ApiRouteIdTest, ExplicitIdsFollowTheNamesRuleAndStoredOddIdsStillWork) {
-  TempDir dir;
-  const std::string data = dir.path() + "/data";
+TEST_F(ApiRouteIdTest, ExplicitIdsFollowTheNamesRuleAndStoredOddIdsStillWork) {
   {
-    auto store = testing::OpenStoreAt(data);
+    auto store = testing::OpenStoreAt(data_dir());
     ASSERT_NE(store, nullptr);
     store::CatalogChange change;
     change.put.push_back({store::CatalogKind::kRoute, "old->id",
                           R"({"id":"old->id","source":"gh","destination":"billing"})", "api"});
     ASSERT_TRUE(store->ApplyCatalogChange(change).ok());
   }
-  const std::string config =
-      "[[sources]]\nname = \"src\"\n\n[[sources]]\nname = \"gh\"\n"
-      "\n[[destinations]]\nname = \"billing\"\nallow_private = true\n"
-      "url = \"http://127.0.0.1:9/hooks\"\n";
-  HookrelayServer server(
-      HookrelayServer::Options{config, data, {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-  ASSERT_TRUE(server.ok()) << server.output();
-  HttpConnection conn(server.port());
+  ASSERT_NO_FATAL_FAILURE(StartServer(testing::Config().Source("src").Source("gh").Destination(
+      "billing", "http://127.0.0.1:9/hooks")));
+  HttpConnection conn(server_->port());
   const testing::HeaderList auth{{"Authorization", "Bearer " + kToken},
                                  {"Content-Type", "application/json"}};
   for (const char* id : {"x->y", "my route;$(id)|&*", "-lead", "a/b", "tab\\there"}) {
@@ -905,26 +910,26 @@ TEST_F(ApiTest, PauseAndResumeTwiceAreNoOpsThatSaySo) {
   EXPECT_EQ(changes, 2);
 }
 
+class ApiBulkReplayTest : public testing::IntegrationTest {
+ protected:
+  ApiBulkReplayTest() { admin_token_ = kToken; }
+};
+
 // Issue 10, point 7: a bulk replay held back by an open breaker says so in its JSON, with
 // the destination and until when (it used to show "0/1 running" with no reason).
-TEST(ApiBulkReplayTest, AJobWaitingForAnOpenBreakerSaysWhy) {
-  TempDir dir;
-  Sink sink;
-  sink.SetDefault(SinkResponse::Status(500));
-  const std::string config =
-      "[delivery]\npoll_interval = \"100ms\"\n"
-      "\n[[sources]]\nname = \"src\"\n"
-      "\n[[destinations]]\nname = \"analytics\"\nallow_private = true\n"
-      "policy = { strategy = \"exponential\", jitter = \"none\", base = \"50ms\", "
-      "cap = \"50ms\", max_attempts = 1, max_duration = \"1m\", timeout = \"2s\" }\n"
-      "breaker = { threshold = 1, open = [\"10m\"] }\n"
-      "url = \"" +
-      sink.url("/hooks") + "\"\n\n[[routes]]\nsource = \"src\"\ndestination = \"analytics\"\n";
-  HookrelayServer server(HookrelayServer::Options{
-      config, dir.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-  ASSERT_TRUE(server.ok()) << server.output();
+TEST_F(ApiBulkReplayTest, AJobWaitingForAnOpenBreakerSaysWhy) {
+  sink_.SetDefault(SinkResponse::Status(500));
+  ASSERT_NO_FATAL_FAILURE(StartServer(
+      testing::Config()
+          .Set("delivery.poll_interval", "100ms")
+          .Source("src")
+          .Destination("analytics", sink_.url("/hooks"),
+                       {{"policy", FastPolicy(1, "50ms")},
+                        {"breaker", testing::TomlInline({{"threshold", 1},
+                                                         {"open", testing::TomlArray({"10m"})}})}})
+          .Route("src", "analytics")));
   const testing::HeaderList auth{{"Authorization", "Bearer " + kToken}};
-  HttpConnection conn(server.port());
+  HttpConnection conn(server_->port());
   HttpResponse r = conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, "{}");
   ASSERT_EQ(r.status, 202) << r.body;
   // One 500: the delivery fails (one attempt) and the breaker opens (threshold 1) for 10 minutes.
@@ -968,19 +973,25 @@ TEST(ApiBulkReplayTest, AJobWaitingForAnOpenBreakerSaysWhy) {
   EXPECT_TRUE(json::parse(r.body).at("waiting").is_null());
 }
 
-TEST(ApiReplayWindowTest, ReplayPastTheWindowIs409WithAClearMessage) {
-  TempDir dir;
-  Sink sink;
-  const std::string config =
-      "[delivery]\npoll_interval = \"100ms\"\n"
-      "\n[[sources]]\nname = \"src\"\n"
-      "\n[[destinations]]\nname = \"brief\"\nallow_private = true\nreplay_window = \"1s\"\n"
-      "url = \"" +
-      sink.url("/hooks") + "\"\n\n[[routes]]\nsource = \"src\"\ndestination = \"brief\"\n";
-  HookrelayServer server(HookrelayServer::Options{
-      config, dir.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-  ASSERT_TRUE(server.ok()) << server.output();
-  HttpConnection conn(server.port());
+// A destination "brief" that keeps its events for one second, routed from "src".
+class BriefWindowTest : public testing::IntegrationTest {
+ protected:
+  BriefWindowTest() { admin_token_ = kToken; }
+  testing::Config BriefConfig() const {
+    testing::Config config;
+    config.Set("delivery.poll_interval", "100ms")
+        .Source("src")
+        .Destination("brief", sink_.url("/hooks"), {{"replay_window", "1s"}})
+        .Route("src", "brief");
+    return config;
+  }
+};
+
+class ApiReplayWindowTest : public BriefWindowTest {};
+
+TEST_F(ApiReplayWindowTest, ReplayPastTheWindowIs409WithAClearMessage) {
+  ASSERT_NO_FATAL_FAILURE(StartServer(BriefConfig()));
+  HttpConnection conn(server_->port());
   HttpResponse r = conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, "{}");
   ASSERT_EQ(r.status, 202) << r.body;
   const std::string id(json::parse(r.body).at("id").as_string());
@@ -1003,27 +1014,19 @@ TEST(ApiReplayWindowTest, ReplayPastTheWindowIs409WithAClearMessage) {
   EXPECT_EQ(trail.at("items").as_array()[0].at("actor").as_string(), "config");
 }
 
+class RetentionTest : public BriefWindowTest {};
+
 // Retention: a delivered event past its destination's replay window is purged while ingest keeps
 // flowing; asking for it, or replaying it, then says it is gone.
-TEST(RetentionTest, DeliveredEventsPastTheWindowArePurgedWhileIngestContinues) {
-  TempDir dir;
-  Sink sink;
-  const std::string config =
-      "[delivery]\npoll_interval = \"100ms\"\n"
-      "\n[retention]\ninterval = \"200ms\"\nbatch = 50\n"
-      "\n[[sources]]\nname = \"src\"\n"
-      "\n[[destinations]]\nname = \"brief\"\nallow_private = true\nreplay_window = \"1s\"\n"
-      "url = \"" +
-      sink.url("/hooks") + "\"\n\n[[routes]]\nsource = \"src\"\ndestination = \"brief\"\n";
-  HookrelayServer server(HookrelayServer::Options{
-      config, dir.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-  ASSERT_TRUE(server.ok()) << server.output();
-  HttpConnection conn(server.port());
+TEST_F(RetentionTest, DeliveredEventsPastTheWindowArePurgedWhileIngestContinues) {
+  ASSERT_NO_FATAL_FAILURE(
+      StartServer(BriefConfig().Set("retention.interval", "200ms").Set("retention.batch", 50)));
+  HttpConnection conn(server_->port());
   const testing::HeaderList auth{{"Authorization", "Bearer " + kToken}};
   HttpResponse r = conn.Send("POST", "/in/src", {{"Content-Type", "application/json"}}, "{}");
   ASSERT_EQ(r.status, 202) << r.body;
   const std::string id(json::parse(r.body).at("id").as_string());
-  ASSERT_TRUE(sink.WaitForRequests(1, 10s));
+  ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
   // Keep ingesting while the window passes and retention runs: every event is accepted.
   int more = 0;
   const bool purged = test::WaitFor(

@@ -15,8 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "support/config_builder.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 #include "support/tls_responder.h"
 #include "support/wait.h"
@@ -47,26 +49,32 @@ std::vector<std::string> KeyLines(const std::string& pem) {
   return lines;
 }
 
-class ClientCertTest : public ::testing::Test {
+class ClientCertTest : public testing::IntegrationTest {
  protected:
+  // The server stops before the TLS server it delivers to goes.
+  ~ClientCertTest() override { server_.reset(); }
+
   void SetUp() override {
+    admin_token_ = kToken;
     testing::WriteFile(dir_.path() + "/client.pem", tls_.client_cert_pem());
     testing::WriteFile(dir_.path() + "/client.key", tls_.client_key_pem());
     testing::WriteFile(dir_.path() + "/ca.pem", tls_.ca_pem());
-    const std::string config =
-        "[delivery]\npoll_interval = \"100ms\"\n"
-        "\n[[sources]]\nname = \"src\"\n"
-        "\n[[destinations]]\nname = \"from-files\"\nallow_private = true\nurl = \"" +
-        tls_.url() + "files\"\n" + kFast +
-        "tls = { client_cert = \"@client.pem\", client_key = \"@client.key\", "
-        "ca_file = \"ca.pem\" }\n"
-        "\n[[routes]]\nsource = \"src\"\ndestination = \"from-files\"\n";
-    server_ = std::make_unique<HookrelayServer>(
-        HookrelayServer::Options{config,
-                                 dir_.path() + "/data",
-                                 {"--log-level", "debug"},
-                                 {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    StartServer(testing::Config()
+                    .Set("delivery.poll_interval", "100ms")
+                    .Source("src")
+                    .Destination("from-files", tls_.url() + "files",
+                                 {{"policy", testing::TomlInline({{"strategy", "exponential"},
+                                                                  {"jitter", "none"},
+                                                                  {"base", "50ms"},
+                                                                  {"cap", "100ms"},
+                                                                  {"max_attempts", 2},
+                                                                  {"max_duration", "1m"},
+                                                                  {"timeout", "5s"}})},
+                                  {"tls", testing::TomlInline({{"client_cert", "@client.pem"},
+                                                               {"client_key", "@client.key"},
+                                                               {"ca_file", "ca.pem"}})}})
+                    .Route("src", "from-files"),
+                {"--log-level", "debug"});
   }
 
   HttpResponse Api(const std::string& method, const std::string& target,
@@ -104,16 +112,11 @@ class ClientCertTest : public ::testing::Test {
     return {std::string(e.at("field").as_string()), std::string(e.at("message").as_string())};
   }
 
-  static constexpr const char* kFast =
-      "policy = { strategy = \"exponential\", jitter = \"none\", base = \"50ms\", cap = "
-      "\"100ms\", max_attempts = 2, max_duration = \"1m\", timeout = \"5s\" }\n";
   static constexpr const char* kFastJson =
       R"({"strategy": "exponential", "jitter": "none", "base": "50ms", "cap": "100ms",
           "max_attempts": 2, "max_duration": "1m", "timeout": "5s"})";
 
   TlsResponder tls_{TlsResponder::Mode::kClientCertificate};
-  TempDir dir_;
-  std::unique_ptr<HookrelayServer> server_;
   std::vector<std::string> answers_;
 };
 

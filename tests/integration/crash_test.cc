@@ -21,8 +21,10 @@
 
 #include "integration/integration_util.h"
 #include "store/store.h"
+#include "support/config_builder.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -95,30 +97,32 @@ class IngestLoad {
   std::vector<std::thread> threads_;
 };
 
-class CrashTest : public ::testing::Test {
+class CrashTest : public testing::IntegrationTest {
  protected:
   void SetUp() override {
+    admin_token_ = kToken;
     // Every answer takes a little while (attempts are in flight when the server dies); each run
     // starts with some 503s (retries), see LoadUntil.
     sink_.SetDefault(SinkResponse::Status(200).WithDelay(5ms));
   }
 
   void Start() {
-    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-        "[delivery]\nlease_margin = \"1s\"\npoll_interval = \"100ms\"\n"
-        "\n[[sources]]\nname = \"src\"\n"
-        "\n[[destinations]]\nname = \"d\"\nallow_private = true\nurl = \"" +
-            sink_.url("/hooks") + "\"\nmax_concurrency = " + std::to_string(kMaxConcurrency) +
-            "\nbreaker = { threshold = 1000 }\n"
-            "policy = { strategy = \"exponential\", jitter = \"none\", base = \"20ms\", "
-            "cap = \"100ms\", max_attempts = 20, max_duration = \"10m\", timeout = \"5s\" }\n"
-            "\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n",
-        data_dir(),
-        {},
-        {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    StartServer(testing::Config()
+                    .Set("delivery.lease_margin", "1s")
+                    .Set("delivery.poll_interval", "100ms")
+                    .Source("src")
+                    .Destination("d", sink_.url("/hooks"),
+                                 {{"max_concurrency", kMaxConcurrency},
+                                  {"breaker", testing::TomlInline({{"threshold", 1000}})},
+                                  {"policy", testing::TomlInline({{"strategy", "exponential"},
+                                                                  {"jitter", "none"},
+                                                                  {"base", "20ms"},
+                                                                  {"cap", "100ms"},
+                                                                  {"max_attempts", 20},
+                                                                  {"max_duration", "10m"},
+                                                                  {"timeout", "5s"}})}})
+                    .Route("src", "d"));
   }
-  std::string data_dir() const { return dir_.path() + "/data"; }
 
   // Runs load until the sink got `deliveries` more requests and `acks` events were acknowledged
   // in this run; returns the load (still running).
@@ -221,10 +225,6 @@ class CrashTest : public ::testing::Test {
     }
     return extra;
   }
-
-  TempDir dir_;
-  Sink sink_;
-  std::unique_ptr<HookrelayServer> server_;
 };
 
 // kill -9 five times in a row under load, on one data directory.

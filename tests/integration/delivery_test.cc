@@ -20,6 +20,7 @@
 #include "store/store.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 #include "support/raw_responder.h"
 #include "support/sink.h"
@@ -40,35 +41,39 @@ using testing::SinkRequest;
 using testing::SinkResponse;
 using testing::TempDir;
 
-// A config with one source "src" routed to each destination given as a TOML body.
-std::string Config(const std::vector<std::pair<std::string, std::string>>& destinations,
-                   const std::string& extra = "") {
-  std::string toml = "[delivery]\nlease_margin = \"1s\"\npoll_interval = \"100ms\"\n" + extra +
-                     "\n[[sources]]\nname = \"src\"\n";
-  for (const auto& [name, body] : destinations) {
-    toml += "\n[[destinations]]\nname = \"" + name + "\"\nallow_private = true\n" + body + "\n";
+using Destinations = std::vector<std::pair<std::string, testing::TomlFields>>;
+
+// A config with one source "src" routed to each destination (its name, then its fields).
+testing::Config Config(const Destinations& destinations) {
+  testing::Config config;
+  config.Set("delivery.lease_margin", "1s").Set("delivery.poll_interval", "100ms").Source("src");
+  for (const auto& d : destinations) {
+    testing::TomlFields fields{{"name", d.first}, {"allow_private", true}};
+    fields.insert(fields.end(), d.second.begin(), d.second.end());
+    config.Add("destinations", std::move(fields));
   }
-  for (const auto& [name, body] : destinations) {
-    toml += "\n[[routes]]\nsource = \"src\"\ndestination = \"" + name + "\"\n";
-  }
-  return toml;
+  for (const auto& d : destinations) config.Route("src", d.first);
+  return config;
 }
 
-std::string Policy(const std::string& json_fields) { return "policy = { " + json_fields + " }"; }
+// A policy from its fields written as TOML (`strategy = "ladder", …`): the inline table.
+testing::TomlValue Policy(const std::string& toml_fields) {
+  return testing::TomlValue::Raw("{ " + toml_fields + " }");
+}
+
+// `{ threshold = N, open = [...] }`.
+testing::TomlValue Breaker(int threshold, std::initializer_list<testing::TomlValue> open) {
+  return testing::TomlInline({{"threshold", threshold}, {"open", testing::TomlArray(open)}});
+}
 
 using testing::OpenStoreAt;
 
-class DeliveryTest : public ::testing::Test {
+class DeliveryTest : public testing::IntegrationTest {
  protected:
+  DeliveryTest() { admin_token_ = "test-admin-token-0123"; }
   void Start(const std::string& config, std::vector<std::string> extra = {}) {
-    server_ = std::make_unique<HookrelayServer>(
-        HookrelayServer::Options{config,
-                                 data_dir(),
-                                 std::move(extra),
-                                 {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123"}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    StartServer(config, std::move(extra));
   }
-  std::string data_dir() const { return dir_.path() + "/data"; }
 
   std::string Ingest(const std::string& body, const testing::HeaderList& headers = {}) {
     HttpConnection conn(server_->port());
@@ -120,9 +125,6 @@ class DeliveryTest : public ::testing::Test {
     return a.ok() ? *a : std::vector<store::Attempt>{};
   }
 
-  TempDir dir_;
-  Sink sink_;
-  std::unique_ptr<HookrelayServer> server_;
   std::unique_ptr<store::Store> store_;
 };
 
@@ -132,7 +134,7 @@ const std::string kFast =
 TEST_F(DeliveryTest, TwoFailuresThenDeliveredAtAttemptThree) {
   sink_.Enqueue(SinkResponse::Status(500));
   sink_.Enqueue(SinkResponse::Status(500));
-  Start(Config({{"d", "url = \"" + sink_.url("/hooks") + "\"\n" + Policy(kFast)}}));
+  Start(Config({{"d", {{"url", sink_.url("/hooks")}, {"policy", Policy(kFast)}}}}));
   const std::string body = R"({"n":1,"text":"héllo"})";
   const std::string id = Ingest(body, {{"Content-Type", "application/json"}});
   ASSERT_TRUE(sink_.WaitForRequests(3, 10s));
@@ -164,12 +166,19 @@ TEST_F(DeliveryTest, TwoFailuresThenDeliveredAtAttemptThree) {
 // hookrelay's own and the destination's configured headers win; forward_headers "none" or a
 // list narrows it.
 TEST_F(DeliveryTest, ReceivedHeadersAreForwardedAsForwardHeadersSays) {
-  const std::string own = "headers = { X-Env = \"prod\" }\n" + Policy(kFast);
-  Start(
-      Config({{"all", "url = \"" + sink_.url("/all") + "\"\n" + own},
-              {"none", "url = \"" + sink_.url("/none") + "\"\nforward_headers = \"none\"\n" + own},
-              {"list", "url = \"" + sink_.url("/list") +
-                           "\"\nforward_headers = [\"x-github-event\", \"X-Absent\"]\n" + own}}));
+  const testing::TomlValue headers = testing::TomlInline({{"X-Env", "prod"}});
+  Start(Config(
+      {{"all", {{"url", sink_.url("/all")}, {"headers", headers}, {"policy", Policy(kFast)}}},
+       {"none",
+        {{"url", sink_.url("/none")},
+         {"forward_headers", "none"},
+         {"headers", headers},
+         {"policy", Policy(kFast)}}},
+       {"list",
+        {{"url", sink_.url("/list")},
+         {"forward_headers", testing::TomlArray({"x-github-event", "X-Absent"})},
+         {"headers", headers},
+         {"policy", Policy(kFast)}}}}));
   const std::string id =
       Ingest(R"({"action":"opened"})", {{"Content-Type", "application/json"},
                                         {"User-Agent", "GitHub-Hookshot/abc123"},
@@ -235,10 +244,10 @@ TEST_F(DeliveryTest, MisbehavingResponsesAreNamedForWhatTheyDid) {
     big.headers.emplace_back("X-Big-" + std::to_string(i), std::string(50 * 1024, 'h'));
   }
   sink_.SetDefault("/big", std::move(big));
-  const std::string once = Policy(
+  const testing::TomlValue once = Policy(
       R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "50ms", max_attempts = 1, timeout = "700ms")");
-  Start(Config({{"silent", "url = \"" + sink_.url("/silent") + "\"\n" + once},
-                {"big", "url = \"" + sink_.url("/big") + "\"\n" + once}}));
+  Start(Config({{"silent", {{"url", sink_.url("/silent")}, {"policy", once}}},
+                {"big", {{"url", sink_.url("/big")}, {"policy", once}}}}));
   const std::string id = Ingest("x");
   EXPECT_TRUE(WaitForMetric("hookrelay_deliveries_failed_total 2"));
   auto deliveries = StopAndLoad(id);
@@ -273,12 +282,12 @@ TEST_F(DeliveryTest, PartialInterimAndMalformedResponsesAreNamed) {
   RawResponder interim(std::vector<std::string>(100, "HTTP/1.1 100 Continue\r\n\r\n"), 100ms);
   RawResponder garbage({"garbage status line\r\n\r\n"}, 1ms);
   RawResponder colon({"HTTP/1.1 200 OK\r\nNo colon here\r\nContent-Length: 0\r\n\r\n"}, 1ms);
-  const std::string once = Policy(
+  const testing::TomlValue once = Policy(
       R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "50ms", max_attempts = 1, timeout = "1500ms")");
-  Start(Config({{"slow", "url = \"" + slow.url() + "\"\n" + once},
-                {"interim", "url = \"" + interim.url() + "\"\n" + once},
-                {"garbage", "url = \"" + garbage.url() + "\"\n" + once},
-                {"colon", "url = \"" + colon.url() + "\"\n" + once}}));
+  Start(Config({{"slow", {{"url", slow.url()}, {"policy", once}}},
+                {"interim", {{"url", interim.url()}, {"policy", once}}},
+                {"garbage", {{"url", garbage.url()}, {"policy", once}}},
+                {"colon", {{"url", colon.url()}, {"policy", once}}}}));
   const std::string id = Ingest("x");
   EXPECT_TRUE(WaitForMetric("hookrelay_deliveries_failed_total 4"));
   auto deliveries = StopAndLoad(id);
@@ -307,7 +316,7 @@ TEST_F(DeliveryTest, PartialInterimAndMalformedResponsesAreNamed) {
 
 TEST_F(DeliveryTest, NotFoundFailsAfterOneAttemptWithTheReason) {
   sink_.SetDefault(SinkResponse::Status(404, "no such hook"));
-  Start(Config({{"d", "url = \"" + sink_.url("/gone") + "\"\n" + Policy(kFast)}}));
+  Start(Config({{"d", {{"url", sink_.url("/gone")}, {"policy", Policy(kFast)}}}}));
   const std::string id = Ingest("{}");
   ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
   // Final once recorded: a (wrong) retry would leave it scheduled instead.
@@ -327,7 +336,7 @@ TEST_F(DeliveryTest, NotFoundFailsAfterOneAttemptWithTheReason) {
 
 TEST_F(DeliveryTest, GoneFailsAndPausesTheDestinationKeepingOthersPaused) {
   sink_.Enqueue(SinkResponse::Status(410));
-  Start(Config({{"d", "url = \"" + sink_.url("/h") + "\"\n" + Policy(kFast)}}));
+  Start(Config({{"d", {{"url", sink_.url("/h")}, {"policy", Policy(kFast)}}}}));
   const std::string first = Ingest("one");
   ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
   ASSERT_TRUE(WaitForStatus(first, "d", "failed"));  // recorded: the destination is paused now
@@ -348,7 +357,7 @@ TEST_F(DeliveryTest, GoneFailsAndPausesTheDestinationKeepingOthersPaused) {
 
 TEST_F(DeliveryTest, RetryAfterIsHonoured) {
   sink_.Enqueue(SinkResponse::Status(429).WithHeader("Retry-After", "1"));
-  Start(Config({{"d", "url = \"" + sink_.url("/h") + "\"\n" + Policy(kFast)}}));
+  Start(Config({{"d", {{"url", sink_.url("/h")}, {"policy", Policy(kFast)}}}}));
   const std::string id = Ingest("x");
   ASSERT_TRUE(sink_.WaitForRequests(2, 10s));
   auto requests = sink_.Requests();
@@ -365,9 +374,10 @@ TEST_F(DeliveryTest, TimeoutIsRetried) {
   sink_.Enqueue(SinkResponse::Hang());
   Start(Config(
       {{"d",
-        "url = \"" + sink_.url("/h") + "\"\n" +
-            Policy(
-                R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "50ms", max_attempts = 3, timeout = "300ms")")}}));
+        {{"url", sink_.url("/h")},
+         {"policy",
+          Policy(
+              R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "50ms", max_attempts = 3, timeout = "300ms")")}}}}));
   const std::string id = Ingest("x");
   ASSERT_TRUE(sink_.WaitForRequests(2, 10s));
   auto deliveries = StopAndLoad(id);
@@ -389,9 +399,10 @@ TEST_F(DeliveryTest, ConnectionRefusedIsRetriedUntilExhausted) {
   }
   Start(Config(
       {{"d",
-        "url = \"http://127.0.0.1:" + std::to_string(closed_port) + "/h\"\n" +
-            Policy(
-                R"(strategy = "exponential", jitter = "none", base = "20ms", cap = "20ms", max_attempts = 3)")}}));
+        {{"url", "http://127.0.0.1:" + std::to_string(closed_port) + "/h"},
+         {"policy",
+          Policy(
+              R"(strategy = "exponential", jitter = "none", base = "20ms", cap = "20ms", max_attempts = 3)")}}}}));
   const std::string id = Ingest("x");
   std::vector<store::Delivery> deliveries;
   // Wait for the three attempts by watching the metrics (failed deliveries).
@@ -410,9 +421,10 @@ TEST_F(DeliveryTest, PastTheDeadlineFails) {
   sink_.SetDefault(SinkResponse::Status(503));
   Start(Config(
       {{"d",
-        "url = \"" + sink_.url("/h") + "\"\n" +
-            Policy(
-                R"(strategy = "exponential", jitter = "none", base = "200ms", cap = "200ms", max_attempts = 50, max_duration = "500ms")")}}));
+        {{"url", sink_.url("/h")},
+         {"policy",
+          Policy(
+              R"(strategy = "exponential", jitter = "none", base = "200ms", cap = "200ms", max_attempts = 50, max_duration = "500ms")")}}}}));
   const std::string id = Ingest("x");
   ASSERT_TRUE(sink_.WaitForRequests(3, 10s));
   ASSERT_TRUE(WaitForStatus(id, "d", "failed")) << StatusOf(id, "d");
@@ -426,8 +438,8 @@ TEST_F(DeliveryTest, PastTheDeadlineFails) {
 
 TEST_F(DeliveryTest, SignatureVerifiesWithTheStandardWebhooksScheme) {
   const std::string secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-  Start(Config({{"d", "url = \"" + sink_.url("/h") + "\"\nsigning_secret = \"" + secret + "\"\n" +
-                          Policy(kFast)}}));
+  Start(Config(
+      {{"d", {{"url", sink_.url("/h")}, {"signing_secret", secret}, {"policy", Policy(kFast)}}}}));
   Ingest(R"({"signed":true})");
   ASSERT_TRUE(sink_.WaitForRequests(1, 10s));
   SinkRequest r = sink_.Requests()[0];
@@ -442,9 +454,11 @@ TEST_F(DeliveryTest, SignatureVerifiesWithTheStandardWebhooksScheme) {
 // is loaded (issue 11.10); with --allow-private-destinations the server starts and delivers. (A
 // name that only resolves to such an address is refused at connect time: sender_test.)
 TEST_F(DeliveryTest, PrivateDestinationRefusedUnlessAllowed) {
-  std::string toml = Config({}) + "\n[[destinations]]\nname = \"d\"\nurl = \"" + sink_.url("/h") +
-                     "\"\n" + Policy(kFast) +
-                     "\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n";
+  // Without allow_private (Config() would add it).
+  const std::string toml =
+      Config({})
+          .Add("destinations", {{"name", "d"}, {"url", sink_.url("/h")}, {"policy", Policy(kFast)}})
+          .Route("src", "d");
   server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
       toml, data_dir(), {}, {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123"}}});
   EXPECT_FALSE(server_->ok());
@@ -463,16 +477,18 @@ TEST_F(DeliveryTest, BreakerOpensPausesProbesAndAlertsByEmail) {
   testing::SmtpServer smtp;
   ASSERT_TRUE(smtp.Ready());
   for (int i = 0; i < 5; ++i) sink_.Enqueue(SinkResponse::Status(503));
-  const std::string alerts = "\n[alerts]\nsmtp_url = \"" + smtp.url() +
-                             "\"\nfrom = \"hookrelay@example.com\"\nto = [\"ops@example.com\"]\n"
-                             "window = \"200ms\"\n";
-  Start(Config(
-      {{"billing",
-        "url = \"" + sink_.url("/h") + "\"\n" +
-            Policy(
-                R"(strategy = "exponential", jitter = "none", base = "10ms", cap = "10ms", max_attempts = 50, max_duration = "1m")") +
-            "\nbreaker = { threshold = 5, open = [\"500ms\", \"1s\"] }"}},
-      alerts));
+  Start(
+      Config(
+          {{"billing",
+            {{"url", sink_.url("/h")},
+             {"policy",
+              Policy(
+                  R"(strategy = "exponential", jitter = "none", base = "10ms", cap = "10ms", max_attempts = 50, max_duration = "1m")")},
+             {"breaker", Breaker(5, {"500ms", "1s"})}}}})
+          .Set("alerts.smtp_url", smtp.url())
+          .Set("alerts.from", "hookrelay@example.com")
+          .Set("alerts.to", testing::TomlArray({"ops@example.com"}))
+          .Set("alerts.window", "200ms"));
   const std::string id = Ingest("x");
   ASSERT_TRUE(sink_.WaitForRequests(6, 15s));
   auto requests = sink_.Requests();
@@ -507,10 +523,12 @@ TEST_F(DeliveryTest, NoRequestLeavesAfterTheFailureThatOpensTheBreaker) {
   for (int i = 0; i < 40; ++i) sink_.Enqueue(SinkResponse::Status(503));
   Start(Config(
       {{"billing",
-        "url = \"" + sink_.url("/h") + "\"\nmax_concurrency = 1\n" +
-            Policy(
-                R"(strategy = "exponential", jitter = "none", base = "10ms", cap = "10ms", max_attempts = 50, max_duration = "1m")") +
-            "\nbreaker = { threshold = 5, open = [\"1m\"] }"}}));
+        {{"url", sink_.url("/h")},
+         {"max_concurrency", 1},
+         {"policy",
+          Policy(
+              R"(strategy = "exponential", jitter = "none", base = "10ms", cap = "10ms", max_attempts = 50, max_duration = "1m")")},
+         {"breaker", Breaker(5, {"1m"})}}}}));
   for (int i = 0; i < 30; ++i) Ingest("event " + std::to_string(i));
   ASSERT_TRUE(sink_.WaitForRequests(5, 10s));
   // Open (for a minute), and nothing out: whatever left before it opened has arrived by now.
@@ -558,10 +576,11 @@ TEST_F(DeliveryTest, BreakerChangedThroughTheApiAppliesAtOnce) {
 // A backlog that is due but cannot be sent (a 1/s rate limit) shows in the oldest-due metric and,
 // past the stall threshold, raises an alert (here to an alert webhook on the sink).
 TEST_F(DeliveryTest, StalledBacklogRaisesAnAlert) {
-  const std::string alerts =
-      "\n[alerts]\nwebhook_url = \"" + sink_.url("/alerts") + "\"\nwindow = \"1m\"\n";
-  Start(Config({{"d", "url = \"" + sink_.url("/h") + "\"\nrate_limit = \"1/s\"\n" + Policy(kFast)}},
-               "stall_threshold = \"500ms\"\n" + alerts));
+  Start(
+      Config({{"d", {{"url", sink_.url("/h")}, {"rate_limit", "1/s"}, {"policy", Policy(kFast)}}}})
+          .Set("delivery.stall_threshold", "500ms")
+          .Set("alerts.webhook_url", sink_.url("/alerts"))
+          .Set("alerts.window", "1m"));
   for (int i = 0; i < 10; ++i) Ingest("event " + std::to_string(i));
   std::optional<SinkRequest> alert;
   ASSERT_TRUE(test::WaitFor([&] {
@@ -593,9 +612,12 @@ TEST_F(DeliveryTest, StalledBacklogRaisesAnAlert) {
 TEST_F(DeliveryTest, CrashWithDeliveriesInFlightLosesNone) {
   sink_.SetDefault(SinkResponse::Status(200).WithDelay(1500ms));
   auto dest = [&](const std::string& path) {
-    return "url = \"" + sink_.url(path) + "\"\nmax_concurrency = 1024\n" +
-           Policy(
-               R"(strategy = "exponential", jitter = "none", base = "100ms", cap = "100ms", max_attempts = 5, timeout = "3s")");
+    return testing::TomlFields{
+        {"url", sink_.url(path)},
+        {"max_concurrency", 1024},
+        {"policy",
+         Policy(
+             R"(strategy = "exponential", jitter = "none", base = "100ms", cap = "100ms", max_attempts = 5, timeout = "3s")")}};
   };
   const std::string config = Config({{"a", dest("/a")}, {"b", dest("/b")}});
   Start(config);
@@ -650,11 +672,11 @@ TEST_F(DeliveryTest, RestartAfterKill9ResendsExactlyTheInFlightDeliveriesWithThe
   sink_.SetDefault("/answered", SinkResponse::Status(200));
   sink_.SetDefault("/held", SinkResponse::Hang());
   // A long timeout: the held attempts are still in flight when the server dies.
-  const std::string policy = Policy(
+  const testing::TomlValue policy = Policy(
       R"(strategy = "exponential", jitter = "none", base = "100ms", cap = "100ms", max_attempts = 5, timeout = "20s")");
   const std::string config =
-      Config({{"answered", "url = \"" + sink_.url("/answered") + "\"\n" + policy},
-              {"held", "url = \"" + sink_.url("/held") + "\"\n" + policy}});
+      Config({{"answered", {{"url", sink_.url("/answered")}, {"policy", policy}}},
+              {"held", {{"url", sink_.url("/held")}, {"policy", policy}}}});
   Start(config);
   std::map<std::string, std::string> body_of;  // event id → body
   for (int i = 0; i < kEvents; ++i) {
@@ -749,11 +771,13 @@ TEST_F(DeliveryTest, FailingDestinationDoesNotSlowAHealthyOne) {
   constexpr int kHangingConcurrency = 4;
   sink_.SetDefault("/fast", SinkResponse::Status(200).WithDelay(5ms));
   sink_.SetDefault("/slow", SinkResponse::Hang());
-  const std::string policy = Policy(
+  const testing::TomlValue policy = Policy(
       R"(strategy = "exponential", jitter = "none", base = "50ms", cap = "50ms", max_attempts = 100, timeout = "10m")");
-  Start(Config({{"fast", "url = \"" + sink_.url("/fast") + "\"\n" + policy},
-                {"other", "url = \"" + sink_.url("/slow") + "\"\nmax_concurrency = " +
-                              std::to_string(kHangingConcurrency) + "\n" + policy}}));
+  Start(Config({{"fast", {{"url", sink_.url("/fast")}, {"policy", policy}}},
+                {"other",
+                 {{"url", sink_.url("/slow")},
+                  {"max_concurrency", kHangingConcurrency},
+                  {"policy", policy}}}}));
   {
     HttpConnection conn(server_->port());
     for (int i = 0; i < kEvents; ++i) ASSERT_EQ(conn.Send("POST", "/in/src", {}, "x").status, 202);

@@ -16,6 +16,7 @@
 
 #include "integration/integration_util.h"
 #include "store/store.h"
+#include "support/config_builder.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
 #include "support/process.h"
@@ -166,16 +167,20 @@ const Row kRows[] = {
 class HostileDestinationTest : public ::testing::TestWithParam<Row> {
  protected:
   std::string Config(const std::string& url) {
-    return "[delivery]\nlease_margin = \"1s\"\npoll_interval = \"100ms\"\n"
-           "\n[[sources]]\nname = \"src\"\n"
-           "\n[[destinations]]\nname = \"d\"\nallow_private = true\nurl = \"" +
-           url +
-           "\"\nbreaker = { threshold = 100 }\n"
-           "policy = { strategy = \"exponential\", jitter = \"none\", base = \"50ms\", "
-           "cap = \"100ms\", max_attempts = " +
-           std::to_string(kMaxAttempts) +
-           ", max_duration = \"1m\", timeout = \"1s\" }\n"
-           "\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n";
+    return testing::Config()
+        .Set("delivery.lease_margin", "1s")
+        .Set("delivery.poll_interval", "100ms")
+        .Source("src")
+        .Destination("d", url,
+                     {{"breaker", testing::TomlInline({{"threshold", 100}})},
+                      {"policy", testing::TomlInline({{"strategy", "exponential"},
+                                                      {"jitter", "none"},
+                                                      {"base", "50ms"},
+                                                      {"cap", "100ms"},
+                                                      {"max_attempts", kMaxAttempts},
+                                                      {"max_duration", "1m"},
+                                                      {"timeout", "1s"}})}})
+        .Route("src", "d");
   }
 
   std::string Ingest(int n) {

@@ -16,6 +16,7 @@
 #include "store/store.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 
 namespace hookrelay {
@@ -47,14 +48,10 @@ bool Contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
-class HttpFramingTest : public ::testing::Test {
+class HttpFramingTest : public testing::IntegrationTest {
  protected:
-  void Start(const char* config = kConfig) {
-    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-        config, data_dir(), {}, {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123456789"}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
-  }
-  std::string data_dir() const { return dir_.path() + "/data"; }
+  HttpFramingTest() { admin_token_ = "test-admin-token-0123456789"; }
+  void Start(const char* config = kConfig) { StartServer(config); }
   uint16_t port() const { return server_->port(); }
 
   // Stops the server and returns the bodies of every stored event.
@@ -94,9 +91,6 @@ class HttpFramingTest : public ::testing::Test {
       EXPECT_TRUE(Contains(got, message)) << got;
     }
   }
-
-  TempDir dir_;
-  std::unique_ptr<HookrelayServer> server_;
 };
 
 // A request the store would accept, sent after each malformed one on the same connection: if

@@ -13,6 +13,7 @@
 #include "store/store.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 
 namespace hookrelay {
@@ -57,14 +58,10 @@ bool Contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
-class HttpHardeningTest : public ::testing::Test {
+class HttpHardeningTest : public testing::IntegrationTest {
  protected:
-  void Start(const char* config = kConfig) {
-    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-        config, data_dir(), {}, {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123456789"}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
-  }
-  std::string data_dir() const { return dir_.path() + "/data"; }
+  HttpHardeningTest() { admin_token_ = "test-admin-token-0123456789"; }
+  void Start(const char* config = kConfig) { StartServer(config); }
   uint16_t port() const { return server_->port(); }
 
   // Stops the server and returns every stored event.
@@ -110,9 +107,6 @@ class HttpHardeningTest : public ::testing::Test {
     ADD_FAILURE() << "body memory " << now << ", wanted " << low << " to " << high;
     return false;
   }
-
-  TempDir dir_;
-  std::unique_ptr<HookrelayServer> server_;
 };
 
 // Point 1: a Transfer-Encoding that does not end in (exactly) chunked cannot frame a body; when

@@ -16,6 +16,7 @@
 #include "store/store.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 #include "support/wait.h"
 
@@ -161,19 +162,15 @@ class StreamingClients {
   std::vector<std::thread> threads_;
 };
 
-class IngestTest : public ::testing::Test {
+class IngestTest : public testing::IntegrationTest {
  protected:
+  IngestTest() { admin_token_ = kToken; }
   void Start(std::vector<std::string> extra_args = {}) {
-    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-        kConfig, data_dir(), std::move(extra_args), {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    StartServer(kConfig, std::move(extra_args));
   }
-  std::string data_dir() const { return dir_.path() + "/data"; }
   uint16_t port() const { return server_->port(); }
 
   static constexpr const char* kToken = "test-admin-token-0123456789";
-  TempDir dir_;
-  std::unique_ptr<HookrelayServer> server_;
 };
 
 TEST_F(IngestTest, ManyConcurrentClientsAllStoredByteIdentical) {

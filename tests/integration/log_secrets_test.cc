@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/crypto.h"
+#include "support/config_builder.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
 #include "support/process.h"
@@ -132,47 +133,57 @@ class LogSecretsTest : public ::testing::TestWithParam<std::string> {
   }
 
   std::string Config() const {
-    const std::string fast =
-        "policy = { strategy = \"exponential\", jitter = \"none\", base = \"20ms\", "
-        "cap = \"50ms\", max_attempts = 3, max_duration = \"1m\", timeout = \"2s\" }\n";
-    std::ostringstream c;
-    c << "[delivery]\npoll_interval = \"100ms\"\nstall_threshold = \"1h\"\n"
-      << "\n[alerts]\nsmtp_url = \"" << smtp_->url() << "\"\nfrom = \"hookrelay@example.com\"\n"
-      << "to = [\"ops@example.com\"]\nusername = \"alerts\"\npassword = \"" << smtp_password_
-      << "\"\nstarttls = true\nca_file = \"" << smtp_->ca_file() << "\"\nwebhook_url = \""
-      << WebhookUrl() << "\"\nwindow = \"200ms\"\n"
-      << "\n[[sources]]\nname = \"gh\"\nverify = { scheme = \"github\", secrets = [\"" << gh_secret_
-      << "\"] }\n"
-      << "\n[[sources]]\nname = \"st\"\nverify = { scheme = \"stripe\", secrets = [\"" << st_secret_
-      << "\"] }\n"
-      << "\n[[sources]]\nname = \"sh\"\nverify = { scheme = \"shopify\", secrets = [\""
-      << sh_secret_ << "\"] }\n"
-      << "\n[[sources]]\nname = \"sw\"\nverify = { scheme = \"standard\", secrets = [\""
-      << sw_secret_ << "\"] }\n"
-      << "\n[[sources]]\nname = \"hm\"\nverify = { scheme = \"hmac\", header = \"X-Sig\", "
-      << "algorithm = \"sha512\", encoding = \"base64\", secrets = [\"" << hm_secret_ << "\"] }\n"
-      << "\n[[destinations]]\nname = \"ok\"\nallow_private = true\nurl = \"" << sink_.url("/ok")
-      << "\"\nsigning_secret = \"" << ok_signing_ << "\"\nheaders = { Authorization = \"Bearer "
-      << dest_auth_ << "\", X-Api-Key = \"" << dest_key_
-      << "\" }\nsecret_headers = [\"X-Api-Key\"]\n"
-      << fast << "\n[[destinations]]\nname = \"failing\"\nallow_private = true\nurl = \""
-      << sink_.url("/fail") << "?api_token=" << url_token_ << "\"\nsigning_secret = \""
-      << failing_signing_ << "\"\n"
-      << "headers = { X-Api-Key = \"" << dest_key_
-      << "\" }\n"
-      // Its third (last) attempt both gives up and opens the breaker: a failed half-open probe
-      // would not count toward max_attempts (issue 32.2), so a breaker that opened earlier would
-      // keep the delivery waiting instead of failing it.
-      << fast << "breaker = { threshold = 3, open = [\"200ms\"] }\n"
-      << "\n[[destinations]]\nname = \"gone\"\nallow_private = true\npause_on_gone = true\nurl = \""
-      << sink_.url("/gone") << "\"\n"
-      << fast;
-    for (const char* source : {"gh", "st", "sh", "sw", "hm"}) {
-      c << "\n[[routes]]\nsource = \"" << source << "\"\ndestination = \"ok\"\n";
-    }
-    c << "\n[[routes]]\nsource = \"gh\"\ndestination = \"failing\"\n"
-      << "\n[[routes]]\nsource = \"st\"\ndestination = \"gone\"\n";
-    return c.str();
+    using testing::TomlArray;
+    using testing::TomlInline;
+    const testing::TomlValue fast = TomlInline({{"strategy", "exponential"},
+                                                {"jitter", "none"},
+                                                {"base", "20ms"},
+                                                {"cap", "50ms"},
+                                                {"max_attempts", 3},
+                                                {"max_duration", "1m"},
+                                                {"timeout", "2s"}});
+    auto verify = [](const char* scheme, const std::string& secret) {
+      return TomlInline({{"scheme", scheme}, {"secrets", TomlArray({secret})}});
+    };
+    testing::Config c;
+    c.Set("delivery.poll_interval", "100ms")
+        .Set("delivery.stall_threshold", "1h")
+        .Set("alerts.smtp_url", smtp_->url())
+        .Set("alerts.from", "hookrelay@example.com")
+        .Set("alerts.to", TomlArray({"ops@example.com"}))
+        .Set("alerts.username", "alerts")
+        .Set("alerts.password", smtp_password_)
+        .Set("alerts.starttls", true)
+        .Set("alerts.ca_file", smtp_->ca_file())
+        .Set("alerts.webhook_url", WebhookUrl())
+        .Set("alerts.window", "200ms")
+        .Source("gh", {{"verify", verify("github", gh_secret_)}})
+        .Source("st", {{"verify", verify("stripe", st_secret_)}})
+        .Source("sh", {{"verify", verify("shopify", sh_secret_)}})
+        .Source("sw", {{"verify", verify("standard", sw_secret_)}})
+        .Source("hm", {{"verify", TomlInline({{"scheme", "hmac"},
+                                              {"header", "X-Sig"},
+                                              {"algorithm", "sha512"},
+                                              {"encoding", "base64"},
+                                              {"secrets", TomlArray({hm_secret_})}})}})
+        .Destination("ok", sink_.url("/ok"),
+                     {{"signing_secret", ok_signing_},
+                      {"headers", TomlInline({{"Authorization", "Bearer " + dest_auth_},
+                                              {"X-Api-Key", dest_key_}})},
+                      {"secret_headers", TomlArray({"X-Api-Key"})},
+                      {"policy", fast}})
+        // Its third (last) attempt both gives up and opens the breaker: a failed half-open probe
+        // would not count toward max_attempts (issue 32.2), so a breaker that opened earlier
+        // would keep the delivery waiting instead of failing it.
+        .Destination("failing", sink_.url("/fail") + "?api_token=" + url_token_,
+                     {{"signing_secret", failing_signing_},
+                      {"headers", TomlInline({{"X-Api-Key", dest_key_}})},
+                      {"policy", fast},
+                      {"breaker", TomlInline({{"threshold", 3}, {"open", TomlArray({"200ms"})}})}})
+        .Destination("gone", sink_.url("/gone"), {{"pause_on_gone", true}, {"policy", fast}});
+    for (const char* source : {"gh", "st", "sh", "sw", "hm"}) c.Route(source, "ok");
+    c.Route("gh", "failing").Route("st", "gone");
+    return c;
   }
 
   std::string WebhookUrl() const {

@@ -11,8 +11,10 @@
 
 #include "integration/integration_util.h"
 #include "store/store.h"
+#include "support/config_builder.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/pg_cluster.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -30,27 +32,43 @@ using testing::SinkRequest;
 using testing::SinkResponse;
 using testing::TempDir;
 
-const std::string kFast =
-    R"(policy = { strategy = "exponential", jitter = "none", base = "50ms", cap = "100ms", max_attempts = 4, max_duration = "1m", timeout = "2s" })";
-
-// One source "src" routed to destination "d" (`fields`: its TOML lines besides name and url).
-std::string Config(const Sink& sink, const std::string& fields) {
-  return "[delivery]\nlease_margin = \"1s\"\npoll_interval = \"100ms\"\n"
-         "\n[[sources]]\nname = \"src\"\n"
-         "\n[[destinations]]\nname = \"d\"\nallow_private = true\nmax_concurrency = 16\nurl = \"" +
-         sink.url("/hooks") + "\"\n" + fields +
-         "\n\n[[routes]]\nsource = \"src\"\ndestination = \"d\"\n";
+// A retry policy for ordered tests: exponential without jitter.
+testing::TomlValue Policy(const char* base, const char* cap, int max_attempts,
+                          const char* max_duration) {
+  return testing::TomlInline({{"strategy", "exponential"},
+                              {"jitter", "none"},
+                              {"base", base},
+                              {"cap", cap},
+                              {"max_attempts", max_attempts},
+                              {"max_duration", max_duration},
+                              {"timeout", "2s"}});
 }
 
-class OrderedDeliveryTest : public ::testing::Test {
+const testing::TomlValue kFast = Policy("50ms", "100ms", 4, "1m");
+
+// One source "src" routed to destination "d" (`fields`: how it orders, and its policy when not
+// kFast).
+testing::Config Config(const Sink& sink, testing::TomlFields fields) {
+  bool has_policy = false;
+  for (const auto& kv : fields) has_policy = has_policy || kv.first == "policy";
+  if (!has_policy) fields.emplace_back("policy", kFast);
+  fields.insert(fields.begin(), {"max_concurrency", 16});
+  testing::Config config;
+  config.Set("delivery.lease_margin", "1s")
+      .Set("delivery.poll_interval", "100ms")
+      .Source("src")
+      .Destination("d", sink.url("/hooks"), std::move(fields))
+      .Route("src", "d");
+  return config;
+}
+
+testing::TomlValue Json(const char* field) { return testing::TomlInline({{"json", field}}); }
+
+class OrderedDeliveryTest : public testing::IntegrationTest {
  protected:
+  OrderedDeliveryTest() { admin_token_ = "test-admin-token-0123"; }
   void Start(const std::string& config, std::vector<std::string> args = {}) {
-    server_ = std::make_unique<HookrelayServer>(
-        HookrelayServer::Options{config,
-                                 dir_.path() + "/data",
-                                 std::move(args),
-                                 {{"HOOKRELAY_ADMIN_TOKEN", "test-admin-token-0123"}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    StartServer(config, std::move(args));
   }
   std::string Ingest(const std::string& body, const testing::HeaderList& headers = {}) {
     HttpConnection conn(server_->port());
@@ -91,10 +109,6 @@ class OrderedDeliveryTest : public ::testing::Test {
   static std::string Body(int n, const std::string& k = "a") {
     return R"({"n":)" + std::to_string(n) + R"(,"k":")" + k + R"("})";
   }
-
-  TempDir dir_;
-  Sink sink_;
-  std::unique_ptr<HookrelayServer> server_;
 };
 
 // The first event fails twice before it is delivered: none of the 19 behind it arrives before it
@@ -103,7 +117,7 @@ TEST_F(OrderedDeliveryTest, WholeDestinationOrderIsKeptThroughRetries) {
   sink_.Enqueue(SinkResponse::Status(500));
   sink_.Enqueue(SinkResponse::Status(503));
   sink_.SetDefault(SinkResponse::Status(200).WithDelay(5ms));
-  Start(Config(sink_, "ordered = true\n" + kFast));
+  Start(Config(sink_, {{"ordered", true}}));
   for (int n = 0; n < 20; ++n) Ingest(Body(n));
   ASSERT_TRUE(sink_.WaitForRequests(22, 20s)) << sink_.RequestCount();
   std::vector<int64_t> arrivals = Arrivals();
@@ -117,7 +131,7 @@ TEST_F(OrderedDeliveryTest, WholeDestinationOrderIsKeptThroughRetries) {
 TEST_F(OrderedDeliveryTest, PerKeyOrderIsKeptWhileKeysInterleave) {
   sink_.Enqueue(SinkResponse::Status(500).WithDelay(20ms));  // the first request: key a's first
   sink_.SetDefault(SinkResponse::Status(200).WithDelay(20ms));
-  Start(Config(sink_, "order_key = { json = \"k\" }\n" + kFast));
+  Start(Config(sink_, {{"order_key", Json("k")}}));
   const std::vector<std::string> keys = {"a", "b", "c"};
   for (int n = 0; n < 10; ++n) {
     for (const std::string& k : keys) Ingest(Body(n, k));
@@ -142,7 +156,7 @@ TEST_F(OrderedDeliveryTest, PerKeyOrderIsKeptWhileKeysInterleave) {
 // reason), and the events behind it follow in order.
 TEST_F(OrderedDeliveryTest, APermanentlyFailingEventIsSkippedAndTheRestFollow) {
   for (int i = 0; i < 4; ++i) sink_.Enqueue(SinkResponse::Status(500));  // max_attempts = 4
-  Start(Config(sink_, "order_key = { header = \"X-Key\" }\n" + kFast));
+  Start(Config(sink_, {{"order_key", testing::TomlInline({{"header", "X-Key"}})}}));
   std::vector<std::string> ids;
   for (int n = 0; n < 5; ++n) ids.push_back(Ingest(Body(n), {{"X-Key", "shop-1"}}));
   ASSERT_TRUE(sink_.WaitForRequests(8, 20s)) << sink_.RequestCount();
@@ -163,10 +177,8 @@ TEST_F(OrderedDeliveryTest, APermanentlyFailingEventIsSkippedAndTheRestFollow) {
 // A restart while the head is retrying: after it, the head is still first, the rest follow.
 TEST_F(OrderedDeliveryTest, ARestartMidSequenceKeepsTheOrder) {
   sink_.SetDefault(SinkResponse::Status(500));
-  const std::string config = Config(
-      sink_,
-      "ordered = true\n"
-      R"(policy = { strategy = "exponential", jitter = "none", base = "50ms", cap = "100ms", max_attempts = 100, max_duration = "1h", timeout = "2s" })");
+  const std::string config =
+      Config(sink_, {{"ordered", true}, {"policy", Policy("50ms", "100ms", 100, "1h")}});
   Start(config);
   std::vector<std::string> ids;
   for (int n = 0; n < 8; ++n) ids.push_back(Ingest(Body(n)));
@@ -193,10 +205,8 @@ TEST_F(OrderedDeliveryTest, ARestartMidSequenceKeepsTheOrder) {
 // holds nothing and is not listed; once the endpoint recovers the list is empty.
 TEST_F(OrderedDeliveryTest, TheDestinationListsTheQueuesHeldBehindTheirHead) {
   sink_.SetDefault(SinkResponse::Status(503));
-  Start(Config(
-      sink_,
-      "order_key = { header = \"X-Key\" }\n"
-      R"(policy = { strategy = "exponential", jitter = "none", base = "200ms", cap = "200ms", max_attempts = 100, max_duration = "1h", timeout = "2s" })"));
+  Start(Config(sink_, {{"order_key", testing::TomlInline({{"header", "X-Key"}})},
+                       {"policy", Policy("200ms", "200ms", 100, "1h")}}));
   std::map<std::string, std::vector<std::string>> ids;
   for (const std::string k : {"a", "a", "a", "b", "b", "c"}) {
     ids[k].push_back(Ingest(Body(static_cast<int>(ids[k].size()), k), {{"X-Key", k}}));
@@ -253,9 +263,9 @@ TEST_F(OrderedDeliveryTest, KeysNoIndexCanHoldAreStoredAsTheirHashOnPostgres) {
   ASSERT_FALSE(url.empty()) << error;
   sink_.SetDefault(SinkResponse::Status(200));
   // And a source whose dedup key (a header) may be as long.
-  Start(Config(sink_, "order_key = { json = \"k\" }\n" + kFast) +
-            "\n[[sources]]\nname = \"dd\"\ndedup = { header = \"X-Id\" }\n"
-            "\n[[routes]]\nsource = \"dd\"\ndestination = \"d\"\n",
+  Start(Config(sink_, {{"order_key", Json("k")}})
+            .Source("dd", {{"dedup", testing::TomlInline({{"header", "X-Id"}})}})
+            .Route("dd", "d"),
         {"--store", url});
   std::string long_key;  // 5,000 characters that do not compress (an index entry holds ~2,700)
   for (uint32_t x = 12345; long_key.size() < 5000;) {

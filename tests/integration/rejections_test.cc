@@ -12,8 +12,10 @@
 
 #include "common/clock.h"
 #include "common/crypto.h"
+#include "support/config_builder.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -33,26 +35,26 @@ const std::string kToken = "rejections-test-admin-token-0123";
 const std::string kGithubSecret = "github-secret-never-shown";
 const std::string kStripeSecret = "stripe-secret-never-shown";
 
-class RejectionsTest : public ::testing::Test {
+testing::TomlValue Verify(const char* scheme, const std::string& secret,
+                          testing::TomlFields more = {}) {
+  testing::TomlFields fields{{"scheme", scheme}, {"secrets", testing::TomlArray({secret})}};
+  for (auto& kv : more) fields.push_back(std::move(kv));
+  return testing::TomlInline(fields);
+}
+
+class RejectionsTest : public testing::IntegrationTest {
  protected:
   void SetUp() override {
-    const std::string config =
-        "[delivery]\npoll_interval = \"100ms\"\n"
-        "\n[[sources]]\nname = \"gh\"\nverify = { scheme = \"github\", secrets = [\"" +
-        kGithubSecret +
-        "\"] }\n"
-        "\n[[sources]]\nname = \"st\"\nverify = { scheme = \"stripe\", secrets = [\"" +
-        kStripeSecret +
-        "\"], tolerance = \"5m\" }\n"
-        "\n[[sources]]\nname = \"open\"\n"
-        "\n[[destinations]]\nname = \"sink\"\nallow_private = true\nurl = \"" +
-        sink_.url("/hooks") +
-        "\"\n"
-        "\n[[routes]]\nsource = \"gh\"\ndestination = \"sink\"\n"
-        "\n[[routes]]\nsource = \"st\"\ndestination = \"sink\"\n";
-    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-        config, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    admin_token_ = kToken;
+    StartServer(
+        testing::Config()
+            .Set("delivery.poll_interval", "100ms")
+            .Source("gh", {{"verify", Verify("github", kGithubSecret)}})
+            .Source("st", {{"verify", Verify("stripe", kStripeSecret, {{"tolerance", "5m"}})}})
+            .Source("open")
+            .Destination("sink", sink_.url("/hooks"))
+            .Route("gh", "sink")
+            .Route("st", "sink"));
   }
 
   HttpResponse Get(const std::string& target, const std::string& token = kToken) {
@@ -91,10 +93,6 @@ class RejectionsTest : public ::testing::Test {
     HttpConnection conn(server_->port());
     return conn.Send("GET", "/metrics").body;
   }
-
-  Sink sink_;
-  TempDir dir_;
-  std::unique_ptr<HookrelayServer> server_;
 };
 
 TEST_F(RejectionsTest, BadSignatureIs401NotForwardedAndListedWithoutSecrets) {

@@ -9,8 +9,10 @@
 #include <map>
 #include <thread>
 
+#include "support/config_builder.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 #include "support/sink.h"
 #include "support/wait.h"
@@ -31,22 +33,27 @@ const std::string kToken = "replay-test-admin-token-0123";
 constexpr int kEvents = 10000;
 constexpr double kRate = 1000;
 
-class BulkReplayTest : public ::testing::Test {
+// One attempt, quickly: every failure is final.
+const testing::TomlValue kOneAttempt = testing::TomlInline({{"strategy", "exponential"},
+                                                            {"jitter", "none"},
+                                                            {"base", "50ms"},
+                                                            {"cap", "200ms"},
+                                                            {"max_attempts", 1},
+                                                            {"max_duration", "1m"},
+                                                            {"timeout", "2s"}});
+
+class BulkReplayTest : public testing::IntegrationTest {
  protected:
   void SetUp() override {
     sink_.SetDefault("/hooks", SinkResponse::Status(404));
-    const std::string config =
-        "[delivery]\nlease_margin = \"1s\"\npoll_interval = \"100ms\"\n"
-        "\n[[sources]]\nname = \"src\"\n"
-        "\n[[destinations]]\nname = \"billing\"\nallow_private = true\nmax_concurrency = 256\n"
-        "url = \"" +
-        sink_.url("/hooks") +
-        "\"\npolicy = { strategy = \"exponential\", jitter = \"none\", base = \"50ms\", "
-        "cap = \"200ms\", max_attempts = 1, max_duration = \"1m\", timeout = \"2s\" }\n"
-        "\n[[routes]]\nsource = \"src\"\ndestination = \"billing\"\n";
-    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-        config, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    admin_token_ = kToken;
+    StartServer(testing::Config()
+                    .Set("delivery.lease_margin", "1s")
+                    .Set("delivery.poll_interval", "100ms")
+                    .Source("src")
+                    .Destination("billing", sink_.url("/hooks"),
+                                 {{"max_concurrency", 256}, {"policy", kOneAttempt}})
+                    .Route("src", "billing"));
   }
 
   HttpResponse Send(const std::string& method, const std::string& target,
@@ -82,10 +89,6 @@ class BulkReplayTest : public ::testing::Test {
              m.find("\nhookrelay_due_backlog 0\n") != std::string::npos;
     });
   }
-
-  TempDir dir_;
-  Sink sink_;
-  std::unique_ptr<HookrelayServer> server_;
 };
 
 TEST_F(BulkReplayTest, FailedEventsAreDeliveredExactlyOnceMoreAtTheRate) {
@@ -253,30 +256,27 @@ TEST_F(BulkReplayTest, ACancelledSlowJobDoesNotHoldBackTheNextAndTheLogReadsWell
   EXPECT_EQ(out.find("0.0002777"), std::string::npos) << out;
 }
 
+class BulkReplayPausedTest : public testing::IntegrationTest {
+ protected:
+  BulkReplayPausedTest() { admin_token_ = kToken; }
+};
+
 // Issue 12, point 7, the trial's steps: event E goes to durd, refd and gone; gone answered 410
 // and is paused. A bulk replay by source sends E's chains to durd and refd and replays the other
 // event (no route to gone) at once, counts both, and waits only for gone, saying so.
-TEST(BulkReplayPausedTest, APausedDestinationHoldsBackOnlyItsOwnChains) {
-  TempDir dir;
-  Sink sink;
-  sink.SetDefault("/durd", SinkResponse::Status(500));
-  sink.SetDefault("/refd", SinkResponse::Status(500));
-  sink.SetDefault("/gone", SinkResponse::Status(410));
-  const std::string policy =
-      "policy = { strategy = \"exponential\", jitter = \"none\", base = \"50ms\", "
-      "cap = \"200ms\", max_attempts = 1, max_duration = \"1m\", timeout = \"2s\" }\n";
-  std::string config = "[delivery]\npoll_interval = \"100ms\"\n\n[[sources]]\nname = \"dur\"\n";
+TEST_F(BulkReplayPausedTest, APausedDestinationHoldsBackOnlyItsOwnChains) {
+  sink_.SetDefault("/durd", SinkResponse::Status(500));
+  sink_.SetDefault("/refd", SinkResponse::Status(500));
+  sink_.SetDefault("/gone", SinkResponse::Status(410));
+  testing::Config config;
+  config.Set("delivery.poll_interval", "100ms").Source("dur");
   for (const char* d : {"durd", "refd", "gone"}) {
-    config += std::string("\n[[destinations]]\nname = \"") + d +
-              "\"\nallow_private = true\nurl = \"" + sink.url(std::string("/") + d) + "\"\n" +
-              policy;
+    config.Destination(d, sink_.url(std::string("/") + d), {{"policy", kOneAttempt}});
   }
-  HookrelayServer server(HookrelayServer::Options{
-      config, dir.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-  ASSERT_TRUE(server.ok()) << server.output();
+  ASSERT_NO_FATAL_FAILURE(StartServer(config));
   auto send = [&](const std::string& method, const std::string& target,
                   const std::string& body = "") {
-    HttpConnection conn(server.port());
+    HttpConnection conn(server_->port());
     testing::HeaderList headers{{"Authorization", "Bearer " + kToken}};
     if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
     return conn.Send(method, target, headers, body);
@@ -286,21 +286,21 @@ TEST(BulkReplayPausedTest, APausedDestinationHoldsBackOnlyItsOwnChains) {
                           std::string(R"({"source": "dur", "destination": ")") + d + "\"}");
     ASSERT_EQ(r.status, 201) << r.body;
   }
-  HttpConnection in(server.port());
+  HttpConnection in(server_->port());
   ASSERT_EQ(in.Send("POST", "/in/dur", {{"Content-Type", "application/json"}}, "{}").status, 202);
-  ASSERT_TRUE(sink.WaitForRequests(2, 30s));
+  ASSERT_TRUE(sink_.WaitForRequests(2, 30s));
   ASSERT_EQ(send("POST", "/api/v1/routes", R"({"source": "dur", "destination": "gone"})").status,
             201);
   ASSERT_EQ(in.Send("POST", "/in/dur", {{"Content-Type", "application/json"}}, "{}").status, 202);
-  ASSERT_TRUE(sink.WaitForRequests(5, 30s));
+  ASSERT_TRUE(sink_.WaitForRequests(5, 30s));
   // gone is paused after its 410; every chain failed.
   ASSERT_TRUE(test::WaitFor([&] {
     json::value d = json::parse(send("GET", "/api/v1/destinations/gone").body);
     json::value ev = json::parse(send("GET", "/api/v1/events?status=failed").body);
     return d.at("paused").as_bool() && ev.at("items").as_array().size() == 2;
   }));
-  sink.SetDefault("/durd", SinkResponse::Status(200));
-  sink.SetDefault("/refd", SinkResponse::Status(200));
+  sink_.SetDefault("/durd", SinkResponse::Status(200));
+  sink_.SetDefault("/refd", SinkResponse::Status(200));
   HttpResponse created =
       send("POST", "/api/v1/replays", R"({"status": "failed", "source": "dur", "rate": "50/s"})");
   ASSERT_EQ(created.status, 202) << created.body;
@@ -317,17 +317,17 @@ TEST(BulkReplayPausedTest, APausedDestinationHoldsBackOnlyItsOwnChains) {
   EXPECT_EQ(job.at("waiting").at("reason").as_string(), "destination_paused");
   EXPECT_EQ(job.at("waiting").at("destination").as_string(), "gone");
   // Both events went again to durd and refd (4 replays after the first 5 sends); none to gone.
-  ASSERT_TRUE(sink.WaitForRequests(9, 10s));
+  ASSERT_TRUE(sink_.WaitForRequests(9, 10s));
   size_t to_gone = 0;
-  for (const testing::SinkRequest& r : sink.Requests()) to_gone += r.path == "/gone";
+  for (const testing::SinkRequest& r : sink_.Requests()) to_gone += r.path == "/gone";
   EXPECT_EQ(to_gone, 1u);
   HttpResponse cancelled = send("DELETE", "/api/v1/replays/" + id);
   ASSERT_EQ(cancelled.status, 200) << cancelled.body;
   const bool logged = test::WaitFor([&] {
-    return server.output().find("replay job " + id + " cancelled after 2 of 2 events") !=
+    return server_->output().find("replay job " + id + " cancelled after 2 of 2 events") !=
            std::string::npos;
   });
-  EXPECT_TRUE(logged) << server.output();
+  EXPECT_TRUE(logged) << server_->output();
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <regex>
 #include <thread>
 
+#include "support/config_builder.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
 #include "support/pg_cluster.h"
@@ -57,30 +58,38 @@ std::map<std::string, unsigned> FileModes(const std::string& dir) {
   return modes;
 }
 
+testing::TomlValue Policy(const char* timeout) {
+  return testing::TomlInline({{"strategy", "exponential"},
+                              {"jitter", "none"},
+                              {"base", "20ms"},
+                              {"cap", "50ms"},
+                              {"max_attempts", 2},
+                              {"max_duration", "1m"},
+                              {"timeout", timeout}});
+}
+
 std::string Config(const std::string& sink_url) {
-  return "[delivery]\nlease_margin = \"1s\"\npoll_interval = \"100ms\"\n"
-         "\n[[sources]]\nname = \"gh\"\nverify = { scheme = \"github\", secrets = [\"" +
-         kVerifySecret +
-         "\"] }\n"
-         "\n[[sources]]\nname = \"src\"\n"
-         "\n[[destinations]]\nname = \"billing\"\nallow_private = true\nurl = \"" +
-         sink_url + "/hooks\"\nsigning_secret = \"" + kSigningSecret +
-         "\"\npolicy = { strategy = \"exponential\", jitter = \"none\", base = \"20ms\", "
-         "cap = \"50ms\", max_attempts = 2, max_duration = \"1m\", timeout = \"2s\" }\n"
-         // 12: the last of the 12 attempts LogsWhatHappensAndCountsPerDestination makes (3 events
-         // and their 3 replays, 2 attempts each) opens it, as that delivery fails for good. An
-         // earlier trip would leave the rest waiting for the breaker: a failed half-open probe
-         // does not count toward max_attempts (issue 32.2).
-         "breaker = { threshold = 12, open = [\"300ms\"] }\n"
-         "\n[[routes]]\nsource = \"src\"\ndestination = \"billing\"\n"
-         "\n[[sources]]\nname = \"s2\"\n"
-         "\n[[destinations]]\nname = \"slow\"\nallow_private = true\nmax_concurrency = 1\n"
-         "url = \"" +
-         sink_url +
-         "/slow\"\npolicy = { strategy = \"exponential\", jitter = \"none\", "
-         "base = \"20ms\", cap = \"50ms\", max_attempts = 2, max_duration = \"1m\", "
-         "timeout = \"20s\" }\n"
-         "\n[[routes]]\nsource = \"s2\"\ndestination = \"slow\"\n";
+  return testing::Config()
+      .Set("delivery.lease_margin", "1s")
+      .Set("delivery.poll_interval", "100ms")
+      .Source("gh",
+              {{"verify", testing::TomlInline({{"scheme", "github"},
+                                               {"secrets", testing::TomlArray({kVerifySecret})}})}})
+      .Source("src")
+      .Destination("billing", sink_url + "/hooks",
+                   {{"signing_secret", kSigningSecret},
+                    {"policy", Policy("2s")},
+                    // 12: the last of the 12 attempts LogsWhatHappensAndCountsPerDestination makes
+                    // (3 events and their 3 replays, 2 attempts each) opens it, as that delivery
+                    // fails for good. An earlier trip would leave the rest waiting for the
+                    // breaker: a failed half-open probe does not count toward max_attempts
+                    // (issue 32.2).
+                    {"breaker", testing::TomlInline(
+                                    {{"threshold", 12}, {"open", testing::TomlArray({"300ms"})}})}})
+      .Route("src", "billing")
+      .Source("s2")
+      .Destination("slow", sink_url + "/slow", {{"max_concurrency", 1}, {"policy", Policy("20s")}})
+      .Route("s2", "slow");
 }
 
 HttpResponse Send(uint16_t port, const std::string& method, const std::string& target,

@@ -11,8 +11,10 @@
 #include <chrono>
 #include <thread>
 
+#include "support/config_builder.h"
 #include "support/hookrelay_server.h"
 #include "support/http_client.h"
+#include "support/integration_test.h"
 #include "support/process.h"
 
 #ifndef HOOKRELAY_BINARY
@@ -47,16 +49,20 @@ std::string Encode(const std::string& text) {
   return out;
 }
 
-class SimulateApiTest : public ::testing::Test {
+class SimulateApiTest : public testing::IntegrationTest {
  protected:
   void SetUp() override {
-    const std::string config =
-        "[[destinations]]\nname = \"billing\"\nurl = \"https://billing.example.com/hooks\"\n"
-        "policy = { strategy = \"exponential\", jitter = \"full\", base = \"10s\", cap = \"5m\", "
-        "max_attempts = 7, max_duration = \"2h\" }\n";
-    server_ = std::make_unique<HookrelayServer>(HookrelayServer::Options{
-        config, dir_.path() + "/data", {}, {{"HOOKRELAY_ADMIN_TOKEN", kToken}}});
-    ASSERT_TRUE(server_->ok()) << server_->output();
+    admin_token_ = kToken;
+    // A public URL, never called: the simulator only reads the policy.
+    StartServer(testing::Config().Add("destinations",
+                                      {{"name", "billing"},
+                                       {"url", "https://billing.example.com/hooks"},
+                                       {"policy", testing::TomlInline({{"strategy", "exponential"},
+                                                                       {"jitter", "full"},
+                                                                       {"base", "10s"},
+                                                                       {"cap", "5m"},
+                                                                       {"max_attempts", 7},
+                                                                       {"max_duration", "2h"}})}}));
   }
 
   HttpResponse Get(const std::string& target, const std::string& token = kToken,
@@ -77,9 +83,6 @@ class SimulateApiTest : public ::testing::Test {
   static json::object Error(const HttpResponse& r) {
     return json::parse(r.body).at("error").as_object();
   }
-
-  TempDir dir_;
-  std::unique_ptr<HookrelayServer> server_;
 };
 
 TEST_F(SimulateApiTest, AnswersWhatTheCliPrintsForTheSameArguments) {

@@ -23,10 +23,25 @@ export async function names(kind) {
   }
 }
 
-// Runs `f` every `ms` while the page is shown; returns the cleanup.
-export function every(ms, ctx, f) {
-  const id = setInterval(() => { if (ctx.alive()) f(); }, ms);
-  return () => clearInterval(id);
+// Runs `load` again `ms` after the last run finished, while the page is shown: never two at once
+// (a slow API delays the next refresh instead of stacking requests), and never after the page is
+// left (ctx.alive() false) or the returned cleanup ran. A failed load shows `Could not refresh`
+// in `status` (when given) and the refreshes go on.
+export function refreshEvery(ms, ctx, load, status) {
+  let timer = null;
+  let stopped = false;
+  const run = async () => {
+    timer = null;
+    if (stopped || !ctx.alive()) return;
+    try {
+      await load();
+    } catch (e) {
+      if (status && !stopped && ctx.alive()) replace(status, message("error", `Could not refresh: ${e.message}`));
+    }
+    if (!stopped && ctx.alive()) timer = setTimeout(run, ms);
+  };
+  timer = setTimeout(run, ms);
+  return () => { stopped = true; if (timer !== null) clearTimeout(timer); };
 }
 
 // Shows the outcome of an action in `where` (replacing what was there).

@@ -1,10 +1,10 @@
 // Destinations: health (success rate over the last hour, breaker, failures, open-until, paused,
 // concurrency), operator controls, and create / edit / delete for API-owned ones. Secrets are
 // write-only: the form never shows one, a blank field keeps it.
-import { h, message, badge, table, replace } from "../dom.js";
+import { h, message, badge, table, replace, replaceInPlace, updateNode } from "../dom.js";
 import { get, post, patch, del, enc, qs } from "../api.js";
 import { time, percent, millis, withTimes } from "../format.js";
-import { every, input, select, originNote, yes } from "./common.js";
+import { refreshEvery, input, select, originNote, yes } from "./common.js";
 import { herdSection } from "./herd.js";
 
 const PRESETS = ["default", "free", "pro", "scale"];
@@ -81,10 +81,10 @@ async function list(main, ctx) {
   async function load() {
     const [r, rates] = await Promise.all([get("/destinations"), lastHourRates()]);
     if (r.items.length === 0) {
-      replace(wrap, message("info", "No destination yet. Create one with “New destination”, or in the config file."));
+      replaceInPlace(wrap, message("info", "No destination yet. Create one with “New destination”, or in the config file."));
       return;
     }
-    replace(wrap, table(["Name", "Health (1 h)", "Breaker", { text: "Failures", class: "num hide-narrow" }, "Paused",
+    replaceInPlace(wrap, table(["Name", "Health (1 h)", "Breaker", { text: "Failures", class: "num hide-narrow" }, "Paused",
       { text: "Concurrency", class: "num hide-narrow" }, { text: "Actions", class: "hide-narrow" }],
     r.items.map((d) => h("tr", { dataset: { name: d.name } },
       h("td", null, h("a", { href: `#/destinations/${enc(d.name)}` }, d.name),
@@ -98,7 +98,7 @@ async function list(main, ctx) {
     { label: "Destinations" }));
   }
   await load();
-  return every(4000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
+  return refreshEvery(4000, ctx, load, status);
 }
 
 // The form covers every field of the destination JSON (docs/api.md): url, policy (a preset or
@@ -463,10 +463,10 @@ async function detail(main, ctx) {
         h("a", { class: "button", href: `#/events?destination=${enc(name)}` }, "Events"),
         h("a", { class: "button", href: `#/events?destination=${enc(name)}&status=failed` }, "Failed events")));
     const existing = body.querySelector("#state");
-    if (existing) existing.replaceWith(state); else body.append(state);
+    if (existing) updateNode(existing, state); else body.append(state);
     const held = heldSection(d);
     const heldShown = body.querySelector("#held");
-    if (heldShown) heldShown.replaceWith(held); else state.after(held);
+    if (heldShown) updateNode(heldShown, held); else body.querySelector("#state").after(held);
     const stored = JSON.stringify(Object.fromEntries(Object.entries(d).filter(([k]) =>
       !["breaker", "paused_reason", "allowed_concurrency", "in_flight", "note", "held", "latency"].includes(k))), null, 2);
     const policy = JSON.stringify(d.policy);
@@ -488,7 +488,7 @@ async function detail(main, ctx) {
     return true;
   }
   if (!(await load())) return null;
-  return every(4000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
+  return refreshEvery(4000, ctx, load, status);
 }
 
 async function scheduleSection(name) {

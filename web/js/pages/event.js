@@ -1,9 +1,9 @@
 // Event detail: headers and payload; each delivery with "attempt 3 of 5 — next retry 14:05:31
 // (in 3 min)" or why it failed, the timeline of its attempts, and replay to all or one.
-import { h, message, badge, table, svg, replace } from "../dom.js";
+import { h, message, badge, table, svg, replace, updateNode } from "../dom.js";
 import { get, post, enc } from "../api.js";
 import { time, bytes, clock, relative, utc, withTimes, pauseCause } from "../format.js";
-import { every } from "./common.js";
+import { refreshEvery } from "./common.js";
 import { prettyJson, looksLikeJson } from "../pretty.js";
 
 const SHOW_LIMIT = 64 * 1024;  // larger bodies are cut in the view; the download has all of it
@@ -220,8 +220,8 @@ export async function render(main, ctx) {
       replace(body, ...parts, headers, p.el);
       payloadShown = true;
     } else {
-      body.firstChild.replaceWith(info);
-      body.querySelector("#deliveries").replaceWith(deliveries);
+      updateNode(body.firstChild, info);
+      updateNode(body.querySelector("#deliveries"), deliveries);
     }
     return ev;
   }
@@ -245,6 +245,6 @@ export async function render(main, ctx) {
     }
     throw e;
   }
-  const stop = every(2000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
+  const stop = refreshEvery(2000, ctx, load, status);
   return () => { stop(); for (const u of urls) URL.revokeObjectURL(u); urls = []; };
 }

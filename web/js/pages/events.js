@@ -1,9 +1,9 @@
 // Events: filters (kept in the URL), cursor pagination, new events appear live without moving
 // the page, select several and replay them, or replay all matching as a bulk replay job.
-import { h, clear, message, badge, table, replace } from "../dom.js";
+import { h, clear, message, badge, table, replace, updateNode } from "../dom.js";
 import { get, post, qs, enc } from "../api.js";
 import { time, bytes, localInputToIso, isoToLocalInput, pauseCause } from "../format.js";
-import { firstEventHelp, names, every, select, input } from "./common.js";
+import { firstEventHelp, names, refreshEvery, select, input } from "./common.js";
 
 const STATUSES = ["", "scheduled", "delivering", "delivered", "failed", "paused"];
 
@@ -123,7 +123,7 @@ export async function render(main, ctx) {
       const fresh = page.items.filter((e) => !shown.has(e.id) && (!newest || e.id > newest)).reverse();
       for (const e of page.items) {
         const tr = tbody.querySelector(`tr[data-id="${CSS.escape(e.id)}"]`);
-        if (tr) tr.replaceWith(row(e));
+        if (tr) updateNode(tr, row(e));
       }
       if (fresh.length) {
         const y = window.scrollY;
@@ -156,5 +156,5 @@ export async function render(main, ctx) {
     poll();
   });
 
-  return every(3000, ctx, poll);
+  return refreshEvery(3000, ctx, poll);
 }

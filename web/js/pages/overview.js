@@ -1,10 +1,10 @@
 // Overview: received / delivered / failed over the last hour and day (GET /api/v1/stats), the
 // success rate, the due backlog and the age of its oldest delivery, destinations with an open
 // breaker or paused, and the latest permanent failures.
-import { h, message, badge, table, svg, replace } from "../dom.js";
+import { h, message, badge, table, svg, replace, replaceInPlace } from "../dom.js";
 import { get, enc } from "../api.js";
 import { time, percent, relative, utc, clock, withTimes } from "../format.js";
-import { firstEventHelp, names, every } from "./common.js";
+import { firstEventHelp, names, refreshEvery } from "./common.js";
 
 const SERIES = ["received", "delivered", "failed"];
 const COLORS = { received: "#1f4e8c", delivered: "#17623a", failed: "#a11d1d" };
@@ -105,8 +105,8 @@ export async function render(main, ctx) {
       const anyEvent = await get("/events?limit=1");
       if (anyEvent.items.length === 0) parts.unshift(firstEventHelp(await names("sources")));
     }
-    replace(body, ...parts);
+    replaceInPlace(body, ...parts);
   }
   await load();
-  return every(10000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
+  return refreshEvery(10000, ctx, load, status);
 }

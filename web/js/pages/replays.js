@@ -1,9 +1,9 @@
 // Bulk replays: start one from a filter (with the number of matching events shown first),
 // watch its progress, cancel it; the list of past jobs.
-import { h, message, badge, table, replace } from "../dom.js";
+import { h, message, badge, table, replace, replaceInPlace } from "../dom.js";
 import { get, post, del, qs, enc } from "../api.js";
 import { time, localInputToIso, isoToLocalInput, percent } from "../format.js";
-import { every, names, select, input } from "./common.js";
+import { refreshEvery, names, select, input } from "./common.js";
 
 function progress(j) {
   const done = j.done + j.failed + (["done", "cancelled", "failed"].includes(j.state) ? (j.skipped || 0) : 0);
@@ -44,13 +44,13 @@ async function list(main, ctx) {
   async function load() {
     const r = await get("/replays?limit=100");
     if (r.items.length === 0) {
-      replace(wrap, message("info", "No bulk replay yet. Start one from a filter with “New bulk replay”, or “Replay all matching” on the Events page."));
+      replaceInPlace(wrap, message("info", "No bulk replay yet. Start one from a filter with “New bulk replay”, or “Replay all matching” on the Events page."));
       return;
     }
     const n = "num hide-narrow";
-    replace(wrap, table(["Job", "State", "Progress", { text: "Total", class: n }, { text: "Done", class: n },
+    replaceInPlace(wrap, table(["Job", "State", "Progress", { text: "Total", class: n }, { text: "Done", class: n },
       { text: "Failed", class: n }, { text: "Filter", class: "hide-narrow" }, "Created"],
-    r.items.map((j) => h("tr", null,
+    r.items.map((j) => h("tr", { dataset: { id: j.id } },
       h("td", { class: "id-cell" }, h("a", { class: "mono", href: `#/replays/${enc(j.id)}` }, j.id)),
       h("td", null, badge(j.state)), h("td", null, progress(j)),
       h("td", { class: n }, String(j.total)), h("td", { class: n }, String(j.done)), h("td", { class: n }, String(j.failed)),
@@ -59,7 +59,7 @@ async function list(main, ctx) {
     sizeBars(wrap);
   }
   await load();
-  return every(3000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
+  return refreshEvery(3000, ctx, load, status);
 }
 
 async function create(main, ctx) {
@@ -128,7 +128,7 @@ async function detail(main, ctx) {
     cancel.addEventListener("click", async () => {
       try { await del(`/replays/${enc(id)}`); replace(status, message("ok", "Cancelled.")); await load(); } catch (e) { replace(status, message("error", `Not cancelled: ${e.message}`)); }
     });
-    replace(body, 
+    replaceInPlace(body,
       h("div", { class: "row" }, badge(j.state), progress(j), ["queued", "running"].includes(j.state) ? cancel : null),
       j.waiting ? message("info", `Waiting: ${j.waiting.message}`) : null,
       j.error ? message("error", j.error) : null,
@@ -149,7 +149,7 @@ async function detail(main, ctx) {
     if (e.status === 404 || e.status === 400) { replace(body, message("error", e.message)); return null; }
     throw e;
   }
-  return every(1000, ctx, () => load().catch((e) => replace(status, message("error", `Could not refresh: ${e.message}`))));
+  return refreshEvery(1000, ctx, load, status);
 }
 
 export async function render(main, ctx) {
