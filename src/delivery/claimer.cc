@@ -6,8 +6,8 @@
 
 #include "common/thread_name.h"
 #include "common/units.h"
+#include "delivery/kinds/registry.h"
 #include "delivery/outgoing_headers.h"
-#include "delivery/sender.h"
 #include "delivery/signer.h"
 #include "model/destination.h"
 
@@ -283,6 +283,7 @@ void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
   const model::Destination& d = *dest;
   SendRequest req;
   req.tag = static_cast<uint64_t>(delivery.id);
+  req.kind = KindOf(d);
   req.url = d.url;
   req.timeout = d.policy.timeout;
   req.allow_private = d.allow_private;

@@ -19,7 +19,7 @@
 #include "common/mutex.h"
 #include "common/random.h"
 #include "delivery/engine.h"
-#include "delivery/sender.h"
+#include "delivery/request_sender.h"
 #include "model/destination.h"
 #include "model/registry.h"
 #include "pacing/adaptive_concurrency.h"
