@@ -140,13 +140,9 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
   n->router_ = std::make_unique<Router>(
       *n->ingest_, store,
       [node, http_stats] {
-        // The engine knows the operator's pause; a pause in the config file is the catalog's.
-        std::map<std::string, delivery::DestinationState> dests = node->engine_->Destinations();
-        const auto catalog = node->registry_.Get();
-        for (auto& [name, s] : dests) {
-          const model::Destination* d = catalog->FindDestination(name);
-          if (d && d->paused) s.paused = true;
-        }
+        // The engine's view says every pause (the catalog's, the operator's, after 410 Gone).
+        const std::map<std::string, delivery::DestinationState> dests =
+            node->engine_->Destinations();
         const delivery::EngineStats engine_stats = node->engine_->Stats();
         auto alert_stats =
             node->alerts_ ? node->alerts_->stats() : alerts::AlertDispatcher::Stats{};
