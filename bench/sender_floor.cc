@@ -7,8 +7,9 @@
 //         POSTing a 1 KiB body with keep-alive, each re-added as soon as it completes. The most a
 //         libcurl-based sender can do on this machine.
 // sender: hookrelay's own HttpSender (delivery/kinds/http/http_sender.h) with the Standard
-//         Webhooks headers of a signed delivery, CONCURRENCY requests kept in flight, on as many sending threads as
-//         `hookrelay serve` uses (min(2, cores); SENDER_THREADS=N overrides).
+//         Webhooks headers of a signed delivery, CONCURRENCY requests kept in flight, on as
+//         many sending threads as `hookrelay serve` uses (min(2, cores); SENDER_THREADS=N
+//         overrides).
 // Prints "<rate> requests/s" and exits 1 if any request did not get a 2xx.
 #include <curl/curl.h>
 
