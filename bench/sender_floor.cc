@@ -6,9 +6,10 @@
 // curl:   bare libcurl multi (the interface hookrelay's sender uses): CONCURRENCY easy handles
 //         POSTing a 1 KiB body with keep-alive, each re-added as soon as it completes. The most a
 //         libcurl-based sender can do on this machine.
-// sender: hookrelay's own Sender (delivery/sender.h) with the Standard Webhooks headers of a
-//         signed delivery, CONCURRENCY requests kept in flight, on as many sending threads as
-//         `hookrelay serve` uses (min(2, cores); SENDER_THREADS=N overrides).
+// sender: hookrelay's own HttpSender (delivery/kinds/http/http_sender.h) with the Standard
+//         Webhooks headers of a signed delivery, CONCURRENCY requests kept in flight, on as
+//         many sending threads as `hookrelay serve` uses (min(2, cores); SENDER_THREADS=N
+//         overrides).
 // Prints "<rate> requests/s" and exits 1 if any request did not get a 2xx.
 #include <curl/curl.h>
 
@@ -23,7 +24,7 @@
 
 #include "common/allocator.h"
 #include "common/clock.h"
-#include "delivery/sender.h"
+#include "delivery/kinds/http/http_sender.h"
 #include "delivery/signer.h"
 
 using namespace hookrelay;
@@ -84,13 +85,13 @@ long RunCurl(const std::string& url, long concurrency, long requests, const std:
 
 long RunSender(const std::string& url, long concurrency, long requests, const std::string& body) {
   const Clock& clock = SystemClock::Instance();
-  delivery::Sender::Options options;
+  delivery::HttpSender::Options options;
   options.allow_private_destinations = true;
   options.max_connections = static_cast<int>(concurrency);
   // As `hookrelay serve` sets it (SENDER_THREADS overrides, to compare).
   options.threads = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 2u));
   if (const char* t = std::getenv("SENDER_THREADS")) options.threads = std::atoi(t);
-  delivery::Sender sender(options, clock);
+  delivery::HttpSender sender(options, clock);
   const std::string key(32, 'k');
   std::mutex mu;
   std::condition_variable cv;

@@ -36,7 +36,7 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
   n->store_ = std::move(parts.store);
   store::Store& store = *n->store_;
 
-  delivery::Sender::Options sender_options;
+  delivery::SenderSettings sender_options;
   sender_options.allow_private_destinations = config.server.allow_private_destinations;
   sender_options.max_connections = SenderConnectionsWithinFdLimit(
       sender_options.max_connections, parts.server_connections, parts.fd_limit);
@@ -44,7 +44,7 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
   // one thread, preempted by the writer and the sink, got about 65% of a core; docs/delivery.md).
   sender_options.threads =
       static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 2u));
-  n->sender_ = std::make_unique<delivery::Sender>(sender_options, clock);
+  n->sender_ = std::make_unique<delivery::KindSenders>(sender_options, clock);
   if (config.alerts.enabled()) {
     n->alerts_ = std::make_unique<alerts::AlertDispatcher>(config.alerts, clock);
   }
@@ -140,13 +140,9 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
   n->router_ = std::make_unique<Router>(
       *n->ingest_, store,
       [node, http_stats] {
-        // The engine knows the operator's pause; a pause in the config file is the catalog's.
-        std::map<std::string, delivery::DestinationState> dests = node->engine_->Destinations();
-        const auto catalog = node->registry_.Get();
-        for (auto& [name, s] : dests) {
-          const model::Destination* d = catalog->FindDestination(name);
-          if (d && d->paused) s.paused = true;
-        }
+        // The engine's view says every pause (the catalog's, the operator's, after 410 Gone).
+        const std::map<std::string, delivery::DestinationState> dests =
+            node->engine_->Destinations();
         const delivery::EngineStats engine_stats = node->engine_->Stats();
         auto alert_stats =
             node->alerts_ ? node->alerts_->stats() : alerts::AlertDispatcher::Stats{};

@@ -16,7 +16,7 @@
 #include "common/random.h"
 #include "common/result.h"
 #include "delivery/engine.h"
-#include "delivery/sender.h"
+#include "delivery/kinds/registry.h"
 #include "http/server.h"
 #include "ingest/ingest_service.h"
 #include "ingest/rejection_recorder.h"
@@ -99,7 +99,7 @@ class Node {
   model::Registry registry_;
   std::unique_ptr<delivery::DeliveryEngine> engine_;
   std::unique_ptr<alerts::AlertDispatcher> alerts_;  // null when no channel is configured
-  std::unique_ptr<delivery::Sender> sender_;
+  std::unique_ptr<delivery::KindSenders> sender_;    // every destination kind's
   EngineStop engine_stop_;
   std::unique_ptr<retention::RetentionJob> retention_;
   std::unique_ptr<catalog::CatalogService> catalog_;

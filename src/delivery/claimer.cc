@@ -6,8 +6,8 @@
 
 #include "common/thread_name.h"
 #include "common/units.h"
+#include "delivery/kinds/registry.h"
 #include "delivery/outgoing_headers.h"
-#include "delivery/sender.h"
 #include "delivery/signer.h"
 #include "model/destination.h"
 
@@ -71,9 +71,9 @@ bool Claimer::TakeProbe(const ClaimJob& job) {
   {
     MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(d.name, d);
-    ++s.control_gen;  // a read of the shared breaker begun before this write is stale
-    if (steps.ok() && s.breaker_pending == 0) {
-      s.breaker = policy::CircuitBreaker(d.breaker, steps->back().after);
+    ++s.control.control_gen;  // a read of the shared breaker begun before this write is stale
+    if (steps.ok() && s.control.breaker_pending == 0) {
+      s.control.breaker = policy::CircuitBreaker(d.breaker, steps->back().after);
     }
     if (!allowed) {
       // Another node probes (or the breaker is not due yet): the slot goes back.
@@ -82,8 +82,8 @@ bool Claimer::TakeProbe(const ClaimJob& job) {
       s.claims_out = std::max(0, s.claims_out - 1);
       state_.wake = true;
     } else {
-      resume = resume || s.resume_before_probe;
-      s.resume_before_probe = false;
+      resume = resume || s.control.resume_before_probe;
+      s.control.resume_before_probe = false;
     }
   }
   if (!allowed) {
@@ -148,7 +148,7 @@ void Claimer::RunClaim(const ClaimJob& job) {
     paused_meanwhile = now_d != nullptr && now_d->paused;
     {
       MutexLock lock(state_.mu);
-      read_gen = state_.StateOf(d.name, d).control_gen;
+      read_gen = state_.StateOf(d.name, d).control.control_gen;
     }
     if (auto c = state_.store.GetDestinationControl(d.name); c.ok()) {
       control = std::move(*c);
@@ -163,7 +163,7 @@ void Claimer::RunClaim(const ClaimJob& job) {
     MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(d.name, d);
     if (control) state_.AdoptControl(s, *control, read_gen);
-    paused_meanwhile = paused_meanwhile || (got > 0 && s.paused);
+    paused_meanwhile = paused_meanwhile || (got > 0 && s.control.paused);
     const int sending = paused_meanwhile ? 0 : got;
     // The slots reserved for deliveries that were not there (or will not be sent) are free again.
     s.in_flight = std::max(0, s.in_flight - (job.want - sending));
@@ -228,10 +228,10 @@ void Claimer::RunClaim(const ClaimJob& job) {
 }
 
 void Claimer::ProbeNotSentLocally(DestState& s, const model::Destination& d) {
-  s.resume_before_probe = true;
-  policy::BreakerSnapshot snapshot = s.breaker.snapshot();
+  s.control.resume_before_probe = true;
+  policy::BreakerSnapshot snapshot = s.control.breaker.snapshot();
   snapshot.probe_in_flight = false;
-  s.breaker = policy::CircuitBreaker(d.breaker, snapshot);
+  s.control.breaker = policy::CircuitBreaker(d.breaker, snapshot);
 }
 
 void Claimer::ProbeNotSentToStore(const model::Destination& d, TimePoint now) {
@@ -241,7 +241,7 @@ void Claimer::ProbeNotSentToStore(const model::Destination& d, TimePoint now) {
     spdlog::warn("cannot give back the probe of {}: {}", d.name, steps.status().message());
   }
   MutexLock lock(state_.mu);
-  ++state_.StateOf(d.name, d).control_gen;  // a read begun before this write is stale
+  ++state_.StateOf(d.name, d).control.control_gen;  // a read begun before this write is stale
 }
 
 void Claimer::GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& claimed,
@@ -283,6 +283,7 @@ void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
   const model::Destination& d = *dest;
   SendRequest req;
   req.tag = static_cast<uint64_t>(delivery.id);
+  req.kind = KindOf(d);
   req.url = d.url;
   req.timeout = d.policy.timeout;
   req.allow_private = d.allow_private;

@@ -24,12 +24,8 @@ DestState& EngineState::StateOf(const std::string& name, const model::Destinatio
     Result<store::DestinationControl> stored = store.GetDestinationControl(name);
     it = dests
              .emplace(name, std::make_unique<DestState>(
-                                d, stored.ok() ? stored->breaker : policy::BreakerSnapshot{}))
+                                d, stored.ok() ? *stored : store::DestinationControl{}))
              .first;
-    if (stored.ok() && stored->pause) {
-      it->second->paused = true;
-      it->second->paused_reason = stored->pause->reason;
-    }
     if (d.policy.timeout + options.lease_margin >= policy::kProbeLease) {
       // A half-open probe that is only slow would outlive its lease: a second one may follow it
       // (harmless to the breaker's state, see policy::kProbeLease; one more request).
@@ -41,11 +37,7 @@ DestState& EngineState::StateOf(const std::string& name, const model::Destinatio
     }
   }
   DestState& s = *it->second;
-  if (!(s.breaker.config() == d.breaker)) {
-    // The destination was changed (through the API): new thresholds and open periods apply from
-    // now on; the breaker's state (failures counted, open until, trips) carries over.
-    s.breaker = policy::CircuitBreaker(d.breaker, s.breaker.snapshot());
-  }
+  s.control.UpdateBreakerConfig(d.breaker);
   if (s.max_concurrency != d.max_concurrency) {
     s.max_concurrency = d.max_concurrency;
     s.concurrency = pacing::AdaptiveConcurrency(d.max_concurrency);
@@ -82,17 +74,7 @@ void EngineState::RaiseAlert(alerts::Alert a) {
 
 void EngineState::AdoptControl(DestState& s, const store::DestinationControl& c,
                                uint64_t read_gen) {
-  if (s.control_gen != read_gen) return;
-  if (s.breaker_pending == 0 && !(s.breaker.snapshot() == c.breaker)) {
-    const bool was_closed = s.breaker.state() == policy::BreakerState::kClosed;
-    s.breaker = policy::CircuitBreaker(s.breaker.config(), c.breaker);
-    // Closed by another node's probe: the backlog ramps up here too.
-    if (!was_closed && c.breaker.state == policy::BreakerState::kClosed) s.concurrency.SlowStart();
-  }
-  const bool paused = c.pause.has_value();
-  if (s.paused && !paused) s.concurrency.SlowStart();  // resumed (through another node)
-  s.paused = paused;
-  s.paused_reason = paused ? c.pause->reason : "";
+  if (s.control.Adopt(c, read_gen)) s.concurrency.SlowStart();
 }
 
 // ---- DeliveryEngine ----
@@ -174,16 +156,18 @@ std::map<std::string, DestinationState> DeliveryEngine::Destinations() const {
   // The latency samples are copied under the lock and their percentiles computed after it.
   std::vector<std::pair<DestinationState*, std::vector<int32_t>>> windows;
   {
+    const auto catalog = state_->registry.Get();
     MutexLock lock(state_->mu);
     windows.reserve(state_->dests.size());
     for (const auto& [name, s] : state_->dests) {
       DestinationState& d = out[name];
-      d = DestinationState{s->breaker.snapshot(), s->concurrency.allowed(), s->max_concurrency,
+      ControlView control = s->control.View(catalog->FindDestination(name));
+      d = DestinationState{control.breaker, s->concurrency.allowed(), s->max_concurrency,
                            // Requests out; slots held for a claim still running are not.
-                           std::max(0, s->in_flight - s->reserved), s->paused, s->paused_reason,
-                           s->delivered, s->failed, s->attempts_success, s->attempts_retryable,
-                           s->attempts_final, s->due_backlog, s->latency_buckets, s->latency_sum_ms,
-                           LatencySummary{}};
+                           std::max(0, s->in_flight - s->reserved), control.paused,
+                           control.paused_by, std::move(control.paused_reason), s->delivered,
+                           s->failed, s->attempts_success, s->attempts_retryable, s->attempts_final,
+                           s->due_backlog, s->latency_buckets, s->latency_sum_ms, LatencySummary{}};
       windows.emplace_back(&d, s->latency_window.samples());
     }
   }
@@ -204,10 +188,7 @@ Status DeliveryEngine::Pause(const std::string& destination, const std::string& 
   {
     MutexLock lock(st.mu);
     DestState& s = st.StateOf(destination, *d);
-    s.paused = true;
-    s.paused_reason = reason;
-    s.last_pause_sweep = now;
-    ++s.control_gen;
+    s.control.PausedHere(reason, now);
   }
   st.RaiseAlert(
       {alerts::Alert::Kind::kDestinationPaused, destination, now, reason, 1, std::nullopt});
@@ -227,10 +208,8 @@ Status DeliveryEngine::Resume(const std::string& destination) {
   {
     MutexLock lock(st.mu);
     DestState& s = st.StateOf(destination, *d);
-    s.paused = false;
-    s.paused_reason.clear();
+    s.control.ResumedHere();
     s.concurrency.SlowStart();
-    ++s.control_gen;
   }
   st.RaiseAlert(
       {alerts::Alert::Kind::kDestinationResumed, destination, now, "resumed", 1, std::nullopt});
@@ -252,11 +231,9 @@ Status DeliveryEngine::ResetBreaker(const std::string& destination) {
   {
     MutexLock lock(st.mu);
     DestState& s = st.StateOf(destination, *d);
-    s.breaker = policy::CircuitBreaker(d->breaker, steps->back().after);
-    ++s.breaker_epoch;
-    ++s.control_gen;
+    s.control.BreakerResetHere(d->breaker, steps->back().after);
     s.concurrency.SlowStart();
-    paused = s.paused;
+    paused = s.control.paused;
   }
   spdlog::info("breaker of {} reset (closed) by the operator", destination);
   if (!d->paused && !paused) (void)st.store.ResumeDeliveries(destination, now);

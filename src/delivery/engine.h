@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/random.h"
 #include "common/result.h"
+#include "delivery/destination_control.h"
 #include "delivery/latency_window.h"
 #include "delivery/request_sender.h"
 #include "model/registry.h"
@@ -76,7 +77,10 @@ struct DestinationState {
   int allowed_concurrency = 0;
   int max_concurrency = 0;  // the limit allowed_concurrency was computed under
   int in_flight = 0;        // requests out at the destination (results being recorded not counted)
-  bool paused = false;      // by config/API or after 410 Gone
+  // The one answer to "is it paused" (DestinationControl::View): by the catalog, the operator
+  // (API, CLI) or after 410 Gone; the stored reason, else "paused in the configuration".
+  bool paused = false;
+  PausedBy paused_by = PausedBy::kNone;
   std::string paused_reason;
   // Counted since this process started serving the destination (reset when it is deleted), for
   // the per-destination metrics.

@@ -18,8 +18,9 @@
 #include "common/clock.h"
 #include "common/mutex.h"
 #include "common/random.h"
+#include "delivery/destination_control.h"
 #include "delivery/engine.h"
-#include "delivery/sender.h"
+#include "delivery/request_sender.h"
 #include "model/destination.h"
 #include "model/registry.h"
 #include "pacing/adaptive_concurrency.h"
@@ -31,40 +32,21 @@
 namespace hookrelay::delivery {
 
 // One destination as the engine serves it: its limits (breaker, adaptive concurrency, rate limit,
-// pause), the slots in use, and its counters.
+// pause: DestinationControl), the slots in use, and its counters.
 struct DestState {
-  DestState(const model::Destination& d, policy::BreakerSnapshot snapshot)
+  DestState(const model::Destination& d, const store::DestinationControl& stored)
       : max_concurrency(d.max_concurrency),
         concurrency(d.max_concurrency),
-        breaker(d.breaker, snapshot) {}
+        control(d.breaker, stored) {}
 
   int max_concurrency;
   pacing::AdaptiveConcurrency concurrency;
   std::optional<pacing::TokenBucket> bucket;
   double bucket_rate = 0;
-  // This node's copy of the shared breaker (the store's row is the breaker: Store::UpdateBreaker).
-  // Fed at once by the outcomes seen here (so no request leaves after a failure that opened it
-  // here), replaced by the store's snapshot when the recorder has applied them, when a claim reads
-  // the row, and by the scheduler's refresh; never while outcomes of this node are still on their
-  // way to the store (breaker_pending), which the copy already counts.
-  policy::CircuitBreaker breaker;
-  int breaker_pending = 0;  // breaker inputs queued for the store, not yet applied
-  // Of those, failures. While there are any, no new claim goes out (the scheduler waits for the
-  // recorder to apply them): a trip counted on several nodes is in the store before any of them
-  // claims again, so each node has at most its requests already out when it opens.
-  int breaker_pending_failures = 0;
   int in_flight = 0;
-  // The shared pause (Store::PauseDestination: by the operator or after 410 Gone), as last read.
-  bool paused = false;
-  std::string paused_reason;
-  TimePoint last_pause_sweep{};
   int claims_out = 0;      // claims queued or running (at most kMaxClaimsOut, scheduler.cc)
   int reserved = 0;        // of in_flight: slots held for claims out, not yet requests
   TimePoint idle_until{};  // a claim came up short: nothing is due before this
-  // A probe's claim found nothing to send: the next probe resumes the destination's deliveries
-  // first (a pause for the breaker, decided before it half-opened, may have landed after the
-  // resume at half-open; without this the breaker would stay half-open with nothing to probe).
-  bool resume_before_probe = false;
   // Per-destination counters, see DestinationState.
   int64_t delivered = 0, failed = 0;
   int64_t attempts_success = 0, attempts_retryable = 0, attempts_final = 0;
@@ -72,16 +54,9 @@ struct DestState {
   std::array<int64_t, kLatencyBuckets> latency_buckets{};
   int64_t latency_sum_ms = 0;
   LatencyWindow latency_window;
-  // Bumped by ResetBreaker: a transition decided before a reset is stale once it is recorded.
-  uint64_t breaker_epoch = 0;
-  // Bumped by every change this node makes to the shared breaker or pause: through the operator
-  // controls (pause, resume, reset, a 410's pause), by the recorder applying outcomes, and by a
-  // probe's grant or return. A read of the stored control that started before such a change is
-  // stale and is not adopted (AdoptControl), or it could undo the change here until the next
-  // refresh (a claim that read "half-open, probe out" while this node's successful probe was
-  // being applied would leave this node's copy half-open with nothing to probe: found by
-  // engine_shared_test under ASan).
-  uint64_t control_gen = 0;
+  // The breaker copy, pending inputs, epochs, the probe's resume and the pause: the rules for
+  // changing them are DestinationControl's.
+  DestinationControl control;
 };
 
 // A claim the scheduler asked for: `want` slots of the destination are reserved for it.
@@ -150,10 +125,8 @@ struct EngineState {
   // New work may be due anywhere: the scheduler looks at every destination again.
   void Wake();
   void RaiseAlert(alerts::Alert a);
-  // Takes the shared state read from the store into `s`: the pause always, the breaker unless
-  // outcomes of this node are still on their way to the store (DestState::breaker_pending).
-  // `read_gen` is s.control_gen when the read began: nothing is taken when this node changed the
-  // control since (the read may predate that change).
+  // Takes the shared state read from the store into `s` (DestinationControl::Adopt), and
+  // slow-starts it when another node resumed it or closed its breaker.
   void AdoptControl(DestState& s, const store::DestinationControl& c, uint64_t read_gen)
       REQUIRES(mu);
 

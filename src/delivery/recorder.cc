@@ -112,7 +112,7 @@ void Recorder::ApplyBreakerInputs(std::vector<Completion>& batch) {
     uint64_t epoch;
     {
       MutexLock lock(state_.mu);
-      epoch = state_.StateOf(name, d).breaker_epoch;
+      epoch = state_.StateOf(name, d).control.breaker_epoch;
     }
     auto steps = state_.store.UpdateBreaker(name, d.breaker, inputs);
     if (!steps.ok()) {
@@ -136,15 +136,16 @@ void Recorder::ApplyBreakerInputs(std::vector<Completion>& batch) {
     MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(name, d);
     // A read of the shared breaker begun before this write may land after it: not adopted.
-    ++s.control_gen;
-    s.breaker_pending = std::max(0, s.breaker_pending - static_cast<int>(indexes.size()));
-    s.breaker_pending_failures = std::max(0, s.breaker_pending_failures - failures);
-    if (steps.ok() && s.breaker_pending == 0 && s.breaker_epoch == epoch) {
+    ++s.control.control_gen;
+    s.control.breaker_pending =
+        std::max(0, s.control.breaker_pending - static_cast<int>(indexes.size()));
+    s.control.breaker_pending_failures = std::max(0, s.control.breaker_pending_failures - failures);
+    if (steps.ok() && s.control.breaker_pending == 0 && s.control.breaker_epoch == epoch) {
       // Now the copy is the shared breaker, with what the other nodes counted.
-      s.breaker = policy::CircuitBreaker(d.breaker, steps->back().after);
+      s.control.breaker = policy::CircuitBreaker(d.breaker, steps->back().after);
     }
     // The scheduler held this destination's claims back while its failures were on their way.
-    if (failures > 0 && s.breaker_pending_failures == 0) wake = true;
+    if (failures > 0 && s.control.breaker_pending_failures == 0) wake = true;
   }
   if (wake) state_.Wake();
 }
@@ -331,7 +332,7 @@ void Recorder::Settle(const Completion& c) {
     }
     // A transition the operator's reset has overtaken is not reported, nor acted on.
     const policy::BreakerTransition tr =
-        c.breaker_epoch == s.breaker_epoch ? c.breaker : policy::BreakerTransition::kNone;
+        c.breaker_epoch == s.control.breaker_epoch ? c.breaker : policy::BreakerTransition::kNone;
     const policy::BreakerSnapshot& after = c.breaker_after;
     if (!c.not_sent) {
       switch (decision.outcome_class) {
@@ -366,9 +367,9 @@ void Recorder::Settle(const Completion& c) {
       // Only while it is still open: when the open period ended before this result was recorded
       // (the scheduler has half-opened it and resumed the deliveries), pausing now would leave the
       // probe nothing to send, and the breaker half-open for good.
-      pause_now = s.breaker.snapshot().state == policy::BreakerState::kOpen;
+      pause_now = s.control.breaker.snapshot().state == policy::BreakerState::kOpen;
       pause_reason = "circuit breaker open until " + FormatRfc3339(after.open_until.value_or(now));
-      s.last_pause_sweep = now;
+      s.control.last_pause_sweep = now;
       log_lines.push_back(fmt::format(
           "breaker of {} opened until {} (trip {}) after {} consecutive failed {}; last: {}",
           d.name, FormatRfc3339(after.open_until.value_or(now)), after.trips,
@@ -386,14 +387,11 @@ void Recorder::Settle(const Completion& c) {
                        "a probe succeeded; deliveries resume with slow start", 1, std::nullopt});
     }
     if (!c.not_sent && c.result.outcome.error == policy::TransportError::kNone &&
-        c.result.outcome.status_code == 410 && d.pause_on_gone && !s.paused) {
-      s.paused = true;
-      ++s.control_gen;
-      s.paused_reason = std::string(store::kGonePauseReason);
+        c.result.outcome.status_code == 410 && d.pause_on_gone && !s.control.paused) {
+      s.control.PausedHere(std::string(store::kGonePauseReason), now);
       pause_now = true;
       gone = true;
-      pause_reason = s.paused_reason;
-      s.last_pause_sweep = now;
+      pause_reason = s.control.paused_reason;
       raise.push_back({alerts::Alert::Kind::kDestinationPaused, d.name, now,
                        "the endpoint answered 410 Gone", 1, std::nullopt});
     }

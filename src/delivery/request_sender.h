@@ -1,16 +1,62 @@
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "model/destination.h"
+#include "policy/outcome.h"
 
 namespace hookrelay::delivery {
 
-// Defined in delivery/sender.h, with the libcurl Sender.
-struct SendRequest;
-struct SendResult;
+// How much of a response body an attempt keeps (its snippet), unless the sender's options say else.
+inline constexpr size_t kSnippetLimit = 4096;
 
-// Where the delivery engine sends its HTTP attempts: the engine's only way to the network. The
-// libcurl `Sender` (sender.h) implements it; the engine's unit tests use a scripted one that
-// answers when the test says.
+// One attempt to make.
+struct SendRequest {
+  uint64_t tag = 0;  // the caller's, echoed in the result (e.g. the delivery id)
+  // The destination's kind (kinds/registry.h: KindOf), which picks the sender that carries it
+  // (KindSenders); a kind's own sender ignores it. Points into the registry's table.
+  std::string_view kind;
+  std::string url;
+  // Every header to send, already complete (content-type, webhook-id, webhook-timestamp,
+  // webhook-signature, user-agent, the destination's own). The sender adds only Content-Length
+  // and Host, and suppresses "Expect: 100-continue".
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  Duration timeout = std::chrono::seconds(30);  // the whole attempt, connect included
+  bool allow_private = false;  // this destination may resolve to loopback/private addresses
+  // The destination's client certificate, key and CA bundle (PEM); null or empty: none, and the
+  // system's CAs. A failure of the handshake or of either side's certificate check is
+  // TransportError::kTls with an error_detail saying which ("the server requires a client
+  // certificate …", "certificate verify failed: …").
+  std::shared_ptr<const model::DestinationTls> tls;
+};
+
+// What one attempt produced.
+struct SendResult {
+  uint64_t tag = 0;
+  TimePoint started_at{};
+  Duration duration{0};
+  policy::AttemptOutcome outcome;  // status code, or the transport error; Retry-After if sent
+  std::string snippet;             // the first `snippet_limit` bytes of the response body
+  bool snippet_cut = false;        // the body went on past the snippet (or may have: read cut)
+  std::string error_detail;        // libcurl's message when there was no response
+  // The request, handed back (its body and headers are not freed on the sender's thread, the
+  // busiest; the caller frees them on its own). Empty when the sender failed it before starting.
+  SendRequest request;
+};
+
+// Where the delivery engine sends its attempts: the engine's only way to the network. Each
+// destination kind's sender implements it (kinds/http/http_sender.h: libcurl's HTTP), and
+// KindSenders (kinds/registry.h) puts them behind one; the engine's unit tests use a scripted one
+// that answers when the test says.
 //
 // Contract: `done` is called exactly once per Send, with the result (a transport error, if the
 // request could not be made), on a thread of the implementation's choosing (the libcurl sender:

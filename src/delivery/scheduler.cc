@@ -87,7 +87,7 @@ void Scheduler::RefreshControls() {
   std::map<std::string, uint64_t> gens;  // what the read may be stale against
   {
     MutexLock lock(state_.mu);
-    for (const auto& [name, s] : state_.dests) gens.emplace(name, s->control_gen);
+    for (const auto& [name, s] : state_.dests) gens.emplace(name, s->control.control_gen);
   }
   Result<std::map<std::string, store::DestinationControl>> all =
       state_.store.ListDestinationControls();
@@ -145,17 +145,18 @@ TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now
   {
     MutexLock lock(state_.mu);
     DestState& s = state_.StateOf(d.name, d);
-    const bool operator_paused = d.paused || s.paused;
-    const policy::BreakerSnapshot& b = s.breaker.snapshot();
+    const bool operator_paused = d.paused || s.control.paused;
+    const policy::BreakerSnapshot& b = s.control.breaker.snapshot();
     if (operator_paused ||
         (b.state == policy::BreakerState::kOpen && b.open_until && now < *b.open_until)) {
       // Nothing is sent; make the waiting deliveries show as paused (new arrivals too).
-      if (now - s.last_pause_sweep >= kPauseSweepEvery) {
-        s.last_pause_sweep = now;
+      if (now - s.control.last_pause_sweep >= kPauseSweepEvery) {
+        s.control.last_pause_sweep = now;
         sweep = true;
-        sweep_reason = operator_paused
-                           ? (s.paused_reason.empty() ? "destination paused" : s.paused_reason)
-                           : "circuit breaker open until " + FormatRfc3339(*b.open_until);
+        sweep_reason =
+            operator_paused
+                ? (s.control.paused_reason.empty() ? "destination paused" : s.control.paused_reason)
+                : "circuit breaker open until " + FormatRfc3339(*b.open_until);
       }
       if (!operator_paused) next = std::min(later, *b.open_until);
     } else if (s.claims_out >= kMaxClaimsOut || now < s.idle_until) {
@@ -170,14 +171,15 @@ TimePoint Scheduler::ServeDestination(const model::Destination& d, TimePoint now
       // out elsewhere holds it for its lease (policy::kProbeLease): when that ends with no result
       // (its node died), this node asks for a new one.
       if (s.in_flight == 0 && s.claims_out == 0) {
-        if (s.breaker.AllowRequest(now)) {
+        if (s.control.breaker.AllowRequest(now)) {
           want = 1;
           probe = true;
-        } else if (std::optional<TimePoint> at = policy::NextProbeAt(s.breaker.snapshot())) {
+        } else if (std::optional<TimePoint> at =
+                       policy::NextProbeAt(s.control.breaker.snapshot())) {
           next = std::min(next, *at);
         }
       }
-    } else if (s.breaker_pending_failures == 0) {
+    } else if (s.control.breaker_pending_failures == 0) {
       // (With failures of this node still on their way to the shared breaker, the recorder
       // wakes the scheduler once they are applied.)
       want = std::max(0, s.concurrency.allowed() - s.in_flight);
@@ -222,23 +224,23 @@ void Scheduler::OnAttemptEnded(Completion& c) {
     // breaker is closed with no failure counted changes nothing: no store write for it.
     switch (c.decided.decision.outcome_class) {
       case policy::OutcomeClass::kSuccess: {
-        const policy::BreakerSnapshot& b = s.breaker.snapshot();
+        const policy::BreakerSnapshot& b = s.control.breaker.snapshot();
         if (b.state != policy::BreakerState::kClosed || b.consecutive_failures != 0) {
           c.breaker_input = policy::BreakerInput::kSuccess;
-          s.breaker_pending++;
+          s.control.breaker_pending++;
         }
         s.concurrency.OnSuccess();
         // A closing breaker lets the backlog ramp up again instead of arriving all at once.
-        if (s.breaker.RecordSuccess(now) == policy::BreakerTransition::kClosed) {
+        if (s.control.breaker.RecordSuccess(now) == policy::BreakerTransition::kClosed) {
           s.concurrency.SlowStart();
         }
         break;
       }
       case policy::OutcomeClass::kRetryable:
         c.breaker_input = policy::BreakerInput::kFailure;
-        s.breaker_pending++;
-        s.breaker_pending_failures++;
-        (void)s.breaker.RecordFailure(now);
+        s.control.breaker_pending++;
+        s.control.breaker_pending_failures++;
+        (void)s.control.breaker.RecordFailure(now);
         if (IsOverload(c.result.outcome)) {
           s.concurrency.OnOverload();
         } else {
@@ -278,7 +280,7 @@ void Scheduler::CheckStall(TimePoint now) {
     }
     int64_t open = 0;
     for (const auto& [name, s] : state_.dests) {
-      open += s->breaker.state() != policy::BreakerState::kClosed;
+      open += s->control.breaker.state() != policy::BreakerState::kClosed;
     }
     state_.stats.breakers_open = open;
     stalled = age > state_.options.stall_threshold;

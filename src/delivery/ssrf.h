@@ -7,8 +7,9 @@
 #include "model/destination.h"
 
 // The SSRF rules: which addresses a destination may not reach unless it allows private ones, and
-// what is said when one is refused. The Sender applies them at connect time (sender.h); the
-// catalog, the config and the CLI check a URL's literal host with them before anything is sent.
+// what is said when one is refused. The HTTP sender applies them at connect time
+// (kinds/http/http_sender.h); the catalog, the config and the CLI check a URL's literal host with
+// them before anything is sent.
 namespace hookrelay::delivery {
 
 // True for addresses the SSRF guard refuses by default (loopback, private,

@@ -22,7 +22,7 @@
 #include "common/random.h"
 #include "conformance/store_test_util.h"
 #include "delivery/engine.h"
-#include "delivery/sender.h"
+#include "delivery/kinds/http/http_sender.h"
 #include "model/registry.h"
 #include "store/open_store.h"
 #include "store/postgres/pg_listener.h"
@@ -361,7 +361,7 @@ TEST_F(PgNotifyTest, AnIdleEngineIsWokenByWorkAnotherNodeStored) {
     catalog.destinations.emplace(d.name, d);
     ASSERT_TRUE(registry.Replace(std::move(catalog)).ok());
   }
-  delivery::Sender::Options sender_options;
+  delivery::HttpSender::Options sender_options;
   sender_options.allow_private_destinations = true;
 
   // Returns the delays (ms) of `n` events appended through A, one at a time, until the sink had
@@ -370,7 +370,7 @@ TEST_F(PgNotifyTest, AnIdleEngineIsWokenByWorkAnotherNodeStored) {
     std::vector<double> delays;
     auto b = Open(url_, clock);
     if (!b) return delays;
-    delivery::Sender sender(sender_options, clock);
+    delivery::HttpSender sender(sender_options, clock);
     delivery::EngineOptions options;
     options.node_id = watch ? "b-watching" : "b-polling";
     options.poll_interval = poll;

@@ -18,7 +18,7 @@
 #include "common/random.h"
 #include "conformance/store_test_util.h"
 #include "delivery/engine.h"
-#include "delivery/sender.h"
+#include "delivery/kinds/http/http_sender.h"
 #include "model/registry.h"
 #include "policy/retry_policy.h"
 #include "store/fault_injecting_store.h"
@@ -70,7 +70,7 @@ class StoreFaultTest : public ::testing::Test {
     catalog.destinations.emplace(d.name, d);
     ASSERT_TRUE(registry_.Replace(std::move(catalog)).ok());
 
-    sender_ = std::make_unique<delivery::Sender>(delivery::Sender::Options{}, clock_);
+    sender_ = std::make_unique<delivery::HttpSender>(delivery::HttpSender::Options{}, clock_);
     delivery::EngineOptions options;
     options.node_id = "n1";
     options.poll_interval = 50ms;
@@ -150,7 +150,7 @@ class StoreFaultTest : public ::testing::Test {
   std::unique_ptr<store::FaultInjectingStore> faulty_;
   model::Registry registry_;
   Alerts alerts_;
-  std::unique_ptr<delivery::Sender> sender_;
+  std::unique_ptr<delivery::HttpSender> sender_;
   std::unique_ptr<delivery::DeliveryEngine> engine_;
 };
 

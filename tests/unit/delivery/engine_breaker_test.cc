@@ -1,6 +1,6 @@
 // The delivery engine's breaker transitions as reported (log, alerts) when an operator's reset
 // lands between an attempt's end and its record (issue 12, point 5). Real SQLite store (held by
-// a FaultInjectingStore), real Sender, real sink on 127.0.0.1.
+// a FaultInjectingStore), real HttpSender, real sink on 127.0.0.1.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,7 +15,7 @@
 #include "common/random.h"
 #include "conformance/store_test_util.h"
 #include "delivery/engine.h"
-#include "delivery/sender.h"
+#include "delivery/kinds/http/http_sender.h"
 #include "model/registry.h"
 #include "policy/retry_policy.h"
 #include "store/fault_injecting_store.h"
@@ -56,9 +56,9 @@ TEST(EngineBreakerTest, ATransitionOvertakenByAResetIsNotReported) {
     catalog.destinations.emplace(d.name, d);
     ASSERT_TRUE(registry.Replace(std::move(catalog)).ok());
   }
-  Sender::Options sender_options;
+  HttpSender::Options sender_options;
   sender_options.allow_private_destinations = true;
-  Sender sender(sender_options, clock);
+  HttpSender sender(sender_options, clock);
   Alerts alerts;
   EngineOptions options;
   options.node_id = "n1";

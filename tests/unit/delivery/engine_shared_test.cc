@@ -20,7 +20,7 @@
 #include "common/random.h"
 #include "conformance/store_test_util.h"
 #include "delivery/engine.h"
-#include "delivery/sender.h"
+#include "delivery/kinds/http/http_sender.h"
 #include "model/registry.h"
 #include "policy/retry_policy.h"
 #include "store/open_store.h"
@@ -44,7 +44,7 @@ constexpr int kNodes = 3;
 struct Node {
   std::unique_ptr<store::Store> store;
   model::Registry registry;
-  std::unique_ptr<Sender> sender;
+  std::unique_ptr<HttpSender> sender;
   Alerts alerts;
   std::unique_ptr<DeliveryEngine> engine;
   std::atomic<int> claims_with_work{0};  // claims that found deliveries (sent or not)
@@ -95,9 +95,9 @@ class EngineSharedTest : public ::testing::Test {
       model::Catalog catalog;
       catalog.destinations.emplace(d.name, d);
       ASSERT_TRUE(n->registry.Replace(std::move(catalog)).ok());
-      Sender::Options sender_options;
+      HttpSender::Options sender_options;
       sender_options.allow_private_destinations = true;
-      n->sender = std::make_unique<Sender>(sender_options, clock_);
+      n->sender = std::make_unique<HttpSender>(sender_options, clock_);
       EngineOptions options;
       options.node_id = "node" + std::to_string(i);
       options.poll_interval = 1s;

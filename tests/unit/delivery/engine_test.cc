@@ -23,8 +23,8 @@
 #include "common/clock.h"
 #include "common/random.h"
 #include "conformance/store_test_util.h"
+#include "delivery/kinds/http/http_sender.h"
 #include "delivery/request_sender.h"
-#include "delivery/sender.h"
 #include "model/registry.h"
 #include "policy/retry_policy.h"
 #include "store/fault_injecting_store.h"
@@ -615,6 +615,23 @@ TEST_F(EngineTest, PausedDestinationSendsNothingUntilResumed) {
 // engine's memory: after a restart the destination read as not paused, new events were sent, its
 // paused deliveries stayed paused, and the API's resume answered "not paused" without resuming
 // them.)
+TEST_F(EngineTest, TheDestinationsViewSaysACatalogPause) {
+  model::Destination d = Dest("p");
+  d.paused = true;
+  SetDestinations({d});
+  StartEngine(sender_);
+  const std::string e1 = Append("p");
+  engine_->Wake();
+  ASSERT_TRUE(WaitForStatus(e1, store::DeliveryStatus::kPaused));
+  // One view of every pause: the catalog's too, not only the stored one (the metrics and replay
+  // read it from here).
+  const DestinationState state = engine_->Destinations()["p"];
+  EXPECT_TRUE(state.paused);
+  EXPECT_EQ(state.paused_by, PausedBy::kConfig);
+  EXPECT_EQ(state.paused_reason, kConfigPauseReason);
+  EXPECT_EQ(sender_.sent(), 0u);
+}
+
 TEST_F(EngineTest, APauseSurvivesARestart) {
   SetDestinations({Dest("p")});
   StartEngine(sender_);

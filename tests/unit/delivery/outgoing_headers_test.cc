@@ -4,7 +4,7 @@
 
 #include <boost/json.hpp>
 
-#include "delivery/sender.h"
+#include "delivery/kinds/http/http_sender.h"
 #include "delivery/ssrf.h"
 
 namespace hookrelay::delivery {

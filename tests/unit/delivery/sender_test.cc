@@ -1,5 +1,3 @@
-#include "delivery/sender.h"
-
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -18,6 +16,7 @@
 #include <thread>
 
 #include "common/crypto.h"
+#include "delivery/kinds/http/http_sender.h"
 #include "delivery/signer.h"
 #include "support/raw_responder.h"
 #include "support/sink.h"
@@ -49,8 +48,8 @@ class NoProxyEnvironment : public ::testing::Environment {
 ::testing::Environment* const kNoProxyEnvironment = ::testing::AddGlobalTestEnvironment(
     new NoProxyEnvironment);  // upper bound for anything that should finish quickly
 
-Sender::Options AllowPrivate() {
-  Sender::Options o;
+HttpSender::Options AllowPrivate() {
+  HttpSender::Options o;
   o.allow_private_destinations = true;
   return o;
 }
@@ -65,7 +64,7 @@ SendRequest Post(std::string url, std::string body = "{}") {
 }
 
 // Sends and waits for the result. The promise is shared so a late callback is harmless.
-SendResult SendAndWait(Sender& sender, SendRequest request) {
+SendResult SendAndWait(HttpSender& sender, SendRequest request) {
   auto promise = std::make_shared<std::promise<SendResult>>();
   auto future = promise->get_future();
   sender.Send(std::move(request), [promise](SendResult r) { promise->set_value(std::move(r)); });
@@ -112,7 +111,7 @@ class ScopedEnv {
 TEST(SenderTest, Delivers200WithBodySnippet) {
   Sink sink;
   sink.Enqueue(SinkResponse::Status(200, "thanks"));
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(sink.url("/hooks"));
   request.tag = 42;
   const TimePoint before = SystemClock::Instance().Now();
@@ -135,7 +134,7 @@ TEST(SenderTest, Delivers200WithBodySnippet) {
 TEST(SenderTest, StartedAtAndDurationComeFromTheClock) {
   Sink sink;
   FakeClock clock;
-  Sender sender(AllowPrivate(), clock);
+  HttpSender sender(AllowPrivate(), clock);
   SendResult r = SendAndWait(sender, Post(sink.url()));
   EXPECT_EQ(r.outcome.status_code, 200);
   EXPECT_EQ(r.started_at, clock.Now());
@@ -145,7 +144,7 @@ TEST(SenderTest, StartedAtAndDurationComeFromTheClock) {
 TEST(SenderTest, Reports500) {
   Sink sink;
   sink.Enqueue(SinkResponse::Status(500, "boom"));
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendResult r = SendAndWait(sender, Post(sink.url()));
   EXPECT_EQ(r.outcome.error, TransportError::kNone);
   EXPECT_EQ(r.outcome.status_code, 500);
@@ -157,7 +156,7 @@ TEST(SenderTest, Captures429RetryAfter) {
   sink.Enqueue(SinkResponse::Status(429).WithHeader("Retry-After", "120"));
   sink.Enqueue(
       SinkResponse::Status(503).WithHeader("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT"));
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendResult r = SendAndWait(sender, Post(sink.url()));
   EXPECT_EQ(r.outcome.status_code, 429);
   EXPECT_EQ(r.outcome.retry_after, "120");
@@ -169,7 +168,7 @@ TEST(SenderTest, Captures429RetryAfter) {
 TEST(SenderTest, SlowSinkTimesOut) {
   Sink sink;
   sink.Enqueue(SinkResponse::Status(200).WithDelay(seconds(20)));
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(sink.url());
   request.timeout = milliseconds(300);
   SendResult r = SendAndWait(sender, request);
@@ -185,7 +184,7 @@ TEST(SenderTest, SlowSinkTimesOut) {
 TEST(SenderTest, HangingSinkTimesOut) {
   Sink sink;
   sink.Enqueue(SinkResponse::Hang());
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(sink.url());
   request.timeout = milliseconds(200);
   SendResult r = SendAndWait(sender, request);
@@ -198,7 +197,7 @@ TEST(SenderTest, TimeoutAfterTheStatusLineKeepsTheStatus) {
   Sink sink;
   sink.Enqueue(SinkResponse::HeadThenHang(200));
   sink.Enqueue(SinkResponse::TrickleBody(200, std::string(50, 'y'), milliseconds(500)));
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   for (int i = 0; i < 2; ++i) {
     SCOPED_TRACE(i);
     SendRequest request = Post(sink.url());
@@ -225,7 +224,7 @@ std::vector<std::string> Bytes(std::string_view text) {
 // expires: the endpoint did answer, partly, and the reason says how much arrived.
 TEST(SenderTest, TimeoutWithAPartialStatusLineCountsTheBytes) {
   RawResponder server(Bytes("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"), milliseconds(100));
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(server.url());
   request.timeout = milliseconds(1250);  // about 12 bytes
   SendResult r = SendAndWait(sender, request);
@@ -245,7 +244,7 @@ TEST(SenderTest, TimeoutWithAPartialStatusLineCountsTheBytes) {
 TEST(SenderTest, OnlyInterimResponsesAreNotAStatus) {
   std::vector<std::string> continues(50, "HTTP/1.1 100 Continue\r\n\r\n");
   RawResponder server(continues, milliseconds(50));
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(server.url());
   request.timeout = milliseconds(800);
   SendResult r = SendAndWait(sender, request);
@@ -262,7 +261,7 @@ TEST(SenderTest, GarbageStatusLineOrHeaderIsMalformedResponse) {
        {"garbage here\r\n\r\n", "HTTP/1.1 200 OK\r\nNo colon in this line\r\n\r\n"}) {
     SCOPED_TRACE(response);
     RawResponder server({response}, milliseconds(1));
-    Sender sender(AllowPrivate(), SystemClock::Instance());
+    HttpSender sender(AllowPrivate(), SystemClock::Instance());
     SendRequest request = Post(server.url());
     request.timeout = milliseconds(3000);
     SendResult r = SendAndWait(sender, request);
@@ -282,7 +281,7 @@ TEST(SenderTest, HugeResponseHeadersAreResponseTooLarge) {
     big.headers.emplace_back("X-Big-" + std::to_string(i), std::string(50 * 1024, 'h'));
   }
   sink.Enqueue(std::move(big));
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendResult r = SendAndWait(sender, Post(sink.url()));
   EXPECT_EQ(policy::TransportErrorName(r.outcome.error), "response_too_large") << r.error_detail;
   policy::Classification c = policy::Classify(r.outcome);
@@ -298,7 +297,7 @@ TEST(SenderTest, HugeResponseHeadersAreResponseTooLarge) {
 }
 
 TEST(SenderTest, ConnectionRefused) {
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendResult r =
       SendAndWait(sender, Post("http://127.0.0.1:" + std::to_string(UnusedPort()) + "/"));
   EXPECT_EQ(r.outcome.error, TransportError::kConnectionRefused) << r.error_detail;
@@ -309,7 +308,7 @@ TEST(SenderTest, ConnectionRefused) {
 TEST(SenderTest, ResetIsConnectionReset) {
   Sink sink;
   sink.Enqueue(SinkResponse::Reset());
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendResult r = SendAndWait(sender, Post(sink.url()));
   EXPECT_EQ(r.outcome.error, TransportError::kConnectionReset) << r.error_detail;
   EXPECT_EQ(sink.RequestCount(), 1u);
@@ -318,7 +317,7 @@ TEST(SenderTest, ResetIsConnectionReset) {
 TEST(SenderTest, CloseWithoutAnswerIsConnectionReset) {
   Sink sink;
   sink.Enqueue(SinkResponse::Close());
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendResult r = SendAndWait(sender, Post(sink.url()));
   EXPECT_EQ(r.outcome.error, TransportError::kConnectionReset) << r.error_detail;
 }
@@ -329,7 +328,7 @@ TEST(SenderTest, CloseWithoutAnswerIsConnectionReset) {
 TEST(SenderTest, EndlessBodyKeepsSnippetAndEnds) {
   Sink sink;
   sink.Enqueue(SinkResponse::EndlessBody(200));
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(sink.url());
   request.timeout = seconds(20);
   SendResult r = SendAndWait(sender, request);
@@ -346,9 +345,9 @@ TEST(SenderTest, EndlessBodyKeepsSnippetAndEnds) {
 TEST(SenderTest, SnippetLimitIsConfigurable) {
   Sink sink;
   sink.Enqueue(SinkResponse::Status(200, std::string(100, 'a') + std::string(100, 'b')));
-  Sender::Options options = AllowPrivate();
+  HttpSender::Options options = AllowPrivate();
   options.snippet_limit = 150;
-  Sender sender(options, SystemClock::Instance());
+  HttpSender sender(options, SystemClock::Instance());
   SendResult r = SendAndWait(sender, Post(sink.url()));
   EXPECT_EQ(r.outcome.status_code, 200);
   EXPECT_EQ(r.snippet, std::string(100, 'a') + std::string(50, 'b'));
@@ -357,7 +356,7 @@ TEST(SenderTest, SnippetLimitIsConfigurable) {
 TEST(SenderTest, RedirectsAreNotFollowed) {
   Sink sink;
   sink.Enqueue("/", SinkResponse::Status(302).WithHeader("Location", sink.url("/elsewhere")));
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendResult r = SendAndWait(sender, Post(sink.url("/")));
   EXPECT_EQ(r.outcome.error, TransportError::kNone);
   EXPECT_EQ(r.outcome.status_code, 302);
@@ -367,7 +366,7 @@ TEST(SenderTest, RedirectsAreNotFollowed) {
 
 TEST(SenderTest, BodyIsByteExact) {
   Sink sink;
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   std::string body;
   for (int round = 0; round < 1200; ++round) {
     for (int b = 0; b < 256; ++b) body.push_back(static_cast<char>(b));
@@ -386,7 +385,7 @@ TEST(SenderTest, BodyIsByteExact) {
 
 TEST(SenderTest, EmptyBody) {
   Sink sink;
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendResult r = SendAndWait(sender, Post(sink.url(), ""));
   EXPECT_EQ(r.outcome.status_code, 200);
   ASSERT_EQ(sink.RequestCount(), 1u);
@@ -396,7 +395,7 @@ TEST(SenderTest, EmptyBody) {
 
 TEST(SenderTest, HeadersArrive) {
   Sink sink;
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(sink.url("/in?x=1"));
   request.headers = {{"Content-Type", "application/json"},
                      {"webhook-id", "01JABC"},
@@ -425,7 +424,7 @@ TEST(SenderTest, HeadersArrive) {
 
 TEST(SenderTest, NoContentTypeUnlessGivenAndCustomUserAgent) {
   Sink sink;
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(sink.url());
   request.headers = {{"User-Agent", "custom/1"}};
   EXPECT_EQ(SendAndWait(sender, request).outcome.status_code, 200);
@@ -437,7 +436,7 @@ TEST(SenderTest, NoContentTypeUnlessGivenAndCustomUserAgent) {
 
 TEST(SenderTest, SignedRequestVerifiesAtTheSink) {
   Sink sink;
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   const std::string secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
   SendRequest request = Post(sink.url(), R"({"type":"invoice.paid"})");
   for (auto& h : StandardWebhookHeaders("01JEVENT", SystemClock::Instance().Now(), request.body,
@@ -452,7 +451,7 @@ TEST(SenderTest, SignedRequestVerifiesAtTheSink) {
 
 TEST(SenderTest, KeepAliveReusesTheConnection) {
   Sink sink;
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(SendAndWait(sender, Post(sink.url())).outcome.status_code, 200);
   }
@@ -469,7 +468,7 @@ TEST(SenderTest, KeepAliveReusesTheConnection) {
 
 TEST(SenderTest, TwoHundredConcurrentSendsAllComplete) {
   Sink sink;
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   constexpr int kCount = 200;
   std::mutex mu;
   std::condition_variable cv;
@@ -512,7 +511,7 @@ TEST(SenderTest, SixHundredRequestsInFlightGetSixHundredConnections) {
   }
   Sink sink;
   sink.SetDefault(SinkResponse::Status(200).WithDelay(milliseconds(1500)));
-  Sender sender(Sender::Options{}, SystemClock::Instance());
+  HttpSender sender(HttpSender::Options{}, SystemClock::Instance());
   constexpr int kCount = 600;
   std::mutex mu;
   std::condition_variable cv;
@@ -538,10 +537,10 @@ TEST(SenderTest, SixHundredRequestsInFlightGetSixHundredConnections) {
 TEST(SenderTest, TwoSendingThreadsShareTheConnectionCap) {
   Sink sink;
   sink.SetDefault(SinkResponse::Status(200).WithDelay(milliseconds(200)));
-  Sender::Options options = AllowPrivate();
+  HttpSender::Options options = AllowPrivate();
   options.threads = 2;
   options.max_connections = 4;
-  Sender sender(options, SystemClock::Instance());
+  HttpSender sender(options, SystemClock::Instance());
   constexpr int kCount = 12;
   std::mutex mu;
   std::condition_variable cv;
@@ -573,7 +572,7 @@ TEST(SenderTest, DestructorCompletesOutstandingRequests) {
   auto promise = std::make_shared<std::promise<SendResult>>();
   auto future = promise->get_future();
   {
-    Sender sender(AllowPrivate(), SystemClock::Instance());
+    HttpSender sender(AllowPrivate(), SystemClock::Instance());
     SendRequest request = Post(sink.url());
     request.timeout = seconds(60);
     sender.Send(request, [promise](SendResult r) { promise->set_value(std::move(r)); });
@@ -592,7 +591,7 @@ TEST(SenderTest, DestructorCompletesOutstandingRequests) {
 TEST(SenderTest, AReusedHandleCarriesNothingOfTheLastRequest) {
   Sink sink;
   sink.SetDefault(SinkResponse::Status(200, "ok"));
-  Sender sender(Sender::Options{}, SystemClock::Instance());
+  HttpSender sender(HttpSender::Options{}, SystemClock::Instance());
 
   SendRequest first = Post(sink.url("/one"), "the first body, longer than the others");
   first.allow_private = true;
@@ -651,7 +650,7 @@ TEST(SenderTest, AReusedHandleCarriesNothingOfTheLastRequest) {
 // the next, small one correctly, and the other way round.
 TEST(SenderTest, LargeAndSmallHeaderListsOnOneHandle) {
   Sink sink;
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   const std::string big(20000, 'v');
   for (int i = 0; i < 4; ++i) {
     SendRequest request = Post(sink.url("/h"), std::to_string(i));
@@ -678,7 +677,7 @@ TEST(SenderTest, LargeAndSmallHeaderListsOnOneHandle) {
 // connection before the request is sent.
 TEST(SenderTest, AnAllowedConnectionIsNotReusedForARefusedRequest) {
   Sink sink;
-  Sender sender(Sender::Options{}, SystemClock::Instance());
+  HttpSender sender(HttpSender::Options{}, SystemClock::Instance());
   // Several allowed requests at once leave several connections and handles behind.
   std::vector<std::future<SendResult>> allowed;
   for (int i = 0; i < 4; ++i) {
@@ -706,7 +705,7 @@ TEST(SenderTest, AnAllowedConnectionIsNotReusedForARefusedRequest) {
 
 TEST(SenderTest, PrivateAddressRefusedByDefault) {
   Sink sink;
-  Sender sender(Sender::Options{}, SystemClock::Instance());
+  HttpSender sender(HttpSender::Options{}, SystemClock::Instance());
   SendResult r = SendAndWait(sender, Post(sink.url()));
   EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress);
   EXPECT_EQ(r.outcome.status_code, 0);
@@ -717,7 +716,7 @@ TEST(SenderTest, PrivateAddressRefusedByDefault) {
 
 TEST(SenderTest, PrivateAddressAllowedPerRequest) {
   Sink sink;
-  Sender sender(Sender::Options{}, SystemClock::Instance());
+  HttpSender sender(HttpSender::Options{}, SystemClock::Instance());
   SendRequest request = Post(sink.url());
   request.allow_private = true;
   SendResult r = SendAndWait(sender, request);
@@ -727,7 +726,7 @@ TEST(SenderTest, PrivateAddressAllowedPerRequest) {
 
 TEST(SenderTest, NameResolvingToLoopbackIsRefused) {
   Sink sink;
-  Sender sender(Sender::Options{}, SystemClock::Instance());
+  HttpSender sender(HttpSender::Options{}, SystemClock::Instance());
   SendResult r = SendAndWait(sender, Post("http://localhost:" + std::to_string(sink.port()) + "/"));
   EXPECT_EQ(r.outcome.error, TransportError::kPrivateAddress) << r.error_detail;
   EXPECT_TRUE(r.error_detail == Refusal("127.0.0.1") || r.error_detail == Refusal("::1"))
@@ -743,7 +742,7 @@ TEST(SenderTest, NameResolvingToLoopbackIsRefused) {
 }
 
 TEST(SenderTest, OnlyHttpAndHttpsSchemes) {
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendResult r = SendAndWait(sender, Post("file:///etc/passwd"));
   EXPECT_EQ(r.outcome.error, TransportError::kOther);
   EXPECT_FALSE(r.error_detail.empty());
@@ -753,7 +752,7 @@ TEST(SenderTest, OnlyHttpAndHttpsSchemes) {
 TEST(SenderTest, TlsHandshakeFailureIsTls) {
   // A plain-HTTP answer where a TLS handshake is expected. (The sink waits for a request head,
   // which a ClientHello never completes; a raw server is simpler.)
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -786,7 +785,7 @@ TEST(SenderTest, ProxyFromEnvironment) {
   Sink proxy;
   Sink direct;
   ScopedEnv env({{"http_proxy", proxy.url("").c_str()}, {"no_proxy", "example.org, 127.0.0.1"}});
-  Sender sender(Sender::Options{}, SystemClock::Instance());
+  HttpSender sender(HttpSender::Options{}, SystemClock::Instance());
 
   SendResult r = SendAndWait(sender, Post("http://hooks.example.test/in?a=b"));
   EXPECT_EQ(r.outcome.status_code, 200) << r.error_detail;
@@ -824,7 +823,7 @@ TEST(SenderTest, HugeContentLengthIsCutOnceTheSnippetIsFull) {
   RawResponder server(
       {"HTTP/1.1 200 OK\r\nContent-Length: 52428800\r\n\r\n" + std::string(64 * 1024, 'y')},
       milliseconds(0));
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   SendRequest request = Post(server.url());
   request.timeout = seconds(5);
   SendResult r = SendAndWait(sender, request);
@@ -838,7 +837,7 @@ TEST(SenderTest, HugeContentLengthIsCutOnceTheSnippetIsFull) {
 TEST(SenderTest, SmallContentLengthIsDrainedAndTheConnectionKept) {
   Sink sink;
   sink.SetDefault(SinkResponse::Status(200, std::string(512 * 1024, 'z')));
-  Sender sender(AllowPrivate(), SystemClock::Instance());
+  HttpSender sender(AllowPrivate(), SystemClock::Instance());
   for (int i = 0; i < 3; ++i) {
     SendResult r = SendAndWait(sender, Post(sink.url()));
     EXPECT_EQ(r.outcome.error, TransportError::kNone) << r.error_detail;

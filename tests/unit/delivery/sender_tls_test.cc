@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "delivery/sender.h"
+#include "delivery/kinds/http/http_sender.h"
 #include "support/tls_responder.h"
 
 namespace hookrelay::delivery {
@@ -19,7 +19,7 @@ using hookrelay::testing::TlsResponder;
 using policy::TransportError;
 using std::chrono::seconds;
 
-SendResult SendAndWait(Sender& sender, SendRequest request) {
+SendResult SendAndWait(HttpSender& sender, SendRequest request) {
   auto promise = std::make_shared<std::promise<SendResult>>();
   auto future = promise->get_future();
   sender.Send(std::move(request), [promise](SendResult r) { promise->set_value(std::move(r)); });
@@ -34,8 +34,8 @@ class SenderTlsTest : public ::testing::Test {
  protected:
   SenderTlsTest() : sender_(Options(), SystemClock::Instance()) {}
 
-  static Sender::Options Options() {
-    Sender::Options o;
+  static HttpSender::Options Options() {
+    HttpSender::Options o;
     o.allow_private_destinations = true;
     return o;
   }
@@ -67,7 +67,7 @@ class SenderTlsTest : public ::testing::Test {
   }
 
   TlsResponder server_{TlsResponder::Mode::kClientCertificate};
-  Sender sender_;
+  HttpSender sender_;
 };
 
 TEST_F(SenderTlsTest, DeliversWithTheRightCertificate) {

@@ -1,4 +1,4 @@
-#include "delivery/sender.h"
+#include "delivery/kinds/http/http_sender.h"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -20,11 +20,21 @@
 #include "common/ascii.h"
 #include "common/mutex.h"
 #include "common/thread_name.h"
+#include "delivery/kinds/http/classify.h"
+#include "delivery/kinds/http/proxy.h"
 #include "delivery/ssrf.h"
 
 namespace hookrelay::delivery {
 namespace {
 
+using http::IsHeaderLimitError;
+using http::MapCurlCode;
+using http::NoProxyMatches;
+using http::ParseUrl;
+using http::ProxySettings;
+using http::RefusedDetail;
+using http::TlsReason;
+using http::UrlParts;
 using policy::TransportError;
 
 #ifndef HOOKRELAY_VERSION
@@ -59,227 +69,9 @@ bool HasControl(std::string_view s) {
   return s.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
 }
 
-std::string Getenv(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
 void InitCurlOnce() {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-// The proxy settings libcurl would read from the environment, read once so the sender knows
-// which transfers go through a proxy (it then sets CURLOPT_PROXY itself, so libcurl and the SSRF
-// guard agree). Same variables as libcurl: http_proxy (lower case only), https_proxy or
-// HTTPS_PROXY, all_proxy or ALL_PROXY, no_proxy or NO_PROXY.
-struct ProxySettings {
-  std::string http;
-  std::string https;
-  std::string no_proxy;
-
-  static ProxySettings FromEnvironment() {
-    ProxySettings p;
-    std::string all = Getenv("all_proxy");
-    if (all.empty()) all = Getenv("ALL_PROXY");
-    p.http = Getenv("http_proxy");
-    if (p.http.empty()) p.http = all;
-    p.https = Getenv("https_proxy");
-    if (p.https.empty()) p.https = Getenv("HTTPS_PROXY");
-    if (p.https.empty()) p.https = all;
-    p.no_proxy = Getenv("no_proxy");
-    if (p.no_proxy.empty()) p.no_proxy = Getenv("NO_PROXY");
-    return p;
-  }
-};
-
-// Parses a numeric address with an optional "/bits" suffix; false when not numeric.
-bool ParseCidr(std::string_view text, int& family, unsigned char (&bytes)[16], int& bits) {
-  std::string addr(text.substr(0, text.find('/')));
-  int max_bits;
-  if (inet_pton(AF_INET, addr.c_str(), bytes) == 1) {
-    family = AF_INET;
-    max_bits = 32;
-  } else if (inet_pton(AF_INET6, addr.c_str(), bytes) == 1) {
-    family = AF_INET6;
-    max_bits = 128;
-  } else {
-    return false;
-  }
-  bits = max_bits;
-  if (size_t slash = text.find('/'); slash != std::string_view::npos) {
-    std::string b(text.substr(slash + 1));
-    if (b.empty() || b.size() > 3 || !std::all_of(b.begin(), b.end(), ::isdigit)) return false;
-    bits = std::min(std::stoi(b), max_bits);
-  }
-  return true;
-}
-
-// libcurl's no_proxy rules: "*" matches everything; a name matches itself and its subdomains
-// (a leading '.' is ignored); numeric addresses match exactly or by CIDR prefix.
-bool NoProxyMatches(std::string_view no_proxy, std::string_view host) {
-  std::string h = AsciiLower(host);
-  while (!h.empty() && h.back() == '.') h.pop_back();
-  int host_family;
-  unsigned char host_bytes[16];
-  int host_bits;
-  const bool host_numeric = ParseCidr(h, host_family, host_bytes, host_bits);
-  size_t i = 0;
-  while (i < no_proxy.size()) {
-    size_t end = no_proxy.find_first_of(", \t", i);
-    if (end == std::string_view::npos) end = no_proxy.size();
-    std::string token = AsciiLower(no_proxy.substr(i, end - i));
-    i = end + 1;
-    if (token.empty()) continue;
-    if (token == "*") return true;
-    if (host_numeric) {
-      if (token.front() == '[') token.erase(0, 1);
-      if (size_t close = token.find(']'); close != std::string::npos) token.erase(close, 1);
-      int family, bits;
-      unsigned char bytes[16];
-      if (!ParseCidr(token, family, bytes, bits) || family != host_family) continue;
-      bool match = true;
-      for (int b = 0; b < bits && match; ++b) {
-        int mask = 0x80 >> (b % 8);
-        match = (bytes[b / 8] & mask) == (host_bytes[b / 8] & mask);
-      }
-      if (match) return true;
-      continue;
-    }
-    while (!token.empty() && token.front() == '.') token.erase(0, 1);
-    while (!token.empty() && token.back() == '.') token.pop_back();
-    if (token.empty()) continue;
-    if (h == token) return true;
-    if (h.size() > token.size() && h.compare(h.size() - token.size(), token.size(), token) == 0 &&
-        h[h.size() - token.size() - 1] == '.') {
-      return true;
-    }
-  }
-  return false;
-}
-
-struct UrlParts {
-  std::string scheme;  // lower case
-  std::string host;    // without IPv6 brackets; numeric IPv4 forms normalized by libcurl
-};
-
-bool ParseUrl(const std::string& url, UrlParts& out) {
-  CURLU* u = curl_url();
-  if (u == nullptr) return false;
-  bool ok = curl_url_set(u, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK;
-  char* part = nullptr;
-  if (ok && curl_url_get(u, CURLUPART_SCHEME, &part, 0) == CURLUE_OK) {
-    out.scheme = AsciiLower(part);
-    curl_free(part);
-  }
-  part = nullptr;
-  if (ok && curl_url_get(u, CURLUPART_HOST, &part, 0) == CURLUE_OK) {
-    out.host = part;
-    curl_free(part);
-  }
-  curl_url_cleanup(u);
-  if (out.host.size() >= 2 && out.host.front() == '[' && out.host.back() == ']') {
-    out.host = out.host.substr(1, out.host.size() - 2);
-  }
-  if (size_t zone = out.host.find('%'); zone != std::string::npos) out.host.resize(zone);
-  return ok;
-}
-
-// The detail for a refused connection, shared by the socket guard and the proxy pre-check.
-std::string RefusedDetail(const std::string& address) {
-  return "refused to connect to " + address + ": " + std::string(kPrivateAddressRule);
-}
-
-TransportError MapCurlCode(CURLcode code) {
-  switch (code) {
-    case CURLE_OPERATION_TIMEDOUT: return TransportError::kTimeout;
-    case CURLE_COULDNT_CONNECT: return TransportError::kConnectionRefused;
-    case CURLE_RECV_ERROR:
-    case CURLE_SEND_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE: return TransportError::kConnectionReset;
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY: return TransportError::kDns;
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_ENGINE_NOTFOUND:
-    case CURLE_SSL_ENGINE_SETFAILED:
-    case CURLE_SSL_ENGINE_INITFAILED:
-    case CURLE_SSL_SHUTDOWN_FAILED:
-    case CURLE_SSL_CRL_BADFILE:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-    case CURLE_SSL_CLIENTCERT:
-    case CURLE_USE_SSL_FAILED: return TransportError::kTls;
-    case CURLE_WEIRD_SERVER_REPLY: return TransportError::kMalformedResponse;
-    default: return TransportError::kOther;
-  }
-}
-
-// libcurl refuses response headers past 300 KB in all ("Too large response headers",
-// CURLE_RECV_ERROR in 7.88) or a single field past 100 KB (CURLE_OUT_OF_MEMORY, with only "Out
-// of memory" to say, so it is recognized as an out-of-memory error between the status line and
-// the body); newer versions say CURLE_TOO_LARGE. None of these is a reset.
-bool IsHeaderLimitError(CURLcode code, std::string_view detail, long status, size_t body_bytes) {
-#if LIBCURL_VERSION_NUM >= 0x080600
-  if (code == CURLE_TOO_LARGE) return true;
-#endif
-  if (code == CURLE_OUT_OF_MEMORY) return status > 0 && body_bytes == 0;
-  return code == CURLE_RECV_ERROR &&
-         AsciiLower(detail).find("too large response headers") != std::string::npos;
-}
-
-// A TLS failure said for people, for the attempt's error detail; nullopt when `detail` is not
-// one. TLS 1.3 servers check the client certificate after the client's side of the handshake has
-// finished, so their refusal (an alert) reaches libcurl as a receive or send error: those are TLS
-// errors too. libcurl's own message follows in parentheses.
-std::optional<std::string> TlsReason(CURLcode code, const std::string& detail,
-                                     bool has_client_cert) {
-  const std::string lower = AsciiLower(detail);
-  std::string why;
-  auto has = [&lower](std::string_view s) { return lower.find(s) != std::string::npos; };
-  if (has("alert certificate required")) {
-    why = has_client_cert ? "the server requires a client certificate and did not get one"
-                          : "the server requires a client certificate; set tls.client_cert and "
-                            "tls.client_key on the destination";
-  } else if (has("alert unknown ca")) {
-    why =
-        "the server does not trust the client certificate (unknown CA): it is not signed by a "
-        "CA the server accepts";
-  } else if (has("alert bad certificate") || has("alert certificate unknown") ||
-             has("alert unsupported certificate")) {
-    why = "the server refused the client certificate";
-  } else if (has("alert certificate expired")) {
-    why = "the server refused the client certificate: it has expired";
-  } else if (has("alert certificate revoked")) {
-    why = "the server refused the client certificate: it is revoked";
-  } else if (has("alert access denied")) {
-    why = "the server denied access after checking the client certificate";
-  } else if (has("alert handshake failure")) {
-    why =
-        "the server ended the handshake (no shared protocol version or cipher, or it wanted a "
-        "client certificate)";
-  } else if (code == CURLE_PEER_FAILED_VERIFICATION) {
-    constexpr std::string_view kProblem = "ssl certificate problem: ";
-    std::string what = detail;
-    if (size_t at = lower.find(kProblem); at != std::string::npos) {
-      what = detail.substr(at + kProblem.size());
-    }
-    return "certificate verify failed: " + what +
-           " (the server's certificate is not trusted for this URL; for a private CA set "
-           "tls.ca_file)";
-  } else if (code == CURLE_SSL_CERTPROBLEM) {
-    why = "the client certificate or key could not be used";
-  } else if (MapCurlCode(code) == policy::TransportError::kTls) {
-    return "handshake failed (" + detail + ")";
-  } else {
-    return std::nullopt;
-  }
-  return why + " (" + detail + ")";
 }
 
 std::string AddressText(const curl_sockaddr* address) {
@@ -326,7 +118,7 @@ SocketKey MakeSocketKey(const char* ip, int port, int local_port) {
 
 }  // namespace
 
-struct Sender::Impl {
+struct HttpSender::Impl {
   struct Pending {
     SendRequest request;
     Callback done;
@@ -465,7 +257,7 @@ struct Sender::Impl {
         return;
       }
     }
-    // Only reachable while the Sender is being destroyed.
+    // Only reachable while the HttpSender is being destroyed.
     Finish(request.tag, std::move(done), clock.Now(), Duration(0), TransportError::kOther,
            "shutting down");
   }
@@ -575,7 +367,7 @@ struct Sender::Impl {
     t->mono_start = clock.MonotonicNow();
     t->allow_private = options.allow_private_destinations || t->request.allow_private;
 
-    // Proxy choice (see the class comment in sender.h and ProxySettings). Without any proxy
+    // Proxy choice (see the class comment in http_sender.h and ProxySettings). Without any proxy
     // configured there is nothing to choose, and the URL is left to libcurl alone.
     std::string_view proxy_url;
     if (!proxy.http.empty() || !proxy.https.empty()) {
@@ -936,7 +728,7 @@ struct Sender::Impl {
   std::thread thread;
 };
 
-Sender::Sender(Options options, const Clock& clock) {
+HttpSender::HttpSender(Options options, const Clock& clock) {
   const int n = std::max(1, options.threads);
   Options each = options;
   // The cap holds for all of them together.
@@ -944,14 +736,14 @@ Sender::Sender(Options options, const Clock& clock) {
   for (int i = 0; i < n; ++i) impls_.push_back(std::make_unique<Impl>(each, clock));
 }
 
-Sender::~Sender() = default;
+HttpSender::~HttpSender() = default;
 
-void Sender::Send(SendRequest request, Callback done) {
+void HttpSender::Send(SendRequest request, Callback done) {
   Impl& impl = *impls_[next_.fetch_add(1, std::memory_order_relaxed) % impls_.size()];
   impl.Enqueue(std::move(request), std::move(done));
 }
 
-int Sender::InFlight() const {
+int HttpSender::InFlight() const {
   int n = 0;
   for (const auto& impl : impls_) n += impl->in_flight.load();
   return n;

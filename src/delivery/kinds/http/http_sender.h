@@ -18,41 +18,6 @@
 
 namespace hookrelay::delivery {
 
-// How much of a response body an attempt keeps (its snippet), unless Sender::Options says else.
-inline constexpr size_t kSnippetLimit = 4096;
-
-// One HTTP attempt to make.
-struct SendRequest {
-  uint64_t tag = 0;  // the caller's, echoed in the result (e.g. the delivery id)
-  std::string url;
-  // Every header to send, already complete (content-type, webhook-id, webhook-timestamp,
-  // webhook-signature, user-agent, the destination's own). The sender adds only Content-Length
-  // and Host, and suppresses "Expect: 100-continue".
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;
-  Duration timeout = std::chrono::seconds(30);  // the whole attempt, connect included
-  bool allow_private = false;  // this destination may resolve to loopback/private addresses
-  // The destination's client certificate, key and CA bundle (PEM); null or empty: none, and the
-  // system's CAs. A failure of the handshake or of either side's certificate check is
-  // TransportError::kTls with an error_detail saying which ("the server requires a client
-  // certificate …", "certificate verify failed: …").
-  std::shared_ptr<const model::DestinationTls> tls;
-};
-
-// What one attempt produced.
-struct SendResult {
-  uint64_t tag = 0;
-  TimePoint started_at{};
-  Duration duration{0};
-  policy::AttemptOutcome outcome;  // status code, or the transport error; Retry-After if sent
-  std::string snippet;             // the first `snippet_limit` bytes of the response body
-  bool snippet_cut = false;        // the body went on past the snippet (or may have: read cut)
-  std::string error_detail;        // libcurl's message when there was no response
-  // The request, handed back (its body and headers are not freed on the sender's thread, the
-  // busiest; the caller frees them on its own). Empty when the sender failed it before starting.
-  SendRequest request;
-};
-
 // Sends POSTs over libcurl's multi interface: many concurrent requests on one thread,
 // keep-alive connection reuse per host, TLS verification on, redirects NOT followed, only
 // http:// and https:// URLs, response bodies read up to snippet_limit and the rest discarded
@@ -79,7 +44,7 @@ struct SendResult {
 // address. (If a name resolves to both refused and public addresses, the public ones are still
 // tried; if none connects, the attempt reports kPrivateAddress.)
 //
-// Proxies: read from the environment once, when the Sender is built, with libcurl's rules
+// Proxies: read from the environment once, when the HttpSender is built, with libcurl's rules
 // (http_proxy; https_proxy or HTTPS_PROXY; all_proxy or ALL_PROXY; no_proxy or NO_PROXY with
 // names, suffixes, addresses, CIDRs and "*"). Through a proxy, hookrelay never connects to the
 // destination: the proxy resolves the name and connects. So the proxy's own address (the
@@ -89,8 +54,8 @@ struct SendResult {
 // untrusted). The same holds for SOCKS proxies.
 //
 // Thread-safe. `done` runs on the sender's thread: it must not block for long, and must not
-// destroy the Sender.
-class Sender : public RequestSender {
+// destroy the HttpSender.
+class HttpSender : public RequestSender {
  public:
   struct Options {
     bool allow_private_destinations = false;
@@ -106,10 +71,10 @@ class Sender : public RequestSender {
   };
   using Callback = std::function<void(SendResult)>;
 
-  Sender(Options options, const Clock& clock);
-  ~Sender() override;  // stops; requests still in flight complete with kOther "shutting down"
-  Sender(const Sender&) = delete;
-  Sender& operator=(const Sender&) = delete;
+  HttpSender(Options options, const Clock& clock);
+  ~HttpSender() override;  // stops; requests still in flight complete with kOther "shutting down"
+  HttpSender(const HttpSender&) = delete;
+  HttpSender& operator=(const HttpSender&) = delete;
 
   void Send(SendRequest request, Callback done) override;
   int InFlight() const override;
