@@ -17,6 +17,22 @@ using pg::PgResult;
 using pg_store::InsertAudit;
 using pg_store::Unit;
 
+namespace {
+
+// The id before which a page starts: the cursor is the id of the last row of the previous page,
+// in decimal; none is the first page.
+Result<int64_t> IdBefore(const std::string& cursor) {
+  int64_t before = std::numeric_limits<int64_t>::max();
+  if (!cursor.empty()) {
+    const char* end = cursor.data() + cursor.size();
+    auto [ptr, ec] = std::from_chars(cursor.data(), end, before);
+    if (ec != std::errc() || ptr != end || before <= 0) return BadCursor();
+  }
+  return before;
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // Audit
 
@@ -31,13 +47,7 @@ Status PostgresStore::AppendAudit(const AuditEntry& entry) {
 
 Result<AuditPage> PostgresStore::ListAudit(const std::string& cursor, int limit) {
   limit = std::clamp(limit, 1, kMaxListLimit);
-  // The cursor is the id of the last entry of the previous page, in decimal.
-  int64_t before = std::numeric_limits<int64_t>::max();
-  if (!cursor.empty()) {
-    const char* end = cursor.data() + cursor.size();
-    auto [ptr, ec] = std::from_chars(cursor.data(), end, before);
-    if (ec != std::errc() || ptr != end || before <= 0) return BadCursor();
-  }
+  HR_ASSIGN_OR_RETURN(const int64_t before, IdBefore(cursor));
   return WithConn<AuditPage>([&](PgConn& db) -> Result<AuditPage> {
     PgParams p;
     const std::string sql =
@@ -104,13 +114,7 @@ Status PostgresStore::AppendRejections(const std::vector<Rejection>& rejections,
 Result<RejectionPage> PostgresStore::ListRejections(const std::string& source,
                                                     const std::string& cursor, int limit) {
   limit = std::clamp(limit, 1, kMaxListLimit);
-  // The cursor is the id of the last row of the previous page, in decimal.
-  int64_t before = std::numeric_limits<int64_t>::max();
-  if (!cursor.empty()) {
-    const char* end = cursor.data() + cursor.size();
-    auto [ptr, ec] = std::from_chars(cursor.data(), end, before);
-    if (ec != std::errc() || ptr != end || before <= 0) return BadCursor();
-  }
+  HR_ASSIGN_OR_RETURN(const int64_t before, IdBefore(cursor));
   return WithConn<RejectionPage>([&](PgConn& db) -> Result<RejectionPage> {
     PgParams p;
     const std::string sql =

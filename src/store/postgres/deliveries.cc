@@ -22,6 +22,7 @@ using pg_store::ArrayLiteral;
 using pg_store::FlushStats;
 using pg_store::kDeliveryColumns;
 using pg_store::kWorkChannel;
+using pg_store::PipelineError;
 using pg_store::ReadDelivery;
 using pg_store::StatsCounts;
 using pg_store::StatsDelta;
@@ -94,10 +95,7 @@ Result<std::vector<Delivery>> PostgresStore::ClaimDue(TimePoint now, int limit, 
     if (!done.ok()) {
       db.RollbackIfOpen();
       // A failed COMMIT is the store's failure, as for the appends: the claim may be retried.
-      const Status& st = done.status();
-      return st.code() == Status::Code::kInternal && failed_at + 1 == claim.size()
-                 ? Status::Unavailable(st.message())
-                 : st;
+      return PipelineError(done.status(), failed_at, claim.size());
     }
     const PgResult& r = (*done)[2];
     std::vector<std::pair<std::pair<int64_t, int64_t>, Delivery>> rows;

@@ -31,22 +31,40 @@ Result<int64_t> PauseScheduled(PgConn& db, const std::string& destination,
   return r.affected();
 }
 
+// Schedules the destination's paused deliveries for `now`. Returns how many were resumed.
+Result<int64_t> ResumePaused(PgConn& db, const std::string& destination, TimePoint now) {
+  PgParams p;
+  const std::string at = p.Time(now);
+  const std::string sql = "UPDATE deliveries SET status = 'scheduled', next_attempt_at = " + at +
+                          ", reason = NULL, updated_at = " + at +
+                          " WHERE destination = " + p.Text(destination) + " AND status = 'paused'";
+  HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "resume deliveries to " + destination));
+  return r.affected();
+}
+
 constexpr char kControlColumns[] =
     "state, consecutive_failures, trips, open_until, closed_since, probe_in_flight,"
     " paused_reason, paused_since";
 
-// The row's columns (kControlColumns) from `col`.
-Result<DestinationControl> ReadControl(const PgResult& r, int row, int col) {
-  DestinationControl c;
+// The breaker's six columns (the first of kControlColumns) from `col`.
+Result<policy::BreakerSnapshot> ReadBreaker(const PgResult& r, int row, int col) {
+  policy::BreakerSnapshot s;
   const std::string state = r.Text(row, col);
   std::optional<policy::BreakerState> parsed = ParseBreakerStateName(state);
   if (!parsed) return Status::Internal("unknown breaker state in the database: " + state);
-  c.breaker.state = *parsed;
-  c.breaker.consecutive_failures = static_cast<int>(r.Int(row, col + 1));
-  c.breaker.trips = static_cast<int>(r.Int(row, col + 2));
-  c.breaker.open_until = r.OptTime(row, col + 3);
-  c.breaker.closed_since = r.OptTime(row, col + 4);
-  c.breaker.probe_in_flight = r.Bool(row, col + 5);
+  s.state = *parsed;
+  s.consecutive_failures = static_cast<int>(r.Int(row, col + 1));
+  s.trips = static_cast<int>(r.Int(row, col + 2));
+  s.open_until = r.OptTime(row, col + 3);
+  s.closed_since = r.OptTime(row, col + 4);
+  s.probe_in_flight = r.Bool(row, col + 5);
+  return s;
+}
+
+// The row's columns (kControlColumns) from `col`.
+Result<DestinationControl> ReadControl(const PgResult& r, int row, int col) {
+  DestinationControl c;
+  HR_ASSIGN_OR_RETURN(c.breaker, ReadBreaker(r, row, col));
   if (std::optional<TimePoint> since = r.OptTime(row, col + 7)) {
     c.pause = DestinationPause{r.OptText(row, col + 6).value_or(""), *since};
   }
@@ -92,16 +110,7 @@ Result<std::optional<policy::BreakerSnapshot>> PostgresStore::GetBreaker(
             p.Text(destination);
         HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get breaker of " + destination));
         if (r.rows() == 0) return std::optional<policy::BreakerSnapshot>();
-        policy::BreakerSnapshot s;
-        const std::string state = r.Text(0, 0);
-        std::optional<policy::BreakerState> parsed = ParseBreakerStateName(state);
-        if (!parsed) return Status::Internal("unknown breaker state in the database: " + state);
-        s.state = *parsed;
-        s.consecutive_failures = static_cast<int>(r.Int(0, 1));
-        s.trips = static_cast<int>(r.Int(0, 2));
-        s.open_until = r.OptTime(0, 3);
-        s.closed_since = r.OptTime(0, 4);
-        s.probe_in_flight = r.Bool(0, 5);
+        HR_ASSIGN_OR_RETURN(policy::BreakerSnapshot s, ReadBreaker(r, 0, 0));
         return std::optional<policy::BreakerSnapshot>(s);
       });
 }
@@ -136,15 +145,9 @@ Result<int64_t> PostgresStore::PauseDeliveries(const std::string& destination,
 
 Result<int64_t> PostgresStore::ResumeDeliveries(const std::string& destination, TimePoint now) {
   return InTransaction<int64_t>([&](PgConn& db) -> Result<int64_t> {
-    PgParams p;
-    const std::string at = p.Time(now);
-    const std::string sql = "UPDATE deliveries SET status = 'scheduled', next_attempt_at = " + at +
-                            ", reason = NULL, updated_at = " + at +
-                            " WHERE destination = " + p.Text(destination) +
-                            " AND status = 'paused'";
-    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "resume deliveries to " + destination));
-    if (r.affected() > 0) HR_RETURN_IF_ERROR(NotifyOthers(db, kWorkChannel));
-    return r.affected();
+    HR_ASSIGN_OR_RETURN(int64_t resumed, ResumePaused(db, destination, now));
+    if (resumed > 0) HR_RETURN_IF_ERROR(NotifyOthers(db, kWorkChannel));
+    return resumed;
   });
 }
 
@@ -229,14 +232,7 @@ Result<int64_t> PostgresStore::ResumeDestination(const std::string& destination,
           p.Text(destination);
       HR_RETURN_IF_ERROR(db.Exec(sql, p, "resume " + destination).status());
     }
-    PgParams p;
-    const std::string at = p.Time(now);
-    const std::string sql = "UPDATE deliveries SET status = 'scheduled', next_attempt_at = " + at +
-                            ", reason = NULL, updated_at = " + at +
-                            " WHERE destination = " + p.Text(destination) +
-                            " AND status = 'paused'";
-    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "resume deliveries to " + destination));
-    return r.affected();
+    return ResumePaused(db, destination, now);
   });
 }
 

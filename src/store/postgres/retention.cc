@@ -16,6 +16,7 @@ using pg::PgConn;
 using pg::PgParams;
 using pg::PgResult;
 using pg_store::ArrayLiteral;
+using pg_store::CommitError;
 using pg_store::Unit;
 
 namespace {
@@ -53,11 +54,7 @@ Status PostgresStore::EnsurePartitions(PgConn& db, const std::set<int64_t>& days
                             "), hookrelay_day_partitions(d) FROM unnest(" +
                             p.Text(ArrayLiteral(list)) + "::bigint[]) d";
     HR_RETURN_IF_ERROR(db.Exec(sql, p, "make the partitions of new days").status());
-    Status commit = db.Script("COMMIT", "commit the new partitions");
-    if (!commit.ok() && commit.code() == Status::Code::kInternal) {
-      return Status::Unavailable(commit.message());
-    }
-    return commit;
+    return CommitError(db.Script("COMMIT", "commit the new partitions"));
   };
   Status st = run();
   if (!st.ok()) {

@@ -84,4 +84,12 @@ Status FlushStats(PgConn& db, const StatsDelta& delta) {
   return db.Exec(st->sql, st->params, st->what).status();
 }
 
+Status CommitError(const Status& commit) {
+  return commit.code() == Status::Code::kInternal ? Status::Unavailable(commit.message()) : commit;
+}
+
+Status PipelineError(const Status& st, size_t failed_at, size_t count) {
+  return failed_at + 1 == count ? CommitError(st) : st;
+}
+
 }  // namespace hookrelay::store::pg_store

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -52,6 +53,13 @@ inline constexpr std::string_view kReplaysChannel = "hookrelay_replays";
 std::optional<pg::PgStatement> StatsStatement(const StatsDelta& delta);
 Status FlushStats(pg::PgConn& db, const StatsDelta& delta);
 
+// What a failed COMMIT answers: kInternal becomes kUnavailable (the store's failure, not the
+// caller's: retrying may succeed); any other status passes as it is.
+Status CommitError(const Status& commit);
+// The same for a pipeline of `count` statements ending with COMMIT that failed at `failed_at`:
+// only the COMMIT's kInternal becomes kUnavailable; a statement before it failed on its own.
+Status PipelineError(const Status& st, size_t failed_at, size_t count);
+
 }  // namespace hookrelay::store::pg_store
 
 namespace hookrelay::store {
@@ -74,8 +82,7 @@ Result<T> PostgresStore::InTransaction(const std::function<Result<T>(pg::PgConn&
   Result<T> r = begin.ok() ? fn(*c) : Result<T>(begin);
   if (r.ok()) {
     Status commit = c->Script("COMMIT", "commit");
-    if (!commit.ok())
-      r = commit.code() == Status::Code::kInternal ? Status::Unavailable(commit.message()) : commit;
+    if (!commit.ok()) r = pg_store::CommitError(commit);
   }
   if (!r.ok()) {
     c->RollbackIfOpen();

@@ -20,6 +20,7 @@ using pg::PgParams;
 using pg::PgResult;
 using pg::PgStatement;
 using pg_store::kWorkChannel;
+using pg_store::PipelineError;
 using pg_store::StatsDelta;
 using pg_store::StatsStatement;
 
@@ -257,10 +258,7 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
     if (!done.ok()) {
       // A failed COMMIT may be retried (as on SQLite); a failed statement before it is the
       // batch's own fault (each append is then tried alone).
-      const Status& st = done.status();
-      return st.code() == Status::Code::kInternal && failed_at + 1 == writes.size()
-                 ? Status::Unavailable(st.message())
-                 : st;
+      return PipelineError(done.status(), failed_at, writes.size());
     }
     return results;
   };
