@@ -3,7 +3,6 @@
 #include <charconv>
 #include <limits>
 
-#include "common/id.h"
 #include "common/list_limits.h"
 #include "store/postgres/postgres_store.h"
 #include "store/postgres/statements.h"

@@ -4,7 +4,6 @@
 #include <charconv>
 #include <limits>
 
-#include "common/id.h"
 #include "common/list_limits.h"
 #include "store/event_id.h"
 #include "store/postgres/postgres_store.h"

@@ -7,7 +7,6 @@
 #include <set>
 #include <utility>
 
-#include "common/id.h"
 #include "store/event_id.h"
 #include "store/postgres/postgres_store.h"
 #include "store/postgres/statements.h"
