@@ -610,17 +610,17 @@ TEST_F(EngineTest, PausedDestinationSendsNothingUntilResumed) {
   EXPECT_EQ(sender_.sent(), 2u);
 }
 
-// The pause is in the store: a restarted node (a new engine on the reopened data directory)
-// still obeys it, shows it with its reason, and resumes when told. (Before, the pause lived in the
-// engine's memory: after a restart the destination read as not paused, new events were sent, its
-// paused deliveries stayed paused, and the API's resume answered "not paused" without resuming
-// them.)
+// A destination paused in the catalog: its deliveries are swept to paused and the engine's one
+// view of the destination says who paused it.
 TEST_F(EngineTest, TheDestinationsViewSaysACatalogPause) {
   model::Destination d = Dest("p");
   d.paused = true;
   SetDestinations({d});
   StartEngine(sender_);
   const std::string e1 = Append("p");
+  // The pause sweep runs at most once a second on the clock: the engine's first pass may have
+  // swept before the append, so the next sweep needs the (fake) clock a second on.
+  clock_.Set(clock_.Now() + std::chrono::seconds(1));
   engine_->Wake();
   ASSERT_TRUE(WaitForStatus(e1, store::DeliveryStatus::kPaused));
   // One view of every pause: the catalog's too, not only the stored one (the metrics and replay
@@ -632,6 +632,11 @@ TEST_F(EngineTest, TheDestinationsViewSaysACatalogPause) {
   EXPECT_EQ(sender_.sent(), 0u);
 }
 
+// The pause is in the store: a restarted node (a new engine on the reopened data directory)
+// still obeys it, shows it with its reason, and resumes when told. (Before, the pause lived in the
+// engine's memory: after a restart the destination read as not paused, new events were sent, its
+// paused deliveries stayed paused, and the API's resume answered "not paused" without resuming
+// them.)
 TEST_F(EngineTest, APauseSurvivesARestart) {
   SetDestinations({Dest("p")});
   StartEngine(sender_);
