@@ -406,7 +406,7 @@ SqliteStore::WriterStats SqliteStore::writer_stats() const {
   return s;
 }
 
-Result<int64_t> SqliteStore::SetMaxPageCount(int64_t pages) {
+Result<int64_t> SqliteStore::TEST_SetMaxPageCount(int64_t pages) {
   int64_t limit = pages > 0 ? pages : kSqliteMaxPageCount;
   return Write<int64_t>([limit](Connection& db) -> Result<int64_t> {
     Result<std::string> v = db.PragmaValue("max_page_count = " + std::to_string(limit));
@@ -415,13 +415,13 @@ Result<int64_t> SqliteStore::SetMaxPageCount(int64_t pages) {
   });
 }
 
-Result<int64_t> SqliteStore::WriterTotalChanges() {
+Result<int64_t> SqliteStore::TEST_WriterTotalChanges() {
   return Write<int64_t>([](Connection& db) -> Result<int64_t> {
     return static_cast<int64_t>(sqlite3_total_changes64(db.handle()));
   });
 }
 
-void SqliteStore::RunOnWriter(std::function<void()> fn) {
+void SqliteStore::TEST_RunOnWriter(std::function<void()> fn) {
   auto promise = std::make_shared<std::promise<Result<Unit>>>();
   Enqueue(std::make_unique<SyncOp<Unit>>(
       [fn = std::move(fn)](Connection&) -> Result<Unit> {
@@ -431,7 +431,7 @@ void SqliteStore::RunOnWriter(std::function<void()> fn) {
       std::move(promise)));
 }
 
-Result<std::string> SqliteStore::WriterPragma(const std::string& name) {
+Result<std::string> SqliteStore::TEST_WriterPragma(const std::string& name) {
   return Write<std::string>(
       [name](Connection& db) -> Result<std::string> { return db.PragmaValue(name); });
 }
