@@ -1,15 +1,15 @@
-#include "store/fault_injecting_store.h"
+#include "support/fault_injecting_store.h"
 
 #include <utility>
 
 namespace hookrelay::store {
 
 FaultInjectingStore::FaultInjectingStore(Store* target)
-    : target_(target), callback_thread_(&FaultInjectingStore::CallbackLoop, this) {}
+    : StoreWrapper(target), callback_thread_(&FaultInjectingStore::CallbackLoop, this) {}
 
 FaultInjectingStore::FaultInjectingStore(std::unique_ptr<Store> target)
-    : owned_(std::move(target)),
-      target_(owned_.get()),
+    : StoreWrapper(target.get()),
+      owned_(std::move(target)),
       callback_thread_(&FaultInjectingStore::CallbackLoop, this) {}
 
 FaultInjectingStore::~FaultInjectingStore() {
@@ -106,7 +106,7 @@ void FaultInjectingStore::HoldClaims(bool hold) {
 void FaultInjectingStore::AppendEvent(NewEvent event, AppendCallback done) {
   Status fault = Take(&FaultInjectingStore::append_fault_);
   if (fault.ok()) {
-    target_->AppendEvent(std::move(event), std::move(done));
+    target().AppendEvent(std::move(event), std::move(done));
     return;
   }
   failed_appends_.fetch_add(1);
@@ -142,12 +142,7 @@ Status FaultInjectingStore::RecordAttempt(const Attempt& attempt, const Delivery
     failed_record_attempts_.fetch_add(1);
     return fault;
   }
-  return target_->RecordAttempt(attempt, update, owner);
-}
-
-Result<int64_t> FaultInjectingStore::ReleaseClaims(const std::vector<int64_t>& delivery_ids,
-                                                   const std::string& owner) {
-  return target_->ReleaseClaims(delivery_ids, owner);
+  return target().RecordAttempt(attempt, update, owner);
 }
 
 std::vector<Status> FaultInjectingStore::RecordAttempts(const std::vector<AttemptRecord>& records,
@@ -169,7 +164,7 @@ std::vector<Status> FaultInjectingStore::RecordAttempts(const std::vector<Attemp
     }
   }
   if (pass.empty()) return out;
-  std::vector<Status> recorded = target_->RecordAttempts(pass, owner);
+  std::vector<Status> recorded = target().RecordAttempts(pass, owner);
   for (size_t j = 0; j < where.size(); ++j) {
     out[where[j]] = j < recorded.size() ? std::move(recorded[j])
                                         : Status::Internal("the target answered too few records");
@@ -179,20 +174,7 @@ std::vector<Status> FaultInjectingStore::RecordAttempts(const std::vector<Attemp
 
 Result<std::optional<Event>> FaultInjectingStore::GetEvent(const std::string& id) {
   if (Status fault = Take(&FaultInjectingStore::event_read_fault_); !fault.ok()) return fault;
-  return target_->GetEvent(id);
-}
-
-Result<EventPage> FaultInjectingStore::ListEvents(const EventFilter& filter,
-                                                  const std::string& cursor, int limit) {
-  return target_->ListEvents(filter, cursor, limit);
-}
-
-Result<std::vector<Delivery>> FaultInjectingStore::GetDeliveries(const std::string& event_id) {
-  return target_->GetDeliveries(event_id);
-}
-
-Result<std::vector<Attempt>> FaultInjectingStore::GetAttempts(int64_t delivery_id) {
-  return target_->GetAttempts(delivery_id);
+  return target().GetEvent(id);
 }
 
 Result<std::vector<Delivery>> FaultInjectingStore::ClaimDue(TimePoint now, int limit,
@@ -207,154 +189,12 @@ Result<std::vector<Delivery>> FaultInjectingStore::ClaimDue(TimePoint now, int l
       held_claims_.fetch_sub(1);
     }
   }
-  return target_->ClaimDue(now, limit, lease, owner, destination);
-}
-
-Result<std::optional<TimePoint>> FaultInjectingStore::NextDueAt(const std::string& destination) {
-  return target_->NextDueAt(destination);
-}
-
-Result<int64_t> FaultInjectingStore::CountDue(TimePoint now) { return target_->CountDue(now); }
-
-Result<std::optional<TimePoint>> FaultInjectingStore::OldestDueAt(TimePoint now) {
-  return target_->OldestDueAt(now);
-}
-
-Result<std::optional<policy::BreakerSnapshot>> FaultInjectingStore::GetBreaker(
-    const std::string& destination) {
-  return target_->GetBreaker(destination);
-}
-
-Status FaultInjectingStore::PutBreaker(const std::string& destination,
-                                       const policy::BreakerSnapshot& snapshot) {
-  return target_->PutBreaker(destination, snapshot);
-}
-
-Result<int64_t> FaultInjectingStore::PauseDeliveries(const std::string& destination,
-                                                     const std::string& reason) {
-  return target_->PauseDeliveries(destination, reason);
-}
-
-Result<int64_t> FaultInjectingStore::ResumeDeliveries(const std::string& destination,
-                                                      TimePoint now) {
-  return target_->ResumeDeliveries(destination, now);
-}
-
-Result<std::vector<policy::BreakerStep>> FaultInjectingStore::UpdateBreaker(
-    const std::string& destination, const policy::BreakerConfig& config,
-    const std::vector<BreakerInputAt>& inputs) {
-  return target_->UpdateBreaker(destination, config, inputs);
-}
-
-Result<DestinationControl> FaultInjectingStore::GetDestinationControl(
-    const std::string& destination) {
-  return target_->GetDestinationControl(destination);
-}
-
-Result<std::map<std::string, DestinationControl>> FaultInjectingStore::ListDestinationControls() {
-  return target_->ListDestinationControls();
-}
-
-Result<int64_t> FaultInjectingStore::PauseDestination(const std::string& destination,
-                                                      const std::string& reason, TimePoint now) {
-  return target_->PauseDestination(destination, reason, now);
-}
-
-Result<int64_t> FaultInjectingStore::ResumeDestination(const std::string& destination,
-                                                       TimePoint now) {
-  return target_->ResumeDestination(destination, now);
-}
-
-Result<Delivery> FaultInjectingStore::CreateReplay(const std::string& event_id,
-                                                   const std::string& destination, int max_attempts,
-                                                   TimePoint now) {
-  return target_->CreateReplay(event_id, destination, max_attempts, now);
-}
-
-Result<std::optional<Delivery>> FaultInjectingStore::OrderHead(const std::string& destination,
-                                                               const std::string& order_key) {
-  return target_->OrderHead(destination, order_key);
-}
-
-Result<HeldQueues> FaultInjectingStore::ListHeldQueues(const std::string& destination, int limit) {
-  return target_->ListHeldQueues(destination, limit);
-}
-
-Result<int64_t> FaultInjectingStore::CreateReplays(const std::vector<NewReplay>& replays) {
-  return target_->CreateReplays(replays);
-}
-
-Result<int64_t> FaultInjectingStore::PurgeEventsBefore(TimePoint cutoff, int batch) {
-  return target_->PurgeEventsBefore(cutoff, batch);
-}
-
-Result<int64_t> FaultInjectingStore::CountDeliveries(DeliveryStatus status) {
-  return target_->CountDeliveries(status);
-}
-
-Status FaultInjectingStore::AppendAudit(const AuditEntry& entry) {
-  return target_->AppendAudit(entry);
-}
-
-Result<AuditPage> FaultInjectingStore::ListAudit(const std::string& cursor, int limit) {
-  return target_->ListAudit(cursor, limit);
-}
-
-Status FaultInjectingStore::AppendRejections(const std::vector<Rejection>& rejections,
-                                             int keep_per_source) {
-  return target_->AppendRejections(rejections, keep_per_source);
-}
-
-Result<RejectionPage> FaultInjectingStore::ListRejections(const std::string& source,
-                                                          const std::string& cursor, int limit) {
-  return target_->ListRejections(source, cursor, limit);
-}
-
-Result<int64_t> FaultInjectingStore::PurgeRejectionsBefore(TimePoint cutoff, int batch) {
-  return target_->PurgeRejectionsBefore(cutoff, batch);
-}
-
-Status FaultInjectingStore::CreateReplayJob(const ReplayJob& job) {
-  return target_->CreateReplayJob(job);
-}
-
-Result<std::optional<ReplayJob>> FaultInjectingStore::GetReplayJob(const std::string& id) {
-  return target_->GetReplayJob(id);
-}
-
-Result<ReplayJobPage> FaultInjectingStore::ListReplayJobs(const std::string& cursor, int limit) {
-  return target_->ListReplayJobs(cursor, limit);
-}
-
-Result<std::optional<ReplayJob>> FaultInjectingStore::ClaimReplayJob(TimePoint now, Duration lease,
-                                                                     const std::string& owner) {
-  return target_->ClaimReplayJob(now, lease, owner);
-}
-
-Status FaultInjectingStore::UpdateReplayJob(const ReplayJob& job, const std::string& owner) {
-  return target_->UpdateReplayJob(job, owner);
-}
-
-Result<std::optional<ReplayJob>> FaultInjectingStore::CancelReplayJob(const std::string& id,
-                                                                      TimePoint now) {
-  return target_->CancelReplayJob(id, now);
-}
-
-Result<std::vector<CatalogObject>> FaultInjectingStore::ListCatalog() {
-  return target_->ListCatalog();
+  return target().ClaimDue(now, limit, lease, owner, destination);
 }
 
 Status FaultInjectingStore::ApplyCatalogChange(const CatalogChange& change) {
   if (Status fault = Take(&FaultInjectingStore::catalog_fault_); !fault.ok()) return fault;
-  return target_->ApplyCatalogChange(change);
+  return target().ApplyCatalogChange(change);
 }
-
-Result<int64_t> FaultInjectingStore::CatalogVersion() { return target_->CatalogVersion(); }
-
-void FaultInjectingStore::Watch(ChangeCallback on_change) { target_->Watch(std::move(on_change)); }
-
-void FaultInjectingStore::Unwatch() { target_->Unwatch(); }
-
-Status FaultInjectingStore::CheckReady() { return target_->CheckReady(); }
 
 }  // namespace hookrelay::store

@@ -4,7 +4,7 @@
 
 #include <boost/json.hpp>
 
-#include "store/fault_injecting_store.h"
+#include "support/fault_injecting_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "support/process.h"
 

@@ -27,7 +27,7 @@
 #include "delivery/sender.h"
 #include "model/registry.h"
 #include "policy/retry_policy.h"
-#include "store/fault_injecting_store.h"
+#include "support/fault_injecting_store.h"
 #include "store/sqlite/open.h"
 #include "store/store.h"
 #include "support/fake_alert_sink.h"
