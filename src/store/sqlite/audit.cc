@@ -22,6 +22,7 @@
 #include "common/list_limits.h"
 #include "common/thread_name.h"
 #include "store/event_id.h"
+#include "store/paging.h"
 #include "store/row_codec.h"
 #include "store/sqlite/migrations.h"
 #include "store/sqlite/sqlite_store.h"
@@ -45,14 +46,9 @@ Status SqliteStore::AppendAudit(const AuditEntry& entry) {
 Result<AuditPage> SqliteStore::ListAudit(const std::string& cursor, int limit) {
   limit = std::clamp(limit, 1, kMaxListLimit);
   // The cursor is the id of the last entry of the previous page, in decimal.
-  int64_t before = std::numeric_limits<int64_t>::max();
-  if (!cursor.empty()) {
-    const char* end = cursor.data() + cursor.size();
-    auto [p, ec] = std::from_chars(cursor.data(), end, before);
-    if (ec != std::errc() || p != end || before <= 0) {
-      return BadCursor();
-    }
-  }
+  Result<int64_t> decoded = DecodeIdCursor(cursor);
+  if (!decoded.ok()) return decoded.status();
+  const int64_t before = *decoded;
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
   Result<Statement> q = (*db)->Prepare(
@@ -66,7 +62,7 @@ Result<AuditPage> SqliteStore::ListAudit(const std::string& cursor, int limit) {
     if (!row.ok()) return row.status();
     if (!*row) break;
     if (static_cast<int>(page.items.size()) == limit) {
-      page.next_cursor = std::to_string(page.items.back().id);
+      page.next_cursor = EncodeIdCursor(page.items.back().id);
       break;
     }
     AuditEntry e;
@@ -124,12 +120,9 @@ Result<RejectionPage> SqliteStore::ListRejections(const std::string& source,
                                                   const std::string& cursor, int limit) {
   limit = std::clamp(limit, 1, kMaxListLimit);
   // The cursor is the id of the last row of the previous page, in decimal.
-  int64_t before = std::numeric_limits<int64_t>::max();
-  if (!cursor.empty()) {
-    const char* end = cursor.data() + cursor.size();
-    auto [p, ec] = std::from_chars(cursor.data(), end, before);
-    if (ec != std::errc() || p != end || before <= 0) return BadCursor();
-  }
+  Result<int64_t> decoded = DecodeIdCursor(cursor);
+  if (!decoded.ok()) return decoded.status();
+  const int64_t before = *decoded;
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
   Result<Statement> q = (*db)->Prepare(
@@ -143,7 +136,7 @@ Result<RejectionPage> SqliteStore::ListRejections(const std::string& source,
     if (!row.ok()) return row.status();
     if (!*row) break;
     if (static_cast<int>(page.items.size()) == limit) {
-      page.next_cursor = std::to_string(page.items.back().id);
+      page.next_cursor = EncodeIdCursor(page.items.back().id);
       break;
     }
     Rejection x;
