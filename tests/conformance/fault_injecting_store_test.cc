@@ -1,4 +1,4 @@
-#include "store/fault_injecting_store.h"
+#include "support/fault_injecting_store.h"
 
 #include <gtest/gtest.h>
 

@@ -90,7 +90,7 @@ class WriterGate {
     EXPECT_TRUE(store.AppendEventSync(MakeEvent(clock, random, "gate")).ok());
     // The function owns the state too: the writer may still be inside release.wait() when the
     // gate has been released and destroyed.
-    store.RunOnWriter([state = state_] {
+    store.TEST_RunOnWriter([state = state_] {
       state->entered.count_down();
       state->release.wait();
     });
@@ -146,11 +146,11 @@ TEST_F(SqliteStoreTest, DirectoryHasOneStoreAtATime) {
 TEST_F(SqliteStoreTest, DurabilitySettings) {
   std::unique_ptr<SqliteStore> store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(*store->WriterPragma("journal_mode"), "wal");
+  EXPECT_EQ(*store->TEST_WriterPragma("journal_mode"), "wal");
   // NORMAL: COMMIT does not fsync; the syncer does, before anything is acknowledged (below).
-  EXPECT_EQ(*store->WriterPragma("synchronous"), "1");
-  EXPECT_EQ(*store->WriterPragma("foreign_keys"), "1");
-  EXPECT_EQ(*store->WriterPragma("busy_timeout"), "5000");
+  EXPECT_EQ(*store->TEST_WriterPragma("synchronous"), "1");
+  EXPECT_EQ(*store->TEST_WriterPragma("foreign_keys"), "1");
+  EXPECT_EQ(*store->TEST_WriterPragma("busy_timeout"), "5000");
   // WAL is a property of the file: a fresh connection sees it too.
   std::unique_ptr<sqlite::Connection> raw = Raw();
   EXPECT_EQ(*raw->PragmaValue("journal_mode"), "wal");
@@ -574,15 +574,15 @@ TEST_F(SqliteStoreTest, RecordAttemptsOnAFullDiskFailsEveryRecordAndWritesNothin
                       RandomBytes(random_, 64 * 1024)},
                      {DeliveryStatus::kDelivered, clock_.Now()}});
   }
-  const int64_t pages = std::stoll(*store->WriterPragma("page_count"));
-  ASSERT_TRUE(store->SetMaxPageCount(pages + 4).ok());
+  const int64_t pages = std::stoll(*store->TEST_WriterPragma("page_count"));
+  ASSERT_TRUE(store->TEST_SetMaxPageCount(pages + 4).ok());
   std::vector<Status> st = store->RecordAttempts(batch, "s");
   ASSERT_EQ(st.size(), batch.size());
   for (const Status& s : st) EXPECT_EQ(s.code(), Status::Code::kResourceExhausted) << s.ToString();
   EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kDelivering), kN);
   EXPECT_TRUE(store->GetAttempts(claimed[0].id)->empty());
 
-  ASSERT_TRUE(store->SetMaxPageCount(0).ok());
+  ASSERT_TRUE(store->TEST_SetMaxPageCount(0).ok());
   st = store->RecordAttempts(batch, "s");
   for (const Status& s : st) EXPECT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kDelivered), kN);
@@ -634,7 +634,7 @@ TEST_F(SqliteStoreTest, StatsAreWrittenOncePerMinuteAndDestinationPerBatch) {
   std::unique_ptr<SqliteStore> store = Open();
   ASSERT_NE(store, nullptr);
   constexpr int kN = 20;
-  const int64_t start = *store->WriterTotalChanges();
+  const int64_t start = *store->TEST_WriterTotalChanges();
   std::latch done(kN);
   {
     WriterGate gate(*store, clock_, random_);
@@ -648,7 +648,7 @@ TEST_F(SqliteStoreTest, StatsAreWrittenOncePerMinuteAndDestinationPerBatch) {
     gate.Release();
   }
   done.wait();
-  const int64_t after_appends = *store->WriterTotalChanges();
+  const int64_t after_appends = *store->TEST_WriterTotalChanges();
   EXPECT_EQ(after_appends - start, 3 + (2 * kN + 1));
   Result<std::vector<StatsRow>> rows = store->GetStats(clock_.Now(), clock_.Now() + minutes(1));
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
@@ -657,14 +657,14 @@ TEST_F(SqliteStoreTest, StatsAreWrittenOncePerMinuteAndDestinationPerBatch) {
 
   std::vector<Delivery> claimed = *store->ClaimDue(clock_.Now(), kN + 1, seconds(30), "s");
   ASSERT_EQ(claimed.size(), static_cast<size_t>(kN + 1));
-  const int64_t before_record = *store->WriterTotalChanges();
+  const int64_t before_record = *store->TEST_WriterTotalChanges();
   std::vector<AttemptRecord> batch;
   for (const Delivery& d : claimed) {
     batch.push_back({{d.id, 1, clock_.Now(), 1, 200, std::nullopt, std::nullopt, ""},
                      {DeliveryStatus::kDelivered, clock_.Now()}});
   }
   for (const Status& s : store->RecordAttempts(batch, "s")) EXPECT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(*store->WriterTotalChanges() - before_record, 2 * (kN + 1) + 1);
+  EXPECT_EQ(*store->TEST_WriterTotalChanges() - before_record, 2 * (kN + 1) + 1);
   rows = store->GetStats(clock_.Now(), clock_.Now() + minutes(1));
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 2u);
@@ -691,12 +691,12 @@ TEST_F(SqliteStoreTest, ClaimsWriteNothingToDisk) {
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(store->AppendEventSync(MakeEvent(clock_, random_)).ok());
   std::unique_ptr<sqlite::Connection> raw = Raw();
   const int64_t version = DataVersion(*raw);
-  const int64_t changes = *store->WriterTotalChanges();
+  const int64_t changes = *store->TEST_WriterTotalChanges();
   std::vector<Delivery> claimed = *store->ClaimDue(clock_.Now(), 3, seconds(30), "s");
   ASSERT_EQ(claimed.size(), 3u);
   EXPECT_EQ(store->ClaimDue(clock_.Now(), 10, seconds(30), "s", "billing")->size(), 2u);
   EXPECT_TRUE(store->ClaimDue(clock_.Now(), 10, seconds(30), "s")->empty());
-  EXPECT_EQ(*store->WriterTotalChanges(), changes);
+  EXPECT_EQ(*store->TEST_WriterTotalChanges(), changes);
   EXPECT_EQ(DataVersion(*raw), version);
   EXPECT_EQ(store->GetDeliveries(claimed[0].event_id)->at(0).status, DeliveryStatus::kDelivering);
   EXPECT_EQ(*store->CountDeliveries(DeliveryStatus::kDelivering), 5);
@@ -965,7 +965,7 @@ TEST_F(SqliteStoreTest, DiskFullFailsTheAppendKeepsEarlierDataAndRecovers) {
   EXPECT_TRUE(small.ok()) << small.status().ToString();
 
   // Relieve the pressure: big events are stored again.
-  Result<int64_t> limit = store->SetMaxPageCount(0);
+  Result<int64_t> limit = store->TEST_SetMaxPageCount(0);
   ASSERT_TRUE(limit.ok()) << limit.status().ToString();
   EXPECT_GT(*limit, 96);
   NewEvent big = MakeEvent(clock_, random_, RandomBytes(random_, 100 * 1024));

@@ -19,11 +19,11 @@
 #include "common/id.h"
 #include "common/random.h"
 #include "conformance/store_test_util.h"
-#include "store/fault_injecting_store.h"
 #include "store/open_store.h"
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "store/store.h"
+#include "support/fault_injecting_store.h"
 #include "support/pg_cluster.h"
 #include "support/process.h"
 

@@ -19,6 +19,7 @@
 #include "store/sqlite/data_dir_lock.h"
 #include "store/sqlite/open.h"
 #include "store/sqlite/sqlite_db.h"
+#include "store/stats_counts.h"
 #include "store/store.h"
 
 namespace hookrelay::store {
@@ -159,32 +160,28 @@ class SqliteStore final : public Store {
   int schema_version() const { return schema_version_; }
   int migrations_applied() const { return migrations_applied_; }
 
-  // Test hook: the value of `PRAGMA <name>` on the write connection ("synchronous" → "2"), so tests
+  // Test hooks (leveldb's TEST_ prefix): for tests only, not part of the Store interface.
+  //
+  // The value of `PRAGMA <name>` on the write connection ("synchronous" → "2"), so tests
   // can check the durability settings that are per connection.
-  Result<std::string> WriterPragma(const std::string& name);
-  // Test hook: changes SQLite's max_page_count on the write connection (0 = SQLite's maximum),
+  Result<std::string> TEST_WriterPragma(const std::string& name);
+  // Changes SQLite's max_page_count on the write connection (0 = SQLite's maximum),
   // e.g. to relieve the "disk full" pressure set by SqliteOptions::max_page_count. SQLite never
   // lowers it below the current size. Returns the limit in effect.
-  Result<int64_t> SetMaxPageCount(int64_t pages);
-  // Test hook: sqlite3_total_changes64 of the write connection (rows inserted, updated or deleted
+  Result<int64_t> TEST_SetMaxPageCount(int64_t pages);
+  // sqlite3_total_changes64 of the write connection (rows inserted, updated or deleted
   // since it was opened), so tests can count the rows a write touches.
-  Result<int64_t> WriterTotalChanges();
-  // Test hook: runs `fn` on the writer thread inside its next batch (the transaction open) and
+  Result<int64_t> TEST_WriterTotalChanges();
+  // Runs `fn` on the writer thread inside its next batch (the transaction open) and
   // returns at once, e.g. to hold the writer so that the operations queued meanwhile form one
   // batch. `fn` must not call the store.
-  void RunOnWriter(std::function<void()> fn);
+  void TEST_RunOnWriter(std::function<void()> fn);
 
  private:
   class WriteOp;
   class AppendOp;
 
  public:
-  // The dashboard's counters a write operation adds, by (Unix minute, destination): summed in
-  // memory over a batch and written once per key at its commit (StatsAdd in the .cc).
-  struct StatsCounts {
-    int64_t received = 0, delivered = 0, failed = 0, attempts = 0, attempt_failures = 0;
-  };
-  using StatsDelta = std::map<std::pair<int64_t, std::string>, StatsCounts>;
   // A claim, kept in memory only (the data directory belongs to this process): the delivery's row
   // stays as it was on disk, due, so after a crash it is simply due again.
   struct Lease {

@@ -7,8 +7,8 @@
 #include "api/api_handler.h"
 #include "api/api_routes.h"
 #include "catalog/catalog_service.h"
-#include "store/fault_injecting_store.h"
 #include "store/sqlite/open.h"
+#include "support/fault_injecting_store.h"
 #include "support/process.h"
 #include "unit/api/api_test_util.h"
 

@@ -4,8 +4,8 @@
 
 #include <boost/json.hpp>
 
-#include "store/fault_injecting_store.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/fault_injecting_store.h"
 #include "support/process.h"
 
 namespace hookrelay::catalog {

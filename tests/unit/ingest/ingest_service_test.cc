@@ -370,7 +370,7 @@ TEST(IngestServiceTest, WakesTheEngineOncePerBatch) {
   {
     // Hold the store's writer so that the requests below are committed as one batch.
     std::latch entered(1), release(1);
-    store.RunOnWriter([&] {
+    store.TEST_RunOnWriter([&] {
       entered.count_down();
       release.wait();
     });

@@ -13,6 +13,7 @@
 
 #include "common/mutex.h"
 #include "store/store.h"
+#include "store/store_wrapper.h"
 
 namespace hookrelay::store {
 
@@ -25,7 +26,7 @@ namespace hookrelay::store {
 // in a batch, per record), GetEvent(s) and ApplyCatalogChange (returned).
 // Every other method is forwarded unchanged. Thread-safe; the knobs may be turned while other
 // threads use the store.
-class FaultInjectingStore final : public Store {
+class FaultInjectingStore final : public StoreWrapper {
  public:
   // Wraps `target`, which is not owned and must outlive this object.
   explicit FaultInjectingStore(Store* target);
@@ -65,74 +66,21 @@ class FaultInjectingStore final : public Store {
   int64_t failed_appends() const { return failed_appends_.load(); }
   int64_t failed_record_attempts() const { return failed_record_attempts_.load(); }
 
-  Store& target() { return *target_; }
-
   void AppendEvent(NewEvent event, AppendCallback done) override;
   Result<std::optional<Event>> GetEvent(const std::string& id) override;
-  Result<EventPage> ListEvents(const EventFilter& filter, const std::string& cursor,
-                               int limit) override;
-  Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) override;
-  Result<std::vector<Attempt>> GetAttempts(int64_t delivery_id) override;
+  // Store's default (one GetEvent per id), not the target's: so the GetEvent faults reach it.
+  Result<std::vector<std::optional<Event>>> GetEvents(
+      const std::vector<std::string>& ids) override {
+    return Store::GetEvents(ids);
+  }
   Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
                                          const std::string& owner,
                                          const std::string& destination = "") override;
-  Result<std::optional<TimePoint>> NextDueAt(const std::string& destination = "") override;
-  Result<int64_t> CountDue(TimePoint now) override;
-  Result<std::vector<StatsRow>> GetStats(TimePoint since, TimePoint until) override {
-    return target_->GetStats(since, until);
-  }
-  Result<std::map<std::string, int64_t>> CountDueByDestination(TimePoint now) override {
-    return target_->CountDueByDestination(now);
-  }
-  Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) override;
   Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                        const std::string& owner) override;
   std::vector<Status> RecordAttempts(const std::vector<AttemptRecord>& records,
                                      const std::string& owner) override;
-  Result<int64_t> ReleaseClaims(const std::vector<int64_t>& delivery_ids,
-                                const std::string& owner) override;
-  Result<std::optional<policy::BreakerSnapshot>> GetBreaker(
-      const std::string& destination) override;
-  Status PutBreaker(const std::string& destination,
-                    const policy::BreakerSnapshot& snapshot) override;
-  Result<int64_t> PauseDeliveries(const std::string& destination,
-                                  const std::string& reason) override;
-  Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
-  Result<std::vector<policy::BreakerStep>> UpdateBreaker(
-      const std::string& destination, const policy::BreakerConfig& config,
-      const std::vector<BreakerInputAt>& inputs) override;
-  Result<DestinationControl> GetDestinationControl(const std::string& destination) override;
-  Result<std::map<std::string, DestinationControl>> ListDestinationControls() override;
-  Result<int64_t> PauseDestination(const std::string& destination, const std::string& reason,
-                                   TimePoint now) override;
-  Result<int64_t> ResumeDestination(const std::string& destination, TimePoint now) override;
-  Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
-                                int max_attempts, TimePoint now) override;
-  Result<int64_t> CreateReplays(const std::vector<NewReplay>& replays) override;
-  Result<std::optional<Delivery>> OrderHead(const std::string& destination,
-                                            const std::string& order_key) override;
-  Result<HeldQueues> ListHeldQueues(const std::string& destination, int limit) override;
-  Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
-  Result<int64_t> CountDeliveries(DeliveryStatus status) override;
-  Status AppendAudit(const AuditEntry& entry) override;
-  Result<AuditPage> ListAudit(const std::string& cursor, int limit) override;
-  Status AppendRejections(const std::vector<Rejection>& rejections, int keep_per_source) override;
-  Result<RejectionPage> ListRejections(const std::string& source, const std::string& cursor,
-                                       int limit) override;
-  Result<int64_t> PurgeRejectionsBefore(TimePoint cutoff, int batch) override;
-  Status CreateReplayJob(const ReplayJob& job) override;
-  Result<std::optional<ReplayJob>> GetReplayJob(const std::string& id) override;
-  Result<ReplayJobPage> ListReplayJobs(const std::string& cursor, int limit) override;
-  Result<std::optional<ReplayJob>> ClaimReplayJob(TimePoint now, Duration lease,
-                                                  const std::string& owner) override;
-  Status UpdateReplayJob(const ReplayJob& job, const std::string& owner) override;
-  Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id, TimePoint now) override;
-  Result<std::vector<CatalogObject>> ListCatalog() override;
   Status ApplyCatalogChange(const CatalogChange& change) override;
-  Result<int64_t> CatalogVersion() override;
-  void Watch(ChangeCallback on_change) override;
-  void Unwatch() override;
-  Status CheckReady() override;
 
  private:
   struct Fault {
@@ -147,7 +95,6 @@ class FaultInjectingStore final : public Store {
   void CallbackLoop();
 
   std::unique_ptr<Store> owned_;
-  Store* target_;
 
   Mutex mu_;
   Fault append_fault_ GUARDED_BY(mu_);
