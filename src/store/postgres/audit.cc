@@ -1,9 +1,7 @@
 // PostgresStore (postgres_store.h): The audit trail and rejected requests.
 
-#include <charconv>
-#include <limits>
-
 #include "common/list_limits.h"
+#include "store/paging.h"
 #include "store/postgres/postgres_store.h"
 #include "store/postgres/statements.h"
 #include "store/row_codec.h"
@@ -15,22 +13,6 @@ using pg::PgParams;
 using pg::PgResult;
 using pg_store::InsertAudit;
 using pg_store::Unit;
-
-namespace {
-
-// The id before which a page starts: the cursor is the id of the last row of the previous page,
-// in decimal; none is the first page.
-Result<int64_t> IdBefore(const std::string& cursor) {
-  int64_t before = std::numeric_limits<int64_t>::max();
-  if (!cursor.empty()) {
-    const char* end = cursor.data() + cursor.size();
-    auto [ptr, ec] = std::from_chars(cursor.data(), end, before);
-    if (ec != std::errc() || ptr != end || before <= 0) return BadCursor();
-  }
-  return before;
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Audit
@@ -46,7 +28,7 @@ Status PostgresStore::AppendAudit(const AuditEntry& entry) {
 
 Result<AuditPage> PostgresStore::ListAudit(const std::string& cursor, int limit) {
   limit = std::clamp(limit, 1, kMaxListLimit);
-  HR_ASSIGN_OR_RETURN(const int64_t before, IdBefore(cursor));
+  HR_ASSIGN_OR_RETURN(const int64_t before, DecodeIdCursor(cursor));
   return WithConn<AuditPage>([&](PgConn& db) -> Result<AuditPage> {
     PgParams p;
     const std::string sql =
@@ -56,7 +38,7 @@ Result<AuditPage> PostgresStore::ListAudit(const std::string& cursor, int limit)
     AuditPage page;
     for (int i = 0; i < r.rows(); ++i) {
       if (static_cast<int>(page.items.size()) == limit) {
-        page.next_cursor = std::to_string(page.items.back().id);
+        page.next_cursor = EncodeIdCursor(page.items.back().id);
         break;
       }
       AuditEntry e;
@@ -113,7 +95,7 @@ Status PostgresStore::AppendRejections(const std::vector<Rejection>& rejections,
 Result<RejectionPage> PostgresStore::ListRejections(const std::string& source,
                                                     const std::string& cursor, int limit) {
   limit = std::clamp(limit, 1, kMaxListLimit);
-  HR_ASSIGN_OR_RETURN(const int64_t before, IdBefore(cursor));
+  HR_ASSIGN_OR_RETURN(const int64_t before, DecodeIdCursor(cursor));
   return WithConn<RejectionPage>([&](PgConn& db) -> Result<RejectionPage> {
     PgParams p;
     const std::string sql =
@@ -125,7 +107,7 @@ Result<RejectionPage> PostgresStore::ListRejections(const std::string& source,
     RejectionPage page;
     for (int i = 0; i < r.rows(); ++i) {
       if (static_cast<int>(page.items.size()) == limit) {
-        page.next_cursor = std::to_string(page.items.back().id);
+        page.next_cursor = EncodeIdCursor(page.items.back().id);
         break;
       }
       Rejection x;

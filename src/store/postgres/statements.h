@@ -17,6 +17,7 @@
 #include "common/result.h"
 #include "store/postgres/pg_conn.h"
 #include "store/postgres/postgres_store.h"
+#include "store/stats_counts.h"
 #include "store/store.h"
 
 namespace hookrelay::store::pg_store {
@@ -36,13 +37,8 @@ Result<Delivery> ReadDelivery(const pg::PgResult& r, int row, uint64_t id_bits);
 
 Status InsertAudit(pg::PgConn& db, const AuditEntry& entry);
 
-// The dashboard's counters, by (Unix minute, destination), summed over a transaction and written
-// once per key at its end, in key order (two transactions never wait for each other's rows in
-// opposite orders).
-struct StatsCounts {
-  int64_t received = 0, delivered = 0, failed = 0, attempts = 0, attempt_failures = 0;
-};
-using StatsDelta = std::map<std::pair<int64_t, std::string>, StatsCounts>;
+using store::StatsCounts;
+using store::StatsDelta;
 
 // The channels other nodes LISTEN on (Watch).
 inline constexpr std::string_view kWorkChannel = "hookrelay_work";
