@@ -7,7 +7,8 @@
 
 namespace hookrelay::store {
 
-Result<std::vector<std::optional<Event>>> Store::GetEvents(const std::vector<std::string>& ids) {
+Result<std::vector<std::optional<Event>>> EventStore::GetEvents(
+    const std::vector<std::string>& ids) {
   std::vector<std::optional<Event>> out;
   out.reserve(ids.size());
   for (const std::string& id : ids) {
@@ -65,7 +66,7 @@ std::string_view CatalogKindName(CatalogKind k) {
   return "source";
 }
 
-Result<AppendResult> Store::AppendEventSync(NewEvent event) {
+Result<AppendResult> EventStore::AppendEventSync(NewEvent event) {
   // Shared with the callback: the store thread may still be inside set_value when this thread
   // wakes up and returns.
   auto promise = std::make_shared<std::promise<Result<AppendResult>>>();

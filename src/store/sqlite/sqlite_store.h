@@ -75,6 +75,9 @@ class SqliteStore final : public Store {
   // REQUIRES: no other thread calls into the store any more.
   ~SqliteStore() override;
 
+  // --- EventStore (sqlite/events.cc; GetDeliveries, GetAttempts: sqlite/deliveries.cc;
+  // PurgeEventsBefore: sqlite/retention.cc; GetStats: sqlite/stats.cc) ---
+
   // `done` runs on a store thread (the syncer, or the writer) once the commit is synced: it must
   // be quick and must not block (every other completion waits behind it), and it must not call
   // the synchronous write methods of this store (they would wait for the thread running `done`;
@@ -86,27 +89,37 @@ class SqliteStore final : public Store {
                                int limit) override;
   Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) override;
   Result<std::vector<Attempt>> GetAttempts(int64_t delivery_id) override;
+  Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
+  Result<std::vector<StatsRow>> GetStats(TimePoint since, TimePoint until) override;
+
+  // --- DeliveryQueue (sqlite/deliveries.cc; the counts CountDue, CountDueByDestination,
+  // OldestDueAt and CountDeliveries: sqlite/stats.cc) ---
   Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
                                          const std::string& owner,
                                          const std::string& destination = "") override;
   Result<std::optional<TimePoint>> NextDueAt(const std::string& destination = "") override;
-  Result<int64_t> CountDue(TimePoint now) override;
-  Result<std::map<std::string, int64_t>> CountDueByDestination(TimePoint now) override;
-  Result<std::vector<StatsRow>> GetStats(TimePoint since, TimePoint until) override;
-  Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) override;
   Status RecordAttempt(const Attempt& attempt, const DeliveryUpdate& update,
                        const std::string& owner) override;
   std::vector<Status> RecordAttempts(const std::vector<AttemptRecord>& records,
                                      const std::string& owner) override;
   Result<int64_t> ReleaseClaims(const std::vector<int64_t>& delivery_ids,
                                 const std::string& owner) override;
+  Result<std::optional<Delivery>> OrderHead(const std::string& destination,
+                                            const std::string& order_key) override;
+  Result<HeldQueues> ListHeldQueues(const std::string& destination, int limit) override;
+  Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
+                                int max_attempts, TimePoint now) override;
+  Result<int64_t> CreateReplays(const std::vector<NewReplay>& replays) override;
+  Result<int64_t> CountDue(TimePoint now) override;
+  Result<std::map<std::string, int64_t>> CountDueByDestination(TimePoint now) override;
+  Result<std::optional<TimePoint>> OldestDueAt(TimePoint now) override;
+  Result<int64_t> CountDeliveries(DeliveryStatus status) override;
+
+  // --- DestinationControlStore (sqlite/destination_control.cc) ---
   Result<std::optional<policy::BreakerSnapshot>> GetBreaker(
       const std::string& destination) override;
   Status PutBreaker(const std::string& destination,
                     const policy::BreakerSnapshot& snapshot) override;
-  Result<int64_t> PauseDeliveries(const std::string& destination,
-                                  const std::string& reason) override;
-  Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
   Result<std::vector<policy::BreakerStep>> UpdateBreaker(
       const std::string& destination, const policy::BreakerConfig& config,
       const std::vector<BreakerInputAt>& inputs) override;
@@ -115,20 +128,19 @@ class SqliteStore final : public Store {
   Result<int64_t> PauseDestination(const std::string& destination, const std::string& reason,
                                    TimePoint now) override;
   Result<int64_t> ResumeDestination(const std::string& destination, TimePoint now) override;
-  Result<Delivery> CreateReplay(const std::string& event_id, const std::string& destination,
-                                int max_attempts, TimePoint now) override;
-  Result<int64_t> CreateReplays(const std::vector<NewReplay>& replays) override;
-  Result<std::optional<Delivery>> OrderHead(const std::string& destination,
-                                            const std::string& order_key) override;
-  Result<HeldQueues> ListHeldQueues(const std::string& destination, int limit) override;
-  Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
-  Result<int64_t> CountDeliveries(DeliveryStatus status) override;
+  Result<int64_t> PauseDeliveries(const std::string& destination,
+                                  const std::string& reason) override;
+  Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
+
+  // --- AuditStore (sqlite/audit.cc; PurgeRejectionsBefore: sqlite/retention.cc) ---
   Status AppendAudit(const AuditEntry& entry) override;
   Result<AuditPage> ListAudit(const std::string& cursor, int limit) override;
   Status AppendRejections(const std::vector<Rejection>& rejections, int keep_per_source) override;
   Result<RejectionPage> ListRejections(const std::string& source, const std::string& cursor,
                                        int limit) override;
   Result<int64_t> PurgeRejectionsBefore(TimePoint cutoff, int batch) override;
+
+  // --- ReplayJobStore (sqlite/replay_jobs.cc) ---
   Status CreateReplayJob(const ReplayJob& job) override;
   Result<std::optional<ReplayJob>> GetReplayJob(const std::string& id) override;
   Result<ReplayJobPage> ListReplayJobs(const std::string& cursor, int limit) override;
@@ -136,6 +148,8 @@ class SqliteStore final : public Store {
                                                   const std::string& owner) override;
   Status UpdateReplayJob(const ReplayJob& job, const std::string& owner) override;
   Result<std::optional<ReplayJob>> CancelReplayJob(const std::string& id, TimePoint now) override;
+
+  // --- CatalogStore (sqlite/catalog.cc) ---
   Result<std::vector<CatalogObject>> ListCatalog() override;
   Status ApplyCatalogChange(const CatalogChange& change) override;
   Result<int64_t> CatalogVersion() override;
