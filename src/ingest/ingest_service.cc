@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <boost/json/basic_parser_impl.hpp>
+#include <memory>
 
 #include "common/crypto.h"
 #include "common/id.h"
@@ -321,6 +322,11 @@ store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& s
 IngestService::IngestService(model::Registry& registry, store::Store& store, const Clock& clock)
     : registry_(registry), store_(store), clock_(clock) {}
 
+IngestService::~IngestService() {
+  MutexLock lock(appends_mu_);
+  appends_done_.wait(lock, [this]() REQUIRES(appends_mu_) { return appends_pending_ == 0; });
+}
+
 http::Handler::HeadDecision IngestService::OnHead(const http::RequestHead& head,
                                                   const std::string& source) {
   http::Handler::HeadDecision d;
@@ -368,32 +374,43 @@ void IngestService::Handle(http::Request request, const std::string& source,
     }
   }
   store::NewEvent event = BuildEvent(*catalog, *s, std::move(request), now);
-  store_.AppendEvent(std::move(event), [this, respond = std::move(respond),
-                                        source](Result<store::AppendResult> result) {
-    if (!result.ok()) {
-      stats_.store_failures.fetch_add(1, std::memory_order_relaxed);
-      const Status& st = result.status();
-      spdlog::warn("source {}: event not stored, answered 503: {}", source, st.message());
-      // The sender learns that it must retry, not the store's internals (a file path, a
-      // database host): those are in the log line above.
-      const bool full = st.code() == Status::Code::kResourceExhausted;
-      http::Response r = http::JsonError(
-          503, full ? "resource_exhausted" : "unavailable",
-          full ? "the event was not stored (the store is full), retry later"
-               : "the event was not stored (the store is unavailable), retry later");
-      r.headers.emplace_back("Retry-After", "5");
-      respond(std::move(r));
-      return;
-    }
-    (result->duplicate ? stats_.duplicates : stats_.accepted)
-        .fetch_add(1, std::memory_order_relaxed);
-    spdlog::debug("source {}: event {} {}", source, result->id,
-                  result->duplicate ? "is a duplicate (answered with its id)" : "stored");
-    respond(Accepted(result->id, result->duplicate));
-    // Once per batch of new events, not once per event: waking the engine for each one cost
-    // about a tenth of the CPU at full ingest rate.
-    if (!result->duplicate && !result->more_follow && on_stored_) on_stored_();
+  {
+    MutexLock lock(appends_mu_);
+    ++appends_pending_;
+  }
+  // Released when the store drops the completion (after running it): the destructor waits for it.
+  std::shared_ptr<void> pending(nullptr, [this](void*) {
+    MutexLock lock(appends_mu_);
+    --appends_pending_;
+    appends_done_.notify_all();  // under the lock: the destructor cannot free the condvar first
   });
+  store_.AppendEvent(
+      std::move(event), [this, respond = std::move(respond), source,
+                         pending = std::move(pending)](Result<store::AppendResult> result) {
+        if (!result.ok()) {
+          stats_.store_failures.fetch_add(1, std::memory_order_relaxed);
+          const Status& st = result.status();
+          spdlog::warn("source {}: event not stored, answered 503: {}", source, st.message());
+          // The sender learns that it must retry, not the store's internals (a file path, a
+          // database host): those are in the log line above.
+          const bool full = st.code() == Status::Code::kResourceExhausted;
+          http::Response r = http::JsonError(
+              503, full ? "resource_exhausted" : "unavailable",
+              full ? "the event was not stored (the store is full), retry later"
+                   : "the event was not stored (the store is unavailable), retry later");
+          r.headers.emplace_back("Retry-After", "5");
+          respond(std::move(r));
+          return;
+        }
+        (result->duplicate ? stats_.duplicates : stats_.accepted)
+            .fetch_add(1, std::memory_order_relaxed);
+        spdlog::debug("source {}: event {} {}", source, result->id,
+                      result->duplicate ? "is a duplicate (answered with its id)" : "stored");
+        respond(Accepted(result->id, result->duplicate));
+        // Once per batch of new events, not once per event: waking the engine for each one cost
+        // about a tenth of the CPU at full ingest rate.
+        if (!result->duplicate && !result->more_follow && on_stored_) on_stored_();
+      });
 }
 
 }  // namespace hookrelay::ingest

@@ -1,12 +1,14 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "http/request.h"
 #include "http/server.h"
 #include "ingest/rejection_recorder.h"
@@ -76,6 +78,12 @@ struct IngestStats {
 class IngestService {
  public:
   IngestService(model::Registry& registry, store::Store& store, const Clock& clock);
+  // Waits until the store has finished with every append this service started: their
+  // completions run on a store thread and use the service (its counters, on_stored_), so it must
+  // not go before them, even when a node stops while requests are in flight.
+  ~IngestService();
+  IngestService(const IngestService&) = delete;
+  IngestService& operator=(const IngestService&) = delete;
 
   // Before the body is read: 405 for methods other than POST, 404 for an unknown source,
   // else the source's body limit.
@@ -98,6 +106,11 @@ class IngestService {
   IngestStats stats_;
   std::function<void()> on_stored_;
   RejectionRecorder* rejections_ = nullptr;
+
+  // Appends whose completion the store still holds (a count the destructor waits to reach 0).
+  Mutex appends_mu_;
+  std::condition_variable appends_done_;
+  int appends_pending_ GUARDED_BY(appends_mu_) = 0;
 };
 
 }  // namespace hookrelay::ingest
