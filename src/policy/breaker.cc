@@ -173,4 +173,17 @@ void CircuitBreaker::Open(TimePoint now) {
   s_.probe_in_flight = false;
 }
 
+std::vector<BreakerStep> ApplyBreakerInputs(const BreakerConfig& config,
+                                            const BreakerSnapshot& snapshot,
+                                            const std::vector<TimedBreakerInput>& inputs) {
+  std::vector<BreakerStep> steps;
+  steps.reserve(inputs.size());
+  const BreakerSnapshot* s = &snapshot;
+  for (const TimedBreakerInput& in : inputs) {
+    steps.push_back(ApplyBreakerInput(config, *s, in.input, in.at));
+    s = &steps.back().after;
+  }
+  return steps;
+}
+
 }  // namespace hookrelay::policy

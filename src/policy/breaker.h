@@ -121,4 +121,16 @@ struct BreakerStep {
 BreakerStep ApplyBreakerInput(const BreakerConfig& config, const BreakerSnapshot& snapshot,
                               BreakerInput input, TimePoint now);
 
+// One input at the time it happened.
+struct TimedBreakerInput {
+  BreakerInput input = BreakerInput::kFailure;
+  TimePoint at{};
+};
+// `inputs` applied in order from `snapshot`, each to the snapshot the one before left: one step
+// per input, the last step's `after` the breaker's new state (what both stores write back in the
+// transaction that read `snapshot`).
+std::vector<BreakerStep> ApplyBreakerInputs(const BreakerConfig& config,
+                                            const BreakerSnapshot& snapshot,
+                                            const std::vector<TimedBreakerInput>& inputs);
+
 }  // namespace hookrelay::policy

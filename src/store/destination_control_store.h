@@ -35,10 +35,7 @@ struct DestinationControl {
 };
 
 // One input for Store::UpdateBreaker, at the time it happened.
-struct BreakerInputAt {
-  policy::BreakerInput input = policy::BreakerInput::kFailure;
-  TimePoint at{};
-};
+using BreakerInputAt = policy::TimedBreakerInput;
 
 // Destination control: the shared breaker and the pauses of destinations and of their
 // deliveries. A role of Store (store.h); the embedded store implements it in

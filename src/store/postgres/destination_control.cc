@@ -159,13 +159,8 @@ Result<std::vector<policy::BreakerStep>> PostgresStore::UpdateBreaker(
       [&](PgConn& db) -> Result<std::vector<policy::BreakerStep>> {
         // The row lock serialises the nodes: each applies its inputs to what the last one wrote.
         HR_ASSIGN_OR_RETURN(policy::BreakerSnapshot before, LockBreakerRow(db, destination));
-        std::vector<policy::BreakerStep> steps;
-        steps.reserve(inputs.size());
-        policy::BreakerSnapshot s = before;
-        for (const BreakerInputAt& in : inputs) {
-          steps.push_back(policy::ApplyBreakerInput(config, s, in.input, in.at));
-          s = steps.back().after;
-        }
+        std::vector<policy::BreakerStep> steps = policy::ApplyBreakerInputs(config, before, inputs);
+        const policy::BreakerSnapshot& s = steps.back().after;
         if (s == before) return steps;
         PgParams p;
         const std::string sql =

@@ -174,13 +174,8 @@ Result<std::vector<policy::BreakerStep>> SqliteStore::UpdateBreaker(
             before = c.breaker;
           }
         }
-        std::vector<policy::BreakerStep> steps;
-        steps.reserve(inputs.size());
-        policy::BreakerSnapshot s = before;
-        for (const BreakerInputAt& in : inputs) {
-          steps.push_back(policy::ApplyBreakerInput(config, s, in.input, in.at));
-          s = steps.back().after;
-        }
+        std::vector<policy::BreakerStep> steps = policy::ApplyBreakerInputs(config, before, inputs);
+        const policy::BreakerSnapshot& s = steps.back().after;
         if (s == before) return steps;
         HR_RETURN_IF_ERROR(WriteBreakerRow(db, destination, s, "update"));
         return steps;

@@ -492,6 +492,31 @@ TEST(ApplyBreakerInputTest, OneProbeUntilItIsGivenBack) {
   EXPECT_TRUE(ApplyBreakerInput(config, back.after, BreakerInput::kProbe, t + seconds(11)).allowed);
 }
 
+// ApplyBreakerInputs (both stores' batch) chains the steps: each input applies to what the one
+// before left, so three failures at threshold 3 open the breaker on the third, and a probe
+// asked for before open_until in the same batch is refused.
+TEST(ApplyBreakerInputsTest, EachInputAppliesToWhatTheOneBeforeLeft) {
+  BreakerConfig config;
+  config.threshold = 3;
+  config.open_periods = {seconds(10)};
+  const TimePoint t = TimePoint(hours(1000));
+  const std::vector<BreakerStep> steps =
+      ApplyBreakerInputs(config, {},
+                         {{BreakerInput::kFailure, t},
+                          {BreakerInput::kFailure, t + seconds(1)},
+                          {BreakerInput::kFailure, t + seconds(2)},
+                          {BreakerInput::kProbe, t + seconds(3)}});
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_EQ(steps[0].after.consecutive_failures, 1);
+  EXPECT_EQ(steps[1].after.consecutive_failures, 2);
+  EXPECT_EQ(steps[1].transition, BreakerTransition::kNone);
+  EXPECT_EQ(steps[2].transition, BreakerTransition::kOpened);
+  EXPECT_EQ(steps[2].after.open_until, t + seconds(12));
+  EXPECT_FALSE(steps[3].allowed);
+  EXPECT_EQ(steps[3].after, steps[2].after);
+  EXPECT_TRUE(ApplyBreakerInputs(config, {}, {}).empty());
+}
+
 // The lease as the stores apply it: a probe asked for within the lease is refused, at its end it
 // is granted and says so (probe_lease_expired); a late success or failure of the first probe
 // then closes or opens the breaker exactly as CircuitBreaker does.
