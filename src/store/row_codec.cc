@@ -61,32 +61,6 @@ int64_t UnixMinute(TimePoint t) {
   return std::chrono::floor<std::chrono::minutes>(t).time_since_epoch().count();
 }
 
-Status CheckCatalogChange(const CatalogChange& change) {
-  for (const CatalogObject& o : change.put) {
-    if (o.name.empty()) return Status::InvalidArgument("catalog object name is empty", "name");
-    if (o.spec.empty()) return Status::InvalidArgument("catalog object spec is empty", "spec");
-    if (o.origin != "config" && o.origin != "api") {
-      return Status::InvalidArgument("catalog origin must be config or api", "origin");
-    }
-  }
-  if (change.audit && change.audit->action.empty()) {
-    return Status::InvalidArgument("audit action is empty", "action");
-  }
-  return Status::Ok();
-}
-
-bool PutsDestination(const CatalogChange& change, const std::string& name) {
-  return std::any_of(change.put.begin(), change.put.end(), [&](const CatalogObject& o) {
-    return o.kind == CatalogKind::kDestination && o.name == name;
-  });
-}
-
-Status CatalogChangedMeanwhile(int64_t expected, int64_t found) {
-  return Status::Unavailable("the catalog was changed meanwhile (through another node): version " +
-                             std::to_string(found) + ", not " + std::to_string(expected) +
-                             "; try again");
-}
-
 Status CheckRejections(const std::vector<Rejection>& rejections, int keep_per_source) {
   if (keep_per_source < 1) {
     return Status::InvalidArgument("keep_per_source must be at least 1", "keep_per_source");

@@ -29,15 +29,6 @@ std::optional<policy::BreakerState> ParseBreakerStateName(std::string_view s);
 // The minute `t` falls in, as minutes since the Unix epoch (the statistics' bucket).
 int64_t UnixMinute(TimePoint t);
 
-// What both stores refuse in a catalog change before writing anything: an object without a name
-// or spec, an origin other than "config" or "api", an audit entry without an action.
-Status CheckCatalogChange(const CatalogChange& change);
-// Whether `change` writes (puts) the destination `name`: a destination both removed and put in
-// one change keeps its stored breaker and pause; one only removed loses them.
-bool PutsDestination(const CatalogChange& change, const std::string& name);
-// The answer to a change whose if_version is not the catalog's version any more (both stores).
-Status CatalogChangedMeanwhile(int64_t expected, int64_t found);
-
 // What both stores refuse in AppendRejections before writing anything: keep_per_source < 1, a
 // rejection without a source or a reason.
 Status CheckRejections(const std::vector<Rejection>& rejections, int keep_per_source);

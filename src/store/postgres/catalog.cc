@@ -1,10 +1,11 @@
-// PostgresStore (postgres_store.h): The catalog: its rows, ApplyCatalogChange and the catalog
-// version.
+// PostgresStore (postgres_store.h): the catalog's rows, ApplyCatalogChange's operations
+// (store/catalog_change.h has its steps) and the catalog version.
 
 #include <map>
 #include <set>
 #include <utility>
 
+#include "store/catalog_change.h"
 #include "store/postgres/postgres_store.h"
 #include "store/postgres/statements.h"
 #include "store/row_codec.h"
@@ -49,71 +50,74 @@ Result<std::vector<CatalogObject>> PostgresStore::ListCatalog() {
       });
 }
 
+namespace {
+
+// ApplyCatalogChangeSteps's operations on one transaction of one connection.
+class PgCatalogTransaction final : public CatalogTransaction {
+ public:
+  explicit PgCatalogTransaction(PgConn& db) : db_(db) {}
+
+  Result<int64_t> RaiseVersion() override {
+    // The row stays locked until COMMIT, so changes from several nodes take their versions in
+    // turn and a change made against an older version is refused (if_version).
+    HR_ASSIGN_OR_RETURN(PgResult v,
+                        db_.Exec("INSERT INTO store_meta (key, value) VALUES ('catalog_version', 1)"
+                                 " ON CONFLICT (key) DO UPDATE SET value = store_meta.value + 1"
+                                 " RETURNING value",
+                                 "raise the catalog version"));
+    return v.Int(0, 0);
+  }
+  Status HoldDeliveries() override {
+    // No delivery may be created or reopened between the count and the commit (a replay on
+    // another node): SHARE mode lets readers on, holds writers of deliveries for this short
+    // transaction.
+    return db_.Script("LOCK TABLE deliveries IN SHARE MODE",
+                      "hold deliveries for a catalog change");
+  }
+  Result<int64_t> CountOpenDeliveries(const std::string& destination) override {
+    PgParams p;
+    const std::string sql =
+        "SELECT COUNT(*) FROM deliveries WHERE destination = " + p.Text(destination) +
+        " AND status IN ('scheduled', 'delivering', 'paused')";
+    HR_ASSIGN_OR_RETURN(PgResult r, db_.Exec(sql, p, "count open deliveries"));
+    return r.Int(0, 0);
+  }
+  Status Remove(CatalogKind kind, const std::string& name) override {
+    PgParams p;
+    const std::string sql = "DELETE FROM catalog WHERE kind = " + p.Text(CatalogKindName(kind)) +
+                            " AND name = " + p.Text(name);
+    return db_.Exec(sql, p, "delete catalog object " + name).status();
+  }
+  Status ForgetDestinationControl(const std::string& destination) override {
+    PgParams p;
+    const std::string sql = "DELETE FROM breakers WHERE destination = " + p.Text(destination);
+    return db_.Exec(sql, p, "forget the breaker of " + destination).status();
+  }
+  Status Put(const CatalogObject& o, TimePoint now) override {
+    PgParams p;
+    const std::string at = p.Time(now);
+    const std::string sql =
+        "INSERT INTO catalog (kind, name, spec, origin, created_at, updated_at) VALUES (" +
+        p.Text(CatalogKindName(o.kind)) + ", " + p.Text(o.name) + ", " + p.Text(o.spec) + ", " +
+        p.Text(o.origin) + ", " + at + ", " + at +
+        ") ON CONFLICT (kind, name) DO UPDATE SET spec = excluded.spec,"
+        " origin = excluded.origin, updated_at = excluded.updated_at";
+    return db_.Exec(sql, p, "write catalog object " + o.name).status();
+  }
+  Status AppendAudit(const AuditEntry& entry) override { return InsertAudit(db_, entry); }
+
+ private:
+  PgConn& db_;
+};
+
+}  // namespace
+
 Status PostgresStore::ApplyCatalogChange(const CatalogChange& change) {
   HR_RETURN_IF_ERROR(CheckCatalogChange(change));
   const TimePoint now = clock_.Now();
   return InTransaction<Unit>([&](PgConn& db) -> Result<Unit> {
-           {
-             // The catalog's version, raised with the change. The row stays locked until
-             // COMMIT, so changes from several nodes take their versions in turn and a change
-             // made against an older version is refused (if_version).
-             HR_ASSIGN_OR_RETURN(
-                 PgResult v,
-                 db.Exec("INSERT INTO store_meta (key, value) VALUES ('catalog_version', 1)"
-                         " ON CONFLICT (key) DO UPDATE SET value = store_meta.value + 1"
-                         " RETURNING value",
-                         "raise the catalog version"));
-             const int64_t version = v.Int(0, 0);
-             if (change.if_version && *change.if_version != version - 1) {
-               return CatalogChangedMeanwhile(*change.if_version, version - 1);
-             }
-           }
-           if (!change.require_no_open_deliveries.empty()) {
-             // No delivery may be created or reopened between the check and the commit (a
-             // replay on another node): SHARE mode lets readers on, holds writers of deliveries
-             // for this short transaction.
-             HR_RETURN_IF_ERROR(db.Script("LOCK TABLE deliveries IN SHARE MODE",
-                                          "hold deliveries for a catalog change"));
-           }
-           for (const std::string& destination : change.require_no_open_deliveries) {
-             PgParams p;
-             const std::string sql =
-                 "SELECT COUNT(*) FROM deliveries WHERE destination = " + p.Text(destination) +
-                 " AND status IN ('scheduled', 'delivering', 'paused')";
-             HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "count open deliveries"));
-             if (const int64_t open = r.Int(0, 0); open > 0) {
-               return Status::FailedPrecondition(
-                   "destination \"" + destination + "\" has " + std::to_string(open) +
-                   " deliveries that are not delivered or failed yet");
-             }
-           }
-           for (const auto& [kind, name] : change.remove) {
-             PgParams p;
-             const std::string sql =
-                 "DELETE FROM catalog WHERE kind = " + p.Text(CatalogKindName(kind)) +
-                 " AND name = " + p.Text(name);
-             HR_RETURN_IF_ERROR(db.Exec(sql, p, "delete catalog object " + name).status());
-             if (kind == CatalogKind::kDestination && !PutsDestination(change, name)) {
-               // Its breaker and pause go with it: a destination made again under this name
-               // starts closed and unpaused.
-               PgParams b;
-               const std::string forget =
-                   "DELETE FROM breakers WHERE destination = " + b.Text(name);
-               HR_RETURN_IF_ERROR(db.Exec(forget, b, "forget the breaker of " + name).status());
-             }
-           }
-           for (const CatalogObject& o : change.put) {
-             PgParams p;
-             const std::string at = p.Time(now);
-             const std::string sql =
-                 "INSERT INTO catalog (kind, name, spec, origin, created_at, updated_at) VALUES (" +
-                 p.Text(CatalogKindName(o.kind)) + ", " + p.Text(o.name) + ", " + p.Text(o.spec) +
-                 ", " + p.Text(o.origin) + ", " + at + ", " + at +
-                 ") ON CONFLICT (kind, name) DO UPDATE SET spec = excluded.spec,"
-                 " origin = excluded.origin, updated_at = excluded.updated_at";
-             HR_RETURN_IF_ERROR(db.Exec(sql, p, "write catalog object " + o.name).status());
-           }
-           if (change.audit) HR_RETURN_IF_ERROR(InsertAudit(db, *change.audit));
+           PgCatalogTransaction txn(db);
+           HR_RETURN_IF_ERROR(ApplyCatalogChangeSteps(change, now, txn));
            HR_RETURN_IF_ERROR(NotifyOthers(db, kCatalogChannel));
            return Unit{};
          })

@@ -21,6 +21,7 @@
 #include "common/id.h"
 #include "common/list_limits.h"
 #include "common/thread_name.h"
+#include "store/catalog_change.h"
 #include "store/event_id.h"
 #include "store/row_codec.h"
 #include "store/sqlite/migrations.h"
@@ -75,71 +76,81 @@ Result<std::vector<CatalogObject>> SqliteStore::ListCatalog() {
   return out;
 }
 
+namespace {
+
+// ApplyCatalogChangeSteps's operations on the writer's transaction.
+class SqliteCatalogTransaction final : public CatalogTransaction {
+ public:
+  SqliteCatalogTransaction(
+      Connection& db, std::function<std::optional<int64_t>(const std::string&)> pending_frontier)
+      : db_(db), pending_frontier_(std::move(pending_frontier)) {}
+
+  Result<int64_t> RaiseVersion() override {
+    // store_meta; absent means 0.
+    HR_ASSIGN_OR_RETURN(
+        Statement v, db_.Prepare("INSERT INTO store_meta(key, value) VALUES ('catalog_version', 1)"
+                                 " ON CONFLICT(key) DO UPDATE SET value = value + 1"
+                                 " RETURNING value"));
+    HR_ASSIGN_OR_RETURN(const bool row, v.Step("raise the catalog version"));
+    return row ? v.Int(0) : int64_t{0};
+  }
+  // The writer is the only one: nothing else writes deliveries until this transaction ends.
+  Status HoldDeliveries() override { return Status::Ok(); }
+  Result<int64_t> CountOpenDeliveries(const std::string& destination) override {
+    // Waiting ones by the due index, new ones from the frontier on (leased ones read as pending
+    // or scheduled).
+    HR_ASSIGN_OR_RETURN(Statement q,
+                        db_.Prepare("SELECT (SELECT COUNT(*) FROM deliveries WHERE destination = ?1"
+                                    "  AND status IN ('scheduled', 'paused'))"
+                                    " + (SELECT COUNT(*) FROM deliveries WHERE id >= ?2"
+                                    "  AND destination = ?1 AND status = 'pending')"));
+    q.BindText(1, destination)
+        .BindInt(2, pending_frontier_(destination).value_or(std::numeric_limits<int64_t>::max()));
+    HR_ASSIGN_OR_RETURN(const bool row, q.Step("count open deliveries"));
+    return row ? q.Int(0) : int64_t{0};
+  }
+  Status Remove(CatalogKind kind, const std::string& name) override {
+    HR_ASSIGN_OR_RETURN(Statement del,
+                        db_.Prepare("DELETE FROM catalog WHERE kind = ?1 AND name = ?2"));
+    del.BindText(1, CatalogKindName(kind)).BindText(2, name);
+    return del.Exec("delete catalog object " + name);
+  }
+  Status ForgetDestinationControl(const std::string& destination) override {
+    HR_ASSIGN_OR_RETURN(Statement forget,
+                        db_.Prepare("DELETE FROM breakers WHERE destination = ?1"));
+    forget.BindText(1, destination);
+    return forget.Exec("forget the breaker of " + destination);
+  }
+  Status Put(const CatalogObject& o, TimePoint now) override {
+    HR_ASSIGN_OR_RETURN(
+        Statement up,
+        db_.Prepare("INSERT INTO catalog(kind, name, spec, origin, created_at, updated_at)"
+                    " VALUES (?1, ?2, ?3, ?4, ?5, ?5)"
+                    " ON CONFLICT(kind, name) DO UPDATE SET spec = excluded.spec,"
+                    " origin = excluded.origin, updated_at = excluded.updated_at"));
+    up.BindText(1, CatalogKindName(o.kind))
+        .BindText(2, o.name)
+        .BindText(3, o.spec)
+        .BindText(4, o.origin)
+        .BindTime(5, now);
+    return up.Exec("write catalog object " + o.name);
+  }
+  Status AppendAudit(const AuditEntry& entry) override { return InsertAudit(db_, entry); }
+
+ private:
+  Connection& db_;
+  std::function<std::optional<int64_t>(const std::string&)> pending_frontier_;
+};
+
+}  // namespace
+
 Status SqliteStore::ApplyCatalogChange(const CatalogChange& change) {
   HR_RETURN_IF_ERROR(CheckCatalogChange(change));
   const TimePoint now = clock_.Now();
   Result<Unit> r = Write<Unit>([this, &change, now](Connection& db) -> Result<Unit> {
-    {
-      // The catalog's version, raised with the change (store_meta; absent means 0).
-      Result<Statement> v = db.Prepare(
-          "INSERT INTO store_meta(key, value) VALUES ('catalog_version', 1)"
-          " ON CONFLICT(key) DO UPDATE SET value = value + 1 RETURNING value");
-      if (!v.ok()) return v.status();
-      Result<bool> row = v->Step("raise the catalog version");
-      if (!row.ok()) return row.status();
-      const int64_t version = *row ? v->Int(0) : 0;
-      if (change.if_version && *change.if_version != version - 1) {
-        return CatalogChangedMeanwhile(*change.if_version, version - 1);
-      }
-    }
-    for (const std::string& destination : change.require_no_open_deliveries) {
-      // Waiting ones by the due index, new ones from the frontier on (leased ones read as
-      // pending or scheduled). In this transaction: nothing slips in between.
-      Result<Statement> q = db.Prepare(
-          "SELECT (SELECT COUNT(*) FROM deliveries WHERE destination = ?1"
-          "  AND status IN ('scheduled', 'paused'))"
-          " + (SELECT COUNT(*) FROM deliveries WHERE id >= ?2 AND destination = ?1"
-          "  AND status = 'pending')");
-      if (!q.ok()) return q.status();
-      q->BindText(1, destination)
-          .BindInt(2, PendingFrontier(destination).value_or(std::numeric_limits<int64_t>::max()));
-      Result<bool> row = q->Step("count open deliveries");
-      if (!row.ok()) return row.status();
-      if (const int64_t open = *row ? q->Int(0) : 0; open > 0) {
-        return Status::FailedPrecondition("destination \"" + destination + "\" has " +
-                                          std::to_string(open) +
-                                          " deliveries that are not delivered or failed yet");
-      }
-    }
-    for (const auto& [kind, name] : change.remove) {
-      Result<Statement> del = db.Prepare("DELETE FROM catalog WHERE kind = ?1 AND name = ?2");
-      if (!del.ok()) return del.status();
-      del->BindText(1, CatalogKindName(kind)).BindText(2, name);
-      HR_RETURN_IF_ERROR(del->Exec("delete catalog object " + name));
-      if (kind == CatalogKind::kDestination && !PutsDestination(change, name)) {
-        // Its breaker and pause go with it: a destination made again under this name starts
-        // closed and unpaused.
-        Result<Statement> forget = db.Prepare("DELETE FROM breakers WHERE destination = ?1");
-        if (!forget.ok()) return forget.status();
-        forget->BindText(1, name);
-        HR_RETURN_IF_ERROR(forget->Exec("forget the breaker of " + name));
-      }
-    }
-    for (const CatalogObject& o : change.put) {
-      Result<Statement> up = db.Prepare(
-          "INSERT INTO catalog(kind, name, spec, origin, created_at, updated_at)"
-          " VALUES (?1, ?2, ?3, ?4, ?5, ?5)"
-          " ON CONFLICT(kind, name) DO UPDATE SET spec = excluded.spec,"
-          " origin = excluded.origin, updated_at = excluded.updated_at");
-      if (!up.ok()) return up.status();
-      up->BindText(1, CatalogKindName(o.kind))
-          .BindText(2, o.name)
-          .BindText(3, o.spec)
-          .BindText(4, o.origin)
-          .BindTime(5, now);
-      HR_RETURN_IF_ERROR(up->Exec("write catalog object " + o.name));
-    }
-    if (change.audit) HR_RETURN_IF_ERROR(InsertAudit(db, *change.audit));
+    SqliteCatalogTransaction txn(
+        db, [this](const std::string& destination) { return PendingFrontier(destination); });
+    HR_RETURN_IF_ERROR(ApplyCatalogChangeSteps(change, now, txn));
     return Unit{};
   });
   return r.ok() ? Status::Ok() : r.status();
