@@ -76,7 +76,7 @@ class Filter {
   // The document as given to Parse (`{}` for a default-constructed filter).
   const boost::json::value& document() const;
 
-  struct Compiled;  // the document and its compiled tree (filter.cc)
+  struct Compiled;  // the document and its compiled tree (filter_tree.h)
 
  private:
   explicit Filter(std::shared_ptr<const Compiled> compiled) : compiled_(std::move(compiled)) {}
