@@ -26,4 +26,15 @@ inline bool AsciiEqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+// True when `s` is an HTTP token (RFC 9110 5.6.2: a header field's name, a method): one or more
+// letters, digits and !#$%&'*+-.^_`|~.
+inline bool IsHttpToken(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) continue;
+    if (std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) return false;
+  }
+  return true;
+}
+
 }  // namespace hookrelay

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <utility>
 
+#include "common/ascii.h"
 #include "common/units.h"
 
 namespace hookrelay::http {
@@ -23,15 +24,10 @@ constexpr Duration kMaxLinger = std::chrono::seconds(2);
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 constexpr size_t kHeadReadSize = RequestReader::kHeadReadSize;
 
-bool IsTokenChar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
 // A handler-supplied field is sent only when it cannot break the framing of the response.
 bool IsSendableField(const std::pair<std::string, std::string>& field) {
   const auto& [name, value] = field;
-  if (name.empty() || !std::all_of(name.begin(), name.end(), IsTokenChar)) return false;
+  if (!IsHttpToken(name)) return false;
   if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) return false;
   return !EqualsIgnoreCase(name, "content-length") &&
          !EqualsIgnoreCase(name, "transfer-encoding") && !EqualsIgnoreCase(name, "connection");

@@ -3,6 +3,7 @@
 #include <boost/json/string.hpp>
 #include <span>
 
+#include "common/ascii.h"
 #include "routing/render.h"
 
 namespace hookrelay::routing {
@@ -13,16 +14,6 @@ namespace json = boost::json;
 constexpr size_t kMaxPathNames = 16;
 
 std::string_view Sv(const json::string& s) { return {s.data(), s.size()}; }
-
-bool IsToken(std::string_view name) {
-  if (name.empty()) return false;
-  for (char c : name) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z')) continue;
-    if (std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) return false;
-  }
-  return true;
-}
 
 std::vector<std::string> SplitPath(std::string_view path) {
   std::vector<std::string> names;
@@ -36,23 +27,12 @@ std::vector<std::string> SplitPath(std::string_view path) {
   return names;
 }
 
-// The string at `path` below `body`, through objects only.
-std::optional<std::string_view> StringAt(const json::value* body,
-                                         std::span<const std::string_view> path) {
+// The string at `path` (names: std::string or std::string_view) below `body`, through objects
+// only.
+template <typename Path>
+std::optional<std::string_view> StringAt(const json::value* body, const Path& path) {
   const json::value* v = body;
-  for (std::string_view name : path) {
-    const json::object* o = v ? v->if_object() : nullptr;
-    v = o ? o->if_contains(name) : nullptr;
-  }
-  const json::string* s = v ? v->if_string() : nullptr;
-  if (!s) return std::nullopt;
-  return Sv(*s);
-}
-
-std::optional<std::string_view> StringAt(const json::value* body,
-                                         const std::vector<std::string>& path) {
-  const json::value* v = body;
-  for (const std::string& name : path) {
+  for (const auto& name : path) {
     const json::object* o = v ? v->if_object() : nullptr;
     v = o ? o->if_contains(name) : nullptr;
   }
@@ -91,7 +71,7 @@ Result<TypeRule> ParseTypeRule(const boost::json::value& v, std::string_view fie
   if (!s) return Status::InvalidArgument("expects a string", at);
   rule.name = std::string(Sv(*s));
   if (rule.kind == TypeRule::Kind::kHeader) {
-    if (!IsToken(rule.name)) {
+    if (!IsHttpToken(rule.name)) {
       return Status::InvalidArgument(RenderString(rule.name) + ": not a valid header name", at);
     }
     return rule;

@@ -43,12 +43,12 @@ bool IsValidEventType(std::string_view type);
 // The type of an event at ingest (pure: reads only its arguments).
 //   - With `rule`: the header or JSON string it names, and nothing else (no fallback to the
 //     scheme).
-//   - Otherwise by `scheme`, the source's verification scheme name: "stripe" and "standard"
-//   (Standard
-//     Webhooks): the body's top-level "type"; "github": the X-GitHub-Event header, followed by "."
-//     and the body's "action" when that is a non-empty string ("pull_request.opened", "ping");
-//     "shopify": the X-Shopify-Topic header ("orders/create"). Any other scheme ("hmac", "" for
-//     none): no type.
+//   - Otherwise by `scheme`, the source's verification scheme name:
+//     "stripe" and "standard" (Standard Webhooks): the body's top-level "type";
+//     "github": the X-GitHub-Event header, followed by "." and the body's "action" when that is a
+//     non-empty string ("pull_request.opened", "ping");
+//     "shopify": the X-Shopify-Topic header ("orders/create");
+//     any other scheme ("hmac", "" for none): no type.
 // `body` is the parsed JSON body, nullptr when absent or not JSON. An event whose type cannot be
 // read (missing, not a string, or not IsValidEventType) has none: nullopt, not an error.
 std::optional<std::string> DeriveEventType(std::string_view scheme,

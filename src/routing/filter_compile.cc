@@ -59,17 +59,6 @@ bool IsLeaf(Op op) { return op >= Op::kExists; }
 
 bool IsOperatorKey(std::string_view key) { return !key.empty() && key.front() == '$'; }
 
-// RFC 9110 token characters.
-bool IsHeaderName(std::string_view name) {
-  if (name.empty()) return false;
-  for (char c : name) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z')) continue;
-    if (std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) return false;
-  }
-  return true;
-}
-
 // `at` extended by an object key or an array index.
 std::string Sub(const std::string& at, std::string_view key) {
   return at.empty() ? std::string(key) : at + "." + std::string(key);
@@ -208,7 +197,7 @@ class Compiler {
         HR_RETURN_IF_ERROR(Logical(*spec, value, Level::kHeaders, nullptr, "headers", sub, n));
         continue;
       }
-      if (!IsHeaderName(key)) return Error(sub, "not a valid header name");
+      if (!IsHttpToken(key)) return Error(sub, "not a valid header name");
       const std::string name = AsciiLower(key);
       HR_RETURN_IF_ERROR(
           Condition(value, Field{Side::kHeaders, {name}, "headers." + name}, sub, n));
