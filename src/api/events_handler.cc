@@ -29,25 +29,11 @@ Result<PauseCauses> LoadPauseCauses(store::Store& store, const model::Catalog& c
 
 Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const std::string& id,
                                                     bool with_body, const model::Catalog* catalog) {
-  auto event = store.GetEvent(id);
-  if (!event.ok()) return event.status();
-  if (!event->has_value()) return std::optional<json::object>();
-  auto deliveries = store.GetDeliveries(id);
-  if (!deliveries.ok()) return deliveries.status();
-  std::vector<DeliveryDetail> details;
-  details.reserve(deliveries->size());
-  for (store::Delivery& d : *deliveries) {
-    auto attempts = store.GetAttempts(d.id);
-    if (!attempts.ok()) return attempts.status();
-    std::optional<store::Delivery> held_behind;
-    if (d.order_key && (d.status == store::DeliveryStatus::kScheduled ||
-                        d.status == store::DeliveryStatus::kPaused)) {
-      auto head = store.OrderHead(d.destination, *d.order_key);
-      if (!head.ok()) return head.status();
-      if (head->has_value() && (*head)->id != d.id) held_behind = std::move(**head);
-    }
-    details.push_back({std::move(d), std::move(*attempts), std::move(held_behind)});
-  }
+  // One read transaction: a delivery's status and attempt count agree with its attempts.
+  auto detail = store.GetEventDetail(id);
+  if (!detail.ok()) return detail.status();
+  if (!detail->has_value()) return std::optional<json::object>();
+  const std::vector<DeliveryDetail>& details = (*detail)->deliveries;
   std::optional<PauseCauses> causes;
   const bool any_paused = std::any_of(details.begin(), details.end(), [](const DeliveryDetail& x) {
     return x.delivery.status == store::DeliveryStatus::kPaused;
@@ -58,7 +44,7 @@ Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const s
     causes = std::move(*loaded);
   }
   return std::optional<json::object>(
-      EventDetailToJson(**event, details, with_body, causes ? &*causes : nullptr));
+      EventDetailToJson((*detail)->event, details, with_body, causes ? &*causes : nullptr));
 }
 
 http::Response ApiHandler::ListEvents(const http::Request& request,

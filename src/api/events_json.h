@@ -40,12 +40,7 @@ boost::json::object EventSummaryToJson(const store::Event& e, const PauseCauses*
 boost::json::object EventPageToJson(const store::EventPage& page,
                                     const PauseCauses* causes = nullptr);
 
-struct DeliveryDetail {
-  store::Delivery delivery;
-  std::vector<store::Attempt> attempts;  // in attempt order
-  // An ordered delivery not final yet that is not its queue's head: the head it waits for.
-  std::optional<store::Delivery> held_behind;
-};
+using DeliveryDetail = store::DeliveryDetail;
 
 // Sets "response_snippet" of an attempt's JSON (null when nothing was recorded) and, with one,
 // "response_snippet_encoding": the recorded bytes as text when they are UTF-8 ("utf-8"; a

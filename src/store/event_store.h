@@ -161,6 +161,20 @@ struct EventPage {
   std::string next_cursor;
 };
 
+// One delivery as the event's page shows it (EventStore::GetEventDetail).
+struct DeliveryDetail {
+  Delivery delivery;
+  std::vector<Attempt> attempts;  // in attempt order
+  // An ordered delivery not final yet that is not its queue's head: the head it waits for.
+  std::optional<Delivery> held_behind;
+};
+
+// An event with everything done with it, read at one moment (EventStore::GetEventDetail).
+struct EventDetail {
+  Event event;                             // with its body
+  std::vector<DeliveryDetail> deliveries;  // in the order they were created
+};
+
 // Events and what was done with them: append (with their deliveries), read, list, purge, and the
 // dashboard's per-minute counts. A role of Store (store.h); the embedded store implements it in
 // sqlite/events.cc (reads of deliveries and attempts: sqlite/deliveries.cc; purge:
@@ -192,6 +206,11 @@ class EventStore {
                                        int limit) = 0;
   virtual Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) = 0;
   virtual Result<std::vector<Attempt>> GetAttempts(int64_t delivery_id) = 0;
+  // The event page's read: the event, its deliveries, each one's attempts and, for an ordered
+  // delivery that waits, the head it waits for, all in one read transaction, so that a
+  // delivery's status and attempt count agree with the attempts listed (separate reads could
+  // straddle a recorded attempt). nullopt when there is no such event.
+  virtual Result<std::optional<EventDetail>> GetEventDetail(const std::string& id) = 0;
 
   // Deletes up to `batch` events received before `cutoff` whose deliveries are all final
   // (delivered or failed; or that have none), with their deliveries and attempts, in one short

@@ -35,6 +35,9 @@ class StoreWrapper : public Store {
   Result<std::vector<Attempt>> GetAttempts(int64_t delivery_id) override {
     return target_->GetAttempts(delivery_id);
   }
+  Result<std::optional<EventDetail>> GetEventDetail(const std::string& id) override {
+    return target_->GetEventDetail(id);
+  }
   Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
                                          const std::string& owner,
                                          const std::string& destination) override {

@@ -2335,6 +2335,65 @@ TEST_P(StoreConformanceTest, OrderedDeliveriesAreClaimedOnlyAsTheHeadOfTheirKey)
   EXPECT_FALSE(head->has_value());
 }
 
+// GetEventDetail (the event page's one read): the event with its body, each delivery in creation
+// order with its attempts, and for an ordered delivery that waits the head it waits for; none for
+// the head itself, for an unordered delivery, or for an id that is no event.
+TEST_P(StoreConformanceTest, GetEventDetailReadsTheEventDeliveriesAttemptsAndHeads) {
+  NewEvent head_event = MakeEvent(clock_, random_, "{\"n\": 1}", {"shop", "billing"});
+  head_event.deliveries[0].order_key = "A";
+  const std::string head_id = Append(head_event);
+  clock_.Advance(milliseconds(1));
+  NewEvent waiting_event = MakeEvent(clock_, random_, "{\"n\": 2}", {"shop"});
+  waiting_event.deliveries[0].order_key = "A";
+  const std::string waiting_id = Append(waiting_event);
+
+  const TimePoint now = clock_.Now();
+  std::vector<Delivery> claimed = Claim(now, 10, hours(1), "s", "shop");
+  ASSERT_EQ(claimed.size(), 1u);
+  ASSERT_EQ(claimed[0].event_id, head_id);
+  ASSERT_TRUE(store_
+                  ->RecordAttempt({claimed[0].id, 1, now, 7, 503, std::nullopt, "30", "busy"},
+                                  {DeliveryStatus::kScheduled, now + minutes(1)}, "s")
+                  .ok());
+
+  Result<std::optional<EventDetail>> head = store_->GetEventDetail(head_id);
+  ASSERT_TRUE(head.ok()) << head.status().ToString();
+  ASSERT_TRUE(head->has_value());
+  EXPECT_EQ((*head)->event.id, head_id);
+  EXPECT_EQ((*head)->event.body, "{\"n\": 1}");
+  ASSERT_EQ((*head)->deliveries.size(), 2u);
+  const DeliveryDetail& shop = (*head)->deliveries[0];
+  EXPECT_EQ(shop.delivery.destination, "shop");
+  EXPECT_EQ(shop.delivery.status, DeliveryStatus::kScheduled);
+  EXPECT_EQ(shop.delivery.attempts, 1);
+  ASSERT_EQ(shop.attempts.size(), 1u);
+  EXPECT_EQ(shop.attempts[0].status_code, 503);
+  EXPECT_EQ(shop.attempts[0].retry_after, "30");
+  EXPECT_EQ(shop.attempts[0].response_snippet, "busy");
+  EXPECT_FALSE(shop.held_behind.has_value());  // it is the head
+  const DeliveryDetail& billing = (*head)->deliveries[1];
+  EXPECT_EQ(billing.delivery.destination, "billing");
+  EXPECT_TRUE(billing.attempts.empty());
+  EXPECT_FALSE(billing.held_behind.has_value());  // not ordered
+
+  Result<std::optional<EventDetail>> waiting = store_->GetEventDetail(waiting_id);
+  ASSERT_TRUE(waiting.ok()) << waiting.status().ToString();
+  ASSERT_TRUE(waiting->has_value());
+  ASSERT_EQ((*waiting)->deliveries.size(), 1u);
+  const DeliveryDetail& behind = (*waiting)->deliveries[0];
+  EXPECT_TRUE(behind.attempts.empty());
+  ASSERT_TRUE(behind.held_behind.has_value());
+  EXPECT_EQ(behind.held_behind->event_id, head_id);
+  EXPECT_EQ(behind.held_behind->attempts, 1);
+
+  Result<std::optional<EventDetail>> none = store_->GetEventDetail("01JNOSUCHEVENT0000000000000");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->has_value());
+  // The reads ended their transactions: the pooled reader reads on.
+  Result<std::optional<EventDetail>> again = store_->GetEventDetail(head_id);
+  ASSERT_TRUE(again.ok() && again->has_value());
+}
+
 // The same key on two destinations is two queues; a lease that expires leaves the head the head.
 TEST_P(StoreConformanceTest, OrderedQueuesArePerDestinationAndSurviveAnExpiredLease) {
   std::vector<std::string> ids;

@@ -177,6 +177,11 @@ Result<std::optional<Event>> FaultInjectingStore::GetEvent(const std::string& id
   return target().GetEvent(id);
 }
 
+Result<std::optional<EventDetail>> FaultInjectingStore::GetEventDetail(const std::string& id) {
+  if (Status fault = Take(&FaultInjectingStore::event_read_fault_); !fault.ok()) return fault;
+  return target().GetEventDetail(id);
+}
+
 Result<std::vector<Delivery>> FaultInjectingStore::ClaimDue(TimePoint now, int limit,
                                                             Duration lease,
                                                             const std::string& owner,

@@ -23,7 +23,7 @@ namespace hookrelay::store {
 //
 // Faults exist for AppendEvent (reported through its callback, which runs on this wrapper's own
 // callback thread, never inline, as the Store contract promises), RecordAttempt(s) (returned;
-// in a batch, per record), GetEvent(s) and ApplyCatalogChange (returned).
+// in a batch, per record), GetEvent(s), GetEventDetail and ApplyCatalogChange (returned).
 // Every other method is forwarded unchanged. Thread-safe; the knobs may be turned while other
 // threads use the store.
 class FaultInjectingStore final : public StoreWrapper {
@@ -54,8 +54,8 @@ class FaultInjectingStore final : public StoreWrapper {
   void HoldClaims(bool hold);
   // ClaimDue calls waiting in a hold now.
   int held_claims() const { return held_claims_.load(); }
-  // The next `n` GetEvent calls (GetEvents reads through GetEvent here) fail with `status`: a read
-  // that meets a lost connection.
+  // The next `n` GetEvent or GetEventDetail calls (GetEvents reads through GetEvent here) fail
+  // with `status`: a read that meets a lost connection.
   void FailEventReads(int n, Status status);
   // The next `n` ApplyCatalogChange calls fail with `status`.
   void FailCatalogChanges(int n, Status status);
@@ -68,6 +68,7 @@ class FaultInjectingStore final : public StoreWrapper {
 
   void AppendEvent(NewEvent event, AppendCallback done) override;
   Result<std::optional<Event>> GetEvent(const std::string& id) override;
+  Result<std::optional<EventDetail>> GetEventDetail(const std::string& id) override;
   // Store's default (one GetEvent per id), not the target's: so the GetEvent faults reach it.
   Result<std::vector<std::optional<Event>>> GetEvents(
       const std::vector<std::string>& ids) override {

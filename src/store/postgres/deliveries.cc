@@ -324,20 +324,26 @@ Result<int64_t> PostgresStore::InsertReplay(PgConn& db, const std::string& event
   return r.Int(0, 0);
 }
 
+Result<std::optional<Delivery>> PostgresStore::ReadOrderHeadIn(PgConn& db,
+                                                               const std::string& destination,
+                                                               const std::string& order_key) const {
+  PgParams p;
+  const std::string sql = std::string("SELECT ") + kDeliveryColumns +
+                          " FROM deliveries WHERE destination = " + p.Text(destination) +
+                          " AND order_key = " + p.Text(order_key) +
+                          " AND order_key IS NOT NULL"
+                          " AND status IN ('scheduled', 'delivering', 'paused')"
+                          " ORDER BY id LIMIT 1";
+  HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "head of an ordered queue"));
+  if (r.rows() == 0) return std::optional<Delivery>();
+  HR_ASSIGN_OR_RETURN(Delivery d, ReadDelivery(r, 0, event_id_bits_));
+  return std::optional<Delivery>(std::move(d));
+}
+
 Result<std::optional<Delivery>> PostgresStore::OrderHead(const std::string& destination,
                                                          const std::string& order_key) {
   return WithConn<std::optional<Delivery>>([&](PgConn& db) -> Result<std::optional<Delivery>> {
-    PgParams p;
-    const std::string sql = std::string("SELECT ") + kDeliveryColumns +
-                            " FROM deliveries WHERE destination = " + p.Text(destination) +
-                            " AND order_key = " + p.Text(order_key) +
-                            " AND order_key IS NOT NULL"
-                            " AND status IN ('scheduled', 'delivering', 'paused')"
-                            " ORDER BY id LIMIT 1";
-    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "head of an ordered queue"));
-    if (r.rows() == 0) return std::optional<Delivery>();
-    HR_ASSIGN_OR_RETURN(Delivery d, ReadDelivery(r, 0, event_id_bits_));
-    return std::optional<Delivery>(std::move(d));
+    return ReadOrderHeadIn(db, destination, order_key);
   });
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <map>
 
 #include "common/list_limits.h"
 #include "store/event_id.h"
@@ -47,6 +48,51 @@ Result<std::vector<Delivery>> ReadDeliveries(const PgResult& r, uint64_t id_bits
   return out;
 }
 
+// The attempts of `r` (rows of kAttemptColumns), in the order read.
+constexpr char kAttemptColumns[] =
+    "delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet, probe,"
+    " counted";
+
+std::vector<Attempt> ReadAttempts(const PgResult& r) {
+  std::vector<Attempt> out;
+  out.reserve(static_cast<size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) {
+    Attempt a;
+    a.delivery_id = r.Int(i, 0);
+    a.n = static_cast<int>(r.Int(i, 1));
+    a.started_at = r.Time(i, 2);
+    a.duration_ms = r.Int(i, 3);
+    if (!r.IsNull(i, 4)) a.status_code = static_cast<int>(r.Int(i, 4));
+    a.error = r.OptText(i, 5);
+    a.retry_after = r.OptText(i, 6);
+    a.response_snippet = r.Bytes(i, 7);
+    a.probe = r.Bool(i, 8);
+    a.counted = r.Bool(i, 9);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+Result<std::optional<Event>> ReadEventIn(PgConn& db, int64_t key, const std::string& id,
+                                         uint64_t id_bits) {
+  PgParams p;
+  const std::string sql =
+      std::string("SELECT ") + kEventColumns + ", e.body FROM events e WHERE e.id = " + p.Int(key);
+  HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get event " + id));
+  if (r.rows() == 0) return std::optional<Event>();
+  HR_ASSIGN_OR_RETURN(Event e, ReadEvent(r, 0, true, id_bits));
+  return std::optional<Event>(std::move(e));
+}
+
+Result<std::vector<Delivery>> ReadDeliveriesIn(PgConn& db, int64_t key, const std::string& event_id,
+                                               uint64_t id_bits) {
+  PgParams p;
+  const std::string sql = std::string("SELECT ") + kDeliveryColumns +
+                          " FROM deliveries WHERE event_id = " + p.Int(key) + " ORDER BY id";
+  HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get deliveries of " + event_id));
+  return ReadDeliveries(r, id_bits);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -56,14 +102,45 @@ Result<std::optional<Event>> PostgresStore::GetEvent(const std::string& id) {
   const std::optional<int64_t> key = EventKeyFromId(id, event_id_bits_);
   if (!key) return std::optional<Event>();  // not an id of this store: no such event
   return WithConn<std::optional<Event>>([&](PgConn& db) -> Result<std::optional<Event>> {
-    PgParams p;
-    const std::string sql = std::string("SELECT ") + kEventColumns +
-                            ", e.body FROM events e WHERE e.id = " + p.Int(*key);
-    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get event " + id));
-    if (r.rows() == 0) return std::optional<Event>();
-    HR_ASSIGN_OR_RETURN(Event e, ReadEvent(r, 0, true, event_id_bits_));
-    return std::optional<Event>(std::move(e));
+    return ReadEventIn(db, *key, id, event_id_bits_);
   });
+}
+
+Result<std::optional<EventDetail>> PostgresStore::GetEventDetail(const std::string& id) {
+  const std::optional<int64_t> key = EventKeyFromId(id, event_id_bits_);
+  if (!key) return std::optional<EventDetail>();
+  return InTransaction<std::optional<EventDetail>>(
+      [&](PgConn& db) -> Result<std::optional<EventDetail>> {
+        // One snapshot for every read below (READ COMMITTED would take one per statement).
+        HR_RETURN_IF_ERROR(db.Script("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+                                     "begin the event detail's read"));
+        HR_ASSIGN_OR_RETURN(std::optional<Event> event, ReadEventIn(db, *key, id, event_id_bits_));
+        if (!event) return std::optional<EventDetail>();
+        EventDetail detail{std::move(*event), {}};
+        HR_ASSIGN_OR_RETURN(std::vector<Delivery> deliveries,
+                            ReadDeliveriesIn(db, *key, id, event_id_bits_));
+        // Every attempt of the event in one query (the event's key prunes to its partition).
+        PgParams p;
+        const std::string sql = std::string("SELECT ") + kAttemptColumns +
+                                " FROM attempts WHERE event_id = " + p.Int(*key) +
+                                " ORDER BY delivery_id, n";
+        HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get attempts of " + id));
+        std::map<int64_t, std::vector<Attempt>> attempts;
+        for (Attempt& a : ReadAttempts(r)) attempts[a.delivery_id].push_back(std::move(a));
+        detail.deliveries.reserve(deliveries.size());
+        for (Delivery& d : deliveries) {
+          std::optional<Delivery> held_behind;
+          if (d.order_key &&
+              (d.status == DeliveryStatus::kScheduled || d.status == DeliveryStatus::kPaused)) {
+            HR_ASSIGN_OR_RETURN(std::optional<Delivery> head,
+                                ReadOrderHeadIn(db, d.destination, *d.order_key));
+            if (head && head->id != d.id) held_behind = std::move(head);
+          }
+          std::vector<Attempt> mine = std::move(attempts[d.id]);
+          detail.deliveries.push_back({std::move(d), std::move(mine), std::move(held_behind)});
+        }
+        return std::optional<EventDetail>(std::move(detail));
+      });
 }
 
 Result<std::vector<std::optional<Event>>> PostgresStore::GetEvents(
@@ -163,11 +240,7 @@ Result<std::vector<Delivery>> PostgresStore::GetDeliveries(const std::string& ev
   const std::optional<int64_t> key = EventKeyFromId(event_id, event_id_bits_);
   if (!key) return std::vector<Delivery>{};
   return WithConn<std::vector<Delivery>>([&](PgConn& db) -> Result<std::vector<Delivery>> {
-    PgParams p;
-    const std::string sql = std::string("SELECT ") + kDeliveryColumns +
-                            " FROM deliveries WHERE event_id = " + p.Int(*key) + " ORDER BY id";
-    HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get deliveries of " + event_id));
-    return ReadDeliveries(r, event_id_bits_);
+    return ReadDeliveriesIn(db, *key, event_id, event_id_bits_);
   });
 }
 
@@ -181,27 +254,11 @@ Result<std::vector<Attempt>> PostgresStore::GetAttempts(int64_t delivery_id) {
     HR_ASSIGN_OR_RETURN(PgResult e, db.Exec(ev, q, "get the event of a delivery"));
     if (e.rows() == 0) return std::vector<Attempt>{};
     PgParams p;
-    const std::string sql =
-        "SELECT delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet,"
-        " probe, counted FROM attempts WHERE delivery_id = " +
-        p.Int(delivery_id) + " AND event_id = " + p.Int(e.Int(0, 0)) + " ORDER BY n";
+    const std::string sql = std::string("SELECT ") + kAttemptColumns +
+                            " FROM attempts WHERE delivery_id = " + p.Int(delivery_id) +
+                            " AND event_id = " + p.Int(e.Int(0, 0)) + " ORDER BY n";
     HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "get attempts"));
-    std::vector<Attempt> out;
-    for (int i = 0; i < r.rows(); ++i) {
-      Attempt a;
-      a.delivery_id = r.Int(i, 0);
-      a.n = static_cast<int>(r.Int(i, 1));
-      a.started_at = r.Time(i, 2);
-      a.duration_ms = r.Int(i, 3);
-      if (!r.IsNull(i, 4)) a.status_code = static_cast<int>(r.Int(i, 4));
-      a.error = r.OptText(i, 5);
-      a.retry_after = r.OptText(i, 6);
-      a.response_snippet = r.Bytes(i, 7);
-      a.probe = r.Bool(i, 8);
-      a.counted = r.Bool(i, 9);
-      out.push_back(std::move(a));
-    }
-    return out;
+    return ReadAttempts(r);
   });
 }
 

@@ -63,6 +63,7 @@ class PostgresStore final : public Store {
                                int limit) override;
   Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) override;
   Result<std::vector<Attempt>> GetAttempts(int64_t delivery_id) override;
+  Result<std::optional<EventDetail>> GetEventDetail(const std::string& id) override;
   Result<std::vector<Delivery>> ClaimDue(TimePoint now, int limit, Duration lease,
                                          const std::string& owner,
                                          const std::string& destination = "") override;
@@ -164,6 +165,9 @@ class PostgresStore final : public Store {
                                                            std::vector<PendingAppend>& batch,
                                                            size_t from, size_t count);
 
+  // The head of an ordered queue (OrderHead), in the caller's connection or transaction.
+  Result<std::optional<Delivery>> ReadOrderHeadIn(pg::PgConn& db, const std::string& destination,
+                                                  const std::string& order_key) const;
   // One replay chain in the caller's transaction; its delivery id, or kNotFound.
   Result<int64_t> InsertReplay(pg::PgConn& db, const std::string& event_id,
                                const std::string& destination, int max_attempts, TimePoint due);

@@ -446,11 +446,9 @@ Result<bool> SqliteStore::IsOrderHead(Connection& db, int64_t id, const std::str
   return *head == id;
 }
 
-Result<std::optional<Delivery>> SqliteStore::OrderHead(const std::string& destination,
-                                                       const std::string& order_key) {
-  Result<Reader> reader = AcquireReader();
-  if (!reader.ok()) return reader.status();
-  Connection& db = **reader;
+Result<std::optional<Delivery>> SqliteStore::ReadOrderHeadIn(Connection& db,
+                                                             const std::string& destination,
+                                                             const std::string& order_key) const {
   Result<Statement> q = db.Prepare(kOrderHeadSql);
   if (!q.ok()) return q.status();
   q->BindText(1, destination).BindText(2, order_key);
@@ -462,6 +460,13 @@ Result<std::optional<Delivery>> SqliteStore::OrderHead(const std::string& destin
   if (!d.ok()) return d.status();
   OverlayLease(*d);
   return std::optional<Delivery>(std::move(*d));
+}
+
+Result<std::optional<Delivery>> SqliteStore::OrderHead(const std::string& destination,
+                                                       const std::string& order_key) {
+  Result<Reader> reader = AcquireReader();
+  if (!reader.ok()) return reader.status();
+  return ReadOrderHeadIn(**reader, destination, order_key);
 }
 
 Result<HeldQueues> SqliteStore::ListHeldQueues(const std::string& destination, int limit) {
@@ -611,15 +616,12 @@ Result<int64_t> SqliteStore::CreateReplays(const std::vector<NewReplay>& replays
   });
 }
 
-Result<std::vector<Delivery>> SqliteStore::GetDeliveries(const std::string& event_id) {
-  const std::optional<int64_t> key = EventKeyFromId(event_id, event_id_bits_);
-  if (!key) return std::vector<Delivery>{};
-  Result<Reader> db = AcquireReader();
-  if (!db.ok()) return db.status();
-  Result<Statement> q = (*db)->Prepare(std::string("SELECT ") + kDeliveryColumns +
-                                       " FROM deliveries WHERE event_id = ?1 ORDER BY id");
+Result<std::vector<Delivery>> SqliteStore::ReadDeliveriesIn(Connection& db, int64_t event_key,
+                                                            const std::string& event_id) const {
+  Result<Statement> q = db.Prepare(std::string("SELECT ") + kDeliveryColumns +
+                                   " FROM deliveries WHERE event_id = ?1 ORDER BY id");
   if (!q.ok()) return q.status();
-  q->BindInt(1, *key);
+  q->BindInt(1, event_key);
   Result<std::vector<Delivery>> out =
       ReadDeliveries(*q, "get deliveries of " + event_id, event_id_bits_);
   if (!out.ok()) return out;
@@ -627,10 +629,16 @@ Result<std::vector<Delivery>> SqliteStore::GetDeliveries(const std::string& even
   return out;
 }
 
-Result<std::vector<Attempt>> SqliteStore::GetAttempts(int64_t delivery_id) {
+Result<std::vector<Delivery>> SqliteStore::GetDeliveries(const std::string& event_id) {
+  const std::optional<int64_t> key = EventKeyFromId(event_id, event_id_bits_);
+  if (!key) return std::vector<Delivery>{};
   Result<Reader> db = AcquireReader();
   if (!db.ok()) return db.status();
-  Result<Statement> q = (*db)->Prepare(
+  return ReadDeliveriesIn(**db, *key, event_id);
+}
+
+Result<std::vector<Attempt>> SqliteStore::ReadAttemptsIn(Connection& db, int64_t delivery_id) {
+  Result<Statement> q = db.Prepare(
       "SELECT delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet,"
       " probe, counted FROM attempts WHERE delivery_id = ?1 ORDER BY n");
   if (!q.ok()) return q.status();
@@ -653,6 +661,12 @@ Result<std::vector<Attempt>> SqliteStore::GetAttempts(int64_t delivery_id) {
     a.counted = q->Int(9) != 0;
     out.push_back(std::move(a));
   }
+}
+
+Result<std::vector<Attempt>> SqliteStore::GetAttempts(int64_t delivery_id) {
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  return ReadAttemptsIn(**db, delivery_id);
 }
 
 Result<std::optional<TimePoint>> SqliteStore::NextDueAt(const std::string& destination) {

@@ -117,21 +117,61 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
   return Status::Ok();
 }
 
-Result<std::optional<Event>> SqliteStore::GetEvent(const std::string& id) {
-  const std::optional<int64_t> key = EventKeyFromId(id, event_id_bits_);
-  if (!key) return std::optional<Event>();  // not an id of this store: no such event
-  Result<Reader> db = AcquireReader();
-  if (!db.ok()) return db.status();
-  Result<Statement> q = (*db)->Prepare(std::string("SELECT ") + kEventColumns +
-                                       ", e.body FROM events e WHERE e.id = ?1");
+Result<std::optional<Event>> SqliteStore::ReadEventIn(Connection& db, int64_t key,
+                                                      const std::string& id) const {
+  Result<Statement> q =
+      db.Prepare(std::string("SELECT ") + kEventColumns + ", e.body FROM events e WHERE e.id = ?1");
   if (!q.ok()) return q.status();
-  q->BindInt(1, *key);
+  q->BindInt(1, key);
   Result<bool> row = q->Step("get event " + id);
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<Event>();
   Result<Event> e = ReadEvent(*q, 7, event_id_bits_);
   if (!e.ok()) return e.status();
   return std::optional<Event>(std::move(*e));
+}
+
+Result<std::optional<Event>> SqliteStore::GetEvent(const std::string& id) {
+  const std::optional<int64_t> key = EventKeyFromId(id, event_id_bits_);
+  if (!key) return std::optional<Event>();  // not an id of this store: no such event
+  Result<Reader> db = AcquireReader();
+  if (!db.ok()) return db.status();
+  return ReadEventIn(**db, *key, id);
+}
+
+Result<std::optional<EventDetail>> SqliteStore::GetEventDetail(const std::string& id) {
+  const std::optional<int64_t> key = EventKeyFromId(id, event_id_bits_);
+  if (!key) return std::optional<EventDetail>();
+  Result<Reader> reader = AcquireReader();
+  if (!reader.ok()) return reader.status();
+  Connection& db = **reader;
+  // One read transaction: every SELECT below sees the same snapshot of the WAL. It ends before
+  // the reader goes back to the pool, whatever happens (a failed read rolls it back).
+  HR_RETURN_IF_ERROR(db.ExecScript("BEGIN", "begin the event detail's read"));
+  auto read = [&]() -> Result<std::optional<EventDetail>> {
+    HR_ASSIGN_OR_RETURN(std::optional<Event> event, ReadEventIn(db, *key, id));
+    if (!event) return std::optional<EventDetail>();
+    EventDetail detail{std::move(*event), {}};
+    HR_ASSIGN_OR_RETURN(std::vector<Delivery> deliveries, ReadDeliveriesIn(db, *key, id));
+    detail.deliveries.reserve(deliveries.size());
+    for (Delivery& d : deliveries) {
+      HR_ASSIGN_OR_RETURN(std::vector<Attempt> attempts, ReadAttemptsIn(db, d.id));
+      std::optional<Delivery> held_behind;
+      if (d.order_key &&
+          (d.status == DeliveryStatus::kScheduled || d.status == DeliveryStatus::kPaused)) {
+        HR_ASSIGN_OR_RETURN(std::optional<Delivery> head,
+                            ReadOrderHeadIn(db, d.destination, *d.order_key));
+        if (head && head->id != d.id) held_behind = std::move(head);
+      }
+      detail.deliveries.push_back({std::move(d), std::move(attempts), std::move(held_behind)});
+    }
+    return std::optional<EventDetail>(std::move(detail));
+  };
+  Result<std::optional<EventDetail>> out = read();
+  const Status end = db.ExecScript(out.ok() ? "COMMIT" : "ROLLBACK", "end the event detail's read");
+  if (!out.ok()) return out;
+  if (!end.ok()) return end;
+  return out;
 }
 
 Result<std::vector<std::optional<Event>>> SqliteStore::GetEvents(

@@ -89,6 +89,7 @@ class SqliteStore final : public Store {
                                int limit) override;
   Result<std::vector<Delivery>> GetDeliveries(const std::string& event_id) override;
   Result<std::vector<Attempt>> GetAttempts(int64_t delivery_id) override;
+  Result<std::optional<EventDetail>> GetEventDetail(const std::string& id) override;
   Result<int64_t> PurgeEventsBefore(TimePoint cutoff, int batch) override;
   Result<std::vector<StatsRow>> GetStats(TimePoint since, TimePoint until) override;
 
@@ -299,6 +300,16 @@ class SqliteStore final : public Store {
   // The id of that head; 0 when the queue is empty.
   static Result<int64_t> OrderHeadId(sqlite::Connection& db, const std::string& destination,
                                      const std::string& order_key);
+  // The reads GetEvent, GetDeliveries, GetAttempts and OrderHead make, on `db` (a reader): so
+  // GetEventDetail makes them all in one read transaction.
+  Result<std::optional<Event>> ReadEventIn(sqlite::Connection& db, int64_t key,
+                                           const std::string& id) const;
+  Result<std::vector<Delivery>> ReadDeliveriesIn(sqlite::Connection& db, int64_t event_key,
+                                                 const std::string& event_id) const;
+  static Result<std::vector<Attempt>> ReadAttemptsIn(sqlite::Connection& db, int64_t delivery_id);
+  Result<std::optional<Delivery>> ReadOrderHeadIn(sqlite::Connection& db,
+                                                  const std::string& destination,
+                                                  const std::string& order_key) const;
   // The frontier of `destination` (the lowest of all when empty); nullopt when none has pending
   // deliveries.
   std::optional<int64_t> PendingFrontier(const std::string& destination) const;
