@@ -109,13 +109,7 @@ http::Handler::HeadDecision ApiHandler::OnHead(const http::RequestHead& head) co
     } else {
       std::string allow;
       for (const std::string& a : m.allowed) allow += (allow.empty() ? "" : ", ") + a;
-      std::string message = "use " + allow;
-      if (head.method == "PATCH" && head.segments.size() == 4 && head.segments[2] == "routes") {
-        message =
-            "a route cannot be changed: delete it (DELETE /api/v1/routes/{id}) and create "
-            "another (POST /api/v1/routes)";
-      }
-      http::Response r = http::JsonError(405, "method_not_allowed", message);
+      http::Response r = http::JsonError(405, "method_not_allowed", "use " + allow);
       r.headers.emplace_back("Allow", allow);
       d.reject = std::move(r);
     }
@@ -161,6 +155,7 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
       if (Status s = CheckEventId(m.params[0], "replay"); !s.ok()) return FromStatus(s);
       break;
     case RouteId::kGetRoute:
+    case RouteId::kUpdateRoute:
     case RouteId::kDeleteRoute: m.params[0] = CurrentRouteId(*catalog, m.params[0]); break;
     default: break;
   }
@@ -185,6 +180,7 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kListSourceRejections: return ListRejections(request, param);
     case RouteId::kListRoutes: return ListRoutes(c);
     case RouteId::kGetRoute: return CatalogView(store::CatalogKind::kRoute, param);
+    case RouteId::kTestRoute: return TestRoute(request, c);
     case RouteId::kCreateSource:
     case RouteId::kCreateDestination:
     case RouteId::kCreateRoute: return ChangeCatalog(request, m.route->id, "");
@@ -192,6 +188,7 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kDeleteSource:
     case RouteId::kUpdateDestination:
     case RouteId::kDeleteDestination:
+    case RouteId::kUpdateRoute:
     case RouteId::kDeleteRoute: return ChangeCatalog(request, m.route->id, param);
     case RouteId::kListAudit: return ListAudit(request);
     case RouteId::kStats: return Stats(request);

@@ -107,6 +107,9 @@ class ApiHandler {
   ingest::RejectionCounts RejectionCountsOf(const std::string& source) const;
   // routes_handler.cc
   http::Response ListRoutes(const model::Catalog& catalog) const;
+  // POST /api/v1/routes/test: which of a source's stored events a route's rule would take, and
+  // why not (route_test_handler.cc).
+  http::Response TestRoute(const http::Request& request, const model::Catalog& catalog) const;
   // catalog_handler.cc: POST, PATCH and DELETE of sources, destinations and routes, through
   // controls_.catalog.
   http::Response ChangeCatalog(const http::Request& request, RouteId route,

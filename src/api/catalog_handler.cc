@@ -46,6 +46,10 @@ http::Response ApiHandler::ChangeCatalog(const http::Request& request, RouteId r
       op = Op::kDelete;
       break;
     case RouteId::kCreateRoute: kind = store::CatalogKind::kRoute; break;
+    case RouteId::kUpdateRoute:
+      kind = store::CatalogKind::kRoute;
+      op = Op::kUpdate;
+      break;
     case RouteId::kDeleteRoute:
       kind = store::CatalogKind::kRoute;
       op = Op::kDelete;

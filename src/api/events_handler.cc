@@ -43,8 +43,14 @@ Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const s
     if (!loaded.ok()) return loaded.status();
     causes = std::move(*loaded);
   }
-  return std::optional<json::object>(
-      EventDetailToJson((*detail)->event, details, with_body, causes ? &*causes : nullptr));
+  RouteIds route_ids;
+  if (catalog) {
+    for (const model::Route& r : catalog->routes) {
+      if (r.source == (*detail)->event.source) route_ids.emplace(r.destination, r.id);
+    }
+  }
+  return std::optional<json::object>(EventDetailToJson(
+      (*detail)->event, details, with_body, causes ? &*causes : nullptr, route_ids));
 }
 
 http::Response ApiHandler::ListEvents(const http::Request& request,
@@ -97,15 +103,19 @@ http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::
   }
   std::vector<std::string> targets = routed;
   if (only->has_value()) {
-    if (std::find(routed.begin(), routed.end(), **only) == routed.end()) {
-      return FromStatus(Status::InvalidArgument(
-          "destination: event " + id + " was not routed to \"" + **only + "\"", "destination"));
+    // Any configured destination, routed or not: an event no route took (or not this one) is
+    // sent where the operator says once the routes are fixed.
+    if (std::find(routed.begin(), routed.end(), **only) == routed.end() &&
+        !registry_.Get()->FindDestination(**only)) {
+      return FromStatus(
+          Status::InvalidArgument("no destination \"" + **only + "\"", "destination"));
     }
     targets = {**only};
   }
   if (targets.empty()) {
-    return FromStatus(
-        Status::FailedPrecondition("event " + id + " has no destinations to replay to"));
+    return FromStatus(Status::FailedPrecondition(
+        "event " + id +
+        " has no destinations to replay to (no route took it): name one with {\"destination\": …}"));
   }
   // Check every target before creating anything, so a refused replay changes nothing.
   std::shared_ptr<const model::Catalog> catalog = registry_.Get();

@@ -50,6 +50,8 @@ json::object EventSummaryToJson(const store::Event& e, const PauseCauses* causes
           {"source", e.source},
           {"received_at", FormatRfc3339(e.received_at)},
           {"size", e.size},
+          {"type", StringOrNull(e.type)},
+          {"routed", e.routed},
           {"deliveries", std::move(current)}};
 }
 
@@ -108,7 +110,8 @@ json::object OrderHeadToJson(const store::Delivery& h) {
 }
 
 json::object EventDetailToJson(const store::Event& e, const std::vector<DeliveryDetail>& deliveries,
-                               bool with_body, const PauseCauses* causes) {
+                               bool with_body, const PauseCauses* causes,
+                               const RouteIds& route_ids) {
   json::object o = EventSummaryToJson(e);
   json::array headers;
   // Forwarded as stored, but values that look like credentials (a provider's token or signature
@@ -158,7 +161,29 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
     AddPauseCause(ds.back().as_object(), d.destination, d.status, causes);
   }
   o["deliveries"] = std::move(ds);
+  o["routes"] = RouteVerdictsToJson(e, deliveries, route_ids);
   return o;
+}
+
+json::array RouteVerdictsToJson(const store::Event& e, const std::vector<DeliveryDetail>& deliveries,
+                                const RouteIds& route_ids) {
+  json::array routes;
+  for (const DeliveryDetail& dd : deliveries) {
+    if (dd.delivery.chain != 0) continue;  // replays are not routing
+    auto id = route_ids.find(dd.delivery.destination);
+    routes.push_back(json::object{
+        {"route", id == route_ids.end() ? json::value(nullptr) : json::value(id->second)},
+        {"destination", dd.delivery.destination},
+        {"matched", true},
+        {"reason", nullptr}});
+  }
+  for (const store::RouteMiss& m : e.route_misses) {
+    routes.push_back(json::object{{"route", m.route},
+                                  {"destination", m.destination},
+                                  {"matched", false},
+                                  {"reason", m.reason}});
+  }
+  return routes;
 }
 
 }  // namespace hookrelay::api

@@ -32,9 +32,10 @@ using PauseCauses = std::map<std::string, PauseCause>;
 void AddPauseCause(boost::json::object& delivery, const std::string& destination,
                    store::DeliveryStatus status, const PauseCauses* causes);
 
-// {"id", "source", "received_at", "size", "deliveries": [{"destination", "status", "chain",
-// "paused_by", "breaker_open_until"}]}: each destination's current delivery (its latest chain),
-// from Event::current, with the cause of a pause (AddPauseCause).
+// {"id", "source", "received_at", "size", "type" (null: none), "routed", "deliveries":
+// [{"destination", "status", "chain", "paused_by", "breaker_open_until"}]}: each destination's
+// current delivery (its latest chain), from Event::current, with the cause of a pause
+// (AddPauseCause).
 boost::json::object EventSummaryToJson(const store::Event& e, const PauseCauses* causes = nullptr);
 // {"items": [summary…], "next_cursor": "…" | null}
 boost::json::object EventPageToJson(const store::EventPage& page,
@@ -60,9 +61,20 @@ boost::json::object OrderHeadToJson(const store::Delivery& head);
 // "response_snippet_encoding" (AddResponseSnippet)}]}]}. Header values whose names look like
 // credentials (model::IsCredentialName) are shown as model::kRedacted.
 // Without `with_body`, "body_base64" is left out (a 5 MiB body is ~7 MB of base64).
-// Each delivery also has "paused_by" and "breaker_open_until" (AddPauseCause).
+// Each delivery also has "paused_by" and "breaker_open_until" (AddPauseCause), and the event
+// "routes" (RouteVerdictsToJson).
+// The id of the route from the event's source to each destination, by destination name.
+using RouteIds = std::map<std::string, std::string>;
 boost::json::object EventDetailToJson(const store::Event& e,
                                       const std::vector<DeliveryDetail>& deliveries,
-                                      bool with_body = true, const PauseCauses* causes = nullptr);
+                                      bool with_body = true, const PauseCauses* causes = nullptr,
+                                      const RouteIds& route_ids = {});
+// What the routes of the event's source did with it at ingest: [{"route", "destination",
+// "matched": true, "reason": null}] for each destination its routes gave a delivery (the original
+// chain; "route" from `route_ids`, null when that route is gone), then [{…, "matched": false,
+// "reason": "type invoice.paid is not in [customer.*]"}] for each route that did not take it.
+boost::json::array RouteVerdictsToJson(const store::Event& e,
+                                       const std::vector<DeliveryDetail>& deliveries,
+                                       const RouteIds& route_ids);
 
 }  // namespace hookrelay::api

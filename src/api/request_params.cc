@@ -1,5 +1,7 @@
 #include "api/request_params.h"
 
+#include "routing/type_pattern.h"
+
 #include <algorithm>
 #include <boost/json.hpp>
 #include <charconv>
@@ -9,6 +11,7 @@
 #include "common/time_format.h"
 #include "common/units.h"
 #include "replay/replay_runner.h"
+#include "routing/type_pattern.h"
 
 namespace hookrelay::api {
 
@@ -145,7 +148,8 @@ Status CheckEventId(const std::string& id, std::string_view what) {
 
 Result<EventListQuery> ParseEventListQuery(const http::RequestHead& head) {
   HR_RETURN_IF_ERROR(CheckQueryParams(
-      head, {"status", "source", "destination", "since", "until", "cursor", "limit"}));
+      head,
+      {"status", "source", "destination", "since", "until", "type", "routed", "cursor", "limit"}));
   EventListQuery q;
   if (auto s = Param(head, "status")) {
     q.filter.status = store::ParseDeliveryStatus(*s);
@@ -157,6 +161,17 @@ Result<EventListQuery> ParseEventListQuery(const http::RequestHead& head) {
   }
   q.filter.source = Param(head, "source");
   q.filter.destination = Param(head, "destination");
+  if (auto t = Param(head, "type")) {
+    HR_RETURN_IF_ERROR(routing::ValidateTypePattern(*t, "type"));
+    q.filter.type = std::move(t);
+  }
+  if (auto r = Param(head, "routed")) {
+    if (*r != "true" && *r != "false") {
+      return Status::InvalidArgument("routed: must be true or false, not \"" + *r + "\"",
+                                     "routed");
+    }
+    q.filter.routed = *r == "true";
+  }
   auto since = TimeParam(head, "since");
   if (!since.ok()) return since.status();
   q.filter.since = *since;
@@ -217,12 +232,12 @@ Result<BulkReplayRequest> ParseBulkReplayBody(std::string_view body) {
   // Malformed JSON is told apart from JSON that is not an object, as for every other body.
   HR_ASSIGN_OR_RETURN(json::object o, ParseObjectBody(body));
   for (const auto& [k, v] : o) {
-    static constexpr std::string_view kKnown[] = {"status", "source", "destination",
-                                                  "since",  "until",  "rate"};
+    static constexpr std::string_view kKnown[] = {"status", "source", "destination", "since",
+                                                  "until",  "type",   "routed",      "rate"};
     if (std::find(std::begin(kKnown), std::end(kKnown), k) == std::end(kKnown)) {
       return Status::InvalidArgument(
           "unknown field \"" + std::string(k) +
-              "\" (known fields: status, source, destination, since, until, rate)",
+              "\" (known fields: status, source, destination, since, until, type, routed, rate)",
           std::string(k));
     }
   }
@@ -248,6 +263,45 @@ Result<BulkReplayRequest> ParseBulkReplayBody(std::string_view body) {
     o.erase("rate");
   }
   r.filter_json = json::serialize(o);
+  return r;
+}
+
+Result<RouteTestRequest> ParseRouteTestBody(std::string_view body) {
+  HR_ASSIGN_OR_RETURN(json::object o, ParseObjectBody(body));
+  for (const auto& [k, v] : o) {
+    static constexpr std::string_view kKnown[] = {"source", "types", "filter", "event", "last"};
+    if (std::find(std::begin(kKnown), std::end(kKnown), k) == std::end(kKnown)) {
+      return Status::InvalidArgument(
+          "unknown field \"" + std::string(k) +
+              "\" (known fields: source, types, filter, event, last)",
+          std::string(k));
+    }
+  }
+  RouteTestRequest r;
+  HR_ASSIGN_OR_RETURN(r.rule, routing::ParseRouteRule(o, ""));
+  HR_ASSIGN_OR_RETURN(r.source, StringField(o, "source"));
+  HR_ASSIGN_OR_RETURN(r.event, StringField(o, "event"));
+  if (r.event) {
+    if (Status st = CheckEventId(*r.event); !st.ok()) {
+      return Status::InvalidArgument("event: " + st.message(), "event");
+    }
+  }
+  if (const json::value* last = o.if_contains("last")) {
+    if (r.event) {
+      return Status::InvalidArgument("last: give either event or last, not both", "last");
+    }
+    const std::optional<int64_t> n =
+        last->is_int64() ? std::optional<int64_t>(last->as_int64()) : std::nullopt;
+    if (!n || *n < 1 || *n > kMaxRouteTestEvents) {
+      return Status::InvalidArgument(
+          "last: must be an integer from 1 to " + std::to_string(kMaxRouteTestEvents), "last");
+    }
+    r.last = static_cast<int>(*n);
+  }
+  if (!r.source && !r.event) {
+    return Status::InvalidArgument(
+        "source: is required (whose last events to test), unless event names one", "source");
+  }
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include "common/list_limits.h"
 #include "common/result.h"
 #include "http/request.h"
+#include "routing/route_rule.h"
 #include "sim/herd_input.h"
 #include "store/store.h"
 
@@ -74,6 +75,20 @@ struct BulkReplayRequest {
   std::optional<double> rate;  // per second; nullopt: the default
 };
 Result<BulkReplayRequest> ParseBulkReplayBody(std::string_view body);
+
+// The body of POST /api/v1/routes/test: {"source"?, "types"?, "filter"?, "event"?, "last"?}. The
+// rule as a route's (routing::ParseRouteRule: errors name "types[1]", "filter.body.$gt"); the
+// events: `event` (one id; its source is the one tested) or the `last` (1 to 100, default 20)
+// events of `source`. One of source and event is required.
+inline constexpr int kDefaultRouteTestEvents = 20;
+inline constexpr int kMaxRouteTestEvents = 100;
+struct RouteTestRequest {
+  routing::RouteRule rule;
+  std::optional<std::string> source;
+  std::optional<std::string> event;
+  int last = kDefaultRouteTestEvents;
+};
+Result<RouteTestRequest> ParseRouteTestBody(std::string_view body);
 
 // GET /api/v1/simulate?events=&fail_window=&recover_at=&capacity=&seed=&destination=&policy=…&
 // policy_json=…: the herd simulation's arguments (sim::HerdInput, parsed there). policy and

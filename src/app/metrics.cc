@@ -59,11 +59,21 @@ void Histogram(std::ostringstream& out, const char* name, const std::string& lab
 
 }  // namespace
 
-std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::EngineStats& e,
+std::string RenderMetrics(const ingest::IngestStats& ingest, const ReceivedTypes& received_types,
+                          const delivery::EngineStats& e,
                           const std::map<std::string, delivery::DestinationState>& dests) {
   std::ostringstream out;
   Single(out, "hookrelay_events_ingested_total", "counter", "Events stored and acknowledged.",
          ingest.accepted.load());
+  Metric(out, "hookrelay_events_received_total", "counter",
+         "Events stored, by source and type (type \"\" when it has none; past 200 types of a "
+         "source, the others count as \"other\").");
+  for (const auto& [source, types] : received_types) {
+    for (const auto& [type, n] : types) {
+      out << "hookrelay_events_received_total{source=\"" << Label(source) << "\",type=\""
+          << Label(type) << "\"} " << n << "\n";
+    }
+  }
   Single(out, "hookrelay_events_duplicate_total", "counter",
          "Arrivals answered with an earlier event's id (dedup).", ingest.duplicates.load());
   Single(out, "hookrelay_ingest_rejected_total", "counter",

@@ -12,8 +12,11 @@
 
 namespace hookrelay::app {
 
+// Events stored by source, then type (ingest::TypeCounts::Snapshot).
+using ReceivedTypes = std::map<std::string, std::map<std::string, int64_t>>;
 // The Prometheus text exposition (version 0.0.4) of hookrelay's counters and gauges. Pure.
-std::string RenderMetrics(const ingest::IngestStats& ingest, const delivery::EngineStats& engine,
+std::string RenderMetrics(const ingest::IngestStats& ingest, const ReceivedTypes& received_types,
+                          const delivery::EngineStats& engine,
                           const std::map<std::string, delivery::DestinationState>& destinations);
 
 // Requests refused because they failed verification, per source and reason (a fixed set: every

@@ -148,7 +148,8 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
             node->alerts_ ? node->alerts_->stats() : alerts::AlertDispatcher::Stats{};
         // Raised counts with no channel configured too (nothing is sent then).
         alert_stats.raised = engine_stats.alerts_raised;
-        return RenderMetrics(node->ingest_->stats(), engine_stats, dests) +
+        return RenderMetrics(node->ingest_->stats(), node->ingest_->type_counts().Snapshot(),
+                             engine_stats, dests) +
                RenderRejectionMetrics(node->rejections_->AllCounts()) +
                (http_stats ? RenderHttpMetrics(*http_stats) : std::string()) +
                RenderRetentionMetrics(node->retention_->stats()) + RenderAlertMetrics(alert_stats) +

@@ -191,9 +191,6 @@ Result<std::string> CatalogService::Create(store::CatalogKind kind, const json::
 
 Status CatalogService::Update(store::CatalogKind kind, const std::string& name,
                               const json::value& patch, const std::string& actor) {
-  if (kind == store::CatalogKind::kRoute) {
-    return Status::InvalidArgument("a route cannot be changed; delete it and create another");
-  }
   if (!patch.is_object()) {
     return Status::InvalidArgument("the body must be a JSON object (a JSON merge patch)");
   }
@@ -215,6 +212,19 @@ Status CatalogService::Update(store::CatalogKind kind, const std::string& name,
   json::value merged = MergePatch(current, patch);
   auto parsed = ObjectName(kind, merged);
   if (!parsed.ok()) return parsed.status();
+  if (kind == store::CatalogKind::kRoute) {
+    // Its rule (types, filter) changes; what it connects is what it is.
+    for (const char* field : {"id", "source", "destination"}) {
+      const json::value* was = current.as_object().if_contains(field);
+      const json::value* now = merged.as_object().if_contains(field);
+      if ((was == nullptr) != (now == nullptr) || (was && *was != *now)) {
+        return Status::InvalidArgument(
+            "cannot be changed; create a new route and delete this one", field);
+      }
+    }
+    auto r = model::ParseRoute(merged);
+    if (!r.ok()) return r.status();
+  }
   if (kind == store::CatalogKind::kDestination) {
     // Checked here, so that an error names the field as a POST's would (not "stored …").
     auto d = model::ParseDestination(merged);

@@ -9,6 +9,7 @@
 #include "cli/catalog_edit.h"
 #include "cli/management_command.h"
 #include "cli/render.h"
+#include "cli/route_commands.h"
 #include "cli/terminal.h"
 #include "common/list_limits.h"
 
@@ -210,6 +211,7 @@ void AddCatalogCommands(Command app, int& exit_code) {
   AddShow(routes, "routes", "route", RenderRouteDetail, exit_code);
 
   AddCatalogEditCommands(sources, destinations, routes, exit_code);
+  AddRouteCommands(routes, exit_code);
 }
 
 }  // namespace hookrelay::cli

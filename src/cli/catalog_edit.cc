@@ -342,25 +342,6 @@ void AddCatalogEditCommands(Command sources, Command destinations, Command route
   AddRemove(sources, "source", exit_code);
   AddRemove(destinations, "destination", exit_code);
 
-  {  // routes add SOURCE DESTINATION [--id ID]
-    auto common = std::make_shared<ManagementOptions>();
-    auto source = std::make_shared<std::string>();
-    auto destination = std::make_shared<std::string>();
-    auto id = std::make_shared<std::string>();
-    Command cmd = routes.Subcommand("add", "Send every event of a source to a destination");
-    cmd.Add("source", *source, "source name").Required();
-    cmd.Add("destination", *destination, "destination name").Required();
-    cmd.Add("--id", *id, "Route id (default SOURCE:DESTINATION)");
-    AddManagementOptions(cmd, *common);
-    cmd.Callback([=, &exit_code] {
-      json::object body{{"source", *source}, {"destination", *destination}};
-      if (!id->empty()) body["id"] = *id;
-      ApiClient client = MakeClient(*common);
-      exit_code = PrintApiObject(
-          "routes add", client.Post("/api/v1/routes", body), common->json,
-          [](const json::object& r) { return "Created route\n\n" + RenderRouteDetail(r); });
-    });
-  }
   AddRemove(routes, "route", exit_code);
 }
 

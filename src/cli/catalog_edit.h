@@ -22,7 +22,7 @@ namespace hookrelay::cli {
 //   destinations update NAME [--url URL] [the same flags] | destinations rm NAME
 // (--url is the destination's URL; the API's address is --server. `update` still takes
 // --endpoint, hidden, as another name of --url.)
-//   routes add SOURCE DESTINATION [--id ID] | routes show ID | routes rm ID
+//   routes rm ID (routes add, update and test: route_commands.h)
 // Secret values may be given as @FILE (or @- for standard input) so they stay out of the shell
 // history and the process list. `exit_code` is set after parsing.
 void AddCatalogEditCommands(Command sources, Command destinations, Command routes, int& exit_code);

@@ -39,6 +39,8 @@ std::string EventListPath(const EventListOptions& options, int page_limit,
   add("destination", options.destination);
   add("since", options.since);
   add("until", options.until);
+  add("type", options.type);
+  add("routed", options.routed);
   add("cursor", cursor);
   return path;
 }
@@ -111,6 +113,11 @@ void AddEventsCommand(Command app, int& exit_code) {
     list.Add("--since", options->since,
              "Received at or after: RFC 3339 time, or a duration before now (2h)");
     list.Add("--until", options->until, "Received before: RFC 3339 time, or a duration");
+    list.Add("--type", options->type,
+             "Only events of this type: a name, or a prefix and * ('invoice.*')");
+    list.Add("--routed", options->routed,
+             "false: only events no route took (true: only those one took)")
+        .OneOf({"true", "false"});
     list.Add("--limit", options->limit,
              "At most this many events (default " + std::to_string(kDefaultListLimit) +
                  ", at most " + std::to_string(kMaxListLimit) + ", as the API)")

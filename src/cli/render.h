@@ -98,6 +98,9 @@ std::string RenderDestinationDetail(const boost::json::object& destination, Time
 // `hookrelay routes list` / `show`.
 std::string RenderRouteList(const boost::json::array& items, size_t width = kRenderWidth);
 std::string RenderRouteDetail(const boost::json::object& route);
+// The dry run's answer (POST /api/v1/routes/test): a count, then each event with "takes" or
+// "skips" and, for one it skips, the reason on the line below.
+std::string RenderRouteTest(const boost::json::object& result, size_t width = kRenderWidth);
 
 // The 202 answer of a replay, one line per new chain: "replayed 01J… to billing (chain 1,
 // delivery 42)"; "nothing replayed" when there is none.

@@ -38,7 +38,9 @@ struct BulkOptions {
   std::string source;
   std::string since;
   std::string until;
+  std::string type;
   std::string rate;
+  bool unrouted = false;  // routed=false: events no route took, to `destination`
   bool no_wait = false;
 };
 
@@ -237,9 +239,14 @@ int Interrupted(const std::string& id, bool tty) {
 int RunBulkReplay(const BulkOptions& o, const ManagementOptions& common) {
   ApiClient client = MakeClient(common);
   json::object body;
-  body["status"] = o.status;
+  if (o.unrouted) {
+    body["routed"] = false;
+  } else {
+    body["status"] = o.status;
+  }
   if (!o.destination.empty()) body["destination"] = o.destination;
   if (!o.source.empty()) body["source"] = o.source;
+  if (!o.type.empty()) body["type"] = o.type;
   const TimePoint now = SystemClock::Instance().Now();
   for (auto [flag, text] :
        {std::pair<const char*, const std::string*>{"since", &o.since}, {"until", &o.until}}) {
@@ -398,9 +405,15 @@ void AddReplayCommand(Command app, int& exit_code) {
       "event matching a filter, paced (a bulk replay job); list, status JOB, cancel JOB: the jobs");
   replay.Add("id", *id, "Event id (omit with --status); list, status and cancel are subcommands");
   replay.Add("--destination", *destination,
-             "Only to this destination (one the event was routed to)");
-  replay.Add("--status", bulk->status,
-             "Bulk: replay events whose latest delivery is in this status (failed)");
+             "Only to this destination (any destination, for an event no route took)");
+  Option status = replay.Add("--status", bulk->status,
+                             "Bulk: replay events whose latest delivery is in this status (failed)");
+  Option unrouted =
+      replay.Flag("--unrouted", bulk->unrouted,
+                  "Bulk: the events no route took, each to --destination (once: not again to "
+                  "a destination it already has a delivery to)");
+  status.Excludes(unrouted);
+  replay.Add("--type", bulk->type, "Bulk: only events of this type ('invoice.*')");
   replay.Add("--source", bulk->source, "Bulk: only events from this source");
   replay.Add("--since", bulk->since,
              "Bulk: received at or after (RFC 3339, or a duration ago: 2h)");
@@ -412,9 +425,15 @@ void AddReplayCommand(Command app, int& exit_code) {
   AddJobCommands(replay, exit_code);
   replay.Callback([replay, id, destination, bulk, common, &exit_code] {
     if (replay.SubcommandGiven()) return;  // replay list|status|cancel did the work
-    if (!bulk->status.empty()) {
+    if (!bulk->status.empty() || bulk->unrouted) {
       if (!id->empty()) {
-        std::cerr << "hookrelay replay: give an event id or --status, not both\n";
+        std::cerr << "hookrelay replay: give an event id or --status/--unrouted, not both\n";
+        exit_code = 2;
+        return;
+      }
+      if (bulk->unrouted && destination->empty()) {
+        std::cerr << "hookrelay replay: --unrouted needs --destination (where to send the "
+                     "events no route took)\n";
         exit_code = 2;
         return;
       }

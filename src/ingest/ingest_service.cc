@@ -79,17 +79,21 @@ std::vector<store::Header> KeptHeaders(const http::HeaderList& headers) {
 }
 
 std::vector<store::Header> KeptHeaders(http::HeaderList&& headers) {
-  std::vector<std::string> tokens = ConnectionTokens(headers);
+  KeepHeaders(headers);
   std::vector<store::Header> kept;
   kept.reserve(headers.size());
+  for (auto& [name, value] : headers) kept.push_back({std::move(name), std::move(value)});
+  return kept;
+}
+
+void KeepHeaders(http::HeaderList& headers) {
+  std::vector<std::string> tokens = ConnectionTokens(headers);
+  std::erase_if(headers, [&](const auto& h) { return IsHopByHop(h.first, tokens); });
   for (auto& [name, value] : headers) {
-    if (IsHopByHop(name, tokens)) continue;
     // Credentials meant for hookrelay are never forwarded, so their values need not be kept;
     // the name stays, to show that one was sent.
     if (model::IsHookrelayCredential(name)) value = std::string(model::kRedacted);
-    kept.push_back({std::move(name), std::move(value)});
   }
-  return kept;
 }
 
 namespace {
@@ -265,12 +269,7 @@ std::optional<std::string> OrderKeyOf(const model::Destination& d, const http::R
     }
     case model::OrderKey::Kind::kJson: break;
   }
-  if (!parsed) {
-    boost::system::error_code ec;
-    json::value v = json::parse(json::string_view(body.data(), body.size()), ec);
-    parsed = ec ? json::value() : std::move(v);
-  }
-  const json::value* at = &*parsed;
+  const json::value* at = ParsedBody(body, parsed);
   std::string_view path = d.order_key.name;
   while (at) {
     const size_t dot = path.find('.');
@@ -286,6 +285,17 @@ std::optional<std::string> OrderKeyOf(const model::Destination& d, const http::R
   }
   if (at->is_number() || at->is_bool()) return StoredOrderKey(json::serialize(*at));
   return std::nullopt;
+}
+
+const json::value* ParsedBody(std::string_view body, std::optional<json::value>& parsed) {
+  if (!parsed) {
+    boost::system::error_code ec;
+    json::value v = json::parse(json::string_view(body.data(), body.size()), ec);
+    parsed = ec ? json::value() : std::move(v);
+  }
+  // A body that is not JSON is kept as null, which no JSON body parses to but "null" itself:
+  // to a filter, both have no fields.
+  return parsed->is_null() ? nullptr : &*parsed;
 }
 
 Duration DedupWindow(const model::Catalog& catalog, const std::string& source) {
@@ -304,8 +314,25 @@ store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& s
   e.content_type = std::string(request.Header("Content-Type").value_or(""));
   e.dedup_key = DedupKey(source.dedup, request, request.body);
   if (e.dedup_key) e.dedup_window = DedupWindow(catalog, source.name);
-  std::optional<json::value> parsed;  // the body, parsed for the first JSON order key only
-  for (const model::Destination* d : catalog.DestinationsOf(source.name)) {
+  // Routes see the headers as they are kept (what the event's page and the dry run show).
+  KeepHeaders(request.headers);
+  // The body, parsed once when something reads it: the type, a filter, a JSON order key.
+  std::optional<json::value> parsed;
+  const std::vector<model::Catalog::RouteTo> routes = catalog.RoutesOf(source.name);
+  const bool any_filter = std::any_of(routes.begin(), routes.end(), [](const auto& r) {
+    return r.route->rule.filter.has_value();
+  });
+  const json::value* body =
+      model::TypeNeedsBody(source) || any_filter ? ParsedBody(request.body, parsed) : nullptr;
+  e.type = model::EventTypeOf(source, request.headers, body);
+  const routing::MatchInput input{request.headers, body};
+  for (const auto& [route, d] : routes) {
+    if (!route->rule.Matches(e.type, input)) {
+      // The reason is worked out again only for a route that did not take the event.
+      e.route_misses.push_back(
+          {route->id, d->name, route->rule.Match(e.type, input).reason});
+      continue;
+    }
     store::NewDelivery nd;
     nd.order_key = OrderKeyOf(*d, request, request.body, parsed);
     nd.destination = d->name;
@@ -314,7 +341,9 @@ store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& s
     nd.status = d->paused ? store::DeliveryStatus::kPaused : store::DeliveryStatus::kScheduled;
     e.deliveries.push_back(std::move(nd));
   }
-  e.headers = KeptHeaders(std::move(request.headers));
+  e.routed = !e.deliveries.empty();
+  e.headers.reserve(request.headers.size());
+  for (auto& [name, value] : request.headers) e.headers.push_back({std::move(name), std::move(value)});
   e.body = std::move(request.body);
   return e;
 }
@@ -384,8 +413,9 @@ void IngestService::Handle(http::Request request, const std::string& source,
     --appends_pending_;
     appends_done_.notify_all();  // under the lock: the destructor cannot free the condvar first
   });
+  std::optional<std::string> type = event.type;
   store_.AppendEvent(
-      std::move(event), [this, respond = std::move(respond), source,
+      std::move(event), [this, respond = std::move(respond), source, type = std::move(type),
                          pending = std::move(pending)](Result<store::AppendResult> result) {
         if (!result.ok()) {
           stats_.store_failures.fetch_add(1, std::memory_order_relaxed);
@@ -404,6 +434,7 @@ void IngestService::Handle(http::Request request, const std::string& source,
         }
         (result->duplicate ? stats_.duplicates : stats_.accepted)
             .fetch_add(1, std::memory_order_relaxed);
+        if (!result->duplicate) type_counts_.Add(source, type);
         spdlog::debug("source {}: event {} {}", source, result->id,
                       result->duplicate ? "is a duplicate (answered with its id)" : "stored");
         respond(Accepted(result->id, result->duplicate));

@@ -12,6 +12,7 @@
 #include "http/request.h"
 #include "http/server.h"
 #include "ingest/rejection_recorder.h"
+#include "ingest/type_counts.h"
 #include "model/registry.h"
 #include "store/store.h"
 
@@ -23,6 +24,13 @@ namespace hookrelay::ingest {
 // credentials meant for hookrelay (Authorization, Cookie) are replaced by model::kRedacted.
 std::vector<store::Header> KeptHeaders(const http::HeaderList& headers);
 std::vector<store::Header> KeptHeaders(http::HeaderList&& headers);  // moves the kept fields
+// The same in place: drops the fields KeptHeaders drops and redacts the credentials' values.
+void KeepHeaders(http::HeaderList& headers);
+
+// The JSON body, parsed into `parsed` the first time (a cache across a fan-out), or nullptr when
+// it is not JSON.
+const boost::json::value* ParsedBody(std::string_view body,
+                                     std::optional<boost::json::value>& parsed);
 
 // The dedup key of a request under `rule`: a header's value, or a top-level JSON field of the
 // body: a string as it is; a number or boolean as "\xFF" "number:" + its exact text or
@@ -58,8 +66,9 @@ std::string StoredOrderKey(std::string value);
 // (30 days when it has none).
 Duration DedupWindow(const model::Catalog& catalog, const std::string& source);
 
-// Builds what to store for a request to `source`: the event with one delivery per route (paused
-// destinations get paused deliveries). Pure. The body and header fields are moved out of
+// Builds what to store for a request to `source`: the event with its type and one delivery per
+// route that takes it (paused destinations get paused deliveries); the routes that do not take it
+// are its route_misses with their reasons, and an event no route took is routed = false. Pure. The body and header fields are moved out of
 // `request` (pass a copy to keep them).
 store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& source,
                            http::Request request, TimePoint now);
@@ -91,6 +100,7 @@ class IngestService {
   void Handle(http::Request request, const std::string& source, http::Responder respond);
 
   const IngestStats& stats() const { return stats_; }
+  const TypeCounts& type_counts() const { return type_counts_; }
   // Called (on a store thread) once new events are durably stored, after their 202s, e.g. to wake
   // the delivery engine: once per batch the store commits together (AppendResult::more_follow),
   // so at least once after each new event. Set before serving.
@@ -104,6 +114,7 @@ class IngestService {
   store::Store& store_;
   const Clock& clock_;
   IngestStats stats_;
+  TypeCounts type_counts_;
   std::function<void()> on_stored_;
   RejectionRecorder* rejections_ = nullptr;
 

@@ -13,7 +13,7 @@ namespace json = boost::json;
 Result<Route> ParseRoute(const json::value& v) {
   if (!v.is_object()) return Status::InvalidArgument("a route must be a JSON object");
   const json::object& o = v.as_object();
-  HR_RETURN_IF_ERROR(CheckKnownFields(o, {"id", "source", "destination"}));
+  HR_RETURN_IF_ERROR(CheckKnownFields(o, {"id", "source", "destination", "types", "filter"}));
   Route r;
   for (auto [field, target] :
        {std::pair{"source", &r.source}, std::pair{"destination", &r.destination}}) {
@@ -38,6 +38,7 @@ Result<Route> ParseRoute(const json::value& v) {
   } else {
     r.id = r.source + ":" + r.destination;  // ":" is in no name, and safe to type unquoted
   }
+  HR_ASSIGN_OR_RETURN(r.rule, routing::ParseRouteRule(o, ""));
   return r;
 }
 
@@ -62,6 +63,10 @@ Status ValidateRouteId(std::string_view id, std::string_view field) {
 
 json::object RouteToJson(const Route& r) {
   json::object o{{"id", r.id}, {"source", r.source}, {"destination", r.destination}};
+  json::array types;
+  for (const std::string& t : r.rule.types.patterns()) types.emplace_back(t);
+  o["types"] = std::move(types);
+  o["filter"] = r.rule.filter ? r.rule.filter->document() : json::value(nullptr);
   if (!r.origin.empty()) o["origin"] = r.origin;
   return o;
 }
@@ -81,6 +86,15 @@ std::vector<const Destination*> Catalog::DestinationsOf(const std::string& sourc
   for (const Route& r : routes) {
     if (r.source != source) continue;
     if (const Destination* d = FindDestination(r.destination)) out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<Catalog::RouteTo> Catalog::RoutesOf(const std::string& source) const {
+  std::vector<RouteTo> out;
+  for (const Route& r : routes) {
+    if (r.source != source) continue;
+    if (const Destination* d = FindDestination(r.destination)) out.push_back({&r, d});
   }
   return out;
 }

@@ -12,18 +12,22 @@
 #include "common/result.h"
 #include "model/destination.h"
 #include "model/source.h"
+#include "routing/route_rule.h"
 
 namespace hookrelay::model {
 
-// A route sends every event of `source` to `destination` (fan-out: one event, many deliveries).
+// A route sends the events of `source` that pass its rule (types and filter: docs/routing.md) to
+// `destination` (fan-out: one event, many deliveries). A route without a rule takes every event.
 struct Route {
   std::string id;  // "source:destination" unless given
   std::string source;
   std::string destination;
-  std::string origin;  // "config" or "api"; set by the catalog, not parsed
+  routing::RouteRule rule;  // empty: every event
+  std::string origin;       // "config" or "api"; set by the catalog, not parsed
 };
-// {"source", "destination", "id"?}. Accepts any id of 1 to 128 printable characters, so routes
-// stored before ValidateRouteId stay readable and deletable.
+// {"source", "destination", "id"?, "types"?, "filter"?}. Accepts any id of 1 to 128 printable
+// characters, so routes stored before ValidateRouteId stay readable and deletable. Errors name
+// the field, inside the filter too ("filter.body.amount.$gt").
 Result<Route> ParseRoute(const boost::json::value& v);
 // An id given for a new route: 1 to 128 characters, starting with a letter or digit, of letters,
 // digits, '_', '-', '.' and ':' (the names' rule, plus the ':' of the default "source:dest").
@@ -39,8 +43,14 @@ struct Catalog {
 
   const Source* FindSource(const std::string& name) const;
   const Destination* FindDestination(const std::string& name) const;
-  // The destinations an event of `source` goes to, in route order.
+  // The destinations of the routes from `source`, in route order (whatever their rules).
   std::vector<const Destination*> DestinationsOf(const std::string& source) const;
+  // The routes from `source` with their destinations, in route order.
+  struct RouteTo {
+    const Route* route;
+    const Destination* destination;
+  };
+  std::vector<RouteTo> RoutesOf(const std::string& source) const;
 
   // Every route names an existing source and destination; ids and pairs are unique.
   // Errors name the field ("routes[2].destination").

@@ -125,7 +125,7 @@ Result<DedupRule> ParseDedup(const json::value& v) {
 Result<Source> ParseSource(const json::value& v) {
   if (!v.is_object()) return Status::InvalidArgument("a source must be a JSON object");
   const json::object& o = v.as_object();
-  HR_RETURN_IF_ERROR(CheckKnownFields(o, {"name", "verify", "dedup", "max_body"}));
+  HR_RETURN_IF_ERROR(CheckKnownFields(o, {"name", "verify", "dedup", "max_body", "type"}));
   Source s;
   const json::value* name = o.if_contains("name");
   if (!name) return Status::InvalidArgument("is required", "name");
@@ -152,7 +152,29 @@ Result<Source> ParseSource(const json::value& v) {
     }
     s.max_body = *b;
   }
+  if (const json::value* type = o.if_contains("type"); type && !type->is_null()) {
+    HR_ASSIGN_OR_RETURN(s.type, routing::ParseTypeRule(*type, "type"));
+  }
   return s;
+}
+
+std::optional<std::string> EventTypeOf(const Source& s, routing::HeaderSpan headers,
+                                       const json::value* body) {
+  const std::string_view scheme = s.verify ? VerifySchemeName(s.verify->scheme) : "";
+  return routing::DeriveEventType(scheme, s.type, headers, body);
+}
+
+bool TypeNeedsBody(const Source& s) {
+  if (s.type) return s.type->kind == routing::TypeRule::Kind::kJson;
+  if (!s.verify) return false;
+  switch (s.verify->scheme) {
+    case VerifyScheme::kStripe:
+    case VerifyScheme::kStandard:
+    case VerifyScheme::kGithub: return true;
+    case VerifyScheme::kShopify:
+    case VerifyScheme::kHmac: return false;
+  }
+  return false;
 }
 
 json::object SourceToJson(const Source& s) {
@@ -177,6 +199,7 @@ json::object SourceToJson(const Source& s) {
     case DedupRule::Kind::kHeader: o["dedup"] = json::object{{"header", s.dedup.key}}; break;
     case DedupRule::Kind::kJson: o["dedup"] = json::object{{"json", s.dedup.key}}; break;
   }
+  o["type"] = s.type ? json::value(routing::TypeRuleToJson(*s.type)) : json::value(nullptr);
   if (!s.origin.empty()) o["origin"] = s.origin;
   return o;
 }

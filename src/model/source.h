@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "routing/event_type.h"
 
 namespace hookrelay::model {
 
@@ -40,12 +41,15 @@ struct Source {
   std::optional<VerifyConfig> verify;
   DedupRule dedup;  // defaults from the verify scheme when not given
   uint64_t max_body = kDefaultMaxBody;
+  // Where its events' type is, when not where its scheme puts it (routing/event_type.h).
+  std::optional<routing::TypeRule> type;
   // Where it was defined: "config" (the config file) or "api"; set by the catalog, not parsed.
   std::string origin;
 };
 
-// {"name", "verify": {...}, "dedup": {"header": "X"} | {"json": "id"}, "max_body": "5MiB"}.
-// Errors name the field ("verify.scheme", "dedup", "max_body").
+// {"name", "verify": {...}, "dedup": {"header": "X"} | {"json": "id"}, "max_body": "5MiB",
+//  "type": {"header": "X-Event"} | {"json": "meta.kind"}}.
+// Errors name the field ("verify.scheme", "dedup", "max_body", "type.json").
 Result<Source> ParseSource(const boost::json::value& v);
 // Secrets are never included: "verify.secrets" becomes a count ("secrets_set": 2).
 boost::json::object SourceToJson(const Source& s);
@@ -53,5 +57,12 @@ boost::json::object SourceToJson(const Source& s);
 // The default dedup key of each scheme: github X-GitHub-Delivery, stripe JSON "id", shopify
 // X-Shopify-Webhook-Id, standard webhook-id; none for hmac or no verification.
 DedupRule DefaultDedup(const std::optional<VerifyConfig>& verify);
+
+// The type of an event received by `s` (routing::DeriveEventType with its scheme and rule).
+// `body` is the parsed JSON body, nullptr when it is not JSON.
+std::optional<std::string> EventTypeOf(const Source& s, routing::HeaderSpan headers,
+                                       const boost::json::value* body);
+// True when EventTypeOf reads the body (so the caller must parse it first).
+bool TypeNeedsBody(const Source& s);
 
 }  // namespace hookrelay::model

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "common/time_format.h"
+#include "routing/type_pattern.h"
 
 namespace hookrelay::replay {
 
@@ -46,9 +47,29 @@ Result<ReplayFilter> ParseReplayFilter(std::string_view json_text) {
       HR_ASSIGN_OR_RETURN((key == "source" ? f.source : f.destination), StringField(value, key));
     } else if (key == "since" || key == "until") {
       HR_ASSIGN_OR_RETURN((key == "since" ? f.since : f.until), TimeField(value, key));
+    } else if (key == "type") {
+      HR_ASSIGN_OR_RETURN(f.type, StringField(value, "type"));
+      HR_RETURN_IF_ERROR(routing::ValidateTypePattern(*f.type, "type"));
+    } else if (key == "routed") {
+      if (!value.is_bool()) {
+        return Status::InvalidArgument("routed: must be true or false", "routed");
+      }
+      f.routed = value.get_bool();
     } else {
       return Status::InvalidArgument("unknown field \"" + std::string(key) + "\"",
                                      std::string(key));
+    }
+  }
+  if (f.routed == false) {
+    if (v.get_object().contains("status")) {
+      return Status::InvalidArgument(
+          "status: does not apply with routed false (events no route took have no deliveries)",
+          "status");
+    }
+    if (!f.destination) {
+      return Status::InvalidArgument(
+          "destination: is required with routed false (where to send the events no route took)",
+          "destination");
     }
   }
   return f;
@@ -61,6 +82,11 @@ std::string ReplayFilterToJson(const ReplayFilter& f) {
   if (f.destination) o["destination"] = *f.destination;
   if (f.since) o["since"] = FormatRfc3339(*f.since);
   if (f.until) o["until"] = FormatRfc3339(*f.until);
+  if (f.type) o["type"] = *f.type;
+  if (f.routed) {
+    o["routed"] = *f.routed;
+    if (!*f.routed) o.erase("status");
+  }
   return json::serialize(o);
 }
 
@@ -72,11 +98,15 @@ ReplayFilter AsOfJob(ReplayFilter filter, TimePoint job_created_at) {
 
 store::EventFilter ToEventFilter(const ReplayFilter& f) {
   store::EventFilter e;
-  e.status = f.status;
   e.source = f.source;
-  e.destination = f.destination;
   e.since = f.since;
   e.until = f.until;
+  e.type = f.type;
+  e.routed = f.routed;
+  if (f.routed != false) {  // unrouted events have no deliveries to filter by
+    e.status = f.status;
+    e.destination = f.destination;
+  }
   return e;
 }
 

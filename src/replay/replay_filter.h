@@ -19,11 +19,16 @@ struct ReplayFilter {
   std::optional<std::string> destination;
   std::optional<TimePoint> since;  // received_at >= since
   std::optional<TimePoint> until;  // received_at < until
+  std::optional<std::string> type;  // store::EventFilter::type ("invoice.*")
+  // false: the events no route took at ingest, each sent to `destination` (required then) unless
+  // it already has a delivery there; `status` does not apply (they have no deliveries).
+  std::optional<bool> routed;
   bool operator==(const ReplayFilter&) const = default;
 };
 
-// {"status": "failed", "source"?, "destination"?, "since"?, "until"?} (times RFC 3339). Unknown
-// fields and wrong types are kInvalidArgument naming the field; a missing status is "failed".
+// {"status": "failed", "source"?, "destination"?, "since"?, "until"?, "type"?, "routed"?} (times
+// RFC 3339). Unknown fields and wrong types are kInvalidArgument naming the field; a missing
+// status is "failed". With "routed": false, "destination" is required and "status" refused.
 Result<ReplayFilter> ParseReplayFilter(std::string_view json_text);
 std::string ReplayFilterToJson(const ReplayFilter& filter);
 

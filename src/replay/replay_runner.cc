@@ -16,6 +16,15 @@ namespace hookrelay::replay {
 
 std::vector<std::string> ReplayTargets(const std::vector<store::Delivery>& deliveries,
                                        const ReplayFilter& filter) {
+  if (filter.routed == false) {
+    // An event no route took goes to the destination named, once: not again when it already has
+    // a delivery there (a bulk replay run twice does not send it twice).
+    if (!filter.destination) return {};
+    for (const store::Delivery& d : deliveries) {
+      if (d.destination == *filter.destination) return {};
+    }
+    return {*filter.destination};
+  }
   std::vector<std::string> order;
   std::map<std::string, const store::Delivery*> latest;
   for (const store::Delivery& d : deliveries) {

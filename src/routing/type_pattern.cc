@@ -45,6 +45,13 @@ std::string ShowList(const std::vector<std::string>& patterns) {
 
 }  // namespace
 
+Status ValidateTypePattern(std::string_view pattern, std::string_view field) {
+  if (std::string why = PatternError(pattern); !why.empty()) {
+    return Status::InvalidArgument(RenderString(pattern) + ": " + why, std::string(field));
+  }
+  return Status::Ok();
+}
+
 Result<TypeSet> ParseTypes(const std::vector<std::string>& patterns, std::string_view field) {
   if (patterns.size() > kMaxTypePatterns) {
     return Status::InvalidArgument("at most " + std::to_string(kMaxTypePatterns) +

@@ -60,6 +60,10 @@ class TypeSet {
 //   field "types", message "at most 100 patterns, got 101"
 Result<TypeSet> ParseTypes(const std::vector<std::string>& patterns, std::string_view field);
 
+// One pattern on its own (an event list's or a bulk replay's `type`), checked as ParseTypes
+// checks each: InvalidArgument with `field` as it is ("type") otherwise.
+Status ValidateTypePattern(std::string_view pattern, std::string_view field);
+
 // The same from JSON: an array of strings (null is the empty set). An element that is not a
 // string is refused with its index ("types[0]: expects a string").
 Result<TypeSet> ParseTypesFromJson(const boost::json::value& v, std::string_view field);

@@ -38,7 +38,16 @@ struct NewDelivery {
   std::optional<std::string> order_key;
 };
 
-// What arrived, exactly as received, plus one delivery per route.
+// A route of the event's source that did not take the event at ingest (its types or filter said
+// no), and why: the first condition that failed (routing::Verdict).
+struct RouteMiss {
+  std::string route;        // the route's id
+  std::string destination;  // where it would have gone
+  std::string reason;       // "type invoice.paid is not in [customer.*]"
+  bool operator==(const RouteMiss&) const = default;
+};
+
+// What arrived, exactly as received, plus one delivery per route that took it.
 // The store assigns its id (AppendResult::id): time-ordered, see store/event_id.h.
 struct NewEvent {
   std::string source;
@@ -49,6 +58,14 @@ struct NewEvent {
   std::vector<Header> headers;  // hop-by-hop headers already removed
   std::string content_type;
   std::string body;  // raw bytes, may contain NULs
+  // The event's type, derived at ingest from its source's scheme or rule (docs/routing.md);
+  // nullopt when it has none. Valid UTF-8 without control characters, at most 256 bytes.
+  std::optional<std::string> type;
+  // False when no route took the event at ingest (it then has no delivery until replayed to a
+  // destination): listed with routed = false so that nothing is dropped silently.
+  bool routed = true;
+  // The routes of the source that did not take the event, with their reasons (in route order).
+  std::vector<RouteMiss> route_misses;
   // When set, an event of the same source with the same key received within `dedup_window`
   // of received_at makes this append a no-op that returns the earlier event's id.
   std::optional<std::string> dedup_key;
@@ -86,6 +103,9 @@ struct Event {
   std::string body;
   int64_t size = 0;  // body size in bytes
   std::optional<std::string> dedup_key;
+  std::optional<std::string> type;      // NewEvent::type
+  bool routed = true;                   // NewEvent::routed
+  std::vector<RouteMiss> route_misses;  // NewEvent::route_misses
   // Filled by ListEvents only (empty from GetEvent): one entry per destination, its latest
   // chain, by destination name.
   std::vector<CurrentDelivery> current;
@@ -151,6 +171,10 @@ struct EventFilter {
   std::optional<std::string> destination;  // events with a delivery to this destination
   std::optional<TimePoint> since;          // received_at >= since
   std::optional<TimePoint> until;          // received_at < until
+  // Events of this type: an exact name, or a prefix ending in '*' ("invoice.*": types that start
+  // with "invoice." and go on; "*": any event with a type). Case-sensitive.
+  std::optional<std::string> type;
+  std::optional<bool> routed;  // Event::routed
 };
 
 // Newest first. `next_cursor` is opaque; empty when there is no next page. Pages stay stable

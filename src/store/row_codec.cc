@@ -49,6 +49,35 @@ Result<std::vector<Header>> DecodeHeaders(std::string_view in) {
   return headers;
 }
 
+std::string EncodeRouteMisses(const std::vector<RouteMiss>& misses) {
+  std::string out;
+  for (const RouteMiss& m : misses) {
+    for (const std::string* f : {&m.route, &m.destination, &m.reason}) {
+      PutLength(out, f->size());
+      out += *f;
+    }
+  }
+  return out;
+}
+
+Result<std::vector<RouteMiss>> DecodeRouteMisses(std::string_view in) {
+  std::vector<RouteMiss> misses;
+  while (!in.empty()) {
+    RouteMiss m;
+    if (!GetField(in, &m.route) || !GetField(in, &m.destination) || !GetField(in, &m.reason)) {
+      return Status::Internal("corrupt route misses blob in the database");
+    }
+    misses.push_back(std::move(m));
+  }
+  return misses;
+}
+
+std::optional<std::string_view> TypePrefix(std::string_view pattern) {
+  if (pattern.empty() || pattern.back() != '*') return std::nullopt;
+  pattern.remove_suffix(1);
+  return pattern;
+}
+
 std::optional<policy::BreakerState> ParseBreakerStateName(std::string_view s) {
   for (policy::BreakerState state : {policy::BreakerState::kClosed, policy::BreakerState::kOpen,
                                      policy::BreakerState::kHalfOpen}) {

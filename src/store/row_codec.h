@@ -23,6 +23,15 @@ std::string EncodeHeaders(const std::vector<Header>& headers);
 // kInternal when `in` is not such a blob.
 Result<std::vector<Header>> DecodeHeaders(std::string_view in);
 
+// An event's route misses as one blob, in the headers' layout: three length-prefixed strings
+// (route, destination, reason) each. Empty for none.
+std::string EncodeRouteMisses(const std::vector<RouteMiss>& misses);
+Result<std::vector<RouteMiss>> DecodeRouteMisses(std::string_view in);
+
+// EventFilter::type as the prefix an event's type must start with (the pattern without its '*')
+// or, for an exact name, nullopt.
+std::optional<std::string_view> TypePrefix(std::string_view pattern);
+
 // policy::BreakerStateName's inverse: nullopt for any other text.
 std::optional<policy::BreakerState> ParseBreakerStateName(std::string_view s);
 

@@ -159,19 +159,33 @@ std::string EventStatusCell(const json::array& deliveries, size_t width, TimePoi
 
 }  // namespace
 
+// The widest TYPE cell of the event list: "customer.subscription.updated" is 29 characters.
+constexpr size_t kTypeCell = 24;
+
 std::string RenderEventList(const json::array& items, TimePoint now, size_t width) {
   if (items.empty()) return "No events.\n";
   std::vector<std::vector<std::string>> rows;
   std::vector<const json::array*> deliveries;
+  std::vector<size_t> unrouted;  // rows of events no route took (and not replayed since)
   for (const json::value& v : items) {
     if (!v.is_object()) continue;
     const json::object& e = v.get_object();
     const json::value* ds = Field(e, "deliveries");
     deliveries.push_back(ds && ds->is_array() ? &ds->get_array() : nullptr);
-    rows.push_back({Text(e, "id"), Text(e, "source"), FormatApiTime(Field(e, "received_at"), now),
-                    Bytes(Field(e, "size"))});
+    const json::value* type = Field(e, "type");
+    // A long type gives way (`events show` and --json have it whole).
+    rows.push_back({Text(e, "id"), Text(e, "source"),
+                    type && type->is_string() ? Cut(Escaped(type->get_string()), kTypeCell) : "-",
+                    FormatApiTime(Field(e, "received_at"), now), Bytes(Field(e, "size"))});
+    const json::value* routed = Field(e, "routed");
+    if (routed && routed->is_bool() && !routed->get_bool() &&
+        (!deliveries.back() || deliveries.back()->empty())) {
+      deliveries.back() = nullptr;
+      unrouted.push_back(rows.size() - 1);
+    }
   }
-  const std::vector<std::string> header = {"ID", "SOURCE", "RECEIVED (" + LocalZoneName(now) + ")",
+  const std::vector<std::string> header = {"ID",   "SOURCE",
+                                           "TYPE", "RECEIVED (" + LocalZoneName(now) + ")",
                                            "SIZE", "STATUS"};
   // STATUS goes last, in what is left of the width (at least 14).
   size_t used = 0;
@@ -182,9 +196,34 @@ std::string RenderEventList(const json::array& items, TimePoint now, size_t widt
   }
   const size_t status_width = used + 14 < width ? width - used : 14;
   for (size_t i = 0; i < rows.size(); ++i) {
-    rows[i].push_back(deliveries[i] ? EventStatusCell(*deliveries[i], status_width, now) : "-");
+    const bool no_route = std::find(unrouted.begin(), unrouted.end(), i) != unrouted.end();
+    rows[i].push_back(no_route        ? "unrouted (no route took it)"
+                      : deliveries[i] ? EventStatusCell(*deliveries[i], status_width, now)
+                                      : "-");
   }
   return Table(header, rows);
+}
+
+// "Routes:" and one line per route of the event's source: "+ stripe:billing → billing" for one
+// that took it, "- stripe:crm → crm: body.livemode: expected true, got false" for one that did
+// not (the reason wrapped under it). Empty when the detail has no routes.
+std::string RenderRouteVerdicts(const json::object& event, size_t width) {
+  const json::value* routes = Field(event, "routes");
+  if (!routes || !routes->is_array() || routes->get_array().empty()) return "";
+  std::string out = "\nRoutes\n";
+  for (const json::value& v : routes->get_array()) {
+    if (!v.is_object()) continue;
+    const json::object& r = v.get_object();
+    const json::value* matched = Field(r, "matched");
+    const bool took = matched && matched->is_bool() && matched->get_bool();
+    const json::value* id = Field(r, "route");
+    std::string line = std::string(took ? "  took it      " : "  did not      ") +
+                       (id && id->is_string() ? Escaped(id->get_string()) : "(route gone)") +
+                       " -> " + Text(r, "destination");
+    out += line + "\n";
+    if (!took) out += Wrap(Escaped(Text(r, "reason")), std::string(16, ' '), 16, width);
+  }
+  return out;
 }
 
 std::string RenderEventDetail(const json::object& event, TimePoint now, size_t width) {
@@ -194,9 +233,13 @@ std::string RenderEventDetail(const json::object& event, TimePoint now, size_t w
   out << "  received  " << FormatApiTime(Field(event, "received_at"), now, /*with_zone=*/true)
       << "\n";
   out << "  size      " << Bytes(Field(event, "size")) << "\n";
+  const json::value* type = Field(event, "type");
+  out << "  type      " << (type && type->is_string() ? Escaped(type->get_string()) : "none")
+      << "\n";
+  out << RenderRouteVerdicts(event, width);
   const json::value* deliveries = Field(event, "deliveries");
   if (!deliveries || !deliveries->is_array() || deliveries->get_array().empty()) {
-    out << "\nNo deliveries (no route matched).\n";
+    out << "\nNo deliveries (no route took it; replay it with --destination once routed).\n";
     return out.str();
   }
   for (const json::value& dv : deliveries->get_array()) {

@@ -287,7 +287,7 @@ Result<int64_t> PostgresStore::InsertReplay(PgConn& db, const std::string& event
     const std::string k = p.Int(*key);
     const std::string dest = p.Text(destination);
     const std::string sql =
-        "SELECT COALESCE(MAX(chain), -1) + 1, (SELECT order_key FROM deliveries WHERE event_id = " +
+        "SELECT COALESCE(MAX(chain), 0) + 1, (SELECT order_key FROM deliveries WHERE event_id = " +
         k + " AND destination = " + dest +
         " ORDER BY chain DESC LIMIT 1) FROM deliveries WHERE event_id = " + k +
         " AND destination = " + dest;

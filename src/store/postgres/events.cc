@@ -23,7 +23,8 @@ using pg_store::ReadDelivery;
 namespace {
 
 constexpr char kEventColumns[] =
-    "e.id, e.source, e.received_at, e.content_type, e.size, e.dedup_key, e.headers";
+    "e.id, e.source, e.received_at, e.content_type, e.size, e.dedup_key, e.headers, e.type,"
+    " e.routed, e.route_misses";
 
 Result<Event> ReadEvent(const PgResult& r, int row, bool with_body, uint64_t id_bits) {
   Event e;
@@ -34,7 +35,10 @@ Result<Event> ReadEvent(const PgResult& r, int row, bool with_body, uint64_t id_
   e.size = r.Int(row, 4);
   e.dedup_key = r.OptBytes(row, 5);
   HR_ASSIGN_OR_RETURN(e.headers, DecodeHeaders(r.Bytes(row, 6)));
-  if (with_body) e.body = r.Bytes(row, 7);
+  e.type = r.OptText(row, 7);
+  e.routed = r.Bool(row, 8);
+  HR_ASSIGN_OR_RETURN(e.route_misses, DecodeRouteMisses(r.Bytes(row, 9)));
+  if (with_body) e.body = r.Bytes(row, 10);
   return e;
 }
 
@@ -190,6 +194,16 @@ Result<EventPage> PostgresStore::ListEvents(const EventFilter& filter, const std
   // A time range is a key range (keys are time-ordered).
   if (filter.since) sql += " AND e.id >= " + p.Int(EventKeyFloor(*filter.since));
   if (filter.until) sql += " AND e.id < " + p.Int(EventKeyFloor(*filter.until));
+  if (filter.type) {
+    if (const std::optional<std::string_view> prefix = TypePrefix(*filter.type)) {
+      const std::string param = p.Text(std::string(*prefix));
+      sql += " AND starts_with(e.type, " + param + ") AND octet_length(e.type) > octet_length(" +
+             param + ")";
+    } else {
+      sql += " AND e.type = " + p.Text(*filter.type);
+    }
+  }
+  if (filter.routed) sql += *filter.routed ? " AND e.routed" : " AND NOT e.routed";
   if (filter.status || filter.destination) {
     // Both set: one delivery must match both (a failed delivery *to* that destination).
     sql += " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id";

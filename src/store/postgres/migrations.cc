@@ -275,6 +275,14 @@ ALTER TABLE attempts ADD COLUMN probe boolean NOT NULL DEFAULT false;
 ALTER TABLE attempts ADD COLUMN counted boolean NOT NULL DEFAULT true;
 ALTER TABLE deliveries ADD COLUMN uncounted_attempts integer NOT NULL DEFAULT 0;
 )sql"},
+    {kTimePartitionsVersion + 4, "routing: type, routed and route_misses on events", R"sql(
+-- An event's type (NULL: none), whether a route took it at ingest, and the routes that did not
+-- with their reasons (row_codec's blob; NULL: none). Added to the partitioned events table, the
+-- columns reach every partition; TOAST keeps the body out of the way of lists, wherever it is.
+ALTER TABLE events ADD COLUMN type text;
+ALTER TABLE events ADD COLUMN routed boolean NOT NULL DEFAULT true;
+ALTER TABLE events ADD COLUMN route_misses bytea;
+)sql"},
 };
 
 Result<uint64_t> FreshIdBits() {

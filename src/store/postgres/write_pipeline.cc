@@ -197,7 +197,7 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
       PgParams p;
       std::string sql =
           "INSERT INTO events (id, source, received_at, content_type, size, dedup_key, headers,"
-          " body) VALUES ";
+          " type, routed, route_misses, body) VALUES ";
       const size_t end = std::min(stored.size(), at + kEventsPerStatement);
       for (size_t i = at; i < end; ++i) {
         const Stored& s = stored[i];
@@ -206,6 +206,9 @@ Result<std::vector<Result<AppendResult>>> PostgresStore::TryAppendBatch(
                ", " + p.Bytes(s.event->content_type) + ", " +
                p.Int(static_cast<int64_t>(s.event->body.size())) + ", " +
                p.OptBytes(s.event->dedup_key) + ", " + p.Bytes(EncodeHeaders(s.event->headers)) +
+               ", " + p.OptText(s.event->type) + ", " + p.Bool(s.event->routed) + ", " +
+               (s.event->route_misses.empty() ? std::string("NULL")
+                                              : p.Bytes(EncodeRouteMisses(s.event->route_misses))) +
                ", " + p.Bytes(s.event->body) + ")";
       }
       writes.push_back({std::move(sql), std::move(p), "insert events"});

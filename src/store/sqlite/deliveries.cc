@@ -524,7 +524,7 @@ Result<int64_t> SqliteStore::InsertReplay(Connection& db, const std::string& eve
   {
     Result<Statement> q = db.Prepare(
         "SELECT EXISTS (SELECT 1 FROM events WHERE id = ?1),"
-        " (SELECT COALESCE(MAX(chain), -1) + 1 FROM deliveries"
+        " (SELECT COALESCE(MAX(chain), 0) + 1 FROM deliveries"
         "  WHERE event_id = ?1 AND destination = ?2),"
         " (SELECT order_key FROM deliveries WHERE event_id = ?1 AND destination = ?2"
         "  ORDER BY chain DESC LIMIT 1)");

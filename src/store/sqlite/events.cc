@@ -66,10 +66,12 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
   }
   last_event_key_ = key;
   {
+    // Bound without a copy (SQLITE_STATIC): they live until the insert has run.
     const std::string headers = EncodeHeaders(ev.headers);
+    const std::string misses = EncodeRouteMisses(ev.route_misses);
     Result<Statement> ins = db.Prepare(
-        "INSERT INTO events(id, source, received_at, content_type, size, dedup_key, headers, body)"
-        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+        "INSERT INTO events(id, source, received_at, content_type, size, dedup_key, headers,"
+        " type, routed, route_misses, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?9, ?10, ?11, ?8)");
     if (!ins.ok()) return ins.status();
     ins->BindInt(1, key)
         .BindText(2, ev.source)
@@ -78,7 +80,14 @@ Status SqliteStore::Append(Connection& db, const NewEvent& ev, AppendResult* res
         .BindInt(5, static_cast<int64_t>(ev.body.size()))
         .BindOptText(6, ev.dedup_key)
         .BindBlob(7, headers)
-        .BindBlob(8, ev.body);
+        .BindBlob(8, ev.body)
+        .BindOptText(9, ev.type)
+        .BindInt(10, ev.routed ? 1 : 0);
+    if (misses.empty()) {
+      ins->BindNull(11);
+    } else {
+      ins->BindBlob(11, misses);
+    }
     HR_RETURN_IF_ERROR(ins->Exec("insert event"));
   }
   if (op_) ++op_->stats[{UnixMinute(received_at), std::string()}].received;
@@ -126,7 +135,7 @@ Result<std::optional<Event>> SqliteStore::ReadEventIn(Connection& db, int64_t ke
   Result<bool> row = q->Step("get event " + id);
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<Event>();
-  Result<Event> e = ReadEvent(*q, 7, event_id_bits_);
+  Result<Event> e = ReadEvent(*q, kEventBodyColumn, event_id_bits_);
   if (!e.ok()) return e.status();
   return std::optional<Event>(std::move(*e));
 }
@@ -197,7 +206,7 @@ Result<std::vector<std::optional<Event>>> SqliteStore::GetEvents(
       if (!row.ok()) {
         st = row.status();
       } else if (*row) {
-        Result<Event> e = ReadEvent(*q, 7, event_id_bits_);
+        Result<Event> e = ReadEvent(*q, kEventBodyColumn, event_id_bits_);
         if (!e.ok()) {
           st = e.status();
         } else {
@@ -232,6 +241,15 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   // A time range is a key range of the events table (keys are time-ordered).
   if (filter.since) sql += " AND e.id >= ?3";
   if (filter.until) sql += " AND e.id < ?4";
+  if (filter.type) {
+    // Bytes, not characters: CAST AS BLOB makes substr and length count bytes.
+    sql += TypePrefix(*filter.type)
+               ? " AND length(CAST(e.type AS BLOB)) > length(CAST(?9 AS BLOB))"
+                 " AND substr(CAST(e.type AS BLOB), 1, length(CAST(?9 AS BLOB))) ="
+                 " CAST(?9 AS BLOB)"
+               : " AND e.type = ?9";
+  }
+  if (filter.routed) sql += *filter.routed ? " AND e.routed = 1" : " AND e.routed = 0";
   if (filter.status || filter.destination) {
     // Both set: one delivery must match both (a failed delivery *to* that destination). One
     // probe of deliveries_event per event: `+d.status` keeps the planner off the status indexes,
@@ -273,6 +291,7 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
   if (filter.status == DeliveryStatus::kDelivering || filter.status == DeliveryStatus::kScheduled) {
     q->BindText(8, leased);
   }
+  if (filter.type) q->BindText(9, TypePrefix(*filter.type).value_or(*filter.type));
   EventPage page;
   for (;;) {
     Result<bool> row = q->Step("list events");

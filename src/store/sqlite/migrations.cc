@@ -209,6 +209,32 @@ ALTER TABLE attempts ADD COLUMN probe INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE attempts ADD COLUMN counted INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE deliveries ADD COLUMN uncounted_attempts INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    {6, "routing: type, routed and route_misses on events (the table rebuilt, body kept last)",
+     R"sql(
+-- An event's type (NULL: none), whether a route took it at ingest, and the routes that did not
+-- with their reasons (row_codec's blob; NULL: none). ADD COLUMN would put them after the body,
+-- and every list would then walk a large body's overflow pages to read them: the table is
+-- rebuilt instead, with the body last again. Runs with foreign keys off (the store turns them on
+-- after the migrations), so dropping the old table does not cascade to the deliveries.
+CREATE TABLE events_v6 (
+  id INTEGER PRIMARY KEY,
+  source TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  content_type TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  dedup_key TEXT,
+  headers BLOB NOT NULL,
+  type TEXT,
+  routed INTEGER NOT NULL DEFAULT 1,
+  route_misses BLOB,
+  body BLOB NOT NULL
+);
+INSERT INTO events_v6 (id, source, received_at, content_type, size, dedup_key, headers, body)
+  SELECT id, source, received_at, content_type, size, dedup_key, headers, body FROM events;
+DROP TABLE events;
+ALTER TABLE events_v6 RENAME TO events;
+CREATE INDEX events_dedup ON events(source, dedup_key) WHERE dedup_key IS NOT NULL;
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

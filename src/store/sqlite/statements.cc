@@ -22,6 +22,9 @@ Result<Event> ReadEvent(const Statement& row, int body_col, uint64_t id_bits) {
   e.size = row.Int(4);
   e.dedup_key = row.OptText(5);
   HR_ASSIGN_OR_RETURN(e.headers, DecodeHeaders(row.Blob(6)));
+  e.type = row.OptText(7);
+  e.routed = row.Int(8) != 0;
+  HR_ASSIGN_OR_RETURN(e.route_misses, DecodeRouteMisses(row.Blob(9)));
   if (body_col >= 0) e.body = row.Blob(body_col);
   return e;
 }

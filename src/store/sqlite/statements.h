@@ -24,7 +24,10 @@ inline constexpr int kBusyTimeoutMs = 5000;
 struct Unit {};
 
 inline constexpr char kEventColumns[] =
-    "e.id, e.source, e.received_at, e.content_type, e.size, e.dedup_key, e.headers";
+    "e.id, e.source, e.received_at, e.content_type, e.size, e.dedup_key, e.headers, e.type,"
+    " e.routed, e.route_misses";
+// The body's column when it follows kEventColumns.
+inline constexpr int kEventBodyColumn = 10;
 
 // Reads the columns of kEventColumns (and the body when `body_col` >= 0).
 // `id_bits`: the store's bits of its event ids (EventIdFromKey).
@@ -60,6 +63,7 @@ Status InsertAudit(Connection& db, const AuditEntry& entry);
 using sqlite::InsertAudit;
 using sqlite::kBusyTimeoutMs;
 using sqlite::kDeliveryColumns;
+using sqlite::kEventBodyColumn;
 using sqlite::kEventColumns;
 using sqlite::kSqliteMaxPageCount;
 using sqlite::LoadDelivery;
