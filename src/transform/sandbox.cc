@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <list>
 #include <mutex>
 #include <string>
@@ -48,10 +49,25 @@ constexpr int kGcEveryTicks = 4;
 
 const JSClass kGlobalClass = {"global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps};
 
+// Contexts alive now: JS_ShutDown may run at exit only when none is.
+std::atomic<int> live_contexts{0};
+
+// JS_Init once per process. JS_ShutDown at exit, when no context is left: without it,
+// SpiderMonkey's static mutexes are destroyed while its helper threads still hold them, and the
+// process crashes on its way out (MOZ_CRASH in MutexImpl::~MutexImpl, seen under ASan and in the
+// plain build's exit status). Registered with atexit after JS_Init, so it runs before the
+// library's own static destructors.
 bool StartEngine() {
   static std::once_flag once;
   static bool ok = false;
-  std::call_once(once, [] { ok = JS_Init(); });
+  std::call_once(once, [] {
+    ok = JS_Init();
+    if (ok) {
+      std::atexit([] {
+        if (live_contexts.load() == 0) JS_ShutDown();
+      });
+    }
+  });
   return ok;
 }
 
@@ -576,6 +592,7 @@ Result<std::unique_ptr<Sandbox>> Sandbox::Create(Watchdog& watchdog, Options opt
     return Status::Internal("SpiderMonkey refused the interrupt callback");
   }
   JS_SetGCCallback(cx, &Impl::OnGc, impl.get());
+  live_contexts.fetch_add(1);
   impl->baseline_gc_bytes = JS_GetGCParameter(cx, JSGC_BYTES);
   return std::unique_ptr<Sandbox>(new Sandbox(std::move(impl)));
 }
@@ -584,6 +601,7 @@ Sandbox::~Sandbox() {
   impl_->cache.clear();
   impl_->cache_order.clear();
   JS_DestroyContext(impl_->cx);
+  live_contexts.fetch_sub(1);
 }
 
 size_t Sandbox::CachedScripts() const { return impl_->cache.size(); }
