@@ -1,0 +1,112 @@
+#include "transform/runner.h"
+
+#include <future>
+#include <string>
+#include <utility>
+
+#include "common/thread_name.h"
+
+namespace hookrelay::transform {
+
+Runner::Runner(Options options) : options_(std::move(options)) {}
+
+Result<std::unique_ptr<Runner>> Runner::Start(Options options) {
+  if (options.threads == 0) return Status::InvalidArgument("threads must be at least 1", "threads");
+  std::unique_ptr<Runner> runner(new Runner(std::move(options)));
+  HR_RETURN_IF_ERROR(
+      runner->CheckLimits(runner->options_.default_limits).WithFieldPrefix("default_limits"));
+  Status failed = Status::Ok();
+  for (size_t i = 0; i < runner->options_.threads; ++i) {
+    std::promise<Status> started;
+    std::future<Status> ready = started.get_future();
+    runner->workers_.emplace_back([r = runner.get(), i, &started] { r->Work(i, &started); });
+    Status s = ready.get();
+    if (!s.ok() && failed.ok()) failed = s;
+  }
+  if (!failed.ok()) return failed;  // the destructor joins the workers that did start
+  return runner;
+}
+
+Runner::~Runner() {
+  std::deque<Job> dropped;
+  {
+    MutexLock lock(mu_);
+    stopping_ = true;
+    dropped.swap(queue_);
+  }
+  cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  for (Job& job : dropped) job.done(Status::Unavailable("transform runner stopped"));
+}
+
+Status Runner::CheckLimits(const Limits& limits) const {
+  const Limits& max = options_.max_limits;
+  if (limits.cpu.count() <= 0) return Status::InvalidArgument("cpu must be positive", "cpu");
+  if (limits.cpu > max.cpu) {
+    return Status::InvalidArgument("cpu " + std::to_string(limits.cpu.count()) +
+                                       " ms is above the server's maximum of " +
+                                       std::to_string(max.cpu.count()) + " ms",
+                                   "cpu");
+  }
+  if (limits.memory_bytes < (size_t{1} << 20)) {
+    return Status::InvalidArgument("memory must be at least 1 MiB", "memory");
+  }
+  if (limits.memory_bytes > max.memory_bytes) {
+    return Status::InvalidArgument("memory " + FormatBytes(limits.memory_bytes) +
+                                       " is above the server's maximum of " +
+                                       FormatBytes(max.memory_bytes),
+                                   "memory");
+  }
+  return Status::Ok();
+}
+
+void Runner::Run(std::string script, Request request, std::optional<Limits> limits, Callback done) {
+  const Limits l = limits.value_or(options_.default_limits);
+  if (Status s = CheckLimits(l); !s.ok()) {
+    done(s.WithFieldPrefix("limits"));
+    return;
+  }
+  {
+    MutexLock lock(mu_);
+    if (!stopping_) {
+      queue_.push_back(Job{std::move(script), std::move(request), l, std::move(done)});
+      lock.unlock();
+      cv_.notify_one();
+      return;
+    }
+  }
+  done(Status::Unavailable("transform runner stopped"));
+}
+
+Result<Outcome> Runner::RunSync(std::string script, Request request, std::optional<Limits> limits) {
+  std::promise<Result<Outcome>> promise;
+  std::future<Result<Outcome>> future = promise.get_future();
+  Run(std::move(script), std::move(request), limits,
+      [&promise](Result<Outcome> r) { promise.set_value(std::move(r)); });
+  return future.get();
+}
+
+size_t Runner::Queued() const {
+  MutexLock lock(mu_);
+  return queue_.size();
+}
+
+void Runner::Work(size_t index, std::promise<Status>* started) {
+  NameThisThread(("hr-js-" + std::to_string(index)).c_str());
+  Result<std::unique_ptr<Sandbox>> sandbox = Sandbox::Create(watchdog_, options_.sandbox);
+  started->set_value(sandbox.ok() ? Status::Ok() : sandbox.status());
+  if (!sandbox.ok()) return;
+  for (;;) {
+    Job job;
+    {
+      MutexLock lock(mu_);
+      cv_.wait(lock, [this]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    job.done((*sandbox)->Call(job.script, job.request, job.limits));
+  }
+}
+
+}  // namespace hookrelay::transform

@@ -1,0 +1,83 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/mutex.h"
+#include "common/result.h"
+#include "common/thread_annotations.h"
+#include "transform/sandbox.h"
+#include "transform/transform.h"
+#include "transform/watchdog.h"
+
+namespace hookrelay::transform {
+
+// Runs transforms off the caller's thread: a few worker threads, each with its own Sandbox
+// (SpiderMonkey context), take calls from one queue, and one Watchdog stops any call past its CPU
+// budget. A call that loops for its whole budget holds one worker; the others keep going, and the
+// caller (the delivery engine's event loop) never waits.
+//
+// Thread-safe. Destroying the Runner finishes the calls already running, fails the queued ones
+// with Unavailable, and joins the workers.
+class Runner {
+ public:
+  struct Options {
+    size_t threads = 2;
+    Limits default_limits;  // 50 ms, 16 MiB
+    // The most any call may ask for; a call asking for more is refused (InvalidArgument).
+    Limits max_limits{std::chrono::milliseconds(1000), size_t{64} << 20};
+    Sandbox::Options sandbox;
+  };
+  using Callback = std::function<void(Result<Outcome>)>;
+
+  // Starts the workers; an error when SpiderMonkey cannot start on them.
+  static Result<std::unique_ptr<Runner>> Start(Options options);
+  ~Runner() EXCLUDES(mu_);
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Queues transform(request) of `script` within `limits` (Options::default_limits when nullopt)
+  // and returns at once. `done` runs once, on a worker thread, with Sandbox::Call's result (or
+  // InvalidArgument for limits above the maximum, at once on the calling thread; or Unavailable
+  // when the runner stops first). `done` must be quick: it holds a worker.
+  void Run(std::string script, Request request, std::optional<Limits> limits, Callback done)
+      EXCLUDES(mu_);
+
+  // Run, waiting for the result: for the test/preview API and tests, never for deliveries.
+  Result<Outcome> RunSync(std::string script, Request request,
+                          std::optional<Limits> limits = std::nullopt) EXCLUDES(mu_);
+
+  // Calls queued and not yet started.
+  size_t Queued() const EXCLUDES(mu_);
+
+  // OK when `limits` are within the maximum and large enough to run anything.
+  Status CheckLimits(const Limits& limits) const;
+
+ private:
+  struct Job {
+    std::string script;
+    Request request;
+    Limits limits;
+    Callback done;
+  };
+  explicit Runner(Options options);
+  void Work(size_t index, std::promise<Status>* started) EXCLUDES(mu_);
+
+  const Options options_;
+  Watchdog watchdog_;
+  mutable Mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::deque<Job> queue_ GUARDED_BY(mu_);
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace hookrelay::transform

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+
+#include "common/result.h"
+#include "transform/transform.h"
+#include "transform/watchdog.h"
+
+namespace hookrelay::transform {
+
+// One SpiderMonkey context: runs transforms on the thread that created it, one call at a time.
+// Each call gets a fresh global in a fresh zone (compartment and heap of its own), so nothing a
+// script does (globalThis.x = 1, Object.prototype.polluted = 1) is seen by any later call, of the
+// same script or another. Compiled scripts (stencils) are cached per sandbox, keyed by the
+// script's text, so a script is parsed once per thread.
+//
+// The global has only the standard ECMAScript classes: no print/load/read/os/require, no timers,
+// no Debugger, no module loader, no SharedArrayBuffer/Atomics, no WebAssembly/asm.js
+// (docs/transforms.md, "Sandbox").
+//
+// Not thread-safe: create, call and destroy it on one thread (SpiderMonkey ties a JSContext to
+// the thread that made it). The watchdog must outlive it.
+class Sandbox {
+ public:
+  struct Options {
+    // The most native stack a script may use before "too much recursion"; below the thread's
+    // stack size with room to spare (worker threads have glibc's default 8 MiB).
+    size_t native_stack_quota = size_t{1} << 20;
+    // Compiled scripts kept (least recently used goes first).
+    size_t script_cache_entries = 64;
+  };
+
+  // Starts the engine on first use in the process (JS_Init; it is never shut down) and makes a
+  // context on the calling thread. Internal error when SpiderMonkey cannot start.
+  static Result<std::unique_ptr<Sandbox>> Create(Watchdog& watchdog, Options options);
+  static Result<std::unique_ptr<Sandbox>> Create(Watchdog& watchdog) {
+    return Create(watchdog, Options());
+  }
+  ~Sandbox();
+  Sandbox(const Sandbox&) = delete;
+  Sandbox& operator=(const Sandbox&) = delete;
+
+  // Runs `script`'s transform(request) within `limits` (taken as given: Runner checks them
+  // against the server's maximum). Errors, with messages meant for the script's author:
+  //   InvalidArgument: a syntax error or thrown error, "SyntaxError: ... (line 2)",
+  //     "TypeError: request.json is null (line 3)"; no transform function; an invalid return,
+  //     "returned 42; expected an object or null", "returned headers[\"x\"] is not a string".
+  //   ResourceExhausted: "exceeded 50 ms of CPU time", "out of memory (limit 16 MiB)".
+  // After any error the sandbox is ready for the next call.
+  Result<Outcome> Call(std::string_view script, const Request& request, const Limits& limits);
+
+  // Compiled scripts in the cache now (for tests).
+  size_t CachedScripts() const;
+
+  struct Impl;
+
+ private:
+  explicit Sandbox(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// "16 MiB", "512 KiB", "1000 bytes": how limits appear in messages.
+std::string FormatBytes(size_t bytes);
+
+}  // namespace hookrelay::transform

@@ -1,0 +1,99 @@
+#include "transform/watchdog.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/thread_name.h"
+
+namespace hookrelay::transform {
+namespace {
+
+std::chrono::nanoseconds CpuNow(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+}  // namespace
+
+Watchdog::Watchdog() : thread_([this] { Loop(); }) {}
+
+Watchdog::~Watchdog() {
+  {
+    MutexLock lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+std::chrono::nanoseconds Watchdog::ThreadCpuNow() { return CpuNow(CLOCK_THREAD_CPUTIME_ID); }
+
+Watchdog::Token Watchdog::Arm(std::chrono::nanoseconds budget, std::chrono::microseconds tick,
+                              std::function<void(Event)> notify) {
+  clockid_t clock{};
+  // The calling thread's CPU clock, readable from the watchdog's thread (CLOCK_THREAD_CPUTIME_ID
+  // would read the watchdog's own).
+  if (pthread_getcpuclockid(pthread_self(), &clock) != 0) clock = CLOCK_THREAD_CPUTIME_ID;
+  const std::chrono::nanoseconds start = CpuNow(clock);
+  Token token;
+  {
+    MutexLock lock(mu_);
+    token = next_token_++;
+    const auto now = std::chrono::steady_clock::now();
+    entries_.emplace(
+        token, Entry{clock, start + budget,
+                     now + std::chrono::duration_cast<std::chrono::microseconds>(budget), tick,
+                     tick.count() > 0 ? now + tick : std::chrono::steady_clock::time_point::max(),
+                     std::move(notify)});
+  }
+  cv_.notify_all();
+  return token;
+}
+
+void Watchdog::Disarm(Token token) {
+  MutexLock lock(mu_);
+  entries_.erase(token);
+}
+
+void Watchdog::Loop() {
+  NameThisThread("hr-js-watchdog");
+  MutexLock lock(mu_);
+  while (!stop_) {
+    if (entries_.empty()) {
+      cv_.wait(lock);
+      continue;
+    }
+    auto next = std::chrono::steady_clock::time_point::max();
+    for (const auto& [token, e] : entries_) next = std::min({next, e.next_check, e.next_tick});
+    if (std::chrono::steady_clock::now() < next) {
+      cv_.wait_until(lock, next);
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      Entry& e = it->second;
+      if (e.next_tick <= now) {
+        e.notify(Event::kTick);
+        e.next_tick = now + e.tick;
+      }
+      if (e.next_check > now) {
+        ++it;
+        continue;
+      }
+      const std::chrono::nanoseconds used = CpuNow(e.clock);
+      if (used >= e.cpu_deadline) {
+        e.notify(Event::kBudgetSpent);
+        it = entries_.erase(it);
+        continue;
+      }
+      // The thread cannot use what is left sooner than that much wall time.
+      e.next_check = now +
+                     std::chrono::duration_cast<std::chrono::microseconds>(e.cpu_deadline - used) +
+                     std::chrono::microseconds(100);
+      ++it;
+    }
+  }
+}
+
+}  // namespace hookrelay::transform
