@@ -181,6 +181,7 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kListRoutes: return ListRoutes(c);
     case RouteId::kGetRoute: return CatalogView(store::CatalogKind::kRoute, param);
     case RouteId::kTestRoute: return TestRoute(request, c);
+    case RouteId::kTestTransform: return TestTransform(request, c);
     case RouteId::kCreateSource:
     case RouteId::kCreateDestination:
     case RouteId::kCreateRoute: return ChangeCatalog(request, m.route->id, "");

@@ -20,6 +20,7 @@
 #include "ingest/rejection_recorder.h"
 #include "model/registry.h"
 #include "store/store.h"
+#include "transform/runner.h"
 
 namespace hookrelay::api {
 
@@ -53,6 +54,8 @@ class ApiHandler {
     // RejectionRecorder::Counts: a source's rejections since start (GET of a source and of its
     // rejections); empty: shown as zero.
     std::function<ingest::RejectionCounts(const std::string& source)> rejection_counts;
+    // Runs transforms for POST /api/v1/transforms/test; nullptr: it answers 503.
+    transform::Runner* transforms = nullptr;
   };
 
   // All references must outlive the handler. `clock` dates replays and audit entries and
@@ -110,6 +113,9 @@ class ApiHandler {
   // POST /api/v1/routes/test: which of a source's stored events a route's rule would take, and
   // why not (route_test_handler.cc).
   http::Response TestRoute(const http::Request& request, const model::Catalog& catalog) const;
+  // POST /api/v1/transforms/test: a script run on an event's request (or one given), with the
+  // time and memory it used, or its error (transform_test_handler.cc).
+  http::Response TestTransform(const http::Request& request, const model::Catalog& catalog) const;
   // catalog_handler.cc: POST, PATCH and DELETE of sources, destinations and routes, through
   // controls_.catalog.
   http::Response ChangeCatalog(const http::Request& request, RouteId route,

@@ -35,6 +35,7 @@ constexpr ApiRoute kRoutes[] = {
     {RouteId::kGetRoute, "GET", "/api/v1/routes/{id}"},
     {RouteId::kUpdateRoute, "PATCH", "/api/v1/routes/{id}"},
     {RouteId::kDeleteRoute, "DELETE", "/api/v1/routes/{id}"},
+    {RouteId::kTestTransform, "POST", "/api/v1/transforms/test"},
     {RouteId::kListAudit, "GET", "/api/v1/audit"},
     {RouteId::kStats, "GET", "/api/v1/stats"},
     {RouteId::kSimulate, "GET", "/api/v1/simulate"},

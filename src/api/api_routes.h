@@ -39,6 +39,7 @@ enum class RouteId {
   kGetRoute,
   kUpdateRoute,
   kDeleteRoute,
+  kTestTransform,
   kListAudit,
   kStats,
   kSimulate,

@@ -1,5 +1,7 @@
 #include "app/node.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -48,7 +50,15 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
   if (config.alerts.enabled()) {
     n->alerts_ = std::make_unique<alerts::AlertDispatcher>(config.alerts, clock);
   }
+  // SpiderMonkey on two worker threads, each call bounded (docs/transforms.md). A node that
+  // cannot start it still relays; deliveries that need a transform then fail, saying why.
+  if (auto runner = transform::Runner::Start({}); runner.ok()) {
+    n->transforms_ = std::move(*runner);
+  } else {
+    spdlog::error("transforms are not available: {}", runner.status().message());
+  }
   delivery::EngineOptions engine_options;
+  engine_options.transforms = n->transforms_.get();
   engine_options.node_id = n->node_id_;
   engine_options.lease_margin = config.delivery.lease_margin;
   engine_options.poll_interval = config.delivery.poll_interval;
@@ -125,7 +135,8 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
           .replay_job_queued = [&replays] { replays.Notify(); },
           .catalog = n->catalog_.get(),
           .rejection_counts =
-              [&rejections](const std::string& source) { return rejections.Counts(source); }},
+              [&rejections](const std::string& source) { return rejections.Counts(source); },
+          .transforms = n->transforms_.get()},
       clock);
 
   AuthThrottleOptions throttle_options;

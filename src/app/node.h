@@ -24,6 +24,7 @@
 #include "replay/replay_runner.h"
 #include "retention/retention_job.h"
 #include "store/store.h"
+#include "transform/runner.h"
 
 namespace hookrelay::app {
 
@@ -96,6 +97,8 @@ class Node {
 
   // In dependency order: each part uses only those above it. Destroyed from the bottom up.
   std::unique_ptr<store::Store> store_;
+  // Where transforms run; before the engine and the API, which use it, so it outlives them.
+  std::unique_ptr<transform::Runner> transforms_;
   model::Registry registry_;
   std::unique_ptr<delivery::DeliveryEngine> engine_;
   std::unique_ptr<alerts::AlertDispatcher> alerts_;  // null when no channel is configured

@@ -8,6 +8,7 @@
 #include "cli/schedule_command.h"
 #include "cli/serve_command.h"
 #include "cli/simulate_command.h"
+#include "cli/transform_command.h"
 
 int main(int argc, char** argv) {
   using namespace hookrelay::cli;
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
         AddCatalogCommands(app, exit_code);
         AddAuditCommand(app, exit_code);
         AddReplayCommand(app, exit_code);
+        AddTransformCommand(app, exit_code);
       },
       exit_code);
 }

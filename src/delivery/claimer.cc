@@ -9,6 +9,7 @@
 #include "delivery/kinds/registry.h"
 #include "delivery/outgoing_headers.h"
 #include "delivery/signer.h"
+#include "delivery/transformed_request.h"
 #include "model/destination.h"
 
 namespace hookrelay::delivery {
@@ -281,6 +282,11 @@ void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
                        store::Delivery delivery, store::Event& e,
                        const std::optional<std::string>& key, bool probe) {
   const model::Destination& d = *dest;
+  const auto catalog = state_.registry.Get();
+  if (const model::TransformSpec* t = catalog->TransformFor(e.source, d)) {
+    DispatchTransformed(dest, std::move(delivery), e, *t, key, probe);
+    return;
+  }
   SendRequest req;
   req.tag = static_cast<uint64_t>(delivery.id);
   req.kind = KindOf(d);
@@ -292,12 +298,85 @@ void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
   req.headers = OutgoingHeaders(e.headers, e.content_type, d,
                                 StandardWebhookHeaders(e.id, state_.clock.Now(), e.body, key));
   req.body = std::move(e.body);  // the event is ours: the body is moved, not copied
+  Send(dest, std::move(delivery), std::move(req), probe);
+}
+
+void Claimer::Send(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,
+                   SendRequest req, bool probe) {
   sender_.Send(std::move(req),
                [this, dest, delivery = std::move(delivery), probe](SendResult r) mutable {
                  Completion c{std::move(dest), std::move(delivery), std::move(r), false};
                  c.probe = probe;
                  complete_(std::move(c));
                });
+}
+
+void Claimer::DispatchTransformed(const std::shared_ptr<const model::Destination>& dest,
+                                  store::Delivery delivery, store::Event& e,
+                                  const model::TransformSpec& transform,
+                                  const std::optional<std::string>& key, bool probe) {
+  const model::Destination& d = *dest;
+  // Final without an HTTP attempt, the reason said (as for an event that is gone).
+  auto fail = [this, dest](store::Delivery delivery, std::string why) {
+    Completion c{dest, std::move(delivery), {}, true};
+    c.result.started_at = state_.clock.Now();
+    c.result.outcome.error = policy::TransportError::kOther;
+    c.result.error_detail = std::move(why);
+    complete_(std::move(c));
+  };
+  if (!state_.options.transforms) {
+    fail(std::move(delivery),
+         "transform: transforms are not available on this node; the event stays replayable");
+    return;
+  }
+  Result<OutgoingTarget> target = SplitTarget(d.url);
+  if (!target.ok()) {
+    fail(std::move(delivery), "transform: " + target.status().message());
+    return;
+  }
+  transform::Request request;
+  request.method = "POST";
+  request.path = target->path;
+  request.query = target->query;
+  // What the script sees: the request as it would go, without the destination's credential and
+  // hookrelay's own webhook-* headers, which are set after it (the signature is over the body
+  // the script returns).
+  request.headers = OutgoingHeaders(e.headers, e.content_type, d, {});
+  if (d.auth.kind != model::DestinationAuth::Kind::kNone) request.headers.pop_back();
+  request.body = std::move(e.body);
+  transform::Limits limits;
+  if (transform.cpu) limits.cpu = *transform.cpu;
+  if (transform.memory) limits.memory_bytes = *transform.memory;
+  auto shared_delivery = std::make_shared<store::Delivery>(std::move(delivery));
+  state_.options.transforms->Run(
+      transform.script, std::move(request), limits,
+      [this, dest, shared_delivery, origin = target->origin, event_id = e.id, key, probe,
+       fail](Result<transform::Outcome> outcome) mutable {
+        const model::Destination& d = *dest;
+        if (!outcome.ok()) {
+          fail(std::move(*shared_delivery), "transform: " + outcome.status().message() +
+                                                "; fix the transform, then replay the event");
+          return;
+        }
+        if (!outcome->request) {
+          fail(std::move(*shared_delivery), "skipped: transform returned null");
+          return;
+        }
+        transform::Request& out = *outcome->request;
+        SendRequest req;
+        req.tag = static_cast<uint64_t>(shared_delivery->id);
+        req.kind = KindOf(d);
+        req.url = origin + out.path + (out.query.empty() ? "" : "?" + out.query);
+        req.timeout = d.policy.timeout;
+        req.allow_private = d.allow_private;
+        if (!d.tls.empty()) req.tls = std::shared_ptr<const model::DestinationTls>(dest, &d.tls);
+        req.headers =
+            TransformedHeaders(std::move(out.headers), d,
+                               StandardWebhookHeaders(event_id, state_.clock.Now(), out.body, key));
+        req.method = std::move(out.method);
+        req.body = std::move(out.body);
+        Send(dest, std::move(*shared_delivery), std::move(req), probe);
+      });
 }
 
 }  // namespace hookrelay::delivery

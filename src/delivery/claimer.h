@@ -63,6 +63,16 @@ class Claimer {
   // Sends one claimed delivery of `e` (whose body it takes), signed with `key` (the destination's
   // decoded signing key, decoded once per claim).
   // `probe`: the claim is the breaker's half-open probe (Completion::probe).
+  // The request's way out: to the sender, its answer to `complete_`.
+  void Send(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,
+            SendRequest req, bool probe);
+  // A delivery whose destination or route has a transform: the request goes through it on the
+  // transform runner first (off this thread), then to Send; an error or a null from the script
+  // makes the delivery final without an HTTP attempt, with the reason.
+  void DispatchTransformed(const std::shared_ptr<const model::Destination>& dest,
+                           store::Delivery delivery, store::Event& e,
+                           const model::TransformSpec& transform,
+                           const std::optional<std::string>& key, bool probe);
   void Dispatch(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,
                 store::Event& e, const std::optional<std::string>& key, bool probe);
 

@@ -19,6 +19,7 @@
 #include "model/registry.h"
 #include "policy/breaker.h"
 #include "store/store.h"
+#include "transform/runner.h"
 
 namespace hookrelay::delivery {
 
@@ -41,6 +42,9 @@ struct EngineOptions {
   // (the clock's) and how many deliveries it got, before they are sent. For tests, which wait on
   // it to know the engine has looked; it must not block.
   std::function<void(const std::string& destination, TimePoint now, int got)> on_claim;
+  // Where transforms run (docs/transforms.md); not owned, outlives the engine. Null: a delivery
+  // whose destination or route has a transform fails for good, saying transforms are off.
+  transform::Runner* transforms = nullptr;
 };
 
 // What the engine counts; monotonic except the gauges.

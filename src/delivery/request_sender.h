@@ -25,6 +25,7 @@ struct SendRequest {
   // (KindSenders); a kind's own sender ignores it. Points into the registry's table.
   std::string_view kind;
   std::string url;
+  std::string method = "POST";  // another only when a transform says so
   // Every header to send, already complete (content-type, webhook-id, webhook-timestamp,
   // webhook-signature, user-agent, the destination's own). The sender adds only Content-Length
   // and Host, and suppresses "Expect: 100-continue".

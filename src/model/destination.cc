@@ -13,6 +13,7 @@
 #include "common/standard_webhooks.h"
 #include "common/units.h"
 #include "model/json_fields.h"
+#include "model/transform_spec.h"
 #include "policy/breaker_json.h"
 
 namespace hookrelay::model {
@@ -170,8 +171,11 @@ Result<Destination> ParseDestination(const json::value& v) {
   HR_RETURN_IF_ERROR(CheckKnownFields(
       o, {"name", "url", "headers", "policy", "signing_secret", "max_concurrency", "rate_limit",
           "breaker", "ordered", "order_key", "replay_window", "paused", "allow_private",
-          "pause_on_gone", "forward_headers", "secret_headers", "tls", "auth"}));
+          "pause_on_gone", "forward_headers", "secret_headers", "tls", "auth", "transform"}));
   Destination d;
+  if (const json::value* t = o.if_contains("transform"); t && !t->is_null()) {
+    HR_ASSIGN_OR_RETURN(d.transform, ParseTransformSpec(*t, "transform"));
+  }
   const json::value* name = o.if_contains("name");
   if (!name) return Status::InvalidArgument("is required", "name");
   auto n = GetString(*name, "name");
@@ -526,6 +530,8 @@ json::object DestinationToJson(const Destination& d) {
       {"pause_on_gone", d.pause_on_gone},
   };
   if (!d.origin.empty()) o["origin"] = d.origin;
+  o["transform"] =
+      d.transform ? json::value(TransformSpecToJson(*d.transform)) : json::value(nullptr);
   o["tls"] = d.tls.empty() ? json::value(nullptr) : json::value(DestinationTlsToJson(d.tls));
   o["auth"] = d.auth.kind == DestinationAuth::Kind::kNone
                   ? json::value(nullptr)

@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "model/destination_tls.h"
+#include "model/transform_spec.h"
 #include "policy/breaker.h"
 #include "policy/retry_policy.h"
 
@@ -59,6 +60,8 @@ struct Destination {
   bool pause_on_gone = true;
   DestinationTls tls;    // client certificate and key, private CA ("tls"); key write-only
   DestinationAuth auth;  // sent as the Authorization header ("auth"); write-only
+  // Run on each request before it is sent (docs/transforms.md); a route's own replaces it.
+  std::optional<TransformSpec> transform;
   // Where it was defined: "config" (the config file) or "api"; set by the catalog, not parsed.
   std::string origin;
 };

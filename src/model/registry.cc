@@ -13,7 +13,8 @@ namespace json = boost::json;
 Result<Route> ParseRoute(const json::value& v) {
   if (!v.is_object()) return Status::InvalidArgument("a route must be a JSON object");
   const json::object& o = v.as_object();
-  HR_RETURN_IF_ERROR(CheckKnownFields(o, {"id", "source", "destination", "types", "filter"}));
+  HR_RETURN_IF_ERROR(
+      CheckKnownFields(o, {"id", "source", "destination", "types", "filter", "transform"}));
   Route r;
   for (auto [field, target] :
        {std::pair{"source", &r.source}, std::pair{"destination", &r.destination}}) {
@@ -39,6 +40,9 @@ Result<Route> ParseRoute(const json::value& v) {
     r.id = r.source + ":" + r.destination;  // ":" is in no name, and safe to type unquoted
   }
   HR_ASSIGN_OR_RETURN(r.rule, routing::ParseRouteRule(o, ""));
+  if (const json::value* t = o.if_contains("transform"); t && !t->is_null()) {
+    HR_ASSIGN_OR_RETURN(r.transform, ParseTransformSpec(*t, "transform"));
+  }
   return r;
 }
 
@@ -67,6 +71,8 @@ json::object RouteToJson(const Route& r) {
   for (const std::string& t : r.rule.types.patterns()) types.emplace_back(t);
   o["types"] = std::move(types);
   o["filter"] = r.rule.filter ? r.rule.filter->document() : json::value(nullptr);
+  o["transform"] =
+      r.transform ? json::value(TransformSpecToJson(*r.transform)) : json::value(nullptr);
   if (!r.origin.empty()) o["origin"] = r.origin;
   return o;
 }
@@ -97,6 +103,16 @@ std::vector<Catalog::RouteTo> Catalog::RoutesOf(const std::string& source) const
     if (const Destination* d = FindDestination(r.destination)) out.push_back({&r, d});
   }
   return out;
+}
+
+const TransformSpec* Catalog::TransformFor(const std::string& source,
+                                           const Destination& destination) const {
+  for (const Route& r : routes) {
+    if (r.source == source && r.destination == destination.name && r.transform) {
+      return &*r.transform;
+    }
+  }
+  return destination.transform ? &*destination.transform : nullptr;
 }
 
 Status Catalog::Validate() const {

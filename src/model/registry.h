@@ -23,7 +23,10 @@ struct Route {
   std::string source;
   std::string destination;
   routing::RouteRule rule;  // empty: every event
-  std::string origin;       // "config" or "api"; set by the catalog, not parsed
+  // Replaces the destination's transform for the events this route sends (nullopt: the
+  // destination's, if any).
+  std::optional<TransformSpec> transform;
+  std::string origin;  // "config" or "api"; set by the catalog, not parsed
 };
 // {"source", "destination", "id"?, "types"?, "filter"?}. Accepts any id of 1 to 128 printable
 // characters, so routes stored before ValidateRouteId stay readable and deletable. Errors name
@@ -51,6 +54,10 @@ struct Catalog {
     const Destination* destination;
   };
   std::vector<RouteTo> RoutesOf(const std::string& source) const;
+  // The transform a delivery of an event of `source` to `destination` runs: its route's, else
+  // the destination's; nullptr for none.
+  const TransformSpec* TransformFor(const std::string& source,
+                                    const Destination& destination) const;
 
   // Every route names an existing source and destination; ids and pairs are unique.
   // Errors name the field ("routes[2].destination").

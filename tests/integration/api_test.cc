@@ -167,8 +167,9 @@ TEST_F(ApiTest, EventDetailAfterA500ThenA200) {
   json::value detail = WaitForEvent(id, [](const json::value& d) {
     return d.at("deliveries").as_array()[0].at("status").as_string() == "delivered";
   });
-  EXPECT_EQ(Keys(detail), (std::set<std::string>{"id", "source", "received_at", "size", "headers",
-                                                 "body_base64", "deliveries"}));
+  EXPECT_EQ(Keys(detail),
+            (std::set<std::string>{"id", "source", "received_at", "size", "type", "routed",
+                                   "headers", "body_base64", "deliveries", "routes"}));
   EXPECT_EQ(detail.at("id").as_string(), id);
   EXPECT_EQ(detail.at("source").as_string(), "src");
   EXPECT_EQ(detail.at("size").as_int64(), 7);
@@ -764,10 +765,14 @@ TEST_F(ApiTest, MistakesInQueriesIdsAndHeadersAreNamed) {
   EXPECT_EQ(r.status, 401);
   EXPECT_NE(r.body.find("bearer token is expected"), std::string::npos) << r.body;
   EXPECT_EQ(r.body.find("YWRtaW46c2VjcmV0"), std::string::npos) << r.body;
-  // Routes are replaced, not patched.
-  r = Get("/api/v1/routes/src:billing", kToken, "PATCH");
-  EXPECT_EQ(r.status, 405);
-  EXPECT_NE(r.body.find("delete it"), std::string::npos) << r.body;
+  // A route's ends are what it is: a patch may change its rule, not them.
+  {
+    HttpConnection patch(server_->port());
+    r = patch.Send("PATCH", "/api/v1/routes/src:billing", {{"Authorization", "Bearer " + kToken}},
+                   R"({"types": ["a.*"]})");
+  }
+  EXPECT_EQ(r.status, 409);  // the config file owns it
+  EXPECT_NE(r.body.find("defined in the config file"), std::string::npos) << r.body;
   // Unknown fields of small bodies list the known ones.
   r = Post("/api/v1/destinations/billing/pause", R"({"reasn": "x"})");
   EXPECT_EQ(r.status, 400);
@@ -871,9 +876,9 @@ TEST_F(ApiTest, ErrorsReadAlikeEverywhere) {
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_NE(r.body.find("known fields: threshold"), std::string::npos) << r.body;
 
-  r = Get("/api/v1/routes/src:billing", kToken, "PATCH");
+  r = Get("/api/v1/routes/src:billing", kToken, "PUT");
   EXPECT_EQ(r.status, 405);
-  EXPECT_EQ(r.Header("Allow"), "GET, HEAD, DELETE");
+  EXPECT_EQ(r.Header("Allow"), "GET, HEAD, PATCH, DELETE");
   r = Get("/api/v1/routes", kToken, "PUT");
   EXPECT_EQ(r.status, 405);
   EXPECT_EQ(r.Header("Allow"), "GET, HEAD, POST");

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <boost/json.hpp>
 #include <sstream>
 #include <string>
@@ -184,9 +185,14 @@ std::string RenderEventList(const json::array& items, TimePoint now, size_t widt
       unrouted.push_back(rows.size() - 1);
     }
   }
-  const std::vector<std::string> header = {"ID",   "SOURCE",
-                                           "TYPE", "RECEIVED (" + LocalZoneName(now) + ")",
-                                           "SIZE", "STATUS"};
+  std::vector<std::string> header = {
+      "ID", "SOURCE", "TYPE", "RECEIVED (" + LocalZoneName(now) + ")", "SIZE", "STATUS"};
+  // No event with a type (a source whose scheme has none): the column would only take the
+  // STATUS column's room.
+  if (std::all_of(rows.begin(), rows.end(), [](const auto& row) { return row[2] == "-"; })) {
+    header.erase(header.begin() + 2);
+    for (auto& row : rows) row.erase(row.begin() + 2);
+  }
   // STATUS goes last, in what is left of the width (at least 14).
   size_t used = 0;
   for (size_t i = 0; i + 1 < header.size(); ++i) {

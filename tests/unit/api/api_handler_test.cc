@@ -249,10 +249,14 @@ TEST_F(ApiHandlerTest, ServesEachRouteAndNoSecrets) {
     if (route.method == "PATCH" ||
         (route.method == "DELETE" && route.id != RouteId::kCancelBulkReplay) ||
         route.id == RouteId::kCreateSource || route.id == RouteId::kCreateDestination ||
-        route.id == RouteId::kCreateRoute) {
+        route.id == RouteId::kCreateRoute || route.id == RouteId::kTestTransform) {
       continue;
     }
-    http::Response res = handler_->Respond(Get(Concrete(route.path), std::string(route.method)));
+    http::Response res =
+        route.id == RouteId::kTestRoute
+            ? handler_->Respond(
+                  Post(std::string(route.path), R"({"source": "github", "types": ["push"]})"))
+            : handler_->Respond(Get(Concrete(route.path), std::string(route.method)));
     EXPECT_EQ(res.status / 100, 2) << route.path << ": " << res.body;
     EXPECT_EQ(res.body.find(test::kSigningSecret), std::string::npos) << route.path;
     EXPECT_EQ(res.body.find(test::kVerifySecret), std::string::npos) << route.path;
@@ -450,8 +454,9 @@ TEST_F(ApiHandlerTest, StrictQueriesIdsAuthAndBodies) {
     EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(), c.field) << c.target;
   }
   http::Response r = handler_->Respond(Get("/api/v1/events?staus=failed"));
-  EXPECT_NE(r.body.find("known: status, source, destination, since, until, cursor, limit"),
-            std::string::npos)
+  EXPECT_NE(
+      r.body.find("known: status, source, destination, since, until, type, routed, cursor, limit"),
+      std::string::npos)
       << r.body;
   // Empty pairs and known parameters still work.
   EXPECT_EQ(handler_->Respond(Get("/api/v1/events?&status=failed&")).status, 200);
@@ -468,9 +473,9 @@ TEST_F(ApiHandlerTest, StrictQueriesIdsAuthAndBodies) {
   r = handler_->Respond(Get("/api/v1/events", "GET", "Bearer wrong"));
   EXPECT_NE(r.body.find("wrong bearer token"), std::string::npos) << r.body;
 
-  r = handler_->Respond(Get("/api/v1/routes/github:billing", "PATCH"));
+  r = handler_->Respond(Get("/api/v1/routes/github:billing", "PUT"));
   EXPECT_EQ(r.status, 405);
-  EXPECT_NE(r.body.find("delete it"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("delete it"), std::string::npos) << r.body;
 
   r = handler_->Respond(Post("/api/v1/destinations/billing/pause", R"({"why": "x"})"));
   EXPECT_NE(r.body.find("known fields: reason"), std::string::npos) << r.body;
@@ -478,8 +483,9 @@ TEST_F(ApiHandlerTest, StrictQueriesIdsAuthAndBodies) {
   EXPECT_NE(r.body.find("takes no fields"), std::string::npos) << r.body;
   r = handler_->Respond(Post("/api/v1/replays", R"({"colour": "red"})"));
   EXPECT_EQ(r.status, 400);
-  EXPECT_NE(r.body.find("known fields: status, source, destination, since, until, rate"),
-            std::string::npos)
+  EXPECT_NE(
+      r.body.find("known fields: status, source, destination, since, until, type, routed, rate"),
+      std::string::npos)
       << r.body;
   EXPECT_TRUE(Calls().empty());
 }
@@ -566,7 +572,7 @@ TEST_F(ApiHandlerTest, ReplayRefusesWhatItCannotDo) {
   r = handler_->Respond(Post("/api/v1/events/01JDZ8X4AC1N4G0Y5K6M7P8Q9R/replay", ""));
   EXPECT_EQ(r.status, 404);
   EXPECT_NE(r.body.find("purged past its replay window"), std::string::npos) << r.body;
-  r = handler_->Respond(Post(path, R"({"destination": "crm"})"));  // not routed there
+  r = handler_->Respond(Post(path, R"({"destination": "nowhere"})"));  // no such destination
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(json::parse(r.body).at("error").at("field").as_string(), "destination");
   r = handler_->Respond(Post(path, R"({"destination": "billing", "x": 1})"));
@@ -639,11 +645,20 @@ TEST_F(ApiHandlerTest, OpenApiDocumentMatchesTheRouteTable) {
       documented.emplace(m, std::string(path));
       EXPECT_TRUE(op.as_object().contains("responses")) << path;
       // Probe it: the handler serves exactly this.
-      http::Response r = handler_->Respond(Get(Concrete(path), m));
+      http::Response r =
+          path == "/api/v1/routes/test"  // a dry run needs a source to try its events
+              ? handler_->Respond(Post(std::string(path), R"({"source": "github"})"))
+              : handler_->Respond(Get(Concrete(path), m));
       const bool catalog_change =
           (m == "POST" && (path == "/api/v1/sources" || path == "/api/v1/destinations" ||
                            path == "/api/v1/routes")) ||
           m == "PATCH" || (m == "DELETE" && path != "/api/v1/replays/{id}");
+      if (path == "/api/v1/transforms/test") {
+        // No transform runner in this fixture (the integration tests run transforms).
+        EXPECT_EQ(r.status, 503) << r.body;
+        EXPECT_EQ(handler_->Respond(Get(Concrete(path), "PUT")).status, 405) << path;
+        continue;
+      }
       if (catalog_change) {
         // This fixture has no catalog service: served, but "not available here" (the catalog
         // routes have their own contract tests in api_catalog_test.cc).

@@ -127,7 +127,8 @@ TEST_F(EventJsonTest, PageIsNewestFirstWithSummaryFieldsAndCursor) {
   const json::array& items = o.at("items").as_array();
   ASSERT_EQ(items.size(), 2u);
   EXPECT_EQ(Keys(items[0].as_object()),
-            (std::set<std::string>{"id", "source", "received_at", "size", "deliveries"}));
+            (std::set<std::string>{"id", "source", "received_at", "size", "type", "routed",
+                                   "deliveries"}));
   EXPECT_EQ(json::serialize(items[0].at("deliveries")),
             R"([{"destination":"billing","status":"scheduled","chain":0,"paused_by":null,)"
             R"("breaker_open_until":null}])");
@@ -184,8 +185,8 @@ TEST_F(EventJsonTest, DetailHasTheContractFieldsAfterAFailureAndASuccess) {
   ASSERT_TRUE(detail.ok()) << detail.status().ToString();
   ASSERT_TRUE(detail->has_value());
   const json::object& o = **detail;
-  EXPECT_EQ(Keys(o), (std::set<std::string>{"id", "source", "received_at", "size", "headers",
-                                            "body_base64", "deliveries"}));
+  EXPECT_EQ(Keys(o), (std::set<std::string>{"id", "source", "received_at", "size", "type", "routed",
+                                            "headers", "body_base64", "deliveries", "routes"}));
   EXPECT_EQ(o.at("id").as_string(), id);
   EXPECT_EQ(o.at("source").as_string(), "stripe");
   EXPECT_EQ(o.at("received_at").as_string(), "2026-11-30T06:00:00.123Z");
@@ -460,8 +461,10 @@ TEST(CatalogJsonTest, ListsAreItemsWithNullCursor) {
 
   json::object r = RouteListToJson(c);
   EXPECT_EQ(json::serialize(r),
-            R"({"items":[{"id":"github:billing","source":"github","destination":"billing"},)"
-            R"({"id":"github:crm","source":"github","destination":"crm"}],"next_cursor":null})");
+            R"({"items":[{"id":"github:billing","source":"github","destination":"billing",)"
+            R"("types":[],"filter":null,"transform":null},{"id":"github:crm","source":"github",)"
+            R"("destination":"crm","types":[],"filter":null,"transform":null}],)"
+            R"("next_cursor":null})");
 }
 
 TEST(AuditActorTest, IsAShortHashOfTheTokenNeverTheToken) {

@@ -693,14 +693,16 @@ TEST_F(RenderTest, DestinationDetailNotesAddressesTheSenderRefuses) {
 TEST_F(RenderTest, Routes) {
   json::array items = json::parse(R"([{"id": 1, "source": "github", "destination": "billing"},
                                       {"id": "r2", "source": "stripe", "destination": "ops",
-                                       "origin": "api"}])")
+                                       "origin": "api", "types": ["invoice.*", "charge.paid"],
+                                       "filter": {"body": {"livemode": true}}}])")
                           .as_array();
   EXPECT_EQ(RenderRouteList(items),
-            "ID  SOURCE  DESTINATION  DEFINED IN\n"
-            "1   github  billing      -\n"
-            "r2  stripe  ops          API\n");
+            "ID  SOURCE  DESTINATION  TAKES                            DEFINED IN\n"
+            "1   github  billing      all                              -\n"
+            "r2  stripe  ops          invoice.*, charge.paid + filter  API\n");
   EXPECT_EQ(RenderRouteDetail(items[1].as_object()),
-            "Route r2\n  from     stripe\n  to       ops\n  defined  API\n");
+            "Route r2\n  from     stripe\n  to       ops\n  types    invoice.*, charge.paid\n"
+            "  filter   {\"body\":{\"livemode\":true}}\n  defined  API\n");
   EXPECT_EQ(RenderRouteList(json::array{}), "No routes.\n");
 }
 

@@ -421,6 +421,9 @@ struct HttpSender::Impl {
 
     CURL* e = t->easy;
     curl_easy_setopt(e, CURLOPT_URL, t->request.url.c_str());
+    // A reused handle: set (or reset to POST) every time.
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST,
+                     t->request.method == "POST" ? nullptr : t->request.method.c_str());
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
                      static_cast<curl_off_t>(t->request.body.size()));
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->request.body.data());
