@@ -49,8 +49,8 @@ Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const s
       if (r.source == (*detail)->event.source) route_ids.emplace(r.destination, r.id);
     }
   }
-  return std::optional<json::object>(EventDetailToJson(
-      (*detail)->event, details, with_body, causes ? &*causes : nullptr, route_ids));
+  return std::optional<json::object>(EventDetailToJson((*detail)->event, details, with_body,
+                                                       causes ? &*causes : nullptr, route_ids));
 }
 
 http::Response ApiHandler::ListEvents(const http::Request& request,
@@ -113,9 +113,9 @@ http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::
     targets = {**only};
   }
   if (targets.empty()) {
-    return FromStatus(Status::FailedPrecondition(
-        "event " + id +
-        " has no destinations to replay to (no route took it): name one with {\"destination\": …}"));
+    return FromStatus(Status::FailedPrecondition("event " + id +
+                                                 " has no destinations to replay to (no route took "
+                                                 "it): name one with {\"destination\": …}"));
   }
   // Check every target before creating anything, so a refused replay changes nothing.
   std::shared_ptr<const model::Catalog> catalog = registry_.Get();

@@ -165,7 +165,8 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
   return o;
 }
 
-json::array RouteVerdictsToJson(const store::Event& e, const std::vector<DeliveryDetail>& deliveries,
+json::array RouteVerdictsToJson(const store::Event& e,
+                                const std::vector<DeliveryDetail>& deliveries,
                                 const RouteIds& route_ids) {
   json::array routes;
   for (const DeliveryDetail& dd : deliveries) {

@@ -1,7 +1,5 @@
 #include "api/request_params.h"
 
-#include "routing/type_pattern.h"
-
 #include <algorithm>
 #include <boost/json.hpp>
 #include <charconv>
@@ -147,9 +145,8 @@ Status CheckEventId(const std::string& id, std::string_view what) {
 }
 
 Result<EventListQuery> ParseEventListQuery(const http::RequestHead& head) {
-  HR_RETURN_IF_ERROR(CheckQueryParams(
-      head,
-      {"status", "source", "destination", "since", "until", "type", "routed", "cursor", "limit"}));
+  HR_RETURN_IF_ERROR(CheckQueryParams(head, {"status", "source", "destination", "since", "until",
+                                             "type", "routed", "cursor", "limit"}));
   EventListQuery q;
   if (auto s = Param(head, "status")) {
     q.filter.status = store::ParseDeliveryStatus(*s);
@@ -167,8 +164,7 @@ Result<EventListQuery> ParseEventListQuery(const http::RequestHead& head) {
   }
   if (auto r = Param(head, "routed")) {
     if (*r != "true" && *r != "false") {
-      return Status::InvalidArgument("routed: must be true or false, not \"" + *r + "\"",
-                                     "routed");
+      return Status::InvalidArgument("routed: must be true or false, not \"" + *r + "\"", "routed");
     }
     q.filter.routed = *r == "true";
   }
@@ -271,10 +267,9 @@ Result<RouteTestRequest> ParseRouteTestBody(std::string_view body) {
   for (const auto& [k, v] : o) {
     static constexpr std::string_view kKnown[] = {"source", "types", "filter", "event", "last"};
     if (std::find(std::begin(kKnown), std::end(kKnown), k) == std::end(kKnown)) {
-      return Status::InvalidArgument(
-          "unknown field \"" + std::string(k) +
-              "\" (known fields: source, types, filter, event, last)",
-          std::string(k));
+      return Status::InvalidArgument("unknown field \"" + std::string(k) +
+                                         "\" (known fields: source, types, filter, event, last)",
+                                     std::string(k));
     }
   }
   RouteTestRequest r;

@@ -28,12 +28,12 @@ json::object RouteTestToJson(const std::string& source, const routing::RouteRule
     const routing::MatchInput input{headers, ec || body.is_null() ? nullptr : &body};
     routing::Verdict v = rule.Match(e.type, input);
     if (v.matched) ++matched;
-    out.push_back(json::object{{"id", e.id},
-                               {"received_at", FormatRfc3339(e.received_at)},
-                               {"type", StringOrNull(e.type)},
-                               {"matched", v.matched},
-                               {"reason", v.matched ? json::value(nullptr)
-                                                    : json::value(std::move(v.reason))}});
+    out.push_back(json::object{
+        {"id", e.id},
+        {"received_at", FormatRfc3339(e.received_at)},
+        {"type", StringOrNull(e.type)},
+        {"matched", v.matched},
+        {"reason", v.matched ? json::value(nullptr) : json::value(std::move(v.reason))}});
   }
   return {{"source", source},
           {"total", static_cast<int64_t>(events.size())},

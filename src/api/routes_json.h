@@ -1,7 +1,6 @@
 #pragma once
 
 #include <boost/json/object.hpp>
-
 #include <string>
 #include <vector>
 

@@ -218,8 +218,8 @@ Status CatalogService::Update(store::CatalogKind kind, const std::string& name,
       const json::value* was = current.as_object().if_contains(field);
       const json::value* now = merged.as_object().if_contains(field);
       if ((was == nullptr) != (now == nullptr) || (was && *was != *now)) {
-        return Status::InvalidArgument(
-            "cannot be changed; create a new route and delete this one", field);
+        return Status::InvalidArgument("cannot be changed; create a new route and delete this one",
+                                       field);
       }
     }
     auto r = model::ParseRoute(merged);

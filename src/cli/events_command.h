@@ -23,8 +23,8 @@ struct EventListOptions {
   std::string destination;
   std::string since;  // RFC 3339, or a duration meaning that long before now ("2h")
   std::string until;
-  std::string type;    // "invoice.*"
-  std::string routed;  // "true", "false" or "" (either)
+  std::string type;                    // "invoice.*"
+  std::string routed;                  // "true", "false" or "" (either)
   int limit = kDefaultEventListLimit;  // events to show in all, across pages
   std::string cursor;                  // where to start: a next_cursor of an earlier answer
 };

@@ -406,8 +406,9 @@ void AddReplayCommand(Command app, int& exit_code) {
   replay.Add("id", *id, "Event id (omit with --status); list, status and cancel are subcommands");
   replay.Add("--destination", *destination,
              "Only to this destination (any destination, for an event no route took)");
-  Option status = replay.Add("--status", bulk->status,
-                             "Bulk: replay events whose latest delivery is in this status (failed)");
+  Option status =
+      replay.Add("--status", bulk->status,
+                 "Bulk: replay events whose latest delivery is in this status (failed)");
   Option unrouted =
       replay.Flag("--unrouted", bulk->unrouted,
                   "Bulk: the events no route took, each to --destination (once: not again to "

@@ -67,9 +67,10 @@ void AddRouteCommands(Command routes, int& exit_code) {
     auto destination = std::make_shared<std::string>();
     auto id = std::make_shared<std::string>();
     auto rule = std::make_shared<RouteRuleFlags>();
-    Command cmd = routes.Subcommand(
-        "add", "Send the events of a source to a destination (all, or those --types and "
-               "--filter take)");
+    Command cmd =
+        routes.Subcommand("add",
+                          "Send the events of a source to a destination (all, or those --types and "
+                          "--filter take)");
     cmd.Add("source", *source, "source name").Required();
     cmd.Add("destination", *destination, "destination name").Required();
     cmd.Add("--id", *id, "Route id (default SOURCE:DESTINATION)");
@@ -89,8 +90,8 @@ void AddRouteCommands(Command routes, int& exit_code) {
     auto common = std::make_shared<ManagementOptions>();
     auto id = std::make_shared<std::string>();
     auto rule = std::make_shared<RouteRuleFlags>();
-    Command cmd = routes.Subcommand(
-        "update", "Change which events a route created through the API takes");
+    Command cmd =
+        routes.Subcommand("update", "Change which events a route created through the API takes");
     cmd.Add("id", *id, "route id").Required();
     AddRuleFlags(cmd, *rule);
     cmd.Flag("--all-types", rule->all_types, "Drop its types: it takes every type again");
@@ -104,12 +105,10 @@ void AddRouteCommands(Command routes, int& exit_code) {
       json::object body;
       if (Status s = AddRuleFields(*rule, body); !s.ok()) throw UsageError(s.message());
       if (body.empty()) {
-        throw UsageError(
-            "nothing to change: give --types, --all-types, --filter or --no-filter");
+        throw UsageError("nothing to change: give --types, --all-types, --filter or --no-filter");
       }
       exit_code = PrintApiObject(
-          "routes update", client.Patch("/api/v1/routes/" + PercentEncode(*id), body),
-          common->json,
+          "routes update", client.Patch("/api/v1/routes/" + PercentEncode(*id), body), common->json,
           [](const json::object& r) { return "Updated route\n\n" + RenderRouteDetail(r); });
     });
   }

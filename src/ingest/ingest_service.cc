@@ -319,9 +319,8 @@ store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& s
   // The body, parsed once when something reads it: the type, a filter, a JSON order key.
   std::optional<json::value> parsed;
   const std::vector<model::Catalog::RouteTo> routes = catalog.RoutesOf(source.name);
-  const bool any_filter = std::any_of(routes.begin(), routes.end(), [](const auto& r) {
-    return r.route->rule.filter.has_value();
-  });
+  const bool any_filter = std::any_of(
+      routes.begin(), routes.end(), [](const auto& r) { return r.route->rule.filter.has_value(); });
   const json::value* body =
       model::TypeNeedsBody(source) || any_filter ? ParsedBody(request.body, parsed) : nullptr;
   e.type = model::EventTypeOf(source, request.headers, body);
@@ -329,8 +328,7 @@ store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& s
   for (const auto& [route, d] : routes) {
     if (!route->rule.Matches(e.type, input)) {
       // The reason is worked out again only for a route that did not take the event.
-      e.route_misses.push_back(
-          {route->id, d->name, route->rule.Match(e.type, input).reason});
+      e.route_misses.push_back({route->id, d->name, route->rule.Match(e.type, input).reason});
       continue;
     }
     store::NewDelivery nd;
@@ -343,7 +341,8 @@ store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& s
   }
   e.routed = !e.deliveries.empty();
   e.headers.reserve(request.headers.size());
-  for (auto& [name, value] : request.headers) e.headers.push_back({std::move(name), std::move(value)});
+  for (auto& [name, value] : request.headers)
+    e.headers.push_back({std::move(name), std::move(value)});
   e.body = std::move(request.body);
   return e;
 }

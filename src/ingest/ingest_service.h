@@ -68,8 +68,8 @@ Duration DedupWindow(const model::Catalog& catalog, const std::string& source);
 
 // Builds what to store for a request to `source`: the event with its type and one delivery per
 // route that takes it (paused destinations get paused deliveries); the routes that do not take it
-// are its route_misses with their reasons, and an event no route took is routed = false. Pure. The body and header fields are moved out of
-// `request` (pass a copy to keep them).
+// are its route_misses with their reasons, and an event no route took is routed = false. Pure. The
+// body and header fields are moved out of `request` (pass a copy to keep them).
 store::NewEvent BuildEvent(const model::Catalog& catalog, const model::Source& source,
                            http::Request request, TimePoint now);
 

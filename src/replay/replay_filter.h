@@ -17,8 +17,8 @@ struct ReplayFilter {
   store::DeliveryStatus status = store::DeliveryStatus::kFailed;
   std::optional<std::string> source;
   std::optional<std::string> destination;
-  std::optional<TimePoint> since;  // received_at >= since
-  std::optional<TimePoint> until;  // received_at < until
+  std::optional<TimePoint> since;   // received_at >= since
+  std::optional<TimePoint> until;   // received_at < until
   std::optional<std::string> type;  // store::EventFilter::type ("invoice.*")
   // false: the events no route took at ingest, each sent to `destination` (required then) unless
   // it already has a delivery there; `status` does not apply (they have no deliveries).

@@ -33,8 +33,8 @@ std::string RenderRouteList(const json::array& items, size_t width) {
     const json::object& r = v.get_object();
     std::string takes = TypesText(r);
     if (const json::value* f = Field(r, "filter"); f && f->is_object()) takes += " + filter";
-    rows.push_back({Text(r, "id"), Text(r, "source"), Text(r, "destination"), takes,
-                    OriginText(r)});
+    rows.push_back(
+        {Text(r, "id"), Text(r, "source"), Text(r, "destination"), takes, OriginText(r)});
   }
   const std::vector<std::string> header = {"ID", "SOURCE", "DESTINATION", "TAKES", "DEFINED IN"};
   // The rule's summary gives way first, then the id (by default "source:destination"), then the
@@ -56,10 +56,11 @@ std::string RenderRouteDetail(const json::object& r) {
 }
 
 std::string RenderRouteTest(const json::object& result, size_t width) {
-  std::string out = "On " + Plural(Field(result, "total") && Field(result, "total")->is_int64()
-                                       ? Field(result, "total")->as_int64()
-                                       : 0,
-                                   "event") +
+  std::string out = "On " +
+                    Plural(Field(result, "total") && Field(result, "total")->is_int64()
+                               ? Field(result, "total")->as_int64()
+                               : 0,
+                           "event") +
                     " of " + Text(result, "source") + ", the route takes " +
                     Text(result, "matched") + ".\n";
   const json::value* events = Field(result, "events");

@@ -275,9 +275,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const SqliteOptions& opti
       // NORMAL: COMMIT writes the log without fsync; the syncer makes it durable before anything
       // is acknowledged (the class comment). SQLite still syncs the log before each checkpoint
       // and the database after it, and a new log's header when it starts it again.
-      w.ExecScript("PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = " +
-                       std::to_string(kBusyTimeoutMs),
-                   "configure " + store->path_));
+      w.ExecScript(
+          "PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs),
+          "configure " + store->path_));
   // Foreign keys come on after the migrations: a migration that rebuilds a table (6: events)
   // must be able to drop the old one without its ON DELETE CASCADE emptying the children.
   Result<sqlite::MigrationResult> migrated =
