@@ -391,6 +391,7 @@ step("sources and routes: created through the forms, a route deleted", async () 
   await page.getByText(`${base}/in/partner`).first().waitFor();
   if ((await page.content()).includes("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")) fail("the verification secret is shown");
   await page.goto(`${base}/ui/#/routes`);
+  await page.getByRole("link", { name: "New route" }).click();
   await page.selectOption("#rt-source", "partner");
   await page.selectOption("#rt-destination", "billing");
   await page.getByRole("button", { name: "Create route" }).click();
@@ -398,6 +399,7 @@ step("sources and routes: created through the forms, a route deleted", async () 
   page.once("dialog", (d) => d.accept());
   await page.getByRole("button", { name: "Delete route partner:billing" }).click();
   await page.getByText("Deleted route partner:billing.").waitFor();
+  if (await page.locator('tr[data-id="partner:billing"]').count()) fail("the deleted route is still listed");
   log("created a source and a route through the forms, deleted the route");
 });
 
@@ -774,6 +776,124 @@ step("errors: an API error shows a message; a 503 list page offers \"Try again\"
   log("API error shows a message");
 });
 
+// Issue 27: a source whose events carry a type, a route taking invoice.* only, and four events:
+// two invoices (one small), a customer event and one without a type (both unrouted).
+async function apiSend(method, path, body) {
+  const r = await fetch(`${base}/api/v1${path}`, { method, body: JSON.stringify(body),
+    headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" } });
+  if (r.status >= 300) fail(`${method} ${path} answered ${r.status}: ${await r.text()}`);
+  return r.json();
+}
+const typed = {};
+step("routing: the type column, the type and unrouted filters, an unrouted event replayed to a destination", async () => {
+  await apiSend("POST", "/sources", { name: "typed", type: { json: "type" } });
+  await apiSend("POST", "/destinations", { name: "crm", url: `${sinkUrl}/crm`, allow_private: true });
+  await apiSend("POST", "/routes", { source: "typed", destination: "billing", types: ["invoice.*"] });
+  const send = async (payload) => (await fetch(`${base}/in/typed`, { method: "POST", body: JSON.stringify(payload),
+    headers: { "Content-Type": "application/json" } })).json();
+  typed.paid = (await send({ type: "invoice.paid", amount: 5000 })).id;
+  typed.created = (await send({ type: "invoice.created", amount: 20 })).id;
+  typed.customer = (await send({ type: "customer.created", amount: 7000 })).id;
+  typed.none = (await send({ amount: 1 })).id;
+  await page.goto(`${base}/ui/#/events?source=typed`);
+  const rowOf = (id) => page.locator(`tbody tr[data-id="${id}"]`);
+  await rowOf(typed.none).waitFor();
+  if ((await rowOf(typed.paid).locator("td.type-cell").innerText()) !== "invoice.paid") fail("the Type column does not show invoice.paid");
+  if ((await rowOf(typed.none).locator("td.type-cell").innerText()) !== "—") fail("an event without a type does not show a dash");
+  for (const id of [typed.customer, typed.none]) await rowOf(id).locator(".badge.s-unrouted").getByText("unrouted").waitFor();
+  if (await rowOf(typed.paid).locator(".s-unrouted").count()) fail("a routed event is marked unrouted");
+  // The type filter, in the URL like the others.
+  await page.fill("#f-type", "invoice.*");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await page.waitForFunction(() => location.hash.includes("type=invoice.*") && document.querySelectorAll("tbody tr").length === 2);
+  if (!(await rowOf(typed.paid).count()) || !(await rowOf(typed.created).count())) fail("type=invoice.* does not show the two invoices");
+  // Unrouted only (the type cleared): the customer event and the one without a type.
+  await page.fill("#f-type", "");
+  await page.selectOption("#f-routed", "false");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await page.waitForFunction(() => /routed=false/.test(location.hash) && !/type=/.test(location.hash));
+  await page.waitForFunction((ids) => { const shown = [...document.querySelectorAll("tbody tr")].map((r) => r.dataset.id);
+    return shown.length === 2 && ids.every((i) => shown.includes(i)); }, [typed.customer, typed.none]);
+  await page.reload();  // the filters come back from the URL
+  if (await page.inputValue("#f-routed") !== "false") fail("the routed filter is not restored from the URL");
+  await visit(page, "#/events?source=typed", "events-typed", "desktop", `tr[data-id="${typed.none}"]`);
+  await visit(await phonePage(), "#/events?source=typed", "events-typed", "phone", `tr[data-id="${typed.none}"]`);
+  // The unrouted customer event: its type, what the route said, and a replay to crm from its page.
+  await page.goto(`${base}/ui/#/events/${typed.customer}`);
+  await page.locator("#event-type").getByText("customer.created").waitFor();
+  const verdict = page.locator('#routing tr[data-destination="billing"]');
+  await verdict.getByText("skipped").waitFor();
+  await verdict.getByText("type customer.created is not in [invoice.*]").waitFor();
+  await checkA11y(page, "event-unrouted");
+  await visit(await phonePage(), `#/events/${typed.customer}`, "event-unrouted", "phone", "#send");
+  await page.selectOption("#send-destination", "crm");
+  await page.getByRole("button", { name: "Replay to destination" }).click();
+  await page.getByText(/Replay started: crm \(replay 1\)/).waitFor();
+  await page.locator('.delivery[data-destination="crm"]').getByText(/delivered at attempt 1 of/).waitFor({ timeout: 20000 });
+  if (!sinkHits.some((x) => x.path === "/crm" && x.body.includes("customer.created"))) fail("the sink did not receive the unrouted event at /crm");
+  await page.locator("#send").waitFor();  // still unrouted: it may go to another destination too
+  await shot(page, "event-unrouted", "desktop");
+  // The event a route took says so.
+  await page.goto(`${base}/ui/#/events/${typed.paid}`);
+  await page.locator('#routing tr[data-destination="billing"]').getByText("took it").waitFor();
+  if (await page.locator("#send").count()) fail("a routed event offers the unrouted replay");
+  log("type column and filters; an unrouted event replayed to crm from its page");
+});
+
+step("routes: the editor, a filter error named by its path, the dry run, a route created and edited", async () => {
+  await page.goto(`${base}/ui/#/routes/+new`);
+  await page.selectOption("#rt-source", "typed");
+  await page.selectOption("#rt-destination", "crm");
+  await page.fill("#rt-types", "invoice.*\ncustomer.*");
+  await page.fill("#rt-filter", '{"body": {"amount": {"$gt": true}}}');
+  await expecting([/status of 400/, /^400 POST .*\/api\/v1\/routes\/test/], async () => {
+    await page.click("#rt-test");
+    await page.locator("#rt-filter-error").getByText("filter.body.amount.$gt: expects a number or a string").waitFor();
+  });
+  if (await page.getAttribute("#rt-filter", "aria-invalid") !== "true") fail("the filter is not marked invalid");
+  if (await page.evaluate(() => document.activeElement?.id) !== "rt-filter") fail("the refused filter does not get the focus");
+  await shot(page, "route-editor-error", "desktop");
+  // Fixed: the dry run (debounced as it is typed, and on Test) over the source's last events.
+  await page.fill("#rt-filter", '{"body": {"amount": {"$gte": 1000}}}');
+  await page.click("#rt-test");
+  await page.locator("#dry-summary").getByText("2 of 4").waitFor();
+  if (await page.locator("#rt-filter-error").isVisible()) fail("the filter error is still shown");
+  const dryRow = (id) => page.locator(`#rt-dry tr[data-id="${id}"]`);
+  await dryRow(typed.paid).getByText("taken").waitFor();
+  await dryRow(typed.customer).getByText("taken").waitFor();
+  await dryRow(typed.created).getByText("body.amount: expected a value >= 1000, got 20").waitFor();
+  await dryRow(typed.none).getByText("the event has no type; the route wants [invoice.*, customer.*]").waitFor();
+  await checkA11y(page, "route-editor");
+  await shot(page, "route-editor", "desktop");
+  await page.getByRole("button", { name: "Create route" }).click();
+  await page.getByText("Created route typed:crm.").waitFor();
+  const created = await api("/routes/typed:crm");
+  if (JSON.stringify(created.types) !== '["invoice.*","customer.*"]' || created.filter?.body?.amount?.$gte !== 1000) {
+    fail(`the route was created as ${JSON.stringify(created)}`);
+  }
+  // An edit sends a merge patch: the filter replaced (not merged into the old one), types trimmed.
+  await page.fill("#rt-types", "customer.*");
+  await page.fill("#rt-filter", '{"body": {"amount": {"$lt": 10000}}}');
+  await page.getByRole("button", { name: "Save changes" }).click();
+  await page.getByText("Saved route typed:crm.").waitFor();
+  const edited = await api("/routes/typed:crm");
+  if (JSON.stringify(edited.types) !== '["customer.*"]' || JSON.stringify(edited.filter) !== '{"body":{"amount":{"$lt":10000}}}') {
+    fail(`the route was edited to ${JSON.stringify(edited)}`);
+  }
+  await visit(await phonePage(), "#/routes/typed:crm", "route-editor", "phone", "#dry-summary");
+  await (await phonePage()).screenshot({ path: join(outDir, "route-editor-full-phone.png"), fullPage: true });
+  // The list shows the types and that it has a filter; a config-file route is read-only.
+  await page.goto(`${base}/ui/#/routes`);
+  const listed = page.locator('tr[data-id="typed:crm"]');
+  await listed.locator(".chip").getByText("customer.*").waitFor();
+  await listed.getByText("yes").waitFor();
+  await page.goto(`${base}/ui/#/routes/shop:billing`);
+  await page.getByText("Defined in the config file").waitFor();
+  await page.locator("#dry-summary").waitFor();
+  if (await page.locator("#rt-save").count() || (await page.locator("#rt-types").getAttribute("readonly")) === null) fail("a config-file route is editable");
+  log("route editor: filter error by path, dry run, created and edited");
+});
+
 // 8. Every page at both sizes, with axe (visit: nothing sticking out, nothing hidden shown, no
 // leaked values, a screenshot each), one test per page.
 let phone;  // the phone page (390×844), signed in through sessionStorage
@@ -799,6 +919,7 @@ const pages = [
   [async () => "#/sources/shop", "source", "dl.kv"],
   [async () => "#/sources/signed", "source-rejections", "tr.rejection"],
   [async () => "#/routes", "routes", "tbody tr"],
+  [async () => "#/routes/+new", "route-new", "#dry-summary"],
   [async () => "#/replays", "replays", "tbody tr"],
   [async () => `#/replays/${await lastJobId()}`, "replay", "#job-total"],
   [async () => "#/audit", "audit", "tbody tr"],

@@ -73,3 +73,8 @@ export function originNote(o) {
     ? message("info", "Defined in the config file: read-only here. Change it in the file and restart; the file owns what it defines.")
     : "";  // DOM append() would print null
 }
+
+// An event's type (routing.md); an event without one shows a muted dash.
+export function typeText(type) {
+  return type == null ? h("span", { class: "muted", title: "No type" }, "—") : h("span", { class: "mono" }, type);
+}

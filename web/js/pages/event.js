@@ -1,9 +1,11 @@
-// Event detail: headers and payload; each delivery with "attempt 3 of 5 — next retry 14:05:31
-// (in 3 min)" or why it failed, the timeline of its attempts, and replay to all or one.
+// Event detail: its type and what each route of its source did with it at ingest (took it, or
+// skipped it and why); headers and payload; each delivery with "attempt 3 of 5 — next retry
+// 14:05:31 (in 3 min)" or why it failed, the timeline of its attempts, and replay to all or one.
+// An event no route took can be sent to any destination chosen from a list.
 import { h, message, badge, table, svg, replace, updateNode } from "../dom.js";
 import { get, post, enc } from "../api.js";
 import { time, bytes, clock, relative, utc, withTimes, pauseCause } from "../format.js";
-import { refreshEvery } from "./common.js";
+import { refreshEvery, names, typeText } from "./common.js";
 import { prettyJson, looksLikeJson } from "../pretty.js";
 
 const SHOW_LIMIT = 64 * 1024;  // larger bodies are cut in the view; the download has all of it
@@ -110,6 +112,8 @@ function promise(d) {
   return h("span", { class: "promise" }, of);
 }
 
+function plural(n, what) { return `${n} ${what}${n === 1 ? "" : "s"}`; }
+
 function resultOf(a) {
   if (a.status_code != null && a.error) return `${a.status_code}, then ${a.error}`;
   if (a.status_code != null) return String(a.status_code);
@@ -166,8 +170,42 @@ function attemptsTable(d) {
   { label: `Attempts to ${d.destination}, chain ${d.chain}` });
 }
 
+// What each route of the source did with the event when it arrived. A route deleted since is
+// named by its destination only (route null).
+function routesSection(ev, destNames, send, choice) {
+  const rows = (ev.routes || []).map((r) => h("tr", { dataset: { destination: r.destination } },
+    h("td", null, r.route == null ? h("span", { class: "muted" }, "(no longer defined)")
+      : h("a", { class: "mono", href: `#/routes/${enc(r.route)}` }, r.route)),
+    h("td", null, h("a", { href: `#/destinations/${enc(r.destination)}` }, r.destination)),
+    h("td", null, r.matched ? h("span", { class: "badge s-ok" }, "took it") : h("span", { class: "badge s-skipped" }, "skipped")),
+    h("td", { class: "reason" }, r.matched ? h("span", { class: "muted" }, "—") : (r.reason || h("span", { class: "muted" }, "no reason recorded")))));
+  const none = ev.routed === false ? "No route took this event: its source had no route when it arrived." : "No route is recorded for this event.";
+  return h("section", { id: "routing" },
+    h("h2", null, "Routes"),
+    rows.length ? table(["Route", "Destination", "Verdict", "Reason"], rows, { label: "What each route did with this event", stack: true })
+      : h("p", { class: "muted" }, none),
+    ev.routed === false ? sendPanel(destNames, send, choice) : null);
+}
+
+// An unrouted event sent by hand to a destination (once the routes are fixed, or to try one).
+// `choice` keeps the destination chosen across the page's refreshes.
+function sendPanel(destNames, send, choice) {
+  if (!destNames.length) return h("p", { class: "muted" }, "No destination is configured to send it to.");
+  const sel = h("select", { id: "send-destination", name: "send-destination", onchange: (ev) => { choice.value = ev.target.value; } },
+    destNames.map((n) => h("option", { value: n, selected: n === choice.value }, n)));
+  const go = h("button", { type: "submit", class: "primary", id: "send-button" }, "Replay to destination");
+  const form = h("form", { class: "panel send", id: "send", "aria-label": "Replay this unrouted event to a destination" },
+    h("p", { class: "send-note" }, h("span", { class: "badge s-unrouted" }, "unrouted"),
+      " No route took this event. Replay it to a destination of your choice (a new delivery chain, as for any replay):"),
+    h("div", { class: "row" }, h("div", { class: "field" }, h("label", { for: "send-destination" }, "Destination"), sel), go));
+  form.addEventListener("submit", (ev) => { ev.preventDefault(); send(sel.value); });
+  return form;
+}
+
 export async function render(main, ctx) {
   const id = ctx.params[0];
+  const destNames = await names("destinations");
+  const choice = { value: destNames[0] };
   const status = h("div", { "aria-live": "polite" });
   const body = h("div");
   main.append(h("p", null, h("a", { href: "#/events" }, "← Events")), h("h1", null, "Event ", h("span", { class: "mono" }, id)), status, body);
@@ -177,7 +215,7 @@ export async function render(main, ctx) {
 
   async function load() {
     const ev = await get(`/events/${enc(id)}${payloadShown ? "?body=false" : ""}`);
-    const key = JSON.stringify(ev.deliveries);
+    const key = JSON.stringify([ev.deliveries, ev.routes, ev.routed, ev.type]);
     if (payloadShown && key === last) return ev;  // nothing changed: keep the DOM (and the focus)
     last = key;
     const byDest = new Map();
@@ -209,9 +247,13 @@ export async function render(main, ctx) {
       }));
     const info = h("dl", { class: "kv" },
       h("dt", null, "Source"), h("dd", null, h("a", { href: `#/sources/${enc(ev.source)}` }, ev.source)),
+      h("dt", null, "Type"), h("dd", { id: "event-type" }, typeText(ev.type)),
+      h("dt", null, "Routed"), h("dd", null, ev.routed === false ? h("span", { class: "badge s-unrouted" }, "unrouted")
+        : `yes, by ${plural((ev.routes || []).filter((r) => r.matched).length, "route")}`),
       h("dt", null, "Received"), h("dd", null, time(ev.received_at)),
       h("dt", null, "Size"), h("dd", null, bytes(ev.size)));
-    const parts = [info, deliveries];
+    const routing = routesSection(ev, destNames, replay, choice);
+    const parts = [info, routing, deliveries];
     if (!payloadShown) {
       const headers = h("section", null, h("h2", null, "Headers"),
         table(["Name", "Value"], ev.headers.map(([k, v]) => h("tr", null, h("td", { class: "mono header-name" }, k), h("td", { class: "mono" }, v))), { label: "Received headers" }));
@@ -221,6 +263,7 @@ export async function render(main, ctx) {
       payloadShown = true;
     } else {
       updateNode(body.firstChild, info);
+      updateNode(body.querySelector("#routing"), routing);
       updateNode(body.querySelector("#deliveries"), deliveries);
     }
     return ev;

@@ -1,9 +1,11 @@
-// Events: filters (kept in the URL), cursor pagination, new events appear live without moving
-// the page, select several and replay them, or replay all matching as a bulk replay job.
+// Events: filters (kept in the URL: status, source, destination, time range, type pattern,
+// unrouted only), cursor pagination, new events appear live without moving the page, select
+// several and replay them, or replay all matching as a bulk replay job. An event no route took
+// shows an "unrouted" badge where its deliveries would be.
 import { h, clear, message, badge, table, replace, updateNode } from "../dom.js";
 import { get, post, qs, enc } from "../api.js";
 import { time, bytes, localInputToIso, isoToLocalInput, pauseCause } from "../format.js";
-import { firstEventHelp, names, refreshEvery, select, input } from "./common.js";
+import { firstEventHelp, names, refreshEvery, select, input, typeText } from "./common.js";
 
 const STATUSES = ["", "scheduled", "delivering", "delivered", "failed", "paused"];
 
@@ -12,6 +14,7 @@ export async function render(main, ctx) {
   const filter = {
     status: q.get("status") || "", source: q.get("source") || "", destination: q.get("destination") || "",
     since: q.get("since") || "", until: q.get("until") || "",
+    type: q.get("type") || "", routed: q.get("routed") === "false" ? "false" : "",
   };
   const idQuery = q.get("id") || "";
   const [sourceNames, destNames] = await Promise.all([names("sources"), names("destinations")]);
@@ -23,9 +26,13 @@ export async function render(main, ctx) {
     select("f-destination", "Destination", [["", "any"], ...destNames], filter.destination),
     input("f-since", "Received from", { type: "datetime-local", value: isoToLocalInput(filter.since) }),
     input("f-until", "until", { type: "datetime-local", value: isoToLocalInput(filter.until) }),
+    input("f-type", "Type", { type: "text", value: filter.type, placeholder: "invoice.*", size: 16, autocomplete: "off",
+      spellcheck: "false", "aria-describedby": "f-type-hint" }),
+    select("f-routed", "Routed", [["", "all"], ["false", "unrouted only"]], filter.routed),
     h("div", { class: "wide" }, input("f-id", "Event id", { type: "text", value: idQuery, placeholder: "01J…", size: 28, autocomplete: "off", spellcheck: "false" })),
     h("button", { type: "submit", class: "primary" }, "Apply"),
-    h("a", { href: "#/events", class: "button" }, "Clear"));
+    h("a", { href: "#/events", class: "button" }, "Clear"),
+    h("p", { class: "hint wide", id: "f-type-hint" }, "Type: an exact type (invoice.paid) or a prefix ending in * (invoice.*)."));
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const v = (id) => form.querySelector(`#${id}`).value.trim();
@@ -34,6 +41,7 @@ export async function render(main, ctx) {
     location.hash = `#/events${qs({
       status: v("f-status"), source: v("f-source"), destination: v("f-destination"),
       since: localInputToIso(v("f-since")), until: localInputToIso(v("f-until")),
+      type: v("f-type"), routed: v("f-routed"),
     })}`;
   });
   main.append(form);
@@ -49,7 +57,8 @@ export async function render(main, ctx) {
   const selectAll = h("input", { type: "checkbox", "aria-label": "Select all events shown" });
   const tableEl = h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Events table" }, h("table", { "aria-label": "Events" },
     h("thead", null, h("tr", null,
-      h("th", { scope: "col" }, selectAll), h("th", { scope: "col" }, "Event"), h("th", { scope: "col", class: "hide-narrow" }, "Source"),
+      h("th", { scope: "col" }, selectAll), h("th", { scope: "col" }, "Event"), h("th", { scope: "col", class: "hide-narrow" }, "Type"),
+      h("th", { scope: "col", class: "hide-narrow" }, "Source"),
       h("th", { scope: "col" }, "Received"), h("th", { scope: "col" }, "Deliveries"),
       h("th", { scope: "col", class: "num hide-narrow" }, "Size"))),
     tbody));
@@ -74,11 +83,18 @@ export async function render(main, ctx) {
       h("td", null, cb),
       h("td", { class: "id-cell" }, h("a", { href: `#/events/${enc(e.id)}`, class: "mono", title: e.id },
         // The whole id on a wide screen; on a phone its ends on two lines, so the column stays narrow.
-        h("span", { class: "hide-narrow" }, e.id), h("span", { class: "show-narrow" }, `${e.id.slice(0, 6)}…`, h("wbr"), e.id.slice(-6)))),
+        h("span", { class: "hide-narrow" }, e.id), h("span", { class: "show-narrow" }, `${e.id.slice(0, 6)}…`, h("wbr"), e.id.slice(-6))),
+        // On a phone the type goes under the id rather than into a column of its own.
+        // It may break after a dot or a slash only ("customer." / "created").
+        e.type ? h("span", { class: "show-narrow type-narrow mono" }, e.type.split(/(?<=[./])/).map((part) => [part, h("wbr")])) : null),
+      h("td", { class: "hide-narrow type-cell" }, typeText(e.type)),
       h("td", { class: "hide-narrow" }, e.source),
       h("td", null, time(e.received_at)),
-      h("td", null, e.deliveries.length === 0 ? h("span", { class: "muted" }, "no route")
-        : e.deliveries.map((d) => h("span", { class: "dl" }, `${d.destination} `, badge(d.status),
+      h("td", null,
+        // No route took it at ingest (deliveries shown beside it are replays sent by hand).
+        e.routed === false ? h("span", { class: "dl" }, h("span", { class: "badge s-unrouted", title: "No route took this event" }, "unrouted")) : null,
+        e.deliveries.length === 0 && e.routed !== false ? h("span", { class: "muted" }, "no delivery") : null,
+        e.deliveries.map((d) => h("span", { class: "dl" }, `${d.destination} `, badge(d.status),
           // Paused by what: the breaker (the destination itself is not paused), the operator, …
           pauseCause(d) ? h("span", { class: "muted cause" }, ` (${pauseCause(d)})`) : null))),
       h("td", { class: "num hide-narrow" }, bytes(e.size)));

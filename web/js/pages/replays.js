@@ -19,9 +19,10 @@ function progress(j) {
 // 15:00"), not as JSON; a field this page does not know is still shown, as "name: value".
 function filterText(f) {
   if (!f) return "—";
-  const known = ["status", "destination", "source", "since", "until"];
-  const out = [`${f.status || "failed"} deliveries`];
+  const known = ["status", "destination", "source", "since", "until", "type", "routed"];
+  const out = [f.routed === false ? "unrouted events" : `${f.status || "failed"} deliveries`];
   out.push(f.destination ? ` to ${f.destination}` : " to any destination");
+  if (f.type) out.push(`, of type ${f.type}`);
   if (f.source) out.push(`, from ${f.source}`);
   if (f.since) out.push(", received from ", time(f.since));
   if (f.until) out.push(f.since ? " until " : ", received until ", time(f.until));
@@ -73,14 +74,28 @@ async function create(main, ctx) {
     select("r-source", "Source", [["", "any"], ...sourceNames], q.get("source") || ""),
     input("r-since", "Received from", { type: "datetime-local", value: isoToLocalInput(q.get("since")) }),
     input("r-until", "until", { type: "datetime-local", value: isoToLocalInput(q.get("until")) }),
+    input("r-type", "Type", { value: q.get("type") || "", placeholder: "invoice.*", autocomplete: "off", spellcheck: "false" },
+      "Optional: an exact type (invoice.paid) or a prefix ending in * (invoice.*)"),
+    select("r-routed", "Events", [["", "routed or not"], ["false", "unrouted only (no route took them)"]], q.get("routed") === "false" ? "false" : ""),
     input("r-rate", "Rate", { value: "", placeholder: "50/s" }, "Optional: 100/s, 6000/m; default the destination's rate limit or 50/s"),
     count,
     h("button", { type: "submit", class: "primary" }, "Start bulk replay"), status);
   const v = (id) => form.querySelector(`#${id}`).value.trim();
+  // The events counted. An unrouted event has no delivery: no status, and the destination is where
+  // the job sends it, not one it was delivered to.
   const filter = () => ({
-    status: v("r-status"), destination: v("r-destination"), source: v("r-source"),
+    status: unroutedOnly() ? "" : v("r-status"), destination: unroutedOnly() ? "" : v("r-destination"), source: v("r-source"),
     since: localInputToIso(v("r-since")), until: localInputToIso(v("r-until")),
+    type: v("r-type"), routed: v("r-routed"),
   });
+  // Unrouted events have no delivery to be in a status, and go to the one destination named.
+  const unroutedOnly = () => v("r-routed") === "false";
+  function showFields() {
+    form.querySelector("#r-status").closest(".field").hidden = unroutedOnly();
+    const any = form.querySelector('#r-destination option[value=""]');
+    any.disabled = unroutedOnly();
+    any.textContent = unroutedOnly() ? "choose one" : "any";
+  }
   // Counts matching events by paging through the event list (ids only), up to 10 000.
   let counting = 0;
   async function recount() {
@@ -100,10 +115,12 @@ async function create(main, ctx) {
       count.textContent = `Could not count: ${e.message}`;
     }
   }
-  form.addEventListener("change", recount);
+  form.addEventListener("change", () => { showFields(); recount(); });
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const body = Object.fromEntries(Object.entries(filter()).filter(([, x]) => x));
+    const f = filter();
+    if (unroutedOnly()) { f.routed = false; f.destination = v("r-destination"); }
+    const body = Object.fromEntries(Object.entries(f).filter(([k, x]) => x || (k === "routed" && x === false)));
     if (v("r-rate")) body.rate = /^\d+(\.\d+)?$/.test(v("r-rate")) ? Number(v("r-rate")) : v("r-rate");
     try {
       const j = await post("/replays", body);
@@ -113,7 +130,8 @@ async function create(main, ctx) {
     }
   });
   main.append(h("p", null, h("a", { href: "#/replays" }, "← Bulk replays")), h("h1", null, "New bulk replay"),
-    h("p", { class: "muted" }, "Every matching event gets a new delivery to each of its destinations whose latest delivery is in the chosen status, paced at the rate."), form);
+    h("p", { class: "muted" }, "Every matching event gets a new delivery to each of its destinations whose latest delivery is in the chosen status, paced at the rate; unrouted events, to the destination chosen."), form);
+  showFields();
   await recount();
 }
 
