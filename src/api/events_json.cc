@@ -138,6 +138,20 @@ json::object EventDetailToJson(const store::Event& e, const std::vector<Delivery
                            {"retry_after", StringOrNull(a.retry_after)},
                            {"probe", a.probe},
                            {"counted", a.counted}};
+      if (a.transformed) {
+        json::array changed;  // stored ", "-separated: header names have no commas
+        std::string_view rest = a.transformed->headers_changed;
+        while (!rest.empty()) {
+          const size_t comma = rest.find(", ");
+          changed.emplace_back(rest.substr(0, comma));
+          rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+        }
+        attempt["transformed"] = json::object{{"body_size", a.transformed->body_size},
+                                              {"body_sha256", a.transformed->body_sha256},
+                                              {"headers_changed", std::move(changed)}};
+      } else {
+        attempt["transformed"] = nullptr;
+      }
       AddResponseSnippet(attempt, a.response_snippet);
       attempts.push_back(std::move(attempt));
     }

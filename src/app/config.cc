@@ -236,6 +236,44 @@ Status ParseRetention(const json::value& v, RetentionConfig& r) {
   return Status::Ok();
 }
 
+Status ParseTransforms(const json::value& v, TransformsConfig& t) {
+  if (!v.is_object()) return Status::InvalidArgument("must be a table", "");
+  const json::object& o = v.as_object();
+  HR_RETURN_IF_ERROR(model::CheckKnownFields(
+      o, {"threads", "max_cpu", "max_memory", "default_cpu", "default_memory"}));
+  if (const auto* f = o.if_contains("threads")) {
+    HR_ASSIGN_OR_RETURN(int64_t n, model::GetInt(*f, "threads", 1, 64));
+    t.threads = static_cast<int>(n);
+  }
+  for (auto [name, target] : {std::pair{"max_cpu", &t.max_cpu}, {"default_cpu", &t.default_cpu}}) {
+    if (const auto* f = o.if_contains(name)) {
+      HR_ASSIGN_OR_RETURN(Duration d, model::GetDuration(*f, name));
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(d);
+      if (ms.count() < 1 || ms > std::chrono::seconds(10)) {
+        return Status::InvalidArgument("must be from 1ms to 10s", name);
+      }
+      *target = ms;
+    }
+  }
+  for (auto [name, target] :
+       {std::pair{"max_memory", &t.max_memory}, {"default_memory", &t.default_memory}}) {
+    if (const auto* f = o.if_contains(name)) {
+      HR_ASSIGN_OR_RETURN(uint64_t bytes, model::GetByteSize(*f, name));
+      if (bytes < (1u << 20) || bytes > (1ull << 30)) {
+        return Status::InvalidArgument("must be from 1MiB to 1GiB", name);
+      }
+      *target = bytes;
+    }
+  }
+  if (t.default_cpu > t.max_cpu) {
+    return Status::InvalidArgument("must not be above max_cpu", "default_cpu");
+  }
+  if (t.default_memory > t.max_memory) {
+    return Status::InvalidArgument("must not be above max_memory", "default_memory");
+  }
+  return Status::Ok();
+}
+
 Status ParseLog(const json::value& v, LogSettings& log) {
   if (!v.is_object()) return Status::InvalidArgument("must be a table", "");
   const json::object& o = v.as_object();
@@ -275,8 +313,8 @@ Status ParseList(const json::object& root, const char* key, ParseFn parse, std::
 
 Status ParseRoot(const json::object& root, Config& config) {
   HR_RETURN_IF_ERROR(
-      model::CheckKnownFields(root, {"server", "store", "delivery", "retention", "log", "alerts",
-                                     "sources", "destinations", "routes"}));
+      model::CheckKnownFields(root, {"server", "store", "delivery", "retention", "transforms",
+                                     "log", "alerts", "sources", "destinations", "routes"}));
   if (const auto* s = root.if_contains("server")) {
     HR_RETURN_IF_ERROR(ParseServer(*s, config.server).WithFieldPrefix("server"));
   }
@@ -285,6 +323,9 @@ Status ParseRoot(const json::object& root, Config& config) {
   }
   if (const auto* s = root.if_contains("delivery")) {
     HR_RETURN_IF_ERROR(ParseDelivery(*s, config.delivery).WithFieldPrefix("delivery"));
+  }
+  if (const auto* s = root.if_contains("transforms")) {
+    HR_RETURN_IF_ERROR(ParseTransforms(*s, config.transforms).WithFieldPrefix("transforms"));
   }
   if (const auto* s = root.if_contains("retention")) {
     HR_RETURN_IF_ERROR(ParseRetention(*s, config.retention).WithFieldPrefix("retention"));

@@ -49,11 +49,21 @@ struct RetentionConfig {
   int batch = 500;                              // events per purge transaction
 };
 
+// [transforms]: the server-wide bounds of JavaScript transforms (docs/transforms.md).
+struct TransformsConfig {
+  int threads = 2;                            // worker threads, each with its own engine
+  std::chrono::milliseconds max_cpu{1000};    // the most a destination may ask for
+  uint64_t max_memory = 64ull << 20;          // bytes of heap, likewise
+  std::chrono::milliseconds default_cpu{50};  // when a transform gives no cpu
+  uint64_t default_memory = 16ull << 20;      // when it gives no memory
+};
+
 struct Config {
   ServerConfig server;
   StoreConfig store;
   DeliveryConfig delivery;
   RetentionConfig retention;
+  TransformsConfig transforms;
   alerts::AlertsConfig alerts;
   LogSettings log;  // [log]; --log-level and --log-format win over it
   model::Catalog catalog;
@@ -77,6 +87,7 @@ struct Config {
 //   [store]  dir | postgres_url
 //   [delivery] lease_margin, poll_interval, stall_threshold
 //   [retention] interval, batch
+//   [transforms] threads, max_cpu, max_memory, default_cpu, default_memory
 //   [log] level (trace|debug|info|warn|error), format (text|json)
 //   [alerts] smtp_url, from, to, username, password, starttls, webhook_url, window
 //   [[sources]], [[destinations]], [[routes]]  — the JSON objects of the API, in TOML.

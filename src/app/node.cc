@@ -52,7 +52,12 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
   }
   // SpiderMonkey on two worker threads, each call bounded (docs/transforms.md). A node that
   // cannot start it still relays; deliveries that need a transform then fail, saying why.
-  if (auto runner = transform::Runner::Start({}); runner.ok()) {
+  transform::Runner::Options transform_options;
+  transform_options.threads = static_cast<size_t>(config.transforms.threads);
+  transform_options.max_limits = {config.transforms.max_cpu, config.transforms.max_memory};
+  transform_options.default_limits = {config.transforms.default_cpu,
+                                      config.transforms.default_memory};
+  if (auto runner = transform::Runner::Start(transform_options); runner.ok()) {
     n->transforms_ = std::move(*runner);
   } else {
     spdlog::error("transforms are not available: {}", runner.status().message());
@@ -90,6 +95,37 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
     return Status::InvalidArgument(st.message() + std::string(delivery::kApiPrivateAddressHint),
                                    st.field());
   });
+  if (transform::Runner* runner = n->transforms_.get()) {
+    // A transform is compiled when it is saved: a syntax error (or no function transform) is a
+    // 400 then, not a failed delivery later.
+    auto check = [runner](const model::TransformSpec& t) {
+      transform::Limits limits;  // the server's defaults, then the transform's own
+      limits.cpu = t.cpu.value_or(runner->default_limits().cpu);
+      limits.memory_bytes = t.memory.value_or(runner->default_limits().memory_bytes);
+      if (Status st = runner->CheckLimits(limits); !st.ok()) {
+        return Status::InvalidArgument(st.message(), "transform." + st.field());
+      }
+      Status st = runner->CheckSync(t.script);
+      if (st.ok() || st.code() == Status::Code::kUnavailable) return Status::Ok();
+      return Status::InvalidArgument(st.message(), "transform");
+    };
+    n->catalog_->SetTransformCheck(check);
+    // The config file's transforms too, before anything is served: exit 2 naming the object.
+    for (const auto& [name, d] : config.catalog.destinations) {
+      if (!d.transform) continue;
+      if (Status st = check(*d.transform); !st.ok()) {
+        return Status::InvalidArgument("destination \"" + name + "\": " + st.field() + ": " +
+                                       st.message());
+      }
+    }
+    for (const model::Route& r : config.catalog.routes) {
+      if (!r.transform) continue;
+      if (Status st = check(*r.transform); !st.ok()) {
+        return Status::InvalidArgument("route \"" + r.id + "\": " + st.field() + ": " +
+                                       st.message());
+      }
+    }
+  }
   auto notes = n->catalog_->Load(parts.has_config_file ? std::make_optional(config.catalog_objects)
                                                        : std::nullopt);
   if (!notes.ok()) return Status::InvalidArgument("catalog: " + notes.status().message());

@@ -155,6 +155,9 @@ Result<std::string> CatalogService::Create(store::CatalogKind kind, const json::
     if (!route.ok()) return route.status();
     // A new route's id is typed in URLs and shells: the names' characters only.
     if (body.as_object().contains("id")) HR_RETURN_IF_ERROR(model::ValidateRouteId(route->id));
+    if (route->transform && transform_check_) {
+      HR_RETURN_IF_ERROR(transform_check_(*route->transform));
+    }
     std::shared_ptr<const model::Catalog> live = registry_.Get();
     if (!live->FindSource(route->source)) {
       return Status::InvalidArgument("no source \"" + route->source + "\"", "source");
@@ -174,6 +177,7 @@ Result<std::string> CatalogService::Create(store::CatalogKind kind, const json::
     auto d = model::ParseDestination(body);
     if (!d.ok()) return d.status();
     if (destination_check_) HR_RETURN_IF_ERROR(destination_check_(*d));
+    if (d->transform && transform_check_) HR_RETURN_IF_ERROR(transform_check_(*d->transform));
   }
   store::CatalogObject o;
   o.kind = kind;
@@ -213,6 +217,17 @@ Status CatalogService::Update(store::CatalogKind kind, const std::string& name,
   auto parsed = ObjectName(kind, merged);
   if (!parsed.ok()) return parsed.status();
   if (kind == store::CatalogKind::kRoute) {
+    // A filter, its types and its transform are values, not objects to merge: a patch replaces
+    // each whole (so a filter may hold null, which a merge patch would read as "remove").
+    for (const char* field : {"types", "filter", "transform"}) {
+      const json::value* given = patch.get_object().if_contains(field);
+      if (!given) continue;
+      if (given->is_null()) {
+        merged.as_object().erase(field);
+      } else {
+        merged.as_object()[field] = *given;
+      }
+    }
     // Its rule (types, filter) changes; what it connects is what it is.
     for (const char* field : {"id", "source", "destination"}) {
       const json::value* was = current.as_object().if_contains(field);
@@ -224,6 +239,9 @@ Status CatalogService::Update(store::CatalogKind kind, const std::string& name,
     }
     auto r = model::ParseRoute(merged);
     if (!r.ok()) return r.status();
+    if (r->transform && transform_check_ && patch.get_object().contains("transform")) {
+      HR_RETURN_IF_ERROR(transform_check_(*r->transform));
+    }
   }
   if (kind == store::CatalogKind::kDestination) {
     // Checked here, so that an error names the field as a POST's would (not "stored …").
@@ -232,6 +250,9 @@ Status CatalogService::Update(store::CatalogKind kind, const std::string& name,
     if (destination_check_ &&
         (patch.get_object().contains("url") || patch.get_object().contains("allow_private"))) {
       HR_RETURN_IF_ERROR(destination_check_(*d));
+    }
+    if (d->transform && transform_check_ && patch.get_object().contains("transform")) {
+      HR_RETURN_IF_ERROR(transform_check_(*d->transform));
     }
   }
   store::CatalogObject updated = *existing;

@@ -68,6 +68,11 @@ class CatalogService {
   // checked when it names "url" or "allow_private". Set before serving; empty: none.
   using DestinationCheck = std::function<Status(const model::Destination&)>;
   void SetDestinationCheck(DestinationCheck check) { destination_check_ = std::move(check); }
+  // A check of every transform a destination or route created or changed through the API carries
+  // (the composition root compiles it, so a syntax error is a 400 when it is saved rather than a
+  // failed delivery later). Called when the body or patch names "transform". Empty: none.
+  using TransformCheck = std::function<Status(const model::TransformSpec&)>;
+  void SetTransformCheck(TransformCheck check) { transform_check_ = std::move(check); }
 
   // At start: merges the config file's objects (nullopt: no config file) into the stored
   // catalog as PlanSeed describes, writes the difference with one audit entry (actor "config"),
@@ -107,6 +112,7 @@ class CatalogService {
   const Clock& clock_;
   std::function<void()> on_change_;
   DestinationCheck destination_check_;
+  TransformCheck transform_check_;
 
   mutable Mutex mu_;
   std::vector<store::CatalogObject> objects_ GUARDED_BY(mu_);  // as stored, in order

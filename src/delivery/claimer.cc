@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/crypto.h"
 #include "common/thread_name.h"
 #include "common/units.h"
 #include "delivery/kinds/registry.h"
@@ -302,13 +303,15 @@ void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
 }
 
 void Claimer::Send(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,
-                   SendRequest req, bool probe) {
-  sender_.Send(std::move(req),
-               [this, dest, delivery = std::move(delivery), probe](SendResult r) mutable {
-                 Completion c{std::move(dest), std::move(delivery), std::move(r), false};
-                 c.probe = probe;
-                 complete_(std::move(c));
-               });
+                   SendRequest req, bool probe,
+                   std::optional<store::Attempt::Transformed> transformed) {
+  sender_.Send(std::move(req), [this, dest, delivery = std::move(delivery), probe,
+                                transformed = std::move(transformed)](SendResult r) mutable {
+    Completion c{std::move(dest), std::move(delivery), std::move(r), false};
+    c.probe = probe;
+    c.transformed = std::move(transformed);
+    complete_(std::move(c));
+  });
 }
 
 void Claimer::DispatchTransformed(const std::shared_ptr<const model::Destination>& dest,
@@ -344,14 +347,15 @@ void Claimer::DispatchTransformed(const std::shared_ptr<const model::Destination
   request.headers = OutgoingHeaders(e.headers, e.content_type, d, {});
   if (d.auth.kind != model::DestinationAuth::Kind::kNone) request.headers.pop_back();
   request.body = std::move(e.body);
-  transform::Limits limits;
+  HeaderPairs before = request.headers;  // to record which headers the script changed
+  transform::Limits limits = state_.options.transforms->default_limits();
   if (transform.cpu) limits.cpu = *transform.cpu;
   if (transform.memory) limits.memory_bytes = *transform.memory;
   auto shared_delivery = std::make_shared<store::Delivery>(std::move(delivery));
   state_.options.transforms->Run(
       transform.script, std::move(request), limits,
-      [this, dest, shared_delivery, origin = target->origin, event_id = e.id, key, probe,
-       fail](Result<transform::Outcome> outcome) mutable {
+      [this, dest, shared_delivery, origin = target->origin, event_id = e.id, key, probe, fail,
+       before = std::move(before)](Result<transform::Outcome> outcome) mutable {
         const model::Destination& d = *dest;
         if (!outcome.ok()) {
           fail(std::move(*shared_delivery), "transform: " + outcome.status().message() +
@@ -370,12 +374,15 @@ void Claimer::DispatchTransformed(const std::shared_ptr<const model::Destination
         req.timeout = d.policy.timeout;
         req.allow_private = d.allow_private;
         if (!d.tls.empty()) req.tls = std::shared_ptr<const model::DestinationTls>(dest, &d.tls);
+        store::Attempt::Transformed sent{static_cast<int64_t>(out.body.size()),
+                                         HexEncode(Sha256(out.body)),
+                                         HeadersChanged(before, out.headers)};
         req.headers =
             TransformedHeaders(std::move(out.headers), d,
                                StandardWebhookHeaders(event_id, state_.clock.Now(), out.body, key));
         req.method = std::move(out.method);
         req.body = std::move(out.body);
-        Send(dest, std::move(*shared_delivery), std::move(req), probe);
+        Send(dest, std::move(*shared_delivery), std::move(req), probe, std::move(sent));
       });
 }
 

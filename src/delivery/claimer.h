@@ -65,7 +65,8 @@ class Claimer {
   // `probe`: the claim is the breaker's half-open probe (Completion::probe).
   // The request's way out: to the sender, its answer to `complete_`.
   void Send(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,
-            SendRequest req, bool probe);
+            SendRequest req, bool probe,
+            std::optional<store::Attempt::Transformed> transformed = std::nullopt);
   // A delivery whose destination or route has a transform: the request goes through it on the
   // transform runner first (off this thread), then to Send; an error or a null from the script
   // makes the delivery final without an HTTP attempt, with the reason.

@@ -82,6 +82,8 @@ struct Completion {
   store::Delivery delivery;
   SendResult result;
   bool not_sent = false;  // the event was gone: record a failure without an HTTP attempt
+  // What a transform made the request send (recorded with the attempt); nullopt without one.
+  std::optional<store::Attempt::Transformed> transformed;
   // Sent as the breaker's half-open probe: a retryable failure is not counted toward the
   // delivery's max_attempts (policy::DeliveryProgress::probe).
   bool probe = false;

@@ -249,6 +249,7 @@ Decided Recorder::Decide(const Completion& c) {
   attempt.n = delivery.attempts + delivery.uncounted_attempts + 1;
   attempt.probe = progress.probe;
   attempt.counted = decision.counted;
+  attempt.transformed = c.transformed;
   attempt.started_at = c.result.started_at;
   attempt.duration_ms = c.result.duration.count();
   if (c.result.outcome.status_code > 0) attempt.status_code = c.result.outcome.status_code;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <boost/url/parse.hpp>
+#include <map>
+#include <set>
 
 #include "common/ascii.h"
 
@@ -29,6 +31,30 @@ HeaderPairs TransformedHeaders(HeaderPairs from_script, const model::Destination
   if (has_auth) from_script.emplace_back("Authorization", destination.auth.header_value);
   for (auto& h : standard) from_script.push_back(std::move(h));
   return from_script;
+}
+
+std::string HeadersChanged(const HeaderPairs& before, const HeaderPairs& after) {
+  auto fold = [](const HeaderPairs& headers) {
+    std::map<std::string, std::string> out;
+    for (const auto& [name, value] : headers) {
+      auto [it, added] = out.emplace(AsciiLower(name), value);
+      if (!added) it->second += ", " + value;
+    }
+    return out;
+  };
+  const auto a = fold(before);
+  const auto b = fold(after);
+  std::set<std::string> changed;
+  for (const auto& [name, value] : a) {
+    auto it = b.find(name);
+    if (it == b.end() || it->second != value) changed.insert(name);
+  }
+  for (const auto& [name, value] : b) {
+    if (!a.count(name)) changed.insert(name);
+  }
+  std::string out;
+  for (const std::string& name : changed) out += (out.empty() ? "" : ", ") + name;
+  return out;
 }
 
 }  // namespace hookrelay::delivery

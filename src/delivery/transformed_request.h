@@ -26,4 +26,9 @@ Result<OutgoingTarget> SplitTarget(const std::string& url);
 HeaderPairs TransformedHeaders(HeaderPairs from_script, const model::Destination& destination,
                                HeaderPairs standard);
 
+// The names (lower-case, sorted, ", "-separated) of the headers that differ between what the
+// script got and what it returned: added, removed, or with another value (repeated fields
+// compared joined with ", "). Pure.
+std::string HeadersChanged(const HeaderPairs& before, const HeaderPairs& after);
+
 }  // namespace hookrelay::delivery

@@ -148,6 +148,15 @@ struct Attempt {
   // Counts toward the delivery's max_attempts. false for a probe that failed (the breaker's
   // question, not the delivery's: docs/delivery.md, "Circuit breaker").
   bool counted = true;
+  // Set when a transform made the request (docs/transforms.md): what was sent, so a changed body
+  // can be told apart from the event's. nullopt otherwise.
+  struct Transformed {
+    int64_t body_size = 0;
+    std::string body_sha256;      // lower-case hex
+    std::string headers_changed;  // names added, changed or removed, ", "-separated
+    bool operator==(const Transformed&) const = default;
+  };
+  std::optional<Transformed> transformed;
 };
 
 // Counts of one minute for one destination (GetStats): `destination` is "" for the events received

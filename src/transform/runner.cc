@@ -86,6 +86,21 @@ Result<Outcome> Runner::RunSync(std::string script, Request request, std::option
   return future.get();
 }
 
+Status Runner::CheckSync(std::string script) {
+  std::promise<Status> promise;
+  std::future<Status> future = promise.get_future();
+  {
+    MutexLock lock(mu_);
+    if (stopping_) return Status::Unavailable("transform runner stopped");
+    Job job{std::move(script), Request{}, options_.default_limits,
+            [&promise](Result<Outcome> r) { promise.set_value(r.status()); }};
+    job.check_only = true;
+    queue_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+  return future.get();
+}
+
 size_t Runner::Queued() const {
   MutexLock lock(mu_);
   return queue_.size();
@@ -105,7 +120,12 @@ void Runner::Work(size_t index, std::promise<Status>* started) {
       job = std::move(queue_.front());
       queue_.pop_front();
     }
-    job.done((*sandbox)->Call(job.script, job.request, job.limits));
+    if (job.check_only) {
+      Status checked = (*sandbox)->Check(job.script, job.limits);
+      job.done(checked.ok() ? Result<Outcome>(Outcome{}) : Result<Outcome>(checked));
+    } else {
+      job.done((*sandbox)->Call(job.script, job.request, job.limits));
+    }
   }
 }
 

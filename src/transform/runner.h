@@ -55,11 +55,18 @@ class Runner {
   Result<Outcome> RunSync(std::string script, Request request,
                           std::optional<Limits> limits = std::nullopt) EXCLUDES(mu_);
 
+  // Sandbox::Check on a worker, waiting for it: whether `script` compiles, runs its top level
+  // within the default limits and defines function transform (for the catalog, when a transform
+  // is saved). Its errors are InvalidArgument / ResourceExhausted with the script's message.
+  Status CheckSync(std::string script) EXCLUDES(mu_);
+
   // Calls queued and not yet started.
   size_t Queued() const EXCLUDES(mu_);
 
   // OK when `limits` are within the maximum and large enough to run anything.
   Status CheckLimits(const Limits& limits) const;
+  // Options::default_limits: what a call without limits of its own gets.
+  const Limits& default_limits() const { return options_.default_limits; }
 
  private:
   struct Job {
@@ -67,6 +74,7 @@ class Runner {
     Request request;
     Limits limits;
     Callback done;
+    bool check_only = false;
   };
   explicit Runner(Options options);
   void Work(size_t index, std::promise<Status>* started) EXCLUDES(mu_);

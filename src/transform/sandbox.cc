@@ -509,7 +509,7 @@ struct Sandbox::Impl {
     return Status::Ok();
   }
 
-  Result<Outcome> Run(std::string_view script, const Request& request) {
+  Result<Outcome> Run(std::string_view script, const Request& request, bool check_only = false) {
     // Collect earlier calls' zones when they add up, so their garbage does not count against
     // this call's heap limit and the memory goes back.
     if (JS_GetGCParameter(cx, JSGC_BYTES) > baseline_gc_bytes + kGarbageBeforeGc) JS_GC(cx);
@@ -551,6 +551,7 @@ struct Sandbox::Impl {
     if (!fn.isObject() || !JS::IsCallable(&fn.toObject())) {
       return Status::InvalidArgument("the script does not define function transform(request)");
     }
+    if (check_only) return Outcome{};
     JS::RootedObject req(cx);
     JS::RootedString body(cx);
     std::u16string json_before;
@@ -606,8 +607,17 @@ Sandbox::~Sandbox() {
 
 size_t Sandbox::CachedScripts() const { return impl_->cache.size(); }
 
+Status Sandbox::Check(std::string_view script, const Limits& limits) {
+  return Call(script, Request{}, limits, /*check_only=*/true).status();
+}
+
 Result<Outcome> Sandbox::Call(std::string_view script, const Request& request,
                               const Limits& limits) {
+  return Call(script, request, limits, /*check_only=*/false);
+}
+
+Result<Outcome> Sandbox::Call(std::string_view script, const Request& request, const Limits& limits,
+                              bool check_only) {
   Impl& s = *impl_;
   s.limits = limits;
   s.timed_out.store(false, std::memory_order_release);
@@ -624,7 +634,7 @@ Result<Outcome> Sandbox::Call(std::string_view script, const Request& request,
     }
     JS_RequestInterruptCallback(s.cx);
   });
-  Result<Outcome> result = s.Run(script, request);
+  Result<Outcome> result = s.Run(script, request, check_only);
   s.watchdog.Disarm(token);
   s.in_call = false;
   s.global = nullptr;

@@ -50,6 +50,10 @@ class Sandbox {
   //   ResourceExhausted: "exceeded 50 ms of CPU time", "out of memory (limit 16 MiB)".
   // After any error the sandbox is ready for the next call.
   Result<Outcome> Call(std::string_view script, const Request& request, const Limits& limits);
+  // Compiles and runs `script` (its top level) within `limits` and checks that it defines
+  // function transform, without calling it: the errors of Call that no request can cause
+  // (a syntax error, a top-level throw or loop, no transform function).
+  Status Check(std::string_view script, const Limits& limits);
 
   // Compiled scripts in the cache now (for tests).
   size_t CachedScripts() const;
@@ -58,6 +62,8 @@ class Sandbox {
 
  private:
   explicit Sandbox(std::unique_ptr<Impl> impl);
+  Result<Outcome> Call(std::string_view script, const Request& request, const Limits& limits,
+                       bool check_only);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -2394,6 +2394,54 @@ TEST_P(StoreConformanceTest, GetEventDetailReadsTheEventDeliveriesAttemptsAndHea
   ASSERT_TRUE(again.ok() && again->has_value());
 }
 
+// Issue 27: an event's type, whether a route took it and the routes that did not are stored and
+// read back; the event list filters by type (exact, or a prefix with '*', counted in bytes) and
+// by routed; an attempt made by a transform keeps what it sent.
+TEST_P(StoreConformanceTest, TypesRouteMissesAndTransformedAttemptsRoundTrip) {
+  NewEvent paid = MakeEvent(clock_, random_, "{}", {"billing"});
+  paid.type = "invoice.paid";
+  paid.route_misses = {{"stripe:crm", "crm", "type invoice.paid is not in [customer.*]"}};
+  const std::string paid_id = Append(paid);
+  clock_.Advance(milliseconds(1));
+  NewEvent unrouted = MakeEvent(clock_, random_, "{}", {});
+  unrouted.type = "invoice.é";  // a multi-byte type
+  unrouted.routed = false;
+  unrouted.route_misses = {{"stripe:billing", "billing", "x"}, {"stripe:crm", "crm", "y"}};
+  const std::string unrouted_id = Append(unrouted);
+  clock_.Advance(milliseconds(1));
+  NewEvent untyped = MakeEvent(clock_, random_, "{}", {"billing"});
+  const std::string untyped_id = Append(untyped);
+
+  Result<std::optional<EventDetail>> d = store_->GetEventDetail(unrouted_id);
+  ASSERT_TRUE(d.ok() && d->has_value()) << d.status().ToString();
+  EXPECT_EQ((*d)->event.type, "invoice.é");
+  EXPECT_FALSE((*d)->event.routed);
+  EXPECT_EQ((*d)->event.route_misses, unrouted.route_misses);
+  Result<std::optional<Event>> e = store_->GetEvent(untyped_id);
+  ASSERT_TRUE(e.ok() && e->has_value());
+  EXPECT_FALSE((*e)->type.has_value());
+  EXPECT_TRUE((*e)->routed);
+  EXPECT_TRUE((*e)->route_misses.empty());
+
+  EXPECT_EQ(ListIds({.type = "invoice.*"}), (std::vector<std::string>{unrouted_id, paid_id}));
+  EXPECT_EQ(ListIds({.type = "invoice.paid"}), (std::vector<std::string>{paid_id}));
+  EXPECT_TRUE(ListIds({.type = "invoice.é*"}).empty());  // '*' is one or more more bytes
+  EXPECT_EQ(ListIds({.type = "*"}), (std::vector<std::string>{unrouted_id, paid_id}));
+  EXPECT_EQ(ListIds({.routed = false}), (std::vector<std::string>{unrouted_id}));
+  EXPECT_EQ(ListIds({.type = "invoice.*", .routed = true}), (std::vector<std::string>{paid_id}));
+
+  const TimePoint now = clock_.Now();
+  std::vector<Delivery> claimed = Claim(now, 10, hours(1), "s", "billing");
+  ASSERT_FALSE(claimed.empty());
+  Attempt a{claimed[0].id, 1, now, 7, 200, std::nullopt, std::nullopt, ""};
+  a.transformed = Attempt::Transformed{59, std::string(64, 'a'), "x-relayed-by"};
+  ASSERT_TRUE(store_->RecordAttempt(a, {DeliveryStatus::kDelivered, now}, "s").ok());
+  Result<std::optional<EventDetail>> sent = store_->GetEventDetail(claimed[0].event_id);
+  ASSERT_TRUE(sent.ok() && sent->has_value());
+  ASSERT_EQ((*sent)->deliveries[0].attempts.size(), 1u);
+  EXPECT_EQ((*sent)->deliveries[0].attempts[0].transformed, a.transformed);
+}
+
 // The same key on two destinations is two queues; a lease that expires leaves the head the head.
 TEST_P(StoreConformanceTest, OrderedQueuesArePerDestinationAndSurviveAnExpiredLease) {
   std::vector<std::string> ids;

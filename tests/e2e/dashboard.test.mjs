@@ -871,13 +871,13 @@ step("routes: the editor, a filter error named by its path, the dry run, a route
   if (JSON.stringify(created.types) !== '["invoice.*","customer.*"]' || created.filter?.body?.amount?.$gte !== 1000) {
     fail(`the route was created as ${JSON.stringify(created)}`);
   }
-  // An edit sends a merge patch: the filter replaced (not merged into the old one), types trimmed.
+  // An edit replaces the filter (not merged into the old one, null values kept), types trimmed.
   await page.fill("#rt-types", "customer.*");
-  await page.fill("#rt-filter", '{"body": {"amount": {"$lt": 10000}}}');
+  await page.fill("#rt-filter", '{"body": {"amount": {"$lt": 10000}, "note": null}}');
   await page.getByRole("button", { name: "Save changes" }).click();
   await page.getByText("Saved route typed:crm.").waitFor();
   const edited = await api("/routes/typed:crm");
-  if (JSON.stringify(edited.types) !== '["customer.*"]' || JSON.stringify(edited.filter) !== '{"body":{"amount":{"$lt":10000}}}') {
+  if (JSON.stringify(edited.types) !== '["customer.*"]' || JSON.stringify(edited.filter) !== '{"body":{"amount":{"$lt":10000},"note":null}}') {
     fail(`the route was edited to ${JSON.stringify(edited)}`);
   }
   await visit(await phonePage(), "#/routes/typed:crm", "route-editor", "phone", "#dry-summary");

@@ -195,7 +195,7 @@ TEST_F(ApiTest, EventDetailAfterA500ThenA200) {
   EXPECT_EQ(Keys(attempts[0]),
             (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
                                    "retry_after", "probe", "counted", "response_snippet",
-                                   "response_snippet_encoding"}));
+                                   "response_snippet_encoding", "transformed"}));
   EXPECT_EQ(attempts[0].at("probe"), false);
   EXPECT_EQ(attempts[0].at("counted"), true);
   EXPECT_EQ(attempts[0].at("response_snippet").as_string(), "boom: database down\n");

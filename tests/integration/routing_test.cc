@@ -134,6 +134,29 @@ TEST_F(RoutingTest, TransformsRewriteSkipAndFailThenTheFixedOneIsReplayed) {
     std::string why;
     EXPECT_TRUE(testing::VerifyStandardSignature(r, kSecret, &why)) << why;
   }
+  // The attempt says what the transform made it send.
+  HttpResponse first = Api("GET", "/api/v1/events?destination=tx");
+  ASSERT_EQ(first.status, 200) << first.body;
+  const std::string first_id(
+      json::parse(first.body).at("items").as_array()[0].at("id").as_string());
+  json::value sent = json::parse(Api("GET", "/api/v1/events/" + first_id + "?body=false").body);
+  json::value transformed;
+  for (const json::value& d : sent.at("deliveries").as_array()) {
+    if (d.at("destination").as_string() == "tx") {
+      transformed = d.at("attempts").as_array()[0].at("transformed");
+    }
+  }
+  ASSERT_TRUE(transformed.is_object()) << json::serialize(sent);
+  EXPECT_EQ(
+      transformed.at("body_size").as_int64(),
+      std::string_view(R"({"event_id":"evt_6","event_type":"order.created","amount":5})").size());
+  EXPECT_EQ(transformed.at("headers_changed"), json::array{"x-relayed-by"});
+  // A script that cannot run is refused when it is saved, naming where.
+  HttpResponse bad = Api("PATCH", "/api/v1/routes/stripe:tx",
+                         R"({"transform": "function transform(r) {\n  return r.;\n}"})");
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_NE(bad.body.find("SyntaxError"), std::string::npos) << bad.body;
+  EXPECT_NE(bad.body.find("(line 2)"), std::string::npos) << bad.body;
   // null skips the delivery: final, with the reason.
   ASSERT_EQ(Api("PATCH", "/api/v1/routes/stripe:tx",
                 R"({"transform": "function transform(r) { return null; }"})")

@@ -301,6 +301,23 @@ std::string RenderEventDetail(const json::object& event, TimePoint now, size_t w
                         duration, Text(a, "retry_after"), SnippetCell(a)});
       }
       out << Table({"#", "STARTED", "RESULT", "DURATION", "RETRY-AFTER", "RESPONSE"}, rows, "    ");
+      // What a transform made an attempt send, under the table (one line per such attempt).
+      for (const json::value& av : attempts->get_array()) {
+        const json::object* a = av.if_object();
+        const json::object* t = a ? Object(*a, "transformed") : nullptr;
+        if (!t) continue;
+        std::string changed;
+        if (const json::value* h = Field(*t, "headers_changed"); h && h->is_array()) {
+          for (const json::value& name : h->get_array()) {
+            changed += (changed.empty() ? "" : ", ") + Escaped(Text(&name));
+          }
+        }
+        const std::string sha = Text(*t, "body_sha256");
+        out << Wrap("attempt " + Text(*a, "n") + " sent a transformed request: " +
+                        Bytes(Field(*t, "body_size")) + " body, sha256 " + sha.substr(0, 12) +
+                        "…, headers changed: " + (changed.empty() ? "none" : changed),
+                    "    ", 6, width);
+      }
     }
   }
   return out.str();

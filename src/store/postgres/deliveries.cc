@@ -172,14 +172,24 @@ PgStatement PostgresStore::AttemptStatement(const Attempt& attempt, const Delive
       id + "::bigint AND status = 'delivering' AND lease_owner = " + p.Text(owner) +
       " RETURNING destination, event_id),"
       " a AS (INSERT INTO attempts (delivery_id, event_id, n, started_at, duration_ms,"
-      " status_code, error, retry_after, snippet, probe, counted) SELECT " +
+      " status_code, error, retry_after, snippet, probe, counted, sent_size, sent_sha256,"
+      " headers_changed) SELECT " +
       id + "::bigint, u.event_id, " + n + "::integer, " + p.Time(attempt.started_at) +
       "::bigint, " + p.Int(attempt.duration_ms) + "::bigint, " +
       p.OptInt(attempt.status_code ? std::optional<int64_t>(*attempt.status_code) : std::nullopt) +
       "::integer, " + p.OptText(attempt.error) + "::text, " + p.OptText(attempt.retry_after) +
       "::text, " + p.Bytes(attempt.response_snippet) + "::bytea, " + p.Bool(attempt.probe) +
-      "::boolean, " + counted +
-      "::boolean FROM u)"
+      "::boolean, " + counted + "::boolean, " +
+      p.OptInt(attempt.transformed ? std::optional<int64_t>(attempt.transformed->body_size)
+                                   : std::nullopt) +
+      "::bigint, " +
+      p.OptText(attempt.transformed ? std::optional<std::string>(attempt.transformed->body_sha256)
+                                    : std::nullopt) +
+      "::text, " +
+      p.OptText(attempt.transformed
+                    ? std::optional<std::string>(attempt.transformed->headers_changed)
+                    : std::nullopt) +
+      "::text FROM u)"
       " SELECT (SELECT destination FROM u), EXISTS (SELECT 1 FROM deliveries WHERE id = " +
       id + "::bigint)";
   return PgStatement{sql, std::move(p), "record an attempt of " + what};

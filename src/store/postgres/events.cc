@@ -55,7 +55,7 @@ Result<std::vector<Delivery>> ReadDeliveries(const PgResult& r, uint64_t id_bits
 // The attempts of `r` (rows of kAttemptColumns), in the order read.
 constexpr char kAttemptColumns[] =
     "delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet, probe,"
-    " counted";
+    " counted, sent_size, sent_sha256, headers_changed";
 
 std::vector<Attempt> ReadAttempts(const PgResult& r) {
   std::vector<Attempt> out;
@@ -72,6 +72,9 @@ std::vector<Attempt> ReadAttempts(const PgResult& r) {
     a.response_snippet = r.Bytes(i, 7);
     a.probe = r.Bool(i, 8);
     a.counted = r.Bool(i, 9);
+    if (!r.IsNull(i, 10)) {
+      a.transformed = Attempt::Transformed{r.Int(i, 10), r.Text(i, 11), r.Text(i, 12)};
+    }
     out.push_back(std::move(a));
   }
   return out;

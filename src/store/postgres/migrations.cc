@@ -283,6 +283,14 @@ ALTER TABLE events ADD COLUMN type text;
 ALTER TABLE events ADD COLUMN routed boolean NOT NULL DEFAULT true;
 ALTER TABLE events ADD COLUMN route_misses bytea;
 )sql"},
+    {kTimePartitionsVersion + 5, "transforms: sent_size, sent_sha256, headers_changed on attempts",
+     R"sql(
+-- What a transform made an attempt send (NULL when no transform ran): the body's size and
+-- SHA-256, and the names of the headers it added, changed or removed.
+ALTER TABLE attempts ADD COLUMN sent_size bigint;
+ALTER TABLE attempts ADD COLUMN sent_sha256 text;
+ALTER TABLE attempts ADD COLUMN headers_changed text;
+)sql"},
 };
 
 Result<uint64_t> FreshIdBits() {

@@ -346,7 +346,8 @@ Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
   }
   Result<Statement> ins = db.Prepare(
       "INSERT INTO attempts(delivery_id, n, started_at, duration_ms, status_code, error,"
-      " retry_after, snippet, probe, counted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+      " retry_after, snippet, probe, counted, sent_size, sent_sha256, headers_changed)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
   if (!ins.ok()) return ins.status();
   std::optional<int64_t> code;
   if (attempt.status_code) code = *attempt.status_code;
@@ -360,6 +361,11 @@ Status SqliteStore::WriteAttempt(Connection& db, const Attempt& attempt,
       .BindBlob(8, attempt.response_snippet)
       .BindInt(9, attempt.probe ? 1 : 0)
       .BindInt(10, attempt.counted ? 1 : 0);
+  if (const auto& t = attempt.transformed) {
+    ins->BindInt(11, t->body_size).BindText(12, t->body_sha256).BindText(13, t->headers_changed);
+  } else {
+    ins->BindNull(11).BindNull(12).BindNull(13);
+  }
   return ins->Exec("insert attempt");
 }
 
@@ -640,7 +646,8 @@ Result<std::vector<Delivery>> SqliteStore::GetDeliveries(const std::string& even
 Result<std::vector<Attempt>> SqliteStore::ReadAttemptsIn(Connection& db, int64_t delivery_id) {
   Result<Statement> q = db.Prepare(
       "SELECT delivery_id, n, started_at, duration_ms, status_code, error, retry_after, snippet,"
-      " probe, counted FROM attempts WHERE delivery_id = ?1 ORDER BY n");
+      " probe, counted, sent_size, sent_sha256, headers_changed FROM attempts"
+      " WHERE delivery_id = ?1 ORDER BY n");
   if (!q.ok()) return q.status();
   q->BindInt(1, delivery_id);
   std::vector<Attempt> out;
@@ -659,6 +666,7 @@ Result<std::vector<Attempt>> SqliteStore::ReadAttemptsIn(Connection& db, int64_t
     a.response_snippet = q->Blob(7);
     a.probe = q->Int(8) != 0;
     a.counted = q->Int(9) != 0;
+    if (!q->IsNull(10)) a.transformed = Attempt::Transformed{q->Int(10), q->Text(11), q->Text(12)};
     out.push_back(std::move(a));
   }
 }

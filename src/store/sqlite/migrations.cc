@@ -235,6 +235,13 @@ DROP TABLE events;
 ALTER TABLE events_v6 RENAME TO events;
 CREATE INDEX events_dedup ON events(source, dedup_key) WHERE dedup_key IS NOT NULL;
 )sql"},
+    {7, "transforms: sent_size, sent_sha256, headers_changed on attempts", R"sql(
+-- What a transform made an attempt send (NULL when no transform ran): the body's size and
+-- SHA-256, and the names of the headers it added, changed or removed.
+ALTER TABLE attempts ADD COLUMN sent_size INTEGER;
+ALTER TABLE attempts ADD COLUMN sent_sha256 TEXT;
+ALTER TABLE attempts ADD COLUMN headers_changed TEXT;
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

@@ -221,7 +221,7 @@ TEST_F(EventJsonTest, DetailHasTheContractFieldsAfterAFailureAndASuccess) {
   EXPECT_EQ(Keys(attempts[0].as_object()),
             (std::set<std::string>{"n", "started_at", "duration_ms", "status_code", "error",
                                    "retry_after", "probe", "counted", "response_snippet",
-                                   "response_snippet_encoding"}));
+                                   "response_snippet_encoding", "transformed"}));
   EXPECT_FALSE(attempts[0].at("probe").as_bool());
   EXPECT_TRUE(attempts[0].at("counted").as_bool());
   EXPECT_EQ(attempts[0].at("n").as_int64(), 1);

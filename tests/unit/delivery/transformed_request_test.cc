@@ -40,6 +40,18 @@ TEST(TransformedRequestTest, TheScriptCannotSetSignaturesCredentialsOrFraming) {
   EXPECT_EQ(out, (HeaderPairs{{"authorization", "Basic x"}}));
 }
 
+TEST(TransformedRequestTest, HeadersChangedNamesWhatWasAddedChangedOrRemoved) {
+  const HeaderPairs before = {{"Content-Type", "application/json"},
+                              {"X-A", "1"},
+                              {"X-A", "2"},
+                              {"X-Gone", "g"},
+                              {"X-Same", "s"}};
+  const HeaderPairs after = {
+      {"content-type", "application/json"}, {"x-a", "1, 2"}, {"x-same", "t"}, {"x-new", "n"}};
+  EXPECT_EQ(HeadersChanged(before, after), "x-gone, x-new, x-same");
+  EXPECT_EQ(HeadersChanged(before, before), "");
+}
+
 TEST(TransformSpecTest, ScriptOrObjectWithLimitsAndNamedErrors) {
   auto s = model::ParseTransformSpec(boost::json::parse(R"("function transform(r) { return r }")"),
                                      "transform");

@@ -378,3 +378,25 @@ TEST(FormatBytesTest, Units) {
 
 }  // namespace
 }  // namespace hookrelay::transform
+
+namespace hookrelay::transform {
+namespace {
+
+// What the catalog runs when a transform is saved: errors no request can cause, nothing else.
+TEST_F(SandboxTest, CheckRefusesWhatCannotRunAndAcceptsWhatDependsOnTheEvent) {
+  const Limits limits;
+  EXPECT_TRUE(sandbox_->Check("function transform(r) { return r.json.data.object; }", limits).ok());
+  Status syntax = sandbox_->Check("function transform(r) {\n  return r.;\n}", limits);
+  EXPECT_EQ(syntax.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(syntax.message().find("SyntaxError"), std::string::npos) << syntax.message();
+  EXPECT_NE(syntax.message().find("(line 2)"), std::string::npos) << syntax.message();
+  Status none = sandbox_->Check("const x = 1;", limits);
+  EXPECT_NE(none.message().find("does not define function transform"), std::string::npos);
+  Status loop = sandbox_->Check("while (true) {} function transform(r) { return r; }", limits);
+  EXPECT_EQ(loop.code(), Status::Code::kResourceExhausted) << loop.message();
+  // A check leaves nothing behind: the next call runs as usual.
+  EXPECT_TRUE(Call("function transform(r) { return r; }").ok());
+}
+
+}  // namespace
+}  // namespace hookrelay::transform

@@ -69,37 +69,6 @@ class FieldError extends Error {
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
-// RFC 7396: the merge patch that turns `a` into `b` (what PATCH /routes/{id} applies to a filter).
-function mergePatch(a, b) {
-  if (!isObject(a) || !isObject(b)) return b;
-  const out = {};
-  for (const k of Object.keys(a)) if (!(k in b)) out[k] = null;
-  for (const [k, v] of Object.entries(b)) if (!same(a[k], v)) out[k] = k in a ? mergePatch(a[k], v) : v;
-  return out;
-}
-
-// The path of a null member of an object (not inside an array), which a merge patch would read
-// as "remove this field"; null when there is none.
-function nullMember(v, path) {
-  if (!isObject(v)) return null;
-  for (const [k, x] of Object.entries(v)) {
-    if (x === null) return `${path}.${k}`;
-    const p = nullMember(x, `${path}.${k}`);
-    if (p) return p;
-  }
-  return null;
-}
-
-// An integer literal that JavaScript numbers cannot hold exactly (a merge patch built here would
-// round it); null when there is none.
-function inexactInteger(text) {
-  const outsideStrings = text.replace(/"(?:[^"\\]|\\.)*"/g, '""');
-  for (const m of outsideStrings.matchAll(/-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g)) {
-    if (/^-?\d+$/.test(m[0]) && !Number.isSafeInteger(Number(m[0]))) return m[0];
-  }
-  return null;
-}
-
 // The error shown next to a field: the API's message, its leading path in code.
 function errorText(e) {
   const f = e.field;
@@ -275,20 +244,10 @@ async function editor(main, ctx) {
         location.hash = `#/routes/${enc(r.id)}`;
         return;
       }
-      // PATCH is a JSON merge patch: only what changed, the filter as the patch from the stored one.
+      // PATCH replaces types and filter whole (not merged): only what changed, the filter as typed.
       const body = {};
       if (!same(route.types || [], rule.types)) body.types = rule.types;
-      if (!same(route.filter, rule.filter)) {
-        if (rule.filter === null) body.filter = null;
-        else if (route.filter === null) body.filter = rawJson(rule.text);
-        else {
-          const n = nullMember(rule.filter, "filter");
-          if (n) throw new FieldError("filter", `${n}: null cannot be sent in an edit (a merge patch reads it as "remove"); write {"$in": [null]} for "is null", or delete the route and create it again`);
-          const big = inexactInteger(rule.text);
-          if (big) throw new FieldError("filter", `filter: ${big} cannot be sent exactly in an edit from the browser; delete the route and create it again`);
-          body.filter = mergePatch(route.filter, rule.filter);
-        }
-      }
+      if (!same(route.filter, rule.filter)) body.filter = rule.filter === null ? null : rawJson(rule.text);
       if (Object.keys(body).length === 0) { clearErrors(); replace(status, message("info", "Nothing changed.")); return; }
       route = await patch(`/routes/${enc(route.id)}`, body);
       clearErrors();
