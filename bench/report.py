@@ -106,7 +106,10 @@ SUITES = {
                  "routes as a real fan-out: about 2 of the {routes:.0f} take each event, the "
                  "others' reasons are kept with it; a reference). The first two swap places "
                  "every run. CPU: hookrelay's user + system time during wrk per stored event; "
-                 "busy: the whole machine (wrk included).",
+                 "busy: the whole machine (wrk included). Then bench/routing_bench: the same "
+                 "events and routes matched alone (no HTTP, no store), CPU per event: the body's "
+                 "parse, and the 10 routes on the parsed body (with the reasons of the routes "
+                 "that miss, as ingest does).",
         "ratios": {
             "filtered_ratio": ("filtered_all_events_per_s", "unfiltered_events_per_s"),
             "filtered_some_ratio": ("filtered_some_events_per_s", "unfiltered_events_per_s"),
@@ -123,6 +126,8 @@ SUITES = {
             ("filtered, some match", "{filtered_some_events_per_s:,.0f} events/s, p99 {filtered_some_p99_ms:.2f} ms, "
              "{filtered_some_cpu_us_per_event:.0f} µs CPU, {filtered_some_deliveries_per_event:.2f} deliveries/event"),
             ("some match / unfiltered", "{filtered_some_ratio:.2f}"),
+            ("matching alone (routing_bench): parse, all, some",
+             "{bench_parse_ns:,.0f} / {bench_route_all_ns:,.0f} / {bench_route_some_ns:,.0f} ns"),
             ("busy: unfiltered / all / some", "{unfiltered_busy_pct:.0f} / {filtered_all_busy_pct:.0f} / {filtered_some_busy_pct:.0f} %"),
             ("non-2xx", "{unfiltered_non_2xx:.0f} / {filtered_all_non_2xx:.0f} / {filtered_some_non_2xx:.0f}"),
         ],
@@ -133,6 +138,10 @@ SUITES = {
             ("filtered (some match, ~2 deliveries per event) / unfiltered", "filtered_some_ratio"),
             ("hookrelay CPU per event, all match / unfiltered", "filtered_cpu_ratio"),
             ("matching's CPU per event (µs; all match - unfiltered)", "match_cpu_us_per_event"),
+            ("matching alone, 10 routes all match (routing_bench, ns per event)", "bench_route_all_ns"),
+            ("the same, some match, reasons included (ns per event)", "bench_route_some_ns"),
+            ("the body's parse alone (ns per event; paid unfiltered too)", "bench_parse_ns"),
+            ("matching alone / hookrelay's CPU per event unfiltered", "bench_route_all_share"),
             ("p99, unfiltered (ms)", "unfiltered_p99_ms"),
             ("p99, filtered, all match (ms)", "filtered_all_p99_ms"),
             ("p99, filtered, some match (ms)", "filtered_some_p99_ms"),

@@ -18,7 +18,9 @@ ingest writes:
                       fan-out: each event matches 1 to 3 of the 10 (2.125 on average; one
                       route takes none), and the routes that miss it record their reason;
   expected.txt        "variant deliveries_per_event" as the matcher below computes it (the suite
-                      checks it against the store).
+                      checks it against the store);
+  match.json          the headers, the 8 bodies and each variant's routes, for bench/routing_bench
+                      (HOOKRELAY_ROUTING_FIXTURE): matching alone, without HTTP or the store.
 deliver writes:
   event.json          one of those events (invoice.paid, 1 KiB) for bench/prestore;
   plain.toml          source "bench" routed to destination "sink" at SINK_URL;
@@ -191,6 +193,15 @@ def ingest(d):
                 "end\n")
     variants = {"unfiltered": [None] * 10, "filtered_all": routes_all(),
                 "filtered_some": routes_some()}
+    # The same events and routes for bench/routing_bench (matching alone, no HTTP, no store).
+    with open(f"{d}/match.json", "w") as f:
+        json.dump({
+            "headers": [["Content-Type", "application/json; charset=utf-8"],
+                        ["User-Agent", USER_AGENT], ["Stripe-Signature", SIGNATURE]],
+            "bodies": bodies,
+            "variants": {name: [{} if r is None else {"types": r[0], "filter": r[1]}
+                                for r in routes] for name, routes in variants.items()},
+        }, f)
     with open(f"{d}/expected.txt", "w") as f:
         for name, routes in variants.items():
             with open(f"{d}/{name}.toml", "w") as c:
