@@ -2,18 +2,22 @@
 // delivery and backlog benchmarks start from a known backlog without going through HTTP.
 //
 //   prestore DIR|URL EVENTS DESTINATION DUE_IN_MS [SPREAD_MS] [BODY_BYTES] [IDS_FILE|-] [IN_FLIGHT]
+//            [BODY_FILE]
 //
 // Each event gets one delivery to DESTINATION, due at now + DUE_IN_MS + i * SPREAD_MS / EVENTS
 // (with DUE_IN_MS and SPREAD_MS 0: due when received, as ingest makes them).
 // With IDS_FILE, writes "id due_unix_ms" per event as its append commits (for lateness
 // measurements). IN_FLIGHT
 // (default 4096) caps the appends waiting for their commit: the ingest suite sets it to wrk's
-// connection count to measure what the store alone sustains under HTTP's concurrency.
+// connection count to measure what the store alone sustains under HTTP's concurrency. With
+// BODY_FILE, every event's body is that file's bytes (BODY_BYTES is then ignored): the
+// deliver_transform suite's Stripe-like JSON, which its transform reads.
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <mutex>
 #include <string>
 
@@ -27,7 +31,7 @@ using namespace hookrelay;
 int main(int argc, char** argv) {
   if (argc < 5) {
     std::cerr << "usage: prestore DIR|URL EVENTS DESTINATION DUE_IN_MS [SPREAD_MS] [BODY_BYTES] "
-                 "[IDS_FILE|-] [IN_FLIGHT]\n";
+                 "[IDS_FILE|-] [IN_FLIGHT] [BODY_FILE]\n";
     return 2;
   }
   const std::string dir = argv[1];
@@ -55,6 +59,14 @@ int main(int argc, char** argv) {
   std::unique_ptr<store::Store> store = std::move(*opened);
   std::string body = "{\"type\":\"bench\",\"pad\":\"" +
                      std::string(body_bytes > 32 ? body_bytes - 32 : 0, 'x') + "\"}";
+  if (argc > 9) {
+    std::ifstream in(argv[9], std::ios::binary);
+    if (!in) {
+      std::cerr << "prestore: cannot read " << argv[9] << "\n";
+      return 2;
+    }
+    body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
 
   std::mutex mu;
   std::condition_variable cv;

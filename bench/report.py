@@ -92,6 +92,109 @@ SUITES = {
             ("end to end / wrk", "ratio_to_wrk", ">=", 0.30, ""),
         ],
     },
+    "ingest_filtered": {
+        "intro": "Issue 27. wrk -t2 -c{connections:.0f} -d{seconds:.0f}s POSTing 8 Stripe-like "
+                 "~1 KiB JSON events in turn (8 types) to one source (its type read from the "
+                 "body) with {routes:.0f} routes to {routes:.0f} destinations (each allowed one "
+                 "request an hour: every event writes its delivery rows, nothing is sent); "
+                 "durable, as the ingest suite. Three servers, each on a fresh data directory: "
+                 "**unfiltered** (no types, no filter: {routes:.0f} deliveries per event, the "
+                 "ceiling), **filtered, all match** (each route has `types` and a filter of "
+                 "{conditions:.0f} conditions, 1 header and 4 body ones down to data.object, that "
+                 "every event passes: the same {routes:.0f} deliveries per event, so the ratio "
+                 "is the cost of matching alone) and **filtered, some match** (the same shape of "
+                 "routes as a real fan-out: about 2 of the {routes:.0f} take each event, the "
+                 "others' reasons are kept with it; a reference). The first two swap places "
+                 "every run. CPU: hookrelay's user + system time during wrk per stored event; "
+                 "busy: the whole machine (wrk included). Then bench/routing_bench: the same "
+                 "events and routes matched alone (no HTTP, no store), CPU per event: the body's "
+                 "parse, and the 10 routes on the parsed body (with the reasons of the routes "
+                 "that miss, as ingest does).",
+        "ratios": {
+            "filtered_ratio": ("filtered_all_events_per_s", "unfiltered_events_per_s"),
+            "filtered_some_ratio": ("filtered_some_events_per_s", "unfiltered_events_per_s"),
+            "filtered_cpu_ratio": ("filtered_all_cpu_us_per_event", "unfiltered_cpu_us_per_event"),
+        },
+        "columns": [
+            ("load", "{load1:.2f}"),
+            ("unfiltered (ceiling)", "{unfiltered_events_per_s:,.0f} events/s, p99 {unfiltered_p99_ms:.2f} ms, "
+             "{unfiltered_cpu_us_per_event:.0f} µs CPU, {unfiltered_deliveries_per_event:.2f} deliveries/event"),
+            ("filtered, all match", "{filtered_all_events_per_s:,.0f} events/s, p99 {filtered_all_p99_ms:.2f} ms, "
+             "{filtered_all_cpu_us_per_event:.0f} µs CPU, {filtered_all_deliveries_per_event:.2f} deliveries/event"),
+            ("all match / unfiltered", "**{filtered_ratio:.2f}**"),
+            ("matching's CPU per event", "{match_cpu_us_per_event:.1f} µs"),
+            ("filtered, some match", "{filtered_some_events_per_s:,.0f} events/s, p99 {filtered_some_p99_ms:.2f} ms, "
+             "{filtered_some_cpu_us_per_event:.0f} µs CPU, {filtered_some_deliveries_per_event:.2f} deliveries/event"),
+            ("some match / unfiltered", "{filtered_some_ratio:.2f}"),
+            ("matching alone (routing_bench): parse, all, some",
+             "{bench_parse_ns:,.0f} / {bench_route_all_ns:,.0f} / {bench_route_some_ns:,.0f} ns"),
+            ("busy: unfiltered / all / some", "{unfiltered_busy_pct:.0f} / {filtered_all_busy_pct:.0f} / {filtered_some_busy_pct:.0f} %"),
+            ("non-2xx", "{unfiltered_non_2xx:.0f} / {filtered_all_non_2xx:.0f} / {filtered_some_non_2xx:.0f}"),
+        ],
+        "targets": [
+            ("filtered (all match, same deliveries) / unfiltered", "filtered_ratio", ">=", 0.90, ""),
+        ],
+        "references": [
+            ("filtered (some match, ~2 deliveries per event) / unfiltered", "filtered_some_ratio"),
+            ("hookrelay CPU per event, all match / unfiltered", "filtered_cpu_ratio"),
+            ("matching's CPU per event (µs; all match - unfiltered)", "match_cpu_us_per_event"),
+            ("matching alone, 10 routes all match (routing_bench, ns per event)", "bench_route_all_ns"),
+            ("the same, some match, reasons included (ns per event)", "bench_route_some_ns"),
+            ("the body's parse alone (ns per event; paid unfiltered too)", "bench_parse_ns"),
+            ("matching alone / hookrelay's CPU per event unfiltered", "bench_route_all_share"),
+            ("p99, unfiltered (ms)", "unfiltered_p99_ms"),
+            ("p99, filtered, all match (ms)", "filtered_all_p99_ms"),
+            ("p99, filtered, some match (ms)", "filtered_some_p99_ms"),
+        ],
+    },
+    "deliver_transform": {
+        "intro": "Issue 27. {events:.0f} pre-stored Stripe-like events (1 KiB, invoice.paid; "
+                 "bench/prestore) delivered end to end to nginx answering 200, every attempt "
+                 "and result recorded durably, max_concurrency {max_concurrency:.0f}, as the "
+                 "deliver suite; the rate is from start-up until the last is delivered. "
+                 "**plain**: the destination without a transform (the ceiling); **transform**: "
+                 "the same destination with a transform that adds a header and renames two JSON "
+                 "fields (`const {{ id, type, ...rest }} = request.json; request.json = "
+                 "{{ event_id: id, event_type: type, ...rest }}; request.headers['x-relayed-by'] "
+                 "= 'hookrelay'`). The two swap places every run. At the sink: nginx's requests "
+                 "with the added header, and their rate from the first to the last (without "
+                 "start-up). CPU: hookrelay's user + system time over its whole life per "
+                 "delivery. Beside them, the engine alone: bench/transform_bench "
+                 "BM_TransformCached (the same script, cached, on a ~1 KiB event, one thread, "
+                 "2 s): CPU per call and memory per context (`memory_bytes`), and the most its "
+                 "two worker threads could do if that call were all they did.",
+        "ratios": {
+            "transform_ratio": ("transform_deliveries_per_s", "plain_deliveries_per_s"),
+            "transform_sink_ratio": ("transform_sink_per_s", "plain_sink_per_s"),
+            "transform_cpu_ratio": ("transform_cpu_us_per_delivery", "plain_cpu_us_per_delivery"),
+        },
+        "columns": [
+            ("load", "{load1:.2f}"),
+            ("plain (ceiling)", "{plain_deliveries_per_s:,.0f}/s ({plain_delivered:.0f} in {plain_seconds:.2f} s), "
+             "{plain_cpu_us_per_delivery:.0f} µs CPU"),
+            ("transform", "{transform_deliveries_per_s:,.0f}/s ({transform_delivered:.0f} in {transform_seconds:.2f} s), "
+             "{transform_cpu_us_per_delivery:.0f} µs CPU"),
+            ("transform / plain", "**{transform_ratio:.2f}**"),
+            ("at the sink: plain / transform (first to last)", "{plain_sink_per_s:,.0f} / {transform_sink_per_s:,.0f} per s ({transform_sink_ratio:.2f})"),
+            ("with the header", "{transform_transformed_at_sink:.0f} of {transform_at_sink:.0f}"),
+            ("engine alone: CPU (wall) per call, memory per context",
+             "{engine_cpu_us_per_call:.0f} ({engine_wall_us_per_call:.0f}) µs, {engine_memory_bytes_per_context:,.0f} B"),
+            ("2 workers' bound", "{engine_two_workers_bound_per_s:,.0f}/s"),
+            ("peak RSS: plain / transform", "{plain_peak_rss_kib:,.0f} / {transform_peak_rss_kib:,.0f} KiB"),
+            ("failed", "{plain_failed:.0f} / {transform_failed:.0f}"),
+        ],
+        "targets": [
+            ("delivery with a transform / without", "transform_ratio", ">=", 0.70, ""),
+        ],
+        "references": [
+            ("the same at the sink, first to last request", "transform_sink_ratio"),
+            ("hookrelay CPU per delivery, transform / plain", "transform_cpu_ratio"),
+            ("the transform's extra CPU per delivery (µs)", "transform_extra_cpu_us_per_delivery"),
+            ("engine alone: CPU per call (µs)", "engine_cpu_us_per_call"),
+            ("engine alone: memory per context (bytes)", "engine_memory_bytes_per_context"),
+            ("two workers' bound from that call (per s)", "engine_two_workers_bound_per_s"),
+        ],
+    },
     "slowsink": {
         "intro": "A sink (bench/slow_sink) answering every request with 200 after {delay_ms:.0f} ms. "
                  "First `hey -c {connections:.0f}` against it for {seconds_hey:.0f} s (the ceiling; at "
