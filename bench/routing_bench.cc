@@ -24,8 +24,8 @@ namespace json = boost::json;
 struct Fixture {
   std::vector<HeaderField> headers;
   std::vector<std::string> bodies;
-  std::vector<json::value> parsed;  // the bodies, parsed once
-  std::vector<std::string> types;   // each body's "type"
+  std::vector<json::value> parsed;               // the bodies, parsed once
+  std::vector<std::string> types;                // each body's "type"
   std::vector<std::vector<RouteRule>> variants;  // unfiltered, filtered_all, filtered_some
   std::string error;
 };
@@ -35,7 +35,8 @@ const Fixture& Load() {
     Fixture f;
     const char* path = std::getenv("HOOKRELAY_ROUTING_FIXTURE");
     if (!path) {
-      f.error = "set HOOKRELAY_ROUTING_FIXTURE to the match.json of bench/routing_fixture.py ingest";
+      f.error =
+          "set HOOKRELAY_ROUTING_FIXTURE to the match.json of bench/routing_fixture.py ingest";
       return f;
     }
     std::ifstream in(path);
