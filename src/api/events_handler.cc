@@ -101,12 +101,13 @@ http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::
       routed.push_back(d.destination);
     }
   }
+  std::shared_ptr<const model::Catalog> catalog = registry_.Get();
   std::vector<std::string> targets = routed;
   if (only->has_value()) {
     // Any configured destination, routed or not: an event no route took (or not this one) is
     // sent where the operator says once the routes are fixed.
     if (std::find(routed.begin(), routed.end(), **only) == routed.end() &&
-        !registry_.Get()->FindDestination(**only)) {
+        !catalog->FindDestination(**only)) {
       return FromStatus(
           Status::InvalidArgument("no destination \"" + **only + "\"", "destination"));
     }
@@ -118,7 +119,6 @@ http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::
                                                  "it): name one with {\"destination\": …}"));
   }
   // Check every target before creating anything, so a refused replay changes nothing.
-  std::shared_ptr<const model::Catalog> catalog = registry_.Get();
   const TimePoint now = clock_.Now();
   std::vector<const model::Destination*> dests;
   for (const std::string& name : targets) {

@@ -156,9 +156,7 @@ http::Response ApiHandler::TestTransform(const http::Request& request,
         "script: is required (or name a destination that has a transform, with an event)",
         "script"));
   }
-  transform::Limits limits = controls_.transforms->default_limits();
-  if (spec.cpu) limits.cpu = *spec.cpu;
-  if (spec.memory) limits.memory_bytes = *spec.memory;
+  const transform::Limits limits = delivery::LimitsOf(spec, controls_.transforms->default_limits());
   if (Status s = controls_.transforms->CheckLimits(limits); !s.ok()) return FromStatus(s);
   Result<transform::Outcome> out =
       controls_.transforms->RunSync(spec.script, std::move(req), limits);

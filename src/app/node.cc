@@ -13,6 +13,7 @@
 #include "app/metrics.h"
 #include "common/crypto.h"
 #include "delivery/ssrf.h"
+#include "delivery/transformed_request.h"
 
 namespace hookrelay::app {
 
@@ -99,10 +100,8 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
     // A transform is compiled when it is saved: a syntax error (or no function transform) is a
     // 400 then, not a failed delivery later.
     auto check = [runner](const model::TransformSpec& t) {
-      transform::Limits limits;  // the server's defaults, then the transform's own
-      limits.cpu = t.cpu.value_or(runner->default_limits().cpu);
-      limits.memory_bytes = t.memory.value_or(runner->default_limits().memory_bytes);
-      if (Status st = runner->CheckLimits(limits); !st.ok()) {
+      if (Status st = runner->CheckLimits(delivery::LimitsOf(t, runner->default_limits()));
+          !st.ok()) {
         return Status::InvalidArgument(st.message(), "transform." + st.field());
       }
       Status st = runner->CheckSync(t.script);

@@ -348,9 +348,7 @@ void Claimer::DispatchTransformed(const std::shared_ptr<const model::Destination
   if (d.auth.kind != model::DestinationAuth::Kind::kNone) request.headers.pop_back();
   request.body = std::move(e.body);
   HeaderPairs before = request.headers;  // to record which headers the script changed
-  transform::Limits limits = state_.options.transforms->default_limits();
-  if (transform.cpu) limits.cpu = *transform.cpu;
-  if (transform.memory) limits.memory_bytes = *transform.memory;
+  const transform::Limits limits = LimitsOf(transform, state_.options.transforms->default_limits());
   auto shared_delivery = std::make_shared<store::Delivery>(std::move(delivery));
   state_.options.transforms->Run(
       transform.script, std::move(request), limits,

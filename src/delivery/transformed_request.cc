@@ -19,6 +19,13 @@ Result<OutgoingTarget> SplitTarget(const std::string& url) {
   return t;
 }
 
+transform::Limits LimitsOf(const model::TransformSpec& spec, const transform::Limits& defaults) {
+  transform::Limits limits = defaults;
+  if (spec.cpu) limits.cpu = *spec.cpu;
+  if (spec.memory) limits.memory_bytes = *spec.memory;
+  return limits;
+}
+
 HeaderPairs TransformedHeaders(HeaderPairs from_script, const model::Destination& destination,
                                HeaderPairs standard) {
   const bool has_auth = destination.auth.kind != model::DestinationAuth::Kind::kNone;

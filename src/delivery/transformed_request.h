@@ -5,6 +5,8 @@
 #include "common/result.h"
 #include "delivery/outgoing_headers.h"
 #include "model/destination.h"
+#include "model/transform_spec.h"
+#include "transform/transform.h"
 
 namespace hookrelay::delivery {
 
@@ -17,6 +19,10 @@ struct OutgoingTarget {
   std::string query;   // without '?'; "" when none
 };
 Result<OutgoingTarget> SplitTarget(const std::string& url);
+
+// The limits a call of `spec` runs with: its own cpu and memory, else `defaults` (the runner's).
+// Pure.
+transform::Limits LimitsOf(const model::TransformSpec& spec, const transform::Limits& defaults);
 
 // The headers of a transformed request: the script's (`from_script`), without any it may not set
 // (hookrelay's webhook-id, webhook-timestamp, webhook-signature; Authorization when the

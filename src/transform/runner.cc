@@ -66,16 +66,20 @@ void Runner::Run(std::string script, Request request, std::optional<Limits> limi
     done(s.WithFieldPrefix("limits"));
     return;
   }
+  Enqueue(Job{std::move(script), std::move(request), l, std::move(done)});
+}
+
+void Runner::Enqueue(Job job) {
   {
     MutexLock lock(mu_);
     if (!stopping_) {
-      queue_.push_back(Job{std::move(script), std::move(request), l, std::move(done)});
+      queue_.push_back(std::move(job));
       lock.unlock();
       cv_.notify_one();
       return;
     }
   }
-  done(Status::Unavailable("transform runner stopped"));
+  job.done(Status::Unavailable("transform runner stopped"));
 }
 
 Result<Outcome> Runner::RunSync(std::string script, Request request, std::optional<Limits> limits) {
@@ -89,15 +93,9 @@ Result<Outcome> Runner::RunSync(std::string script, Request request, std::option
 Status Runner::CheckSync(std::string script) {
   std::promise<Status> promise;
   std::future<Status> future = promise.get_future();
-  {
-    MutexLock lock(mu_);
-    if (stopping_) return Status::Unavailable("transform runner stopped");
-    Job job{std::move(script), Request{}, options_.default_limits,
-            [&promise](Result<Outcome> r) { promise.set_value(r.status()); }};
-    job.check_only = true;
-    queue_.push_back(std::move(job));
-  }
-  cv_.notify_one();
+  Enqueue(Job{std::move(script), Request{}, options_.default_limits,
+              [&promise](Result<Outcome> r) { promise.set_value(r.status()); },
+              /*check_only=*/true});
   return future.get();
 }
 

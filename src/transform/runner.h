@@ -77,6 +77,8 @@ class Runner {
     bool check_only = false;
   };
   explicit Runner(Options options);
+  // Queues `job`, or fails it with Unavailable at once when the runner is stopping.
+  void Enqueue(Job job) EXCLUDES(mu_);
   void Work(size_t index, std::promise<Status>* started) EXCLUDES(mu_);
 
   const Options options_;

@@ -143,6 +143,10 @@ PgStatement PostgresStore::AttemptStatement(const Attempt& attempt, const Delive
   const std::string status = p.Text(DeliveryStatusName(update.status));
   const std::string n = p.Int(attempt.n);
   const std::string counted = p.Bool(attempt.counted);
+  const Attempt::Transformed* t = attempt.transformed ? &*attempt.transformed : nullptr;
+  const std::string transformed = t ? p.Int(t->body_size) + "::bigint, " + p.Text(t->body_sha256) +
+                                          "::text, " + p.Text(t->headers_changed) + "::text"
+                                    : std::string("NULL::bigint, NULL::text, NULL::text");
   const std::string sql =
       "WITH u AS (UPDATE deliveries SET"
       " status = CASE WHEN NOT current AND " +
@@ -179,17 +183,8 @@ PgStatement PostgresStore::AttemptStatement(const Attempt& attempt, const Delive
       p.OptInt(attempt.status_code ? std::optional<int64_t>(*attempt.status_code) : std::nullopt) +
       "::integer, " + p.OptText(attempt.error) + "::text, " + p.OptText(attempt.retry_after) +
       "::text, " + p.Bytes(attempt.response_snippet) + "::bytea, " + p.Bool(attempt.probe) +
-      "::boolean, " + counted + "::boolean, " +
-      p.OptInt(attempt.transformed ? std::optional<int64_t>(attempt.transformed->body_size)
-                                   : std::nullopt) +
-      "::bigint, " +
-      p.OptText(attempt.transformed ? std::optional<std::string>(attempt.transformed->body_sha256)
-                                    : std::nullopt) +
-      "::text, " +
-      p.OptText(attempt.transformed
-                    ? std::optional<std::string>(attempt.transformed->headers_changed)
-                    : std::nullopt) +
-      "::text FROM u)"
+      "::boolean, " + counted + "::boolean, " + transformed +
+      " FROM u)"
       " SELECT (SELECT destination FROM u), EXISTS (SELECT 1 FROM deliveries WHERE id = " +
       id + "::bigint)";
   return PgStatement{sql, std::move(p), "record an attempt of " + what};
