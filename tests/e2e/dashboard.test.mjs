@@ -6,14 +6,14 @@
 //   HOOKRELAY_BINARY=build/test/src/hookrelay node --test tests/e2e/
 // Console errors and failed requests a test provokes without expecting them fail that test.
 import { execFileSync } from "node:child_process";
-import { createHmac } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, afterEach, before, test } from "node:test";
 
 import {
-  TOKEN, api, assertSecurityHeaders, axeSeen, base, checkA11y, checkHidden, checkText, expecting, fail, ingest, log,
+  TOKEN, api, assertSecurityHeaders, axeSeen, base, checkA11y, checkHidden, checkPage, checkText, expecting, fail, ingest, log,
   newPage, outDir, problems, serverTail, shot, sinkHits, sinkMode, sinkUrl, start, started, stop, visit,
 } from "./harness.mjs";
 
@@ -892,6 +892,104 @@ step("routes: the editor, a filter error named by its path, the dry run, a route
   await page.locator("#dry-summary").waitFor();
   if (await page.locator("#rt-save").count() || (await page.locator("#rt-types").getAttribute("readonly")) === null) fail("a config-file route is editable");
   log("route editor: filter error by path, dry run, created and edited");
+});
+
+// Issue 27: transforms. A destination whose transform adds a header and renames a JSON field, a
+// route beside it to a destination without one; the attempt row shows what was sent, the preview
+// shows what the current transform would send; route overrides that return null and that throw.
+step("transforms: an attempt shows what its transform sent; the preview; a skip and an error with its line", async () => {
+  const rename = [
+    "function transform(request) {",
+    "  const { amount, ...rest } = request.json;",
+    "  request.json = { ...rest, amount_cents: amount };",
+    "  request.headers['x-shaped-by'] = 'hookrelay';",
+    "  return request;",
+    "}"].join("\n");
+  await apiSend("POST", "/sources", { name: "shapes" });
+  await apiSend("POST", "/destinations", { name: "shaped", url: `${sinkUrl}/shaped?v=2`, allow_private: true, transform: rename });
+  await apiSend("POST", "/destinations", { name: "plain", url: `${sinkUrl}/plain`, allow_private: true });
+  await apiSend("POST", "/routes", { source: "shapes", destination: "shaped" });
+  await apiSend("POST", "/routes", { source: "shapes", destination: "plain" });
+  const ingested = await fetch(`${base}/in/shapes`, { method: "POST", headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ order: 7, amount: 1250, currency: "eur", lines: [{ sku: "A-1", qty: 2 }] }) });
+  if (ingested.status !== 202) fail(`ingest to shapes answered ${ingested.status}`);
+  const eventId = (await ingested.json()).id;
+  await page.goto(`${base}/ui/#/events/${eventId}`);
+  const shaped = page.locator('.delivery[data-destination="shaped"]');
+  const plain = page.locator('.delivery[data-destination="plain"]');
+  await shaped.getByText(/delivered at attempt 1 of/).waitFor({ timeout: 20000 });
+  await plain.getByText(/delivered at attempt 1 of/).waitFor({ timeout: 20000 });
+  // What the sink received is what the attempt row describes.
+  const hit = sinkHits.find((x) => x.path.startsWith("/shaped") && x.body.includes('"order":7'));
+  if (!hit) fail("the sink did not receive the transformed event");
+  if (hit.headers["x-shaped-by"] !== "hookrelay" || !hit.body.includes('"amount_cents":1250') || hit.body.includes('"amount":')) {
+    fail(`the sink received ${JSON.stringify({ headers: hit.headers, body: hit.body })}`);
+  }
+  const sha = createHash("sha256").update(hit.body).digest("hex");
+  const sent = (await api(`/events/${eventId}`)).deliveries.find((d) => d.destination === "shaped").attempts[0].transformed;
+  if (!sent || sent.body_sha256 !== sha || sent.body_size !== Buffer.byteLength(hit.body) || !sent.headers_changed.includes("x-shaped-by")) {
+    fail(`the attempt's transformed is ${JSON.stringify(sent)}; the sink got ${Buffer.byteLength(hit.body)} bytes, SHA-256 ${sha}`);
+  }
+  const cell = shaped.locator("td.transformed").first();
+  await cell.getByText(`${sent.body_size} B`).waitFor();
+  const abbr = cell.locator("abbr.sha");
+  if (await abbr.innerText() !== sha.slice(0, 12) || await abbr.getAttribute("title") !== sha) fail("the attempt row does not show the body's SHA-256 (12 digits, all of it on hover)");
+  const chips = await cell.locator(".chip").allInnerTexts();
+  if (JSON.stringify(chips) !== JSON.stringify(sent.headers_changed)) fail(`the attempt row shows the headers changed as ${JSON.stringify(chips)}, not ${JSON.stringify(sent.headers_changed)}`);
+  // A destination without a transform: no Transform column, no preview.
+  if (await plain.locator("td.transformed").count() || await plain.getByRole("button", { name: /Preview/ }).count()) fail("the delivery to plain (no transform) shows transform details or a preview");
+  log(`the attempt row shows ${sent.body_size} B, ${sha.slice(0, 12)}, changed ${sent.headers_changed.join(", ")}`);
+
+  // The preview: the current transform on this event, nothing sent.
+  const hitsBefore = sinkHits.length;
+  await shaped.getByRole("button", { name: "Preview transformed request to shaped" }).click();
+  const pv = shaped.locator("section.preview");
+  await pv.locator(".request-line").getByText("POST /shaped?v=2", { exact: true }).waitFor();
+  if (await page.evaluate(() => document.activeElement?.className) !== "preview-heading") fail("the preview does not get the focus");
+  const headerRow = pv.locator("tbody tr", { has: page.locator("td", { hasText: /^x-shaped-by$/ }) });
+  if (await headerRow.locator("td").nth(1).innerText() !== "hookrelay") fail("the preview does not show the added header");
+  const previewBody = await pv.locator("pre").innerText();
+  if (!previewBody.includes('"amount_cents": 1250') || previewBody.includes('"amount":') || !previewBody.includes('\n  "lines": [')) {
+    fail(`the preview's body is not the renamed field, pretty-printed: ${previewBody}`);
+  }
+  if (await pv.locator("dd.sha").innerText() !== sha) fail("the preview's SHA-256 differs from what the same transform sent");
+  await pv.getByText(/^\d+\.\d\d ms$/).waitFor();  // CPU
+  if (sinkHits.length !== hitsBefore) fail("the preview sent a request");
+  await checkPage(page, "event-transform", "desktop");
+  await shaped.screenshot({ path: join(outDir, "event-transform-preview-desktop.png") });
+  const p = await phonePage();
+  await p.goto(`${base}/ui/#/events/${eventId}`);
+  const shapedPhone = p.locator('.delivery[data-destination="shaped"]');
+  await shapedPhone.getByRole("button", { name: "Preview transformed request to shaped" }).click();
+  await shapedPhone.locator("section.preview pre").waitFor();
+  await checkPage(p, "event-transform", "phone");
+  await shapedPhone.screenshot({ path: join(outDir, "event-transform-preview-phone.png") });
+  // On a phone the attempts stack, one attempt per block, each cell beside its column's name.
+  const stacked = await shapedPhone.locator("td.transformed").first().evaluate((td) => ({
+    label: td.dataset.label, display: getComputedStyle(td).display }));
+  if (stacked.label !== "Transform" || stacked.display !== "grid") fail(`the attempts do not stack on a phone: ${JSON.stringify(stacked)}`);
+  await p.screenshot({ path: join(outDir, "event-transform-full-phone.png"), fullPage: true });
+  log("the preview shows the added header and the renamed field");
+
+  // Route overrides: a route's transform replaces its destination's. plain now skips (a route
+  // transform returning null; its Preview button appears on the next refresh), and shaped throws.
+  await apiSend("PATCH", "/routes/shapes:plain", { transform: "function transform(request) {\n  return null;\n}" });
+  await plain.getByRole("button", { name: "Preview transformed request to plain" }).click({ timeout: 10000 });
+  await plain.locator("section.preview").getByText("The transform returns null: this delivery would be skipped.").waitFor();
+  await plain.screenshot({ path: join(outDir, "event-transform-skip-desktop.png") });
+  await apiSend("PATCH", "/routes/shapes:shaped", { transform: "function transform(request) {\n  const order = request.json;\n  return order.customer.name;\n}" });
+  await expecting([/status of 422/, /^422 POST .*\/api\/v1\/transforms\/test$/], async () => {
+    await shaped.getByRole("button", { name: "Preview transformed request to shaped" }).click();
+    await pv.getByRole("alert").getByText(/The transform fails on this event: TypeError: .+ \(line 3\)\. A delivery or replay of this event would fail now/).waitFor();
+  });
+  await checkA11y(page, "event-transform-error");
+  await checkText(page, "event-transform-error");
+  await shaped.screenshot({ path: join(outDir, "event-transform-error-desktop.png") });
+  // Close: the preview goes, the focus returns to its button.
+  await pv.getByRole("button", { name: "Close the preview of the request to shaped" }).click();
+  await pv.waitFor({ state: "detached" });
+  if (await page.evaluate(() => document.activeElement?.getAttribute("aria-label")) !== "Preview transformed request to shaped") fail("closing the preview does not return the focus to its button");
+  log("route overrides: a null transform previews as skipped, a throwing one shows its error and line");
 });
 
 // 8. Every page at both sizes, with axe (visit: nothing sticking out, nothing hidden shown, no

@@ -36,14 +36,14 @@ let axeSource = "";
 
 // ---- the scripted sink: /billing fails (503 + Retry-After) until told to succeed, then answers
 // after 40 ms (so its latency is not a few milliseconds); /legacy and /orders always fail;
-// anything else answers 200.
+// anything else answers 200. sinkHits has every request's path, body and headers.
 export const sinkMode = { billing: "fail" };
 export const sinkHits = [];
 const sink = createServer((req, res) => {
   let body = "";
   req.on("data", (c) => { body += c; });
   req.on("end", () => {
-    sinkHits.push({ path: req.url, body });
+    sinkHits.push({ path: req.url, body, headers: req.headers });
     if (req.url === "/billing" && sinkMode.billing === "fail") {
       res.writeHead(503, { "Content-Type": "text/plain", "Retry-After": "600" });
       res.end("billing database is down (scripted)");
@@ -257,6 +257,11 @@ export async function visit(page, hash, name, size, ready) {
   await page.goto(`${base}/ui/${hash}`);
   await page.locator(ready).first().waitFor();
   await page.waitForTimeout(150);
+  await checkPage(page, name, size);
+}
+
+// The checks of visit() on the page as it is now (after a click, say), and its screenshot.
+export async function checkPage(page, name, size) {
   await checkA11y(page, name);
   // Nothing may stick out sideways (the page itself must not scroll horizontally; wide tables
   // scroll inside their own focusable region).
