@@ -381,7 +381,9 @@ void Claimer::DispatchTransformed(const std::shared_ptr<const model::Destination
         req.method = std::move(out.method);
         req.body = std::move(out.body);
         Send(dest, std::move(*shared_delivery), std::move(req), probe, std::move(sent));
-      });
+      },
+      // The destination's kept realm: its calls share one, no other destination's do.
+      d.name);
 }
 
 }  // namespace hookrelay::delivery

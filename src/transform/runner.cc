@@ -60,13 +60,15 @@ Status Runner::CheckLimits(const Limits& limits) const {
   return Status::Ok();
 }
 
-void Runner::Run(std::string script, Request request, std::optional<Limits> limits, Callback done) {
+void Runner::Run(std::string script, Request request, std::optional<Limits> limits, Callback done,
+                 std::string scope) {
   const Limits l = limits.value_or(options_.default_limits);
   if (Status s = CheckLimits(l); !s.ok()) {
     done(s.WithFieldPrefix("limits"));
     return;
   }
-  Enqueue(Job{std::move(script), std::move(request), l, std::move(done)});
+  Enqueue(Job{std::move(script), std::move(request), l, std::move(done), /*check_only=*/false,
+              std::move(scope)});
 }
 
 void Runner::Enqueue(Job job) {
@@ -122,7 +124,7 @@ void Runner::Work(size_t index, std::promise<Status>* started) {
       Status checked = (*sandbox)->Check(job.script, job.limits);
       job.done(checked.ok() ? Result<Outcome>(Outcome{}) : Result<Outcome>(checked));
     } else {
-      job.done((*sandbox)->Call(job.script, job.request, job.limits));
+      job.done((*sandbox)->Call(job.script, job.request, job.limits, job.scope));
     }
   }
 }

@@ -48,8 +48,10 @@ class Runner {
   // and returns at once. `done` runs once, on a worker thread, with Sandbox::Call's result (or
   // InvalidArgument for limits above the maximum, at once on the calling thread; or Unavailable
   // when the runner stops first). `done` must be quick: it holds a worker.
-  void Run(std::string script, Request request, std::optional<Limits> limits, Callback done)
-      EXCLUDES(mu_);
+  // `scope` names whose calls may share a kept realm (Sandbox::Call): the delivery engine passes
+  // the destination's name; empty runs the call in a fresh realm.
+  void Run(std::string script, Request request, std::optional<Limits> limits, Callback done,
+           std::string scope = {}) EXCLUDES(mu_);
 
   // Run, waiting for the result: for the test/preview API and tests, never for deliveries.
   Result<Outcome> RunSync(std::string script, Request request,
@@ -75,6 +77,7 @@ class Runner {
     Limits limits;
     Callback done;
     bool check_only = false;
+    std::string scope;
   };
   explicit Runner(Options options);
   // Queues `job`, or fails it with Unavailable at once when the runner is stopping.

@@ -46,6 +46,35 @@ constexpr size_t kGarbageBeforeGc = size_t{8} << 20;
 // measured once, at the end.
 constexpr std::chrono::milliseconds kMemoryTick{10};
 constexpr int kGcEveryTicks = 4;
+// A kept realm (a scope's: Sandbox::Call with a scope) is made again after this many calls, and
+// measured every kRealmMeasureEvery calls (and after any call of kRealmMeasureAfterCpu or more).
+constexpr size_t kRealmCalls = 1000;
+constexpr size_t kRealmMeasureEvery = 128;
+constexpr std::chrono::microseconds kRealmMeasureAfterCpu{2000};
+
+// Every realm a call runs in is hardened (Prepare): before the script's top level runs, this
+// captures the standard classes (every global property there is then); after it, the function it
+// returns freezes each of them and every object they reach (prototypes, methods, accessors), so
+// no call can change what a later call finds there: Object.prototype.x = 1 in transform() is
+// ignored, or a TypeError in strict code. The script's top level runs before the freeze and may
+// still add to them for its own use (a polyfill); the global itself and what the script puts on
+// it stay open.
+constexpr const char* kHarden = R"js((function () {
+  const freeze = Object.freeze, isFrozen = Object.isFrozen, protoOf = Object.getPrototypeOf,
+        keys = Reflect.ownKeys, describe = Object.getOwnPropertyDescriptor, todo = [];
+  const visit = (o, k) => { const d = describe(o, k); todo.push(d.value, d.get, d.set); };
+  for (const k of keys(globalThis)) visit(globalThis, k);
+  return function harden() {
+    while (todo.length > 0) {
+      const o = todo.pop();
+      if (o === null || (typeof o !== 'object' && typeof o !== 'function') || o === globalThis ||
+          isFrozen(o)) continue;
+      freeze(o);
+      todo.push(protoOf(o));
+      for (const k of keys(o)) visit(o, k);
+    }
+  };
+})())js";
 
 const JSClass kGlobalClass = {"global", JSCLASS_GLOBAL_FLAGS, &JS::DefaultGlobalClassOps};
 
@@ -77,11 +106,19 @@ std::string CpuMessage(std::chrono::milliseconds cpu) {
   return "exceeded " + std::to_string(cpu.count()) + " ms of CPU time";
 }
 
-// UTF-16 (what JSON.stringify writes) to UTF-8; lone surrogates become U+FFFD.
+// UTF-16 (what JSON.stringify writes) to UTF-8; lone surrogates become U+FFFD. Written into
+// room made first (at most 3 bytes per UTF-16 unit), not appended a byte at a time: a 1 KiB body
+// is converted on every call that changes json.
 void AppendUtf8(std::u16string_view in, std::string& out) {
-  out.reserve(out.size() + in.size());
+  const size_t start = out.size();
+  out.resize(start + 3 * in.size());
+  char* p = out.data() + start;
   for (size_t i = 0; i < in.size(); ++i) {
     uint32_t c = in[i];
+    if (c < 0x80) {
+      *p++ = static_cast<char>(c);
+      continue;
+    }
     if (c >= 0xD800 && c <= 0xDBFF && i + 1 < in.size() && in[i + 1] >= 0xDC00 &&
         in[i + 1] <= 0xDFFF) {
       c = 0x10000 + ((c - 0xD800) << 10) + (in[i + 1] - 0xDC00);
@@ -89,22 +126,21 @@ void AppendUtf8(std::u16string_view in, std::string& out) {
     } else if (c >= 0xD800 && c <= 0xDFFF) {
       c = 0xFFFD;
     }
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else if (c < 0x800) {
-      out += static_cast<char>(0xC0 | (c >> 6));
-      out += static_cast<char>(0x80 | (c & 0x3F));
+    if (c < 0x800) {
+      *p++ = static_cast<char>(0xC0 | (c >> 6));
+      *p++ = static_cast<char>(0x80 | (c & 0x3F));
     } else if (c < 0x10000) {
-      out += static_cast<char>(0xE0 | (c >> 12));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (c & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (c >> 18));
-      out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (c & 0x3F));
+      *p++ = static_cast<char>(0xE0 | (c >> 12));
+      *p++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      *p++ = static_cast<char>(0x80 | (c & 0x3F));
+    } else {  // a surrogate pair: two units in, four bytes out
+      *p++ = static_cast<char>(0xF0 | (c >> 18));
+      *p++ = static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+      *p++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+      *p++ = static_cast<char>(0x80 | (c & 0x3F));
     }
   }
+  out.resize(static_cast<size_t>(p - out.data()));
 }
 
 bool AppendJson(const char16_t* buf, uint32_t len, void* data) {
@@ -151,19 +187,64 @@ struct Sandbox::Impl {
   int ticks = 0;
   size_t gc_bytes_at_start = 0;
   Limits limits;
+  Watchdog::Token token = 0;  // the call's arming
+  // CPU the call spent on its realm (Uncharged): not the script's, so neither charged to its
+  // budget nor reported as its time.
+  std::chrono::nanoseconds harden_cpu{0};
   JS::RootedObject* global = nullptr;  // the call's global, rooted by Run
+  // What the call's realm measured before the call began (a kept realm's size when it was made;
+  // 0 for a fresh one): the call is charged for what it adds.
+  size_t measure_base = 0;
+
+  // A kept realm: a scope's global for one script, made once (hardened, the script's top level
+  // run), reused by the scope's calls until kRealmCalls, a call stopped at a limit or a memory
+  // check ends it.
+  struct KeptRealm {
+    KeptRealm(JSContext* cx, std::string k) : key(std::move(k)), global(cx), fn(cx) {}
+    std::string key;  // scope, NUL, script
+    JS::PersistentRootedObject global;
+    JS::PersistentRootedObject fn;  // its transform
+    size_t calls = 0;
+    size_t baseline = 0;  // its measured size when made
+  };
+  using RealmList = std::list<KeptRealm>;
+  RealmList realms;  // most recently used first
+  std::unordered_map<std::string_view, RealmList::iterator> realm_index;
+  RealmList::iterator used_realm;  // the call's kept realm, realms.end() for a fresh one
 
   // The script cache: text -> stencil, most recently used at the front.
   using CacheList = std::list<std::pair<std::string, RefPtr<JS::Stencil>>>;
   CacheList cache_order;
   std::unordered_map<std::string_view, CacheList::iterator> cache;
 
-  Impl(Watchdog& w, Options o) : watchdog(w), options(o) {}
+  Impl(Watchdog& w, Options o) : watchdog(w), options(o), used_realm(realms.end()) {}
 
   size_t MeasureCall(JS::HandleObject g) {
     JS::TabSizes sizes;
     if (!JS::AddSizeOfTab(cx, g, MallocSize, nullptr, &sizes)) return 0;
     return sizes.objects_ + sizes.strings_ + sizes.private_ + sizes.other_;
+  }
+
+  // What the call added to its realm's measured size.
+  size_t CallBytes(JS::HandleObject g) {
+    const size_t size = MeasureCall(g);
+    return size > measure_base ? size - measure_base : 0;
+  }
+
+  // A collection of g's zone alone (it empties the nursery too).
+  void CollectZone(JS::HandleObject g) {
+    JS::PrepareZoneForGC(cx, JS::GetObjectZone(g));
+    JS::NonIncrementalGC(cx, JS::GCOptions::Normal, JS::GCReason::API);
+    check_memory = false;  // that collection's own OnGc
+  }
+
+  // Whether the call holds more than its limit. In a kept realm, earlier calls' garbage is
+  // collected before the call is found over it (`collected`: it was just now).
+  bool OverLimit(JS::HandleObject g, bool collected) {
+    if (CallBytes(g) <= limits.memory_bytes) return false;
+    if (collected || used_realm == realms.end()) return true;
+    CollectZone(g);
+    return CallBytes(g) > limits.memory_bytes;
   }
 
   static bool OnInterrupt(JSContext* cx) {
@@ -181,12 +262,9 @@ struct Sandbox::Impl {
       // Every kGcEveryTicks ticks, a collection of the call's zone first: it empties the nursery,
       // whose objects' malloc'd buffers (a growing array's elements) are counted nowhere until
       // then. Not on every tick: a collection costs about as much as a tick is long at 16 MiB.
-      if (++self->ticks % kGcEveryTicks == 0) {
-        JS::PrepareZoneForGC(cx, JS::GetObjectZone(*self->global));
-        JS::NonIncrementalGC(cx, JS::GCOptions::Normal, JS::GCReason::API);
-        self->check_memory = false;  // that collection's own OnGc
-      }
-      if (self->MeasureCall(*self->global) > self->limits.memory_bytes) {
+      const bool collect = ++self->ticks % kGcEveryTicks == 0;
+      if (collect) self->CollectZone(*self->global);
+      if (self->OverLimit(*self->global, collect)) {
         self->out_of_memory = true;
         return false;
       }
@@ -509,9 +587,129 @@ struct Sandbox::Impl {
     return Status::Ok();
   }
 
-  Result<Outcome> Run(std::string_view script, const Request& request, bool check_only = false) {
-    // Collect earlier calls' zones when they add up, so their garbage does not count against
-    // this call's heap limit and the memory goes back.
+  // Runs f, hookrelay's own work for the call (making, freezing and measuring its realm), without
+  // charging its CPU to the script: the budget is put out of reach while it runs (the watchdog
+  // may look at any moment), then moved on by what it took; `cpu` leaves it out too.
+  template <typename F>
+  auto Uncharged(F f) {
+    constexpr std::chrono::nanoseconds kAllowance = std::chrono::hours(1);
+    const std::chrono::nanoseconds start = Watchdog::ThreadCpuNow();
+    watchdog.Extend(token, kAllowance);
+    auto result = f();
+    const std::chrono::nanoseconds spent = Watchdog::ThreadCpuNow() - start;
+    watchdog.Extend(token, spent - kAllowance);
+    harden_cpu += spent;
+    return result;
+  }
+
+  // A new global in a new compartment and zone, with only the standard classes.
+  JSObject* NewGlobal() {
+    JS::RealmOptions realm_options;
+    realm_options.creationOptions()
+        .setNewCompartmentAndZone()
+        .setSharedMemoryAndAtomicsEnabled(false)
+        .setDefineSharedArrayBufferConstructor(false);
+    return JS_NewGlobalObject(cx, &kGlobalClass, nullptr, JS::FireOnNewGlobalHook, realm_options);
+  }
+
+  // In g's realm (entered): runs the script's top level and finds its transform function;
+  // `harden`: the standard classes frozen after the top level (kHarden).
+  Status Prepare(JS::HandleObject g, std::string_view script, bool harden,
+                 JS::MutableHandleObject fn) {
+    JS::RootedValue freeze(cx);
+    if (harden) {
+      const bool ok = Uncharged([&] {
+        // Every standard class made now (they are otherwise made on first use), then captured.
+        JS::CompileOptions opts(cx);
+        opts.setFileAndLine("hookrelay-harden.js", 1);
+        JS::SourceText<mozilla::Utf8Unit> source;
+        return JS::InitRealmStandardClasses(cx) &&
+               source.init(cx, kHarden, std::char_traits<char>::length(kHarden),
+                           JS::SourceOwnership::Borrowed) &&
+               JS::Evaluate(cx, opts, source, &freeze);
+      });
+      if (!ok) return TakeError();
+    }
+    RefPtr<JS::Stencil> stencil = Compile(script);
+    if (!stencil) return TakeError();
+    JS::CompileOptions opts(cx);
+    opts.setFileAndLine(kFileName, 1);
+    JS::InstantiateOptions instantiate(opts);
+    JS::RootedScript compiled(cx, JS::InstantiateGlobalStencil(cx, instantiate, stencil));
+    if (!compiled) return TakeError();
+    JS::RootedValue ignored(cx);
+    if (!JS_ExecuteScript(cx, compiled, &ignored)) return TakeError();
+    JS::RootedValue value(cx);
+    if (!JS_GetProperty(cx, g, "transform", &value)) return TakeError();
+    if (!value.isObject() || !JS::IsCallable(&value.toObject())) {
+      return Status::InvalidArgument("the script does not define function transform(request)");
+    }
+    fn.set(&value.toObject());
+    if (harden && !Uncharged([&] {
+          return JS_CallFunctionValue(cx, g, freeze, JS::HandleValueArray::empty(), &ignored);
+        })) {
+      return TakeError();
+    }
+    return Status::Ok();
+  }
+
+  static std::string RealmKey(std::string_view scope, std::string_view script) {
+    std::string key;
+    key.reserve(scope.size() + 1 + script.size());
+    key.append(scope).push_back('\0');
+    key.append(script);
+    return key;
+  }
+
+  // Keeps the prepared realm g for the scope's later calls of `script`; the least recently used
+  // goes when Options::kept_realms are kept. Its baseline is measured after a collection.
+  RealmList::iterator Keep(std::string_view scope, std::string_view script, JS::HandleObject g,
+                           JS::HandleObject fn) {
+    if (realms.size() >= std::max<size_t>(1, options.kept_realms)) Drop(std::prev(realms.end()));
+    realms.emplace_front(cx, RealmKey(scope, script));
+    KeptRealm& k = realms.front();
+    k.global = g;
+    k.fn = fn;
+    CollectZone(g);
+    k.baseline = MeasureCall(g);
+    realm_index.emplace(k.key, realms.begin());
+    return realms.begin();
+  }
+
+  void Drop(RealmList::iterator it) {
+    realm_index.erase(it->key);
+    realms.erase(it);  // unrooted: its zone goes at a later collection
+  }
+
+  // After a call in a kept realm: counted, measured now and then, dropped when the call was
+  // stopped at a limit (cut off anywhere, its garbage to go) or failed inside the engine, when
+  // it holds more than the limit, or after kRealmCalls. A thrown error keeps it: the script's
+  // own to handle, and making a realm costs about 4 ms.
+  void AfterKeptCall(Result<Outcome>& result, std::chrono::microseconds cpu) {
+    KeptRealm& k = *used_realm;
+    ++k.calls;
+    bool drop = k.calls >= kRealmCalls ||
+                (!result.ok() && result.status().code() != Status::Code::kInvalidArgument);
+    if (!drop && (k.calls % kRealmMeasureEvery == 0 || cpu >= kRealmMeasureAfterCpu)) {
+      JS::RootedObject g(cx, k.global);
+      JSAutoRealm realm(cx, g);
+      measure_base = k.baseline;
+      if (OverLimit(g, /*collected=*/false)) {
+        result = Status::ResourceExhausted("out of memory (limit " +
+                                           FormatBytes(limits.memory_bytes) + ")");
+        drop = true;
+      } else {
+        result->memory_bytes = CallBytes(g);
+      }
+    }
+    if (drop) Drop(used_realm);
+    used_realm = realms.end();
+  }
+
+  Result<Outcome> Run(std::string_view script, const Request& request, std::string_view scope,
+                      bool check_only) {
+    // Collect garbage when it adds up (earlier fresh calls' zones, kept realms' old objects), so
+    // it does not count against this call's heap limit and the memory goes back.
     if (JS_GetGCParameter(cx, JSGC_BYTES) > baseline_gc_bytes + kGarbageBeforeGc) JS_GC(cx);
     const size_t gc_now = JS_GetGCParameter(cx, JSGC_BYTES);
     gc_bytes_at_start = gc_now;
@@ -525,48 +723,59 @@ struct Sandbox::Impl {
     JS_SetGCParameter(cx, JSGC_MALLOC_THRESHOLD_BASE,
                       static_cast<uint32_t>(std::max<size_t>(1, limits.memory_bytes >> 20)));
 
-    JS::RealmOptions realm_options;
-    realm_options.creationOptions()
-        .setNewCompartmentAndZone()
-        .setSharedMemoryAndAtomicsEnabled(false)
-        .setDefineSharedArrayBufferConstructor(false);
-    JS::RootedObject g(
-        cx, JS_NewGlobalObject(cx, &kGlobalClass, nullptr, JS::FireOnNewGlobalHook, realm_options));
-    if (!g) return TakeError();
+    const bool keep = !scope.empty() && !check_only;
+    used_realm = realms.end();
+    if (keep) {
+      if (auto it = realm_index.find(RealmKey(scope, script)); it != realm_index.end()) {
+        used_realm = it->second;
+        realms.splice(realms.begin(), realms, used_realm);
+      }
+    }
+    JS::RootedObject g(cx);
+    JS::RootedObject fn(cx);
+    if (used_realm != realms.end()) {
+      g = used_realm->global;
+      fn = used_realm->fn;
+      measure_base = used_realm->baseline;
+    } else {
+      g = Uncharged([this] { return NewGlobal(); });
+      if (!g) return TakeError();
+      measure_base = 0;
+    }
     global = &g;
     JSAutoRealm realm(cx, g);
-
-    RefPtr<JS::Stencil> stencil = Compile(script);
-    if (!stencil) return TakeError();
-    JS::CompileOptions opts(cx);
-    opts.setFileAndLine(kFileName, 1);
-    JS::InstantiateOptions instantiate(opts);
-    JS::RootedScript compiled(cx, JS::InstantiateGlobalStencil(cx, instantiate, stencil));
-    if (!compiled) return TakeError();
-    JS::RootedValue ignored(cx);
-    if (!JS_ExecuteScript(cx, compiled, &ignored)) return TakeError();
-
-    JS::RootedValue fn(cx);
-    if (!JS_GetProperty(cx, g, "transform", &fn)) return TakeError();
-    if (!fn.isObject() || !JS::IsCallable(&fn.toObject())) {
-      return Status::InvalidArgument("the script does not define function transform(request)");
+    if (!fn) {
+      HR_RETURN_IF_ERROR(Prepare(g, script, /*harden=*/!check_only, &fn));
+      if (check_only) return Outcome{};
+      if (keep) {
+        used_realm = Uncharged([&] { return Keep(scope, script, g, fn); });
+        measure_base = used_realm->baseline;
+      } else {
+        // The call is charged for what it adds to the realm.
+        measure_base = Uncharged([&] { return MeasureCall(g); });
+      }
     }
-    if (check_only) return Outcome{};
+
     JS::RootedObject req(cx);
     JS::RootedString body(cx);
     std::u16string json_before;
     if (!BuildRequest(request, &req, &body, json_before)) return TakeError();
     JS::RootedValueArray<1> args(cx);
     args[0].setObject(*req);
+    JS::RootedValue fn_value(cx, JS::ObjectValue(*fn));
     JS::RootedValue rv(cx);
-    if (!JS_CallFunctionValue(cx, g, fn, args, &rv)) return TakeError();
+    if (!JS_CallFunctionValue(cx, g, fn_value, args, &rv)) return TakeError();
     HR_ASSIGN_OR_RETURN(std::optional<Request> out, ReadResult(rv, request, body, json_before));
     Outcome outcome;
     outcome.request = std::move(out);
-    outcome.memory_bytes = MeasureCall(g);
-    if (outcome.memory_bytes > limits.memory_bytes) {
-      return Status::ResourceExhausted("out of memory (limit " + FormatBytes(limits.memory_bytes) +
-                                       ")");
+    // A fresh realm is measured at the end of every call; a kept one now and then
+    // (AfterKeptCall), its memory checked during the call as any.
+    if (used_realm == realms.end()) {
+      outcome.memory_bytes = CallBytes(g);
+      if (outcome.memory_bytes > limits.memory_bytes) {
+        return Status::ResourceExhausted("out of memory (limit " +
+                                         FormatBytes(limits.memory_bytes) + ")");
+      }
     }
     return outcome;
   }
@@ -599,6 +808,8 @@ Result<std::unique_ptr<Sandbox>> Sandbox::Create(Watchdog& watchdog, Options opt
 }
 
 Sandbox::~Sandbox() {
+  impl_->realm_index.clear();
+  impl_->realms.clear();  // their roots go before the context
   impl_->cache.clear();
   impl_->cache_order.clear();
   JS_DestroyContext(impl_->cx);
@@ -607,17 +818,25 @@ Sandbox::~Sandbox() {
 
 size_t Sandbox::CachedScripts() const { return impl_->cache.size(); }
 
-Status Sandbox::Check(std::string_view script, const Limits& limits) {
-  return Call(script, Request{}, limits, /*check_only=*/true).status();
+size_t Sandbox::KeptRealms() const { return impl_->realms.size(); }
+
+size_t Sandbox::KeptRealmBytes() const {
+  size_t bytes = 0;
+  for (const Impl::KeptRealm& k : impl_->realms) bytes += k.baseline;
+  return bytes;
 }
 
-Result<Outcome> Sandbox::Call(std::string_view script, const Request& request,
-                              const Limits& limits) {
-  return Call(script, request, limits, /*check_only=*/false);
+Status Sandbox::Check(std::string_view script, const Limits& limits) {
+  return Execute(script, Request{}, limits, {}, /*check_only=*/true).status();
 }
 
 Result<Outcome> Sandbox::Call(std::string_view script, const Request& request, const Limits& limits,
-                              bool check_only) {
+                              std::string_view scope) {
+  return Execute(script, request, limits, scope, /*check_only=*/false);
+}
+
+Result<Outcome> Sandbox::Execute(std::string_view script, const Request& request,
+                                 const Limits& limits, std::string_view scope, bool check_only) {
   Impl& s = *impl_;
   s.limits = limits;
   s.timed_out.store(false, std::memory_order_release);
@@ -625,27 +844,32 @@ Result<Outcome> Sandbox::Call(std::string_view script, const Request& request, c
   s.check_memory_tick.store(false);
   s.out_of_memory = false;
   s.in_call = true;
+  s.harden_cpu = std::chrono::nanoseconds(0);
   const std::chrono::nanoseconds cpu_start = Watchdog::ThreadCpuNow();
-  const Watchdog::Token token = s.watchdog.Arm(limits.cpu, kMemoryTick, [&s](Watchdog::Event e) {
-    if (e == Watchdog::Event::kBudgetSpent) {
-      s.timed_out.store(true, std::memory_order_release);
-    } else {
-      s.check_memory_tick.store(true, std::memory_order_release);
-    }
-    JS_RequestInterruptCallback(s.cx);
-  });
-  Result<Outcome> result = s.Run(script, request, check_only);
-  s.watchdog.Disarm(token);
+  s.token = s.watchdog.Arm(
+      limits.cpu, kMemoryTick,
+      [&s](Watchdog::Event e) {
+        if (e == Watchdog::Event::kBudgetSpent) {
+          s.timed_out.store(true, std::memory_order_release);
+        } else {
+          s.check_memory_tick.store(true, std::memory_order_release);
+        }
+        JS_RequestInterruptCallback(s.cx);
+      },
+      cpu_start);
+  Result<Outcome> result = s.Run(script, request, scope, check_only);
+  s.watchdog.Disarm(s.token);
   s.in_call = false;
   s.global = nullptr;
   JS_ClearPendingException(s.cx);
-  const auto cpu =
-      std::chrono::duration_cast<std::chrono::microseconds>(Watchdog::ThreadCpuNow() - cpu_start);
+  const auto cpu = std::chrono::duration_cast<std::chrono::microseconds>(Watchdog::ThreadCpuNow() -
+                                                                         cpu_start - s.harden_cpu);
   // A script can go past its CPU budget inside one native step (flattening a huge string) before
   // the interrupt is seen; it is refused all the same.
   if (result.ok() && s.timed_out.load(std::memory_order_acquire)) {
     result = Status::ResourceExhausted(CpuMessage(limits.cpu));
   }
+  if (s.used_realm != s.realms.end()) s.AfterKeptCall(result, cpu);
   // A call that hit a limit may have left much garbage: give it back now.
   if (!result.ok() && result.status().code() == Status::Code::kResourceExhausted) JS_GC(s.cx);
   if (result.ok()) result->cpu = cpu;

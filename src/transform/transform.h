@@ -37,8 +37,10 @@ struct Limits {
 struct Outcome {
   std::optional<Request> request;    // nullopt: the script returned null (skip this delivery)
   std::chrono::microseconds cpu{0};  // CPU time the call used on its worker thread
-  size_t memory_bytes = 0;           // the call's heap at its end: its realm's objects,
-                                     // strings and their malloc'd parts
+  // What the call added to its realm's heap (objects, strings and their malloc'd parts), at its
+  // end: always for a fresh realm; for a kept realm (a scope's) only when it was measured
+  // (every 128th call, or after a long one), 0 otherwise.
+  size_t memory_bytes = 0;
 };
 
 }  // namespace hookrelay::transform

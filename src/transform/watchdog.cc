@@ -30,25 +30,31 @@ Watchdog::~Watchdog() {
 std::chrono::nanoseconds Watchdog::ThreadCpuNow() { return CpuNow(CLOCK_THREAD_CPUTIME_ID); }
 
 Watchdog::Token Watchdog::Arm(std::chrono::nanoseconds budget, std::chrono::microseconds tick,
-                              std::function<void(Event)> notify) {
+                              std::function<void(Event)> notify, std::chrono::nanoseconds cpu_now) {
   clockid_t clock{};
   // The calling thread's CPU clock, readable from the watchdog's thread (CLOCK_THREAD_CPUTIME_ID
   // would read the watchdog's own).
   if (pthread_getcpuclockid(pthread_self(), &clock) != 0) clock = CLOCK_THREAD_CPUTIME_ID;
-  const std::chrono::nanoseconds start = CpuNow(clock);
   Token token;
+  bool wake = false;
   {
     MutexLock lock(mu_);
     token = next_token_++;
     const auto now = std::chrono::steady_clock::now();
     entries_.emplace(
-        token, Entry{clock, start + budget,
+        token, Entry{clock, cpu_now + budget,
                      now + std::chrono::duration_cast<std::chrono::microseconds>(budget), tick,
                      tick.count() > 0 ? now + tick : std::chrono::steady_clock::time_point::max(),
                      std::move(notify)});
+    wake = idle_;
   }
-  cv_.notify_all();
+  if (wake) cv_.notify_all();
   return token;
+}
+
+void Watchdog::Extend(Token token, std::chrono::nanoseconds more) {
+  MutexLock lock(mu_);
+  if (auto it = entries_.find(token); it != entries_.end()) it->second.cpu_deadline += more;
 }
 
 void Watchdog::Disarm(Token token) {
@@ -59,18 +65,18 @@ void Watchdog::Disarm(Token token) {
 void Watchdog::Loop() {
   NameThisThread("hr-js-watchdog");
   MutexLock lock(mu_);
+  auto last_armed = std::chrono::steady_clock::now();
   while (!stop_) {
-    if (entries_.empty()) {
-      cv_.wait(lock);
-      continue;
-    }
-    auto next = std::chrono::steady_clock::time_point::max();
-    for (const auto& [token, e] : entries_) next = std::min({next, e.next_check, e.next_tick});
-    if (std::chrono::steady_clock::now() < next) {
-      cv_.wait_until(lock, next);
-      continue;
-    }
     const auto now = std::chrono::steady_clock::now();
+    if (!entries_.empty()) {
+      last_armed = now;
+    } else if (now - last_armed >= kLinger) {
+      idle_ = true;
+      cv_.wait(lock);
+      idle_ = false;
+      last_armed = std::chrono::steady_clock::now();
+      continue;
+    }
     for (auto it = entries_.begin(); it != entries_.end();) {
       Entry& e = it->second;
       if (e.next_tick <= now) {
@@ -88,11 +94,11 @@ void Watchdog::Loop() {
         continue;
       }
       // The thread cannot use what is left sooner than that much wall time.
-      e.next_check = now +
-                     std::chrono::duration_cast<std::chrono::microseconds>(e.cpu_deadline - used) +
-                     std::chrono::microseconds(100);
+      e.next_check =
+          now + std::chrono::duration_cast<std::chrono::microseconds>(e.cpu_deadline - used);
       ++it;
     }
+    cv_.wait_until(lock, now + kPoll);
   }
 }
 

@@ -195,5 +195,41 @@ TEST_F(RoutingTest, TransformsRewriteSkipAndFailThenTheFixedOneIsReplayed) {
   EXPECT_NE(t.body.find(R"(\"event_id\":\"evt_8\")"), std::string::npos) << t.body;
 }
 
+// Each destination's transform runs in a realm of its own (kept between its calls, with the
+// standard classes frozen): one destination's script changing Object.prototype and
+// Array.prototype.push reaches neither its own later calls nor another destination's.
+TEST_F(RoutingTest, ATransformsPollutionReachesNoLaterCallAndNoOtherDestination) {
+  sink_.SetDefault("/probe", SinkResponse::Status(200));
+  json::object probe_destination{{"name", "probe"}, {"url", sink_.url("/probe")}};
+  ASSERT_EQ(Api("POST", "/api/v1/destinations", json::serialize(probe_destination)).status, 201);
+  const std::string polluter = R"(function transform(r) {
+  r.headers['x-before'] = typeof ({}).polluted + ' ' + [].push(1);
+  Object.prototype.polluted = 'yes';
+  Array.prototype.push = function () { return 'hijacked'; };
+  return r;
+})";
+  const std::string probe = R"(function transform(r) {
+  r.headers['x-seen'] = typeof ({}).polluted + ' ' + [].push(1);
+  return r;
+})";
+  for (const auto& [destination, script] :
+       {std::pair<std::string, std::string>{"tx", polluter}, {"probe", probe}}) {
+    json::object route{{"source", "stripe"},
+                       {"destination", destination},
+                       {"types", json::array{"order.*"}},
+                       {"transform", script}};
+    ASSERT_EQ(Api("POST", "/api/v1/routes", json::serialize(route)).status, 201) << destination;
+  }
+  for (int i = 0; i < 6; ++i) Ingest(R"({"type":"order.created","n":)" + std::to_string(i) + "}");
+  ASSERT_TRUE(test::WaitFor([&] { return CountAt("/tx") == 6 && CountAt("/probe") == 6; }, 10s));
+  for (const auto& r : sink_.Requests()) {
+    if (r.path == "/tx") {
+      EXPECT_EQ(r.Header("x-before"), "undefined 1");
+    } else if (r.path == "/probe") {
+      EXPECT_EQ(r.Header("x-seen"), "undefined 1");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hookrelay

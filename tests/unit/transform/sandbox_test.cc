@@ -354,6 +354,190 @@ TEST_F(SandboxTest, NoStateLeaksIntoLaterCalls) {
   EXPECT_EQ(Header(*again->request, "counter"), "1");
 }
 
+// A scope (the delivery engine's destination name) keeps its realm between calls: the script's
+// own top-level state lives on within that scope, and nothing reaches another scope or a fresh
+// call, since every object the global reaches is frozen before the script runs.
+TEST_F(SandboxTest, AScopesRealmIsKeptForItsScriptAndFrozen) {
+  const std::string counter = R"(
+    let n = 0;
+    function transform(r) { n += 1; return {headers: {n: String(n)}}; })";
+  auto n = [&](std::string_view scope) {
+    Result<Outcome> r = sandbox_->Call(counter, Stripe(), Limits(), scope);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? Header(*r->request, "n") : "(failed)";
+  };
+  EXPECT_EQ(n("billing"), "1");
+  EXPECT_EQ(n("billing"), "2");
+  EXPECT_EQ(n("crm"), "1");  // the same script for another destination: its own realm
+  EXPECT_EQ(n(""), "1");     // no scope: a fresh realm each call
+  EXPECT_EQ(n(""), "1");
+  EXPECT_EQ(n("billing"), "3");
+  EXPECT_EQ(sandbox_->KeptRealms(), 2u);
+
+  // Pollution of the standard classes is refused: ignored in sloppy code, a TypeError in strict.
+  const std::string polluter = R"(
+    function transform(r) {
+      Object.prototype.polluted = 'yes';
+      Array.prototype.map = () => 'hijacked';
+      try { Object.defineProperty(Object.prototype, 'p2', {value: 1}); } catch (e) {}
+      try { Object.setPrototypeOf(Array.prototype, null); } catch (e) {}
+      JSON.parse = () => ({hijacked: true});
+      return {headers: {seen: [typeof ({}).polluted, typeof ({}).p2,
+                               String([1].map((v) => v + 1)), typeof JSON.parse('{}').hijacked,
+                               typeof [].map].join(' ')}};
+    })";
+  Result<Outcome> polluted = sandbox_->Call(polluter, Stripe(), Limits(), "billing");
+  ASSERT_TRUE(polluted.ok()) << polluted.status().ToString();
+  EXPECT_EQ(Header(*polluted->request, "seen"), "undefined undefined 2 undefined function");
+  Result<Outcome> strict =
+      sandbox_->Call("'use strict'; function transform(r) { Object.prototype.x = 1; return r; }",
+                     Stripe(), Limits(), "billing");
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.status().message().find("TypeError"), std::string::npos)
+      << strict.status().message();
+  // What another scope's script, a fresh call and the polluter's own next call see.
+  const std::string probe = R"(
+    function transform(r) {
+      return {headers: {seen: [typeof ({}).polluted, String([1].map((v) => v + 1)),
+                               JSON.stringify(JSON.parse('{"a":1}'))].join(' ')}};
+    })";
+  for (std::string_view scope : {"crm", "", "billing"}) {
+    Result<Outcome> seen = sandbox_->Call(probe, Stripe(), Limits(), scope);
+    ASSERT_TRUE(seen.ok()) << seen.status().ToString();
+    EXPECT_EQ(Header(*seen->request, "seen"), "undefined 2 {\"a\":1}") << scope;
+  }
+  // A fresh realm (the test and preview API) is frozen the same way, so a preview behaves as
+  // the delivery will.
+  Result<Outcome> fresh = Call(polluter);
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_EQ(Header(*fresh->request, "seen"), "undefined undefined 2 undefined function");
+}
+
+// Past Options::kept_realms the least recently used realm goes; its scope starts afresh.
+TEST_F(SandboxTest, TheLeastRecentlyUsedRealmGoesPastTheirNumber) {
+  sandbox_.reset();  // one context per thread
+  Sandbox::Options options;
+  options.kept_realms = 2;
+  Result<std::unique_ptr<Sandbox>> made = Sandbox::Create(watchdog_, options);
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  Sandbox& sandbox = **made;
+  const std::string counter =
+      "let n = 0; function transform(r) { n += 1; return {headers: {n: String(n)}}; }";
+  auto n = [&](std::string_view scope) {
+    Result<Outcome> r = sandbox.Call(counter, Stripe(), Limits(), scope);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? Header(*r->request, "n") : "(failed)";
+  };
+  EXPECT_EQ(n("a"), "1");
+  EXPECT_EQ(n("b"), "1");
+  EXPECT_EQ(n("a"), "2");  // a is now the most recently used
+  EXPECT_EQ(n("c"), "1");  // b goes
+  EXPECT_EQ(sandbox.KeptRealms(), 2u);
+  EXPECT_EQ(n("a"), "3");
+  EXPECT_EQ(n("b"), "1");  // made again
+}
+
+// Making, freezing and measuring a realm (about 4 ms) is not charged to the script: a 2 ms
+// budget is enough for a small transform in a fresh realm and in a scope's new one.
+TEST_F(SandboxTest, HardeningARealmIsNotChargedToTheScript) {
+  Limits tight;
+  tight.cpu = std::chrono::milliseconds(2);
+  for (std::string_view scope : {"", "billing"}) {
+    Result<Outcome> r =
+        sandbox_->Call("function transform(r) { return r; }", Stripe(), tight, scope);
+    ASSERT_TRUE(r.ok()) << r.status().ToString() << " scope=" << scope;
+    EXPECT_LT(r->cpu, std::chrono::milliseconds(2)) << r->cpu.count() << " µs";
+  }
+}
+
+// The top level runs before the freeze: it may add to the standard classes for its own calls (a
+// polyfill), and no other scope sees that.
+TEST_F(SandboxTest, ATopLevelPolyfillWorksForItsOwnCallsAlone) {
+  const std::string polyfill = R"(
+    String.prototype.shout = function () { return this.toUpperCase() + '!'; };
+    function transform(r) { return {headers: {x: 'hi'.shout()}}; })";
+  for (std::string_view scope : {"billing", "billing", ""}) {
+    Result<Outcome> r = sandbox_->Call(polyfill, Stripe(), Limits(), scope);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(Header(*r->request, "x"), "HI!");
+  }
+  Result<Outcome> other =
+      sandbox_->Call("function transform(r) { return {headers: {x: typeof ''.shout}}; }", Stripe(),
+                     Limits(), "crm");
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_EQ(Header(*other->request, "x"), "undefined");
+}
+
+// A thrown error keeps the realm (the script's to handle); a kept realm is made again when the
+// state it keeps passes the memory limit, and the next call works.
+TEST_F(SandboxTest, AKeptRealmOutlivesAThrowAndIsMadeAgainPastItsMemory) {
+  const std::string fails_second = R"(
+    let n = 0;
+    function transform(r) { n += 1; if (n === 2) throw new Error('second'); return {headers: {n: String(n)}}; })";
+  auto call = [&](const std::string& script, Limits limits = Limits()) {
+    return sandbox_->Call(script, Stripe(), limits, "billing");
+  };
+  ASSERT_TRUE(call(fails_second).ok());
+  Result<Outcome> second = call(fails_second);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().message(), "Error: second (line 3)");
+  Result<Outcome> third = call(fails_second);
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  EXPECT_EQ(Header(*third->request, "n"), "3");
+
+  // 1 MiB more kept per call, under a 4 MiB limit: a call is refused by the 16th (a kept realm
+  // is measured at each major collection during its calls, and every 128th call), then all is
+  // well again.
+  const std::string hoards = R"(
+    const kept = [];
+    function transform(r) { kept.push(new Array(1 << 17).fill(1.5)); return {headers: {n: String(kept.length)}}; })";
+  Limits limits;
+  limits.memory_bytes = size_t{4} << 20;
+  int refused_at = 0;
+  for (int i = 1; i <= 200 && refused_at == 0; ++i) {
+    Result<Outcome> r = call(hoards, limits);
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().message(), "out of memory (limit 4 MiB)");
+      refused_at = i;
+    }
+  }
+  EXPECT_GT(refused_at, 1);
+  EXPECT_LE(refused_at, 16) << "the realm kept more than the limit for too long";
+  Result<Outcome> after = call(hoards, limits);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(Header(*after->request, "n"), "1");
+}
+
+// The CPU limit holds in a kept realm too, and the realm is made again after it.
+TEST_F(SandboxTest, AKeptRealmsEndlessLoopStopsAtItsCpuLimit) {
+  const std::string script = R"(
+    let n = 0;
+    function transform(r) { n += 1; if (n === 2) for (;;) {} return {headers: {n: String(n)}}; })";
+  ASSERT_TRUE(sandbox_->Call(script, Stripe(), Limits(), "billing").ok());
+  Result<Outcome> loop = sandbox_->Call(script, Stripe(), Limits(), "billing");
+  ASSERT_FALSE(loop.ok());
+  EXPECT_EQ(loop.status().message(), "exceeded 50 ms of CPU time");
+  Result<Outcome> next = sandbox_->Call(script, Stripe(), Limits(), "billing");
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(Header(*next->request, "n"), "1");
+}
+
+// A changed json goes out as UTF-8: two-, three- and four-byte (a surrogate pair) characters; a
+// lone surrogate is escaped by JSON.stringify.
+TEST_F(SandboxTest, ASerializedJsonIsUtf8) {
+  Request r = Stripe();
+  r.body =
+      "{\"name\":\"Ren\xC3\xA9"
+      "e \xE2\x82\xAC \xF0\x9F\x98\x80\"}";
+  Result<Outcome> out = Call(R"(
+    function transform(r) { r.json = {who: r.json.name, lone: '\uD800'}; return r; })",
+                             r);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->request->body,
+            "{\"who\":\"Ren\xC3\xA9"
+            "e \xE2\x82\xAC \xF0\x9F\x98\x80\",\"lone\":\"\\ud800\"}");
+}
+
 TEST_F(SandboxTest, AReturnedHeaderMayNotBeAGetterThatLoops) {
   // Converting the result runs the script's getters: still under the CPU limit.
   EXPECT_EQ(Error("function transform(r) { return {get method() { for (;;) {} }}; }",
