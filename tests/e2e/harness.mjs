@@ -144,8 +144,13 @@ export async function stop() {
     const exited = server.exitCode !== null || server.signalCode !== null
       ? Promise.resolve() : new Promise((r) => server.once("exit", r));
     server.kill("SIGTERM");
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 30000))]);
+    // The 30 s fallback timer is cleared once the server has exited: a pending timer keeps node
+    // alive, and this one used to add 30 s to every run after the last test.
+    let timer = null;
+    await Promise.race([exited, new Promise((r) => { timer = setTimeout(r, 30000); })]);
+    clearTimeout(timer);
   }
+  sink.closeAllConnections();
   sink.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
   const report = /ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error: /.exec(serverOut);
