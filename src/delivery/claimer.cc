@@ -215,18 +215,26 @@ void Claimer::RunClaim(const ClaimJob& job) {
   if (d.signing_secret) {
     if (auto k = model::SigningKey(*d.signing_secret); k.ok()) key = std::move(*k);
   }
+  TransformBatch transforms;
   for (size_t i = 0; i < claimed->size(); ++i) {
     store::Delivery& delivery = (*claimed)[i];
     if (i >= events->size() || !(*events)[i].has_value()) {
-      Completion c{job.destination, std::move(delivery), {}, true};
-      c.result.started_at = state_.clock.Now();
-      c.result.outcome.error = policy::TransportError::kOther;
-      c.result.error_detail = "the event is no longer stored (past its replay window)";
-      complete_(std::move(c));
+      EndUnsent(job.destination, std::move(delivery),
+                "the event is no longer stored (past its replay window)");
       continue;
     }
-    Dispatch(job.destination, std::move(delivery), *(*events)[i], key, job.probe);
+    Dispatch(job.destination, std::move(delivery), *(*events)[i], key, job.probe, transforms);
   }
+  if (!transforms.calls.empty()) RunTransforms(std::move(transforms), key);
+}
+
+void Claimer::EndUnsent(const std::shared_ptr<const model::Destination>& dest,
+                        store::Delivery delivery, std::string why) {
+  Completion c{dest, std::move(delivery), {}, true};
+  c.result.started_at = state_.clock.Now();
+  c.result.outcome.error = policy::TransportError::kOther;
+  c.result.error_detail = std::move(why);
+  complete_(std::move(c));
 }
 
 void Claimer::ProbeNotSentLocally(DestState& s, const model::Destination& d) {
@@ -281,11 +289,12 @@ void Claimer::GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& 
 
 void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
                        store::Delivery delivery, store::Event& e,
-                       const std::optional<std::string>& key, bool probe) {
+                       const std::optional<std::string>& key, bool probe,
+                       TransformBatch& transforms) {
   const model::Destination& d = *dest;
   const auto catalog = state_.registry.Get();
   if (const model::TransformSpec* t = catalog->TransformFor(e.source, d)) {
-    DispatchTransformed(dest, std::move(delivery), e, *t, key, probe);
+    DispatchTransformed(dest, std::move(delivery), e, *t, probe, transforms);
     return;
   }
   SendRequest req;
@@ -316,25 +325,17 @@ void Claimer::Send(const std::shared_ptr<const model::Destination>& dest, store:
 
 void Claimer::DispatchTransformed(const std::shared_ptr<const model::Destination>& dest,
                                   store::Delivery delivery, store::Event& e,
-                                  const model::TransformSpec& transform,
-                                  const std::optional<std::string>& key, bool probe) {
+                                  const model::TransformSpec& transform, bool probe,
+                                  TransformBatch& batch) {
   const model::Destination& d = *dest;
-  // Final without an HTTP attempt, the reason said (as for an event that is gone).
-  auto fail = [this, dest](store::Delivery delivery, std::string why) {
-    Completion c{dest, std::move(delivery), {}, true};
-    c.result.started_at = state_.clock.Now();
-    c.result.outcome.error = policy::TransportError::kOther;
-    c.result.error_detail = std::move(why);
-    complete_(std::move(c));
-  };
   if (!state_.options.transforms) {
-    fail(std::move(delivery),
-         "transform: transforms are not available on this node; the event stays replayable");
+    EndUnsent(dest, std::move(delivery),
+              "transform: transforms are not available on this node; the event stays replayable");
     return;
   }
   Result<OutgoingTarget> target = SplitTarget(d.url);
   if (!target.ok()) {
-    fail(std::move(delivery), "transform: " + target.status().message());
+    EndUnsent(dest, std::move(delivery), "transform: " + target.status().message());
     return;
   }
   transform::Request request;
@@ -347,43 +348,63 @@ void Claimer::DispatchTransformed(const std::shared_ptr<const model::Destination
   request.headers = OutgoingHeaders(e.headers, e.content_type, d, {});
   if (d.auth.kind != model::DestinationAuth::Kind::kNone) request.headers.pop_back();
   request.body = std::move(e.body);
-  HeaderPairs before = request.headers;  // to record which headers the script changed
-  const transform::Limits limits = LimitsOf(transform, state_.options.transforms->default_limits());
-  auto shared_delivery = std::make_shared<store::Delivery>(std::move(delivery));
-  state_.options.transforms->Run(
-      transform.script, std::move(request), limits,
-      [this, dest, shared_delivery, origin = target->origin, event_id = e.id, key, probe, fail,
-       before = std::move(before)](Result<transform::Outcome> outcome) mutable {
-        const model::Destination& d = *dest;
-        if (!outcome.ok()) {
-          fail(std::move(*shared_delivery), "transform: " + outcome.status().message() +
-                                                "; fix the transform, then replay the event");
-          return;
-        }
-        if (!outcome->request) {
-          fail(std::move(*shared_delivery), "skipped: transform returned null");
-          return;
-        }
-        transform::Request& out = *outcome->request;
-        SendRequest req;
-        req.tag = static_cast<uint64_t>(shared_delivery->id);
-        req.kind = KindOf(d);
-        req.url = origin + out.path + (out.query.empty() ? "" : "?" + out.query);
-        req.timeout = d.policy.timeout;
-        req.allow_private = d.allow_private;
-        if (!d.tls.empty()) req.tls = std::shared_ptr<const model::DestinationTls>(dest, &d.tls);
-        store::Attempt::Transformed sent{static_cast<int64_t>(out.body.size()),
-                                         HexEncode(Sha256(out.body)),
-                                         HeadersChanged(before, out.headers)};
-        req.headers =
-            TransformedHeaders(std::move(out.headers), d,
-                               StandardWebhookHeaders(event_id, state_.clock.Now(), out.body, key));
-        req.method = std::move(out.method);
-        req.body = std::move(out.body);
-        Send(dest, std::move(*shared_delivery), std::move(req), probe, std::move(sent));
-      },
+  HeaderPairs before = request.headers;
+  batch.calls.push_back(transform::Runner::Call{
+      transform.script, std::move(request),
+      LimitsOf(transform, state_.options.transforms->default_limits()),
       // The destination's kept realm: its calls share one, no other destination's do.
-      d.name);
+      d.name});
+  batch.pending.push_back(Transforming{dest, std::move(delivery), std::move(target->origin), e.id,
+                                       std::move(before), probe});
+}
+
+void Claimer::RunTransforms(TransformBatch batch, const std::optional<std::string>& key) {
+  for (size_t from = 0; from < batch.calls.size(); from += kTransformBatch) {
+    const size_t to = std::min(batch.calls.size(), from + kTransformBatch);
+    std::vector<transform::Runner::Call> calls(std::make_move_iterator(batch.calls.begin() + from),
+                                               std::make_move_iterator(batch.calls.begin() + to));
+    auto pending = std::make_shared<std::vector<Transforming>>(
+        std::make_move_iterator(batch.pending.begin() + from),
+        std::make_move_iterator(batch.pending.begin() + to));
+    state_.options.transforms->RunBatch(
+        std::move(calls), [this, pending, key](std::vector<Result<transform::Outcome>> outcomes) {
+          for (size_t i = 0; i < outcomes.size(); ++i) {
+            SendTransformed(std::move((*pending)[i]), std::move(outcomes[i]), key);
+          }
+        });
+  }
+}
+
+void Claimer::SendTransformed(Transforming t, Result<transform::Outcome> outcome,
+                              const std::optional<std::string>& key) {
+  const model::Destination& d = *t.dest;
+  if (!outcome.ok()) {
+    EndUnsent(
+        t.dest, std::move(t.delivery),
+        "transform: " + outcome.status().message() + "; fix the transform, then replay the event");
+    return;
+  }
+  if (!outcome->request) {
+    EndUnsent(t.dest, std::move(t.delivery), "skipped: transform returned null");
+    return;
+  }
+  transform::Request& out = *outcome->request;
+  SendRequest req;
+  req.tag = static_cast<uint64_t>(t.delivery.id);
+  req.kind = KindOf(d);
+  req.url = t.origin + out.path + (out.query.empty() ? "" : "?" + out.query);
+  req.timeout = d.policy.timeout;
+  req.allow_private = d.allow_private;
+  if (!d.tls.empty()) req.tls = std::shared_ptr<const model::DestinationTls>(t.dest, &d.tls);
+  store::Attempt::Transformed sent{static_cast<int64_t>(out.body.size()),
+                                   HexEncode(Sha256(out.body)),
+                                   HeadersChanged(t.before, out.headers)};
+  req.headers =
+      TransformedHeaders(std::move(out.headers), d,
+                         StandardWebhookHeaders(t.event_id, state_.clock.Now(), out.body, key));
+  req.method = std::move(out.method);
+  req.body = std::move(out.body);
+  Send(t.dest, std::move(t.delivery), std::move(req), t.probe, std::move(sent));
 }
 
 }  // namespace hookrelay::delivery

@@ -10,6 +10,7 @@
 
 #include "common/mutex.h"
 #include "delivery/engine_state.h"
+#include "delivery/outgoing_headers.h"
 #include "delivery/request_sender.h"
 
 namespace hookrelay::delivery {
@@ -67,15 +68,42 @@ class Claimer {
   void Send(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,
             SendRequest req, bool probe,
             std::optional<store::Attempt::Transformed> transformed = std::nullopt);
-  // A delivery whose destination or route has a transform: the request goes through it on the
-  // transform runner first (off this thread), then to Send; an error or a null from the script
-  // makes the delivery final without an HTTP attempt, with the reason.
+  // Ends a delivery for good without an HTTP attempt, saying why (an event gone, a transform
+  // that failed or returned null).
+  void EndUnsent(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,
+                 std::string why);
+
+  // A claim's deliveries whose destination or route has a transform: their requests go through
+  // it on the transform runner (off this thread), then to Send; an error or a null from the
+  // script makes the delivery final without an HTTP attempt, with the reason.
+  struct Transforming {
+    std::shared_ptr<const model::Destination> dest;
+    store::Delivery delivery;
+    std::string origin;    // the destination URL's scheme://host:port
+    std::string event_id;  // for the webhook-* headers
+    HeaderPairs before;    // the headers the script got, to record which it changed
+    bool probe = false;
+  };
+  struct TransformBatch {
+    std::vector<transform::Runner::Call> calls;
+    std::vector<Transforming> pending;  // pending[i] is calls[i]'s delivery
+  };
+  // The calls of one runner job: a claim's transformed requests go to the sender together, while
+  // the runner's workers share a large claim between them.
+  static constexpr size_t kTransformBatch = 16;
+  // Adds a delivery to `batch` (or ends it at once when it cannot be transformed here).
   void DispatchTransformed(const std::shared_ptr<const model::Destination>& dest,
                            store::Delivery delivery, store::Event& e,
-                           const model::TransformSpec& transform,
-                           const std::optional<std::string>& key, bool probe);
+                           const model::TransformSpec& transform, bool probe,
+                           TransformBatch& batch);
+  // Hands `batch` to the runner, kTransformBatch calls per job.
+  void RunTransforms(TransformBatch batch, const std::optional<std::string>& key);
+  // One transform's result: the request it made to Send, or the delivery ended with why not.
+  void SendTransformed(Transforming t, Result<transform::Outcome> outcome,
+                       const std::optional<std::string>& key);
   void Dispatch(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,
-                store::Event& e, const std::optional<std::string>& key, bool probe);
+                store::Event& e, const std::optional<std::string>& key, bool probe,
+                TransformBatch& transforms);
 
   EngineState& state_;
   RequestSender& sender_;

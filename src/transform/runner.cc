@@ -36,7 +36,7 @@ Runner::~Runner() {
   }
   cv_.notify_all();
   for (std::thread& t : workers_) t.join();
-  for (Job& job : dropped) job.done(Status::Unavailable("transform runner stopped"));
+  for (Job& job : dropped) Fail(std::move(job), Status::Unavailable("transform runner stopped"));
 }
 
 Status Runner::CheckLimits(const Limits& limits) const {
@@ -67,8 +67,19 @@ void Runner::Run(std::string script, Request request, std::optional<Limits> limi
     done(s.WithFieldPrefix("limits"));
     return;
   }
-  Enqueue(Job{std::move(script), std::move(request), l, std::move(done), /*check_only=*/false,
-              std::move(scope)});
+  std::vector<Call> calls;
+  calls.push_back(Call{std::move(script), std::move(request), l, std::move(scope)});
+  Enqueue(Job{std::move(calls), [done = std::move(done)](std::vector<Result<Outcome>> results) {
+                done(std::move(results.front()));
+              }});
+}
+
+void Runner::RunBatch(std::vector<Call> calls, BatchCallback done) {
+  if (calls.empty()) {
+    done({});
+    return;
+  }
+  Enqueue(Job{std::move(calls), std::move(done)});
 }
 
 void Runner::Enqueue(Job job) {
@@ -81,7 +92,12 @@ void Runner::Enqueue(Job job) {
       return;
     }
   }
-  job.done(Status::Unavailable("transform runner stopped"));
+  Fail(std::move(job), Status::Unavailable("transform runner stopped"));
+}
+
+void Runner::Fail(Job job, const Status& why) {
+  std::vector<Result<Outcome>> results(job.calls.size(), Result<Outcome>(why));
+  job.done(std::move(results));
 }
 
 Result<Outcome> Runner::RunSync(std::string script, Request request, std::optional<Limits> limits) {
@@ -95,8 +111,10 @@ Result<Outcome> Runner::RunSync(std::string script, Request request, std::option
 Status Runner::CheckSync(std::string script) {
   std::promise<Status> promise;
   std::future<Status> future = promise.get_future();
-  Enqueue(Job{std::move(script), Request{}, options_.default_limits,
-              [&promise](Result<Outcome> r) { promise.set_value(r.status()); },
+  std::vector<Call> calls;
+  calls.push_back(Call{std::move(script), Request{}, options_.default_limits, {}});
+  Enqueue(Job{std::move(calls),
+              [&promise](std::vector<Result<Outcome>> r) { promise.set_value(r.front().status()); },
               /*check_only=*/true});
   return future.get();
 }
@@ -120,12 +138,19 @@ void Runner::Work(size_t index, std::promise<Status>* started) {
       job = std::move(queue_.front());
       queue_.pop_front();
     }
-    if (job.check_only) {
-      Status checked = (*sandbox)->Check(job.script, job.limits);
-      job.done(checked.ok() ? Result<Outcome>(Outcome{}) : Result<Outcome>(checked));
-    } else {
-      job.done((*sandbox)->Call(job.script, job.request, job.limits, job.scope));
+    std::vector<Result<Outcome>> results;
+    results.reserve(job.calls.size());
+    for (Call& call : job.calls) {
+      if (job.check_only) {
+        Status checked = (*sandbox)->Check(call.script, call.limits);
+        results.push_back(checked.ok() ? Result<Outcome>(Outcome{}) : Result<Outcome>(checked));
+      } else if (Status s = CheckLimits(call.limits); !s.ok()) {
+        results.push_back(s.WithFieldPrefix("limits"));
+      } else {
+        results.push_back((*sandbox)->Call(call.script, call.request, call.limits, call.scope));
+      }
     }
+    job.done(std::move(results));
   }
 }
 

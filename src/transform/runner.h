@@ -37,6 +37,14 @@ class Runner {
     Sandbox::Options sandbox;
   };
   using Callback = std::function<void(Result<Outcome>)>;
+  // One call of a batch (RunBatch).
+  struct Call {
+    std::string script;
+    Request request;
+    Limits limits;
+    std::string scope;  // as Run's
+  };
+  using BatchCallback = std::function<void(std::vector<Result<Outcome>>)>;
 
   // Starts the workers; an error when SpiderMonkey cannot start on them.
   static Result<std::unique_ptr<Runner>> Start(Options options);
@@ -52,6 +60,13 @@ class Runner {
   // the destination's name; empty runs the call in a fresh realm.
   void Run(std::string script, Request request, std::optional<Limits> limits, Callback done,
            std::string scope = {}) EXCLUDES(mu_);
+
+  // Queues `calls` as one job: one worker runs them one after the other, then `done` gets their
+  // results in order, at once (a call whose limits are above the maximum gets InvalidArgument
+  // without running). For a burst of one destination's deliveries: their requests reach the
+  // sender together, and a call that loops holds up only the calls of its own batch. Keep batches
+  // small (the delivery engine sends up to 16), so the other workers share a burst.
+  void RunBatch(std::vector<Call> calls, BatchCallback done) EXCLUDES(mu_);
 
   // Run, waiting for the result: for the test/preview API and tests, never for deliveries.
   Result<Outcome> RunSync(std::string script, Request request,
@@ -72,16 +87,15 @@ class Runner {
 
  private:
   struct Job {
-    std::string script;
-    Request request;
-    Limits limits;
-    Callback done;
-    bool check_only = false;
-    std::string scope;
+    std::vector<Call> calls;
+    BatchCallback done;
+    bool check_only = false;  // one call: Sandbox::Check
   };
   explicit Runner(Options options);
   // Queues `job`, or fails it with Unavailable at once when the runner is stopping.
   void Enqueue(Job job) EXCLUDES(mu_);
+  // Calls `job`'s callback with `why` for each of its calls.
+  static void Fail(Job job, const Status& why);
   void Work(size_t index, std::promise<Status>* started) EXCLUDES(mu_);
 
   const Options options_;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <future>
 #include <string>
+#include <vector>
 
 namespace hookrelay::transform {
 namespace {
@@ -107,6 +108,55 @@ TEST(RunnerTest, StoppingFailsWhatIsStillQueued) {
   runner.reset();
   EXPECT_EQ(first.get_future().get().message(), "exceeded 50 ms of CPU time");
   EXPECT_EQ(second.get_future().get().code(), Status::Code::kUnavailable);
+}
+
+// A batch's results come back together and in order; a call asking too much is refused alone;
+// a batch that loops holds one worker, and a call on the other answers meanwhile.
+TEST(RunnerTest, ABatchAnswersInOrderAndALoopingOneHoldsOnlyItsWorker) {
+  Runner::Options options;
+  options.threads = 2;
+  std::unique_ptr<Runner> runner = MustStart(options);
+  ASSERT_NE(runner, nullptr);
+  auto call = [](std::string script, Limits limits = Limits()) {
+    return Runner::Call{std::move(script), Simple(), limits, "billing"};
+  };
+  Limits too_much;
+  too_much.cpu = std::chrono::milliseconds(5000);
+  std::vector<Runner::Call> calls;
+  calls.push_back(call("function transform(r) { return {path: '/one'}; }"));
+  calls.push_back(call("function transform(r) { return r; }", too_much));
+  calls.push_back(call("function transform(r) { return null; }"));
+  calls.push_back(call("function transform(r) { return {path: '/four'}; }"));
+  std::promise<std::vector<Result<Outcome>>> answered;
+  runner->RunBatch(std::move(calls),
+                   [&](std::vector<Result<Outcome>> r) { answered.set_value(std::move(r)); });
+  std::vector<Result<Outcome>> results = answered.get_future().get();
+  ASSERT_EQ(results.size(), 4u);
+  ASSERT_TRUE(results[0].ok()) << results[0].status().ToString();
+  EXPECT_EQ(results[0]->request->path, "/one");
+  EXPECT_EQ(results[1].status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(results[1].status().field(), "limits.cpu") << results[1].status().ToString();
+  ASSERT_TRUE(results[2].ok());
+  EXPECT_FALSE(results[2]->request.has_value());
+  ASSERT_TRUE(results[3].ok());
+  EXPECT_EQ(results[3]->request->path, "/four");
+
+  std::vector<Runner::Call> looping;
+  Limits second;
+  second.cpu = std::chrono::milliseconds(1000);
+  looping.push_back(call("function transform(r) { while (true) {} }", second));
+  looping.push_back(call("function transform(r) { return r; }"));
+  std::promise<std::vector<Result<Outcome>>> looped;
+  const auto start = std::chrono::steady_clock::now();
+  runner->RunBatch(std::move(looping),
+                   [&](std::vector<Result<Outcome>> r) { looped.set_value(std::move(r)); });
+  Result<Outcome> quick = runner->RunSync("function transform(r) { return null; }", Simple());
+  ASSERT_TRUE(quick.ok()) << quick.status().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
+  std::vector<Result<Outcome>> slow = looped.get_future().get();
+  ASSERT_EQ(slow.size(), 2u);
+  EXPECT_EQ(slow[0].status().message(), "exceeded 1000 ms of CPU time");
+  EXPECT_TRUE(slow[1].ok()) << slow[1].status().ToString();
 }
 
 }  // namespace
