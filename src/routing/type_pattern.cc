@@ -47,7 +47,8 @@ std::string ShowList(const std::vector<std::string>& patterns) {
 
 Status ValidateTypePattern(std::string_view pattern, std::string_view field) {
   if (std::string why = PatternError(pattern); !why.empty()) {
-    return Status::InvalidArgument(RenderString(pattern) + ": " + why, std::string(field));
+    return Status::InvalidArgument(std::string(field) + ": " + RenderString(pattern) + ": " + why,
+                                   std::string(field));
   }
   return Status::Ok();
 }

@@ -61,7 +61,8 @@ class TypeSet {
 Result<TypeSet> ParseTypes(const std::vector<std::string>& patterns, std::string_view field);
 
 // One pattern on its own (an event list's or a bulk replay's `type`), checked as ParseTypes
-// checks each: InvalidArgument with `field` as it is ("type") otherwise.
+// checks each: otherwise InvalidArgument with `field` as it is ("type"), its message naming it
+// (`type: " a": only printable ASCII without spaces is allowed`), as the API shows it alone.
 Status ValidateTypePattern(std::string_view pattern, std::string_view field);
 
 // The same from JSON: an array of strings (null is the empty set). An element that is not a

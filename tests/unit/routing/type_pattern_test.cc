@@ -118,6 +118,18 @@ TEST(ParseTypesTest, RefusesInvalidPatternsNamingTheField) {
   }
 }
 
+// One pattern on its own (an event list's or a bulk replay's `type`): the message names the
+// field, as the API shows it alone (found by api_body_fuzzer).
+TEST(ValidateTypePatternTest, TheMessageNamesTheField) {
+  EXPECT_TRUE(ValidateTypePattern("invoice.*", "type").ok());
+  Status s = ValidateTypePattern(" 100/s", "type");
+  EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(s.field(), "type");
+  EXPECT_EQ(s.message(), "type: \" 100/s\": only printable ASCII without spaces is allowed");
+  EXPECT_EQ(ValidateTypePattern("a*b", "type").message(),
+            "type: \"a*b\": a wildcard may only end a pattern");
+}
+
 TEST(ParseTypesTest, AcceptsTheLimits) {
   EXPECT_TRUE(ParseTypes({std::string(256, 'x')}, "types").ok());
   EXPECT_TRUE(ParseTypes(std::vector<std::string>(100, "a.*"), "types").ok());
