@@ -158,6 +158,36 @@ std::string EventStatusCell(const json::array& deliveries, size_t width, TimePoi
   return Cut(out, width);
 }
 
+// A delivery's attempts, one row each, within `width` (indented by 4): RETRY-AFTER and RESPONSE
+// only when an attempt has one; past the width the widest of the start, the result, the
+// Retry-After and the response is cut at its end ("…"), a character at a time (the delivery's
+// reason above and `--json` have them whole).
+std::string AttemptsTable(const json::array& attempts, TimePoint now, size_t width) {
+  std::vector<std::string> header = {"#",        "STARTED",     "RESULT",
+                                     "DURATION", "RETRY-AFTER", "RESPONSE"};
+  std::vector<std::vector<std::string>> rows;
+  for (const json::value& av : attempts) {
+    if (!av.is_object()) continue;
+    const json::object& a = av.get_object();
+    const json::value* ms = Field(a, "duration_ms");
+    std::string duration =
+        ms && ms->is_number() ? FormatDurationRounded(Duration(ms->to_number<int64_t>())) : "-";
+    rows.push_back({Text(a, "n"), FormatApiTime(Field(a, "started_at"), now), AttemptResult(a),
+                    duration, Text(a, "retry_after"), SnippetCell(a)});
+  }
+  for (size_t column : {size_t{5}, size_t{4}}) {  // from the last, so indices stay valid
+    const bool any = std::any_of(rows.begin(), rows.end(),
+                                 [column](const auto& row) { return row[column] != "-"; });
+    if (any) continue;
+    header.erase(header.begin() + static_cast<std::ptrdiff_t>(column));
+    for (auto& row : rows) row.erase(row.begin() + static_cast<std::ptrdiff_t>(column));
+  }
+  std::vector<size_t> shrinkable = {1, 2};  // STARTED, RESULT, and RETRY-AFTER, RESPONSE
+  for (size_t i = 4; i < header.size(); ++i) shrinkable.push_back(i);
+  FitColumns(header, rows, width > 4 ? width - 4 : width, shrinkable, shrinkable);
+  return Table(header, rows, "    ");
+}
+
 }  // namespace
 
 // The widest TYPE cell of the event list: "customer.subscription.updated" is 29 characters.
@@ -290,17 +320,7 @@ std::string RenderEventDetail(const json::object& event, TimePoint now, size_t w
     }
     const json::value* attempts = Field(d, "attempts");
     if (attempts && attempts->is_array() && !attempts->get_array().empty()) {
-      std::vector<std::vector<std::string>> rows;
-      for (const json::value& av : attempts->get_array()) {
-        if (!av.is_object()) continue;
-        const json::object& a = av.get_object();
-        const json::value* ms = Field(a, "duration_ms");
-        std::string duration =
-            ms && ms->is_number() ? FormatDurationRounded(Duration(ms->to_number<int64_t>())) : "-";
-        rows.push_back({Text(a, "n"), FormatApiTime(Field(a, "started_at"), now), AttemptResult(a),
-                        duration, Text(a, "retry_after"), SnippetCell(a)});
-      }
-      out << Table({"#", "STARTED", "RESULT", "DURATION", "RETRY-AFTER", "RESPONSE"}, rows, "    ");
+      out << AttemptsTable(attempts->get_array(), now, width);
       // What a transform made an attempt send, under the table (one line per such attempt).
       for (const json::value& av : attempts->get_array()) {
         const json::object* a = av.if_object();

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cstdlib>
 #include <ctime>
@@ -188,16 +189,19 @@ TEST_F(RenderTest, EventDetail) {
   EXPECT_CONTAINS(out, "Delivery to ops: failed, attempt 2 of 2\n");
   EXPECT_CONTAINS(out, "  reason: gave up after 2 attempts (max_attempts)\n");
   EXPECT_CONTAINS(out, "Delivery to billing (replay 1): delivered, attempt 1 of 5\n");
-  // The attempts table, under each delivery.
-  EXPECT_CONTAINS(out, "    #  STARTED              RESULT    DURATION  RETRY-AFTER  RESPONSE\n");
+  // The attempts table, under each delivery: RETRY-AFTER and RESPONSE only where an attempt has
+  // one.
+  EXPECT_CONTAINS(out, "    #  STARTED              RESULT    DURATION  RESPONSE\n");
+  EXPECT_CONTAINS(out,
+                  "    #  STARTED              RESULT                     DURATION  RETRY-AFTER\n");
   // Issue 10.5: what the endpoint answered, on one line.
   EXPECT_CONTAINS(out,
-                  "    1  06:00:00, 1m59s ago  HTTP 500  12ms      -            "
+                  "    1  06:00:00, 1m59s ago  HTTP 500  12ms      "
                   "{\"error\": \"db down\"}\\n\n");
   EXPECT_CONTAINS(out, "error: connection refused");
   EXPECT_CONTAINS(out, "HTTP 503");
   EXPECT_CONTAINS(out, "  30s       120");  // duration_ms 30000, rounded like every duration
-  EXPECT_CONTAINS(out, "120          -\n");
+  EXPECT_CONTAINS(out, "  30s       120\n");
   // Only the scheduled delivery has a next retry; no reason shown for healthy deliveries.
   EXPECT_EQ(out.find("next retry"), out.rfind("next retry"));
   EXPECT_EQ(out.find("reason:"), out.rfind("reason:"));
@@ -222,6 +226,35 @@ TEST_F(RenderTest, EventDetailMarksBreakerProbes) {
   EXPECT_CONTAINS(out, "HTTP 503 (breaker probe, not counted)");
   EXPECT_CONTAINS(out, "HTTP 200 (breaker probe) ");
   EXPECT_LACKS(out, "HTTP 500 (");
+}
+
+// The attempts table fits in 80 columns however long an attempt's result, Retry-After and
+// response are: the widest of them is cut at its end ("…"), a character at a time.
+TEST_F(RenderTest, EventDetailAttemptsFitInEightyColumns) {
+  json::object event = json::parse(R"json({"id": "e", "received_at": "2026-11-30T06:00:00Z",
+    "deliveries": [{"destination": "a", "status": "failed", "reason": "gave up",
+      "attempts": [
+        {"n": 1, "started_at": "2026-11-30T06:00:00Z", "duration_ms": 3, "status_code": 503,
+         "error": null, "retry_after": null, "probe": true, "counted": false},
+        {"n": 2, "started_at": "2026-11-30T06:01:00Z", "duration_ms": 30000, "status_code": 503,
+         "error": null, "retry_after": "Wed, 21 Oct 2026 07:28:00 GMT",
+         "response_snippet": "{\"error\": \"the billing database is down for maintenance\"}",
+         "response_snippet_encoding": "utf-8"}]}]})json")
+                           .as_object();
+  std::string out = RenderEventDetail(event, now_);
+  for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
+    const std::string line = out.substr(at, end - at);
+    const auto chars = std::count_if(line.begin(), line.end(), [](char c) {
+      return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    });
+    EXPECT_LE(chars, 80) << line;
+  }
+  // Each cut column keeps its start: the clock, the status, the date, the response's opening.
+  EXPECT_CONTAINS(out, "    1  06:00:00, 2m …  HTTP 503 (bre…  3ms ");
+  EXPECT_CONTAINS(out, "  Wed, 21 Oct 2…  {\"error\": \"the…\n");
+  EXPECT_CONTAINS(out, "…\n");
+  // Wide enough, nothing is cut.
+  EXPECT_LACKS(RenderEventDetail(event, now_, 200), "…");
 }
 
 // A deadline is shown only while the delivery can still be tried; a time inside a reason is
@@ -402,7 +435,10 @@ TEST_F(RenderTest, EventDetailResponseSnippetIsOneEscapedLine) {
   attempt["response_snippet"] = "\x1b[31mred\r\n" + std::string(200, 'z');
   std::string out = RenderEventDetail(event, now_);
   EXPECT_LACKS(out, "\x1b");
-  EXPECT_CONTAINS(out, "\\x1b[31mred\\r\\n" + std::string(44, 'z') + "…\n");
+  // Cut to fit 80 columns; wider, at its own 60 characters.
+  EXPECT_CONTAINS(out, "\\x1b[31mred\\r\\n" + std::string(16, 'z') + "…\n");
+  EXPECT_CONTAINS(RenderEventDetail(event, now_, 200),
+                  "\\x1b[31mred\\r\\n" + std::string(44, 'z') + "…\n");
   attempt["response_snippet"] = "b2sK/w==";  // "ok\n\xff": not UTF-8, so sent as base64
   attempt["response_snippet_encoding"] = "base64";
   EXPECT_CONTAINS(RenderEventDetail(event, now_), "ok\\n\\xff\n");
