@@ -108,7 +108,7 @@ long RunSender(const std::string& url, long concurrency, long requests, const st
     req.allow_private = true;
     req.headers.emplace_back("Content-Type", "application/json");
     for (auto& h : delivery::StandardWebhookHeaders("evt_01JDQ3W8Z6Y0R6F3G3X6K5V9T1", clock.Now(),
-                                                    body, key)) {
+                                                    body, {key})) {
       req.headers.push_back(std::move(h));
     }
     req.body = body;

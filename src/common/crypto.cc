@@ -135,12 +135,14 @@ bool ConstantTimeEqual(std::string_view a, std::string_view b) {
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-std::string RandomHexToken(size_t bytes) {
+std::string RandomBytes(size_t bytes) {
   std::string raw(bytes, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1) {
     throw std::runtime_error("RAND_bytes failed");
   }
-  return HexEncode(raw);
+  return raw;
 }
+
+std::string RandomHexToken(size_t bytes) { return HexEncode(RandomBytes(bytes)); }
 
 }  // namespace hookrelay

@@ -25,6 +25,8 @@ std::optional<std::string> Base64Decode(std::string_view text);  // accepts padd
 // Compares in time independent of where the inputs differ (for signatures and tokens).
 bool ConstantTimeEqual(std::string_view a, std::string_view b);
 
+// `bytes` bytes from the OS CSPRNG.
+std::string RandomBytes(size_t bytes);
 // `bytes` bytes from the OS CSPRNG, hex encoded.
 std::string RandomHexToken(size_t bytes);
 

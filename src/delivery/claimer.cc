@@ -202,7 +202,7 @@ void Claimer::RunClaim(const ClaimJob& job) {
     }
     return;
   }
-  // The claim's events in one read, and the signing key decoded once for all of them.
+  // The claim's events in one read, and the signing keys decoded once for all of them.
   std::vector<std::string> ids;
   ids.reserve(claimed->size());
   for (const store::Delivery& delivery : *claimed) ids.push_back(delivery.event_id);
@@ -211,10 +211,8 @@ void Claimer::RunClaim(const ClaimJob& job) {
     GiveBack(job, *claimed, events.status());
     return;
   }
-  std::optional<std::string> key;
-  if (d.signing_secret) {
-    if (auto k = model::SigningKey(*d.signing_secret); k.ok()) key = std::move(*k);
-  }
+  // The previous secret too while a rotation's grace period lasts (at the claim's time).
+  const std::vector<std::string> keys = model::SigningKeys(d, state_.clock.Now());
   TransformBatch transforms;
   for (size_t i = 0; i < claimed->size(); ++i) {
     store::Delivery& delivery = (*claimed)[i];
@@ -223,9 +221,9 @@ void Claimer::RunClaim(const ClaimJob& job) {
                 "the event is no longer stored (past its replay window)");
       continue;
     }
-    Dispatch(job.destination, std::move(delivery), *(*events)[i], key, job.probe, transforms);
+    Dispatch(job.destination, std::move(delivery), *(*events)[i], keys, job.probe, transforms);
   }
-  if (!transforms.calls.empty()) RunTransforms(std::move(transforms), key);
+  if (!transforms.calls.empty()) RunTransforms(std::move(transforms), keys);
 }
 
 void Claimer::EndUnsent(const std::shared_ptr<const model::Destination>& dest,
@@ -289,7 +287,7 @@ void Claimer::GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& 
 
 void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
                        store::Delivery delivery, store::Event& e,
-                       const std::optional<std::string>& key, bool probe,
+                       const std::vector<std::string>& keys, bool probe,
                        TransformBatch& transforms) {
   const model::Destination& d = *dest;
   const auto catalog = state_.registry.Get();
@@ -306,7 +304,7 @@ void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
   // Shares the destination's ownership: the PEM texts are not copied per request.
   if (!d.tls.empty()) req.tls = std::shared_ptr<const model::DestinationTls>(dest, &d.tls);
   req.headers = OutgoingHeaders(e.headers, e.content_type, d,
-                                StandardWebhookHeaders(e.id, state_.clock.Now(), e.body, key));
+                                StandardWebhookHeaders(e.id, state_.clock.Now(), e.body, keys));
   req.body = std::move(e.body);  // the event is ours: the body is moved, not copied
   Send(dest, std::move(delivery), std::move(req), probe);
 }
@@ -358,7 +356,7 @@ void Claimer::DispatchTransformed(const std::shared_ptr<const model::Destination
                                        std::move(before), probe});
 }
 
-void Claimer::RunTransforms(TransformBatch batch, const std::optional<std::string>& key) {
+void Claimer::RunTransforms(TransformBatch batch, const std::vector<std::string>& keys) {
   for (size_t from = 0; from < batch.calls.size(); from += kTransformBatch) {
     const size_t to = std::min(batch.calls.size(), from + kTransformBatch);
     std::vector<transform::Runner::Call> calls(std::make_move_iterator(batch.calls.begin() + from),
@@ -367,16 +365,16 @@ void Claimer::RunTransforms(TransformBatch batch, const std::optional<std::strin
         std::make_move_iterator(batch.pending.begin() + from),
         std::make_move_iterator(batch.pending.begin() + to));
     state_.options.transforms->RunBatch(
-        std::move(calls), [this, pending, key](std::vector<Result<transform::Outcome>> outcomes) {
+        std::move(calls), [this, pending, keys](std::vector<Result<transform::Outcome>> outcomes) {
           for (size_t i = 0; i < outcomes.size(); ++i) {
-            SendTransformed(std::move((*pending)[i]), std::move(outcomes[i]), key);
+            SendTransformed(std::move((*pending)[i]), std::move(outcomes[i]), keys);
           }
         });
   }
 }
 
 void Claimer::SendTransformed(Transforming t, Result<transform::Outcome> outcome,
-                              const std::optional<std::string>& key) {
+                              const std::vector<std::string>& keys) {
   const model::Destination& d = *t.dest;
   if (!outcome.ok()) {
     EndUnsent(
@@ -401,7 +399,7 @@ void Claimer::SendTransformed(Transforming t, Result<transform::Outcome> outcome
                                    HeadersChanged(t.before, out.headers)};
   req.headers =
       TransformedHeaders(std::move(out.headers), d,
-                         StandardWebhookHeaders(t.event_id, state_.clock.Now(), out.body, key));
+                         StandardWebhookHeaders(t.event_id, state_.clock.Now(), out.body, keys));
   req.method = std::move(out.method);
   req.body = std::move(out.body);
   Send(t.dest, std::move(t.delivery), std::move(req), t.probe, std::move(sent));

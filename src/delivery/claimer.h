@@ -22,7 +22,7 @@ namespace hookrelay::delivery {
 // give back the reserved slots that found no delivery (and remember that nothing is due before
 // the next due time, so the scheduler does not ask again in vain), wake the scheduler, then read
 // the claimed deliveries' events (one Store::GetEvents call per claim), build each request
-// (headers, signature; the signing key is decoded once per claim) and hand it to the
+// (headers, signature; the signing keys are decoded once per claim) and hand it to the
 // RequestSender. The sender's answer goes to `complete`, on the sender's thread.
 //
 // One claim per destination is out at a time (the scheduler sees to that), so the threads are
@@ -61,8 +61,8 @@ class Claimer {
   // too, their leases expire and they are claimed again) and their slots are free again.
   void GiveBack(const ClaimJob& job, const std::vector<store::Delivery>& claimed,
                 const Status& why);
-  // Sends one claimed delivery of `e` (whose body it takes), signed with `key` (the destination's
-  // decoded signing key, decoded once per claim).
+  // Sends one claimed delivery of `e` (whose body it takes), signed with `keys` (the destination's
+  // decoded signing keys, decoded once per claim).
   // `probe`: the claim is the breaker's half-open probe (Completion::probe).
   // The request's way out: to the sender, its answer to `complete_`.
   void Send(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,
@@ -97,12 +97,12 @@ class Claimer {
                            const model::TransformSpec& transform, bool probe,
                            TransformBatch& batch);
   // Hands `batch` to the runner, kTransformBatch calls per job.
-  void RunTransforms(TransformBatch batch, const std::optional<std::string>& key);
+  void RunTransforms(TransformBatch batch, const std::vector<std::string>& keys);
   // One transform's result: the request it made to Send, or the delivery ended with why not.
   void SendTransformed(Transforming t, Result<transform::Outcome> outcome,
-                       const std::optional<std::string>& key);
+                       const std::vector<std::string>& keys);
   void Dispatch(const std::shared_ptr<const model::Destination>& dest, store::Delivery delivery,
-                store::Event& e, const std::optional<std::string>& key, bool probe,
+                store::Event& e, const std::vector<std::string>& keys, bool probe,
                 TransformBatch& transforms);
 
   EngineState& state_;

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,10 +9,11 @@
 namespace hookrelay::delivery {
 
 // The Standard Webhooks headers for an event: webhook-id, webhook-timestamp (Unix seconds of
-// `now`) and, when `signing_key` (the decoded bytes of a whsec_ secret) is set,
-// webhook-signature "v1,<base64 HMAC-SHA256(key, id.timestamp.body)>".
+// `now`) and, when `signing_keys` (the decoded bytes of whsec_ secrets, model::SigningKeys) has
+// any, webhook-signature "v1,<base64 HMAC-SHA256(key, id.timestamp.body)>" per key, separated by
+// spaces in the keys' order ("v1,<new> v1,<old>" while a secret rotates).
 std::vector<std::pair<std::string, std::string>> StandardWebhookHeaders(
     const std::string& event_id, TimePoint now, const std::string& body,
-    const std::optional<std::string>& signing_key);
+    const std::vector<std::string>& signing_keys);
 
 }  // namespace hookrelay::delivery

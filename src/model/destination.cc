@@ -11,6 +11,7 @@
 #include "common/crypto.h"
 #include "common/redact.h"
 #include "common/standard_webhooks.h"
+#include "common/time_format.h"
 #include "common/units.h"
 #include "model/json_fields.h"
 #include "model/transform_spec.h"
@@ -57,6 +58,54 @@ Result<std::string> SigningKey(std::string_view secret) {
   if (!key.ok()) return Status::InvalidArgument(key.status().message(), "signing_secret");
   return key;
 }
+
+std::vector<std::string> SigningKeys(const Destination& d, TimePoint now) {
+  std::vector<std::string> keys;
+  if (!d.signing_secret) return keys;
+  // Both were checked when the destination was parsed; a key that fails here is left out.
+  if (auto k = standard_webhooks::DecodeSecret(*d.signing_secret); k.ok()) {
+    keys.push_back(std::move(*k));
+  }
+  if (d.signing_secret_previous && now < d.signing_secret_previous->expires_at) {
+    if (auto k = standard_webhooks::DecodeSecret(d.signing_secret_previous->secret); k.ok()) {
+      keys.push_back(std::move(*k));
+    }
+  }
+  return keys;
+}
+
+namespace {
+
+// {"secret": "whsec_…", "expires_at": "2026-12-06T10:00:00Z"}
+Result<PreviousSigningSecret> ParsePreviousSigningSecret(const json::value& v) {
+  constexpr std::string_view kField = "signing_secret_previous";
+  if (!v.is_object()) {
+    return Status::InvalidArgument(
+        "must be an object {\"secret\": \"whsec_…\", \"expires_at\": \"<RFC 3339 time>\"}",
+        std::string(kField));
+  }
+  const json::object& o = v.as_object();
+  HR_RETURN_IF_ERROR(CheckKnownFields(o, {"secret", "expires_at"}).WithFieldPrefix(kField));
+  PreviousSigningSecret p;
+  const json::value* secret = o.if_contains("secret");
+  if (!secret) return Status::InvalidArgument("is required", std::string(kField) + ".secret");
+  HR_ASSIGN_OR_RETURN(p.secret, GetString(*secret, std::string(kField) + ".secret"));
+  if (auto key = standard_webhooks::DecodeSecret(p.secret); !key.ok()) {
+    return Status::InvalidArgument(key.status().message(), std::string(kField) + ".secret");
+  }
+  const json::value* expires = o.if_contains("expires_at");
+  if (!expires) return Status::InvalidArgument("is required", std::string(kField) + ".expires_at");
+  HR_ASSIGN_OR_RETURN(std::string text, GetString(*expires, std::string(kField) + ".expires_at"));
+  std::optional<TimePoint> at = ParseRfc3339(text);
+  if (!at) {
+    return Status::InvalidArgument("must be an RFC 3339 time such as \"2026-12-06T10:00:00Z\"",
+                                   std::string(kField) + ".expires_at");
+  }
+  p.expires_at = *at;
+  return p;
+}
+
+}  // namespace
 
 namespace {
 
@@ -168,10 +217,26 @@ json::value OrderKeyToJson(const OrderKey& k) {
 Result<Destination> ParseDestination(const json::value& v) {
   if (!v.is_object()) return Status::InvalidArgument("a destination must be a JSON object");
   const json::object& o = v.as_object();
-  HR_RETURN_IF_ERROR(CheckKnownFields(
-      o, {"name", "url", "headers", "policy", "signing_secret", "max_concurrency", "rate_limit",
-          "breaker", "ordered", "order_key", "replay_window", "paused", "allow_private",
-          "pause_on_gone", "forward_headers", "secret_headers", "tls", "auth", "transform"}));
+  HR_RETURN_IF_ERROR(CheckKnownFields(o, {"name",
+                                          "url",
+                                          "headers",
+                                          "policy",
+                                          "signing_secret",
+                                          "max_concurrency",
+                                          "rate_limit",
+                                          "breaker",
+                                          "ordered",
+                                          "order_key",
+                                          "replay_window",
+                                          "paused",
+                                          "allow_private",
+                                          "pause_on_gone",
+                                          "forward_headers",
+                                          "secret_headers",
+                                          "tls",
+                                          "auth",
+                                          "transform",
+                                          "signing_secret_previous"}));
   Destination d;
   if (const json::value* t = o.if_contains("transform"); t && !t->is_null()) {
     HR_ASSIGN_OR_RETURN(d.transform, ParseTransformSpec(*t, "transform"));
@@ -251,6 +316,14 @@ Result<Destination> ParseDestination(const json::value& v) {
     auto key = SigningKey(*secret);
     if (!key.ok()) return key.status();
     d.signing_secret = *secret;
+  }
+  if (const json::value* p = o.if_contains("signing_secret_previous"); p && !p->is_null()) {
+    HR_ASSIGN_OR_RETURN(d.signing_secret_previous, ParsePreviousSigningSecret(*p));
+    if (!d.signing_secret) {
+      return Status::InvalidArgument(
+          "needs signing_secret: the previous secret signs beside the current one",
+          "signing_secret_previous");
+    }
   }
   if (const json::value* mc = o.if_contains("max_concurrency")) {
     auto c = GetInt(*mc, "max_concurrency", 1, 1024);
@@ -520,6 +593,11 @@ json::object DestinationToJson(const Destination& d) {
       {"secret_headers", std::move(secret_headers)},
       {"policy", policy::PolicyToJson(d.policy)},
       {"signing_secret_set", d.signing_secret.has_value()},
+      {"signing_secret_rotation",
+       d.signing_secret_previous
+           ? json::value(json::object{
+                 {"old_expires_at", FormatRfc3339(d.signing_secret_previous->expires_at)}})
+           : json::value(nullptr)},
       {"max_concurrency", d.max_concurrency},
       {"breaker", policy::BreakerConfigToJson(d.breaker)},
       {"ordered", d.ordered},

@@ -35,6 +35,15 @@ struct OrderKey {
   bool operator==(const OrderKey&) const = default;
 };
 
+// A signing secret being rotated out ("signing_secret_previous"): until `expires_at` every
+// request is signed with it as well as with the current secret, so receivers can move to the new
+// one during the grace period (docs/security.md, "Rotating a signing secret").
+struct PreviousSigningSecret {
+  std::string secret;  // "whsec_" + base64; write-only
+  TimePoint expires_at;
+  bool operator==(const PreviousSigningSecret&) const = default;
+};
+
 struct Destination {
   std::string name;
   std::string url;  // http(s)
@@ -44,7 +53,8 @@ struct Destination {
   // as kRedacted in API and CLI output, sent as they are.
   std::vector<std::string> secret_headers;
   policy::RetryPolicy policy;  // replay_window lives here (the destination's own or the preset's)
-  std::optional<std::string> signing_secret;  // "whsec_" + base64; write-only
+  std::optional<std::string> signing_secret;                     // "whsec_" + base64; write-only
+  std::optional<PreviousSigningSecret> signing_secret_previous;  // needs signing_secret
   int max_concurrency = 16;
   std::optional<double> rate_limit;  // requests per second
   policy::BreakerConfig breaker;
@@ -71,7 +81,9 @@ struct Destination {
 // "breaker.open[1]", "forward_headers[0]", "tls.client_key", "order_key.json"). "auth" and a
 // configured Authorization header exclude each other.
 Result<Destination> ParseDestination(const boost::json::value& v);
-// Secrets are never included: "signing_secret" becomes "signing_secret_set": true|false, "tls"
+// Secrets are never included: "signing_secret" becomes "signing_secret_set": true|false, and
+// "signing_secret_previous" becomes "signing_secret_rotation": {"old_expires_at": …} (null when
+// there is none); "tls"
 // and "auth" are summaries (DestinationTlsToJson, DestinationAuthToJson; null when unset), the
 // values of headers that carry credentials (IsCredentialHeader, or named in secret_headers) are
 // shown as kRedacted, and so are the URL's credential-like query values (RedactUrl).
@@ -126,5 +138,13 @@ Status ValidateDestinationUrl(std::string_view url);
 
 // The HMAC key of a "whsec_…" signing secret (its base64-decoded bytes), or an error.
 Result<std::string> SigningKey(std::string_view secret);
+
+// The HMAC keys a request sent at `now` is signed with, in the order of its webhook-signature:
+// the current secret's, then the previous one's while `now` is before its expiry. Empty when the
+// destination does not sign.
+std::vector<std::string> SigningKeys(const Destination& d, TimePoint now);
+
+// The longest grace period of a rotation (Svix allows up to 7 days too).
+inline constexpr Duration kMaxSigningSecretGrace = std::chrono::hours(24 * 7);
 
 }  // namespace hookrelay::model

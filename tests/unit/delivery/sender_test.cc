@@ -440,7 +440,7 @@ TEST(SenderTest, SignedRequestVerifiesAtTheSink) {
   const std::string secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
   SendRequest request = Post(sink.url(), R"({"type":"invoice.paid"})");
   for (auto& h : StandardWebhookHeaders("01JEVENT", SystemClock::Instance().Now(), request.body,
-                                        Base64Decode(secret.substr(6)))) {
+                                        {*Base64Decode(secret.substr(6))})) {
     request.headers.push_back(h);
   }
   EXPECT_EQ(SendAndWait(sender, request).outcome.status_code, 200);

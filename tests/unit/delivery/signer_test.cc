@@ -34,7 +34,7 @@ SinkRequest AsRequest(const std::vector<std::pair<std::string, std::string>>& he
 
 TEST(StandardWebhookHeadersTest, MatchesTheSpecificationExample) {
   auto headers =
-      StandardWebhookHeaders(kMessageId, FromUnixMillis(kTimestamp * 1000), kBody, Key());
+      StandardWebhookHeaders(kMessageId, FromUnixMillis(kTimestamp * 1000), kBody, {Key()});
   ASSERT_EQ(headers.size(), 3u);
   EXPECT_EQ(headers[0], std::make_pair(std::string("webhook-id"), std::string(kMessageId)));
   EXPECT_EQ(headers[1],
@@ -44,25 +44,42 @@ TEST(StandardWebhookHeadersTest, MatchesTheSpecificationExample) {
 
 TEST(StandardWebhookHeadersTest, TimestampIsWholeSecondsRoundedDown) {
   auto headers =
-      StandardWebhookHeaders(kMessageId, FromUnixMillis(kTimestamp * 1000 + 999), kBody, Key());
+      StandardWebhookHeaders(kMessageId, FromUnixMillis(kTimestamp * 1000 + 999), kBody, {Key()});
   EXPECT_EQ(headers[1].second, "1614265330");
   EXPECT_EQ(headers[2].second, kSignature);
 }
 
 TEST(StandardWebhookHeadersTest, NoKeyNoSignature) {
-  auto headers =
-      StandardWebhookHeaders("evt_1", FromUnixMillis(kTimestamp * 1000), kBody, std::nullopt);
+  auto headers = StandardWebhookHeaders("evt_1", FromUnixMillis(kTimestamp * 1000), kBody, {});
   ASSERT_EQ(headers.size(), 2u);
   EXPECT_EQ(headers[0].first, "webhook-id");
   EXPECT_EQ(headers[0].second, "evt_1");
   EXPECT_EQ(headers[1].first, "webhook-timestamp");
 }
 
+// While a secret rotates: one "v1,<sig>" per key, space-separated, the new key's first, each the
+// signature that key alone gives.
+TEST(StandardWebhookHeadersTest, TwoKeysGiveTwoSignaturesNewFirst) {
+  const std::string old_key = Key();
+  const std::string new_key = "0123456789abcdef0123456789abcdef";
+  const TimePoint at = FromUnixMillis(kTimestamp * 1000);
+  auto both = StandardWebhookHeaders(kMessageId, at, kBody, {new_key, old_key});
+  auto only_new = StandardWebhookHeaders(kMessageId, at, kBody, {new_key});
+  ASSERT_EQ(both.size(), 3u);
+  EXPECT_EQ(both[2].second, only_new[2].second + " " + kSignature);
+
+  const std::string new_secret = "whsec_" + Base64Encode(new_key);
+  std::string why;
+  EXPECT_TRUE(VerifyStandardSignature(AsRequest(both, kBody), kSecret, &why)) << why;
+  EXPECT_TRUE(VerifyStandardSignature(AsRequest(both, kBody), new_secret, &why)) << why;
+  EXPECT_FALSE(VerifyStandardSignature(AsRequest(only_new, kBody), kSecret));
+}
+
 TEST(StandardWebhookHeadersTest, SinkVerifierAcceptsWhatTheSignerProduces) {
   // The sink's verifier computes the HMAC itself (OpenSSL directly), so this cross-checks.
   const std::string body("binary\0body\xff with \"json\"", 25);
   auto headers =
-      StandardWebhookHeaders("01JABCDEF", FromUnixMillis(1'700'000'123'456), body, Key());
+      StandardWebhookHeaders("01JABCDEF", FromUnixMillis(1'700'000'123'456), body, {Key()});
   std::string why;
   EXPECT_TRUE(VerifyStandardSignature(AsRequest(headers, body), kSecret, &why)) << why;
 
@@ -70,8 +87,7 @@ TEST(StandardWebhookHeadersTest, SinkVerifierAcceptsWhatTheSignerProduces) {
   EXPECT_FALSE(VerifyStandardSignature(AsRequest(headers, body + "x"), kSecret));
   EXPECT_FALSE(
       VerifyStandardSignature(AsRequest(headers, body), "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAA"));
-  auto unsigned_headers =
-      StandardWebhookHeaders("01JABCDEF", FromUnixMillis(0), body, std::nullopt);
+  auto unsigned_headers = StandardWebhookHeaders("01JABCDEF", FromUnixMillis(0), body, {});
   EXPECT_FALSE(VerifyStandardSignature(AsRequest(unsigned_headers, body), kSecret, &why));
   EXPECT_FALSE(why.empty());
 }
