@@ -75,7 +75,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (r.ok() && r->empty()) Fail("pause", Status::Ok(), "an empty reason was accepted");
       break;
     }
-    case 4: CheckError("empty", api::ParseEmptyBody(body), true); break;
+    case 4: {
+      // The bodies of the destination controls without a catalog object: resume and
+      // reset-breaker (empty) and rotate-secret.
+      CheckError("empty", api::ParseEmptyBody(body), true);
+      auto r = api::ParseRotateSecretBody(body);
+      CheckError("rotate_secret", r.status(), true);
+      if (r.ok() && (r->grace.count() < 0 || r->grace > model::kMaxSigningSecretGrace)) {
+        Fail("rotate_secret", Status::Ok(), "a grace outside 0s to 7d was accepted");
+      }
+      break;
+    }
     case 5: CheckError("replay", api::ParseReplayBody(body).status(), true); break;
     case 6: {
       auto r = api::ParseBulkReplayBody(body);

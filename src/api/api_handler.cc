@@ -174,6 +174,7 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kPauseDestination:
     case RouteId::kResumeDestination:
     case RouteId::kResetBreaker: return DestinationControl(request, m.route->id, param);
+    case RouteId::kRotateDestinationSecret: return RotateDestinationSecret(request, param);
     case RouteId::kDestinationSchedule: return DestinationSchedule(param, c);
     case RouteId::kListSources: return ListSources(c);
     case RouteId::kGetSource: return GetSource(param, c);

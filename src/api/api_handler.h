@@ -97,6 +97,10 @@ class ApiHandler {
   http::Response GetDestination(const std::string& name, const model::Catalog& catalog) const;
   // A destination with its live state and held queues.
   http::Response DestinationView(const model::Destination& d) const;
+  Result<boost::json::object> DestinationViewObject(const model::Destination& d) const;
+  // POST …/rotate-secret: a new signing secret, the old one signing beside it for a grace period.
+  http::Response RotateDestinationSecret(const http::Request& request,
+                                         const std::string& name) const;
   // Pause, resume and reset-breaker.
   http::Response DestinationControl(const http::Request& request, RouteId route,
                                     const std::string& name) const;

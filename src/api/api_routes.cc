@@ -22,6 +22,7 @@ constexpr ApiRoute kRoutes[] = {
     {RouteId::kPauseDestination, "POST", "/api/v1/destinations/{name}/pause"},
     {RouteId::kResumeDestination, "POST", "/api/v1/destinations/{name}/resume"},
     {RouteId::kResetBreaker, "POST", "/api/v1/destinations/{name}/reset-breaker"},
+    {RouteId::kRotateDestinationSecret, "POST", "/api/v1/destinations/{name}/rotate-secret"},
     {RouteId::kDestinationSchedule, "GET", "/api/v1/destinations/{name}/schedule"},
     {RouteId::kListSources, "GET", "/api/v1/sources"},
     {RouteId::kCreateSource, "POST", "/api/v1/sources"},

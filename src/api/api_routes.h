@@ -26,6 +26,7 @@ enum class RouteId {
   kPauseDestination,
   kResumeDestination,
   kResetBreaker,
+  kRotateDestinationSecret,
   kDestinationSchedule,
   kListSources,
   kCreateSource,

@@ -1,10 +1,15 @@
 #include <boost/json.hpp>
 
 #include "api/api_handler.h"
+#include "api/audit_json.h"
 #include "api/destinations_json.h"
 #include "api/handler_util.h"
 #include "api/request_params.h"
+#include "catalog/catalog_service.h"
+#include "common/crypto.h"
 #include "common/random.h"
+#include "common/standard_webhooks.h"
+#include "common/time_format.h"
 #include "http/json_text.h"
 #include "policy/schedule_json.h"
 
@@ -16,6 +21,7 @@ namespace {
 
 constexpr std::string_view kDefaultPauseReason = "paused via the API";
 constexpr int kHeldQueuesShown = 20;  // a destination's held queues listed (the total is exact)
+constexpr size_t kGeneratedSecretBytes = 32;  // a generated signing secret's key (whsec_ + base64)
 
 }  // namespace
 
@@ -40,17 +46,68 @@ http::Response ApiHandler::DestinationSchedule(const std::string& name,
   return Json(policy::ScheduleToJson(d->policy, policy::PlanSchedule(d->policy, random)));
 }
 
-http::Response ApiHandler::DestinationView(const model::Destination& d) const {
+Result<json::object> ApiHandler::DestinationViewObject(const model::Destination& d) const {
   auto states = destination_states_ ? destination_states_()
                                     : std::map<std::string, delivery::DestinationState>();
   auto it = states.find(d.name);
   json::object view = DestinationViewToJson(d, it == states.end() ? nullptr : &it->second);
+  // A rotation whose grace period is over signs with the new secret alone (SigningKeys): it is
+  // no longer shown, though the old secret stays stored until the next rotation replaces it.
+  if (d.signing_secret_previous && clock_.Now() >= d.signing_secret_previous->expires_at) {
+    view["signing_secret_rotation"] = nullptr;
+  }
   // The ordered queues held behind their head ("held behind evt_… since 14:02"); empty for an
   // unordered destination (no open ordered deliveries: an empty range of deliveries_ordered).
   auto held = store_.ListHeldQueues(d.name, kHeldQueuesShown);
-  if (!held.ok()) return FromStatus(held.status());
+  if (!held.ok()) return held.status();
   view["held"] = HeldQueuesToJson(*held);
-  return Json(view);
+  return view;
+}
+
+http::Response ApiHandler::DestinationView(const model::Destination& d) const {
+  auto view = DestinationViewObject(d);
+  if (!view.ok()) return FromStatus(view.status());
+  return Json(*view);
+}
+
+http::Response ApiHandler::RotateDestinationSecret(const http::Request& request,
+                                                   const std::string& name) const {
+  auto body = ParseRotateSecretBody(request.body);
+  if (!body.ok()) return FromStatus(body.status());
+  std::shared_ptr<const model::Catalog> catalog = registry_.Get();
+  const model::Destination* d = catalog->FindDestination(name);
+  if (!d) return NotFound("destination", name);
+  if (!controls_.catalog) return NoControl("changing the catalog");
+  const std::string secret =
+      body->secret.value_or(std::string(standard_webhooks::kSecretPrefix) +
+                            Base64Encode(RandomBytes(kGeneratedSecretBytes)));
+  if (d->signing_secret && ConstantTimeEqual(*d->signing_secret, secret)) {
+    return FromStatus(Status::InvalidArgument(
+        "secret: is the destination's current signing secret; give a new one or none (one is "
+        "generated)",
+        "secret"));
+  }
+  // The current secret becomes the previous one (an earlier rotation's old secret goes), unless
+  // there is none or no grace is wanted.
+  json::value previous = nullptr;
+  if (d->signing_secret && body->grace.count() > 0) {
+    previous = json::object{{"secret", *d->signing_secret},
+                            {"expires_at", FormatRfc3339(clock_.Now() + body->grace)}};
+  }
+  json::object patch{{"signing_secret", secret}, {"signing_secret_previous", std::move(previous)}};
+  const std::string actor = AuditActor(request.Header("Authorization").value_or(""));
+  if (Status s = controls_.catalog->Update(store::CatalogKind::kDestination, name, patch, actor);
+      !s.ok()) {
+    return FromStatus(s);
+  }
+  catalog = registry_.Get();
+  d = catalog->FindDestination(name);
+  if (!d) return NotFound("destination", name);  // deleted meanwhile
+  auto view = DestinationViewObject(*d);
+  if (!view.ok()) return FromStatus(view.status());
+  // The new secret, this once: it is write-only from now on.
+  (*view)["signing_secret"] = secret;
+  return Json(*view);
 }
 
 http::Response ApiHandler::DestinationControl(const http::Request& request, RouteId route,

@@ -8,6 +8,8 @@
 #include "common/id.h"
 #include "common/time_format.h"
 #include "common/units.h"
+#include "model/destination.h"
+#include "model/json_fields.h"
 #include "replay/replay_runner.h"
 #include "routing/type_pattern.h"
 
@@ -209,6 +211,32 @@ Result<std::string> ParsePauseBody(std::string_view body, const std::string& def
   auto reason = StringField(*o, "reason");
   if (!reason.ok()) return reason.status();
   return reason->value_or(default_reason);
+}
+
+Result<RotateSecretRequest> ParseRotateSecretBody(std::string_view body) {
+  HR_ASSIGN_OR_RETURN(json::object o, ParseObjectBody(body));
+  RotateSecretRequest r;
+  for (const auto& [k, v] : o) {
+    if (k != "grace" && k != "secret") {
+      return Status::InvalidArgument(
+          "unknown field \"" + std::string(k) + "\" (known fields: grace, secret)", std::string(k));
+    }
+  }
+  if (const json::value* g = o.if_contains("grace"); g && !g->is_null()) {
+    auto grace = model::GetDuration(*g, "grace");
+    if (!grace.ok()) return Status::InvalidArgument("grace: " + grace.status().message(), "grace");
+    r.grace = *grace;
+    if (r.grace.count() < 0 || r.grace > model::kMaxSigningSecretGrace) {
+      return Status::InvalidArgument("grace: must be from 0s to 7d", "grace");
+    }
+  }
+  HR_ASSIGN_OR_RETURN(r.secret, StringField(o, "secret"));
+  if (r.secret) {
+    if (auto key = model::SigningKey(*r.secret); !key.ok()) {
+      return Status::InvalidArgument("secret: " + key.status().message(), "secret");
+    }
+  }
+  return r;
 }
 
 Status ParseEmptyBody(std::string_view body) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/clock.h"
 #include "common/list_limits.h"
 #include "common/result.h"
 #include "http/request.h"
@@ -62,6 +63,16 @@ Result<boost::json::value> ParseCatalogBody(std::string_view body);
 // gives `default_reason`. InvalidArgument for malformed JSON (field "body"), a field other than
 // "reason" (field names it) or a reason that is not a non-empty string.
 Result<std::string> ParsePauseBody(std::string_view body, const std::string& default_reason);
+// The optional body of POST /api/v1/destinations/{name}/rotate-secret:
+// {"grace": "24h", "secret": "whsec_…"}. grace (default 24h, at most
+// model::kMaxSigningSecretGrace, "0s" drops the old secret at once): how long the old secret
+// still signs beside the new one; secret (default: generated): the new secret. Errors as for
+// ParsePauseBody, naming the field.
+struct RotateSecretRequest {
+  Duration grace = std::chrono::hours(24);
+  std::optional<std::string> secret;
+};
+Result<RotateSecretRequest> ParseRotateSecretBody(std::string_view body);
 // The optional body of resume and reset-breaker: empty or {}. InvalidArgument otherwise.
 Status ParseEmptyBody(std::string_view body);
 // The optional body of POST /api/v1/events/{id}/replay: {"destination": "name"}. nullopt: all

@@ -7,6 +7,8 @@
 #include "api/api_handler.h"
 #include "api/api_routes.h"
 #include "catalog/catalog_service.h"
+#include "common/crypto.h"
+#include "common/time_format.h"
 #include "store/sqlite/open.h"
 #include "support/fault_injecting_store.h"
 #include "support/process.h"
@@ -65,6 +67,14 @@ class ApiCatalogTest : public ::testing::Test {
       if (http::EqualsIgnoreCase(n, name)) return v;
     }
     return "";
+  }
+
+  // An API destination signing with test::kSigningSecret.
+  http::Response CreateSignedDestination(const std::string& name) {
+    return Call("POST", "/api/v1/destinations",
+                R"({"name": ")" + name +
+                    R"(", "url": "https://crm.example/h", "signing_secret": ")" +
+                    test::kSigningSecret + R"("})");
   }
 
   static void ExpectNoSecrets(const http::Response& r) {
@@ -317,6 +327,94 @@ TEST_F(ApiCatalogTest, AStoreThatCannotWriteIs503AndChangesNothing) {
   EXPECT_TRUE(registry_.Get()->routes.empty());
   EXPECT_EQ(wakes_, 0);
   EXPECT_EQ(Call("POST", "/api/v1/sources", R"({"name": "shop"})").status, 201);
+}
+
+// Issue 28: rotate-secret answers a new secret once; the old one keeps signing (SigningKeys, what
+// the delivery engine signs with) until the grace period ends, and is never shown.
+TEST_F(ApiCatalogTest, RotateSecretKeepsTheOldSecretSigningForTheGracePeriod) {
+  ASSERT_EQ(CreateSignedDestination("crm").status, 201);
+  const std::string old_key = *model::SigningKey(test::kSigningSecret);
+  auto keys_now = [&] {
+    return model::SigningKeys(*registry_.Get()->FindDestination("crm"), clock_.Now());
+  };
+
+  http::Response r = Call("POST", "/api/v1/destinations/crm/rotate-secret", R"({"grace": "1h"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::object o = json::parse(r.body).as_object();
+  const std::string fresh(o.at("signing_secret").as_string());
+  ASSERT_TRUE(fresh.starts_with("whsec_")) << fresh;
+  EXPECT_NE(fresh, test::kSigningSecret);
+  ASSERT_TRUE(model::SigningKey(fresh).ok());
+  EXPECT_EQ(model::SigningKey(fresh)->size(), 32u);
+  EXPECT_EQ(o.at("signing_secret_rotation").at("old_expires_at"),
+            json::value(FormatRfc3339(clock_.Now() + std::chrono::hours(1))));
+  EXPECT_EQ(keys_now(), (std::vector<std::string>{*model::SigningKey(fresh), old_key}));
+
+  // Shown: the rotation's end, never a secret (old or new), in GET and in the audit trail.
+  r = Call("GET", "/api/v1/destinations/crm");
+  EXPECT_EQ(r.body.find("whsec_"), std::string::npos) << r.body;
+  EXPECT_TRUE(json::parse(r.body).at("signing_secret_rotation").is_object()) << r.body;
+  r = Call("GET", "/api/v1/audit");
+  EXPECT_EQ(r.body.find("whsec_"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("signing_secret_previous"), std::string::npos) << r.body;
+
+  // The grace period over: the new secret alone signs, and GET says no rotation.
+  clock_.Advance(std::chrono::hours(1));
+  EXPECT_EQ(keys_now(), std::vector<std::string>{*model::SigningKey(fresh)});
+  r = Call("GET", "/api/v1/destinations/crm");
+  EXPECT_TRUE(json::parse(r.body).at("signing_secret_rotation").is_null()) << r.body;
+
+  // A given secret with no grace: it alone signs at once.
+  const std::string given = "whsec_" + Base64Encode(std::string(24, 'g'));
+  r = Call("POST", "/api/v1/destinations/crm/rotate-secret",
+           R"({"grace": "0s", "secret": ")" + given + R"("})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("signing_secret"), json::value(given));
+  EXPECT_TRUE(json::parse(r.body).at("signing_secret_rotation").is_null()) << r.body;
+  EXPECT_EQ(keys_now(), std::vector<std::string>{*model::SigningKey(given)});
+
+  // A destination that did not sign starts signing, with nothing to rotate from.
+  ASSERT_EQ(
+      Call("POST", "/api/v1/destinations", R"({"name": "plain", "url": "https://p.example/h"})")
+          .status,
+      201);
+  r = Call("POST", "/api/v1/destinations/plain/rotate-secret");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(json::parse(r.body).at("signing_secret_set").as_bool());
+  EXPECT_TRUE(json::parse(r.body).at("signing_secret_rotation").is_null());
+}
+
+TEST_F(ApiCatalogTest, RotateSecretRefusalsNameTheirReason) {
+  ASSERT_EQ(CreateSignedDestination("crm").status, 201);
+  struct Case {
+    std::string path, body;
+    int status;
+    std::string field;
+  };
+  const Case cases[] = {
+      {"/api/v1/destinations/crm/rotate-secret", R"({"grace": "8d"})", 400, "grace"},
+      {"/api/v1/destinations/crm/rotate-secret", R"({"grace": "-1s"})", 400, "grace"},
+      {"/api/v1/destinations/crm/rotate-secret", R"({"grace": 60})", 400, "grace"},
+      {"/api/v1/destinations/crm/rotate-secret", R"({"secret": "abc"})", 400, "secret"},
+      {"/api/v1/destinations/crm/rotate-secret", R"({"secret": ")" + test::kSigningSecret + R"("})",
+       400, "secret"},
+      {"/api/v1/destinations/crm/rotate-secret", R"({"graze": "1h"})", 400, "graze"},
+      {"/api/v1/destinations/crm/rotate-secret", "{", 400, "body"},
+      {"/api/v1/destinations/nope/rotate-secret", "", 404, ""},
+      // The config file owns "billing".
+      {"/api/v1/destinations/billing/rotate-secret", "", 409, ""},
+  };
+  for (const Case& c : cases) {
+    http::Response r = Call("POST", c.path, c.body);
+    EXPECT_EQ(r.status, c.status) << c.body << " " << r.body;
+    if (!c.field.empty()) {
+      EXPECT_EQ(json::parse(r.body).at("error").at("field"), json::value(c.field)) << r.body;
+    }
+  }
+  // Nothing changed: the first secret alone still signs.
+  EXPECT_EQ(model::SigningKeys(*registry_.Get()->FindDestination("crm"), clock_.Now()),
+            std::vector<std::string>{*model::SigningKey(test::kSigningSecret)});
+  EXPECT_EQ(Call("POST", "/api/v1/destinations/crm/rotate-secret", "", "").status, 401);
 }
 
 }  // namespace

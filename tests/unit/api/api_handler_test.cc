@@ -249,7 +249,8 @@ TEST_F(ApiHandlerTest, ServesEachRouteAndNoSecrets) {
     if (route.method == "PATCH" ||
         (route.method == "DELETE" && route.id != RouteId::kCancelBulkReplay) ||
         route.id == RouteId::kCreateSource || route.id == RouteId::kCreateDestination ||
-        route.id == RouteId::kCreateRoute || route.id == RouteId::kTestTransform) {
+        route.id == RouteId::kCreateRoute || route.id == RouteId::kTestTransform ||
+        route.id == RouteId::kRotateDestinationSecret) {
       continue;
     }
     http::Response res =
@@ -650,8 +651,9 @@ TEST_F(ApiHandlerTest, OpenApiDocumentMatchesTheRouteTable) {
               ? handler_->Respond(Post(std::string(path), R"({"source": "github"})"))
               : handler_->Respond(Get(Concrete(path), m));
       const bool catalog_change =
-          (m == "POST" && (path == "/api/v1/sources" || path == "/api/v1/destinations" ||
-                           path == "/api/v1/routes")) ||
+          (m == "POST" &&
+           (path == "/api/v1/sources" || path == "/api/v1/destinations" ||
+            path == "/api/v1/routes" || path == "/api/v1/destinations/{name}/rotate-secret")) ||
           m == "PATCH" || (m == "DELETE" && path != "/api/v1/replays/{id}");
       if (path == "/api/v1/transforms/test") {
         // No transform runner in this fixture (the integration tests run transforms).
