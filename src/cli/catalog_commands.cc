@@ -100,6 +100,47 @@ void AddControl(Command parent, const std::string& verb, const std::string& done
   });
 }
 
+// `destinations rotate-secret NAME [--grace D] [--secret S]`: POST …/rotate-secret, then the new
+// secret (answered this once) and the destination.
+void AddRotateSecret(Command parent, int& exit_code) {
+  auto common = std::make_shared<ManagementOptions>();
+  auto name = std::make_shared<std::string>();
+  auto grace = std::make_shared<std::string>();
+  auto secret = std::make_shared<std::string>();
+  Command cmd = parent.Subcommand(
+      "rotate-secret",
+      "Give a destination a new signing secret (the old one also signs for --grace)");
+  cmd.Add("name", *name, "destination name").Required();
+  cmd.Add("--grace", *grace,
+          "How long the old secret still signs too (default 24h, at most 7d; 0s: not at all)");
+  cmd.Add("--secret", *secret,
+          "The new secret, whsec_… (@FILE or @- reads it); default: one is generated");
+  AddManagementOptions(cmd, *common);
+  cmd.Callback([common, name, grace, secret, &exit_code] {
+    const std::string command = "destinations rotate-secret";
+    json::object body;
+    if (!grace->empty()) body["grace"] = *grace;
+    if (!secret->empty()) {
+      auto value = ReadValueArg(*secret, "--secret");
+      if (!value.ok()) throw UsageError(command, value.status().message());
+      body["secret"] = *value;
+    }
+    ApiClient client = MakeClient(*common);
+    exit_code = PrintApiObject(
+        command,
+        client.Post("/api/v1/destinations/" + PercentEncode(*name) + "/rotate-secret", body),
+        common->json, [&](const json::object& destination) {
+          std::string out = "Rotated the signing secret of " + *name + ".\n";
+          if (const json::value* s = destination.if_contains("signing_secret");
+              s && s->is_string()) {
+            out += "New secret (shown this once; give it to the receiver now):\n  " +
+                   std::string(s->get_string()) + "\n";
+          }
+          return out + "\n" + RenderDestinationDetail(destination, Now(), TerminalWidth());
+        });
+  });
+}
+
 // A paged list: GET `path`?limit=N[&cursor=C], printed as JSON or by `render` (given the whole
 // page), then, when there is more, the --cursor that continues it.
 void AddPagedList(Command cmd, const std::string& command, const std::string& what,
@@ -186,7 +227,8 @@ void AddCatalogCommands(Command app, int& exit_code) {
 
   Command destinations = app.Subcommand(
       "destinations",
-      "Destinations: list, show, add, update, rm, pause, resume, reset-breaker (the API)");
+      "Destinations: list, show, add, update, rm, pause, resume, reset-breaker, rotate-secret "
+      "(the API)");
   destinations.RequireSubcommand();
   AddList(
       destinations, "destinations",
@@ -202,6 +244,7 @@ void AddCatalogCommands(Command app, int& exit_code) {
              "Resume a paused destination: its deliveries are due now", exit_code);
   AddControl(destinations, "reset-breaker", "Reset the breaker of",
              "Close a destination's circuit breaker and send again", exit_code);
+  AddRotateSecret(destinations, exit_code);
 
   Command routes = app.Subcommand("routes", "Routes from sources to destinations (the API)");
   routes.RequireSubcommand();

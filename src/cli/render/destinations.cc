@@ -268,8 +268,13 @@ std::string RenderDestinationDetail(const json::object& d, TimePoint now, size_t
   out << "  rate limit   " << (Present(d, "rate_limit") ? Text(d, "rate_limit") : "none") << "\n";
   out << OrderedText(d, now, width);
   const json::value* secret = Field(d, "signing_secret_set");
-  out << "  signing      "
-      << (secret && secret->is_bool() ? (secret->get_bool() ? "secret set" : "none") : "-") << "\n";
+  std::string signing =
+      secret && secret->is_bool() ? (secret->get_bool() ? "secret set" : "none") : "-";
+  if (const json::object* rotation = Object(d, "signing_secret_rotation")) {
+    signing += "; rotating: the previous secret also signs until " +
+               FormatApiTime(Field(*rotation, "old_expires_at"), now);
+  }
+  out << Wrap(signing, "  signing      ", 15, width);
   if (const json::object* tls = Object(d, "tls")) {
     if (const json::object* cert = Object(*tls, "client_cert")) {
       out << "  client cert  " << Text(*cert, "subject") << ", issued by " << Text(*cert, "issuer")

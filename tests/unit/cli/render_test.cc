@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <cstdlib>
 #include <ctime>
+#include <sstream>
 
 #include "cli/api_client.h"
 #include "cli/events_command.h"
@@ -321,6 +322,22 @@ TEST_F(RenderTest, DestinationDetailShowsTlsAndAuth) {
   out = RenderDestinationDetail(d, now_);
   EXPECT_LACKS(out, "client cert");
   EXPECT_LACKS(out, "auth ");
+}
+
+// Issue 28: a rotating signing secret says until when the previous secret also signs, within 80
+// columns; without a rotation the line is as before.
+TEST_F(RenderTest, DestinationDetailShowsASigningSecretRotation) {
+  json::object d = json::parse(R"({"name": "m", "url": "https://x.example/h",
+      "signing_secret_set": true,
+      "signing_secret_rotation": {"old_expires_at": "2026-12-01T06:02:00Z"}})")
+                       .as_object();
+  std::string out = RenderDestinationDetail(d, now_, 80);
+  EXPECT_CONTAINS(out, "  signing      secret set; rotating: the previous secret also signs until");
+  EXPECT_CONTAINS(out, "2026-12-01 06:02:00, in 1d");
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
+  d["signing_secret_rotation"] = nullptr;
+  EXPECT_CONTAINS(RenderDestinationDetail(d, now_), "  signing      secret set\n");
 }
 
 // Issue 32.16: the destination's attempt latency, as the API gives it, beside its concurrency.
