@@ -14,7 +14,7 @@ import { after, afterEach, before, test } from "node:test";
 
 import {
   TOKEN, api, assertSecurityHeaders, axeSeen, base, checkA11y, checkHidden, checkPage, checkText, expecting, fail, ingest, log,
-  newPage, outDir, problems, serverTail, shot, sinkHits, sinkMode, sinkUrl, start, started, stop, visit,
+  newPage, outDir, problems, shot, sinkHits, sinkMode, sinkUrl, start, started, step, stop, visit,
 } from "./harness.mjs";
 
 let page;  // the desktop page (1280×800), signed in by the first test
@@ -36,17 +36,6 @@ after(async () => {
   console.log(`e2e_dashboard: ${axeSeen.size} pages checked with axe, screenshots in ${outDir}`);
 });
 
-// A failed test shows the server's last lines beside its own error.
-async function step(name, f) {
-  return test(name, async () => {
-    try {
-      await f();
-    } catch (e) {
-      console.error(`hookrelay output (tail):\n${serverTail()}`);
-      throw e;
-    }
-  });
-}
 
 step("sign-in: / redirects, security headers and ETags, a wrong token, the token, the skip link", async () => {
   // 1. / redirects to /ui/; the security headers; sign-in with a wrong token, then the right one.
@@ -1054,6 +1043,100 @@ step("destination detail on a phone: the herd chart drawn for the width, the hel
   await checkText(p, "held queues (phone)");
   await p.locator("#held").screenshot({ path: join(outDir, "destination-held-phone.png") });
   log("every page at 1280×800 and 390×844, axe clean");
+});
+
+// A destination's signing secret rotated from its page: a grace period refused by the server,
+// then the new secret shown once, the state saying until when the previous one also signs, and
+// both signing every request meanwhile. After the page tests: its event would change what they show.
+step("destination detail: the signing secret rotated with a grace period, the new one shown once", async () => {
+  const oldSecret = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
+  await apiSend("POST", "/sources", { name: "rotor" });
+  await apiSend("POST", "/destinations", { name: "rotor", url: `${sinkUrl}/rotor`, allow_private: true, signing_secret: oldSecret });
+  await apiSend("POST", "/routes", { source: "rotor", destination: "rotor" });
+  await page.goto(`${base}/ui/#/destinations/rotor`);
+  await page.locator("#signing-secret").waitFor();
+  if (await page.locator("#signing-secret").innerText() !== "set (write-only)") fail(`before the rotation the state shows the signing secret as ${await page.locator("#signing-secret").innerText()}`);
+  await page.locator("#rotate-open").click();
+  await page.locator("#rotate").waitFor();
+  if (await page.locator("#rotate-open").getAttribute("aria-expanded") !== "true") fail("the open rotate form's button is not aria-expanded");
+  if (await page.evaluate(() => document.activeElement?.id) !== "r-grace") fail("opening the rotate form does not focus the grace period");
+  if (await page.locator("#r-grace").inputValue() !== "24h") fail("the grace period does not default to 24h");
+  // A grace period the server refuses: its message beside the form, the field marked, nothing rotated.
+  await page.fill("#r-grace", "8d");
+  page.once("dialog", (d) => d.accept());
+  await expecting([/status of 400/, /^400 POST .*\/api\/v1\/destinations\/rotor\/rotate-secret$/], async () => {
+    await page.getByRole("button", { name: "Rotate now" }).click();
+    await page.locator("#rotate").getByRole("alert").getByText(/^Not rotated: grace: must be from 0s to 7d/).waitFor();
+  });
+  if (await page.locator("#r-grace").getAttribute("aria-invalid") !== "true") fail("the refused grace period's field is not marked invalid");
+  if ((await api("/destinations/rotor")).signing_secret_rotation !== null) fail("a refused rotation rotated the secret");
+  await checkA11y(page, "destination-rotate-error");
+  await checkText(page, "destination-rotate-error");
+  await page.locator("#rotate").screenshot({ path: join(outDir, "destination-rotate-error-desktop.png") });
+  // The confirmation says how long the previous secret still signs; then the new secret, once.
+  await page.fill("#r-grace", "24h");
+  let question = "";
+  page.once("dialog", (d) => { question = d.message(); d.accept(); });
+  const [answer] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith("/api/v1/destinations/rotor/rotate-secret")),
+    page.getByRole("button", { name: "Rotate now" }).click(),
+  ]);
+  if (!question.includes("The previous secret also signs for 24h")) fail(`the confirmation asks ${JSON.stringify(question)}`);
+  const secret = (await answer.json()).signing_secret;
+  const box = page.locator("#rotate .secret-box");
+  await box.getByText("Copy it now: it will not be shown again.").waitFor();
+  const shown = await box.locator("#new-secret").innerText();
+  if (!shown.startsWith("whsec_") || shown !== secret || shown === oldSecret) fail(`the new secret shown is ${JSON.stringify(shown)}, the answer's ${JSON.stringify(secret)}`);
+  if (await page.evaluate(() => document.activeElement?.className) !== "secret-heading") fail("the new secret's box does not get the focus");
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+  await box.getByRole("button", { name: "Copy the new signing secret" }).click();
+  await box.locator(".copy").getByText("Copied", { exact: true }).waitFor({ timeout: 3000 }).catch(() => fail("Copy does not say Copied"));
+  if (await page.evaluate(() => navigator.clipboard.readText()) !== secret) fail("Copy did not put the new secret on the clipboard");
+  // Back to "Copy" (axe: the visible text is part of the button's name again) before the checks.
+  await page.waitForFunction(() => document.querySelector("#rotate .copy")?.textContent === "Copy");
+  // The state says until when the previous secret also signs: a day from now, local time.
+  await page.locator("#signing-secret", { hasText: "rotating" }).waitFor();
+  const line = await page.locator("#signing-secret").innerText();
+  if (!/^set \(write-only\) · rotating: the previous secret also signs until (\d{1,2} \w{3} \d{4}, )?\d\d:\d\d:\d\d \(in 24 h\)$/.test(line)) fail(`the state shows the signing secret as ${JSON.stringify(line)}`);
+  const rot = await api("/destinations/rotor");
+  const left = (Date.parse(rot.signing_secret_rotation?.old_expires_at) - Date.now()) / 3600000;
+  if (!(left > 23.9 && left <= 24.01)) fail(`after the rotation the destination shows ${JSON.stringify(rot.signing_secret_rotation)}`);
+  if (JSON.stringify(rot).includes(secret.slice(6))) fail("the destination's GET shows the new secret");
+  await page.locator("#rotate").scrollIntoViewIfNeeded();
+  await checkPage(page, "destination-rotate-secret", "desktop");
+  const desktopSize = page.viewportSize();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.locator("#rotate").scrollIntoViewIfNeeded();
+  await checkPage(page, "destination-rotate-secret", "phone");
+  await page.setViewportSize(desktopSize);
+  log(`rotated rotor's secret: ${secret.slice(0, 10)}… shown once, the previous one signs for 24 h`);
+
+  // Meanwhile every request carries both signatures, the new one first.
+  const ingested = await fetch(`${base}/in/rotor`, { method: "POST", headers: { "Content-Type": "application/json" }, body: '{"rotated":true}' });
+  if (ingested.status !== 202) fail(`ingest to rotor answered ${ingested.status}`);
+  let hit;
+  for (let i = 0; i < 100 && !hit; i++) {
+    hit = sinkHits.find((x) => x.path === "/rotor");
+    if (!hit) await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!hit) fail("the sink did not receive the event to rotor");
+  const sign = (s) => `v1,${createHmac("sha256", Buffer.from(s.slice("whsec_".length), "base64"))
+    .update(`${hit.headers["webhook-id"]}.${hit.headers["webhook-timestamp"]}.${hit.body}`).digest("base64")}`;
+  if (hit.headers["webhook-signature"] !== `${sign(secret)} ${sign(oldSecret)}`) fail(`rotor received webhook-signature ${hit.headers["webhook-signature"]}, not the new and the old secret's`);
+
+  // Done: the secret leaves the page for good; the focus returns to the button.
+  await box.getByRole("button", { name: "Done" }).click();
+  await page.locator("#rotate").waitFor({ state: "hidden" });
+  if ((await page.content()).includes(secret.slice(6))) fail("the new secret is still in the page after Done");
+  if (await page.evaluate(() => document.activeElement?.id) !== "rotate-open") fail("closing the rotate form does not return the focus to its button");
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await checkPage(page, "destination-rotating", "desktop");
+  await visit(await phonePage(), "#/destinations/rotor", "destination-rotating", "phone", "#signing-secret time");
+  // A config-file destination has no "Rotate secret": the file owns its secret.
+  await page.goto(`${base}/ui/#/destinations/billing`);
+  await page.getByText("Defined in the config file: read-only here").waitFor();
+  if (await page.locator("#rotate-open, #rotate").count()) fail("a config destination offers to rotate its secret");
+  log("both secrets sign during the grace period; Done removes the secret; config destinations have no Rotate");
 });
 
 step("keyboard: the first Tab reaches the skip link, the second the navigation", async () => {

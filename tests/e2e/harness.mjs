@@ -11,6 +11,7 @@ import { createHmac } from "node:crypto";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -136,25 +137,46 @@ destination = "legacy"
   mkdirSync(outDir, { recursive: true });
 }
 
-// Stops the browser, the server and the sink. Throws when the server printed a sanitizer report
-// (under make test-sanitize the binary is instrumented: a report, at shutdown too, fails the run).
+// Stops a hookrelay process (SIGTERM; waits for it at most 30 s).
+export async function stopProcess(child) {
+  if (!child) return;
+  const exited = child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve() : new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  // The 30 s fallback timer is cleared once the server has exited: a pending timer keeps node
+  // alive, and this one used to add 30 s to every run after the last test.
+  let timer = null;
+  await Promise.race([exited, new Promise((r) => { timer = setTimeout(r, 30000); })]);
+  clearTimeout(timer);
+}
+
+// Throws when a server's output holds a sanitizer report (under make test-sanitize the binary is
+// instrumented: a report, at shutdown too, fails the run).
+export function failOnSanitizerReport(output) {
+  const report = /ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error: /.exec(output);
+  if (report) fail(`hookrelay printed a sanitizer report:\n${output.slice(report.index)}`);
+}
+
+// A node:test test that, when it fails, shows the server's last lines (`tail()`) beside its error.
+export function step(name, f, tail = serverTail) {
+  return test(name, async () => {
+    try {
+      await f();
+    } catch (e) {
+      console.error(`hookrelay output (tail):\n${tail()}`);
+      throw e;
+    }
+  });
+}
+
+// Stops the browser, the server and the sink. Throws when the server printed a sanitizer report.
 export async function stop() {
   if (browser) await browser.close().catch(() => {});
-  if (server) {
-    const exited = server.exitCode !== null || server.signalCode !== null
-      ? Promise.resolve() : new Promise((r) => server.once("exit", r));
-    server.kill("SIGTERM");
-    // The 30 s fallback timer is cleared once the server has exited: a pending timer keeps node
-    // alive, and this one used to add 30 s to every run after the last test.
-    let timer = null;
-    await Promise.race([exited, new Promise((r) => { timer = setTimeout(r, 30000); })]);
-    clearTimeout(timer);
-  }
+  await stopProcess(server);
   sink.closeAllConnections();
   sink.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
-  const report = /ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error: /.exec(serverOut);
-  if (report) fail(`hookrelay printed a sanitizer report:\n${serverOut.slice(report.index)}`);
+  failOnSanitizerReport(serverOut);
 }
 
 // The last lines the server printed (for a failed test's report).

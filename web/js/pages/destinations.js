@@ -1,7 +1,8 @@
 // Destinations: health (success rate over the last hour, breaker, failures, open-until, paused,
 // concurrency), operator controls, and create / edit / delete for API-owned ones. Secrets are
-// write-only: the form never shows one, a blank field keeps it.
-import { h, message, badge, table, replace, replaceInPlace, updateNode } from "../dom.js";
+// write-only: the form never shows one, a blank field keeps it; a rotated signing secret is shown
+// once, in the answer to the rotation.
+import { h, message, badge, table, replace, replaceInPlace, updateNode, copyButton, clear } from "../dom.js";
 import { get, post, patch, del, enc, qs } from "../api.js";
 import { time, percent, millis, withTimes } from "../format.js";
 import { refreshEvery, input, select, originNote, yes } from "./common.js";
@@ -423,6 +424,104 @@ function heldSection(d) {
     more > 0 ? h("p", { class: "muted" }, `and ${more} more held ${more === 1 ? "queue" : "queues"}`) : null);
 }
 
+// "set (write-only)", and while a rotation's grace period lasts, until when the previous secret
+// still signs (each request then carries both signatures).
+function secretText(d) {
+  if (!d.signing_secret_set) return "not set";
+  const old = d.signing_secret_rotation?.old_expires_at;
+  return old ? ["set (write-only) · rotating: the previous secret also signs until ", time(old)] : "set (write-only)";
+}
+
+// The "Rotate secret" panel (POST /destinations/{name}/rotate-secret): a grace period, a
+// confirmation, then the new secret shown this once, until "Done" (or leaving the page) removes
+// it. Built once per page, so the refreshes leave it alone; update(d) follows the destination.
+// `afterRotate(d)` refreshes the page with the destination as the rotation left it.
+function rotatePanel(name, afterRotate) {
+  let current = null;  // the destination as last shown
+  const hint = () => h("p", { id: "rotate-hint", class: "muted" }, !current?.signing_secret_set
+    ? "None is set now: hookrelay generates one and signs every request with it from then on."
+    : current.signing_secret_rotation
+      ? "A rotation is under way: rotating again makes the current secret the previous one, and the earlier previous secret stops signing at once."
+      : "hookrelay generates a new secret and shows it once. For the grace period every request carries both signatures, the new and the previous one, so the receiver can move to the new secret without rejecting a request; then only the new one signs.");
+  const field = input("r-grace", "Grace period", { value: "24h", size: 8, autocomplete: "off" },
+    "How long the previous secret also signs: 0s (it stops at once) to 7d");
+  const grace = field.querySelector("input");
+  const where = h("div", { "aria-live": "polite" });
+  // The hint is the form's: it goes with it while a new secret is shown.
+  const form = h("form", { novalidate: true, "aria-label": `Rotate the signing secret of ${name}` }, hint(), field,
+    h("div", { class: "row" }, h("button", { type: "submit", class: "primary" }, "Rotate now"),
+      h("button", { type: "button", onclick: () => close() }, "Cancel")));
+  const panel = h("section", { id: "rotate", class: "panel", hidden: true, "aria-labelledby": "rotate-heading" },
+    h("h2", { id: "rotate-heading" }, "Rotate the signing secret"), form, where);
+  const opener = () => document.getElementById("rotate-open");
+  const open = () => {
+    panel.hidden = false;
+    opener()?.setAttribute("aria-expanded", "true");
+    grace.focus();
+  };
+  // Closing removes a secret shown (it is never shown again) and any error.
+  const close = () => {
+    panel.hidden = true;
+    clear(where);
+    form.hidden = false;
+    grace.removeAttribute("aria-invalid");
+    opener()?.setAttribute("aria-expanded", "false");
+    opener()?.focus();
+  };
+  // The new secret, with what the receiver has to do and by when.
+  const shown = (secret, d, hadSecret) => {
+    const old = d.signing_secret_rotation?.old_expires_at;
+    const copy = copyButton(secret, "Copy");
+    copy.setAttribute("aria-label", "Copy the new signing secret");
+    return h("div", { class: "secret-box" },
+      h("h3", { tabindex: "-1", class: "secret-heading" }, `New signing secret of ${name}`),
+      h("div", { class: "secret-value" }, h("code", { id: "new-secret" }, secret), copy),
+      h("p", null, h("strong", null, "Copy it now: it will not be shown again."), " ",
+        !hadSecret ? "hookrelay signs every request with it from now on."
+          : old ? ["The previous secret also signs until ", time(old), ": give the receiver the new one before then."]
+            : "The previous secret no longer signs: give the receiver the new one now."),
+      h("button", { type: "button", onclick: () => close() }, "Done"));
+  };
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const g = grace.value.trim();
+    const hadSecret = !!current?.signing_secret_set;
+    const question = !hadSecret
+      ? `Give ${name} a signing secret? hookrelay signs every request with it from now on.`
+      : /^0+(ms|s|m|h|d)?$/.test(g)
+        ? `Rotate the signing secret of ${name} with no grace period? The previous secret stops signing at once: a receiver that still verifies with it rejects every request until it has the new one.`
+        : `Rotate the signing secret of ${name}? The previous secret also signs for ${g || "24h"}: give the receiver the new one before then.`;
+    if (!window.confirm(question)) return;
+    grace.removeAttribute("aria-invalid");
+    let fresh;
+    let secret;
+    try {
+      ({ signing_secret: secret, ...fresh } = await post(`/destinations/${enc(name)}/rotate-secret`, g ? { grace: g } : {}));
+    } catch (e) {
+      replace(where, message("error", `Not rotated: ${e.message}`));
+      if (e.field === "grace") { grace.setAttribute("aria-invalid", "true"); grace.focus(); }
+      return;
+    }
+    form.hidden = true;
+    replace(where, shown(secret, fresh, hadSecret));
+    where.querySelector(".secret-heading").focus();
+    try {
+      await afterRotate(fresh);
+    } catch {
+      // The next refresh shows what went wrong; the secret stays shown.
+    }
+  });
+  return {
+    panel,
+    isOpen: () => !panel.hidden,
+    toggle: () => (panel.hidden ? open() : close()),
+    update(d) {
+      current = d;
+      updateNode(panel.querySelector("#rotate-hint"), hint());
+    },
+  };
+}
+
 async function detail(main, ctx) {
   const name = ctx.params[0];
   const status = h("div", { "aria-live": "polite" });
@@ -430,6 +529,14 @@ async function detail(main, ctx) {
   main.append(h("p", null, h("a", { href: "#/destinations" }, "← Destinations")), h("h1", null, "Destination ", name), status, body);
   let formShown = false;
   let shownPolicy = "";
+  let rotation = null;  // the "Rotate secret" panel (rotatePanel), for an API-owned destination
+  // After a rotation: a first secret rebuilds the edit form (its hint says whether one is set,
+  // and it offers to remove it); then the page shows the rotation.
+  async function afterRotate(fresh) {
+    const edit = body.querySelector("#edit");
+    if (edit && fresh.signing_secret_set && !edit.querySelector("#d-secret-remove")) edit.replaceWith(editForm(fresh, status, load));
+    await load();
+  }
   async function load() {
     let d, rates;
     try {
@@ -440,6 +547,8 @@ async function detail(main, ctx) {
     }
     const b = d.breaker || {};
     const lat = latencyText(d);
+    if (d.origin !== "config" && !rotation) rotation = rotatePanel(name, afterRotate);
+    rotation?.update(d);
     const state = h("section", { id: "state" }, h("h2", null, "State"),
       h("dl", { class: "kv" },
         h("dt", null, "URL"), h("dd", { class: "mono" }, d.url),
@@ -451,7 +560,7 @@ async function detail(main, ctx) {
         h("dt", null, "Paused"), h("dd", null, d.paused ? ["yes: ", withTimes(d.paused_reason) || "paused"] : "no"),
         h("dt", null, "Concurrency"), h("dd", null, `${d.allowed_concurrency} allowed now (max ${d.max_concurrency ?? "?"}), ${d.in_flight ?? 0} in flight`),
         h("dt", null, "Ordered"), h("dd", null, orderingText(d)),
-        h("dt", null, "Signing secret"), h("dd", null, d.signing_secret_set ? "set (write-only)" : "not set"),
+        h("dt", null, "Signing secret"), h("dd", { id: "signing-secret" }, secretText(d)),
         h("dt", null, "Credential"), h("dd", null, d.auth ? `${d.auth.type}${d.auth.username ? ` as ${d.auth.username}` : ""} (write-only)` : "none"),
         h("dt", null, "Client certificate"), h("dd", null, d.tls?.client_cert
           ? [`${d.tls.client_cert.subject}, issued by ${d.tls.client_cert.issuer}, expires `, time(d.tls.client_cert.not_after),
@@ -460,13 +569,16 @@ async function detail(main, ctx) {
         d.tls?.ca_file ? [h("dt", null, "Trusted CAs"), h("dd", null, d.tls.ca_file.subjects.join(", "))] : null,
         h("dt", null, "Origin"), h("dd", null, d.origin === "config" ? "config file" : "API")),
       h("div", { class: "row toolbar" }, controls(d, load, status),
+        rotation ? h("button", { type: "button", id: "rotate-open", "aria-controls": "rotate", "aria-expanded": String(rotation.isOpen()),
+          onclick: () => rotation.toggle() }, "Rotate secret") : null,
         h("a", { class: "button", href: `#/events?destination=${enc(name)}` }, "Events"),
         h("a", { class: "button", href: `#/events?destination=${enc(name)}&status=failed` }, "Failed events")));
     const existing = body.querySelector("#state");
     if (existing) updateNode(existing, state); else body.append(state);
+    if (rotation && !rotation.panel.isConnected) body.querySelector("#state").after(rotation.panel);
     const held = heldSection(d);
     const heldShown = body.querySelector("#held");
-    if (heldShown) updateNode(heldShown, held); else body.querySelector("#state").after(held);
+    if (heldShown) updateNode(heldShown, held); else (rotation?.panel || body.querySelector("#state")).after(held);
     const stored = JSON.stringify(Object.fromEntries(Object.entries(d).filter(([k]) =>
       !["breaker", "paused_reason", "allowed_concurrency", "in_flight", "note", "held", "latency"].includes(k))), null, 2);
     const policy = JSON.stringify(d.policy);
