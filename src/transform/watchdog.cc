@@ -54,7 +54,14 @@ Watchdog::Token Watchdog::Arm(std::chrono::nanoseconds budget, std::chrono::micr
 
 void Watchdog::Extend(Token token, std::chrono::nanoseconds more) {
   MutexLock lock(mu_);
-  if (auto it = entries_.find(token); it != entries_.end()) it->second.cpu_deadline += more;
+  if (auto it = entries_.find(token); it != entries_.end()) {
+    it->second.cpu_deadline += more;
+    // The next check was planned from the old deadline: a check made while the budget was
+    // extended (Sandbox's Uncharged adds an hour) put it an hour away, so a budget given back
+    // afterwards would not be watched until then (an endless loop ran on; seen under ASan, where
+    // making a realm outlasts the 50 ms before the first check). Look again at the next poll.
+    it->second.next_check = std::chrono::steady_clock::now();
+  }
 }
 
 void Watchdog::Disarm(Token token) {
