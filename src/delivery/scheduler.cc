@@ -129,7 +129,9 @@ void Scheduler::Sweep(const model::Destination& d, const std::string& reason, Ti
   // Only a stored state that holds nothing back (not paused, breaker closed) undoes it: while the
   // stored breaker is open or half-open, the probe resumes the deliveries (claimer.cc, TakeProbe).
   if (c->pause || c->breaker.state != policy::BreakerState::kClosed) return;
-  if (auto n = state_.store.ResumeDeliveries(d.name, now); n.ok() && *n > 0) {
+  // Each delivery goes back to its own due time: the pause changed nothing else (a resume before
+  // it made them due at its own time already).
+  if (auto n = state_.store.UnpauseDeliveries(d.name, now); n.ok() && *n > 0) {
     spdlog::info("{} deliveries of {} paused by a stale sweep are due again", *n, d.name);
     state_.Wake();
   }

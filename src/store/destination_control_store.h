@@ -77,6 +77,10 @@ class DestinationControlStore {
   virtual Result<int64_t> PauseDeliveries(const std::string& destination,
                                           const std::string& reason) = 0;
   virtual Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) = 0;
+  // Undoes PauseDeliveries: every kPaused delivery of `destination` back to kScheduled at its own
+  // due time (a retry an hour away stays an hour away). For a pause decided on a stale copy of the
+  // destination's state. Returns how many changed.
+  virtual Result<int64_t> UnpauseDeliveries(const std::string& destination, TimePoint now) = 0;
 };
 
 }  // namespace hookrelay::store

@@ -95,6 +95,9 @@ class StoreWrapper : public Store {
   Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override {
     return target_->ResumeDeliveries(destination, now);
   }
+  Result<int64_t> UnpauseDeliveries(const std::string& destination, TimePoint now) override {
+    return target_->UnpauseDeliveries(destination, now);
+  }
   Result<std::optional<Delivery>> OrderHead(const std::string& destination,
                                             const std::string& order_key) override {
     return target_->OrderHead(destination, order_key);

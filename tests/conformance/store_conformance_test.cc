@@ -799,6 +799,33 @@ TEST_P(StoreConformanceTest, PauseAndResumeDestination) {
   EXPECT_EQ(*store_->ResumeDeliveries("billing", resume_at), 0);
 }
 
+// Undoing a pause (decided on a stale copy of the breaker) keeps each delivery's due time: a
+// retry an hour away is not sent now.
+TEST_P(StoreConformanceTest, UnpausingKeepsEachDeliverysDueTime) {
+  NewEvent retry = MakeEvent(clock_, random_, "1", {"billing"});
+  const TimePoint retry_at = clock_.Now() + hours(1);
+  retry.deliveries[0].next_attempt_at = retry_at;
+  std::string later = Append(retry);
+  std::string due_now = Append(MakeEvent(clock_, random_, "2", {"billing"}));
+  const TimePoint due_at = Deliveries(due_now)[0].next_attempt_at;
+  ASSERT_EQ(*store_->PauseDeliveries("billing", "circuit breaker open"), 2);
+
+  const TimePoint now = clock_.Now() + minutes(1);
+  Result<int64_t> unpaused = store_->UnpauseDeliveries("billing", now);
+  ASSERT_TRUE(unpaused.ok()) << unpaused.status().ToString();
+  EXPECT_EQ(*unpaused, 2);
+  for (const auto& [id, at] : {std::pair{later, retry_at}, std::pair{due_now, due_at}}) {
+    Delivery d = Deliveries(id)[0];
+    EXPECT_EQ(d.status, DeliveryStatus::kScheduled);
+    EXPECT_EQ(d.next_attempt_at, at);
+    EXPECT_FALSE(d.reason.has_value());
+  }
+  std::vector<Delivery> claimed = Claim(now, 10, seconds(30), "s");
+  ASSERT_EQ(claimed.size(), 1u);
+  EXPECT_EQ(claimed[0].event_id, due_now);
+  EXPECT_EQ(*store_->UnpauseDeliveries("billing", now), 0);
+}
+
 TEST_P(StoreConformanceTest, ReplayStartsNewChains) {
   std::string id = Append(MakeEvent(clock_, random_, "{}", {"billing", "crm"}));
   const TimePoint now = clock_.Now() + hours(2);

@@ -31,12 +31,15 @@ Result<int64_t> PauseScheduled(PgConn& db, const std::string& destination,
   return r.affected();
 }
 
-// Schedules the destination's paused deliveries for `now`. Returns how many were resumed.
-Result<int64_t> ResumePaused(PgConn& db, const std::string& destination, TimePoint now) {
+// Schedules the destination's paused deliveries for `now`, or at their own due times with
+// `keep_due_times`. Returns how many were resumed.
+Result<int64_t> ResumePaused(PgConn& db, const std::string& destination, TimePoint now,
+                             bool keep_due_times = false) {
   PgParams p;
   const std::string at = p.Time(now);
-  const std::string sql = "UPDATE deliveries SET status = 'scheduled', next_attempt_at = " + at +
-                          ", reason = NULL, updated_at = " + at +
+  const std::string sql = "UPDATE deliveries SET status = 'scheduled', " +
+                          (keep_due_times ? std::string() : "next_attempt_at = " + at + ", ") +
+                          "reason = NULL, updated_at = " + at +
                           " WHERE destination = " + p.Text(destination) + " AND status = 'paused'";
   HR_ASSIGN_OR_RETURN(PgResult r, db.Exec(sql, p, "resume deliveries to " + destination));
   return r.affected();
@@ -146,6 +149,15 @@ Result<int64_t> PostgresStore::PauseDeliveries(const std::string& destination,
 Result<int64_t> PostgresStore::ResumeDeliveries(const std::string& destination, TimePoint now) {
   return InTransaction<int64_t>([&](PgConn& db) -> Result<int64_t> {
     HR_ASSIGN_OR_RETURN(int64_t resumed, ResumePaused(db, destination, now));
+    if (resumed > 0) HR_RETURN_IF_ERROR(NotifyOthers(db, kWorkChannel));
+    return resumed;
+  });
+}
+
+Result<int64_t> PostgresStore::UnpauseDeliveries(const std::string& destination, TimePoint now) {
+  return InTransaction<int64_t>([&](PgConn& db) -> Result<int64_t> {
+    HR_ASSIGN_OR_RETURN(int64_t resumed,
+                        ResumePaused(db, destination, now, /*keep_due_times=*/true));
     if (resumed > 0) HR_RETURN_IF_ERROR(NotifyOthers(db, kWorkChannel));
     return resumed;
   });

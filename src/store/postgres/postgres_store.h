@@ -85,6 +85,7 @@ class PostgresStore final : public Store {
   Result<int64_t> PauseDeliveries(const std::string& destination,
                                   const std::string& reason) override;
   Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
+  Result<int64_t> UnpauseDeliveries(const std::string& destination, TimePoint now) override;
   Result<std::vector<policy::BreakerStep>> UpdateBreaker(
       const std::string& destination, const policy::BreakerConfig& config,
       const std::vector<BreakerInputAt>& inputs) override;

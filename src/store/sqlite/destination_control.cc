@@ -114,12 +114,21 @@ Result<int64_t> SqliteStore::ResumeDeliveries(const std::string& destination, Ti
   });
 }
 
+Result<int64_t> SqliteStore::UnpauseDeliveries(const std::string& destination, TimePoint now) {
+  return Write<int64_t>([&destination, now](Connection& db) -> Result<int64_t> {
+    return ResumeDeliveriesIn(db, destination, now, /*keep_due_times=*/true);
+  });
+}
+
 Result<int64_t> SqliteStore::ResumeDeliveriesIn(Connection& db, const std::string& destination,
-                                                TimePoint now) {
+                                                TimePoint now, bool keep_due_times) {
   Result<Statement> up = db.Prepare(
-      "UPDATE deliveries SET status = 'scheduled', next_attempt_at = ?2, reason = NULL,"
-      " updated_at = ?2 WHERE destination = ?1 AND status = 'paused'"
-      " AND status IN ('scheduled', 'paused')");
+      keep_due_times ? "UPDATE deliveries SET status = 'scheduled', reason = NULL,"
+                       " updated_at = ?2 WHERE destination = ?1 AND status = 'paused'"
+                       " AND status IN ('scheduled', 'paused')"
+                     : "UPDATE deliveries SET status = 'scheduled', next_attempt_at = ?2,"
+                       " reason = NULL, updated_at = ?2 WHERE destination = ?1"
+                       " AND status = 'paused' AND status IN ('scheduled', 'paused')");
   if (!up.ok()) return up.status();
   up->BindText(1, destination).BindTime(2, now);
   HR_RETURN_IF_ERROR(up->Exec("resume deliveries to " + destination));

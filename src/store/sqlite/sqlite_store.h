@@ -132,6 +132,7 @@ class SqliteStore final : public Store {
   Result<int64_t> PauseDeliveries(const std::string& destination,
                                   const std::string& reason) override;
   Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
+  Result<int64_t> UnpauseDeliveries(const std::string& destination, TimePoint now) override;
 
   // --- AuditStore (sqlite/audit.cc; PurgeRejectionsBefore: sqlite/retention.cc) ---
   Status AppendAudit(const AuditEntry& entry) override;
@@ -221,11 +222,12 @@ class SqliteStore final : public Store {
   SqliteStore(const SqliteOptions& options, const Clock& clock, std::string path);
 
   // PauseDeliveries' and ResumeDeliveries' work, in the writer's transaction (PauseDestination
-  // and ResumeDestination add the pause row to it).
+  // and ResumeDestination add the pause row to it). ResumeDeliveriesIn with `keep_due_times` is
+  // UnpauseDeliveries' work.
   Result<int64_t> PauseDeliveriesIn(sqlite::Connection& db, const std::string& destination,
                                     const std::string& reason, TimePoint now);
   static Result<int64_t> ResumeDeliveriesIn(sqlite::Connection& db, const std::string& destination,
-                                            TimePoint now);
+                                            TimePoint now, bool keep_due_times = false);
   // Queues `op` for the writer. After shutdown began, fails it at once with kUnavailable.
   void Enqueue(std::unique_ptr<WriteOp> op);
   // Runs `fn` on the writer thread inside the next batch and waits for the batch to commit.
