@@ -53,7 +53,7 @@ Result<json::object> ApiHandler::DestinationViewObject(const model::Destination&
   json::object view = DestinationViewToJson(d, it == states.end() ? nullptr : &it->second);
   // A rotation whose grace period is over signs with the new secret alone (SigningKeys): it is
   // no longer shown, though the old secret stays stored until the next rotation replaces it.
-  if (d.signing_secret_previous && clock_.Now() >= d.signing_secret_previous->expires_at) {
+  if (d.signing_secret_previous && !d.signing_secret_previous->Signs(clock_.Now())) {
     view["signing_secret_rotation"] = nullptr;
   }
   // The ordered queues held behind their head ("held behind evt_… since 14:02"); empty for an

@@ -66,7 +66,7 @@ std::vector<std::string> SigningKeys(const Destination& d, TimePoint now) {
   if (auto k = standard_webhooks::DecodeSecret(*d.signing_secret); k.ok()) {
     keys.push_back(std::move(*k));
   }
-  if (d.signing_secret_previous && now < d.signing_secret_previous->expires_at) {
+  if (d.signing_secret_previous && d.signing_secret_previous->Signs(now)) {
     if (auto k = standard_webhooks::DecodeSecret(d.signing_secret_previous->secret); k.ok()) {
       keys.push_back(std::move(*k));
     }
@@ -104,10 +104,6 @@ Result<PreviousSigningSecret> ParsePreviousSigningSecret(const json::value& v) {
   p.expires_at = *at;
   return p;
 }
-
-}  // namespace
-
-namespace {
 
 // An RFC 9110 token: what a header name may be.
 bool IsToken(std::string_view s) {
@@ -222,6 +218,7 @@ Result<Destination> ParseDestination(const json::value& v) {
                                           "headers",
                                           "policy",
                                           "signing_secret",
+                                          "signing_secret_previous",
                                           "max_concurrency",
                                           "rate_limit",
                                           "breaker",
@@ -235,8 +232,7 @@ Result<Destination> ParseDestination(const json::value& v) {
                                           "secret_headers",
                                           "tls",
                                           "auth",
-                                          "transform",
-                                          "signing_secret_previous"}));
+                                          "transform"}));
   Destination d;
   if (const json::value* t = o.if_contains("transform"); t && !t->is_null()) {
     HR_ASSIGN_OR_RETURN(d.transform, ParseTransformSpec(*t, "transform"));

@@ -41,6 +41,8 @@ struct OrderKey {
 struct PreviousSigningSecret {
   std::string secret;  // "whsec_" + base64; write-only
   TimePoint expires_at;
+  // Whether it still signs at `now` (SigningKeys), and so is shown as a rotation in progress.
+  bool Signs(TimePoint now) const { return now < expires_at; }
   bool operator==(const PreviousSigningSecret&) const = default;
 };
 

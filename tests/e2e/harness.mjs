@@ -29,8 +29,8 @@ export function log(msg) { console.log(`[${((Date.now() - started) / 1000).toFix
 export let base = "";     // the server's URL
 export let sinkUrl = "";
 export let browser = null;
-export let serverOut = "";
 let server = null;
+let serverOutput = () => "";  // what the server printed (serveHookrelay)
 let dir = "";
 let chromium = null;
 let axeSource = "";
@@ -119,22 +119,34 @@ destination = "billing"
 source = "shop"
 destination = "legacy"
 `);
-  server = spawn(binary, ["serve", "--config", join(dir, "hookrelay.toml"), "--data", join(dir, "data"),
-    "--listen", "127.0.0.1:0", "--allow-private-destinations"], { env: { ...process.env, HOOKRELAY_TOKEN: TOKEN }, stdio: ["ignore", "pipe", "pipe"] });
-  base = await new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`hookrelay did not start:\n${serverOut}`)), 30000);
-    const onData = (d) => {
-      serverOut += d;
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(serverOut);
-      if (m) { clearTimeout(t); resolve(m[1]); }
-    };
-    server.stdout.on("data", onData);
-    server.stderr.on("data", onData);
-    server.on("exit", (code) => reject(new Error(`hookrelay exited (${code}):\n${serverOut}`)));
-  });
+  ({ child: server, base, output: serverOutput } = await serveHookrelay(dir));
   log(`hookrelay at ${base}, sink at ${sinkUrl}`);
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
   mkdirSync(outDir, { recursive: true });
+}
+
+// Starts `hookrelay serve` on `dir`/hookrelay.toml and `dir`/data, on a free port of 127.0.0.1,
+// with TOKEN as the admin token and private destinations allowed (the receivers are local).
+// Resolves to {child, base, output} once it says "listening on" (output() is all it printed, still
+// growing); rejects with what it printed when it exits first or stays silent for 30 s.
+export async function serveHookrelay(dir) {
+  if (!binary || !existsSync(binary)) fail(`no hookrelay binary at ${binary} (set HOOKRELAY_BINARY)`);
+  let out = "";
+  const child = spawn(binary, ["serve", "--config", join(dir, "hookrelay.toml"), "--data", join(dir, "data"),
+    "--listen", "127.0.0.1:0", "--allow-private-destinations"],
+  { env: { ...process.env, HOOKRELAY_TOKEN: TOKEN }, stdio: ["ignore", "pipe", "pipe"] });
+  const url = await new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`hookrelay did not start within 30 s:\n${out}`)), 30000);
+    const onData = (d) => {
+      out += d;
+      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) { clearTimeout(t); resolve(m[1]); }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.on("exit", (code, signal) => { clearTimeout(t); reject(new Error(`hookrelay exited (${code ?? signal}):\n${out}`)); });
+  });
+  return { child, base: url, output: () => out };
 }
 
 // Stops a hookrelay process (SIGTERM; waits for it at most 30 s).
@@ -176,11 +188,11 @@ export async function stop() {
   sink.closeAllConnections();
   sink.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
-  failOnSanitizerReport(serverOut);
+  failOnSanitizerReport(serverOutput());
 }
 
 // The last lines the server printed (for a failed test's report).
-export function serverTail(n = 30) { return serverOut.split("\n").slice(-n).join("\n"); }
+export function serverTail(n = 30) { return serverOutput().split("\n").slice(-n).join("\n"); }
 
 // GET /api/v1<path> with the admin token, parsed.
 export async function api(path) {

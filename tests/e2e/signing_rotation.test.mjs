@@ -9,7 +9,6 @@
 // receiver; the only wait on the clock is for the grace period to end (old_expires_at + 1 s).
 // Fails (never skips) when node_modules is missing: run scripts/install-deps.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -18,17 +17,16 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before } from "node:test";
 
-import { TOKEN, fail, failOnSanitizerReport, log, step, stopProcess } from "./harness.mjs";
+import { TOKEN, fail, failOnSanitizerReport, log, serveHookrelay, step, stopProcess } from "./harness.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const binary = process.env.HOOKRELAY_BINARY;
 const DELIVERY_TIMEOUT_MS = 20000;
 const t0 = Date.now();
 
 let Webhook;  // from standardwebhooks, loaded in before()
 let base = "";
 let server = null;
-let serverOut = "";
+let serverOutput = () => "";  // what the server printed (serveHookrelay)
 let dir = "";
 
 // ---- the receiver: answers 200 and keeps every request's raw body (bytes) and headers.
@@ -44,13 +42,12 @@ const receiver = createServer((req, res) => {
 });
 
 const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`;
-const serverTail = (n = 30) => serverOut.split("\n").slice(-n).join("\n");
+const serverTail = (n = 30) => serverOutput().split("\n").slice(-n).join("\n");
 // A test that shows this server's last lines when it fails.
 const check = (name, f) => step(name, f, serverTail);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 before(async () => {
-  if (!binary || !existsSync(binary)) fail(`no hookrelay binary at ${binary} (set HOOKRELAY_BINARY)`);
   if (!existsSync(join(here, "node_modules/standardwebhooks"))) {
     fail("tests/e2e/node_modules/standardwebhooks is missing: run scripts/install-deps (npm ci in tests/e2e)");
   }
@@ -59,20 +56,7 @@ before(async () => {
 
   dir = mkdtempSync(join(tmpdir(), "hookrelay-e2e-rotation-"));
   writeFileSync(join(dir, "hookrelay.toml"), '[[sources]]\nname = "s"\n');
-  server = spawn(binary, ["serve", "--config", join(dir, "hookrelay.toml"), "--data", join(dir, "data"),
-    "--listen", "127.0.0.1:0", "--allow-private-destinations"],
-  { env: { ...process.env, HOOKRELAY_TOKEN: TOKEN }, stdio: ["ignore", "pipe", "pipe"] });
-  base = await new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`hookrelay did not start within 30 s:\n${serverOut}`)), 30000);
-    const onData = (d) => {
-      serverOut += d;
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(serverOut);
-      if (m) { clearTimeout(t); resolve(m[1]); }
-    };
-    server.stdout.on("data", onData);
-    server.stderr.on("data", onData);
-    server.on("exit", (code, signal) => { clearTimeout(t); reject(new Error(`hookrelay exited (${code ?? signal}):\n${serverOut}`)); });
-  });
+  ({ child: server, base, output: serverOutput } = await serveHookrelay(dir));
   log(`hookrelay at ${base}, receiver at http://127.0.0.1:${receiver.address().port}`);
 });
 
@@ -82,7 +66,7 @@ after(async () => {
   receiver.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
   console.log(`e2e_signing_rotation: took ${((Date.now() - t0) / 1000).toFixed(1)}s`);
-  failOnSanitizerReport(serverOut);
+  failOnSanitizerReport(serverOutput());
 });
 
 

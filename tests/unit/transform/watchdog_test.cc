@@ -21,13 +21,18 @@ bool BurnUntil(const std::atomic<bool>& done, std::chrono::nanoseconds cpu) {
   return true;
 }
 
+// Watches the calling thread with a 20 ms CPU budget; `spent` turns true when it is used up.
+Watchdog::Token ArmTwentyMilliseconds(Watchdog& watchdog, std::atomic<bool>& spent) {
+  return watchdog.Arm(
+      std::chrono::milliseconds(20), std::chrono::microseconds(0),
+      [&spent](Watchdog::Event e) { spent = spent || e == Watchdog::Event::kBudgetSpent; },
+      Watchdog::ThreadCpuNow());
+}
+
 TEST(WatchdogTest, ABudgetSpentIsReported) {
   Watchdog watchdog;
   std::atomic<bool> spent{false};
-  const Watchdog::Token token = watchdog.Arm(
-      std::chrono::milliseconds(20), std::chrono::microseconds(0),
-      [&](Watchdog::Event e) { spent = spent || e == Watchdog::Event::kBudgetSpent; },
-      Watchdog::ThreadCpuNow());
+  const Watchdog::Token token = ArmTwentyMilliseconds(watchdog, spent);
   EXPECT_TRUE(BurnUntil(spent, std::chrono::seconds(2)));
   watchdog.Disarm(token);
 }
@@ -38,10 +43,7 @@ TEST(WatchdogTest, ABudgetSpentIsReported) {
 TEST(WatchdogTest, ABudgetGivenBackAfterAnExtensionIsStillWatched) {
   Watchdog watchdog;
   std::atomic<bool> spent{false};
-  const Watchdog::Token token = watchdog.Arm(
-      std::chrono::milliseconds(20), std::chrono::microseconds(0),
-      [&](Watchdog::Event e) { spent = spent || e == Watchdog::Event::kBudgetSpent; },
-      Watchdog::ThreadCpuNow());
+  const Watchdog::Token token = ArmTwentyMilliseconds(watchdog, spent);
   watchdog.Extend(token, std::chrono::hours(1));
   // Past the 20 ms the first look waits for (in CPU time, so in wall time too): it has looked.
   EXPECT_FALSE(BurnUntil(spent, std::chrono::milliseconds(60)));
