@@ -14,6 +14,7 @@ namespace {
 
 using model::VerifyConfig;
 using model::VerifyScheme;
+using Secrets = std::vector<std::string_view>;
 
 // Where the verifiers record which kind of failure they found (Reason below).
 struct Why {
@@ -79,18 +80,18 @@ bool AnyMatch(const std::vector<std::string>& expected, std::string_view got) {
   return match;
 }
 
-Status VerifyGithub(const VerifyConfig& c, const HeaderLookup& header, std::string_view body,
+Status VerifyGithub(const Secrets& secrets, const HeaderLookup& header, std::string_view body,
                     Why why) {
   auto sig = header("X-Hub-Signature-256");
   if (!sig) return why.Set(RejectReason::kMissingSignature, Missing("X-Hub-Signature-256"));
   std::vector<std::string> expected;
-  for (const auto& s : c.secrets) expected.push_back("sha256=" + HexEncode(HmacSha256(s, body)));
+  for (std::string_view s : secrets) expected.push_back("sha256=" + HexEncode(HmacSha256(s, body)));
   return AnyMatch(expected, *sig) ? Status::Ok()
                                   : why.Set(RejectReason::kSignatureMismatch, Mismatch());
 }
 
-Status VerifyStripe(const VerifyConfig& c, const HeaderLookup& header, std::string_view body,
-                    TimePoint now, Why why) {
+Status VerifyStripe(const VerifyConfig& c, const Secrets& secrets, const HeaderLookup& header,
+                    std::string_view body, TimePoint now, Why why) {
   auto sig = header("Stripe-Signature");
   if (!sig) return why.Set(RejectReason::kMissingSignature, Missing("Stripe-Signature"));
   std::optional<int64_t> t;
@@ -115,24 +116,24 @@ Status VerifyStripe(const VerifyConfig& c, const HeaderLookup& header, std::stri
   }
   std::string payload = std::to_string(*t) + "." + std::string(body);
   std::vector<std::string> expected;
-  for (const auto& s : c.secrets) expected.push_back(HexEncode(HmacSha256(s, payload)));
+  for (std::string_view s : secrets) expected.push_back(HexEncode(HmacSha256(s, payload)));
   bool match = false;
   for (std::string_view got : v1) match |= AnyMatch(expected, got);
   return match ? Status::Ok() : why.Set(RejectReason::kSignatureMismatch, Mismatch());
 }
 
-Status VerifyShopify(const VerifyConfig& c, const HeaderLookup& header, std::string_view body,
+Status VerifyShopify(const Secrets& secrets, const HeaderLookup& header, std::string_view body,
                      Why why) {
   auto sig = header("X-Shopify-Hmac-Sha256");
   if (!sig) return why.Set(RejectReason::kMissingSignature, Missing("X-Shopify-Hmac-Sha256"));
   std::vector<std::string> expected;
-  for (const auto& s : c.secrets) expected.push_back(Base64Encode(HmacSha256(s, body)));
+  for (std::string_view s : secrets) expected.push_back(Base64Encode(HmacSha256(s, body)));
   return AnyMatch(expected, *sig) ? Status::Ok()
                                   : why.Set(RejectReason::kSignatureMismatch, Mismatch());
 }
 
-Status VerifyStandard(const VerifyConfig& c, const HeaderLookup& header, std::string_view body,
-                      TimePoint now, Why why) {
+Status VerifyStandard(const VerifyConfig& c, const Secrets& secrets, const HeaderLookup& header,
+                      std::string_view body, TimePoint now, Why why) {
   auto id = header("webhook-id");
   auto ts = header("webhook-timestamp");
   auto sig = header("webhook-signature");
@@ -148,7 +149,7 @@ Status VerifyStandard(const VerifyConfig& c, const HeaderLookup& header, std::st
     return why.Set(RejectReason::kTimestampOutsideTolerance, std::move(st));
   }
   std::vector<std::string> expected;
-  for (const auto& s : c.secrets) {
+  for (std::string_view s : secrets) {
     // Checked when the source was configured (model/source.cc): each is a whsec_ secret.
     Result<std::string> key = standard_webhooks::DecodeSecret(s);
     if (!key.ok()) continue;
@@ -162,12 +163,12 @@ Status VerifyStandard(const VerifyConfig& c, const HeaderLookup& header, std::st
   return match ? Status::Ok() : why.Set(RejectReason::kSignatureMismatch, Mismatch());
 }
 
-Status VerifyHmac(const VerifyConfig& c, const HeaderLookup& header, std::string_view body,
-                  Why why) {
+Status VerifyHmac(const VerifyConfig& c, const Secrets& secrets, const HeaderLookup& header,
+                  std::string_view body, Why why) {
   auto sig = header(c.header);
   if (!sig) return why.Set(RejectReason::kMissingSignature, Missing(c.header));
   std::vector<std::string> expected;
-  for (const auto& s : c.secrets) {
+  for (std::string_view s : secrets) {
     std::string mac = c.algorithm == "sha1"     ? HmacSha1(s, body)
                       : c.algorithm == "sha512" ? HmacSha512(s, body)
                                                 : HmacSha256(s, body);
@@ -192,12 +193,13 @@ std::string_view RejectReasonName(RejectReason r) {
 Status VerifySignature(const VerifyConfig& config, const HeaderLookup& header,
                        std::string_view body, TimePoint now, RejectReason* reason) {
   const Why why{reason};
+  const Secrets secrets = config.SecretsAt(now);  // a rotated-out secret until it expires
   switch (config.scheme) {
-    case VerifyScheme::kGithub: return VerifyGithub(config, header, body, why);
-    case VerifyScheme::kStripe: return VerifyStripe(config, header, body, now, why);
-    case VerifyScheme::kShopify: return VerifyShopify(config, header, body, why);
-    case VerifyScheme::kStandard: return VerifyStandard(config, header, body, now, why);
-    case VerifyScheme::kHmac: return VerifyHmac(config, header, body, why);
+    case VerifyScheme::kGithub: return VerifyGithub(secrets, header, body, why);
+    case VerifyScheme::kStripe: return VerifyStripe(config, secrets, header, body, now, why);
+    case VerifyScheme::kShopify: return VerifyShopify(secrets, header, body, why);
+    case VerifyScheme::kStandard: return VerifyStandard(config, secrets, header, body, now, why);
+    case VerifyScheme::kHmac: return VerifyHmac(config, secrets, header, body, why);
   }
   return why.Set(RejectReason::kSignatureMismatch, Mismatch());
 }

@@ -37,7 +37,8 @@ std::string_view RejectReasonName(RejectReason r);
 //             "whsec_" (a secret without the prefix is used as raw bytes); timestamp within
 //             tolerance
 //   hmac:     <header>: <prefix><hex|base64 HMAC-<algorithm>(secret, body)>
-// Any of the configured secrets may match (rotation). Comparisons are constant-time.
+// Any of the configured secrets may match, and a rotated-out one (verify.secrets_previous) until
+// it expires at `now` (VerifyConfig::SecretsAt). Comparisons are constant-time.
 // Returns OK or Unauthenticated with a reason that never contains a secret; on failure, sets
 // *reason (when not null) to the kind of failure.
 Status VerifySignature(const model::VerifyConfig& config, const HeaderLookup& header,

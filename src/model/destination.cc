@@ -66,7 +66,7 @@ std::vector<std::string> SigningKeys(const Destination& d, TimePoint now) {
   if (auto k = standard_webhooks::DecodeSecret(*d.signing_secret); k.ok()) {
     keys.push_back(std::move(*k));
   }
-  if (d.signing_secret_previous && d.signing_secret_previous->Signs(now)) {
+  if (d.signing_secret_previous && d.signing_secret_previous->ValidAt(now)) {
     if (auto k = standard_webhooks::DecodeSecret(d.signing_secret_previous->secret); k.ok()) {
       keys.push_back(std::move(*k));
     }
@@ -77,31 +77,12 @@ std::vector<std::string> SigningKeys(const Destination& d, TimePoint now) {
 namespace {
 
 // {"secret": "whsec_…", "expires_at": "2026-12-06T10:00:00Z"}
-Result<PreviousSigningSecret> ParsePreviousSigningSecret(const json::value& v) {
-  constexpr std::string_view kField = "signing_secret_previous";
-  if (!v.is_object()) {
-    return Status::InvalidArgument(
-        "must be an object {\"secret\": \"whsec_…\", \"expires_at\": \"<RFC 3339 time>\"}",
-        std::string(kField));
-  }
-  const json::object& o = v.as_object();
-  HR_RETURN_IF_ERROR(CheckKnownFields(o, {"secret", "expires_at"}).WithFieldPrefix(kField));
-  PreviousSigningSecret p;
-  const json::value* secret = o.if_contains("secret");
-  if (!secret) return Status::InvalidArgument("is required", std::string(kField) + ".secret");
-  HR_ASSIGN_OR_RETURN(p.secret, GetString(*secret, std::string(kField) + ".secret"));
+Result<ExpiringSecret> ParsePreviousSigningSecret(const json::value& v) {
+  constexpr char kField[] = "signing_secret_previous";
+  HR_ASSIGN_OR_RETURN(ExpiringSecret p, ParseExpiringSecret(v, kField));
   if (auto key = standard_webhooks::DecodeSecret(p.secret); !key.ok()) {
     return Status::InvalidArgument(key.status().message(), std::string(kField) + ".secret");
   }
-  const json::value* expires = o.if_contains("expires_at");
-  if (!expires) return Status::InvalidArgument("is required", std::string(kField) + ".expires_at");
-  HR_ASSIGN_OR_RETURN(std::string text, GetString(*expires, std::string(kField) + ".expires_at"));
-  std::optional<TimePoint> at = ParseRfc3339(text);
-  if (!at) {
-    return Status::InvalidArgument("must be an RFC 3339 time such as \"2026-12-06T10:00:00Z\"",
-                                   std::string(kField) + ".expires_at");
-  }
-  p.expires_at = *at;
   return p;
 }
 

@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "model/destination_tls.h"
+#include "model/expiring_secret.h"
 #include "model/transform_spec.h"
 #include "policy/breaker.h"
 #include "policy/retry_policy.h"
@@ -35,17 +36,6 @@ struct OrderKey {
   bool operator==(const OrderKey&) const = default;
 };
 
-// A signing secret being rotated out ("signing_secret_previous"): until `expires_at` every
-// request is signed with it as well as with the current secret, so receivers can move to the new
-// one during the grace period (docs/security.md, "Rotating a signing secret").
-struct PreviousSigningSecret {
-  std::string secret;  // "whsec_" + base64; write-only
-  TimePoint expires_at;
-  // Whether it still signs at `now` (SigningKeys), and so is shown as a rotation in progress.
-  bool Signs(TimePoint now) const { return now < expires_at; }
-  bool operator==(const PreviousSigningSecret&) const = default;
-};
-
 struct Destination {
   std::string name;
   std::string url;  // http(s)
@@ -55,8 +45,8 @@ struct Destination {
   // as kRedacted in API and CLI output, sent as they are.
   std::vector<std::string> secret_headers;
   policy::RetryPolicy policy;  // replay_window lives here (the destination's own or the preset's)
-  std::optional<std::string> signing_secret;                     // "whsec_" + base64; write-only
-  std::optional<PreviousSigningSecret> signing_secret_previous;  // needs signing_secret
+  std::optional<std::string> signing_secret;              // "whsec_" + base64; write-only
+  std::optional<ExpiringSecret> signing_secret_previous;  // needs signing_secret
   int max_concurrency = 16;
   std::optional<double> rate_limit;  // requests per second
   policy::BreakerConfig breaker;
@@ -145,8 +135,5 @@ Result<std::string> SigningKey(std::string_view secret);
 // the current secret's, then the previous one's while `now` is before its expiry. Empty when the
 // destination does not sign.
 std::vector<std::string> SigningKeys(const Destination& d, TimePoint now);
-
-// The longest grace period of a rotation (Svix allows up to 7 days too).
-inline constexpr Duration kMaxSigningSecretGrace = std::chrono::hours(24 * 7);
 
 }  // namespace hookrelay::model

@@ -33,13 +33,32 @@ DedupRule DefaultDedup(const std::optional<VerifyConfig>& verify) {
   return {};
 }
 
+std::vector<std::string_view> VerifyConfig::SecretsAt(TimePoint now) const {
+  std::vector<std::string_view> out(secrets.begin(), secrets.end());
+  for (const ExpiringSecret& e : secrets_previous) {
+    if (e.ValidAt(now)) out.push_back(e.secret);
+  }
+  return out;
+}
+
+Status CheckSourceSecret(VerifyScheme scheme, std::string_view secret, const std::string& field) {
+  if (scheme != VerifyScheme::kStandard) return Status::Ok();
+  // The Standard Webhooks key is the base64-decoded part after "whsec_"; a secret without the
+  // prefix would be used as raw bytes and never match what the sender computes.
+  auto key = SigningKey(secret);
+  if (!key.ok()) {
+    return Status::InvalidArgument(key.status().message() + " (Standard Webhooks secret)", field);
+  }
+  return Status::Ok();
+}
+
 namespace {
 
 Result<VerifyConfig> ParseVerify(const json::value& v) {
   if (!v.is_object()) return Status::InvalidArgument("must be an object", "");
   const json::object& o = v.as_object();
-  HR_RETURN_IF_ERROR(CheckKnownFields(
-      o, {"scheme", "secrets", "tolerance", "header", "algorithm", "encoding", "prefix"}));
+  HR_RETURN_IF_ERROR(CheckKnownFields(o, {"scheme", "secrets", "secrets_previous", "tolerance",
+                                          "header", "algorithm", "encoding", "prefix"}));
   VerifyConfig c;
   const json::value* scheme = o.if_contains("scheme");
   if (!scheme) return Status::InvalidArgument("is required", "scheme");
@@ -65,21 +84,24 @@ Result<VerifyConfig> ParseVerify(const json::value& v) {
     return Status::InvalidArgument("must be a non-empty array of strings", "secrets");
   }
   for (size_t i = 0; i < secrets->as_array().size(); ++i) {
+    const std::string field = "secrets[" + std::to_string(i) + "]";
     auto s = GetString(secrets->as_array()[i], "");
-    if (!s.ok() || s->empty()) {
-      return Status::InvalidArgument("must be a non-empty string",
-                                     "secrets[" + std::to_string(i) + "]");
-    }
-    if (c.scheme == VerifyScheme::kStandard) {
-      // The Standard Webhooks key is the base64-decoded part after "whsec_"; a secret without
-      // the prefix would be used as raw bytes and never match what the sender computes.
-      auto key = SigningKey(*s);
-      if (!key.ok()) {
-        return Status::InvalidArgument(key.status().message() + " (Standard Webhooks secret)",
-                                       "secrets[" + std::to_string(i) + "]");
-      }
-    }
+    if (!s.ok() || s->empty()) return Status::InvalidArgument("must be a non-empty string", field);
+    HR_RETURN_IF_ERROR(CheckSourceSecret(c.scheme, *s, field));
     c.secrets.push_back(*s);
+  }
+  if (const json::value* p = o.if_contains("secrets_previous"); p && !p->is_null()) {
+    if (!p->is_array()) {
+      return Status::InvalidArgument(
+          "must be an array of {\"secret\": \"…\", \"expires_at\": \"<RFC 3339 time>\"}",
+          "secrets_previous");
+    }
+    for (size_t i = 0; i < p->as_array().size(); ++i) {
+      const std::string field = "secrets_previous[" + std::to_string(i) + "]";
+      HR_ASSIGN_OR_RETURN(ExpiringSecret e, ParseExpiringSecret(p->as_array()[i], field));
+      HR_RETURN_IF_ERROR(CheckSourceSecret(c.scheme, e.secret, field + ".secret"));
+      c.secrets_previous.push_back(std::move(e));
+    }
   }
   if (const json::value* t = o.if_contains("tolerance")) {
     HR_ASSIGN_OR_RETURN(c.tolerance, GetDuration(*t, "tolerance"));

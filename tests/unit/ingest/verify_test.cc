@@ -59,6 +59,29 @@ TEST(VerifyTest, RotatedSecretsEitherMatches) {
   EXPECT_EQ(st.message().find("new-secret"), std::string::npos) << "never echo secrets";
 }
 
+// A rotated-out secret (verify.secrets_previous) verifies until its expiry, for every scheme (the
+// list is built once, in VerifySignature): GitHub's and Stripe's here.
+TEST(VerifyTest, ARotatedOutSecretVerifiesUntilItExpires) {
+  Headers h{{{"x-hub-signature-256",
+              "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"}}};
+  auto c = Config(VerifyScheme::kGithub, {"new-secret"});
+  c.secrets_previous = {{"It's a Secret to Everybody", AtUnix(100)}};
+  EXPECT_TRUE(VerifySignature(c, h.Lookup(), "Hello, World!", AtUnix(99)).ok());
+  RejectReason why{};
+  Status st = VerifySignature(c, h.Lookup(), "Hello, World!", AtUnix(100), &why);
+  EXPECT_EQ(st.code(), Status::Code::kUnauthenticated);
+  EXPECT_EQ(why, RejectReason::kSignatureMismatch);
+
+  const std::string body = R"({"id":"evt_1"})";
+  const int64_t t = 1700000000;
+  const std::string v1 = HexEncode(HmacSha256("whsec_old", std::to_string(t) + "." + body));
+  Headers stripe{{{"stripe-signature", "t=" + std::to_string(t) + ",v1=" + v1}}};
+  auto s = Config(VerifyScheme::kStripe, {"whsec_new"});
+  s.secrets_previous = {{"whsec_gone", AtUnix(t + 5)}, {"whsec_old", AtUnix(t + 60)}};
+  EXPECT_TRUE(VerifySignature(s, stripe.Lookup(), body, AtUnix(t + 30)).ok());
+  EXPECT_FALSE(VerifySignature(s, stripe.Lookup(), body, AtUnix(t + 60)).ok());
+}
+
 // The Standard Webhooks specification's published example.
 TEST(VerifyTest, StandardWebhooksSpecVector) {
   Headers h{{{"webhook-id", "msg_p5jXN8AQM9LWM0D4loKWxJek"},
