@@ -178,6 +178,7 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kDestinationSchedule: return DestinationSchedule(param, c);
     case RouteId::kListSources: return ListSources(c);
     case RouteId::kGetSource: return GetSource(param, c);
+    case RouteId::kRotateSourceSecret: return RotateSourceSecret(request, param);
     case RouteId::kListSourceRejections: return ListRejections(request, param);
     case RouteId::kListRoutes: return ListRoutes(c);
     case RouteId::kGetRoute: return CatalogView(store::CatalogKind::kRoute, param);

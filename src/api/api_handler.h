@@ -110,6 +110,10 @@ class ApiHandler {
   http::Response GetSource(const std::string& name, const model::Catalog& catalog) const;
   // GET of a source: its view with its rejection counts.
   http::Response SourceView(const model::Source& s) const;
+  boost::json::object SourceViewObject(const model::Source& s) const;
+  // POST …/rotate-secret: a new verification secret, the current ones still verifying beside it
+  // for a grace period.
+  http::Response RotateSourceSecret(const http::Request& request, const std::string& name) const;
   http::Response ListRejections(const http::Request& request, const std::string& source) const;
   ingest::RejectionCounts RejectionCountsOf(const std::string& source) const;
   // routes_handler.cc

@@ -29,6 +29,7 @@ constexpr ApiRoute kRoutes[] = {
     {RouteId::kGetSource, "GET", "/api/v1/sources/{name}"},
     {RouteId::kUpdateSource, "PATCH", "/api/v1/sources/{name}"},
     {RouteId::kDeleteSource, "DELETE", "/api/v1/sources/{name}"},
+    {RouteId::kRotateSourceSecret, "POST", "/api/v1/sources/{name}/rotate-secret"},
     {RouteId::kListSourceRejections, "GET", "/api/v1/sources/{name}/rejections"},
     {RouteId::kListRoutes, "GET", "/api/v1/routes"},
     {RouteId::kCreateRoute, "POST", "/api/v1/routes"},

@@ -33,6 +33,7 @@ enum class RouteId {
   kGetSource,
   kUpdateSource,
   kDeleteSource,
+  kRotateSourceSecret,
   kListSourceRejections,
   kListRoutes,
   kCreateRoute,

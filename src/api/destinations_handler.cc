@@ -28,7 +28,7 @@ constexpr size_t kGeneratedSecretBytes = 32;  // a generated signing secret's ke
 http::Response ApiHandler::ListDestinations(const model::Catalog& catalog) const {
   auto states = destination_states_ ? destination_states_()
                                     : std::map<std::string, delivery::DestinationState>();
-  return Json(DestinationListToJson(catalog, states));
+  return Json(DestinationListToJson(catalog, states, clock_.Now()));
 }
 
 http::Response ApiHandler::GetDestination(const std::string& name,
@@ -50,12 +50,8 @@ Result<json::object> ApiHandler::DestinationViewObject(const model::Destination&
   auto states = destination_states_ ? destination_states_()
                                     : std::map<std::string, delivery::DestinationState>();
   auto it = states.find(d.name);
-  json::object view = DestinationViewToJson(d, it == states.end() ? nullptr : &it->second);
-  // A rotation whose grace period is over signs with the new secret alone (SigningKeys): it is
-  // no longer shown, though the old secret stays stored until the next rotation replaces it.
-  if (d.signing_secret_previous && !d.signing_secret_previous->Signs(clock_.Now())) {
-    view["signing_secret_rotation"] = nullptr;
-  }
+  json::object view =
+      DestinationViewToJson(d, it == states.end() ? nullptr : &it->second, clock_.Now());
   // The ordered queues held behind their head ("held behind evt_… since 14:02"); empty for an
   // unordered destination (no open ordered deliveries: an empty range of deliveries_ordered).
   auto held = store_.ListHeldQueues(d.name, kHeldQueuesShown);
@@ -81,6 +77,9 @@ http::Response ApiHandler::RotateDestinationSecret(const http::Request& request,
   const std::string secret =
       body->secret.value_or(std::string(standard_webhooks::kSecretPrefix) +
                             Base64Encode(RandomBytes(kGeneratedSecretBytes)));
+  if (auto key = model::SigningKey(secret); !key.ok()) {
+    return FromStatus(Status::InvalidArgument("secret: " + key.status().message(), "secret"));
+  }
   if (d->signing_secret && ConstantTimeEqual(*d->signing_secret, secret)) {
     return FromStatus(Status::InvalidArgument(
         "secret: is the destination's current signing secret; give a new one or none (one is "
@@ -133,7 +132,8 @@ http::Response ApiHandler::DestinationControl(const http::Request& request, Rout
     auto it = states.find(name);
     const bool paused = d->paused || (it != states.end() && it->second.paused);
     if (paused == pause) {
-      json::object view = DestinationViewToJson(*d, it == states.end() ? nullptr : &it->second);
+      json::object view =
+          DestinationViewToJson(*d, it == states.end() ? nullptr : &it->second, clock_.Now());
       view["note"] = pause ? "already paused" : "not paused";
       return Json(view);
     }

@@ -25,13 +25,18 @@ json::object HeldQueuesToJson(const store::HeldQueues& held) {
 }
 
 json::object DestinationViewToJson(const model::Destination& d,
-                                   const delivery::DestinationState* state) {
+                                   const delivery::DestinationState* state, TimePoint now) {
   delivery::DestinationState initial;
   if (!state) {
     initial.allowed_concurrency = pacing::AdaptiveConcurrency(d.max_concurrency).allowed();
     state = &initial;
   }
   json::object o = DestinationToJson(d);
+  // A rotation whose grace period is over signs with the new secret alone (SigningKeys): it is
+  // no longer shown, though the old secret stays stored until the next rotation replaces it.
+  if (d.signing_secret_previous && !d.signing_secret_previous->ValidAt(now)) {
+    o["signing_secret_rotation"] = nullptr;
+  }
   const policy::BreakerSnapshot& b = state->breaker;
   // The snapshot's open_until is the end of the open period only while open; half-open, it is
   // when the probe went out, shown as such (and only while that probe is out).
@@ -73,13 +78,13 @@ json::object DestinationViewToJson(const model::Destination& d,
   return o;
 }
 
-json::object DestinationListToJson(
-    const model::Catalog& catalog,
-    const std::map<std::string, delivery::DestinationState>& states) {
+json::object DestinationListToJson(const model::Catalog& catalog,
+                                   const std::map<std::string, delivery::DestinationState>& states,
+                                   TimePoint now) {
   json::array items;
   for (const auto& [name, d] : catalog.destinations) {
     auto it = states.find(name);
-    items.push_back(DestinationViewToJson(d, it == states.end() ? nullptr : &it->second));
+    items.push_back(DestinationViewToJson(d, it == states.end() ? nullptr : &it->second, now));
   }
   return List(std::move(items));
 }

@@ -63,11 +63,11 @@ Result<boost::json::value> ParseCatalogBody(std::string_view body);
 // gives `default_reason`. InvalidArgument for malformed JSON (field "body"), a field other than
 // "reason" (field names it) or a reason that is not a non-empty string.
 Result<std::string> ParsePauseBody(std::string_view body, const std::string& default_reason);
-// The optional body of POST /api/v1/destinations/{name}/rotate-secret:
-// {"grace": "24h", "secret": "whsec_…"}. grace (default 24h, at most
-// model::kMaxSigningSecretGrace, "0s" drops the old secret at once): how long the old secret
-// still signs beside the new one; secret (default: generated): the new secret. Errors as for
-// ParsePauseBody, naming the field.
+// The optional body of POST /api/v1/destinations/{name}/rotate-secret and
+// /api/v1/sources/{name}/rotate-secret: {"grace": "24h", "secret": "…"}. grace (default 24h, at
+// most model::kMaxSecretGrace, "0s" drops the old secret at once): how long the old secret still
+// counts beside the new one; secret: the new secret, a non-empty string whose format the handler
+// checks (absent: generated where hookrelay may). Errors as for ParsePauseBody, naming the field.
 struct RotateSecretRequest {
   Duration grace = std::chrono::hours(24);
   std::optional<std::string> secret;

@@ -1,6 +1,8 @@
 #include "api/sources_json.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
+#include <optional>
 
 #include "api/json_util.h"
 #include "common/time_format.h"
@@ -10,9 +12,27 @@ namespace hookrelay::api {
 
 namespace json = boost::json;
 
-json::object SourceListToJson(const model::Catalog& catalog) {
+json::object SourceViewToJson(const model::Source& s, TimePoint now) {
+  json::object o = SourceToJson(s);
+  if (!s.verify) return o;
+  int old_secrets = 0;
+  std::optional<TimePoint> last;
+  for (const model::ExpiringSecret& e : s.verify->secrets_previous) {
+    if (!e.ValidAt(now)) continue;
+    ++old_secrets;
+    last = last ? std::max(*last, e.expires_at) : e.expires_at;
+  }
+  json::value rotation = nullptr;
+  if (last) {
+    rotation = json::object{{"old_secrets", old_secrets}, {"old_expires_at", FormatRfc3339(*last)}};
+  }
+  o["verify"].as_object()["secrets_rotation"] = std::move(rotation);
+  return o;
+}
+
+json::object SourceListToJson(const model::Catalog& catalog, TimePoint now) {
   json::array items;
-  for (const auto& [name, s] : catalog.sources) items.push_back(SourceToJson(s));
+  for (const auto& [name, s] : catalog.sources) items.push_back(SourceViewToJson(s, now));
   return List(std::move(items));
 }
 

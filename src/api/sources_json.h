@@ -11,8 +11,12 @@
 
 namespace hookrelay::api {
 
-// {"items": [SourceToJson…], "next_cursor": null}, by name (no secrets).
-boost::json::object SourceListToJson(const model::Catalog& catalog);
+// SourceToJson (no secrets) with, for a source that verifies, "verify.secrets_rotation": the
+// rotated-out secrets still valid at `now`, {"old_secrets": n, "old_expires_at": the last of
+// their expiries}, or null when there is none.
+boost::json::object SourceViewToJson(const model::Source& s, TimePoint now);
+// {"items": [SourceViewToJson…], "next_cursor": null}, by name.
+boost::json::object SourceListToJson(const model::Catalog& catalog, TimePoint now);
 
 // GET /api/v1/sources/{name}/rejections: {"items": [{"id", "received_at", "reason", "message",
 // "headers": [[name, value]…], "size", "sha256", "remote_addr"}…], "next_cursor": "…" | null,

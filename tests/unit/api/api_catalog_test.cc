@@ -9,6 +9,7 @@
 #include "catalog/catalog_service.h"
 #include "common/crypto.h"
 #include "common/time_format.h"
+#include "ingest/verify.h"
 #include "store/sqlite/open.h"
 #include "support/fault_injecting_store.h"
 #include "support/process.h"
@@ -415,6 +416,140 @@ TEST_F(ApiCatalogTest, RotateSecretRefusalsNameTheirReason) {
   EXPECT_EQ(model::SigningKeys(*registry_.Get()->FindDestination("crm"), clock_.Now()),
             std::vector<std::string>{*model::SigningKey(test::kSigningSecret)});
   EXPECT_EQ(Call("POST", "/api/v1/destinations/crm/rotate-secret", "", "").status, 401);
+}
+
+// Issue 28: a source's rotate-secret puts a new verification secret in front; the current ones
+// keep verifying until the grace period ends (what ingest checks: VerifySignature with the
+// catalog's source), and no secret is ever shown again.
+TEST_F(ApiCatalogTest, RotateSourceSecretKeepsTheOldSecretsVerifyingForTheGracePeriod) {
+  ASSERT_EQ(Call("POST", "/api/v1/sources",
+                 R"({"name": "gh", "verify": {"scheme": "github", "secrets": [")" +
+                     test::kVerifySecret + R"("]}})")
+                .status,
+            201);
+  const std::string body = R"({"zen": "Design for failure."})";
+  auto verifies = [&](const std::string& secret) {
+    const std::string sig = "sha256=" + HexEncode(HmacSha256(secret, body));
+    ingest::HeaderLookup header = [&](std::string_view name) -> std::optional<std::string_view> {
+      if (http::EqualsIgnoreCase(name, "X-Hub-Signature-256")) return sig;
+      return std::nullopt;
+    };
+    return ingest::VerifySignature(*registry_.Get()->FindSource("gh")->verify, header, body,
+                                   clock_.Now())
+        .ok();
+  };
+  ASSERT_TRUE(verifies(test::kVerifySecret));
+
+  http::Response r = Call("POST", "/api/v1/sources/gh/rotate-secret", R"({"grace": "1h"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  json::object o = json::parse(r.body).as_object();
+  const std::string fresh(o.at("secret").as_string());
+  EXPECT_EQ(fresh.size(), 64u) << "32 random bytes in hex";
+  EXPECT_EQ(o.at("verify").at("secrets_set").as_int64(), 1);
+  EXPECT_EQ(o.at("verify").at("secrets_rotation"),
+            json::parse(R"({"old_secrets": 1, "old_expires_at": ")" +
+                        FormatRfc3339(clock_.Now() + std::chrono::hours(1)) + R"("})"));
+  EXPECT_EQ(r.body.find(test::kVerifySecret), std::string::npos) << r.body;
+  EXPECT_TRUE(verifies(fresh));
+  EXPECT_TRUE(verifies(test::kVerifySecret));
+  EXPECT_FALSE(verifies("some other secret"));
+
+  // Shown in GET and the list: the rotation's end, never a secret; the audit names fields only.
+  for (const char* path : {"/api/v1/sources/gh", "/api/v1/sources", "/api/v1/audit"}) {
+    r = Call("GET", path);
+    ASSERT_EQ(r.status, 200) << path;
+    EXPECT_EQ(r.body.find(fresh), std::string::npos) << path << " " << r.body;
+    ExpectNoSecrets(r);
+  }
+  EXPECT_TRUE(json::parse(Call("GET", "/api/v1/sources/gh").body)
+                  .at("verify")
+                  .at("secrets_rotation")
+                  .is_object());
+
+  // The grace period over: the old secret is refused, and GET says no rotation.
+  clock_.Advance(std::chrono::hours(1));
+  EXPECT_FALSE(verifies(test::kVerifySecret));
+  EXPECT_TRUE(verifies(fresh));
+  EXPECT_TRUE(json::parse(Call("GET", "/api/v1/sources/gh").body)
+                  .at("verify")
+                  .at("secrets_rotation")
+                  .is_null());
+
+  // A given secret with no grace verifies alone at once.
+  r = Call("POST", "/api/v1/sources/gh/rotate-secret",
+           R"({"grace": "0s", "secret": "typed-into-github"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("secret"), "typed-into-github");
+  EXPECT_TRUE(verifies("typed-into-github"));
+  EXPECT_FALSE(verifies(fresh));
+
+  // A standard source's generated secret is a Standard Webhooks one.
+  ASSERT_EQ(Call("POST", "/api/v1/sources",
+                 R"({"name": "std", "verify": {"scheme": "standard", "secrets": [")" +
+                     test::kSigningSecret + R"("]}})")
+                .status,
+            201);
+  r = Call("POST", "/api/v1/sources/std/rotate-secret");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::string standard(json::parse(r.body).at("secret").as_string());
+  EXPECT_TRUE(model::SigningKey(standard).ok()) << standard;
+  EXPECT_EQ(model::SigningKey(standard)->size(), 32u);
+}
+
+TEST_F(ApiCatalogTest, RotateSourceSecretRefusalsNameTheirReason) {
+  ASSERT_EQ(Call("POST", "/api/v1/sources",
+                 R"({"name": "stripe", "verify": {"scheme": "stripe", "secrets": ["whsec_a"]}})")
+                .status,
+            201);
+  ASSERT_EQ(Call("POST", "/api/v1/sources",
+                 R"({"name": "std", "verify": {"scheme": "standard", "secrets": [")" +
+                     test::kSigningSecret + R"("]}})")
+                .status,
+            201);
+  ASSERT_EQ(Call("POST", "/api/v1/sources", R"({"name": "open"})").status, 201);
+  struct Case {
+    std::string path, body;
+    int status;
+    std::string field, message;
+  };
+  const Case cases[] = {
+      // Stripe makes the secret: it must be given.
+      {"/api/v1/sources/stripe/rotate-secret", "", 400, "secret", "required for a stripe source"},
+      {"/api/v1/sources/stripe/rotate-secret", R"({"secret": "whsec_a"})", 400, "secret",
+       "current secrets"},
+      {"/api/v1/sources/stripe/rotate-secret", R"({"secret": ""})", 400, "secret", "non-empty"},
+      {"/api/v1/sources/stripe/rotate-secret", R"({"grace": "8d", "secret": "whsec_b"})", 400,
+       "grace", "0s to 7d"},
+      {"/api/v1/sources/std/rotate-secret", R"({"secret": "not-whsec"})", 400, "secret", "whsec_"},
+      {"/api/v1/sources/std/rotate-secret", R"({"secrets": ["x"]})", 400, "secrets", "unknown"},
+      {"/api/v1/sources/open/rotate-secret", "", 409, "", "verifies no signature"},
+      {"/api/v1/sources/nope/rotate-secret", "", 404, "", ""},
+      // The config file owns "github".
+      {"/api/v1/sources/github/rotate-secret", "", 409, "", ""},
+  };
+  for (const Case& c : cases) {
+    http::Response r = Call("POST", c.path, c.body);
+    EXPECT_EQ(r.status, c.status) << c.path << " " << c.body << " " << r.body;
+    const json::value e = json::parse(r.body).at("error");
+    if (!c.field.empty()) {
+      EXPECT_EQ(e.at("field"), json::value(c.field)) << r.body;
+    }
+    EXPECT_NE(std::string(e.at("message").as_string()).find(c.message), std::string::npos)
+        << r.body;
+  }
+  // Nothing changed.
+  EXPECT_EQ(registry_.Get()->FindSource("stripe")->verify->secrets,
+            std::vector<std::string>{"whsec_a"});
+  EXPECT_TRUE(registry_.Get()->FindSource("stripe")->verify->secrets_previous.empty());
+  EXPECT_EQ(
+      Call("POST", "/api/v1/sources/stripe/rotate-secret", R"({"secret": "whsec_b"})", "").status,
+      401);
+  // Given, it is taken.
+  http::Response r =
+      Call("POST", "/api/v1/sources/stripe/rotate-secret", R"({"secret": "whsec_b"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(registry_.Get()->FindSource("stripe")->verify->SecretsAt(clock_.Now()),
+            (std::vector<std::string_view>{"whsec_b", "whsec_a"}));
 }
 
 }  // namespace

@@ -250,7 +250,7 @@ TEST_F(ApiHandlerTest, ServesEachRouteAndNoSecrets) {
         (route.method == "DELETE" && route.id != RouteId::kCancelBulkReplay) ||
         route.id == RouteId::kCreateSource || route.id == RouteId::kCreateDestination ||
         route.id == RouteId::kCreateRoute || route.id == RouteId::kTestTransform ||
-        route.id == RouteId::kRotateDestinationSecret) {
+        route.id == RouteId::kRotateDestinationSecret || route.id == RouteId::kRotateSourceSecret) {
       continue;
     }
     http::Response res =
@@ -653,7 +653,8 @@ TEST_F(ApiHandlerTest, OpenApiDocumentMatchesTheRouteTable) {
       const bool catalog_change =
           (m == "POST" &&
            (path == "/api/v1/sources" || path == "/api/v1/destinations" ||
-            path == "/api/v1/routes" || path == "/api/v1/destinations/{name}/rotate-secret")) ||
+            path == "/api/v1/routes" || path == "/api/v1/destinations/{name}/rotate-secret" ||
+            path == "/api/v1/sources/{name}/rotate-secret")) ||
           m == "PATCH" || (m == "DELETE" && path != "/api/v1/replays/{id}");
       if (path == "/api/v1/transforms/test") {
         // No transform runner in this fixture (the integration tests run transforms).

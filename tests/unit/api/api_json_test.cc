@@ -330,7 +330,7 @@ TEST_F(EventJsonTest, UnknownEventIsNullopt) {
 
 TEST(CatalogJsonTest, DestinationWithoutEngineStateIsClosedAndShowsNoSecret) {
   model::Catalog c = test::MakeCatalog();
-  json::object o = DestinationViewToJson(*c.FindDestination("billing"), nullptr);
+  json::object o = DestinationViewToJson(*c.FindDestination("billing"), nullptr, TimePoint{});
   EXPECT_EQ(o.at("name").as_string(), "billing");
   EXPECT_EQ(o.at("signing_secret_set").as_bool(), true);
   EXPECT_FALSE(o.contains("signing_secret"));
@@ -353,7 +353,7 @@ TEST(CatalogJsonTest, CredentialLikeHeadersAndQueryValuesAreRedacted) {
                   "X-Env": "prod"},
       "secret_headers": ["x-foo"]})"));
   ASSERT_TRUE(d.ok()) << d.status().ToString();
-  json::object o = DestinationViewToJson(*d, nullptr);
+  json::object o = DestinationViewToJson(*d, nullptr, TimePoint{});
   const std::string text = json::serialize(o);
   for (const char* secret : {"t0k", "k3y", "s1g", "p1", "s2", "c3", "f4"}) {
     EXPECT_EQ(text.find(secret), std::string::npos) << secret << " in " << text;
@@ -391,7 +391,7 @@ TEST(CatalogJsonTest, DestinationShowsTheEnginesBreakerAndPause) {
   s.in_flight = 1;
   s.paused = true;
   s.paused_reason = "410 Gone";
-  json::object o = DestinationViewToJson(*c.FindDestination("billing"), &s);
+  json::object o = DestinationViewToJson(*c.FindDestination("billing"), &s, TimePoint{});
   EXPECT_EQ(json::serialize(o.at("breaker")),
             R"({"state":"open","consecutive_failures":20,"open_until":"2026-11-30T06:30:00.000Z",)"
             R"("trips":2})");
@@ -411,13 +411,13 @@ TEST(CatalogJsonTest, AHalfOpenBreakerShowsWhenItsProbeWent) {
   s.breaker.trips = 1;
   s.breaker.open_until = ParseRfc3339("2026-11-30T06:30:00Z");
   s.breaker.probe_in_flight = true;
-  json::object o = DestinationViewToJson(*c.FindDestination("billing"), &s);
+  json::object o = DestinationViewToJson(*c.FindDestination("billing"), &s, TimePoint{});
   EXPECT_EQ(json::serialize(o.at("breaker")),
             R"({"state":"half_open","consecutive_failures":20,"open_until":null,"trips":1,)"
             R"("probe_sent_at":"2026-11-30T06:30:00.000Z"})");
   // The probe given back (nothing to send): none out, no time shown.
   s.breaker.probe_in_flight = false;
-  o = DestinationViewToJson(*c.FindDestination("billing"), &s);
+  o = DestinationViewToJson(*c.FindDestination("billing"), &s, TimePoint{});
   EXPECT_EQ(json::serialize(o.at("breaker")),
             R"({"state":"half_open","consecutive_failures":20,"open_until":null,"trips":1})");
 }
@@ -431,19 +431,19 @@ TEST(CatalogJsonTest, AllowedConcurrencyFollowsAChangedMaximum) {
   s.allowed_concurrency = 16;
   s.max_concurrency = 16;
   d.max_concurrency = 16;
-  EXPECT_EQ(DestinationViewToJson(d, &s).at("allowed_concurrency").as_int64(), 16);
+  EXPECT_EQ(DestinationViewToJson(d, &s, TimePoint{}).at("allowed_concurrency").as_int64(), 16);
   d.max_concurrency = 4;
-  EXPECT_EQ(DestinationViewToJson(d, &s).at("allowed_concurrency").as_int64(), 4);
+  EXPECT_EQ(DestinationViewToJson(d, &s, TimePoint{}).at("allowed_concurrency").as_int64(), 4);
   s.allowed_concurrency = 2;  // the engine has it now, and halved it after a 503
   s.max_concurrency = 4;
-  EXPECT_EQ(DestinationViewToJson(d, &s).at("allowed_concurrency").as_int64(), 2);
+  EXPECT_EQ(DestinationViewToJson(d, &s, TimePoint{}).at("allowed_concurrency").as_int64(), 2);
 }
 
 TEST(CatalogJsonTest, ListsAreItemsWithNullCursor) {
   model::Catalog c = test::MakeCatalog();
   std::map<std::string, delivery::DestinationState> states;
   states["crm"].allowed_concurrency = 5;
-  json::object d = DestinationListToJson(c, states);
+  json::object d = DestinationListToJson(c, states, TimePoint{});
   ASSERT_EQ(d.at("items").as_array().size(), 2u);
   EXPECT_TRUE(d.at("next_cursor").is_null());
   EXPECT_EQ(d.at("items").as_array()[0].at("name").as_string(), "billing");
@@ -452,7 +452,7 @@ TEST(CatalogJsonTest, ListsAreItemsWithNullCursor) {
   EXPECT_TRUE(crm.at("paused").as_bool());  // paused in the configuration
   EXPECT_EQ(crm.at("allowed_concurrency").as_int64(), 5);
 
-  json::object s = SourceListToJson(c);
+  json::object s = SourceListToJson(c, TimePoint{});
   ASSERT_EQ(s.at("items").as_array().size(), 2u);
   EXPECT_TRUE(s.at("next_cursor").is_null());
   EXPECT_EQ(s.at("items").as_array()[0].at("name").as_string(), "github");
