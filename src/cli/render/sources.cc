@@ -57,6 +57,14 @@ std::string RenderSourceDetail(const json::object& s, TimePoint now) {
       out << ", tolerance " << Text(*v, "tolerance");
     }
     out << ")";
+    if (const json::object* rotation = Object(*v, "secrets_rotation")) {
+      const json::value* n = Field(*rotation, "old_secrets");
+      const int64_t old = n && n->is_number() ? n->to_number<int64_t>() : 0;
+      out << "\n  rotating  "
+          << (old == 1 ? "the old secret also verifies"
+                       : Plural(old, "old secret") + " also verify")
+          << " until " << FormatApiTime(Field(*rotation, "old_expires_at"), now);
+    }
   }
   out << "\n";
   out << "  dedup     " << DedupText(s) << "\n";

@@ -340,6 +340,23 @@ TEST_F(RenderTest, DestinationDetailShowsASigningSecretRotation) {
   EXPECT_CONTAINS(RenderDestinationDetail(d, now_), "  signing      secret set\n");
 }
 
+TEST_F(RenderTest, SourceDetailShowsASecretRotation) {
+  json::object s = json::parse(R"({"name": "gh", "verify": {"scheme": "github",
+      "secrets_set": 1, "secrets_rotation": {"old_secrets": 1,
+      "old_expires_at": "2026-12-01T06:02:00Z"}}})")
+                       .as_object();
+  std::string out = RenderSourceDetail(s, now_);
+  EXPECT_CONTAINS(out,
+                  "  verify    github (1 secret)\n  rotating  the old secret also verifies until "
+                  "2026-12-01 06:02:00, in 1d");
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80u) << line;
+  s["verify"].as_object()["secrets_rotation"].as_object()["old_secrets"] = 2;
+  EXPECT_CONTAINS(RenderSourceDetail(s, now_), "  rotating  2 old secrets also verify until");
+  s["verify"].as_object()["secrets_rotation"] = nullptr;
+  EXPECT_LACKS(RenderSourceDetail(s, now_), "rotating");
+}
+
 // Issue 32.16: the destination's attempt latency, as the API gives it, beside its concurrency.
 TEST_F(RenderTest, DestinationDetailShowsLatency) {
   json::object d = json::parse(R"({"name": "m", "url": "https://x.example/h",
