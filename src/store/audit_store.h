@@ -21,7 +21,7 @@ namespace hookrelay::store {
 struct AuditEntry {
   int64_t id = 0;  // assigned by AppendAudit (ignored there); increasing, never reused
   TimePoint at{};
-  // Who: e.g. "token:ab12cd34" — a short prefix of the token's hash, never the token itself.
+  // Who: "token:<name>", the API token's name ("token:bootstrap": HOOKRELAY_TOKEN); never a token.
   std::string actor;
   // What: "replay", "bulk_replay", "pause", "resume", "reset_breaker", "config_change", …
   std::string action;

@@ -10,6 +10,7 @@
 #include "store/destination_control_store.h"
 #include "store/event_store.h"
 #include "store/replay_job_store.h"
+#include "store/token_store.h"
 
 namespace hookrelay::store {
 
@@ -19,15 +20,17 @@ namespace hookrelay::store {
 //
 // Its methods are grouped in role interfaces, one header each: EventStore (event_store.h),
 // DeliveryQueue (delivery_queue.h), DestinationControlStore (destination_control_store.h),
-// CatalogStore (catalog_store.h), AuditStore (audit_store.h) and ReplayJobStore
-// (replay_job_store.h). A part that needs one role may take it alone; Store adds what concerns
-// the store as a whole (several nodes, readiness). StoreWrapper (store_wrapper.h) forwards all.
+// CatalogStore (catalog_store.h), AuditStore (audit_store.h), ReplayJobStore
+// (replay_job_store.h) and TokenStore (token_store.h). A part that needs one role may take it
+// alone; Store adds what concerns the store as a whole (several nodes, readiness). StoreWrapper
+// (store_wrapper.h) forwards all.
 class Store : public EventStore,
               public DeliveryQueue,
               public DestinationControlStore,
               public CatalogStore,
               public AuditStore,
-              public ReplayJobStore {
+              public ReplayJobStore,
+              public TokenStore {
  public:
   ~Store() override = default;
 

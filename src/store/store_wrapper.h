@@ -98,6 +98,14 @@ class StoreWrapper : public Store {
   Result<int64_t> UnpauseDeliveries(const std::string& destination, TimePoint now) override {
     return target_->UnpauseDeliveries(destination, now);
   }
+  Status CreateToken(const ApiToken& token) override { return target_->CreateToken(token); }
+  Result<bool> EnsureToken(const ApiToken& token) override { return target_->EnsureToken(token); }
+  Result<std::vector<ApiToken>> ListTokens() override { return target_->ListTokens(); }
+  Result<bool> DeleteToken(const std::string& name) override { return target_->DeleteToken(name); }
+  Result<bool> RevokeToken(const std::string& name) override { return target_->RevokeToken(name); }
+  Status TouchToken(const std::string& name, TimePoint at, const std::string& addr) override {
+    return target_->TouchToken(name, at, addr);
+  }
   Result<std::optional<Delivery>> OrderHead(const std::string& destination,
                                             const std::string& order_key) override {
     return target_->OrderHead(destination, order_key);

@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <latch>
 #include <map>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -664,6 +666,42 @@ TEST_F(PostgresStoreTest, AVersionOneDatabaseIsConvertedWithItsRows) {
   Result<AppendResult> r = s->AppendEventSync(MakeEvent(clock_, random_, "new"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_GT(*EventKeyFromId(r->id, bits), k1);
+}
+
+// A database of the schema before API tokens, with an audit entry, gains the api_tokens table at
+// the next open, its rows kept.
+TEST_F(PostgresStoreTest, ADatabaseFromBeforeTokensGainsTheirTableAndKeepsItsRows) {
+  const std::span<const pg::Migration> all = pg::SchemaMigrations();
+  const auto tokens = std::find_if(all.begin(), all.end(), [](const pg::Migration& m) {
+    return std::string(m.sql).find("CREATE TABLE api_tokens") != std::string::npos;
+  });
+  ASSERT_NE(tokens, all.end());
+  const size_t before = static_cast<size_t>(tokens - all.begin());
+  {
+    Result<std::unique_ptr<pg::PgConn>> c = pg::PgConn::Connect(url_, "test");
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    Result<pg::MigrationResult> m =
+        pg::ApplyMigrations(**c, all.first(before), clock_.Now(), "test");
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    ASSERT_EQ(m->version, tokens->version - 1);
+    ASSERT_TRUE((*c)->Exec("INSERT INTO audit (at, actor, action, target, count, detail)"
+                           " VALUES (1700000000000, 'token:ab12cd34', 'pause', 'crm', 1, '')",
+                           "an audit entry")
+                    .ok());
+  }
+  std::unique_ptr<PostgresStore> s = OpenOk();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->schema_version(), all.back().version);
+  EXPECT_EQ(s->migrations_applied(), static_cast<int>(all.size() - before));
+  Result<AuditPage> audit = s->ListAudit("", 10);
+  ASSERT_TRUE(audit.ok()) << audit.status().ToString();
+  ASSERT_EQ(audit->items.size(), 1u);
+  EXPECT_EQ(audit->items[0].target, "crm");
+  ApiToken t{.name = "bootstrap", .role = "admin", .created_at = clock_.Now()};
+  ASSERT_TRUE(s->CreateToken(t).ok());
+  Result<std::vector<ApiToken>> listed = s->ListTokens();
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(*listed, std::vector<ApiToken>{t});
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -20,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -391,6 +393,42 @@ TEST_F(SqliteStoreTest, MigrationsApplyInOrderOnlyWhatIsNew) {
   r = sqlite::ApplyMigrations(*db, two, clock_.Now());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kFailedPrecondition) << r.status().ToString();
+}
+
+// A data directory of the schema before API tokens, with an audit entry, gains the api_tokens
+// table at the next open, its rows kept.
+TEST_F(SqliteStoreTest, AStoreFromBeforeTokensGainsTheirTableAndKeepsItsRows) {
+  const std::span<const sqlite::Migration> all = sqlite::SchemaMigrations();
+  const auto tokens = std::find_if(all.begin(), all.end(), [](const sqlite::Migration& m) {
+    return std::string(m.sql).find("CREATE TABLE api_tokens") != std::string::npos;
+  });
+  ASSERT_NE(tokens, all.end());
+  const size_t before = static_cast<size_t>(tokens - all.begin());
+  {
+    std::unique_ptr<sqlite::Connection> raw = Raw();  // creates an empty database
+    ASSERT_NE(raw, nullptr);
+    Result<sqlite::MigrationResult> r =
+        sqlite::ApplyMigrations(*raw, all.first(before), clock_.Now());
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->version, tokens->version - 1);
+    ASSERT_TRUE(raw->ExecScript("INSERT INTO audit(at, actor, action, target, count, detail)"
+                                " VALUES (1700000000000, 'token:ab12cd34', 'pause', 'crm', 1, '')",
+                                "an audit entry")
+                    .ok());
+  }
+  std::unique_ptr<SqliteStore> store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->schema_version(), all.back().version);
+  EXPECT_EQ(store->migrations_applied(), static_cast<int>(all.size() - before));
+  Result<AuditPage> audit = store->ListAudit("", 10);
+  ASSERT_TRUE(audit.ok()) << audit.status().ToString();
+  ASSERT_EQ(audit->items.size(), 1u);
+  EXPECT_EQ(audit->items[0].target, "crm");
+  ApiToken t{.name = "bootstrap", .role = "admin", .created_at = clock_.Now()};
+  ASSERT_TRUE(store->CreateToken(t).ok());
+  Result<std::vector<ApiToken>> tokens_listed = store->ListTokens();
+  ASSERT_TRUE(tokens_listed.ok()) << tokens_listed.status().ToString();
+  EXPECT_EQ(*tokens_listed, std::vector<ApiToken>{t});
 }
 
 TEST_F(SqliteStoreTest, RefusesDatabaseFromNewerVersion) {

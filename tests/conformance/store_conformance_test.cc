@@ -2709,6 +2709,171 @@ TEST_P(StoreConformanceTest, OpenDeliveriesAreThoseNotFinal) {
   EXPECT_EQ(open("nope"), 0);
 }
 
+// ---------------------------------------------------------------------------------------------
+// API tokens (TokenStore)
+
+// A token with every field set (revoked included), named `name`.
+ApiToken FullToken(const std::string& name, TimePoint at) {
+  ApiToken t;
+  t.name = name;
+  t.hash = std::string(64, 'a');
+  t.role = "operator";
+  t.scope = R"({"sources": ["stripe", "gh \"x\""], "destinations": ["crm"]})";
+  t.created_at = at;
+  t.expires_at = at + hours(24 * 90);
+  t.created_by = "token:bootstrap \xc3\xa9";
+  t.last_used_at = at + seconds(1);
+  t.last_used_addr = "2001:db8::7";
+  t.revoked = true;
+  return t;
+}
+
+// A token with only what it must have: no expiry, no use, empty strings.
+ApiToken BareToken(const std::string& name, TimePoint at) {
+  ApiToken t;
+  t.name = name;
+  t.role = "admin";
+  t.created_at = at;
+  return t;
+}
+
+std::vector<ApiToken> ListedTokens(Store& store) {
+  Result<std::vector<ApiToken>> all = store.ListTokens();
+  EXPECT_TRUE(all.ok()) << all.status().ToString();
+  return all.ok() ? *all : std::vector<ApiToken>{};
+}
+
+TEST_P(StoreConformanceTest, TokensRoundTripEveryFieldSetOrUnset) {
+  EXPECT_TRUE(ListedTokens(*store_).empty());
+  const ApiToken full = FullToken("ci-replays", clock_.Now());
+  const ApiToken bare = BareToken("bootstrap", clock_.Now() + milliseconds(3));
+  ASSERT_TRUE(store_->CreateToken(full).ok());
+  ASSERT_TRUE(store_->CreateToken(bare).ok());
+  EXPECT_EQ(ListedTokens(*store_), (std::vector<ApiToken>{bare, full}));
+}
+
+TEST_P(StoreConformanceTest, ATokenNameIsTakenOnce) {
+  const ApiToken first = BareToken("ci", clock_.Now());
+  ASSERT_TRUE(store_->CreateToken(first).ok());
+  ApiToken second = FullToken("ci", clock_.Now() + seconds(1));
+  second.revoked = false;
+  Status clash = store_->CreateToken(second);
+  EXPECT_EQ(clash.code(), Status::Code::kAlreadyExists) << clash.ToString();
+  EXPECT_EQ(clash.field(), "name") << clash.ToString();
+  EXPECT_NE(clash.message().find("a token named \"ci\" exists"), std::string::npos)
+      << clash.ToString();
+  EXPECT_EQ(ListedTokens(*store_), (std::vector<ApiToken>{first})) << "the first one is kept";
+}
+
+TEST_P(StoreConformanceTest, EnsureTokenAddsOnceAndThenChangesNothing) {
+  const ApiToken bootstrap = BareToken("bootstrap", clock_.Now());
+  Result<bool> added = store_->EnsureToken(bootstrap);
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_TRUE(*added);
+  // Another node (or the next start) ensures its own version: the stored row stays as it is.
+  added = store_->EnsureToken(FullToken("bootstrap", clock_.Now() + hours(1)));
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_FALSE(*added);
+  // A row created (not ensured) counts too.
+  const ApiToken created = BareToken("ci", clock_.Now());
+  ASSERT_TRUE(store_->CreateToken(created).ok());
+  added = store_->EnsureToken(BareToken("ci", clock_.Now() + hours(2)));
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_FALSE(*added);
+  EXPECT_EQ(ListedTokens(*store_), (std::vector<ApiToken>{bootstrap, created}));
+}
+
+TEST_P(StoreConformanceTest, DeleteTokenSaysWhetherThereWasOne) {
+  const ApiToken ci = FullToken("ci", clock_.Now());
+  const ApiToken keep = BareToken("keep", clock_.Now());
+  ASSERT_TRUE(store_->CreateToken(ci).ok());
+  ASSERT_TRUE(store_->CreateToken(keep).ok());
+  Result<bool> deleted = store_->DeleteToken("ci");
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_TRUE(*deleted);
+  deleted = store_->DeleteToken("ci");
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_FALSE(*deleted);
+  deleted = store_->DeleteToken("nobody");
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_FALSE(*deleted);
+  EXPECT_EQ(ListedTokens(*store_), (std::vector<ApiToken>{keep}));
+  // The name is free again.
+  EXPECT_TRUE(store_->CreateToken(ci).ok());
+}
+
+TEST_P(StoreConformanceTest, ARevokedTokenStaysListed) {
+  ApiToken bootstrap = BareToken("bootstrap", clock_.Now());
+  bootstrap.last_used_at = clock_.Now();
+  bootstrap.last_used_addr = "192.0.2.1";
+  const ApiToken other = BareToken("other", clock_.Now());
+  ASSERT_TRUE(store_->CreateToken(bootstrap).ok());
+  ASSERT_TRUE(store_->CreateToken(other).ok());
+  Result<bool> revoked = store_->RevokeToken("bootstrap");
+  ASSERT_TRUE(revoked.ok()) << revoked.status().ToString();
+  EXPECT_TRUE(*revoked);
+  revoked = store_->RevokeToken("bootstrap");
+  ASSERT_TRUE(revoked.ok()) << revoked.status().ToString();
+  EXPECT_FALSE(*revoked) << "revoked already";
+  revoked = store_->RevokeToken("nobody");
+  ASSERT_TRUE(revoked.ok()) << revoked.status().ToString();
+  EXPECT_FALSE(*revoked);
+  // Only `revoked` changed.
+  bootstrap.revoked = true;
+  EXPECT_EQ(ListedTokens(*store_), (std::vector<ApiToken>{bootstrap, other}));
+  // A token stored revoked is not revoked again.
+  ASSERT_TRUE(store_->CreateToken(FullToken("stored-revoked", clock_.Now())).ok());
+  revoked = store_->RevokeToken("stored-revoked");
+  ASSERT_TRUE(revoked.ok()) << revoked.status().ToString();
+  EXPECT_FALSE(*revoked);
+}
+
+TEST_P(StoreConformanceTest, TouchTokenMovesTheLastUseOnlyForward) {
+  ApiToken ci = BareToken("ci", clock_.Now());
+  const ApiToken other = BareToken("other", clock_.Now());
+  ASSERT_TRUE(store_->CreateToken(ci).ok());
+  ASSERT_TRUE(store_->CreateToken(other).ok());
+  auto listed_ci = [&] {
+    std::vector<ApiToken> all = ListedTokens(*store_);
+    return all.empty() ? ApiToken{} : all[0];
+  };
+  // The first use is recorded.
+  const TimePoint t = clock_.Now() + seconds(10);
+  Status st = store_->TouchToken("ci", t, "192.0.2.1");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ci.last_used_at = t;
+  ci.last_used_addr = "192.0.2.1";
+  EXPECT_EQ(listed_ci(), ci);
+  // An earlier use (reported late by another node) and one at the same time change nothing.
+  st = store_->TouchToken("ci", t - seconds(5), "198.51.100.2");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  st = store_->TouchToken("ci", t, "198.51.100.3");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(listed_ci(), ci);
+  // A later one replaces it.
+  st = store_->TouchToken("ci", t + milliseconds(1), "::1");
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ci.last_used_at = t + milliseconds(1);
+  ci.last_used_addr = "::1";
+  EXPECT_EQ(listed_ci(), ci);
+  // An unknown name is no error and adds nothing; the other token was never touched.
+  st = store_->TouchToken("nobody", t + hours(1), "::1");
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(ListedTokens(*store_), (std::vector<ApiToken>{ci, other}));
+}
+
+TEST_P(StoreConformanceTest, ListTokensIsSortedByName) {
+  const std::vector<std::string> names = {"zeta", "b", "a_b", "B", "bootstrap", "ab", "a-b", "a"};
+  for (const std::string& name : names) {
+    ASSERT_TRUE(store_->CreateToken(BareToken(name, clock_.Now())).ok()) << name;
+  }
+  std::vector<std::string> listed;
+  for (const ApiToken& t : ListedTokens(*store_)) listed.push_back(t.name);
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());  // bytes: "B" < "a" < "a-b" < "a_b" < "ab" < "b"
+  EXPECT_EQ(listed, sorted);
+}
+
 #ifdef HOOKRELAY_CONFORMANCE_POSTGRES
 // A fresh database in the test binary's private cluster (tests/support/pg_cluster.h) for each
 // store opened; `dir` is not used.

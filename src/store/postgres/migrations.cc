@@ -291,6 +291,23 @@ ALTER TABLE attempts ADD COLUMN sent_size bigint;
 ALTER TABLE attempts ADD COLUMN sent_sha256 text;
 ALTER TABLE attempts ADD COLUMN headers_changed text;
 )sql"},
+    {kTimePartitionsVersion + 6, "api tokens: api_tokens (name, SHA-256, role, expiry, last use)",
+     R"sql(
+-- Named API tokens (docs/access.md): only each token's SHA-256 is kept. "bootstrap" is the row of
+-- HOOKRELAY_TOKEN (hash empty: that token is checked in memory), revoked in place.
+CREATE TABLE api_tokens (
+  name text PRIMARY KEY,
+  hash text NOT NULL,
+  role text NOT NULL,
+  scope text NOT NULL DEFAULT '',
+  created_at bigint NOT NULL,
+  expires_at bigint,
+  created_by text NOT NULL DEFAULT '',
+  last_used_at bigint,
+  last_used_addr text NOT NULL DEFAULT '',
+  revoked boolean NOT NULL DEFAULT false
+);
+)sql"},
 };
 
 Result<uint64_t> FreshIdBits() {

@@ -86,6 +86,14 @@ class PostgresStore final : public Store {
                                   const std::string& reason) override;
   Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
   Result<int64_t> UnpauseDeliveries(const std::string& destination, TimePoint now) override;
+
+  // --- TokenStore (postgres/tokens.cc) ---
+  Status CreateToken(const ApiToken& token) override;
+  Result<bool> EnsureToken(const ApiToken& token) override;
+  Result<std::vector<ApiToken>> ListTokens() override;
+  Result<bool> DeleteToken(const std::string& name) override;
+  Result<bool> RevokeToken(const std::string& name) override;
+  Status TouchToken(const std::string& name, TimePoint at, const std::string& addr) override;
   Result<std::vector<policy::BreakerStep>> UpdateBreaker(
       const std::string& destination, const policy::BreakerConfig& config,
       const std::vector<BreakerInputAt>& inputs) override;

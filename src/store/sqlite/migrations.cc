@@ -242,6 +242,22 @@ ALTER TABLE attempts ADD COLUMN sent_size INTEGER;
 ALTER TABLE attempts ADD COLUMN sent_sha256 TEXT;
 ALTER TABLE attempts ADD COLUMN headers_changed TEXT;
 )sql"},
+    {8, "api tokens: api_tokens (name, SHA-256, role, expiry, last use)", R"sql(
+-- Named API tokens (docs/access.md): only each token's SHA-256 is kept. "bootstrap" is the row of
+-- HOOKRELAY_TOKEN (hash empty: that token is checked in memory), revoked in place.
+CREATE TABLE api_tokens (
+  name TEXT PRIMARY KEY,
+  hash TEXT NOT NULL,
+  role TEXT NOT NULL,
+  scope TEXT NOT NULL DEFAULT '',
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  created_by TEXT NOT NULL DEFAULT '',
+  last_used_at INTEGER,
+  last_used_addr TEXT NOT NULL DEFAULT '',
+  revoked INTEGER NOT NULL DEFAULT 0
+);
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

@@ -134,6 +134,14 @@ class SqliteStore final : public Store {
   Result<int64_t> ResumeDeliveries(const std::string& destination, TimePoint now) override;
   Result<int64_t> UnpauseDeliveries(const std::string& destination, TimePoint now) override;
 
+  // --- TokenStore (sqlite/tokens.cc) ---
+  Status CreateToken(const ApiToken& token) override;
+  Result<bool> EnsureToken(const ApiToken& token) override;
+  Result<std::vector<ApiToken>> ListTokens() override;
+  Result<bool> DeleteToken(const std::string& name) override;
+  Result<bool> RevokeToken(const std::string& name) override;
+  Status TouchToken(const std::string& name, TimePoint at, const std::string& addr) override;
+
   // --- AuditStore (sqlite/audit.cc; PurgeRejectionsBefore: sqlite/retention.cc) ---
   Status AppendAudit(const AuditEntry& entry) override;
   Result<AuditPage> ListAudit(const std::string& cursor, int limit) override;
