@@ -79,10 +79,12 @@ bool ApiHandler::Matches(const http::RequestHead& head) {
 http::Handler::HeadDecision ApiHandler::OnHead(const http::RequestHead& head) const {
   http::Handler::HeadDecision d;
   std::optional<std::string_view> auth = head.Header("Authorization");
-  if (!auth || !authorize_ || !authorize_(*auth)) {
+  access::TokenRegistry::Authentication who;
+  if (auth && authorize_) who = authorize_(*auth);
+  if (!who.principal) {
     // Another scheme (Basic, a bare token) is told what is expected. Only a scheme word is
     // echoed, never what may be a credential.
-    std::string message = "send Authorization: Bearer <admin token>";
+    std::string message = "send Authorization: Bearer <token>";
     if (auth) {
       const size_t space = auth->find(' ');
       const std::string_view scheme = auth->substr(0, space);
@@ -91,9 +93,9 @@ http::Handler::HeadDecision ApiHandler::OnHead(const http::RequestHead& head) co
                           return std::isalpha(static_cast<unsigned char>(c));
                         });
       if (word && boost::algorithm::iequals(scheme, "bearer")) {
-        message = "wrong bearer token";
+        message = who.error.empty() ? "wrong bearer token" : who.error;
       } else {
-        message = "a bearer token is expected: send Authorization: Bearer <admin token>";
+        message = "a bearer token is expected: send Authorization: Bearer <token>";
         if (word) message += ", not \"" + std::string(scheme) + "\" credentials";
       }
     }
@@ -115,8 +117,28 @@ http::Handler::HeadDecision ApiHandler::OnHead(const http::RequestHead& head) co
     }
     return d;
   }
+  const access::Principal& p = *who.principal;
+  if (!access::RoleAllows(p.role, m.route->role)) {
+    d.reject = http::JsonError(403, "permission_denied",
+                               std::string(m.route->method) + " " + std::string(m.route->path) +
+                                   " needs the " + std::string(access::RoleName(m.route->role)) +
+                                   " role; token \"" + p.name + "\" is " +
+                                   (p.role == access::Role::kViewer ? "a " : "an ") +
+                                   std::string(access::RoleName(p.role)));
+    return d;
+  }
   d.body_limit = kBodyLimit;
   return d;
+}
+
+access::Principal ApiHandler::PrincipalOf(const http::RequestHead& request) const {
+  std::optional<std::string_view> auth = request.Header("Authorization");
+  if (!auth || !authorize_) return {};
+  return authorize_(*auth).principal.value_or(access::Principal{});
+}
+
+std::string ApiHandler::Actor(const http::RequestHead& request) const {
+  return "token:" + PrincipalOf(request).name;
 }
 
 void ApiHandler::Handle(http::Request request, http::Responder respond) {
@@ -132,6 +154,7 @@ void ApiHandler::Handle(http::Request request, http::Responder respond) {
 http::Response ApiHandler::Respond(const http::Request& request) const {
   http::Handler::HeadDecision head = OnHead(request);
   if (head.reject) return std::move(*head.reject);
+  if (controls_.token_used) controls_.token_used(PrincipalOf(request).name, request.remote_address);
   RouteMatch m = MatchRoute(request.segments, request.method);
   std::shared_ptr<const model::Catalog> catalog = registry_.Get();
   switch (m.route->id) {
@@ -194,6 +217,10 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kUpdateRoute:
     case RouteId::kDeleteRoute: return ChangeCatalog(request, m.route->id, param);
     case RouteId::kListAudit: return ListAudit(request);
+    case RouteId::kListTokens: return ListTokens();
+    case RouteId::kCreateToken: return CreateToken(request);
+    case RouteId::kDeleteToken: return DeleteToken(request, param);
+    case RouteId::kWhoAmI: return WhoAmI(request);
     case RouteId::kStats: return Stats(request);
     case RouteId::kSimulate: return Simulate(request, c);
     case RouteId::kOpenApi: {

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "access/token_registry.h"
 #include "api/api_routes.h"
 #include "catalog/catalog_service.h"
 #include "common/clock.h"
@@ -34,8 +35,10 @@ namespace hookrelay::api {
 // the server's I/O threads. Thread-safe.
 class ApiHandler {
  public:
-  // True when a bearer token (the whole Authorization header value) is the admin token.
-  using Authorizer = std::function<bool(std::string_view authorization)>;
+  // Who a bearer token (the whole Authorization header value) is, or why it is refused
+  // (access::TokenRegistry::Authenticate).
+  using Authorizer =
+      std::function<access::TokenRegistry::Authentication(std::string_view authorization)>;
   // The engine's live per-destination state (DeliveryEngine::Destinations).
   using DestinationStates = std::function<std::map<std::string, delivery::DestinationState>()>;
 
@@ -56,6 +59,11 @@ class ApiHandler {
     std::function<ingest::RejectionCounts(const std::string& source)> rejection_counts;
     // Runs transforms for POST /api/v1/transforms/test; nullptr: it answers 503.
     transform::Runner* transforms = nullptr;
+    // A request was answered for this token from this client address (TokenRegistry::NoteUse).
+    std::function<void(const std::string& token_name, const std::string& addr)> token_used;
+    // The tokens changed through this node: read them again now (the refresher's Refresh), so a
+    // revoked token is refused here at once.
+    std::function<void()> tokens_changed;
   };
 
   // All references must outlive the handler. `clock` dates replays and audit entries and
@@ -71,9 +79,10 @@ class ApiHandler {
   // True for "/api/v1" and everything below it.
   static bool Matches(const http::RequestHead& head);
 
-  // Before any body is read: 401 "unauthenticated" without the right bearer token (checked
+  // Before any body is read: 401 "unauthenticated" without a valid bearer token (checked
   // first, so nothing about the API is revealed to strangers), 404 "not_found" for an unknown
-  // path, 405 "method_not_allowed" (with Allow) for a known path and another method.
+  // path, 405 "method_not_allowed" (with Allow) for a known path and another method, 403
+  // "permission_denied" naming the role needed when the token's role is not enough.
   http::Handler::HeadDecision OnHead(const http::RequestHead& head) const;
 
   // Answers a request OnHead accepted, on a worker thread.
@@ -137,6 +146,15 @@ class ApiHandler {
   http::Response CancelBulkReplay(const http::Request& request, const std::string& id) const;
   // audit_handler.cc
   http::Response ListAudit(const http::Request& request) const;
+  // tokens_handler.cc: named API tokens (admin), and who the caller is (any role).
+  http::Response ListTokens() const;
+  http::Response CreateToken(const http::Request& request) const;
+  http::Response DeleteToken(const http::Request& request, const std::string& name) const;
+  http::Response WhoAmI(const http::Request& request) const;
+  // The token `request` authenticated with (OnHead accepted it).
+  access::Principal PrincipalOf(const http::RequestHead& request) const;
+  // The audit trail's actor for `request`: "token:<name>".
+  std::string Actor(const http::RequestHead& request) const;
   // Appends an audit entry for a change made on behalf of `request`'s token.
   Status Audit(const http::Request& request, std::string action, std::string target, int64_t count,
                std::string detail) const;

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "access/role.h"
+
 namespace hookrelay::api {
 
 // The management API's routes: the one table that both the handler's dispatch and the OpenAPI
@@ -43,6 +45,10 @@ enum class RouteId {
   kDeleteRoute,
   kTestTransform,
   kListAudit,
+  kListTokens,
+  kCreateToken,
+  kDeleteToken,
+  kWhoAmI,
   kStats,
   kSimulate,
   kOpenApi,
@@ -53,6 +59,9 @@ struct ApiRoute {
   std::string_view method;  // "GET", "POST", "PATCH" or "DELETE" (HEAD is served wherever GET is)
   // OpenAPI-style template; a "{name}" segment matches any one non-empty path segment.
   std::string_view path;
+  // The least role a token needs for it (docs/access.md): every GET is the viewer's; replays and
+  // the destination controls the operator's; changes and secrets the admin's.
+  access::Role role;
 };
 
 // Every implemented route, in the order the docs list them.

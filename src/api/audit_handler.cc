@@ -13,7 +13,7 @@ Status ApiHandler::Audit(const http::Request& request, std::string action, std::
                          int64_t count, std::string detail) const {
   store::AuditEntry e;
   e.at = clock_.Now();
-  e.actor = AuditActor(request.Header("Authorization").value_or(""));
+  e.actor = Actor(request);
   e.action = std::move(action);
   e.target = std::move(target);
   e.count = count;

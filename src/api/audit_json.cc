@@ -3,19 +3,11 @@
 #include <boost/json.hpp>
 
 #include "api/json_util.h"
-#include "common/crypto.h"
 #include "common/time_format.h"
 
 namespace hookrelay::api {
 
 namespace json = boost::json;
-
-std::string AuditActor(std::string_view authorization) {
-  constexpr std::string_view kBearer = "Bearer ";
-  std::string_view token = authorization;
-  if (token.size() > kBearer.size()) token.remove_prefix(kBearer.size());
-  return "token:" + HexEncode(Sha256(token)).substr(0, 8);
-}
 
 json::object AuditEntryToJson(const store::AuditEntry& e) {
   json::value detail = nullptr;

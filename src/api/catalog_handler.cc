@@ -57,7 +57,7 @@ http::Response ApiHandler::ChangeCatalog(const http::Request& request, RouteId r
     default: return http::JsonError(500, "internal", "not a catalog route");
   }
   if (!controls_.catalog) return NoControl("changing the catalog");
-  const std::string actor = AuditActor(request.Header("Authorization").value_or(""));
+  const std::string actor = Actor(request);
   // Field errors read well on their own: "verify.scheme: must be one of …".
   auto fail = [](const Status& s) {
     if (s.code() == Status::Code::kInvalidArgument && !s.field().empty() &&

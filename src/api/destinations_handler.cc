@@ -94,7 +94,7 @@ http::Response ApiHandler::RotateDestinationSecret(const http::Request& request,
                             {"expires_at", FormatRfc3339(clock_.Now() + body->grace)}};
   }
   json::object patch{{"signing_secret", secret}, {"signing_secret_previous", std::move(previous)}};
-  const std::string actor = AuditActor(request.Header("Authorization").value_or(""));
+  const std::string actor = Actor(request);
   if (Status s = controls_.catalog->Update(store::CatalogKind::kDestination, name, patch, actor);
       !s.ok()) {
     return FromStatus(s);

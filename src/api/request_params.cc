@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cctype>
 #include <charconv>
 
 #include "api/json_util.h"
@@ -231,6 +232,52 @@ Result<RotateSecretRequest> ParseRotateSecretBody(std::string_view body) {
     }
   }
   HR_ASSIGN_OR_RETURN(r.secret, StringField(o, "secret"));
+  return r;
+}
+
+Result<CreateTokenRequest> ParseCreateTokenBody(std::string_view body) {
+  HR_ASSIGN_OR_RETURN(json::object o, ParseObjectBody(body));
+  for (const auto& [k, v] : o) {
+    if (k != "name" && k != "role" && k != "expires") {
+      return Status::InvalidArgument(
+          "unknown field \"" + std::string(k) + "\" (known fields: name, role, expires)",
+          std::string(k));
+    }
+  }
+  CreateTokenRequest r;
+  HR_ASSIGN_OR_RETURN(std::optional<std::string> name, StringField(o, "name"));
+  if (!name) return Status::InvalidArgument("name: is required", "name");
+  const bool name_ok =
+      name->size() <= 64 && std::isalnum(static_cast<unsigned char>(name->front())) &&
+      std::all_of(name->begin(), name->end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+      });
+  if (!name_ok) {
+    return Status::InvalidArgument(
+        "name: 1 to 64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit", "name");
+  }
+  if (*name == "bootstrap") {
+    return Status::InvalidArgument("name: \"bootstrap\" is the start-up token's", "name");
+  }
+  r.name = std::move(*name);
+  HR_ASSIGN_OR_RETURN(std::optional<std::string> role, StringField(o, "role"));
+  if (!role)
+    return Status::InvalidArgument("role: is required (viewer, operator or admin)", "role");
+  std::optional<access::Role> parsed = access::ParseRole(*role);
+  if (!parsed) {
+    return Status::InvalidArgument(
+        "role: unknown role \"" + *role + "\" (known: viewer, operator, admin)", "role");
+  }
+  r.role = *parsed;
+  if (const json::value* e = o.if_contains("expires"); e && !e->is_null()) {
+    auto d = model::GetDuration(*e, "expires");
+    if (!d.ok()) return Status::InvalidArgument("expires: " + d.status().message(), "expires");
+    if (*d < std::chrono::minutes(1) || *d > kMaxTokenLifetime) {
+      return Status::InvalidArgument("expires: must be from 1m to 3650d (or null: never)",
+                                     "expires");
+    }
+    r.expires = *d;
+  }
   return r;
 }
 

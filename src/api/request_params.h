@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "access/role.h"
 #include "common/clock.h"
 #include "common/list_limits.h"
 #include "common/result.h"
@@ -73,6 +74,17 @@ struct RotateSecretRequest {
   std::optional<std::string> secret;
 };
 Result<RotateSecretRequest> ParseRotateSecretBody(std::string_view body);
+// The body of POST /api/v1/tokens: {"name": "ci-replays", "role": "operator", "expires": "90d"}.
+// name: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit, not "bootstrap"; role:
+// viewer, operator or admin; expires (optional, null: never): from 1m to kMaxTokenLifetime.
+// Errors as for ParsePauseBody, naming the field.
+inline constexpr Duration kMaxTokenLifetime = std::chrono::hours(24 * 3650);
+struct CreateTokenRequest {
+  std::string name;
+  access::Role role = access::Role::kViewer;
+  std::optional<Duration> expires;
+};
+Result<CreateTokenRequest> ParseCreateTokenBody(std::string_view body);
 // The optional body of resume and reset-breaker: empty or {}. InvalidArgument otherwise.
 Status ParseEmptyBody(std::string_view body);
 // The optional body of POST /api/v1/events/{id}/replay: {"destination": "name"}. nullopt: all

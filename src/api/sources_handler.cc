@@ -105,7 +105,7 @@ http::Response ApiHandler::RotateSourceSecret(const http::Request& request,
   }
   json::object patch{{"verify", json::object{{"secrets", json::array{json::string(*secret)}},
                                              {"secrets_previous", std::move(previous)}}}};
-  const std::string actor = AuditActor(request.Header("Authorization").value_or(""));
+  const std::string actor = Actor(request);
   if (Status st = controls_.catalog->Update(store::CatalogKind::kSource, name, patch, actor);
       !st.ok()) {
     return FromStatus(st);

@@ -16,6 +16,7 @@ class AdminToken {
  public:
   explicit AdminToken(std::string sha256_hex) : sha256_hex_(std::move(sha256_hex)) {}
   bool Check(std::string_view presented) const;
+  const std::string& sha256_hex() const { return sha256_hex_; }
   // From an "Authorization: Bearer <token>" header value.
   bool CheckAuthorizationHeader(std::string_view header_value) const;
 

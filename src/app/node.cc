@@ -34,7 +34,7 @@ std::string NodeIdOf(const std::string& dir) {
 
 Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts,
                                            const Clock& clock, Random& random) {
-  std::unique_ptr<Node> n(new Node(std::move(parts.admin_token)));
+  std::unique_ptr<Node> n(new Node(parts.admin_token, clock));
   n->node_id_ = NodeIdOf(config.store.dir);
   n->store_ = std::move(parts.store);
   store::Store& store = *n->store_;
@@ -150,11 +150,19 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
 
   replay::ReplayRunner& replays = *n->replays_;
   ingest::RejectionRecorder& rejections = *n->rejections_;
-  const AdminToken& admin_token = n->admin_token_;
+  // The bootstrap token has a row (its last use, and whether it was revoked); the tokens are
+  // read before the API answers anything.
+  store::ApiToken bootstrap;
+  bootstrap.name = "bootstrap";
+  bootstrap.role = "admin";
+  bootstrap.created_at = clock.Now();
+  if (auto added = store.EnsureToken(bootstrap); !added.ok()) return added.status();
+  n->token_refresher_ = std::make_unique<TokenRefresher>(store, n->tokens_);
+  if (Status s = n->token_refresher_->Refresh(); !s.ok()) return s;
+  access::TokenRegistry& tokens = n->tokens_;
+  TokenRefresher& token_refresher = *n->token_refresher_;
   n->api_ = std::make_unique<api::ApiHandler>(
-      [&admin_token](std::string_view authorization) {
-        return admin_token.CheckAuthorizationHeader(authorization);
-      },
+      [&tokens](std::string_view authorization) { return tokens.Authenticate(authorization); },
       store, n->registry_, [&engine] { return engine.Destinations(); },
       api::ApiHandler::Controls{
           .pause = [&engine](
@@ -171,7 +179,11 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
           .catalog = n->catalog_.get(),
           .rejection_counts =
               [&rejections](const std::string& source) { return rejections.Counts(source); },
-          .transforms = n->transforms_.get()},
+          .transforms = n->transforms_.get(),
+          .token_used = [&tokens, &clock](
+                            const std::string& name,
+                            const std::string& addr) { tokens.NoteUse(name, clock.Now(), addr); },
+          .tokens_changed = [&token_refresher] { (void)token_refresher.Refresh(); }},
       clock);
 
   AuthThrottleOptions throttle_options;
@@ -230,6 +242,7 @@ void Node::Start() {
   retention_->Start();
   replays_->Start();
   rejections_->Start();
+  token_refresher_->Start();
 }
 
 void Node::SetDraining() { router_->SetDraining(); }

@@ -11,6 +11,7 @@
 #include "app/auth_throttle.h"
 #include "app/config.h"
 #include "app/router.h"
+#include "app/token_refresher.h"
 #include "catalog/catalog_service.h"
 #include "common/clock.h"
 #include "common/random.h"
@@ -79,7 +80,8 @@ class Node {
   const std::vector<std::string>& catalog_notes() const { return catalog_notes_; }
 
  private:
-  explicit Node(AdminToken admin_token) : admin_token_(std::move(admin_token)) {}
+  Node(const AdminToken& admin_token, const Clock& clock)
+      : tokens_(admin_token.sha256_hex(), clock) {}
   // Stops the engine when destroyed: a member between the sender and what is stopped before it.
   struct EngineStop {
     EngineStop() = default;
@@ -109,7 +111,9 @@ class Node {
   std::unique_ptr<replay::ReplayRunner> replays_;
   std::unique_ptr<ingest::RejectionRecorder> rejections_;
   std::unique_ptr<ingest::IngestService> ingest_;
-  AdminToken admin_token_;
+  // The tokens the API accepts: the bootstrap one and the store's, read again by the refresher.
+  access::TokenRegistry tokens_;
+  std::unique_ptr<TokenRefresher> token_refresher_;
   std::unique_ptr<api::ApiHandler> api_;
   std::unique_ptr<AuthThrottle> auth_throttle_;
   std::unique_ptr<Router> router_;

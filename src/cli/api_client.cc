@@ -82,7 +82,7 @@ Status CheckToken(std::string_view token) {
   }
   if (!token.empty()) return Status::Ok();
   return Status::InvalidArgument(
-      "no admin token: set HOOKRELAY_TOKEN (or pass --token); `hookrelay serve` prints it at "
+      "no API token: set HOOKRELAY_TOKEN (or pass --token); `hookrelay serve` prints one at "
       "its first start");
 }
 

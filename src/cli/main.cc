@@ -8,6 +8,7 @@
 #include "cli/schedule_command.h"
 #include "cli/serve_command.h"
 #include "cli/simulate_command.h"
+#include "cli/token_commands.h"
 #include "cli/transform_command.h"
 
 int main(int argc, char** argv) {
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
         AddEventsCommand(app, exit_code);
         AddCatalogCommands(app, exit_code);
         AddAuditCommand(app, exit_code);
+        AddTokenCommands(app, exit_code);
         AddReplayCommand(app, exit_code);
         AddTransformCommand(app, exit_code);
       },

@@ -15,7 +15,8 @@ void AddManagementOptions(Command cmd, ManagementOptions& options, bool has_dest
                       "HOOKRELAY_URL, else ") +
               kDefaultApiUrl + ")");
   cmd.Add("--token", options.token,
-          "Admin bearer token (default: HOOKRELAY_TOKEN, or HOOKRELAY_ADMIN_TOKEN)");
+          "API token: a named one (hookrelay tokens) or the admin one (default: HOOKRELAY_TOKEN, "
+          "or HOOKRELAY_ADMIN_TOKEN)");
   cmd.Flag("--json", options.json, "Print the API's JSON instead of a table");
   if (!has_destination_url) cmd.Add("--url", options.stray_url).Hidden();
 }

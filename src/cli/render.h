@@ -89,6 +89,13 @@ std::string RenderNextPageHint(const std::string& what, const std::string& curso
 std::string RenderAuditList(const boost::json::array& items, TimePoint now,
                             size_t width = kRenderWidth);
 
+// `hookrelay tokens list`: NAME, ROLE, CREATED, EXPIRES ("never", "(expired)", "revoked"), LAST
+// USED (when, from which address); "No tokens." when `items` is empty.
+std::string RenderTokenList(const boost::json::array& items, TimePoint now,
+                            size_t width = kRenderWidth);
+// `hookrelay tokens create`: the token's name, role, creation and expiry.
+std::string RenderTokenDetail(const boost::json::object& t, TimePoint now);
+
 // `hookrelay destinations list` / `show` (breaker state, pause, concurrency).
 std::string RenderDestinationList(const boost::json::array& items, TimePoint now,
                                   size_t width = kRenderWidth);

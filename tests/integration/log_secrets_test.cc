@@ -439,6 +439,34 @@ TEST_P(LogSecretsTest, NoSecretInAnyLogLineOrAnswer) {
     EXPECT_EQ(wrong.status, 401);
   }
 
+  // A named token (issue 28): created (its one answer holds it and is not kept), used, refused
+  // for what its role may not do, revoked, refused. It must be in no log line and no other answer.
+  {
+    HttpConnection conn(server_->port());
+    HttpResponse created = conn.Send(
+        "POST", "/api/v1/tokens",
+        {{"Authorization", "Bearer " + admin_token_}, {"Content-Type", "application/json"}},
+        R"({"name": "dash", "role": "viewer"})");
+    ASSERT_EQ(created.status, 201) << created.body;
+    const std::string named(json::parse(created.body).at("token").as_string());
+    secrets_.AddText("named API token", named);
+    for (const char* path : {"/api/v1/events", "/api/v1/whoami"}) {
+      HttpResponse r = conn.Send("GET", path, {{"Authorization", "Bearer " + named}});
+      Keep(std::string("GET ") + path + " (named token)", r);
+      EXPECT_EQ(r.status, 200) << r.body;
+    }
+    HttpResponse denied = conn.Send("POST", "/api/v1/destinations/gone/pause",
+                                    {{"Authorization", "Bearer " + named}});
+    Keep("POST pause (viewer)", denied);
+    EXPECT_EQ(denied.status, 403) << denied.body;
+    EXPECT_EQ(Api("DELETE", "/api/v1/tokens/dash").status, 200);
+    HttpResponse revoked =
+        conn.Send("GET", "/api/v1/events", {{"Authorization", "Bearer " + named}});
+    Keep("GET /api/v1/events (revoked token)", revoked);
+    EXPECT_EQ(revoked.status, 401) << revoked.body;
+    Api("GET", "/api/v1/tokens");
+  }
+
   GetEverything(ids, replay_id);
   ASSERT_EQ(server_->Stop(), 0) << server_->output();
 

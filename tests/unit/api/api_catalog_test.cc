@@ -46,7 +46,7 @@ class ApiCatalogTest : public ::testing::Test {
     ApiHandler::Controls controls;
     controls.catalog = catalog_.get();
     handler_ = std::make_unique<ApiHandler>(
-        [](std::string_view h) { return h == kToken; }, *store_, registry_,
+        [this](std::string_view h) { return tokens_.Authenticate(h); }, *store_, registry_,
         [] { return std::map<std::string, delivery::DestinationState>(); }, std::move(controls),
         clock_);
   }
@@ -89,6 +89,7 @@ class ApiCatalogTest : public ::testing::Test {
   std::unique_ptr<store::FaultInjectingStore> store_;
   model::Registry registry_;
   std::unique_ptr<catalog::CatalogService> catalog_;
+  access::TokenRegistry tokens_{HexEncode(Sha256("catalog-token-0123456789")), clock_};
   std::unique_ptr<ApiHandler> handler_;
   int wakes_ = 0;
 };

@@ -10,6 +10,7 @@
 
 #include "api/api_routes.h"
 #include "api/openapi.h"
+#include "common/crypto.h"
 #include "common/time_format.h"
 #include "conformance/store_test_util.h"
 #include "policy/retry_policy.h"
@@ -89,13 +90,13 @@ class ApiHandlerTest : public ::testing::Test {
       }
       return c;
     };
-    handler_ = std::make_unique<ApiHandler>([](std::string_view h) { return h == kToken; }, *store_,
-                                            registry_,
-                                            [this] {
-                                              std::lock_guard lock(calls_mu_);
-                                              return states_;
-                                            },
-                                            std::move(controls), clock_);
+    handler_ = std::make_unique<ApiHandler>(
+        [this](std::string_view h) { return tokens_.Authenticate(h); }, *store_, registry_,
+        [this] {
+          std::lock_guard lock(calls_mu_);
+          return states_;
+        },
+        std::move(controls), clock_);
   }
 
   static http::Request Get(std::string target, std::string method = "GET",
@@ -143,6 +144,8 @@ class ApiHandlerTest : public ::testing::Test {
   std::mutex calls_mu_;
   std::vector<std::string> calls_;  // GUARDED_BY(calls_mu_): the controls called, in order
   std::map<std::string, delivery::DestinationState> states_;  // GUARDED_BY(calls_mu_)
+  // kToken is the bootstrap (admin) token; the tests add named ones with Replace.
+  access::TokenRegistry tokens_{HexEncode(Sha256("right-token-0123456789")), clock_};
   std::unique_ptr<ApiHandler> handler_;
 };
 
@@ -250,7 +253,8 @@ TEST_F(ApiHandlerTest, ServesEachRouteAndNoSecrets) {
         (route.method == "DELETE" && route.id != RouteId::kCancelBulkReplay) ||
         route.id == RouteId::kCreateSource || route.id == RouteId::kCreateDestination ||
         route.id == RouteId::kCreateRoute || route.id == RouteId::kTestTransform ||
-        route.id == RouteId::kRotateDestinationSecret || route.id == RouteId::kRotateSourceSecret) {
+        route.id == RouteId::kRotateDestinationSecret || route.id == RouteId::kRotateSourceSecret ||
+        route.id == RouteId::kCreateToken) {
       continue;
     }
     http::Response res =
@@ -262,6 +266,93 @@ TEST_F(ApiHandlerTest, ServesEachRouteAndNoSecrets) {
     EXPECT_EQ(res.body.find(test::kSigningSecret), std::string::npos) << route.path;
     EXPECT_EQ(res.body.find(test::kVerifySecret), std::string::npos) << route.path;
   }
+}
+
+store::ApiToken NamedToken(const std::string& name, const std::string& token,
+                           const std::string& role) {
+  store::ApiToken t;
+  t.name = name;
+  t.hash = HexEncode(Sha256(token));
+  t.role = role;
+  return t;
+}
+
+// Issue 28: each role against every route of the table. Every route has one of the three roles
+// (an entry that forgot its role has none, and fails here); every GET is the viewer's, the
+// operator's routes are the ones listed here, the rest the admin's. A token below a route's role
+// gets 403 naming the role needed, before anything runs; at or above it, never 401 or 403.
+TEST_F(ApiHandlerTest, EachRoleAgainstEveryRoute) {
+  using access::Role;
+  const std::string viewer = "hr_viewer-0123456789", op = "hr_operator-0123456789",
+                    admin = "hr_admin-0123456789";
+  tokens_.Replace({NamedToken("v", viewer, "viewer"), NamedToken("o", op, "operator"),
+                   NamedToken("a", admin, "admin")});
+  const std::set<RouteId> operator_routes = {
+      RouteId::kReplayEvent,      RouteId::kCreateBulkReplay,  RouteId::kCancelBulkReplay,
+      RouteId::kPauseDestination, RouteId::kResumeDestination, RouteId::kResetBreaker};
+  for (const ApiRoute& route : ApiRoutes()) {
+    const std::string what = std::string(route.method) + " " + std::string(route.path);
+    ASSERT_EQ(access::ParseRole(access::RoleName(route.role)), route.role) << what << ": no role";
+    // The token list says who may use the API: the admin's, though a GET.
+    const Role expected = route.id == RouteId::kListTokens                           ? Role::kAdmin
+                          : route.method == "GET" || route.id == RouteId::kTestRoute ? Role::kViewer
+                          : operator_routes.contains(route.id) ? Role::kOperator
+                                                               : Role::kAdmin;
+    EXPECT_EQ(route.role, expected) << what;
+    for (const auto& [token, role] :
+         {std::pair{viewer, Role::kViewer}, {op, Role::kOperator}, {admin, Role::kAdmin}}) {
+      const size_t calls = Calls().size();
+      http::Response r = handler_->Respond(
+          Get(Concrete(route.path), std::string(route.method), "Bearer " + token));
+      if (access::RoleAllows(role, route.role)) {
+        EXPECT_NE(r.status, 403) << what << " as " << access::RoleName(role) << ": " << r.body;
+        EXPECT_NE(r.status, 401) << what << " as " << access::RoleName(role) << ": " << r.body;
+        continue;
+      }
+      EXPECT_EQ(r.status, 403) << what << " as " << access::RoleName(role) << ": " << r.body;
+      EXPECT_NE(r.body.find("needs the " + std::string(access::RoleName(route.role)) + " role"),
+                std::string::npos)
+          << r.body;
+      EXPECT_EQ(Calls().size(), calls) << what << ": a control ran for a refused token";
+    }
+  }
+  // Writes name the token in the audit trail.
+  ASSERT_EQ(handler_->Respond(Get("/api/v1/audit")).status, 200);
+  json::value page = json::parse(handler_->Respond(Get("/api/v1/audit")).body);
+  std::set<std::string> actors;
+  for (const json::value& e : page.at("items").as_array()) {
+    actors.insert(std::string(e.at("actor").as_string()));
+  }
+  EXPECT_TRUE(actors.contains("token:o")) << json::serialize(page);
+  EXPECT_FALSE(actors.contains("token:v")) << json::serialize(page);
+}
+
+TEST_F(ApiHandlerTest, ExpiredAndUnknownTokensAreRefusedSayingWhy) {
+  store::ApiToken t = NamedToken("ci", "hr_ci-0123456789", "operator");
+  t.expires_at = clock_.Now() + std::chrono::hours(1);
+  tokens_.Replace({t});
+  http::Response r = handler_->Respond(Get("/api/v1/whoami", "GET", "Bearer hr_ci-0123456789"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body), json::parse(R"({"name": "ci", "role": "operator"})"));
+  clock_.Advance(std::chrono::hours(1));
+  r = handler_->Respond(Get("/api/v1/whoami", "GET", "Bearer hr_ci-0123456789"));
+  EXPECT_EQ(r.status, 401);
+  EXPECT_TRUE(json::parse(r.body).at("error").at("message").as_string().starts_with(
+      "token \"ci\" expired at "))
+      << r.body;
+  r = handler_->Respond(Get("/api/v1/whoami", "GET", "Bearer hr_nobody-0123456789"));
+  EXPECT_EQ(r.status, 401);
+  EXPECT_NE(r.body.find("wrong bearer token"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("hr_nobody"), std::string::npos) << r.body;
+  // The bootstrap token, revoked in the store, is refused saying so.
+  store::ApiToken bootstrap;
+  bootstrap.name = "bootstrap";
+  bootstrap.role = "admin";
+  bootstrap.revoked = true;
+  tokens_.Replace({bootstrap});
+  r = handler_->Respond(Get("/api/v1/whoami"));
+  EXPECT_EQ(r.status, 401);
+  EXPECT_NE(r.body.find("bootstrap token was revoked"), std::string::npos) << r.body;
 }
 
 TEST_F(ApiHandlerTest, RejectionsListNewestFirstWithTheCounts) {
@@ -385,7 +476,7 @@ TEST_F(ApiHandlerTest, PauseResumeResetBreakerCallTheEngineAndAudit) {
   json::value page = json::parse(r.body);
   const json::array& items = page.at("items").as_array();
   ASSERT_EQ(items.size(), 3u);
-  const std::string actor = "token:" + HexEncode(Sha256("right-token-0123456789")).substr(0, 8);
+  const std::string actor = "token:bootstrap";
   EXPECT_EQ(items[0].at("action").as_string(), "reset_breaker");  // newest first
   EXPECT_EQ(items[0].at("target").as_string(), "crm");
   EXPECT_EQ(items[0].at("detail"), nullptr);
@@ -646,10 +737,19 @@ TEST_F(ApiHandlerTest, OpenApiDocumentMatchesTheRouteTable) {
       documented.emplace(m, std::string(path));
       EXPECT_TRUE(op.as_object().contains("responses")) << path;
       // Probe it: the handler serves exactly this.
+      const bool tokens = path.starts_with("/api/v1/tokens");
       http::Response r =
           path == "/api/v1/routes/test"  // a dry run needs a source to try its events
               ? handler_->Respond(Post(std::string(path), R"({"source": "github"})"))
-              : handler_->Respond(Get(Concrete(path), m));
+              : tokens && m == "POST"
+                    ? handler_->Respond(
+                          Post(std::string(path), R"({"name": "probe", "role": "viewer"})"))
+                    : handler_->Respond(Get(Concrete(path), m));
+      if (tokens && m != "GET") {
+        EXPECT_EQ(r.status, m == "POST" ? 201 : 404) << m << " " << path << ": " << r.body;
+        EXPECT_EQ(handler_->Respond(Get(Concrete(path), "PUT")).status, 405) << path;
+        continue;
+      }
       const bool catalog_change =
           (m == "POST" &&
            (path == "/api/v1/sources" || path == "/api/v1/destinations" ||
@@ -684,7 +784,17 @@ TEST_F(ApiHandlerTest, OpenApiDocumentMatchesTheRouteTable) {
     }
   }
   std::set<std::pair<std::string, std::string>> served;
-  for (const ApiRoute& r : ApiRoutes()) served.emplace(r.method, r.path);
+  for (const ApiRoute& r : ApiRoutes()) {
+    served.emplace(r.method, r.path);
+    // A route a viewer may not use documents its 403.
+    std::string m(r.method);
+    std::transform(m.begin(), m.end(), m.begin(), ::tolower);
+    const json::value* item = doc.at("paths").as_object().if_contains(r.path);
+    const json::value* op = item ? item->as_object().if_contains(m) : nullptr;
+    if (op && r.role != access::Role::kViewer) {
+      EXPECT_TRUE(op->at("responses").as_object().contains("403")) << r.method << " " << r.path;
+    }
+  }
   EXPECT_EQ(documented, served);
   // The served document is the same text.
   http::Response r = handler_->Respond(Get("/api/v1/openapi.json"));
