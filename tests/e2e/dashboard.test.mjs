@@ -1,4 +1,4 @@
-// End-to-end test of the dashboard (issues 12 and 26): the real hookrelay binary, a scripted
+// End-to-end test of the dashboard (issues 12, 26 and 28): the real hookrelay binary, a scripted
 // local sink and Debian's headless Chromium (harness.mjs), on node's test runner. One server and
 // one browser for the file (before/after); one test per page or feature, in order: the later ones
 // use what the earlier ones created (the events ingested, the jobs started), but a failed check
@@ -1045,70 +1045,114 @@ step("destination detail on a phone: the herd chart drawn for the width, the hel
   log("every page at 1280×800 and 390×844, axe clean");
 });
 
-// A destination's signing secret rotated from its page: a grace period refused by the server,
-// then the new secret shown once, the state saying until when the previous one also signs, and
-// both signing every request meanwhile. After the page tests: its event would change what they show.
-step("destination detail: the signing secret rotated with a grace period, the new one shown once", async () => {
-  const oldSecret = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
-  await apiSend("POST", "/sources", { name: "rotor" });
-  await apiSend("POST", "/destinations", { name: "rotor", url: `${sinkUrl}/rotor`, allow_private: true, signing_secret: oldSecret });
-  await apiSend("POST", "/routes", { source: "rotor", destination: "rotor" });
-  await page.goto(`${base}/ui/#/destinations/rotor`);
-  await page.locator("#signing-secret").waitFor();
-  if (await page.locator("#signing-secret").innerText() !== "set (write-only)") fail(`before the rotation the state shows the signing secret as ${await page.locator("#signing-secret").innerText()}`);
+// ---- "Rotate secret" on a destination's and a source's page (pages/rotate.js), on `page`.
+// Opens the panel: its button says it is expanded, the grace period has the focus and is 24h.
+async function openRotate() {
   await page.locator("#rotate-open").click();
   await page.locator("#rotate").waitFor();
   if (await page.locator("#rotate-open").getAttribute("aria-expanded") !== "true") fail("the open rotate form's button is not aria-expanded");
   if (await page.evaluate(() => document.activeElement?.id) !== "r-grace") fail("opening the rotate form does not focus the grace period");
   if (await page.locator("#r-grace").inputValue() !== "24h") fail("the grace period does not default to 24h");
-  // A grace period the server refuses: its message beside the form, the field marked, nothing rotated.
-  await page.fill("#r-grace", "8d");
-  page.once("dialog", (d) => d.accept());
-  await expecting([/status of 400/, /^400 POST .*\/api\/v1\/destinations\/rotor\/rotate-secret$/], async () => {
-    await page.getByRole("button", { name: "Rotate now" }).click();
-    await page.locator("#rotate").getByRole("alert").getByText(/^Not rotated: grace: must be from 0s to 7d/).waitFor();
-  });
-  if (await page.locator("#r-grace").getAttribute("aria-invalid") !== "true") fail("the refused grace period's field is not marked invalid");
-  if ((await api("/destinations/rotor")).signing_secret_rotation !== null) fail("a refused rotation rotated the secret");
-  await checkA11y(page, "destination-rotate-error");
-  await checkText(page, "destination-rotate-error");
-  await page.locator("#rotate").screenshot({ path: join(outDir, "destination-rotate-error-desktop.png") });
-  // The confirmation says how long the previous secret still signs; then the new secret, once.
-  await page.fill("#r-grace", "24h");
+}
+
+// "Rotate now", confirmed; resolves to the confirmation's question and the API's answer.
+async function rotateNow(path) {
   let question = "";
   page.once("dialog", (d) => { question = d.message(); d.accept(); });
   const [answer] = await Promise.all([
-    page.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith("/api/v1/destinations/rotor/rotate-secret")),
+    page.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith(`/api/v1${path}`)),
     page.getByRole("button", { name: "Rotate now" }).click(),
   ]);
-  if (!question.includes("The previous secret also signs for 24h")) fail(`the confirmation asks ${JSON.stringify(question)}`);
-  const secret = (await answer.json()).signing_secret;
+  return { question, answer };
+}
+
+// "Rotate now", refused by the server: its message (`text`) under the form, the field it names
+// (#`field`) marked and focused, and a screenshot of the panel as `shotName`.
+async function rotateRefused(path, text, field, shotName) {
+  const url = new RegExp(`^400 POST .*/api/v1${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`);
+  await expecting([/status of 400/, url], async () => {
+    await rotateNow(path);
+    await page.locator("#rotate").getByRole("alert").getByText(text).waitFor();
+  });
+  if (await page.locator(`#${field}`).getAttribute("aria-invalid") !== "true") fail(`the refused #${field} is not marked invalid`);
+  if (await page.evaluate(() => document.activeElement?.id) !== field) fail(`the refused #${field} does not get the focus`);
+  await checkA11y(page, shotName);
+  await checkText(page, shotName);
+  await page.locator("#rotate").screenshot({ path: join(outDir, `${shotName}-desktop.png`) });
+}
+
+// The generated secret shown once: the answer's, not the old one, focused, copied by Copy; then
+// the page with it at both widths (`shotName`).
+async function checkSecretShown(secret, oldSecret, noun, shotName) {
   const box = page.locator("#rotate .secret-box");
   await box.getByText("Copy it now: it will not be shown again.").waitFor();
   const shown = await box.locator("#new-secret").innerText();
   if (!shown.startsWith("whsec_") || shown !== secret || shown === oldSecret) fail(`the new secret shown is ${JSON.stringify(shown)}, the answer's ${JSON.stringify(secret)}`);
   if (await page.evaluate(() => document.activeElement?.className) !== "secret-heading") fail("the new secret's box does not get the focus");
   await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
-  await box.getByRole("button", { name: "Copy the new signing secret" }).click();
+  await box.getByRole("button", { name: `Copy the new ${noun}` }).click();
   await box.locator(".copy").getByText("Copied", { exact: true }).waitFor({ timeout: 3000 }).catch(() => fail("Copy does not say Copied"));
   if (await page.evaluate(() => navigator.clipboard.readText()) !== secret) fail("Copy did not put the new secret on the clipboard");
   // Back to "Copy" (axe: the visible text is part of the button's name again) before the checks.
   await page.waitForFunction(() => document.querySelector("#rotate .copy")?.textContent === "Copy");
-  // The state says until when the previous secret also signs: a day from now, local time.
-  await page.locator("#signing-secret", { hasText: "rotating" }).waitFor();
-  const line = await page.locator("#signing-secret").innerText();
-  if (!/^set \(write-only\) · rotating: the previous secret also signs until (\d{1,2} \w{3} \d{4}, )?\d\d:\d\d:\d\d \(in 24 h\)$/.test(line)) fail(`the state shows the signing secret as ${JSON.stringify(line)}`);
-  const rot = await api("/destinations/rotor");
-  const left = (Date.parse(rot.signing_secret_rotation?.old_expires_at) - Date.now()) / 3600000;
-  if (!(left > 23.9 && left <= 24.01)) fail(`after the rotation the destination shows ${JSON.stringify(rot.signing_secret_rotation)}`);
-  if (JSON.stringify(rot).includes(secret.slice(6))) fail("the destination's GET shows the new secret");
+  await checkRotatePanel(shotName);
+}
+
+// The page with the rotate panel scrolled into view, at both widths (checkPage).
+async function checkRotatePanel(shotName) {
   await page.locator("#rotate").scrollIntoViewIfNeeded();
-  await checkPage(page, "destination-rotate-secret", "desktop");
+  await checkPage(page, shotName, "desktop");
   const desktopSize = page.viewportSize();
   await page.setViewportSize({ width: 390, height: 844 });
   await page.locator("#rotate").scrollIntoViewIfNeeded();
-  await checkPage(page, "destination-rotate-secret", "phone");
+  await checkPage(page, shotName, "phone");
   await page.setViewportSize(desktopSize);
+}
+
+// Done: the secret leaves the page for good; the focus returns to the button.
+async function rotateDone(secret) {
+  await page.locator("#rotate .secret-box").getByRole("button", { name: "Done" }).click();
+  await page.locator("#rotate").waitFor({ state: "hidden" });
+  if ((await page.content()).includes(secret.slice(6))) fail("the new secret is still in the page after Done");
+  if (await page.evaluate(() => document.activeElement?.id) !== "rotate-open") fail("closing the rotate form does not return the focus to its button");
+}
+
+// Hours until an RFC 3339 time.
+const hoursUntil = (iso) => (Date.parse(iso) - Date.now()) / 3600000;
+// A local time a day from now, as time() shows it: "19:38:33 (in 24 h)", with the date when not today.
+const inADay = String.raw`(\d{1,2} \w{3} \d{4}, )?\d\d:\d\d:\d\d \(in 24 h\)`;
+
+// A destination's signing secret rotated from its page: a grace period refused by the server,
+// then the new secret shown once, the state saying until when the previous one also signs, and
+// both signing every request meanwhile. After the page tests: its event would change what they show.
+step("destination detail: the signing secret rotated with a grace period, the new one shown once", async () => {
+  const oldSecret = "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD";
+  const path = "/destinations/rotor/rotate-secret";
+  await apiSend("POST", "/sources", { name: "rotor" });
+  await apiSend("POST", "/destinations", { name: "rotor", url: `${sinkUrl}/rotor`, allow_private: true, signing_secret: oldSecret });
+  await apiSend("POST", "/routes", { source: "rotor", destination: "rotor" });
+  await page.goto(`${base}/ui/#/destinations/rotor`);
+  await page.locator("#signing-secret").waitFor();
+  if (await page.locator("#signing-secret").innerText() !== "set (write-only)") fail(`before the rotation the state shows the signing secret as ${await page.locator("#signing-secret").innerText()}`);
+  await openRotate();
+  // A grace period the server refuses: nothing rotated.
+  await page.fill("#r-grace", "8d");
+  await rotateRefused(path, /^Not rotated: grace: must be from 0s to 7d/, "r-grace", "destination-rotate-error");
+  if ((await api("/destinations/rotor")).signing_secret_rotation !== null) fail("a refused rotation rotated the secret");
+  // The confirmation says how long the previous secret still signs; then the new secret, once.
+  await page.fill("#r-grace", "24h");
+  const { question, answer } = await rotateNow(path);
+  if (!question.includes("The previous secret also signs for 24h")) fail(`the confirmation asks ${JSON.stringify(question)}`);
+  const secret = (await answer.json()).signing_secret;
+  // The state says until when the previous secret also signs: a day from now, local time.
+  await page.locator("#signing-secret", { hasText: "rotating" }).waitFor();
+  const line = await page.locator("#signing-secret").innerText();
+  if (!new RegExp(`^set \\(write-only\\) · rotating: the previous secret also signs until ${inADay}$`).test(line)) fail(`the state shows the signing secret as ${JSON.stringify(line)}`);
+  const rot = await api("/destinations/rotor");
+  const left = hoursUntil(rot.signing_secret_rotation?.old_expires_at);
+  if (!(left > 23.9 && left <= 24.01)) fail(`after the rotation the destination shows ${JSON.stringify(rot.signing_secret_rotation)}`);
+  if (JSON.stringify(rot).includes(secret.slice(6))) fail("the destination's GET shows the new secret");
+  await checkSecretShown(secret, oldSecret, "signing secret", "destination-rotate-secret");
   log(`rotated rotor's secret: ${secret.slice(0, 10)}… shown once, the previous one signs for 24 h`);
 
   // Meanwhile every request carries both signatures, the new one first.
@@ -1120,15 +1164,10 @@ step("destination detail: the signing secret rotated with a grace period, the ne
     if (!hit) await new Promise((r) => setTimeout(r, 100));
   }
   if (!hit) fail("the sink did not receive the event to rotor");
-  const sign = (s) => `v1,${createHmac("sha256", Buffer.from(s.slice("whsec_".length), "base64"))
-    .update(`${hit.headers["webhook-id"]}.${hit.headers["webhook-timestamp"]}.${hit.body}`).digest("base64")}`;
+  const sign = (s) => `v1,${standardSignature(s, hit.headers["webhook-id"], hit.headers["webhook-timestamp"], hit.body)}`;
   if (hit.headers["webhook-signature"] !== `${sign(secret)} ${sign(oldSecret)}`) fail(`rotor received webhook-signature ${hit.headers["webhook-signature"]}, not the new and the old secret's`);
 
-  // Done: the secret leaves the page for good; the focus returns to the button.
-  await box.getByRole("button", { name: "Done" }).click();
-  await page.locator("#rotate").waitFor({ state: "hidden" });
-  if ((await page.content()).includes(secret.slice(6))) fail("the new secret is still in the page after Done");
-  if (await page.evaluate(() => document.activeElement?.id) !== "rotate-open") fail("closing the rotate form does not return the focus to its button");
+  await rotateDone(secret);
   await page.evaluate(() => window.scrollTo(0, 0));
   await checkPage(page, "destination-rotating", "desktop");
   await visit(await phonePage(), "#/destinations/rotor", "destination-rotating", "phone", "#signing-secret time");
@@ -1137,6 +1176,312 @@ step("destination detail: the signing secret rotated with a grace period, the ne
   await page.getByText("Defined in the config file: read-only here").waitFor();
   if (await page.locator("#rotate-open, #rotate").count()) fail("a config destination offers to rotate its secret");
   log("both secrets sign during the grace period; Done removes the secret; config destinations have no Rotate");
+});
+
+// The Standard Webhooks signature (base64 HMAC-SHA256 of "id.timestamp.body") with a whsec_ secret.
+function standardSignature(secret, id, ts, body) {
+  return createHmac("sha256", Buffer.from(secret.slice("whsec_".length), "base64")).update(`${id}.${ts}.${body}`).digest("base64");
+}
+
+// A source's verification secret rotated from its page: a typed secret the server refuses, then a
+// generated one shown once, the state and the list saying until when the previous one also
+// verifies, and both verifying meanwhile; a Stripe source needs the secret typed (Stripe makes it).
+// After the page tests: its events would change what they show.
+step("source detail: the verification secret rotated with a grace period, the new one shown once", async () => {
+  const oldSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+  const path = "/sources/inbound/rotate-secret";
+  await apiSend("POST", "/sources", { name: "inbound", verify: { scheme: "standard", secrets: [oldSecret] } });
+  await apiSend("POST", "/sources", { name: "payments", verify: { scheme: "stripe", secrets: ["whsec_e2e_stripe_old_secret"] } });
+  await apiSend("POST", "/sources", { name: "unsigned" });
+  await page.goto(`${base}/ui/#/sources/inbound`);
+  await page.locator("#verification").waitFor();
+  if (await page.locator("#verification").innerText() !== "standard, 1 secret(s) set (write-only)") fail(`before the rotation the source shows ${await page.locator("#verification").innerText()}`);
+  await openRotate();
+  if (await page.locator("#r-secret").evaluate((x) => x.required)) fail("a standard source's new secret is required");
+  // A typed secret the server refuses (not whsec_ + base64): nothing rotated.
+  await page.fill("#r-secret", "whsec_not base64!");
+  await rotateRefused(path, /^Not rotated: secret: must .*whsec_/, "r-secret", "source-rotate-error");
+  if ((await api("/sources/inbound")).verify.secrets_rotation !== null) fail("a refused rotation rotated the secret");
+  // A blank secret: the server generates one, shown this once.
+  await page.fill("#r-secret", "");
+  const { question, answer } = await rotateNow(path);
+  if (!question.includes("The current secret also verifies for 24h")) fail(`the confirmation asks ${JSON.stringify(question)}`);
+  if (JSON.stringify(answer.request().postDataJSON()) !== '{"grace":"24h"}') fail(`the rotation sent ${answer.request().postData()}`);
+  const secret = (await answer.json()).secret;
+  // The state says until when the previous secret also verifies: a day from now, local time.
+  await page.locator("#verification", { hasText: "rotating" }).waitFor();
+  const line = await page.locator("#verification").innerText();
+  if (!new RegExp(`^standard, 1 secret\\(s\\) set \\(write-only\\) · rotating: the previous secret also verifies until ${inADay}$`).test(line)) fail(`the state shows the verification as ${JSON.stringify(line)}`);
+  const rot = await api("/sources/inbound");
+  const left = hoursUntil(rot.verify.secrets_rotation?.old_expires_at);
+  if (rot.verify.secrets_rotation?.old_secrets !== 1 || !(left > 23.9 && left <= 24.01)) fail(`after the rotation the source shows ${JSON.stringify(rot.verify)}`);
+  if (JSON.stringify(rot).includes(secret.slice(6))) fail("the source's GET shows the new secret");
+  await checkSecretShown(secret, oldSecret, "verification secret", "source-rotate-secret");
+  // Meanwhile a request signed with either secret is accepted.
+  for (const [which, key] of [["new", secret], ["previous", oldSecret]]) {
+    const body = `{"signed_with":"${which}"}`;
+    const id = `msg_e2e_${which}`;
+    const ts = String(Math.floor(Date.now() / 1000));
+    const r = await fetch(`${base}/in/inbound`, { method: "POST", body,
+      headers: { "Content-Type": "application/json", "webhook-id": id, "webhook-timestamp": ts, "webhook-signature": `v1,${standardSignature(key, id, ts, body)}` } });
+    if (r.status !== 202) fail(`a request signed with the ${which} secret answered ${r.status}`);
+  }
+  await rotateDone(secret);
+  // The list says it too, in the Verification column.
+  const row = 'tr:has(a[href="#/sources/inbound"])';
+  await visit(page, "#/sources", "sources-rotating", "desktop", `${row} time`);
+  const cell = await page.locator(`${row} td`).nth(2).innerText();
+  if (!new RegExp(`^standard \\(1 secret\\)\\s+rotating: the previous secret also verifies until\\s+${inADay}$`).test(cell)) fail(`the sources list shows ${JSON.stringify(cell)}`);
+  await visit(await phonePage(), "#/sources", "sources-rotating", "phone", `${row} time`);
+  log(`rotated inbound's secret: ${secret.slice(0, 10)}… shown once; both secrets verify for 24 h`);
+
+  // A Stripe source: the secret is required (Stripe makes it); without it the server's 400 names it.
+  await page.goto(`${base}/ui/#/sources/payments`);
+  await openRotate();
+  if (!(await page.locator("#r-secret").evaluate((x) => x.required))) fail("a stripe source's new secret is not required");
+  await page.getByText("Required: the new signing secret from Stripe's dashboard.").waitFor();
+  await rotateRefused("/sources/payments/rotate-secret", /^Not rotated: secret: is required for a stripe source/, "r-secret", "source-rotate-required");
+  await checkRotatePanel("source-rotate-stripe");
+  // Typed, with no grace: the old secret stops at once; a typed secret is not shown back.
+  const typed = "whsec_e2e_stripe_new_secret";
+  await page.fill("#r-secret", typed);
+  await page.fill("#r-grace", "0s");
+  const stripe = await rotateNow("/sources/payments/rotate-secret");
+  await page.locator("#rotate .secret-box").getByText("The previous secret no longer verifies: move the sender to the new one now.").waitFor();
+  if (!stripe.question.includes("with no grace period")) fail(`the confirmation of a rotation without grace asks ${JSON.stringify(stripe.question)}`);
+  if ((await page.content()).includes(typed) || await page.locator("#new-secret").count()) fail("a typed secret is shown back");
+  if (await page.locator("#verification").innerText() !== "stripe, 1 secret(s) set (write-only)") fail(`after a rotation without grace the source shows ${await page.locator("#verification").innerText()}`);
+  // Sources from the config file, and one that verifies nothing, have no "Rotate secret".
+  for (const name of ["signed", "unsigned"]) {
+    await page.goto(`${base}/ui/#/sources/${name}`);
+    await page.locator("#verification").waitFor();
+    if (await page.locator("#rotate-open, #rotate").count()) fail(`source ${name} offers to rotate its secret`);
+  }
+  log("a refused whsec and a missing stripe secret show the API's 400; config and unsigned sources have no Rotate");
+});
+
+// ---- Roles and API tokens (issue 28; docs/access.md): an admin makes a viewer and an operator
+// token on the Tokens page, each shown once; each signs in and sees only what its role may do;
+// a token revoked on the Tokens page is refused; the bootstrap token's revocation is refused while
+// it is the only admin token. After the other page tests: they run as the bootstrap admin.
+const made = {};  // name → the token the Tokens page showed
+
+// GET /api/v1/whoami with `token`: {status, body}.
+async function whoami(token) {
+  const r = await fetch(`${base}/api/v1/whoami`, { headers: { Authorization: `Bearer ${token}` } });
+  return { status: r.status, body: await r.json().catch(() => null) };
+}
+
+// The page's buttons and button-like links (hidden ones too: a phone hides some columns) and
+// whether it has selection checkboxes: what a role may or may not be offered.
+async function controlsOn(p) {
+  return p.evaluate(() => [...document.querySelectorAll("main button, main a.button, main input[type=checkbox]")]
+    .map((el) => (el.type === "checkbox" ? "(checkbox)" : (el.getAttribute("aria-label") || el.textContent).trim())));
+}
+const CATALOG_EDITS = /^(New (destination|source|route)|Save changes|Create |Delete|Rotate secret|Preview transformed|Revoke)/;
+const OPERATOR_ACTIONS = /^(Replay|Pause|Resume|Reset breaker|New bulk replay|Start bulk replay|Cancel$|\(checkbox\))/;
+
+// A page signed in with `token` through sessionStorage (as a reload finds it).
+async function signedIn(token, viewport) {
+  const { page: p } = await newPage(viewport);
+  await p.goto(`${base}/ui/`);
+  await p.evaluate((t) => sessionStorage.setItem("hookrelay.token", t), token);
+  return p;
+}
+
+// The pages a role's test looks at: [hash, name, ready, opts]. The admin's page tests ran axe on
+// each; here it runs only where a role's page has markup of its own (opts.axe), to keep the time.
+async function rolePages() {
+  const apiDestination = (await api("/destinations")).items.find((d) => d.origin !== "config")?.name;
+  const apiSource = (await api("/sources")).items.find((s) => s.origin !== "config" && s.verify)?.name;
+  const apiRoute = (await api("/routes")).items.find((r) => r.origin !== "config")?.id;
+  if (!apiDestination || !apiSource || !apiRoute) fail(`no API-owned destination, verifying source or route to look at (${apiDestination}, ${apiSource}, ${apiRoute})`);
+  return [
+    ["#/events", "events", "tbody tr", { axe: true }],
+    [`#/events/${await lastEventId()}`, "event", ".delivery"],
+    ["#/destinations", "destinations", 'tr[data-name="billing"]'],
+    ["#/destinations/billing", "destination", "#state"],
+    [`#/destinations/${apiDestination}`, "destination-api", "#edit-note", { axe: true }],
+    ["#/sources", "sources", "tbody tr"],
+    [`#/sources/${apiSource}`, "source-api", "#edit-note"],
+    ["#/routes", "routes", "tbody tr"],
+    [`#/routes/${apiRoute}`, "route-api", "#edit-note", { axe: true }],
+    ["#/replays", "replays", "tbody tr"],
+  ];
+}
+
+step("tokens: an admin makes a viewer and an operator token, each shown once", async () => {
+  await page.goto(`${base}/ui/#/`);
+  await page.locator("#whoami").getByText("signed in as bootstrap (admin)").waitFor();
+  await page.locator("#nav").getByRole("link", { name: "Tokens" }).click();
+  await page.locator('tr[data-name="bootstrap"]').waitFor();
+  const boot = await page.locator('tr[data-name="bootstrap"]').innerText();
+  if (!/bootstrap \(you\)/.test(boot) || !/at start-up/.test(boot) || !/never/.test(boot)) fail(`the bootstrap token's row shows ${JSON.stringify(boot)}`);
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
+  for (const [name, role, expires] of [["e2e-viewer", "viewer", "90d"], ["e2e-operator", "operator", ""]]) {
+    await page.fill("#t-name", name);
+    await page.selectOption("#t-role", role);
+    await page.fill("#t-expires", expires);
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith("/api/v1/tokens")),
+      page.getByRole("button", { name: "Create token" }).click(),
+    ]);
+    if (answer.status() !== 201) fail(`creating ${name} answered ${answer.status()}`);
+    const box = page.locator("#new-token-box");
+    await box.getByText("Copy it now: it will not be shown again.").waitFor();
+    const token = await box.locator("#new-token").innerText();
+    if (!/^hr_[0-9a-f]{64}$/.test(token) || token !== (await answer.json()).token) fail(`the token shown for ${name} is ${JSON.stringify(token)}`);
+    if (await page.evaluate(() => document.activeElement?.className) !== "secret-heading") fail("the new token's box does not get the focus");
+    if (await page.locator("form.token-form").isVisible()) fail("the form is still shown beside the new token");
+    const me = await whoami(token);
+    if (me.status !== 200 || me.body.name !== name || me.body.role !== role) fail(`whoami with ${name}'s token answered ${me.status} ${JSON.stringify(me.body)}`);
+    await box.getByRole("button", { name: `Copy the new token ${name}` }).click();
+    await box.locator(".copy").getByText("Copied", { exact: true }).waitFor({ timeout: 3000 }).catch(() => fail("Copy does not say Copied"));
+    if (await page.evaluate(() => navigator.clipboard.readText()) !== token) fail("Copy did not put the new token on the clipboard");
+    await page.waitForFunction(() => document.querySelector("#new-token-box .copy")?.textContent === "Copy");
+    if (role === "viewer") {
+      await checkPage(page, "token-created", "desktop");
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.locator("#new-token-box").scrollIntoViewIfNeeded();
+      await checkPage(page, "token-created", "phone");
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    // Done: the token leaves the page for good; the form is back, its name focused.
+    await box.getByRole("button", { name: "Done" }).click();
+    await box.waitFor({ state: "detached" });
+    if ((await page.content()).includes(token.slice(3))) fail(`${name}'s token is still in the page after Done`);
+    if (await page.evaluate(() => document.activeElement?.id) !== "t-name") fail("Done does not return the focus to the name");
+    made[name] = token;
+  }
+  // Listed with their roles; the viewer's expiry in 90 days, the operator's never.
+  const row = (n) => page.locator(`tr[data-name="${n}"]`);
+  await row("e2e-operator").waitFor();
+  const viewerRow = await row("e2e-viewer").innerText();
+  if (!/viewer/.test(viewerRow) || !/\(in 90 d\)/.test(viewerRow) || !/by bootstrap/.test(viewerRow)) fail(`the viewer's row shows ${JSON.stringify(viewerRow)}`);
+  if (!/operator[\s\S]*never/.test(await row("e2e-operator").innerText())) fail(`the operator's row shows ${JSON.stringify(await row("e2e-operator").innerText())}`);
+  // A name already taken: the server's 409 under the form, the name marked.
+  await page.fill("#t-name", "e2e-viewer");
+  await expecting([/status of 409/, /^409 POST .*\/api\/v1\/tokens$/], async () => {
+    await page.getByRole("button", { name: "Create token" }).click();
+    await page.locator("#t-form-status").getByRole("alert").getByText(/^Not created: /).waitFor();
+  });
+  if (await page.locator("#t-name").getAttribute("aria-invalid") !== "true") fail("the taken name is not marked invalid");
+  await page.fill("#t-name", "");
+  await checkPage(page, "tokens", "desktop");
+  await visit(await phonePage(), "#/tokens", "tokens", "phone", 'tr[data-name="e2e-operator"]');
+  log("made a viewer and an operator token on the Tokens page; each shown once, each works");
+});
+
+step("roles: a viewer's dashboard has no replay, pause, edit or delete", async () => {
+  if (!made["e2e-viewer"]) fail("no viewer token (the Tokens step failed)");
+  // Signed in through the form with the viewer's token.
+  const { page: v } = await newPage({ width: 1280, height: 800 });
+  await v.goto(`${base}/ui/`);
+  await v.fill("#token", made["e2e-viewer"]);
+  await v.click("button[type=submit]");
+  await v.getByRole("heading", { name: "Overview" }).waitFor();
+  await v.locator("#whoami").getByText("signed in as e2e-viewer (viewer)").waitFor();
+  if (await v.locator("#nav-tokens").isVisible()) fail("a viewer's navigation has Tokens");
+  const phoneV = await signedIn(made["e2e-viewer"], { width: 390, height: 844 });
+  for (const [hash, name, ready, opts = { axe: false }] of [["", "overview", "#c-received"], ...await rolePages()]) {
+    await visit(v, hash, `viewer-${name}`, "desktop", ready, opts);
+    const offered = (await controlsOn(v)).filter((c) => CATALOG_EDITS.test(c) || OPERATOR_ACTIONS.test(c));
+    if (offered.length) fail(`a viewer's ${name} page offers ${JSON.stringify(offered)}`);
+    if (name === "overview" && await v.getByText("Replay all failed…").count()) fail("a viewer's overview links to replaying all failed");
+    await visit(phoneV, hash, `viewer-${name}`, "phone", ready, opts);
+  }
+  await v.locator("#whoami").getByText("(viewer)").waitFor();
+  // A view the role cannot use says so, without asking the server.
+  await visit(v, "#/destinations/+new", "viewer-destination-new", "desktop", "main .msg.info");
+  const note = await v.locator("main .msg.info").innerText();
+  if (note !== "Creating, editing and deleting sources, destinations and routes needs the admin role; you are signed in as e2e-viewer, a viewer.") fail(`#/destinations/+new tells a viewer ${JSON.stringify(note)}`);
+  await v.goto(`${base}/ui/#/tokens`);
+  await v.getByText("Managing API tokens needs the admin role").waitFor();
+  // Should a button slip through, the server's 403 is shown as it says it: the dashboard made to
+  // believe it is an admin, Pause is refused.
+  // (A change of hash, not a load: a load would ask whoami again.)
+  await v.evaluate(async () => {
+    (await import("/ui/js/access.js")).setPrincipal({ name: "e2e-viewer", role: "admin" });
+    location.hash = "#/destinations";
+  });
+  await expecting([/status of 403/, /^403 POST .*\/api\/v1\/destinations\/billing\/pause$/], async () => {
+    await v.getByRole("button", { name: "Pause billing" }).click();
+    await v.getByRole("alert").getByText(/^Could not pause billing: POST \/api\/v1\/destinations\/(billing|\{name\})\/pause needs the operator role; token "e2e-viewer" is a viewer$/).waitFor();
+  });
+  await checkPage(v, "viewer-403", "desktop");
+  if ((await api("/destinations/billing")).paused) fail("a viewer's refused pause paused billing");
+  await v.context().close();
+  await phoneV.context().close();
+  log("a viewer sees no replay, pause, edit, delete or rotate; a 403 shows the server's message");
+});
+
+step("roles: an operator's dashboard has replay and pause, no edit or delete", async () => {
+  if (!made["e2e-operator"]) fail("no operator token (the Tokens step failed)");
+  // Signed in through sessionStorage: the dashboard asks whoami on load.
+  const o = await signedIn(made["e2e-operator"], { width: 1280, height: 800 });
+  const phoneO = await signedIn(made["e2e-operator"], { width: 390, height: 844 });
+  const must = { events: ["Replay selected", "Replay all matching…", "(checkbox)"], event: ["Replay to all destinations", "Replay to billing"],
+    destinations: ["Pause billing", "Reset breaker of billing"], destination: ["Pause billing"], replays: ["New bulk replay"] };
+  for (const [hash, name, ready] of await rolePages()) {
+    await visit(o, hash, `operator-${name}`, "desktop", ready, { axe: false });
+    if (name === "events") await o.locator("#whoami").getByText("signed in as e2e-operator (operator)").waitFor();
+    const offered = await controlsOn(o);
+    const edits = offered.filter((c) => CATALOG_EDITS.test(c));
+    if (edits.length) fail(`an operator's ${name} page offers ${JSON.stringify(edits)}`);
+    const missing = (must[name] || []).filter((c) => !offered.includes(c));
+    if (missing.length) fail(`an operator's ${name} page lacks ${JSON.stringify(missing)} (has ${JSON.stringify(offered)})`);
+    if (["event", "destinations", "destination", "events", "destination-api"].includes(name)) await visit(phoneO, hash, `operator-${name}`, "phone", ready, { axe: false });
+  }
+  if (await o.locator("#nav-tokens").isVisible()) fail("an operator's navigation has Tokens");
+  // And replaying works, recorded as the operator's.
+  await o.goto(`${base}/ui/#/events/${await lastEventId()}`);
+  await o.getByRole("button", { name: "Replay to billing" }).click();
+  await o.getByText(/^Replay started: billing \(replay \d+\)/).waitFor();
+  const last = (await api("/audit?limit=1")).items[0];
+  if (last.actor !== "token:e2e-operator") fail(`the operator's replay is in the audit trail as ${JSON.stringify(last)}`);
+  await o.context().close();
+  await phoneO.context().close();
+  log("an operator sees replay and pause, not edit, delete, rotate or Tokens; its replay is audited as its own");
+});
+
+step("tokens: a revoked token is refused; the bootstrap token stays while it is the only admin", async () => {
+  if (!made["e2e-viewer"]) fail("no viewer token (the Tokens step failed)");
+  // A tab signed in with the viewer's token, open while it is revoked.
+  const v = await signedIn(made["e2e-viewer"], { width: 1280, height: 800 });
+  await v.goto(`${base}/ui/#/destinations`);
+  await v.locator('tr[data-name="billing"]').waitFor();
+  await page.goto(`${base}/ui/#/tokens`);
+  let question = "";
+  page.once("dialog", (d) => { question = d.message(); d.accept(); });
+  await page.getByRole("button", { name: "Revoke token e2e-viewer" }).click();
+  await page.getByText("Revoked the token e2e-viewer.").waitFor();
+  if (!question.startsWith("Revoke the token e2e-viewer?")) fail(`the revocation asks ${JSON.stringify(question)}`);
+  await page.locator('tr[data-name="e2e-viewer"]').waitFor({ state: "detached" });
+  const refused = await whoami(made["e2e-viewer"]);
+  if (refused.status !== 401) fail(`the revoked token is answered ${refused.status}`);
+  // The open tab: its next refresh is refused, and it asks to sign in again, saying why. (Refused
+  // tokens are throttled per address: the same refresh's other request may be answered 429.)
+  await expecting([/status of 401/, /^401 GET /, /status of 429/, /^429 GET /], async () => {
+    await v.locator("#token").waitFor({ timeout: 10000 });
+  });
+  await v.getByText(/^The token was not accepted any more \(.+\); sign in again\.$/).waitFor();
+  if (await v.evaluate(() => sessionStorage.getItem("hookrelay.token")) !== null) fail("the revoked token is still in the tab");
+  await checkPage(v, "signin-revoked", "desktop");
+  await v.context().close();
+  // The bootstrap token: refused (409) while no other admin token exists; it keeps working.
+  if ((await api("/tokens")).items.some((t) => t.role === "admin" && t.name !== "bootstrap" && !t.expired)) {
+    log("another admin token exists: the bootstrap revocation is not tried");
+  } else {
+    page.once("dialog", (d) => { question = d.message(); d.accept(); });
+    await expecting([/status of 409/, /^409 DELETE .*\/api\/v1\/tokens\/bootstrap$/], async () => {
+      await page.getByRole("button", { name: "Revoke token bootstrap" }).click();
+      await page.locator("#tokens-status").getByRole("alert").getByText(/^Not revoked: the bootstrap token is the only admin token/).waitFor();
+    });
+    if (!question.startsWith("Revoke the bootstrap token?") || !question.includes("It is the token you are signed in with")) fail(`the bootstrap revocation asks ${JSON.stringify(question)}`);
+    await checkPage(page, "tokens-bootstrap-refused", "desktop");
+  }
+  if ((await whoami(TOKEN)).status !== 200) fail("the bootstrap token no longer works");
+  log("a revoked token is refused at once and its tab signs out; the bootstrap revocation is refused (409)");
 });
 
 step("keyboard: the first Tab reaches the skip link, the second the navigation", async () => {

@@ -1,8 +1,11 @@
-// The dashboard's shell: sign-in, navigation, and the hash router (/ui/#/events/01J…). Every page
-// is a module exporting `render(main, ctx)`; it may return a cleanup function (timers).
-import { h, clear, message } from "./dom.js";
+// The dashboard's shell: sign-in, who is signed in with what role, navigation, and the hash
+// router (/ui/#/events/01J…). Every page is a module exporting `render(main, ctx)`; it may return a
+// cleanup function (timers). A page (or view) that needs more than viewing names its action
+// (access.js); a role without it gets a note instead of a page whose every request would be refused.
+import { h, clear, message, replace } from "./dom.js";
 import { get, setToken, clearToken, token, setUnauthenticatedHandler, ApiError } from "./api.js";
-import { refreshTimes } from "./format.js";
+import { principal, setPrincipal, can, whyNot } from "./access.js";
+import { refreshTimes, withTimes } from "./format.js";
 import * as overview from "./pages/overview.js";
 import * as events from "./pages/events.js";
 import * as eventDetail from "./pages/event.js";
@@ -11,28 +14,31 @@ import * as sources from "./pages/sources.js";
 import * as routes from "./pages/routes.js";
 import * as replays from "./pages/replays.js";
 import * as audit from "./pages/audit.js";
+import * as tokens from "./pages/tokens.js";
 
 const pages = [
   { re: /^\/?$/, page: overview, nav: "#/", title: "Overview" },
   { re: /^\/events$/, page: events, nav: "#/events", title: "Events" },
   { re: /^\/events\/([^/]+)$/, page: eventDetail, nav: "#/events", title: "Event" },
   { re: /^\/destinations$/, page: destinations, nav: "#/destinations", title: "Destinations", view: "list" },
-  { re: /^\/destinations\/\+new$/, page: destinations, nav: "#/destinations", title: "New destination", view: "new" },
+  { re: /^\/destinations\/\+new$/, page: destinations, nav: "#/destinations", title: "New destination", view: "new", needs: "editCatalog" },
   { re: /^\/destinations\/([^/]+)$/, page: destinations, nav: "#/destinations", title: "Destination", view: "detail" },
   { re: /^\/sources$/, page: sources, nav: "#/sources", title: "Sources", view: "list" },
-  { re: /^\/sources\/\+new$/, page: sources, nav: "#/sources", title: "New source", view: "new" },
+  { re: /^\/sources\/\+new$/, page: sources, nav: "#/sources", title: "New source", view: "new", needs: "editCatalog" },
   { re: /^\/sources\/([^/]+)$/, page: sources, nav: "#/sources", title: "Source", view: "detail" },
   { re: /^\/routes$/, page: routes, nav: "#/routes", title: "Routes", view: "list" },
-  { re: /^\/routes\/\+new$/, page: routes, nav: "#/routes", title: "New route", view: "new" },
+  { re: /^\/routes\/\+new$/, page: routes, nav: "#/routes", title: "New route", view: "new", needs: "editCatalog" },
   { re: /^\/routes\/([^/]+)$/, page: routes, nav: "#/routes", title: "Route", view: "detail" },
   { re: /^\/replays$/, page: replays, nav: "#/replays", title: "Bulk replays", view: "list" },
-  { re: /^\/replays\/new$/, page: replays, nav: "#/replays", title: "New bulk replay", view: "new" },
+  { re: /^\/replays\/new$/, page: replays, nav: "#/replays", title: "New bulk replay", view: "new", needs: "replay" },
   { re: /^\/replays\/([^/]+)$/, page: replays, nav: "#/replays", title: "Bulk replay", view: "detail" },
   { re: /^\/audit$/, page: audit, nav: "#/audit", title: "Audit trail" },
+  { re: /^\/tokens$/, page: tokens, nav: "#/tokens", title: "API tokens", needs: "manageTokens" },
 ];
 
 const main = document.getElementById("main");
 const top = document.getElementById("top");
+const whoami = document.getElementById("whoami");
 let cleanup = null;
 let generation = 0;
 
@@ -42,7 +48,30 @@ function parseHash() {
   return { path, query: new URLSearchParams(query) };
 }
 
+// The header says who is signed in with what role; the Tokens entry is there for admins only.
+function showPrincipal() {
+  const p = principal();
+  if (p) replace(whoami, "signed in as ", h("strong", { class: "who" }, p.name), " ", h("span", { class: "role" }, `(${p.role})`));
+  else clear(whoami);
+  document.getElementById("nav-tokens").hidden = !can("manageTokens");
+}
+
+function signOut() {
+  clearToken();
+  setPrincipal(null);
+  showPrincipal();
+}
+
+// Stops the page shown (its refreshes, its pending loads): a page left for the sign-in form kept
+// refreshing, each refresh refused (401) drawing the form again under what was being typed.
+function leavePage() {
+  if (cleanup) { try { cleanup(); } catch { /* a page's cleanup never blocks navigation */ } }
+  cleanup = null;
+  return ++generation;
+}
+
 function showSignIn(note) {
+  leavePage();
   top.hidden = true;
   document.title = "Sign in · hookrelay";
   clear(main);
@@ -55,11 +84,11 @@ function showSignIn(note) {
     h("h1", null, "Sign in to hookrelay"),
     note ? message("info", note) : null,
     h("div", { class: "field" },
-      h("label", { for: "token" }, "Admin token"),
+      h("label", { for: "token" }, "API token"),
       input,
       h("p", { class: "hint", id: "token-hint" },
-        "The token hookrelay printed at its first start, or the value of HOOKRELAY_TOKEN. It is kept " +
-        "in this tab only (sessionStorage) and sent as a bearer header.")),
+        "A token an admin made for you (hr_…), or the bootstrap token: the value of HOOKRELAY_TOKEN or the one " +
+        "hookrelay printed at its first start. It is kept in this tab only (sessionStorage) and sent as a bearer header.")),
     h("button", { type: "submit", class: "primary" }, "Sign in"),
     status);
   form.addEventListener("submit", async (ev) => {
@@ -67,21 +96,24 @@ function showSignIn(note) {
     clear(status);
     const t = input.value.trim();
     if (!t) {
-      status.append(message("error", "Enter the admin token."));
+      status.append(message("error", "Enter your API token."));
       input.focus();
       return;
     }
+    let me;
     try {
-      await get("/audit?limit=1", { token: t });
+      me = await get("/whoami", { token: t });
     } catch (e) {
       let text = e.message;
-      if (e.status === 401) text = "Wrong token: the server did not accept it. Check HOOKRELAY_TOKEN or the token printed at the first start.";
+      // The server says which: a wrong token, an expired or a revoked one.
+      if (e.status === 401) text = ["Wrong token: the server did not accept it (", withTimes(e.message), "). Check the token, or ask an admin for one."];
       else if (e.status === 429) text = `Too many wrong tokens from this address: ${e.message}`;
       status.append(message("error", text));
       input.select();
       return;
     }
     setToken(t);
+    setPrincipal(me);
     route();
   });
   main.append(form);
@@ -89,10 +121,25 @@ function showSignIn(note) {
 }
 
 async function route() {
-  if (cleanup) { try { cleanup(); } catch { /* a page's cleanup never blocks navigation */ } }
-  cleanup = null;
-  const my = ++generation;
+  const my = leavePage();
   if (!token()) { showSignIn(); return; }
+  if (!principal()) {
+    // A tab opened with a token already in it (a reload): who it is, before any page is drawn.
+    try {
+      const me = await get("/whoami");
+      if (my !== generation) return;
+      setPrincipal(me);
+    } catch (e) {
+      if (my !== generation || e.status === 401) return;  // 401: the sign-in form is shown
+      top.hidden = true;
+      clear(main);
+      main.append(h("h1", null, "hookrelay"), message("error", `Could not tell who is signed in: ${e.message}`),
+        h("p", { class: "row" }, h("button", { type: "button", onclick: () => route() }, "Try again"),
+          h("button", { type: "button", onclick: () => { signOut(); showSignIn("Signed out. The token was removed from this tab."); } }, "Sign out")));
+      return;
+    }
+  }
+  showPrincipal();
   top.hidden = false;
   const { path, query } = parseHash();
   let match = null;
@@ -119,6 +166,12 @@ async function route() {
     return;
   }
   document.title = `${entry.title} · hookrelay`;
+  if (entry.needs && !can(entry.needs)) {
+    const back = entry.nav === `#${path}` ? ["#/", "Go to the overview"] : [entry.nav, `Back to ${document.querySelector(`#nav a[href="${entry.nav}"]`)?.textContent ?? "the list"}`];
+    main.append(h("h1", null, entry.title), message("info", whyNot(entry.needs)),
+      h("p", null, h("a", { href: back[0] }, back[1])));
+    return;
+  }
   const ctx = {
     params, query, view: entry.view,
     alive: () => my === generation,
@@ -142,13 +195,13 @@ async function route() {
   }
 }
 
-setUnauthenticatedHandler(() => {
-  clearToken();
-  showSignIn("The token was not accepted any more; sign in again.");
+setUnauthenticatedHandler((e) => {
+  signOut();
+  showSignIn(["The token was not accepted any more (", withTimes(e.message), "); sign in again."]);
 });
 
 document.getElementById("signout").addEventListener("click", () => {
-  clearToken();
+  signOut();
   showSignIn("Signed out. The token was removed from this tab.");
 });
 

@@ -5,7 +5,7 @@ import { time } from "../format.js";
 
 export async function render(main) {
   main.append(h("h1", null, "Audit trail"),
-    h("p", { class: "muted" }, "The actor is “token:” and the first 8 hex digits of the SHA-256 of the token that made the change."));
+    h("p", { class: "muted" }, "The actor is “token:” and the name of the API token that made the change (token:bootstrap: HOOKRELAY_TOKEN or the token printed at the first start)."));
   const tbody = h("tbody");
   const wrap = h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Audit trail table" }, h("table", { "aria-label": "Audit trail", class: "stack" },
     h("thead", null, h("tr", null, ["When", "Actor", "Action", "Target", "Count", "Detail"].map((c) => h("th", { scope: "col" }, c)))), tbody));

@@ -1,12 +1,15 @@
 // Destinations: health (success rate over the last hour, breaker, failures, open-until, paused,
 // concurrency), operator controls, and create / edit / delete for API-owned ones. Secrets are
 // write-only: the form never shows one, a blank field keeps it; a rotated signing secret is shown
-// once, in the answer to the rotation.
-import { h, message, badge, table, replace, replaceInPlace, updateNode, copyButton, clear } from "../dom.js";
+// once, in the answer to the rotation. The controls need the operator role, the rest the admin
+// role (access.js): a role without them sees the state only.
+import { h, message, badge, table, replace, replaceInPlace, updateNode } from "../dom.js";
 import { get, post, patch, del, enc, qs } from "../api.js";
 import { time, percent, millis, withTimes } from "../format.js";
 import { refreshEvery, input, select, originNote, yes } from "./common.js";
 import { herdSection } from "./herd.js";
+import { rotatePanel, rotateButton, rotatingUntil, noGrace, SIGNS } from "./rotate.js";
+import { can, roleNote } from "../access.js";
 
 const PRESETS = ["default", "free", "pro", "scale"];
 
@@ -55,38 +58,42 @@ async function lastHourRates() {
   }
 }
 
+// Pause or resume, and reset the breaker (an operator's); null for a viewer.
 function controls(d, onDone, where) {
-  const act = async (what, label) => {
+  if (!can("pause")) return null;
+  // `label` says what was done ("Paused"), `verb` what was refused ("pause").
+  const act = async (what, label, verb) => {
     try {
       const r = await post(`/destinations/${enc(d.name)}/${what}`, what === "pause" ? { reason: "paused from the dashboard" } : {});
       replace(where, message("ok", `${label} ${d.name}${r.note ? ` (${r.note})` : ""}.`));
       await onDone();
     } catch (e) {
-      replace(where, message("error", `${label} ${d.name} failed: ${e.message}`));
+      replace(where, message("error", `Could not ${verb} ${d.name}: ${e.message}`));
     }
   };
   return h("span", { class: "row" },
     d.paused
-      ? h("button", { type: "button", onclick: () => act("resume", "Resumed"), "aria-label": `Resume ${d.name}` }, "Resume")
-      : h("button", { type: "button", onclick: () => act("pause", "Paused"), "aria-label": `Pause ${d.name}` }, "Pause"),
-    h("button", { type: "button", onclick: () => act("reset-breaker", "Reset the breaker of"), "aria-label": `Reset breaker of ${d.name}`,
+      ? h("button", { type: "button", onclick: () => act("resume", "Resumed", "resume"), "aria-label": `Resume ${d.name}` }, "Resume")
+      : h("button", { type: "button", onclick: () => act("pause", "Paused", "pause"), "aria-label": `Pause ${d.name}` }, "Pause"),
+    h("button", { type: "button", onclick: () => act("reset-breaker", "Reset the breaker of", "reset the breaker of"), "aria-label": `Reset breaker of ${d.name}`,
       disabled: (d.breaker?.state || "closed") === "closed" }, "Reset breaker"));
 }
 
 async function list(main, ctx) {
   const status = h("div", { "aria-live": "polite" });
   main.append(h("div", { class: "row" }, h("h1", null, "Destinations"), h("span", { class: "spacer" }),
-    h("a", { class: "button primary", href: "#/destinations/+new" }, "New destination")), status);
+    can("editCatalog") ? h("a", { class: "button primary", href: "#/destinations/+new" }, "New destination") : null), status);
+  const actions = can("pause");
   const wrap = h("div");
   main.append(wrap);
   async function load() {
     const [r, rates] = await Promise.all([get("/destinations"), lastHourRates()]);
     if (r.items.length === 0) {
-      replaceInPlace(wrap, message("info", "No destination yet. Create one with “New destination”, or in the config file."));
+      replaceInPlace(wrap, message("info", can("editCatalog") ? "No destination yet. Create one with “New destination”, or in the config file." : "No destination yet."));
       return;
     }
     replaceInPlace(wrap, table(["Name", "Health (1 h)", "Breaker", { text: "Failures", class: "num hide-narrow" }, "Paused",
-      { text: "Concurrency", class: "num hide-narrow" }, { text: "Actions", class: "hide-narrow" }],
+      { text: "Concurrency", class: "num hide-narrow" }, actions ? { text: "Actions", class: "hide-narrow" } : null].filter(Boolean),
     r.items.map((d) => h("tr", { dataset: { name: d.name } },
       h("td", null, h("a", { href: `#/destinations/${enc(d.name)}` }, d.name),
         h("div", { class: "muted mono hide-narrow" }, d.url)),
@@ -95,7 +102,7 @@ async function list(main, ctx) {
       h("td", { class: "num hide-narrow" }, String(d.breaker?.consecutive_failures ?? 0)),
       h("td", null, d.paused ? h("span", null, badge("paused"), d.paused_reason ? h("div", { class: "muted" }, withTimes(d.paused_reason)) : null) : "no"),
       h("td", { class: "num hide-narrow" }, `${d.allowed_concurrency} / ${d.max_concurrency ?? "?"}`),
-      h("td", { class: "hide-narrow" }, controls(d, load, status)))),
+      actions ? h("td", { class: "hide-narrow" }, controls(d, load, status)) : null)),
     { label: "Destinations" }));
   }
   await load();
@@ -429,97 +436,32 @@ function heldSection(d) {
 function secretText(d) {
   if (!d.signing_secret_set) return "not set";
   const old = d.signing_secret_rotation?.old_expires_at;
-  return old ? ["set (write-only) · rotating: the previous secret also signs until ", time(old)] : "set (write-only)";
+  return old ? ["set (write-only) · ", rotatingUntil(SIGNS, 1, old)] : "set (write-only)";
 }
 
-// The "Rotate secret" panel (POST /destinations/{name}/rotate-secret): a grace period, a
-// confirmation, then the new secret shown this once, until "Done" (or leaving the page) removes
-// it. Built once per page, so the refreshes leave it alone; update(d) follows the destination.
-// `afterRotate(d)` refreshes the page with the destination as the rotation left it.
-function rotatePanel(name, afterRotate) {
-  let current = null;  // the destination as last shown
-  const hint = () => h("p", { id: "rotate-hint", class: "muted" }, !current?.signing_secret_set
-    ? "None is set now: hookrelay generates one and signs every request with it from then on."
-    : current.signing_secret_rotation
-      ? "A rotation is under way: rotating again makes the current secret the previous one, and the earlier previous secret stops signing at once."
-      : "hookrelay generates a new secret and shows it once. For the grace period every request carries both signatures, the new and the previous one, so the receiver can move to the new secret without rejecting a request; then only the new one signs.");
-  const field = input("r-grace", "Grace period", { value: "24h", size: 8, autocomplete: "off" },
-    "How long the previous secret also signs: 0s (it stops at once) to 7d");
-  const grace = field.querySelector("input");
-  const where = h("div", { "aria-live": "polite" });
-  // The hint is the form's: it goes with it while a new secret is shown.
-  const form = h("form", { novalidate: true, "aria-label": `Rotate the signing secret of ${name}` }, hint(), field,
-    h("div", { class: "row" }, h("button", { type: "submit", class: "primary" }, "Rotate now"),
-      h("button", { type: "button", onclick: () => close() }, "Cancel")));
-  const panel = h("section", { id: "rotate", class: "panel", hidden: true, "aria-labelledby": "rotate-heading" },
-    h("h2", { id: "rotate-heading" }, "Rotate the signing secret"), form, where);
-  const opener = () => document.getElementById("rotate-open");
-  const open = () => {
-    panel.hidden = false;
-    opener()?.setAttribute("aria-expanded", "true");
-    grace.focus();
-  };
-  // Closing removes a secret shown (it is never shown again) and any error.
-  const close = () => {
-    panel.hidden = true;
-    clear(where);
-    form.hidden = false;
-    grace.removeAttribute("aria-invalid");
-    opener()?.setAttribute("aria-expanded", "false");
-    opener()?.focus();
-  };
-  // The new secret, with what the receiver has to do and by when.
-  const shown = (secret, d, hadSecret) => {
-    const old = d.signing_secret_rotation?.old_expires_at;
-    const copy = copyButton(secret, "Copy");
-    copy.setAttribute("aria-label", "Copy the new signing secret");
-    return h("div", { class: "secret-box" },
-      h("h3", { tabindex: "-1", class: "secret-heading" }, `New signing secret of ${name}`),
-      h("div", { class: "secret-value" }, h("code", { id: "new-secret" }, secret), copy),
-      h("p", null, h("strong", null, "Copy it now: it will not be shown again."), " ",
-        !hadSecret ? "hookrelay signs every request with it from now on."
-          : old ? ["The previous secret also signs until ", time(old), ": give the receiver the new one before then."]
-            : "The previous secret no longer signs: give the receiver the new one now."),
-      h("button", { type: "button", onclick: () => close() }, "Done"));
-  };
-  form.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
-    const g = grace.value.trim();
-    const hadSecret = !!current?.signing_secret_set;
-    const question = !hadSecret
+// The "Rotate secret" panel (POST /destinations/{name}/rotate-secret; rotate.js): the server
+// always generates the new secret. `afterRotate(d)` refreshes the page with the destination as
+// the rotation left it.
+function destinationRotation(name, afterRotate) {
+  return rotatePanel({
+    name, noun: "signing secret", verb: SIGNS, path: `/destinations/${enc(name)}/rotate-secret`, answerSecret: "signing_secret", afterRotate,
+    hint: (d) => (!d?.signing_secret_set
+      ? "None is set now: hookrelay generates one and signs every request with it from then on."
+      : d.signing_secret_rotation
+        ? "A rotation is under way: rotating again makes the current secret the previous one, and the earlier previous secret stops signing at once."
+        : "hookrelay generates a new secret and shows it once. For the grace period every request carries both signatures, the new and the previous one, so the receiver can move to the new secret without rejecting a request; then only the new one signs."),
+    question: (d, g) => (!d?.signing_secret_set
       ? `Give ${name} a signing secret? hookrelay signs every request with it from now on.`
-      : /^0+(ms|s|m|h|d)?$/.test(g)
+      : noGrace(g)
         ? `Rotate the signing secret of ${name} with no grace period? The previous secret stops signing at once: a receiver that still verifies with it rejects every request until it has the new one.`
-        : `Rotate the signing secret of ${name}? The previous secret also signs for ${g || "24h"}: give the receiver the new one before then.`;
-    if (!window.confirm(question)) return;
-    grace.removeAttribute("aria-invalid");
-    let fresh;
-    let secret;
-    try {
-      ({ signing_secret: secret, ...fresh } = await post(`/destinations/${enc(name)}/rotate-secret`, g ? { grace: g } : {}));
-    } catch (e) {
-      replace(where, message("error", `Not rotated: ${e.message}`));
-      if (e.field === "grace") { grace.setAttribute("aria-invalid", "true"); grace.focus(); }
-      return;
-    }
-    form.hidden = true;
-    replace(where, shown(secret, fresh, hadSecret));
-    where.querySelector(".secret-heading").focus();
-    try {
-      await afterRotate(fresh);
-    } catch {
-      // The next refresh shows what went wrong; the secret stays shown.
-    }
-  });
-  return {
-    panel,
-    isOpen: () => !panel.hidden,
-    toggle: () => (panel.hidden ? open() : close()),
-    update(d) {
-      current = d;
-      updateNode(panel.querySelector("#rotate-hint"), hint());
+        : `Rotate the signing secret of ${name}? The previous secret also signs for ${g || "24h"}: give the receiver the new one before then.`),
+    outcome: (fresh, d) => {
+      const old = fresh.signing_secret_rotation?.old_expires_at;
+      return !d?.signing_secret_set ? "hookrelay signs every request with it from now on."
+        : old ? ["The previous secret also signs until ", time(old), ": give the receiver the new one before then."]
+          : "The previous secret no longer signs: give the receiver the new one now.";
     },
-  };
+  });
 }
 
 async function detail(main, ctx) {
@@ -529,7 +471,7 @@ async function detail(main, ctx) {
   main.append(h("p", null, h("a", { href: "#/destinations" }, "← Destinations")), h("h1", null, "Destination ", name), status, body);
   let formShown = false;
   let shownPolicy = "";
-  let rotation = null;  // the "Rotate secret" panel (rotatePanel), for an API-owned destination
+  let rotation = null;  // the "Rotate secret" panel (destinationRotation), for an API-owned destination
   // After a rotation: a first secret rebuilds the edit form (its hint says whether one is set,
   // and it offers to remove it); then the page shows the rotation.
   async function afterRotate(fresh) {
@@ -547,7 +489,7 @@ async function detail(main, ctx) {
     }
     const b = d.breaker || {};
     const lat = latencyText(d);
-    if (d.origin !== "config" && !rotation) rotation = rotatePanel(name, afterRotate);
+    if (d.origin !== "config" && !rotation && can("rotateSecret")) rotation = destinationRotation(name, afterRotate);
     rotation?.update(d);
     const state = h("section", { id: "state" }, h("h2", null, "State"),
       h("dl", { class: "kv" },
@@ -569,8 +511,7 @@ async function detail(main, ctx) {
         d.tls?.ca_file ? [h("dt", null, "Trusted CAs"), h("dd", null, d.tls.ca_file.subjects.join(", "))] : null,
         h("dt", null, "Origin"), h("dd", null, d.origin === "config" ? "config file" : "API")),
       h("div", { class: "row toolbar" }, controls(d, load, status),
-        rotation ? h("button", { type: "button", id: "rotate-open", "aria-controls": "rotate", "aria-expanded": String(rotation.isOpen()),
-          onclick: () => rotation.toggle() }, "Rotate secret") : null,
+        rotation ? rotateButton(rotation) : null,
         h("a", { class: "button", href: `#/events?destination=${enc(name)}` }, "Events"),
         h("a", { class: "button", href: `#/events?destination=${enc(name)}&status=failed` }, "Failed events")));
     const existing = body.querySelector("#state");
@@ -588,7 +529,7 @@ async function detail(main, ctx) {
       body.append(await scheduleSection(name));
       body.append(herdSection(name, d.policy));
       body.append(h("h2", null, "Configuration"), originNote(d), h("details", null, h("summary", null, "As stored (secrets redacted)"), h("pre", { id: "stored" }, stored)));
-      if (d.origin !== "config") body.append(editForm(d, status, load));
+      if (d.origin !== "config") body.append(can("editCatalog") ? editForm(d, status, load) : roleNote("editCatalog", "edit-note"));
     } else {
       body.querySelector("#stored").textContent = stored;
       if (policy !== shownPolicy) {  // edited here or elsewhere: the plan follows the policy

@@ -3,12 +3,14 @@
 // 14:05:31 (in 3 min)" or why it failed, the timeline of its attempts (with what a transform made
 // each one send), and replay to all or one; a delivery that runs a transform now can preview the
 // request it would make (POST /api/v1/transforms/test). An event no route took can be sent to any
-// destination chosen from a list.
+// destination chosen from a list. Replaying needs the operator role and the preview the admin
+// role (access.js): a role without them sees neither.
 import { h, message, badge, table, svg, replace, updateNode } from "../dom.js";
 import { get, post, enc } from "../api.js";
 import { time, bytes, clock, relative, utc, withTimes, pauseCause } from "../format.js";
 import { refreshEvery, typeText } from "./common.js";
 import { prettyJson, looksLikeJson } from "../pretty.js";
+import { can } from "../access.js";
 
 const SHOW_LIMIT = 64 * 1024;  // larger bodies are cut in the view; the download has all of it
 const PRETTY_DEPTH = 20;  // JSON nested deeper stays on the line of its level-20 parent
@@ -216,7 +218,7 @@ function routesSection(ev, destNames, send, choice) {
     h("h2", null, "Routes"),
     rows.length ? table(["Route", "Destination", "Verdict", "Reason"], rows, { label: "What each route did with this event", stack: true })
       : h("p", { class: "muted" }, none),
-    ev.routed === false ? sendPanel(destNames, send, choice) : null);
+    ev.routed === false && can("replay") ? sendPanel(destNames, send, choice) : null);
 }
 
 // An unrouted event sent by hand to a destination (once the routes are fixed, or to try one).
@@ -332,14 +334,14 @@ export async function render(main, ctx) {
     const replayAll = h("button", { type: "button", class: "primary", id: "replay-all" }, "Replay to all destinations");
     replayAll.addEventListener("click", () => replay(undefined));
     const deliveries = h("section", { id: "deliveries" },
-      h("div", { class: "row" }, h("h2", null, "Deliveries"), h("span", { class: "spacer" }), dests.length ? replayAll : null),
+      h("div", { class: "row" }, h("h2", null, "Deliveries"), h("span", { class: "spacer" }), dests.length && can("replay") ? replayAll : null),
       dests.length === 0 ? h("p", { class: "muted" }, "No route sent this event anywhere.") : null,
       dests.map((name) => {
         const chains = byDest.get(name).sort((a, b) => b.chain - a.chain);
         const cur = chains[0];
-        const rb = h("button", { type: "button", "data-destination": name }, `Replay to ${name}`);
-        rb.addEventListener("click", () => replay(name));
-        const pb = hasTransform(catalog, ev.source, name)
+        const rb = can("replay") ? h("button", { type: "button", "data-destination": name }, `Replay to ${name}`) : null;
+        rb?.addEventListener("click", () => replay(name));
+        const pb = can("testTransform") && hasTransform(catalog, ev.source, name)
           ? h("button", { type: "button", dataset: { id: "preview-button" }, "aria-label": `Preview transformed request to ${name}`,
             onclick: () => preview(name) }, "Preview transformed request")
           : null;

@@ -1,11 +1,13 @@
 // Events: filters (kept in the URL: status, source, destination, time range, type pattern,
 // unrouted only), cursor pagination, new events appear live without moving the page, select
-// several and replay them, or replay all matching as a bulk replay job. An event no route took
-// shows an "unrouted" badge where its deliveries would be.
+// several and replay them, or replay all matching as a bulk replay job (an operator's or an
+// admin's: a viewer has no selection and no replay). An event no route took shows an "unrouted"
+// badge where its deliveries would be.
 import { h, clear, message, badge, table, replace, updateNode } from "../dom.js";
 import { get, post, qs, enc } from "../api.js";
 import { time, bytes, localInputToIso, isoToLocalInput, pauseCause } from "../format.js";
 import { firstEventHelp, names, refreshEvery, select, input, typeText } from "./common.js";
+import { can } from "../access.js";
 
 const STATUSES = ["", "scheduled", "delivering", "delivered", "failed", "paused"];
 
@@ -47,17 +49,18 @@ export async function render(main, ctx) {
   main.append(form);
 
   const status = h("div", { "aria-live": "polite" });
+  const replays = can("replay");
   const countSel = h("span", { class: "muted", id: "selected-count" }, "0 selected");
   const replaySel = h("button", { type: "button", disabled: true, id: "replay-selected" }, "Replay selected");
   const replayAll = h("a", { class: "button", href: `#/replays/new${qs(filter)}`, id: "replay-all" }, "Replay all matching…");
   const newNote = h("span", { class: "muted", "aria-live": "polite" });
-  main.append(h("div", { class: "row toolbar" }, replaySel, countSel, replayAll, h("span", { class: "spacer" }), newNote), status);
+  main.append(h("div", { class: "row toolbar" }, replays ? [replaySel, countSel, replayAll] : null, h("span", { class: "spacer" }), newNote), status);
 
   const tbody = h("tbody");
   const selectAll = h("input", { type: "checkbox", "aria-label": "Select all events shown" });
   const tableEl = h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": "Events table" }, h("table", { "aria-label": "Events" },
     h("thead", null, h("tr", null,
-      h("th", { scope: "col" }, selectAll), h("th", { scope: "col" }, "Event"), h("th", { scope: "col", class: "hide-narrow" }, "Type"),
+      replays ? h("th", { scope: "col" }, selectAll) : null, h("th", { scope: "col" }, "Event"), h("th", { scope: "col", class: "hide-narrow" }, "Type"),
       h("th", { scope: "col", class: "hide-narrow" }, "Source"),
       h("th", { scope: "col" }, "Received"), h("th", { scope: "col" }, "Deliveries"),
       h("th", { scope: "col", class: "num hide-narrow" }, "Size"))),
@@ -80,7 +83,7 @@ export async function render(main, ctx) {
     cb.checked = selected.has(e.id);
     cb.addEventListener("change", () => { if (cb.checked) selected.add(e.id); else selected.delete(e.id); updateSelection(); });
     return h("tr", { dataset: { id: e.id } },
-      h("td", null, cb),
+      replays ? h("td", null, cb) : null,
       h("td", { class: "id-cell" }, h("a", { href: `#/events/${enc(e.id)}`, class: "mono", title: e.id },
         // The whole id on a wide screen; on a phone its ends on two lines, so the column stays narrow.
         h("span", { class: "hide-narrow" }, e.id), h("span", { class: "show-narrow" }, `${e.id.slice(0, 6)}…`, h("wbr"), e.id.slice(-6))),

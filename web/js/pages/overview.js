@@ -5,6 +5,7 @@ import { h, message, badge, table, svg, replace, replaceInPlace } from "../dom.j
 import { get, enc } from "../api.js";
 import { time, percent, relative, utc, clock, withTimes } from "../format.js";
 import { firstEventHelp, names, refreshEvery } from "./common.js";
+import { can } from "../access.js";
 
 const SERIES = ["received", "delivered", "failed"];
 const COLORS = { received: "#1f4e8c", delivered: "#17623a", failed: "#a11d1d" };
@@ -99,7 +100,8 @@ export async function render(main, ctx) {
           h("td", null, e.deliveries.filter((d) => d.status === "failed").map((d) =>
             h("div", null, h("strong", null, d.destination), reasons.get(`${e.id} ${d.destination}`) ? [": ", withTimes(reasons.get(`${e.id} ${d.destination}`))] : ""))))),
         { label: "Latest permanent failures" }),
-      failed.items.length ? h("p", null, h("a", { href: "#/events?status=failed" }, "All failed events"), " · ", h("a", { href: "#/replays/new?status=failed" }, "Replay all failed…")) : null,
+      failed.items.length ? h("p", null, h("a", { href: "#/events?status=failed" }, "All failed events"),
+        can("replay") ? [" · ", h("a", { href: "#/replays/new?status=failed" }, "Replay all failed…")] : null) : null,
     ];
     if (sum(day, "received") === 0 && !firstShown) {
       const anyEvent = await get("/events?limit=1");

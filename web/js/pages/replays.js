@@ -1,9 +1,11 @@
 // Bulk replays: start one from a filter (with the number of matching events shown first),
-// watch its progress, cancel it; the list of past jobs.
+// watch its progress, cancel it; the list of past jobs. Starting and cancelling need the operator
+// role (access.js): a viewer watches only.
 import { h, message, badge, table, replace, replaceInPlace } from "../dom.js";
 import { get, post, del, qs, enc } from "../api.js";
 import { time, localInputToIso, isoToLocalInput, percent } from "../format.js";
 import { refreshEvery, names, select, input } from "./common.js";
+import { can } from "../access.js";
 
 function progress(j) {
   const done = j.done + j.failed + (["done", "cancelled", "failed"].includes(j.state) ? (j.skipped || 0) : 0);
@@ -41,11 +43,12 @@ async function list(main, ctx) {
   const status = h("div", { "aria-live": "polite" });
   const wrap = h("div");
   main.append(h("div", { class: "row" }, h("h1", null, "Bulk replays"), h("span", { class: "spacer" }),
-    h("a", { class: "button primary", href: "#/replays/new" }, "New bulk replay")), status, wrap);
+    can("replay") ? h("a", { class: "button primary", href: "#/replays/new" }, "New bulk replay") : null), status, wrap);
   async function load() {
     const r = await get("/replays?limit=100");
     if (r.items.length === 0) {
-      replaceInPlace(wrap, message("info", "No bulk replay yet. Start one from a filter with “New bulk replay”, or “Replay all matching” on the Events page."));
+      replaceInPlace(wrap, message("info", can("replay") ? "No bulk replay yet. Start one from a filter with “New bulk replay”, or “Replay all matching” on the Events page."
+        : "No bulk replay yet."));
       return;
     }
     const n = "num hide-narrow";
@@ -147,7 +150,7 @@ async function detail(main, ctx) {
       try { await del(`/replays/${enc(id)}`); replace(status, message("ok", "Cancelled.")); await load(); } catch (e) { replace(status, message("error", `Not cancelled: ${e.message}`)); }
     });
     replaceInPlace(body,
-      h("div", { class: "row" }, badge(j.state), progress(j), ["queued", "running"].includes(j.state) ? cancel : null),
+      h("div", { class: "row" }, badge(j.state), progress(j), ["queued", "running"].includes(j.state) && can("cancelReplay") ? cancel : null),
       j.waiting ? message("info", `Waiting: ${j.waiting.message}`) : null,
       j.error ? message("error", j.error) : null,
       h("dl", { class: "kv" },

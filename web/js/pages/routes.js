@@ -3,11 +3,13 @@
 // config-file route is shown read-only), with a dry run of its rule on the source's last 20
 // events (POST /api/v1/routes/test) before anything is saved: on "Test" and, debounced, as the
 // rule is typed. A value the API refuses is shown next to its field with the API's path
-// ("filter.body.amount.$gt: expects a number or a string").
+// ("filter.body.amount.$gt: expects a number or a string"). Creating, editing and deleting need
+// the admin role (access.js): for another role every route is read-only, its dry run still runs.
 import { h, message, table, replace, clear } from "../dom.js";
 import { get, post, patch, del, enc, rawJson } from "../api.js";
 import { time } from "../format.js";
 import { names, select, originNote, typeText } from "./common.js";
+import { can, roleNote } from "../access.js";
 
 const DRY_RUN_EVENTS = 20;
 const DEBOUNCE_MS = 600;
@@ -41,20 +43,21 @@ function deleteButton(r, status, after) {
 async function list(main) {
   const status = h("div", { "aria-live": "polite" });
   const wrap = h("div");
+  const edits = can("editCatalog");
   main.append(h("div", { class: "row" }, h("h1", null, "Routes"), h("span", { class: "spacer" }),
-    h("a", { class: "button primary", href: "#/routes/+new" }, "New route")), status, wrap);
+    edits ? h("a", { class: "button primary", href: "#/routes/+new" }, "New route") : null), status, wrap);
   showFlash(status);
   async function load() {
     const r = await get("/routes");
     replace(wrap, r.items.length === 0 ? message("info", "No route yet: events are stored but sent nowhere until a route links a source to a destination.")
-      : table(["Id", "Source", "Destination", "Types", "Filter", "Origin", ""], r.items.map((x) => h("tr", { dataset: { id: x.id } },
+      : table(["Id", "Source", "Destination", "Types", "Filter", "Origin", edits ? "" : null].filter((c) => c !== null), r.items.map((x) => h("tr", { dataset: { id: x.id } },
         h("td", { class: "mono" }, h("a", { href: `#/routes/${enc(x.id)}` }, x.id)),
         h("td", null, h("a", { href: `#/sources/${enc(x.source)}` }, x.source)),
         h("td", null, h("a", { href: `#/destinations/${enc(x.destination)}` }, x.destination)),
         h("td", null, typesView(x.types)),
         h("td", null, x.filter ? h("span", { title: JSON.stringify(x.filter) }, "yes") : h("span", { class: "muted" }, "none")),
         h("td", null, x.origin === "config" ? "config file" : "API"),
-        h("td", null, x.origin === "config" ? h("span", { class: "muted" }, "read-only")
+        !edits ? null : h("td", null, x.origin === "config" ? h("span", { class: "muted" }, "read-only")
           : deleteButton(x, status, () => { replace(status, message("ok", `Deleted route ${x.id}.`)); load().catch(() => {}); })))),
       { label: "Routes", stack: true }));
   }
@@ -92,7 +95,8 @@ async function editor(main, ctx) {
     }
   }
   const [sourceNames, destNames] = route ? [[], []] : await Promise.all([names("sources"), names("destinations")]);
-  const readOnly = route?.origin === "config";
+  // A config-file route is the file's; anyone but an admin may look and dry-run, not change.
+  const readOnly = route?.origin === "config" || !can("editCatalog");
   showFlash(status);
 
   const errorSlot = (name) => h("p", { class: "field-error", id: `${name}-error`, role: "alert", hidden: true });
@@ -123,7 +127,7 @@ async function editor(main, ctx) {
   const saveButton = readOnly ? null : h("button", { type: "submit", class: "primary", id: "rt-save" }, route ? "Save changes" : "Create route");
   const dry = h("div", { id: "rt-dry", "aria-live": "polite" });
   const form = h("form", { class: "route-form", novalidate: true, "aria-label": route ? `Route ${route.id}` : "New route" },
-    readOnly ? originNote(route) : null,
+    route?.origin === "config" ? originNote(route) : readOnly ? roleNote("editCatalog", "edit-note") : null,
     where,
     h("div", { class: "rule" },
       h("div", { class: "field" }, h("label", { for: "rt-types" }, "Types"), typesArea,

@@ -1,15 +1,27 @@
 // Sources: the ingest URL to copy, verification scheme, dedup rule; create / edit / delete for
-// API-owned ones. Verification secrets are write-only (shown as a count). A source's page lists
-// its rejected requests (failed verification), newest first.
-import { h, message, table, copyButton, replace } from "../dom.js";
+// API-owned ones. Verification secrets are write-only (shown as a count); a rotated one the
+// server generated is shown once, in the answer to the rotation. A source's page lists its
+// rejected requests (failed verification), newest first. Creating, editing, deleting and rotating
+// need the admin role (access.js): another role sees the source only.
+import { h, message, table, copyButton, replace, updateNode } from "../dom.js";
 import { get, post, patch, del, enc, qs } from "../api.js";
 import { time, bytes } from "../format.js";
 import { input, select, originNote } from "./common.js";
+import { rotatePanel, rotateButton, rotatingUntil, previousAlso, noGrace, VERIFIES } from "./rotate.js";
+import { can, roleNote } from "../access.js";
 
 const SCHEMES = ["none", "github", "stripe", "shopify", "standard", "hmac"];
 const ingestUrl = (name) => `${location.origin}/in/${encodeURIComponent(name)}`;
 
 const SCHEME_DEDUP = { github: "header X-GitHub-Delivery", stripe: "JSON field id", shopify: "header X-Shopify-Webhook-Id", standard: "header webhook-id" };
+
+// While a rotation's grace period lasts, until when the previous secrets also verify; else null.
+function rotationText(s) {
+  const r = s.verify?.secrets_rotation;
+  return r?.old_expires_at ? rotatingUntil(VERIFIES, r.old_secrets, r.old_expires_at) : null;
+}
+
+const secretsCount = (n) => `${n} secret${n === 1 ? "" : "s"}`;
 
 function dedupText(s) {
   if (!s.dedup) return s.verify && SCHEME_DEDUP[s.verify.scheme] ? `${SCHEME_DEDUP[s.verify.scheme]} (the scheme's default)` : "none";
@@ -21,15 +33,18 @@ function dedupText(s) {
 async function list(main) {
   const r = await get("/sources");
   main.append(h("div", { class: "row" }, h("h1", null, "Sources"), h("span", { class: "spacer" }),
-    h("a", { class: "button primary", href: "#/sources/+new" }, "New source")));
+    can("editCatalog") ? h("a", { class: "button primary", href: "#/sources/+new" }, "New source") : null));
   if (r.items.length === 0) {
-    main.append(message("info", "No source yet. Create one with “New source” (or in the config file); events are POSTed to /in/<name>."));
+    main.append(message("info", can("editCatalog") ? "No source yet. Create one with “New source” (or in the config file); events are POSTed to /in/<name>."
+      : "No source yet. Events are POSTed to /in/<name>."));
     return;
   }
   main.append(table(["Name", "Ingest URL", "Verification", "Dedup", "Origin"], r.items.map((s) => h("tr", null,
     h("td", null, h("a", { href: `#/sources/${enc(s.name)}` }, s.name)),
-    h("td", null, h("span", null, h("code", null, ingestUrl(s.name)), copyButton(ingestUrl(s.name)))),
-    h("td", null, s.verify ? `${s.verify.scheme} (${s.verify.secrets_set ?? 0} secret${s.verify.secrets_set === 1 ? "" : "s"})` : "none"),
+    h("td", null, h("span", { class: "ingest" }, h("code", null, ingestUrl(s.name)), copyButton(ingestUrl(s.name)))),
+    // One child per cell: on a phone each cell is a grid of its label and one column.
+    h("td", null, s.verify ? h("div", null, `${s.verify.scheme} (${secretsCount(s.verify.secrets_set ?? 0)})`,
+      rotationText(s) ? h("div", { class: "muted" }, rotationText(s)) : null) : "none"),
     h("td", null, dedupText(s)), h("td", null, s.origin))), { label: "Sources", stack: true }));
 }
 
@@ -92,6 +107,13 @@ function dedupMode(s) {
   return s.dedup.header ? "header" : "json";
 }
 
+function secretsHint(s) {
+  const n = s?.verify?.secrets_set;
+  return h("p", { class: "hint", id: "s-secrets-hint" }, s
+    ? `Write-only. ${n ? `${n} set; leave blank to keep them, or enter every secret to accept (they replace the ones set).` : "None set."}`
+    : "Write-only. A request signed with any of them is accepted: to rotate, enter the new and the old one.");
+}
+
 function fields(s) {
   const vf = s?.verify;
   return [
@@ -101,9 +123,7 @@ function fields(s) {
       h("div", { class: "field" },
         h("label", { for: "s-secrets" }, "Secrets, one per line"),
         h("textarea", { id: "s-secrets", name: "s-secrets", rows: 2, spellcheck: "false", autocomplete: "off", "aria-describedby": "s-secrets-hint" }),
-        h("p", { class: "hint", id: "s-secrets-hint" }, s
-          ? `Write-only. ${vf?.secrets_set ? `${vf.secrets_set} set; leave blank to keep them, or enter every secret to accept (they replace the ones set).` : "None set."}`
-          : "Write-only. A request signed with any of them is accepted: to rotate, enter the new and the old one.")),
+        secretsHint(s)),
       input("s-tolerance", "Timestamp tolerance", { value: vf?.tolerance ?? "5m", size: 8 }, "stripe and standard: how old a signed timestamp may be"),
       input("s-header", "Signature header", { value: vf?.header ?? "", placeholder: "X-Signature", autocomplete: "off" }),
       select("s-algorithm", "Algorithm", ["sha256", "sha1", "sha512"], vf?.algorithm ?? "sha256"),
@@ -187,6 +207,53 @@ async function create(main) {
   main.append(h("p", null, h("a", { href: "#/sources" }, "← Sources")), h("h1", null, "New source"), form);
 }
 
+// Stripe and Shopify make a source's secret (it is copied from their dashboard): a rotation needs
+// it typed in. For the other schemes the server generates one when none is typed.
+const PROVIDER_MADE = { stripe: "Stripe", shopify: "Shopify" };
+
+// The "Rotate secret" panel (POST /sources/{name}/rotate-secret; rotate.js), for an API-owned
+// source that verifies. `afterRotate(s)` shows the source as the rotation left it.
+function sourceRotation(name, afterRotate) {
+  const provider = (s) => PROVIDER_MADE[s?.verify?.scheme];
+  const one = (s) => (s?.verify?.secrets_set ?? 1) === 1;
+  const current = (s) => (one(s) ? "current secret" : "current secrets");
+  const verifies = (s) => (one(s) ? VERIFIES.one : VERIFIES.many);
+  return rotatePanel({
+    name, noun: "verification secret", verb: VERIFIES, path: `/sources/${enc(name)}/rotate-secret`, answerSecret: "secret", afterRotate,
+    hint: (s) => [
+      s?.verify?.secrets_rotation
+        ? `A rotation is under way: rotating again makes the ${current(s)} the previous ${one(s) ? "one" : "ones"}, and the earlier previous ${
+          s.verify.secrets_rotation.old_secrets > 1 ? "ones stop" : "one stops"} verifying at once. `
+        : `The new secret verifies from now on. For the grace period the ${current(s)} also ${verifies(s)}, so a request still signed with ${one(s) ? "it" : "them"} is accepted while the sender moves to the new one; then only the new one does. `,
+      provider(s)
+        ? `${provider(s)} makes the secret: roll it in ${provider(s)}'s dashboard, then enter the new one here.`
+        : "Leave the secret blank and hookrelay generates one and shows it once.",
+    ],
+    secretField: {
+      required: (s) => !!provider(s),
+      hint: (s) => (provider(s)
+        ? `Required: the new signing secret from ${provider(s)}'s dashboard. Write-only.`
+        : `Optional: blank generates one.${s?.verify?.scheme === "standard" ? " A typed one is whsec_ followed by base64." : ""} Write-only.`),
+    },
+    question: (s, g) => (noGrace(g)
+      ? `Rotate the verification secret of ${name} with no grace period? The ${current(s)} ${one(s) ? "stops" : "stop"} verifying at once: a request still signed with ${one(s) ? "it" : "them"} is rejected (401) until the sender signs with the new one.`
+      : `Rotate the verification secret of ${name}? The ${current(s)} also ${verifies(s)} for ${g || "24h"}: move the sender to the new one before then.`),
+    outcome: (fresh, s, generated) => {
+      const r = fresh.verify?.secrets_rotation;
+      const todo = generated ? "give the sender the new one" : "move the sender to the new one";
+      return r?.old_expires_at ? [`The ${previousAlso(VERIFIES, r.old_secrets)} until `, time(r.old_expires_at), `: ${todo} before then.`]
+        : `The ${one(s) ? "previous secret no longer verifies" : "previous secrets no longer verify"}: ${todo} now.`;
+    },
+  });
+}
+
+// The verification line: the scheme, how many secrets are set, and a rotation under way.
+function verifyText(s) {
+  if (!s.verify) return "none: anyone who knows the URL can send";
+  const rotating = rotationText(s);
+  return [`${s.verify.scheme}, ${s.verify.secrets_set ?? 0} secret(s) set (write-only)`, rotating ? [" · ", rotating] : null];
+}
+
 async function detail(main, ctx) {
   const name = ctx.params[0];
   let s;
@@ -195,18 +262,44 @@ async function detail(main, ctx) {
     throw e;
   }
   const status = h("div", { "aria-live": "polite" });
-  main.append(h("p", null, h("a", { href: "#/sources" }, "← Sources")), h("h1", null, "Source ", name), status,
-    h("dl", { class: "kv" },
-      h("dt", null, "Ingest URL"), h("dd", null, h("code", null, ingestUrl(name)), copyButton(ingestUrl(name))),
-      h("dt", null, "Verification"), h("dd", null, s.verify ? `${s.verify.scheme}, ${s.verify.secrets_set ?? 0} secret(s) set (write-only)` : "none: anyone who knows the URL can send"),
-      h("dt", null, "Dedup"), h("dd", null, dedupText(s)),
-      h("dt", null, "Origin"), h("dd", null, s.origin === "config" ? "config file" : "API")),
-    h("p", null, h("a", { class: "button", href: `#/events?source=${enc(name)}` }, "Events of this source")),
+  const state = (x) => h("dl", { class: "kv", id: "state" },
+    h("dt", null, "Ingest URL"), h("dd", null, h("code", null, ingestUrl(name)), copyButton(ingestUrl(name))),
+    h("dt", null, "Verification"), h("dd", { id: "verification" }, verifyText(x)),
+    h("dt", null, "Dedup"), h("dd", null, dedupText(x)),
+    h("dt", null, "Origin"), h("dd", null, x.origin === "config" ? "config file" : "API"));
+  const stored = (x) => JSON.stringify(x, null, 2);
+  const storedPre = h("pre", { id: "stored" }, stored(s));
+  let form = null;  // the edit form (API-owned sources)
+  let rotation = null;  // the "Rotate secret" panel (sourceRotation)
+  // A config-file source's secrets are the file's; one that verifies nothing has none to rotate.
+  const rotatable = () => s.origin !== "config" && !!s.verify && can("rotateSecret");
+  const toolbar = () => h("div", { class: "row toolbar", id: "actions" }, rotation && rotatable() ? rotateButton(rotation) : null,
+    h("a", { class: "button", href: `#/events?source=${enc(name)}` }, "Events of this source"));
+  // What the page shows of the source (first, and after a rotation or a save): the state, the
+  // actions, the stored JSON, the secrets' hint; the next save compares with it.
+  const show = (fresh) => {
+    s = fresh;
+    if (!rotation && rotatable()) {
+      rotation = sourceRotation(name, async (rotated) => show(rotated));
+      main.querySelector("#actions")?.after(rotation.panel);
+    }
+    if (rotation && !rotatable() && rotation.isOpen()) rotation.toggle();
+    rotation?.update(s);
+    updateNode(main.querySelector("#state"), state(s));
+    updateNode(main.querySelector("#actions"), toolbar());
+    storedPre.textContent = stored(s);
+    if (form) updateNode(form.querySelector("#s-secrets-hint"), secretsHint(s));
+  };
+  main.append(h("p", null, h("a", { href: "#/sources" }, "← Sources")), h("h1", null, "Source ", name), status, state(s), toolbar(),
     originNote(s),
-    h("details", null, h("summary", null, "As stored (secrets redacted)"), h("pre", null, JSON.stringify(s, null, 2))));
+    h("details", null, h("summary", null, "As stored (secrets redacted)"), storedPre),
+    // Where an admin has "Rotate secret" and, below, the edit form: why this role has neither.
+    s.origin !== "config" && !can("editCatalog") ? roleNote("editCatalog", "edit-note") : "");  // DOM append() would print null
+  show(s);
   if (s.verify) await rejections(main, name, s);
   if (s.origin === "config") return;
-  const form = h("form", { novalidate: true, "aria-label": `Edit ${name}` }, fields(s),
+  if (!can("editCatalog")) return;
+  form = h("form", { novalidate: true, "aria-label": `Edit ${name}` }, fields(s),
     h("div", { class: "row" }, h("button", { type: "submit", class: "primary" }, "Save changes"), h("button", { type: "button", class: "danger", id: "delete" }, "Delete source")));
   wire(form);
   form.addEventListener("submit", async (ev) => {
@@ -217,7 +310,7 @@ async function detail(main, ctx) {
       await patch(`/sources/${enc(name)}`, body);
       replace(status, message("ok", `Saved ${name}.`));
       form.querySelector("#s-secrets").value = "";
-      s = await get(`/sources/${enc(name)}`);  // the next save compares with what is stored now
+      show(await get(`/sources/${enc(name)}`));  // the next save compares with what is stored now
     } catch (e) { fieldError(form, status, e); }
   });
   form.querySelector("#delete").addEventListener("click", async () => {
