@@ -78,13 +78,12 @@ http::Response ApiHandler::DeleteToken(const http::Request& request,
     }
     auto revoked = store_.RevokeToken(name);
     if (!revoked.ok()) return FromStatus(revoked.status());
-    gone.revoked = true;
   } else {
     auto deleted = store_.DeleteToken(name);
     if (!deleted.ok()) return FromStatus(deleted.status());
     if (!*deleted) return NotFound("token", name);
-    gone.revoked = true;
   }
+  gone.revoked = true;
   if (controls_.tokens_changed) controls_.tokens_changed();
   if (Status s = Audit(request, "token_revoke", name, 1, ""); !s.ok()) return FromStatus(s);
   return Json(TokenToJson(gone, clock_.Now()));

@@ -13,23 +13,6 @@
 
 namespace hookrelay::app {
 
-bool AdminToken::Check(std::string_view presented) const {
-  if (presented.empty()) return false;
-  return ConstantTimeEqual(HexEncode(Sha256(presented)), sha256_hex_);
-}
-
-bool AdminToken::CheckAuthorizationHeader(std::string_view value) const {
-  constexpr std::string_view kBearer = "Bearer ";
-  if (value.size() <= kBearer.size()) return false;
-  for (size_t i = 0; i < kBearer.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(value[i])) !=
-        std::tolower(static_cast<unsigned char>(kBearer[i]))) {
-      return false;
-    }
-  }
-  return Check(value.substr(kBearer.size()));
-}
-
 namespace {
 
 Status WriteHash(const std::string& path, const std::string& hash) {

@@ -10,15 +10,12 @@
 
 namespace hookrelay::app {
 
-// Checks bearer tokens for the management API against a stored SHA-256 hash; the token itself
-// is never stored or logged.
+// The bootstrap admin token's SHA-256 (the token itself is never stored or logged), which
+// access::TokenRegistry checks requests against.
 class AdminToken {
  public:
   explicit AdminToken(std::string sha256_hex) : sha256_hex_(std::move(sha256_hex)) {}
-  bool Check(std::string_view presented) const;
   const std::string& sha256_hex() const { return sha256_hex_; }
-  // From an "Authorization: Bearer <token>" header value.
-  bool CheckAuthorizationHeader(std::string_view header_value) const;
 
  private:
   std::string sha256_hex_;
