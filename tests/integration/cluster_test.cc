@@ -959,9 +959,16 @@ TEST_F(ClusterTest, ATokenRevokedThroughOneNodeIsRefusedByTheOtherWithinASecond)
   const Steady revoked = Now();
   EXPECT_EQ(call(nodes[0]->port(), "GET", "/api/v1/whoami", token).status, 401)
       << "the node that revoked it accepts it still";
+  // Refused: 401, or 429 once this address has sent five tokens node 1 did not know (the polls
+  // above, before node 1 read the new token, count as wrong ones; a valid token passes anyway).
+  int refused_with = 0;
   ASSERT_TRUE(test::WaitFor(
-      [&] { return call(nodes[1]->port(), "GET", "/api/v1/whoami", token).status == 401; }, 5s,
-      20ms));
+      [&] {
+        refused_with = call(nodes[1]->port(), "GET", "/api/v1/whoami", token).status;
+        return refused_with == 401 || refused_with == 429;
+      },
+      5s, 20ms))
+      << "node 1 still answers " << refused_with;
   const auto took = Now() - revoked;
   EXPECT_LT(took, 1s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
                       << " ms before node 1 refused it";
