@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "access/scope.h"
+
 // Who may do what through the management API (docs/access.md). Pure: no I/O.
 
 namespace hookrelay::access {
@@ -23,10 +25,11 @@ inline bool RoleAllows(Role have, Role need) {
   return static_cast<int>(have) >= static_cast<int>(need);
 }
 
-// Who a request comes from: the token's name and role.
+// Who a request comes from: the token's name, role and scope.
 struct Principal {
   std::string name;  // "bootstrap" for HOOKRELAY_TOKEN / the token printed at the first start
   Role role{};       // none until authenticated
+  std::optional<Scope> scope;  // none: every source and destination
   bool operator==(const Principal&) const = default;
 };
 

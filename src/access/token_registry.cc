@@ -59,7 +59,10 @@ void TokenRegistry::Replace(const std::vector<store::ApiToken>& tokens) {
     std::optional<Role> role = ParseRole(t.role);
     // A row this version cannot read (a role from a later one) grants nothing.
     if (t.revoked || t.hash.empty() || !role) continue;
-    by_hash[t.hash] = Entry{Principal{t.name, *role}, t.expires_at};
+    // Nor does one whose scope cannot be read: it must not reach everything instead.
+    Result<std::optional<Scope>> scope = ScopeFromText(t.scope);
+    if (!scope.ok()) continue;
+    by_hash[t.hash] = Entry{Principal{t.name, *role, std::move(*scope)}, t.expires_at};
   }
   MutexLock lock(mu_);
   by_hash_ = std::move(by_hash);

@@ -9,6 +9,7 @@
 #include "api/handler_util.h"
 #include "api/openapi.h"
 #include "api/request_params.h"
+#include "api/scope_check.h"
 #include "common/thread_name.h"
 
 // The handler's lifecycle, authentication and the dispatch from the route table (api_routes.h)
@@ -127,6 +128,18 @@ http::Handler::HeadDecision ApiHandler::OnHead(const http::RequestHead& head) co
                                    std::string(access::RoleName(p.role)));
     return d;
   }
+  const RouteId id = m.route->id;
+  const bool tokens =
+      id == RouteId::kListTokens || id == RouteId::kCreateToken || id == RouteId::kDeleteToken;
+  const bool keys = id == RouteId::kListKeys || id == RouteId::kAddKey || id == RouteId::kRetireKey;
+  if (p.scope && (tokens || keys)) {
+    // A scoped admin could otherwise make itself an unscoped token, or reach every secret.
+    d.reject = http::JsonError(
+        403, "permission_denied",
+        "token \"" + p.name + "\" is scoped to some sources and destinations; managing " +
+            (tokens ? "tokens" : "master keys") + " needs an admin token without a scope");
+    return d;
+  }
   d.body_limit = kBodyLimit;
   return d;
 }
@@ -183,15 +196,27 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     default: break;
   }
   const std::string param = m.params.empty() ? std::string() : m.params[0];
-  const model::Catalog& c = *catalog;
+  // A scoped token sees the catalog cut down to what it reaches, so the lists and the lookups by
+  // name of the handlers below show nothing else; what they read from the store by name is
+  // checked first (scope_check.h).
+  const access::Principal who = PrincipalOf(request);
+  const access::Scope* scope = who.scope ? &*who.scope : nullptr;
+  std::optional<model::Catalog> visible;
+  if (scope) {
+    if (auto refused = RefuseOutOfScope(*m.route, param, request, *catalog, *scope)) {
+      return std::move(*refused);
+    }
+    visible = access::VisibleCatalog(*catalog, *scope);
+  }
+  const model::Catalog& c = visible ? *visible : *catalog;
   switch (m.route->id) {
-    case RouteId::kListEvents: return ListEvents(request, c);
-    case RouteId::kGetEvent: return GetEvent(request, param, c);
-    case RouteId::kReplayEvent: return ReplayEvent(request, param);
-    case RouteId::kListBulkReplays: return ListBulkReplays(request);
-    case RouteId::kCreateBulkReplay: return CreateBulkReplay(request);
-    case RouteId::kGetBulkReplay: return GetBulkReplay(param);
-    case RouteId::kCancelBulkReplay: return CancelBulkReplay(request, param);
+    case RouteId::kListEvents: return ListEvents(request, c, scope);
+    case RouteId::kGetEvent: return GetEvent(request, param, c, scope);
+    case RouteId::kReplayEvent: return ReplayEvent(request, param, c, scope);
+    case RouteId::kListBulkReplays: return ListBulkReplays(request, scope);
+    case RouteId::kCreateBulkReplay: return CreateBulkReplay(request, scope);
+    case RouteId::kGetBulkReplay: return GetBulkReplay(param, scope);
+    case RouteId::kCancelBulkReplay: return CancelBulkReplay(request, param, scope);
     case RouteId::kListDestinations: return ListDestinations(c);
     case RouteId::kGetDestination: return GetDestination(param, c);
     case RouteId::kPauseDestination:
@@ -216,12 +241,15 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
     case RouteId::kDeleteDestination:
     case RouteId::kUpdateRoute:
     case RouteId::kDeleteRoute: return ChangeCatalog(request, m.route->id, param);
-    case RouteId::kListAudit: return ListAudit(request);
+    case RouteId::kListAudit: return ListAudit(request, scope);
     case RouteId::kListTokens: return ListTokens();
     case RouteId::kCreateToken: return CreateToken(request);
     case RouteId::kDeleteToken: return DeleteToken(request, param);
     case RouteId::kWhoAmI: return WhoAmI(request);
-    case RouteId::kStats: return Stats(request);
+    case RouteId::kListKeys: return ListKeys();
+    case RouteId::kAddKey: return AddKey(request);
+    case RouteId::kRetireKey: return RetireKey(request, param);
+    case RouteId::kStats: return Stats(request, scope);
     case RouteId::kSimulate: return Simulate(request, c);
     case RouteId::kOpenApi: {
       http::Response r;

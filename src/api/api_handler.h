@@ -20,6 +20,7 @@
 #include "http/server.h"
 #include "ingest/rejection_recorder.h"
 #include "model/registry.h"
+#include "secrets/keyring.h"
 #include "store/store.h"
 #include "transform/runner.h"
 
@@ -64,6 +65,9 @@ class ApiHandler {
     // The tokens changed through this node: read them again now (the refresher's Refresh), so a
     // revoked token is refused here at once.
     std::function<void()> tokens_changed;
+    // The data key the store's secrets are encrypted under, for the keys routes (a master key's
+    // rotation, docs/secrets.md); nullptr: they answer 503.
+    const secrets::Keyring* keyring = nullptr;
   };
 
   // All references must outlive the handler. `clock` dates replays and audit entries and
@@ -97,10 +101,13 @@ class ApiHandler {
   // One method per route (or group of routes), each in its resource's file; Respond() is the one
   // dispatch from the route table to them.
   // events_handler.cc
-  http::Response ListEvents(const http::Request& request, const model::Catalog& catalog) const;
+  // `scope`: a scoped token's (nullptr for none), as in the routes below that take one.
+  http::Response ListEvents(const http::Request& request, const model::Catalog& catalog,
+                            const access::Scope* scope) const;
   http::Response GetEvent(const http::Request& request, const std::string& id,
-                          const model::Catalog& catalog) const;
-  http::Response ReplayEvent(const http::Request& request, const std::string& id) const;
+                          const model::Catalog& catalog, const access::Scope* scope) const;
+  http::Response ReplayEvent(const http::Request& request, const std::string& id,
+                             const model::Catalog& catalog, const access::Scope* scope) const;
   // destinations_handler.cc
   http::Response ListDestinations(const model::Catalog& catalog) const;
   http::Response GetDestination(const std::string& name, const model::Catalog& catalog) const;
@@ -140,17 +147,22 @@ class ApiHandler {
   // The API view of a catalog object (a destination with its live state).
   http::Response CatalogView(store::CatalogKind kind, const std::string& name) const;
   // replays_handler.cc: bulk replay jobs.
-  http::Response ListBulkReplays(const http::Request& request) const;
-  http::Response CreateBulkReplay(const http::Request& request) const;
-  http::Response GetBulkReplay(const std::string& id) const;
-  http::Response CancelBulkReplay(const http::Request& request, const std::string& id) const;
+  http::Response ListBulkReplays(const http::Request& request, const access::Scope* scope) const;
+  http::Response CreateBulkReplay(const http::Request& request, const access::Scope* scope) const;
+  http::Response GetBulkReplay(const std::string& id, const access::Scope* scope) const;
+  http::Response CancelBulkReplay(const http::Request& request, const std::string& id,
+                                  const access::Scope* scope) const;
   // audit_handler.cc
-  http::Response ListAudit(const http::Request& request) const;
+  http::Response ListAudit(const http::Request& request, const access::Scope* scope) const;
   // tokens_handler.cc: named API tokens (admin), and who the caller is (any role).
   http::Response ListTokens() const;
   http::Response CreateToken(const http::Request& request) const;
   http::Response DeleteToken(const http::Request& request, const std::string& name) const;
   http::Response WhoAmI(const http::Request& request) const;
+  // keys_handler.cc
+  http::Response ListKeys() const;
+  http::Response AddKey(const http::Request& request) const;
+  http::Response RetireKey(const http::Request& request, const std::string& id) const;
   // The token `request` authenticated with (OnHead accepted it).
   access::Principal PrincipalOf(const http::RequestHead& request) const;
   // The audit trail's actor for `request`: "token:<name>".
@@ -159,7 +171,7 @@ class ApiHandler {
   Status Audit(const http::Request& request, std::string action, std::string target, int64_t count,
                std::string detail) const;
   // stats_handler.cc
-  http::Response Stats(const http::Request& request) const;
+  http::Response Stats(const http::Request& request, const access::Scope* scope) const;
   // simulate_handler.cc: GET /api/v1/simulate, the herd simulation within ApiHerdLimits();
   // large ones one at a time.
   http::Response Simulate(const http::Request& request, const model::Catalog& catalog) const;

@@ -27,13 +27,34 @@ Result<PauseCauses> LoadPauseCauses(store::Store& store, const model::Catalog& c
   return causes;
 }
 
+bool ReachesEvent(const access::Scope& scope, const std::string& source,
+                  const std::vector<std::string>& destinations) {
+  return scope.ReachesSource(source) ||
+         std::any_of(destinations.begin(), destinations.end(),
+                     [&scope](const std::string& d) { return scope.ReachesDestination(d); });
+}
+
 Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const std::string& id,
-                                                    bool with_body, const model::Catalog* catalog) {
+                                                    bool with_body, const model::Catalog* catalog,
+                                                    const access::Scope* scope) {
   // One read transaction: a delivery's status and attempt count agree with its attempts.
   auto detail = store.GetEventDetail(id);
   if (!detail.ok()) return detail.status();
   if (!detail->has_value()) return std::optional<json::object>();
-  const std::vector<DeliveryDetail>& details = (*detail)->deliveries;
+  std::vector<DeliveryDetail>& details = (*detail)->deliveries;
+  if (scope) {
+    std::vector<std::string> destinations;
+    for (const DeliveryDetail& x : details) destinations.push_back(x.delivery.destination);
+    if (!ReachesEvent(*scope, (*detail)->event.source, destinations)) {
+      return std::optional<json::object>();
+    }
+    std::erase_if(details, [scope](const DeliveryDetail& x) {
+      return !scope->ReachesDestination(x.delivery.destination);
+    });
+    std::erase_if((*detail)->event.route_misses, [scope](const store::RouteMiss& m) {
+      return !scope->ReachesDestination(m.destination);
+    });
+  }
   std::optional<PauseCauses> causes;
   const bool any_paused = std::any_of(details.begin(), details.end(), [](const DeliveryDetail& x) {
     return x.delivery.status == store::DeliveryStatus::kPaused;
@@ -53,10 +74,15 @@ Result<std::optional<json::object>> LoadEventDetail(store::Store& store, const s
                                                        causes ? &*causes : nullptr, route_ids));
 }
 
-http::Response ApiHandler::ListEvents(const http::Request& request,
-                                      const model::Catalog& catalog) const {
+http::Response ApiHandler::ListEvents(const http::Request& request, const model::Catalog& catalog,
+                                      const access::Scope* scope) const {
   auto q = ParseEventListQuery(request);
   if (!q.ok()) return FromStatus(q.status());
+  if (scope) {
+    q->filter.within.emplace();
+    q->filter.within->sources.assign(scope->sources.begin(), scope->sources.end());
+    q->filter.within->destinations.assign(scope->destinations.begin(), scope->destinations.end());
+  }
   auto page = store_.ListEvents(q->filter, q->cursor, q->limit);
   if (!page.ok()) return FromStatus(page.status());
   // Why paused deliveries are paused (paused_by), read only when the page has any.
@@ -74,25 +100,23 @@ http::Response ApiHandler::ListEvents(const http::Request& request,
 }
 
 http::Response ApiHandler::GetEvent(const http::Request& request, const std::string& id,
-                                    const model::Catalog& catalog) const {
+                                    const model::Catalog& catalog,
+                                    const access::Scope* scope) const {
   auto with_body = ParseEventDetailQuery(request);
   if (!with_body.ok()) return FromStatus(with_body.status());
-  auto detail = LoadEventDetail(store_, id, *with_body, &catalog);
+  auto detail = LoadEventDetail(store_, id, *with_body, &catalog, scope);
   if (!detail.ok()) return FromStatus(detail.status());
   if (!detail->has_value()) return NotFound("event", id);
   return Json(**detail);
 }
 
-http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::string& id) const {
+http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::string& id,
+                                       const model::Catalog& visible,
+                                       const access::Scope* scope) const {
   auto only = ParseReplayBody(request.body);
   if (!only.ok()) return FromStatus(only.status());
   auto event = store_.GetEvent(id);
   if (!event.ok()) return FromStatus(event.status());
-  if (!event->has_value()) {
-    return http::JsonError(
-        404, "not_found",
-        "no event \"" + id + "\" (it never existed, or was purged past its replay window)");
-  }
   auto deliveries = store_.GetDeliveries(id);
   if (!deliveries.ok()) return FromStatus(deliveries.status());
   std::vector<std::string> routed;  // the event's destinations, in delivery order, once each
@@ -101,7 +125,16 @@ http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::
       routed.push_back(d.destination);
     }
   }
-  std::shared_ptr<const model::Catalog> catalog = registry_.Get();
+  if (!event->has_value() || (scope && !ReachesEvent(*scope, (*event)->source, routed))) {
+    return http::JsonError(
+        404, "not_found",
+        "no event \"" + id + "\" (it never existed, or was purged past its replay window)");
+  }
+  // A scoped token replays to its own destinations alone.
+  if (scope) {
+    std::erase_if(routed, [scope](const std::string& d) { return !scope->ReachesDestination(d); });
+  }
+  const model::Catalog* catalog = &visible;
   std::vector<std::string> targets = routed;
   if (only->has_value()) {
     // Any configured destination, routed or not: an event no route took (or not this one) is

@@ -238,9 +238,9 @@ Result<RotateSecretRequest> ParseRotateSecretBody(std::string_view body) {
 Result<CreateTokenRequest> ParseCreateTokenBody(std::string_view body) {
   HR_ASSIGN_OR_RETURN(json::object o, ParseObjectBody(body));
   for (const auto& [k, v] : o) {
-    if (k != "name" && k != "role" && k != "expires") {
+    if (k != "name" && k != "role" && k != "expires" && k != "scope") {
       return Status::InvalidArgument(
-          "unknown field \"" + std::string(k) + "\" (known fields: name, role, expires)",
+          "unknown field \"" + std::string(k) + "\" (known fields: name, role, expires, scope)",
           std::string(k));
     }
   }
@@ -278,7 +278,21 @@ Result<CreateTokenRequest> ParseCreateTokenBody(std::string_view body) {
     }
     r.expires = *d;
   }
+  if (const json::value* sc = o.if_contains("scope"); sc && !sc->is_null()) {
+    HR_ASSIGN_OR_RETURN(r.scope, access::ParseScope(*sc, "scope"));
+  }
   return r;
+}
+
+Result<std::string> ParseAddKeyBody(std::string_view body) {
+  HR_ASSIGN_OR_RETURN(json::object o, ParseObjectBody(body));
+  HR_RETURN_IF_ERROR(OnlyField(o, "master_key"));
+  HR_ASSIGN_OR_RETURN(std::optional<std::string> key, StringField(o, "master_key"));
+  if (!key) {
+    return Status::InvalidArgument(
+        "master_key: is required (32 bytes in base64: openssl rand -base64 32)", "master_key");
+  }
+  return *key;
 }
 
 Status ParseEmptyBody(std::string_view body) {

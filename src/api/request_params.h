@@ -83,8 +83,11 @@ struct CreateTokenRequest {
   std::string name;
   access::Role role = access::Role::kViewer;
   std::optional<Duration> expires;
+  std::optional<access::Scope> scope;  // none: every source and destination
 };
 Result<CreateTokenRequest> ParseCreateTokenBody(std::string_view body);
+// The body of POST /api/v1/keys: {"master_key": "<32 bytes in base64>"}; the text as given.
+Result<std::string> ParseAddKeyBody(std::string_view body);
 // The optional body of resume and reset-breaker: empty or {}. InvalidArgument otherwise.
 Status ParseEmptyBody(std::string_view body);
 // The optional body of POST /api/v1/events/{id}/replay: {"destination": "name"}. nullopt: all

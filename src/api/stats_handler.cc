@@ -8,13 +8,20 @@ namespace hookrelay::api {
 
 namespace json = boost::json;
 
-http::Response ApiHandler::Stats(const http::Request& request) const {
+http::Response ApiHandler::Stats(const http::Request& request, const access::Scope* scope) const {
   auto q = ParseStatsQuery(request);
   if (!q.ok()) return FromStatus(q.status());
   const TimePoint now = clock_.Now();
   const auto [since, until] = StatsRange(*q, now);
   auto rows = store_.GetStats(since, until);
   if (!rows.ok()) return FromStatus(rows.status());
+  if (scope) {
+    // A scoped token counts its own destinations' deliveries alone (received events are counted
+    // per node, not per source: none of them).
+    std::erase_if(*rows, [scope](const store::StatsRow& r) {
+      return !scope->ReachesDestination(r.destination);
+    });
+  }
   auto due = store_.CountDue(now);
   if (!due.ok()) return FromStatus(due.status());
   auto oldest = store_.OldestDueAt(now);

@@ -37,11 +37,13 @@ http::Response ApiHandler::CreateToken(const http::Request& request) const {
   t.role = std::string(access::RoleName(body->role));
   t.created_at = now;
   if (body->expires) t.expires_at = now + *body->expires;
+  if (body->scope) t.scope = access::ScopeToText(*body->scope);
   t.created_by = Actor(request);
   if (Status s = store_.CreateToken(t); !s.ok()) return FromStatus(s);
   if (controls_.tokens_changed) controls_.tokens_changed();
   json::object detail{{"role", t.role}};
   if (t.expires_at) detail["expires_at"] = TokenToJson(t, now).at("expires_at");
+  if (body->scope) detail["scope"] = access::ScopeToJson(*body->scope);
   if (Status s = Audit(request, "token_create", t.name, 1, http::SerializeJson(detail)); !s.ok()) {
     return FromStatus(s);
   }

@@ -9,6 +9,18 @@ namespace hookrelay::api {
 
 namespace json = boost::json;
 
+namespace {
+
+// A row's scope as an object; null for none (or, never written by this version, one that cannot
+// be read: such a token grants nothing, see TokenRegistry::Replace).
+json::value ScopeOrNull(const std::string& text) {
+  Result<std::optional<access::Scope>> scope = access::ScopeFromText(text);
+  if (!scope.ok() || !scope->has_value()) return nullptr;
+  return access::ScopeToJson(**scope);
+}
+
+}  // namespace
+
 json::object TokenToJson(const store::ApiToken& t, TimePoint now) {
   auto time_or_null = [](const std::optional<TimePoint>& at) {
     return at ? json::value(FormatRfc3339(*at)) : json::value(nullptr);
@@ -22,7 +34,8 @@ json::object TokenToJson(const store::ApiToken& t, TimePoint now) {
           {"last_used_at", time_or_null(t.last_used_at)},
           {"last_used_addr",
            t.last_used_addr.empty() ? json::value(nullptr) : json::value(t.last_used_addr)},
-          {"revoked", t.revoked}};
+          {"revoked", t.revoked},
+          {"scope", ScopeOrNull(t.scope)}};
 }
 
 json::object TokenListToJson(const std::vector<store::ApiToken>& tokens, TimePoint now) {
@@ -32,7 +45,9 @@ json::object TokenListToJson(const std::vector<store::ApiToken>& tokens, TimePoi
 }
 
 json::object PrincipalToJson(const access::Principal& p) {
-  return {{"name", p.name}, {"role", access::RoleName(p.role)}};
+  return {{"name", p.name},
+          {"role", access::RoleName(p.role)},
+          {"scope", p.scope ? json::value(access::ScopeToJson(*p.scope)) : json::value(nullptr)}};
 }
 
 }  // namespace hookrelay::api

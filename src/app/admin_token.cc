@@ -10,23 +10,14 @@
 #include <fstream>
 
 #include "common/crypto.h"
+#include "common/file_text.h"
 
 namespace hookrelay::app {
 
 namespace {
 
 Status WriteHash(const std::string& path, const std::string& hash) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return Status::Unavailable("cannot write " + tmp + ": " + std::strerror(errno));
-  std::string line = hash + "\n";
-  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
-            ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::Unavailable("cannot write " + path + ": " + std::strerror(errno));
-  }
-  return Status::Ok();
+  return WritePrivateFile(path, hash + "\n");
 }
 
 }  // namespace

@@ -36,6 +36,9 @@ struct ServerConfig {
 struct StoreConfig {
   std::string dir = "./hookrelay-data";  // SQLite (the default, embedded store)
   std::string postgres_url;              // set: use PostgreSQL instead
+  // The master key's file (32 bytes in base64; docs/secrets.md). Empty: HOOKRELAY_MASTER_KEY,
+  // else <dir>/master.key (made at the first start).
+  std::string master_key_file;
 };
 
 struct DeliveryConfig {
@@ -84,7 +87,7 @@ struct Config {
 //   [server] listen, threads, max_header, header_timeout, body_timeout, idle_timeout,
 //            allow_private_destinations, max_connections, max_connections_per_client,
 //            max_body_memory, max_body_memory_per_client, allowed_hosts
-//   [store]  dir | postgres_url
+//   [store]  dir | postgres_url, master_key_file
 //   [delivery] lease_margin, poll_interval, stall_threshold
 //   [retention] interval, batch
 //   [transforms] threads, max_cpu, max_memory, default_cpu, default_memory

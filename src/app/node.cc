@@ -183,7 +183,8 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
           .token_used = [&tokens, &clock](
                             const std::string& name,
                             const std::string& addr) { tokens.NoteUse(name, clock.Now(), addr); },
-          .tokens_changed = [&token_refresher] { (void)token_refresher.Refresh(); }},
+          .tokens_changed = [&token_refresher] { (void)token_refresher.Refresh(); },
+          .keyring = parts.keyring},
       clock);
 
   AuthThrottleOptions throttle_options;

@@ -24,6 +24,7 @@
 #include "model/registry.h"
 #include "replay/replay_runner.h"
 #include "retention/retention_job.h"
+#include "secrets/keyring.h"
 #include "store/store.h"
 #include "transform/runner.h"
 
@@ -32,6 +33,9 @@ namespace hookrelay::app {
 // What a node is built from, besides its config.
 struct NodeParts {
   std::unique_ptr<store::Store> store;  // open; the node owns it from here on
+  // The data key the store's secrets are encrypted under (inside `store`, which encrypts them);
+  // the API's keys routes wrap it by another master key. nullptr: no such routes (tests).
+  const secrets::Keyring* keyring = nullptr;
   AdminToken admin_token;
   // The config file's catalog objects, merged into the stored catalog (owned by the file);
   // false: serve runs without a config file, and the stored catalog is all there is.

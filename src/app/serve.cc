@@ -18,6 +18,7 @@
 #include "app/config.h"
 #include "app/fd_limit.h"
 #include "app/logging.h"
+#include "app/master_key_file.h"
 #include "app/node.h"
 #include "catalog/catalog_plan.h"
 #include "common/allocator.h"
@@ -25,6 +26,7 @@
 #include "common/units.h"
 #include "delivery/ssrf.h"
 #include "model/source.h"
+#include "secrets/encrypting_store.h"
 #include "store/open_store.h"
 #include "store/sqlite/data_dir_lock.h"
 #include "store/store.h"
@@ -374,8 +376,55 @@ int Serve(const ServeOptions& options) {
     }
   }
 
+  // The catalog's secrets are encrypted at rest under the store's data key, which the master
+  // key opens (docs/secrets.md). A wrong key stops here: nothing is decrypted wrongly.
+  const char* env_master_key = std::getenv(kMasterKeyEnv);
+  auto master = LoadMasterKey(env_master_key != nullptr, env_master_key ? env_master_key : "",
+                              config.store.master_key_file, config.store.dir);
+  if (!master.ok()) return Fail(2, master.status().message());
+  if (!master->warning.empty()) spdlog::warn("{}", master->warning);
+  auto keyring = secrets::Keyring::Unlock(*store, master->key, clock);
+  if (!keyring.ok()) {
+    std::string message = keyring.status().message();
+    if (!master->generated) message += "; this node's key is from " + master->from;
+    if (master->generated) {
+      // Made just now for a store that already has its key: it can never be the right one.
+      std::error_code ec;
+      std::filesystem::remove(master->from, ec);
+      message += " (no key was given, and the one made in " + master->from +
+                 " is new: give the store's own)";
+    }
+    return Fail(keyring.status().code() == Status::Code::kFailedPrecondition ? 2 : 1, message);
+  }
+  const std::string master_key_id = keyring->master_key_id();
+  auto encrypting =
+      std::make_unique<secrets::EncryptingStore>(std::move(store), std::move(*keyring));
+  Result<int> encrypted = encrypting->EncryptExisting();
+  if (!encrypted.ok() && encrypted.status().code() == Status::Code::kUnavailable) {
+    encrypted = encrypting->EncryptExisting();  // another node changed the catalog meanwhile
+  }
+  if (!encrypted.ok()) {
+    return Fail(1, "cannot encrypt the stored secrets: " + encrypted.status().message());
+  }
+  if (*encrypted > 0) {
+    spdlog::info("encrypted the {} catalog objects stored in plain text (secrets at rest)",
+                 *encrypted);
+  }
+  if (master->generated) {
+    std::cout << "hookrelay: made a master key in " << master->from
+              << " (the stored secrets are encrypted with it).\n"
+                 "  A copy of the data directory now holds the secrets and their key together:\n"
+                 "  keep the key elsewhere and point HOOKRELAY_MASTER_KEY or [store] "
+                 "master_key_file at it (docs/secrets.md)."
+              << std::endl;
+  }
+  spdlog::info("secrets at rest: master key {} from {}", master_key_id, master->from);
+  const secrets::Keyring* keyring_in_use = &encrypting->keyring();
+  store = std::move(encrypting);
+
   // Every part behind the server, in dependency order (app/node.h).
   NodeParts parts{.store = std::move(store),
+                  .keyring = keyring_in_use,
                   .admin_token = token_plan->token(),
                   .has_config_file = !options.config_path.empty(),
                   .http_stats = &http_stats,

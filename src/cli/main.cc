@@ -4,6 +4,7 @@
 #include "cli/args.h"
 #include "cli/catalog_commands.h"
 #include "cli/events_command.h"
+#include "cli/key_commands.h"
 #include "cli/replay_command.h"
 #include "cli/schedule_command.h"
 #include "cli/serve_command.h"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
         AddCatalogCommands(app, exit_code);
         AddAuditCommand(app, exit_code);
         AddTokenCommands(app, exit_code);
+        AddKeyCommands(app, exit_code);
         AddReplayCommand(app, exit_code);
         AddTransformCommand(app, exit_code);
       },

@@ -60,4 +60,20 @@ int PrintApiObject(std::string_view command, const Result<boost::json::value>& a
   return 0;
 }
 
+int PrintApiList(std::string_view command, const Result<boost::json::value>& answer, bool as_json,
+                 const std::function<std::string(const boost::json::array&)>& render) {
+  if (!answer.ok()) return ReportApiError(command, answer.status());
+  const boost::json::value* items =
+      answer->is_object() ? answer->get_object().if_contains("items") : nullptr;
+  if (!items || !items->is_array()) {
+    return ReportApiError(command, Status::Internal("the API answered without an \"items\" list"));
+  }
+  if (as_json) {
+    PrintJson(*answer);
+  } else {
+    std::cout << render(items->get_array());
+  }
+  return 0;
+}
+
 }  // namespace hookrelay::cli

@@ -46,5 +46,8 @@ void PrintJson(const boost::json::value& v);
 // Returns the exit code: 0, or 1 with the API's message on an error.
 int PrintApiObject(std::string_view command, const Result<boost::json::value>& answer, bool as_json,
                    const std::function<std::string(const boost::json::object&)>& render);
+// The same for a list answer ({"items": [...], …}): `render` gets the items.
+int PrintApiList(std::string_view command, const Result<boost::json::value>& answer, bool as_json,
+                 const std::function<std::string(const boost::json::array&)>& render);
 
 }  // namespace hookrelay::cli

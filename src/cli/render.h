@@ -96,6 +96,10 @@ std::string RenderTokenList(const boost::json::array& items, TimePoint now,
 // `hookrelay tokens create`: the token's name, role, creation and expiry.
 std::string RenderTokenDetail(const boost::json::object& t, TimePoint now);
 
+// `hookrelay keys list`: the master keys that open the store (GET /api/v1/keys items), oldest
+// first, the one the answering node runs with marked.
+std::string RenderKeyList(const boost::json::array& items, TimePoint now);
+
 // `hookrelay destinations list` / `show` (breaker state, pause, concurrency).
 std::string RenderDestinationList(const boost::json::array& items, TimePoint now,
                                   size_t width = kRenderWidth);

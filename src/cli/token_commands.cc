@@ -3,6 +3,8 @@
 #include <boost/json.hpp>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/management_command.h"
 #include "cli/render.h"
@@ -27,6 +29,8 @@ void AddTokenCommands(Command app, int& exit_code) {
     auto name = std::make_shared<std::string>();
     auto role = std::make_shared<std::string>();
     auto expires = std::make_shared<std::string>();
+    auto sources = std::make_shared<std::vector<std::string>>();
+    auto destinations = std::make_shared<std::vector<std::string>>();
     Command create =
         tokens.Subcommand("create",
                           "Create a token (printed once): viewer reads, operator also replays and "
@@ -35,10 +39,19 @@ void AddTokenCommands(Command app, int& exit_code) {
     create.Add("--role", *role, "viewer, operator or admin").Required();
     create.Add("--expires", *expires,
                "It stops working after this long, e.g. 90d (default: never)");
+    create.Add("--source", *sources,
+               "Scope it to this source (repeatable): it sees and acts on the sources and "
+               "destinations given alone");
+    create.Add("--destination", *destinations, "Scope it to this destination (repeatable)");
     AddManagementOptions(create, *common);
-    create.Callback([common, name, role, expires, &exit_code] {
+    create.Callback([common, name, role, expires, sources, destinations, &exit_code] {
       json::object body{{"name", *name}, {"role", *role}};
       if (!expires->empty()) body["expires"] = *expires;
+      if (!sources->empty() || !destinations->empty()) {
+        body["scope"] =
+            json::object{{"sources", json::array(sources->begin(), sources->end())},
+                         {"destinations", json::array(destinations->begin(), destinations->end())}};
+      }
       ApiClient client = MakeClient(*common);
       exit_code =
           PrintApiObject("tokens create", client.Post("/api/v1/tokens", body), common->json,
@@ -58,22 +71,9 @@ void AddTokenCommands(Command app, int& exit_code) {
     AddManagementOptions(list, *common);
     list.Callback([common, &exit_code] {
       ApiClient client = MakeClient(*common);
-      Result<json::value> page = client.Get("/api/v1/tokens");
-      const json::value* items =
-          page.ok() && page->is_object() ? page->get_object().if_contains("items") : nullptr;
-      if (!page.ok() || !items || !items->is_array()) {
-        exit_code = ReportApiError(
-            "tokens list", page.ok()
-                               ? Status::Internal("the API answered without an \"items\" list")
-                               : page.status());
-        return;
-      }
-      if (common->json) {
-        PrintJson(*page);
-      } else {
-        std::cout << RenderTokenList(items->get_array(), Now(), TerminalWidth());
-      }
-      exit_code = 0;
+      exit_code = PrintApiList(
+          "tokens list", client.Get("/api/v1/tokens"), common->json,
+          [](const json::array& items) { return RenderTokenList(items, Now(), TerminalWidth()); });
     });
   }
   {

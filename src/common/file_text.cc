@@ -51,4 +51,20 @@ Status CheckReadable(const std::string& path) {
   return dir ? CannotRead(path, EISDIR) : Status::Ok();
 }
 
+Status WritePrivateFile(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return Status::Unavailable("cannot write " + tmp + ": " + std::strerror(errno));
+  const bool ok = ::fchmod(fd, 0600) == 0 &&
+                  ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                  ::fsync(fd) == 0;
+  const int error = errno;
+  ::close(fd);
+  if (!ok) return Status::Unavailable("cannot write " + tmp + ": " + std::strerror(error));
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::Unavailable("cannot write " + path + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
 }  // namespace hookrelay

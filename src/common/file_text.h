@@ -15,4 +15,9 @@ Result<std::string> ReadFileText(const std::string& path);
 // nothing (for a path used later, such as a CA bundle handed to libcurl).
 Status CheckReadable(const std::string& path);
 
+// Writes `text` to `path` readable by its owner alone (0600), through a temporary file made the
+// same way, synced and renamed over `path`: a crash leaves the old file or the new one.
+// Unavailable "cannot write PATH: <reason>".
+Status WritePrivateFile(const std::string& path, const std::string& text);
+
 }  // namespace hookrelay

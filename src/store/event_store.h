@@ -184,6 +184,13 @@ struct EventFilter {
   // with "invoice." and go on; "*": any event with a type). Case-sensitive.
   std::optional<std::string> type;
   std::optional<bool> routed;  // Event::routed
+  // A scoped API token's reach (docs/access.md): events of one of `sources`, or with a delivery
+  // to one of `destinations` (either list may be empty).
+  struct Reach {
+    std::vector<std::string> sources;
+    std::vector<std::string> destinations;
+  };
+  std::optional<Reach> within;
 };
 
 // Newest first. `next_cursor` is opaque; empty when there is no next page. Pages stay stable

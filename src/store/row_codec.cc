@@ -105,4 +105,28 @@ Status BadCursor() {
   return Status::InvalidArgument("not a cursor this API gave out (a next_cursor value)", "cursor");
 }
 
+std::string JsonStringArray(const std::vector<std::string>& names) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "[";
+  for (const std::string& n : names) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (const char ch : n) {
+      const auto c = static_cast<unsigned char>(ch);
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += ch;
+      } else if (c < 0x20) {
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xf];
+      } else {
+        out += ch;
+      }
+    }
+    out += '"';
+  }
+  return out + "]";
+}
+
 }  // namespace hookrelay::store

@@ -32,6 +32,10 @@ Result<std::vector<RouteMiss>> DecodeRouteMisses(std::string_view in);
 // or, for an exact name, nullopt.
 std::optional<std::string_view> TypePrefix(std::string_view pattern);
 
+// `names` as a JSON array of strings, for SQL that reads a list from one parameter
+// (json_each on SQLite, jsonb_array_elements_text on PostgreSQL).
+std::string JsonStringArray(const std::vector<std::string>& names);
+
 // policy::BreakerStateName's inverse: nullopt for any other text.
 std::optional<policy::BreakerState> ParseBreakerStateName(std::string_view s);
 

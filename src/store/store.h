@@ -9,6 +9,7 @@
 #include "store/delivery_queue.h"
 #include "store/destination_control_store.h"
 #include "store/event_store.h"
+#include "store/key_store.h"
 #include "store/replay_job_store.h"
 #include "store/token_store.h"
 
@@ -21,16 +22,17 @@ namespace hookrelay::store {
 // Its methods are grouped in role interfaces, one header each: EventStore (event_store.h),
 // DeliveryQueue (delivery_queue.h), DestinationControlStore (destination_control_store.h),
 // CatalogStore (catalog_store.h), AuditStore (audit_store.h), ReplayJobStore
-// (replay_job_store.h) and TokenStore (token_store.h). A part that needs one role may take it
-// alone; Store adds what concerns the store as a whole (several nodes, readiness). StoreWrapper
-// (store_wrapper.h) forwards all.
+// (replay_job_store.h), TokenStore (token_store.h) and KeyStore (key_store.h). A part that needs
+// one role may take it alone; Store adds what concerns the store as a whole (several nodes,
+// readiness). StoreWrapper (store_wrapper.h) forwards all.
 class Store : public EventStore,
               public DeliveryQueue,
               public DestinationControlStore,
               public CatalogStore,
               public AuditStore,
               public ReplayJobStore,
-              public TokenStore {
+              public TokenStore,
+              public KeyStore {
  public:
   ~Store() override = default;
 

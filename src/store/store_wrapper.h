@@ -106,6 +106,14 @@ class StoreWrapper : public Store {
   Status TouchToken(const std::string& name, TimePoint at, const std::string& addr) override {
     return target_->TouchToken(name, at, addr);
   }
+  Result<std::vector<WrappedDataKey>> ListDataKeys() override { return target_->ListDataKeys(); }
+  Result<bool> AddDataKey(const WrappedDataKey& key, bool only_if_none) override {
+    return target_->AddDataKey(key, only_if_none);
+  }
+  Result<bool> DeleteDataKey(const std::string& master_key_id) override {
+    return target_->DeleteDataKey(master_key_id);
+  }
+  Status EraseOldCopies() override { return target_->EraseOldCopies(); }
   Result<std::optional<Delivery>> OrderHead(const std::string& destination,
                                             const std::string& order_key) override {
     return target_->OrderHead(destination, order_key);

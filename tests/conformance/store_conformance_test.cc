@@ -2469,6 +2469,65 @@ TEST_P(StoreConformanceTest, TypesRouteMissesAndTransformedAttemptsRoundTrip) {
   EXPECT_EQ((*sent)->deliveries[0].attempts[0].transformed, a.transformed);
 }
 
+// Issue 28: a scoped token's reach (EventFilter::within) lists the events of its sources and those
+// with a delivery to its destinations, with the other filters and across pages.
+TEST_P(StoreConformanceTest, TheEventListKeepsToAReach) {
+  std::vector<std::string> ids;
+  auto append = [&](std::string source, std::vector<std::string> destinations) {
+    const std::string id =
+        Append(MakeEvent(clock_, random_, "{}", std::move(destinations), std::move(source)));
+    clock_.Advance(milliseconds(1));
+    return id;
+  };
+  const std::string to_billing = append("github", {"billing", "crm"});
+  append("github", {"crm"});
+  const std::string from_plain = append("plain", {});
+  const std::string both = append("plain", {"billing"});
+  append("odd\"name", {"crm"});
+  const EventFilter::Reach reach{{"plain", "a\"quote"}, {"billing"}};
+  EXPECT_EQ(ListIds({.within = reach}), (std::vector<std::string>{both, from_plain, to_billing}));
+  EXPECT_EQ(ListIds({.source = "github", .within = reach}), (std::vector<std::string>{to_billing}));
+  EXPECT_EQ(ListIds({.destination = "crm", .within = reach}),
+            (std::vector<std::string>{to_billing}));
+  EXPECT_TRUE(ListIds({.within = EventFilter::Reach{{}, {"nowhere"}}}).empty());
+  EXPECT_EQ(ListIds({.within = EventFilter::Reach{{"odd\"name"}, {}}}).size(), 1u);
+  // Two pages of two and one.
+  Result<EventPage> first = store_->ListEvents({.within = reach}, "", 2);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(first->items.size(), 2u);
+  Result<EventPage> second = store_->ListEvents({.within = reach}, first->next_cursor, 2);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  ASSERT_EQ(second->items.size(), 1u);
+  EXPECT_EQ(second->items[0].id, to_billing);
+  EXPECT_TRUE(second->next_cursor.empty());
+}
+
+// Issue 28: the wrapped data keys. The first is added only to an empty table; one per master key;
+// never the last one deleted.
+TEST_P(StoreConformanceTest, DataKeysAreAddedOncePerMasterKeyAndTheLastIsKept) {
+  Result<std::vector<WrappedDataKey>> none = store_->ListDataKeys();
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
+  const WrappedDataKey a{"aaaa", "wrapped-by-a", clock_.Now()};
+  clock_.Advance(milliseconds(5));
+  const WrappedDataKey b{"bbbb", "wrapped-by-b", clock_.Now()};
+  ASSERT_TRUE(*store_->AddDataKey(a, /*only_if_none=*/true));
+  EXPECT_FALSE(*store_->AddDataKey(b, /*only_if_none=*/true)) << "the table is not empty";
+  EXPECT_FALSE(*store_->AddDataKey({"aaaa", "other", clock_.Now()}, false)) << "a's row exists";
+  ASSERT_TRUE(*store_->AddDataKey(b, false));
+  Result<std::vector<WrappedDataKey>> both = store_->ListDataKeys();
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(*both, (std::vector<WrappedDataKey>{a, b}));
+  EXPECT_FALSE(*store_->DeleteDataKey("cccc"));
+  ASSERT_TRUE(*store_->DeleteDataKey("aaaa"));
+  Result<bool> last = store_->DeleteDataKey("bbbb");
+  ASSERT_FALSE(last.ok());
+  EXPECT_EQ(last.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(*store_->ListDataKeys(), (std::vector<WrappedDataKey>{b}));
+  EXPECT_TRUE(store_->EraseOldCopies().ok());
+  EXPECT_EQ(*store_->ListDataKeys(), (std::vector<WrappedDataKey>{b})) << "kept by erasing";
+}
+
 // The same key on two destinations is two queues; a lease that expires leaves the head the head.
 TEST_P(StoreConformanceTest, OrderedQueuesArePerDestinationAndSurviveAnExpiredLease) {
   std::vector<std::string> ids;

@@ -13,6 +13,7 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
@@ -468,7 +469,23 @@ TEST_P(LogSecretsTest, NoSecretInAnyLogLineOrAnswer) {
   }
 
   GetEverything(ids, replay_id);
+  // Issue 28: the store's files (the SQLite file, its write-ahead log, the shared memory) hold
+  // no secret either, while the server runs and after it stopped (secrets at rest are encrypted).
+  auto store_files = [this](const std::string& when) {
+    size_t files = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_.path() + "/data")) {
+      if (!entry.is_regular_file()) continue;
+      ++files;
+      const std::string bytes = testing::ReadFile(entry.path().string());
+      EXPECT_THAT(secrets_.FoundIn(bytes), ::testing::IsEmpty())
+          << entry.path().filename() << " (" << bytes.size() << " bytes) " << when;
+    }
+    EXPECT_GE(files, 2u) << when;
+  };
+  store_files("while the server runs");
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() + "/data/hookrelay.db-wal"));
   ASSERT_EQ(server_->Stop(), 0) << server_->output();
+  store_files("after it stopped");
 
   // The scenario ran: the log holds its debug lines and failures.
   const std::string log = server_->stderr_output();

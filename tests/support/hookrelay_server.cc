@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 
@@ -21,6 +22,14 @@ HookrelayServer::HookrelayServer(Options options) : options_(std::move(options))
     argv.push_back(path);
   }
   argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
+  // Nodes on one PostgreSQL database share its master key (docs/secrets.md); each test's nodes
+  // have data directories of their own, so a key made in one would not open the others'.
+  const bool postgres = std::any_of(argv.begin(), argv.end(), [](const std::string& a) {
+    return a.starts_with("postgres://") || a.starts_with("postgresql://");
+  });
+  if (postgres && !options_.env.contains("HOOKRELAY_MASTER_KEY")) {
+    options_.env["HOOKRELAY_MASTER_KEY"] = kTestMasterKey;
+  }
   std::filesystem::create_directories(options_.data_dir + ".logs");
   process_ = std::make_unique<ChildProcess>(argv, options_.data_dir + ".logs", options_.env);
   if (!process_->WaitForOutput("listening on http://", std::chrono::seconds(30))) return;

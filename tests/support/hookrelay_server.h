@@ -14,6 +14,9 @@ namespace hookrelay::testing {
 // directory of the test's own.
 class HookrelayServer {
  public:
+  // The master key given to servers on PostgreSQL unless Options::env sets one (32 bytes of
+  // 0x01 in base64).
+  static constexpr const char* kTestMasterKey = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
   struct Options {
     std::string config_toml;  // written to <dir>/hookrelay.toml and passed with --config
     std::string data_dir;     // required

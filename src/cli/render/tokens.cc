@@ -24,8 +24,10 @@ std::string RenderTokenList(const json::array& items, TimePoint now, size_t widt
       used = FormatApiTime(Field(t, "last_used_at"), now);
       if (Present(t, "last_used_addr")) used += " from " + Text(t, "last_used_addr");
     }
-    rows.push_back({Escaped(Text(t, "name")), Text(t, "role"),
-                    FormatApiTime(Field(t, "created_at"), now), expires, used});
+    std::string role = Text(t, "role");
+    if (Present(t, "scope")) role += " (scoped)";
+    rows.push_back({Escaped(Text(t, "name")), role, FormatApiTime(Field(t, "created_at"), now),
+                    expires, used});
   }
   const std::vector<std::string> header = {"NAME", "ROLE", "CREATED (" + LocalZoneName(now) + ")",
                                            "EXPIRES", "LAST USED"};
@@ -37,6 +39,20 @@ std::string RenderTokenList(const json::array& items, TimePoint now, size_t widt
 std::string RenderTokenDetail(const json::object& t, TimePoint now) {
   std::string out = "Token " + Escaped(Text(t, "name")) + "\n";
   out += "  role      " + Text(t, "role") + "\n";
+  if (const json::value* scope = t.if_contains("scope"); scope && scope->is_object()) {
+    auto names = [](const json::value* list) {
+      std::string joined;
+      if (list && list->is_array()) {
+        for (const json::value& n : list->get_array()) {
+          if (!n.is_string()) continue;
+          joined += (joined.empty() ? "" : ", ") + Escaped(std::string(n.get_string()));
+        }
+      }
+      return joined.empty() ? std::string("none") : joined;
+    };
+    out += "  scope     sources: " + names(scope->get_object().if_contains("sources")) +
+           "; destinations: " + names(scope->get_object().if_contains("destinations")) + "\n";
+  }
   out += "  created   " + FormatApiTime(Field(t, "created_at"), now, /*with_zone=*/true);
   if (Present(t, "created_by")) out += " by " + Text(t, "created_by");
   out += "\n  expires   " +

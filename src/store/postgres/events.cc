@@ -207,6 +207,13 @@ Result<EventPage> PostgresStore::ListEvents(const EventFilter& filter, const std
     }
   }
   if (filter.routed) sql += *filter.routed ? " AND e.routed" : " AND NOT e.routed";
+  if (filter.within) {
+    sql += " AND (e.source IN (SELECT jsonb_array_elements_text(" +
+           p.Text(JsonStringArray(filter.within->sources)) +
+           "::jsonb)) OR EXISTS (SELECT 1 FROM deliveries w WHERE w.event_id = e.id AND"
+           " w.destination IN (SELECT jsonb_array_elements_text(" +
+           p.Text(JsonStringArray(filter.within->destinations)) + "::jsonb))))";
+  }
   if (filter.status || filter.destination) {
     // Both set: one delivery must match both (a failed delivery *to* that destination).
     sql += " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id";

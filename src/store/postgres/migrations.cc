@@ -308,6 +308,16 @@ CREATE TABLE api_tokens (
   revoked boolean NOT NULL DEFAULT false
 );
 )sql"},
+    {kTimePartitionsVersion + 7,
+     "secrets at rest: data_keys (the data key, wrapped by each master key)", R"sql(
+-- The data key the catalog's secrets are encrypted under, wrapped by a master key: one row per
+-- master key that may open the store (two while a master key is rotated). docs/secrets.md.
+CREATE TABLE data_keys (
+  master_key_id text PRIMARY KEY,
+  wrapped text NOT NULL,
+  created_at bigint NOT NULL
+);
+)sql"},
 };
 
 Result<uint64_t> FreshIdBits() {

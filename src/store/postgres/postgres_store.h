@@ -94,6 +94,12 @@ class PostgresStore final : public Store {
   Result<bool> DeleteToken(const std::string& name) override;
   Result<bool> RevokeToken(const std::string& name) override;
   Status TouchToken(const std::string& name, TimePoint at, const std::string& addr) override;
+
+  // KeyStore (postgres/keys.cc)
+  Result<std::vector<WrappedDataKey>> ListDataKeys() override;
+  Result<bool> AddDataKey(const WrappedDataKey& key, bool only_if_none) override;
+  Result<bool> DeleteDataKey(const std::string& master_key_id) override;
+  Status EraseOldCopies() override;
   Result<std::vector<policy::BreakerStep>> UpdateBreaker(
       const std::string& destination, const policy::BreakerConfig& config,
       const std::vector<BreakerInputAt>& inputs) override;

@@ -250,6 +250,12 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
                : " AND e.type = ?9";
   }
   if (filter.routed) sql += *filter.routed ? " AND e.routed = 1" : " AND e.routed = 0";
+  if (filter.within) {
+    sql +=
+        " AND (e.source IN (SELECT value FROM json_each(?10)) OR EXISTS (SELECT 1 FROM"
+        " deliveries w WHERE w.event_id = e.id AND +w.destination IN"
+        " (SELECT value FROM json_each(?11))))";
+  }
   if (filter.status || filter.destination) {
     // Both set: one delivery must match both (a failed delivery *to* that destination). One
     // probe of deliveries_event per event: `+d.status` keeps the planner off the status indexes,
@@ -292,6 +298,12 @@ Result<EventPage> SqliteStore::ListEvents(const EventFilter& filter, const std::
     q->BindText(8, leased);
   }
   if (filter.type) q->BindText(9, TypePrefix(*filter.type).value_or(*filter.type));
+  // Bound without a copy: the texts must outlive the statement's steps.
+  const std::string within_sources =
+      filter.within ? JsonStringArray(filter.within->sources) : std::string();
+  const std::string within_destinations =
+      filter.within ? JsonStringArray(filter.within->destinations) : std::string();
+  if (filter.within) q->BindText(10, within_sources).BindText(11, within_destinations);
   EventPage page;
   for (;;) {
     Result<bool> row = q->Step("list events");

@@ -258,6 +258,15 @@ CREATE TABLE api_tokens (
   revoked INTEGER NOT NULL DEFAULT 0
 );
 )sql"},
+    {9, "secrets at rest: data_keys (the data key, wrapped by each master key)", R"sql(
+-- The data key the catalog's secrets are encrypted under, wrapped by a master key: one row per
+-- master key that may open the store (two while a master key is rotated). docs/secrets.md.
+CREATE TABLE data_keys (
+  master_key_id TEXT PRIMARY KEY,
+  wrapped TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+)sql"},
 };
 
 Status RecordVersion(Connection& db, const Migration& m, TimePoint now, const std::string& what) {

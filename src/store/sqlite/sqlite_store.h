@@ -142,6 +142,12 @@ class SqliteStore final : public Store {
   Result<bool> RevokeToken(const std::string& name) override;
   Status TouchToken(const std::string& name, TimePoint at, const std::string& addr) override;
 
+  // KeyStore (sqlite/keys.cc)
+  Result<std::vector<WrappedDataKey>> ListDataKeys() override;
+  Result<bool> AddDataKey(const WrappedDataKey& key, bool only_if_none) override;
+  Result<bool> DeleteDataKey(const std::string& master_key_id) override;
+  Status EraseOldCopies() override;
+
   // --- AuditStore (sqlite/audit.cc; PurgeRejectionsBefore: sqlite/retention.cc) ---
   Status AppendAudit(const AuditEntry& entry) override;
   Result<AuditPage> ListAudit(const std::string& cursor, int limit) override;

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "api/api_routes.h"
@@ -14,6 +15,7 @@
 #include "common/time_format.h"
 #include "conformance/store_test_util.h"
 #include "policy/retry_policy.h"
+#include "secrets/keyring.h"
 #include "store/sqlite/open.h"
 #include "support/process.h"
 #include "unit/api/api_test_util.h"
@@ -40,6 +42,11 @@ class ApiHandlerTest : public ::testing::Test {
     auto s = store::OpenSqliteStore(options, clock_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
+    auto master = secrets::ParseMasterKey(Base64Encode(std::string(32, 'm')), "test");
+    ASSERT_TRUE(master.ok());
+    auto keyring = secrets::Keyring::Unlock(*store_, *master, clock_);
+    ASSERT_TRUE(keyring.ok()) << keyring.status().ToString();
+    keyring_.emplace(std::move(*keyring));
     ASSERT_TRUE(registry_.Replace(test::MakeCatalog()).ok());
     auto r = store_->AppendEventSync(
         store::test::MakeEvent(clock_, random_, "{}", {"billing"}, "github"));
@@ -90,6 +97,7 @@ class ApiHandlerTest : public ::testing::Test {
       }
       return c;
     };
+    controls.keyring = &*keyring_;
     handler_ = std::make_unique<ApiHandler>(
         [this](std::string_view h) { return tokens_.Authenticate(h); }, *store_, registry_,
         [this] {
@@ -139,6 +147,7 @@ class ApiHandlerTest : public ::testing::Test {
   FakeClock clock_;
   SeededRandom random_{3};
   std::unique_ptr<store::Store> store_;
+  std::optional<secrets::Keyring> keyring_;  // the master keys' routes wrap its data key
   model::Registry registry_;
   std::string event_id_;
   std::mutex calls_mu_;
@@ -254,7 +263,7 @@ TEST_F(ApiHandlerTest, ServesEachRouteAndNoSecrets) {
         route.id == RouteId::kCreateSource || route.id == RouteId::kCreateDestination ||
         route.id == RouteId::kCreateRoute || route.id == RouteId::kTestTransform ||
         route.id == RouteId::kRotateDestinationSecret || route.id == RouteId::kRotateSourceSecret ||
-        route.id == RouteId::kCreateToken) {
+        route.id == RouteId::kCreateToken || route.id == RouteId::kAddKey) {
       continue;
     }
     http::Response res =
@@ -294,7 +303,9 @@ TEST_F(ApiHandlerTest, EachRoleAgainstEveryRoute) {
     const std::string what = std::string(route.method) + " " + std::string(route.path);
     ASSERT_EQ(access::ParseRole(access::RoleName(route.role)), route.role) << what << ": no role";
     // The token list says who may use the API: the admin's, though a GET.
-    const Role expected = route.id == RouteId::kListTokens                           ? Role::kAdmin
+    // So do the master keys that open the stored secrets.
+    const Role expected = route.id == RouteId::kListTokens || route.id == RouteId::kListKeys
+                              ? Role::kAdmin
                           : route.method == "GET" || route.id == RouteId::kTestRoute ? Role::kViewer
                           : operator_routes.contains(route.id) ? Role::kOperator
                                                                : Role::kAdmin;
@@ -333,7 +344,8 @@ TEST_F(ApiHandlerTest, ExpiredAndUnknownTokensAreRefusedSayingWhy) {
   tokens_.Replace({t});
   http::Response r = handler_->Respond(Get("/api/v1/whoami", "GET", "Bearer hr_ci-0123456789"));
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(json::parse(r.body), json::parse(R"({"name": "ci", "role": "operator"})"));
+  EXPECT_EQ(json::parse(r.body),
+            json::parse(R"({"name": "ci", "role": "operator", "scope": null})"));
   clock_.Advance(std::chrono::hours(1));
   r = handler_->Respond(Get("/api/v1/whoami", "GET", "Bearer hr_ci-0123456789"));
   EXPECT_EQ(r.status, 401);
@@ -737,14 +749,16 @@ TEST_F(ApiHandlerTest, OpenApiDocumentMatchesTheRouteTable) {
       documented.emplace(m, std::string(path));
       EXPECT_TRUE(op.as_object().contains("responses")) << path;
       // Probe it: the handler serves exactly this.
-      const bool tokens = path.starts_with("/api/v1/tokens");
+      const bool tokens = path.starts_with("/api/v1/tokens") || path.starts_with("/api/v1/keys");
+      const std::string post_body =
+          path.starts_with("/api/v1/keys")
+              ? R"({"master_key": ")" + Base64Encode(std::string(32, 'n')) + "\"}"
+              : R"({"name": "probe", "role": "viewer"})";
       http::Response r =
           path == "/api/v1/routes/test"  // a dry run needs a source to try its events
               ? handler_->Respond(Post(std::string(path), R"({"source": "github"})"))
-              : tokens && m == "POST"
-                    ? handler_->Respond(
-                          Post(std::string(path), R"({"name": "probe", "role": "viewer"})"))
-                    : handler_->Respond(Get(Concrete(path), m));
+              : tokens && m == "POST" ? handler_->Respond(Post(std::string(path), post_body))
+                                      : handler_->Respond(Get(Concrete(path), m));
       if (tokens && m != "GET") {
         EXPECT_EQ(r.status, m == "POST" ? 201 : 404) << m << " " << path << ": " << r.body;
         EXPECT_EQ(handler_->Respond(Get(Concrete(path), "PUT")).status, 405) << path;

@@ -9,6 +9,7 @@
 #include "api/api_handler.h"
 #include "common/crypto.h"
 #include "common/time_format.h"
+#include "conformance/store_test_util.h"
 #include "store/sqlite/open.h"
 #include "support/process.h"
 #include "unit/api/api_test_util.h"
@@ -58,7 +59,9 @@ class ApiTokensTest : public ::testing::Test {
     http::Request r;
     r.method = std::move(method);
     r.target = target;
-    r.path = target;
+    const size_t q = target.find('?');
+    r.path = target.substr(0, q);
+    if (q != std::string::npos) r.query = target.substr(q + 1);
     r.remote_address = "192.0.2.7";
     EXPECT_TRUE(http::DecodePathSegments(r.path, r.segments));
     r.headers.emplace_back("Authorization", "Bearer " + token);
@@ -78,6 +81,7 @@ class ApiTokensTest : public ::testing::Test {
 
   hookrelay::testing::TempDir dir_;
   FakeClock clock_;
+  SeededRandom random_{5};
   std::unique_ptr<store::Store> store_;
   model::Registry registry_;
   access::TokenRegistry tokens_{HexEncode(Sha256(kBootstrap)), clock_};
@@ -104,7 +108,8 @@ TEST_F(ApiTokensTest, ACreatedTokenIsShownOnceWorksWithItsRoleAndIsListedWithout
   // It works, as what it is: an operator pauses, but changes no catalog.
   r = Call("GET", "/api/v1/whoami", "", token);
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(json::parse(r.body), json::parse(R"({"name": "ci-replays", "role": "operator"})"));
+  EXPECT_EQ(json::parse(r.body),
+            json::parse(R"({"name": "ci-replays", "role": "operator", "scope": null})"));
   r = Call("POST", "/api/v1/tokens", R"({"name": "x", "role": "admin"})", token);
   EXPECT_EQ(r.status, 403) << r.body;
   EXPECT_EQ(json::parse(r.body).at("error").at("message"),
@@ -177,6 +182,134 @@ TEST_F(ApiTokensTest, TheBootstrapTokenGoesOnlyWhenAnotherAdminExists) {
   EXPECT_EQ(Call("DELETE", "/api/v1/tokens/bootstrap", "", admin).status, 404);
 }
 
+// A token scoped to source "plain" and destination "billing" (catalog: sources github and plain,
+// destinations billing and crm, routes github:billing and github:crm) sees and acts on those
+// alone: lists are cut down, other names answer 404 as names that do not exist.
+TEST_F(ApiTokensTest, AScopedTokenSeesAndActsOnItsOwnNamesAlone) {
+  ASSERT_TRUE(registry_.Replace(test::MakeCatalog()).ok());
+  auto append = [this](const std::string& source, std::vector<std::string> destinations) {
+    auto r = store_->AppendEventSync(
+        store::test::MakeEvent(clock_, random_, "{}", std::move(destinations), source));
+    EXPECT_TRUE(r.ok());
+    clock_.Advance(std::chrono::milliseconds(1));
+    return r.ok() ? r->id : std::string();
+  };
+  const std::string to_billing = append("github", {"billing", "crm"});  // reached: billing
+  const std::string only_crm = append("github", {"crm"});               // not reached
+  const std::string from_plain = append("plain", {});                   // reached: plain
+  const std::string token = Create(
+      "billing-team", "admin", R"(, "scope": {"sources": ["plain"], "destinations": ["billing"]})");
+  ASSERT_FALSE(token.empty());
+  auto get = [&](const std::string& path) { return Call("GET", path, "", token); };
+  auto message = [](const http::Response& r) {
+    const json::value v = json::parse(r.body);
+    return std::string(v.at("error").at("message").as_string());
+  };
+  auto names = [](const http::Response& r, const char* key) {
+    std::vector<std::string> out;
+    const json::value page = json::parse(r.body);
+    EXPECT_TRUE(page.is_object() && page.as_object().contains("items")) << r.body;
+    if (!page.is_object() || !page.as_object().contains("items")) return out;
+    for (const json::value& v : page.at("items").as_array()) {
+      out.emplace_back(v.at(key).as_string());
+    }
+    return out;
+  };
+
+  http::Response r = get("/api/v1/whoami");
+  EXPECT_EQ(json::parse(r.body).at("scope"),
+            json::parse(R"({"sources": ["plain"], "destinations": ["billing"]})"))
+      << r.body;
+  EXPECT_EQ(names(get("/api/v1/destinations"), "name"), std::vector<std::string>{"billing"});
+  EXPECT_EQ(names(get("/api/v1/sources"), "name"), std::vector<std::string>{"plain"});
+  EXPECT_TRUE(names(get("/api/v1/routes"), "id").empty()) << "github:billing starts out of scope";
+  EXPECT_EQ(names(get("/api/v1/events"), "id"), (std::vector<std::string>{from_plain, to_billing}));
+  EXPECT_EQ(names(get("/api/v1/events?destination=crm"), "id"),
+            std::vector<std::string>{to_billing});
+
+  // Out of scope reads exactly as not there: the answer for a name that does not exist.
+  struct Hidden {
+    std::string path, name, missing;
+  };
+  for (const Hidden& h : std::vector<Hidden>{
+           {"/api/v1/destinations/crm", "crm", "/api/v1/destinations/nope"},
+           {"/api/v1/destinations/crm/schedule", "crm", "/api/v1/destinations/nope/schedule"},
+           {"/api/v1/sources/github", "github", "/api/v1/sources/nope"},
+           {"/api/v1/sources/github/rejections", "github", "/api/v1/sources/nope/rejections"},
+           {"/api/v1/routes/github:billing", "github:billing", "/api/v1/routes/nope"}}) {
+    const http::Response a = get(h.path);
+    std::string expected = get(h.missing).body;
+    ASSERT_NE(expected.find("nope"), std::string::npos) << h.missing << " " << expected;
+    expected.replace(expected.find("nope"), 4, h.name);
+    EXPECT_EQ(a.status, 404) << h.path << " " << a.body;
+    EXPECT_EQ(a.body, expected) << h.path;
+  }
+  r = get("/api/v1/events/" + only_crm);
+  EXPECT_EQ(r.status, 404) << r.body;
+  EXPECT_EQ(Call("POST", "/api/v1/events/" + only_crm + "/replay", "", token).status, 404);
+  EXPECT_EQ(Call("POST", "/api/v1/destinations/crm/pause", "", token).status, 404);
+  EXPECT_EQ(Call("DELETE", "/api/v1/destinations/crm", "", token).status, 404);
+  EXPECT_TRUE(registry_.Get()->FindDestination("crm")) << "nothing was deleted";
+
+  // An event it reaches through billing shows billing's delivery alone, and replays to it alone.
+  r = get("/api/v1/events/" + to_billing);
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body.find("\"crm\""), std::string::npos) << r.body;
+  r = Call("POST", "/api/v1/events/" + to_billing + "/replay", "", token);
+  ASSERT_EQ(r.status, 202) << r.body;
+  EXPECT_EQ(r.body.find("crm"), std::string::npos) << r.body;
+  r = Call("POST", "/api/v1/events/" + to_billing + "/replay", R"({"destination": "crm"})", token);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(message(r).find("no destination \"crm\""), std::string::npos) << r.body;
+
+  // Bulk replays: only to one of its destinations, and only those jobs are listed.
+  r = Call("POST", "/api/v1/replays", R"({"status": "failed"})", token);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(json::parse(r.body).at("error").at("field"), "destination");
+  r = Call("POST", "/api/v1/replays", R"({"destination": "crm"})", token);
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(message(r).find("no destination \"crm\""), std::string::npos) << r.body;
+  r = Call("POST", "/api/v1/replays", R"({"destination": "crm"})");  // the bootstrap token
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string crm_job(json::parse(r.body).at("id").as_string());
+  r = Call("POST", "/api/v1/replays", R"({"destination": "billing"})", token);
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string billing_job(json::parse(r.body).at("id").as_string());
+  EXPECT_EQ(names(get("/api/v1/replays"), "id"), std::vector<std::string>{billing_job});
+  EXPECT_EQ(get("/api/v1/replays/" + crm_job).status, 404);
+  EXPECT_EQ(Call("DELETE", "/api/v1/replays/" + crm_job, "", token).status, 404);
+
+  // Creating: inside its scope yes, outside no (403: the caller chose the name).
+  r = Call("POST", "/api/v1/destinations",
+           R"({"name": "other", "url": "https://other.example.com/in"})", token);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_NE(message(r).find("scope does not include destination \"other\""), std::string::npos)
+      << r.body;
+  r = Call("POST", "/api/v1/routes", R"({"source": "github", "destination": "billing"})", token);
+  EXPECT_EQ(r.status, 403) << r.body;
+
+  // The audit trail shows what was done to its names alone; tokens are not its to manage.
+  r = get("/api/v1/audit");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.body.find("crm"), std::string::npos) << r.body;
+  EXPECT_EQ(r.body.find("token_create"), std::string::npos) << r.body;
+  for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/api/v1/tokens"},
+           {"POST", "/api/v1/tokens"},
+           {"DELETE", "/api/v1/tokens/billing-team"}}) {
+    r = Call(method, path, R"({"name": "mine", "role": "admin"})", token);
+    EXPECT_EQ(r.status, 403) << method << " " << path << " " << r.body;
+  }
+
+  // Listed with its scope; the bootstrap token (no scope) still sees everything.
+  r = Call("GET", "/api/v1/tokens");
+  EXPECT_EQ(json::parse(r.body).at("items").at(0).at("scope"),  // billing-team, by name
+            json::parse(R"({"sources": ["plain"], "destinations": ["billing"]})"))
+      << r.body;
+  EXPECT_EQ(names(Call("GET", "/api/v1/events"), "id").size(), 3u);
+  EXPECT_EQ(names(Call("GET", "/api/v1/destinations"), "name").size(), 2u);
+}
+
 TEST_F(ApiTokensTest, BadRequestsNameTheirField) {
   Create("taken", "viewer");
   struct Case {
@@ -193,7 +326,14 @@ TEST_F(ApiTokensTest, BadRequestsNameTheirField) {
       {R"({"name": "x", "role": "root"})", 400, "role", "unknown role \"root\""},
       {R"({"name": "x", "role": "viewer", "expires": "30s"})", 400, "expires", "1m"},
       {R"({"name": "x", "role": "viewer", "expires": "forever"})", 400, "expires", ""},
-      {R"({"name": "x", "role": "viewer", "scope": {}})", 400, "scope", "unknown field"},
+      {R"({"name": "x", "role": "viewer", "scope": {}})", 400, "scope", "no source"},
+      {R"({"name": "x", "role": "viewer", "scope": []})", 400, "scope", "expects an object"},
+      {R"({"name": "x", "role": "viewer", "scope": {"source": ["a"]}})", 400, "scope.source",
+       "unknown field \"source\""},
+      {R"({"name": "x", "role": "viewer", "scope": {"sources": "a"}})", 400, "scope.sources",
+       "list of names"},
+      {R"({"name": "x", "role": "viewer", "scope": {"destinations": ["a", 3]}})", 400,
+       "scope.destinations[1]", "expects a name"},
       {R"({"name": "taken", "role": "viewer"})", 409, "name", "taken"},
       {"[", 400, "body", ""},
   };

@@ -997,6 +997,48 @@ TEST(BulkReplayRenderTest, JobListAndRates) {
   EXPECT_CONTAINS(list, "  0.036/h  ");
 }
 
+// Issue 28: a scoped token says so in the list and names its scope in its detail; the master keys
+// are listed with the one the node runs with marked; all within 80 columns.
+TEST(AccessRenderTest, ScopedTokensAndMasterKeys) {
+  setenv("TZ", "UTC0", 1);
+  tzset();
+  const TimePoint now = At("2026-12-05T21:00:00Z");
+  json::array tokens = json::parse(R"([
+    {"name": "bootstrap", "role": "admin", "created_at": "2026-12-05T20:00:00Z",
+     "created_by": null, "expires_at": null, "expired": false, "last_used_at": null,
+     "last_used_addr": null, "revoked": false, "scope": null},
+    {"name": "billing-team", "role": "operator", "created_at": "2026-12-05T20:30:00Z",
+     "created_by": "token:bootstrap", "expires_at": null, "expired": false,
+     "last_used_at": null, "last_used_addr": null, "revoked": false,
+     "scope": {"sources": ["stripe"], "destinations": ["billing", "crm"]}}])")
+                           .as_array();
+  const std::string list = RenderTokenList(tokens, now);
+  EXPECT_CONTAINS(list, "billing-team  operator (scoped)");
+  EXPECT_CONTAINS(list, "bootstrap     admin ");
+  EXPECT_LACKS(list, "bootstrap     admin (scoped)");
+  const std::string detail = RenderTokenDetail(tokens[1].as_object(), now);
+  EXPECT_CONTAINS(detail, "  scope     sources: stripe; destinations: billing, crm\n");
+  EXPECT_LACKS(RenderTokenDetail(tokens[0].as_object(), now), "scope");
+  tokens[1].as_object()["scope"] = json::parse(R"({"sources": [], "destinations": ["d"]})");
+  EXPECT_CONTAINS(RenderTokenDetail(tokens[1].as_object(), now),
+                  "  scope     sources: none; destinations: d\n");
+
+  json::array keys = json::parse(R"([
+    {"id": "186435ff4f2ec2c0", "created_at": "2026-12-05T20:00:00Z", "this_node": false},
+    {"id": "ccc2fcd59a14fa09", "created_at": "2026-12-05T20:59:00Z", "this_node": true}])")
+                         .as_array();
+  EXPECT_EQ(RenderKeyList(keys, now),
+            "ID                ADDED (UTC)\n"
+            "186435ff4f2ec2c0  20:00:00, 1h ago\n"
+            "ccc2fcd59a14fa09  20:59:00, 1m ago  this node runs with it\n");
+  EXPECT_EQ(RenderKeyList(json::array{}, now), "No master keys (the store has no data key yet).\n");
+  for (const std::string& out : {list, detail, RenderKeyList(keys, now)}) {
+    for (size_t at = 0, end; (end = out.find('\n', at)) != std::string::npos; at = end + 1) {
+      EXPECT_LE(end - at, 80u) << out;
+    }
+  }
+}
+
 // Issue 32.8: COLUMNS is taken when it is a whole number from 1 to 10000.
 TEST(TerminalTest, ParseColumns) {
   EXPECT_EQ(ParseColumns("80"), 80u);
