@@ -1444,6 +1444,52 @@ step("roles: an operator's dashboard has replay and pause, no edit or delete", a
   log("an operator sees replay and pause, not edit, delete, rotate or Tokens; its replay is audited as its own");
 });
 
+step("scopes: a token scoped to shop and billing, made on the Tokens page, sees billing alone and no Tokens", async () => {
+  // Made through the form: the scope sent only as named, shown in the new token's box and the list.
+  await page.goto(`${base}/ui/#/tokens`);
+  await page.locator('tr[data-name="e2e-operator"]').waitFor();
+  await page.fill("#t-name", "e2e-scoped");
+  await page.selectOption("#t-role", "operator");
+  await page.fill("#t-sources", " shop ");
+  await page.fill("#t-destinations", "billing,");
+  const [answer] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith("/api/v1/tokens")),
+    page.getByRole("button", { name: "Create token" }).click(),
+  ]);
+  if (answer.status() !== 201) fail(`creating e2e-scoped answered ${answer.status()}`);
+  const sent = JSON.stringify(answer.request().postDataJSON().scope);
+  if (sent !== '{"sources":["shop"],"destinations":["billing"]}') fail(`the form sent the scope ${sent}`);
+  const box = page.locator("#new-token-box");
+  await box.getByRole("heading", { name: "New token e2e-scoped (operator, scoped)" }).waitFor();
+  await box.getByText("Scoped to sources: shop · destinations: billing.").waitFor();
+  const token = await box.locator("#new-token").innerText();
+  const row = page.locator('tr[data-name="e2e-scoped"]');
+  await row.waitFor();
+  const cell = async (name) => (await page.locator(`tr[data-name="${name}"] td.scope-cell`).innerText()).replace(/\s+/g, " ").trim();
+  if (await cell("e2e-scoped") !== "sources: shop destinations: billing") fail(`the scoped token's row shows the scope ${JSON.stringify(await cell("e2e-scoped"))}`);
+  if (await cell("bootstrap") !== "all") fail(`the bootstrap token's row shows the scope ${JSON.stringify(await cell("bootstrap"))}`);
+  await checkPage(page, "tokens-scoped", "desktop", { axe: false });  // the form and the list had axe in the Tokens step
+  await visit(await phonePage(), "#/tokens", "tokens-scoped", "phone", 'tr[data-name="e2e-scoped"]', { axe: false });
+  await box.getByRole("button", { name: "Done" }).click();
+  await box.waitFor({ state: "detached" });
+  const me = await whoami(token);
+  if (JSON.stringify(me.body?.scope) !== '{"sources":["shop"],"destinations":["billing"]}') fail(`whoami with the scoped token answered ${JSON.stringify(me.body)}`);
+  // Signed in with it (through the form): it says so, lists billing alone, and has no Tokens.
+  const { page: sc } = await newPage({ width: 1280, height: 800 });
+  await sc.goto(`${base}/ui/`);
+  await sc.fill("#token", token);
+  await sc.click("button[type=submit]");
+  await sc.locator("#whoami").getByText("signed in as e2e-scoped (operator, scoped)").waitFor();
+  if (await sc.locator("#nav-tokens").isVisible()) fail("a scoped token's navigation has Tokens");
+  await visit(sc, "#/destinations", "scoped-destinations", "desktop", 'tr[data-name="billing"]', { axe: false });
+  const listed = await sc.locator("main tr[data-name]").evaluateAll((rows) => rows.map((r) => r.dataset.name));
+  if (JSON.stringify(listed) !== '["billing"]') fail(`a token scoped to billing lists the destinations ${JSON.stringify(listed)}`);
+  await sc.goto(`${base}/ui/#/tokens`);
+  await sc.getByText("Managing API tokens needs an admin token without a scope; you are signed in as e2e-scoped, a scoped operator.").waitFor();
+  await sc.context().close();
+  log("a scoped token made on the Tokens page shows its scope; signed in with it, only billing and no Tokens");
+});
+
 step("tokens: a revoked token is refused; the bootstrap token stays while it is the only admin", async () => {
   if (!made["e2e-viewer"]) fail("no viewer token (the Tokens step failed)");
   // A tab signed in with the viewer's token, open while it is revoked.

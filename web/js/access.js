@@ -1,7 +1,9 @@
-// Who is signed in (GET /api/v1/whoami) and what their role lets them do: the one place the
-// dashboard decides which actions it offers. The server decides for itself (a token whose role is
-// not enough is answered 403 naming the role needed, docs/access.md); this table mirrors its route
-// table (src/api/api_routes.cc) so that a viewer is not shown buttons that can only fail.
+// Who is signed in (GET /api/v1/whoami) and what their role and scope let them do: the one place
+// the dashboard decides which actions it offers. The server decides for itself (a token whose role
+// is not enough is answered 403 naming the role needed, docs/access.md); this table mirrors its
+// route table (src/api/api_routes.cc) so that a viewer is not shown buttons that can only fail.
+// A scoped token (docs/access.md#scoped-tokens) keeps its role's actions on what it reaches (the
+// server filters its lists), but never manages tokens.
 import { h } from "./dom.js";
 
 // From least to most: each role may do all that the ones before it may.
@@ -15,13 +17,21 @@ const ACTIONS = {
   editCatalog: { role: "admin", what: "Creating, editing and deleting sources, destinations and routes" },
   rotateSecret: { role: "admin", what: "Rotating a secret" },         // POST /{destinations,sources}/{name}/rotate-secret
   testTransform: { role: "admin", what: "Previewing a transform" },   // POST /transforms/test (it runs code)
-  manageTokens: { role: "admin", what: "Managing API tokens" },       // /tokens
+  manageTokens: { role: "admin", what: "Managing API tokens", unscoped: true }, // /tokens (403 to a scoped token)
 };
 
-let me = null;  // {name, role} of the token in this tab; null until whoami answered
+// {name, role, scope} of the token in this tab (scope: {sources, destinations} or null for none);
+// null until whoami answered.
+let me = null;
 
 export function principal() { return me; }
-export function setPrincipal(p) { me = p ? { name: p.name, role: p.role } : null; }
+export function setPrincipal(p) { me = p ? { name: p.name, role: p.role, scope: p.scope ?? null } : null; }
+
+// "sources: shop, stripe · destinations: billing" (a list left out or empty: "none").
+export function scopeText(scope) {
+  const names = (l) => (l?.length ? l.join(", ") : "none");
+  return `sources: ${names(scope.sources)} · destinations: ${names(scope.destinations)}`;
+}
 
 function rank(role) { return ROLES.indexOf(role); }
 
@@ -29,15 +39,19 @@ function rank(role) { return ROLES.indexOf(role); }
 export function can(action) {
   const a = ACTIONS[action];
   if (!a) throw new Error(`access.js: unknown action ${action}`);
-  return !!me && rank(me.role) >= 0 && rank(me.role) >= rank(a.role);
+  return !!me && rank(me.role) >= 0 && rank(me.role) >= rank(a.role) && !(a.unscoped && me.scope);
 }
 
 // The role `action` needs.
 export function needs(action) { return ACTIONS[action].role; }
 
 // "Replaying events needs the operator role; you are signed in as dash, a viewer."
+// "Managing API tokens needs an admin token without a scope; you are signed in as team, a scoped admin."
 export function whyNot(action) {
   const a = ACTIONS[action];
+  if (a.unscoped && me?.scope) {
+    return `${a.what} needs ${article(a.role)} ${a.role} token without a scope; you are signed in as ${me.name}, a scoped ${me.role}.`;
+  }
   const who = me ? `; you are signed in as ${me.name}, ${article(me.role)} ${me.role}` : "";
   return `${a.what} needs the ${a.role} role${who}.`;
 }

@@ -4,7 +4,7 @@
 // (access.js); a role without it gets a note instead of a page whose every request would be refused.
 import { h, clear, message, replace } from "./dom.js";
 import { get, setToken, clearToken, token, setUnauthenticatedHandler, ApiError } from "./api.js";
-import { principal, setPrincipal, can, whyNot } from "./access.js";
+import { principal, setPrincipal, can, whyNot, scopeText } from "./access.js";
 import { refreshTimes, withTimes } from "./format.js";
 import * as overview from "./pages/overview.js";
 import * as events from "./pages/events.js";
@@ -48,11 +48,14 @@ function parseHash() {
   return { path, query: new URLSearchParams(query) };
 }
 
-// The header says who is signed in with what role; the Tokens entry is there for admins only.
+// The header says who is signed in with what role, and whether the token is scoped (its scope on
+// hover); the Tokens entry is there for admins without a scope only.
 function showPrincipal() {
   const p = principal();
-  if (p) replace(whoami, "signed in as ", h("strong", { class: "who" }, p.name), " ", h("span", { class: "role" }, `(${p.role})`));
-  else clear(whoami);
+  if (p) {
+    replace(whoami, "signed in as ", h("strong", { class: "who" }, p.name), " ",
+      h("span", { class: "role", title: p.scope ? scopeText(p.scope) : null }, p.scope ? `(${p.role}, scoped)` : `(${p.role})`));
+  } else clear(whoami);
   document.getElementById("nav-tokens").hidden = !can("manageTokens");
 }
 
