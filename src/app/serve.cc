@@ -16,6 +16,7 @@
 
 #include "app/admin_token.h"
 #include "app/config.h"
+#include "app/config_check.h"
 #include "app/fd_limit.h"
 #include "app/logging.h"
 #include "app/master_key_file.h"
@@ -40,25 +41,6 @@ constexpr Duration kShutdownGrace = std::chrono::seconds(10);
 // Set once the log format is known: with json, every stderr line is a JSON record, so a fatal
 // error is logged as one; otherwise it is a plain line for the person who started the server.
 bool json_log = false;
-
-// What the config file's catalog would be refused for once the store is open, said before
-// anything is created: the objects as the catalog builds them, and each destination's address
-// as the sender checks it (a literal loopback or private address without allow_private).
-// "" when it would load.
-std::string CheckConfigCatalog(const Config& config) {
-  if (auto built = catalog::BuildCatalog(config.catalog_objects); !built.ok()) {
-    return "catalog: " + built.status().message();
-  }
-  const bool allow_private = config.server.allow_private_destinations;
-  for (const auto& [name, d] : config.catalog.destinations) {
-    if (Status st = delivery::CheckDestinationAddress(d, allow_private); !st.ok()) {
-      return config.DestinationLocation(name, st.field()) + "destination \"" + name +
-             "\": " + (st.field().empty() ? "" : st.field() + ": ") + st.message() +
-             std::string(delivery::kConfigPrivateAddressHint);
-    }
-  }
-  return "";
-}
 
 int Fail(int code, const std::string& message) {
   if (json_log) {

@@ -181,8 +181,9 @@ Result<json::value> ApiClient::Perform(const char* method, std::string_view path
   if (rc != CURLE_OK) {
     // errbuf names the host and port but never the headers, so the token cannot leak here.
     std::string why = errbuf[0] ? errbuf : curl_easy_strerror(rc);
-    return Status::Unavailable("cannot reach the hookrelay API at " + config_.url + ": " + why +
-                               " (is `hookrelay serve` running? set --server or HOOKRELAY_URL)");
+    return Status::Unavailable(
+        "cannot reach the hookrelay API at " + config_.url + ": " + why +
+        (config_.unreachable_hint.empty() ? "" : " (" + config_.unreachable_hint + ")"));
   }
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);

@@ -20,6 +20,8 @@ inline constexpr const char* kDefaultApiUrl = "http://127.0.0.1:8080";
 struct ApiConfig {
   std::string url;  // "http://127.0.0.1:8080", without a trailing slash
   std::string token;
+  // Added to the message when the server cannot be reached ("" for none).
+  std::string unreachable_hint = "is `hookrelay serve` running? set --server or HOOKRELAY_URL";
 };
 
 // --server, else HOOKRELAY_URL, else kDefaultApiUrl; --token, else HOOKRELAY_TOKEN, else

@@ -3,7 +3,9 @@
 
 #include "cli/args.h"
 #include "cli/catalog_commands.h"
+#include "cli/check_config_command.h"
 #include "cli/events_command.h"
+#include "cli/healthcheck_command.h"
 #include "cli/key_commands.h"
 #include "cli/replay_command.h"
 #include "cli/schedule_command.h"
@@ -20,6 +22,8 @@ int main(int argc, char** argv) {
       std::string("hookrelay ") + HOOKRELAY_VERSION, argc, argv,
       [&exit_code](Command app) {
         AddServeCommand(app, exit_code);
+        AddCheckConfigCommand(app, exit_code);
+        AddHealthcheckCommand(app, exit_code);
         AddScheduleCommand(app, exit_code);
         AddSimulateCommand(app, exit_code);
         AddEventsCommand(app, exit_code);

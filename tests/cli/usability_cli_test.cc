@@ -344,5 +344,55 @@ TEST(ServeConfigCliTest, RefusedConfigCreatesNoDataDirectory) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/data"));
 }
 
+// Issue 29: `check-config` says what serve would say about a file, and starts nothing;
+// `healthcheck` exits 0 for a server that answers and 1 for one that does not.
+TEST_F(UsabilityCliTest, CheckConfigSaysWhatServeWouldAndHealthcheckExitsZeroOrOne) {
+  TempDir dir;
+  const std::string good = dir.path() + "/good.toml";
+  testing::WriteFile(good, testing::Config()
+                               .Source("src")
+                               .Destination("d", "https://d.example.com/in")
+                               .Route("src", "d"));
+  RunResult r = Cli({"check-config", good});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_CONTAINS(r.out, "good.toml: OK (1 source, 1 destination, 1 route;");
+  const std::string bad = dir.path() + "/bad.toml";
+  testing::WriteFile(bad,
+                     "[[destinations]]\nname = \"d\"\nurl = \"https://d.example.com/\"\n"
+                     "signing_secret = \"nope\"\n");
+  r = Cli({"check-config", bad});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_CONTAINS(r.err, "bad.toml:4: destinations[0].signing_secret: must start with");
+  RunResult serve = RunProgram({HOOKRELAY_BINARY, "serve", "--config", bad, "--data",
+                                dir.path() + "/data", "--listen", "127.0.0.1:0"},
+                               {}, 30s);
+  EXPECT_EQ(serve.exit_code, 2);
+  EXPECT_EQ(serve.err.substr(serve.err.find(':')), r.err.substr(r.err.find(':')))
+      << "the same message as serve";
+  const std::string key_file = dir.path() + "/master.key";
+  testing::WriteFile(key_file, "c2hvcnQ=\n");
+  const std::string with_key = dir.path() + "/key.toml";
+  testing::WriteFile(with_key, "[store]\nmaster_key_file = \"" + key_file + "\"\n");
+  r = Cli({"check-config", with_key});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_CONTAINS(r.err, "master.key: must be 32 bytes in base64");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/data")) << "nothing created";
+
+  r = Cli({"healthcheck", server_->url() + "/healthz"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = Cli({"healthcheck", server_->url() + "/readyz"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = Cli({"healthcheck", server_->url()});  // a bare address: /healthz
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = Cli({"healthcheck", server_->url() + "/nothing-here"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_CONTAINS(r.err, "HTTP 404");
+  r = Cli({"healthcheck", "http://127.0.0.1:1/healthz", "--timeout", "2"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_CONTAINS(r.err, "cannot reach");
+  EXPECT_LACKS(r.err, "--server");
+  EXPECT_EQ(Cli({"healthcheck", "127.0.0.1:8080"}).exit_code, 2);
+}
+
 }  // namespace
 }  // namespace hookrelay

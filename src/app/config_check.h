@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string>
+
+#include "app/config.h"
+#include "common/result.h"
+
+namespace hookrelay::app {
+
+// What the config file's catalog would be refused for once the store is open, said before
+// anything is created: the objects as the catalog builds them, and each destination's address
+// as the sender checks it (a literal loopback or private address without allow_private).
+// "" when it would load. `serve` checks this before it creates anything.
+std::string CheckConfigCatalog(const Config& config);
+
+// `hookrelay check-config FILE`: the file read and checked as `serve` would (parsing, the
+// catalog, the master key file when one is named), nothing started or created. The error is
+// serve's message; on success a line saying what the file defines.
+Result<std::string> CheckConfigFile(const std::string& path);
+
+}  // namespace hookrelay::app
