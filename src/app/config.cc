@@ -72,13 +72,20 @@ Status ParseServer(const json::value& v, ServerConfig& s) {
   if (!v.is_object()) return Status::InvalidArgument("must be a table", "");
   const json::object& o = v.as_object();
   HR_RETURN_IF_ERROR(model::CheckKnownFields(
-      o, {"listen", "threads", "max_header", "header_timeout", "body_timeout", "idle_timeout",
-          "allow_private_destinations", "max_connections", "max_connections_per_client",
-          "max_body_memory", "max_body_memory_per_client", "allowed_hosts"}));
+      o, {"listen", "admin_listen", "threads", "max_header", "header_timeout", "body_timeout",
+          "idle_timeout", "allow_private_destinations", "max_connections",
+          "max_connections_per_client", "max_body_memory", "max_body_memory_per_client",
+          "allowed_hosts"}));
   if (const auto* f = o.if_contains("listen")) {
     auto r = model::GetString(*f, "listen");
     if (!r.ok()) return r.status();
     s.listen = *r;
+  }
+  if (const auto* f = o.if_contains("admin_listen")) {
+    auto r = model::GetString(*f, "admin_listen");
+    if (!r.ok()) return r.status();
+    if (r->empty()) return Status::InvalidArgument("must not be empty", "admin_listen");
+    s.admin_listen = *r;
   }
   if (const auto* f = o.if_contains("threads")) {
     auto r = model::GetInt(*f, "threads", 1, 64);

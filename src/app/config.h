@@ -17,6 +17,9 @@ namespace hookrelay::app {
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:8080";
+  // Set: the management plane (/api/v1, /ui/, /metrics, /readyz) listens here alone, and
+  // `listen` serves only /in/{source} and /healthz. Empty: `listen` serves everything.
+  std::string admin_listen;
   int threads = 2;
   uint64_t max_header = 16 << 10;
   Duration header_timeout = std::chrono::seconds(10);

@@ -21,6 +21,7 @@
 #include "app/logging.h"
 #include "app/master_key_file.h"
 #include "app/node.h"
+#include "app/plane_filter.h"
 #include "catalog/catalog_plan.h"
 #include "common/allocator.h"
 #include "common/random.h"
@@ -242,7 +243,11 @@ int Serve(const ServeOptions& options) {
                 "--listen: is empty: give an address such as 127.0.0.1:8080 (without "
                 "--listen, serve uses [server] listen or 127.0.0.1:8080)");
   }
+  if (options.admin_listen && options.admin_listen->empty()) {
+    return Fail(2, "--admin-listen: is empty: give an address such as 127.0.0.1:8081");
+  }
   if (options.listen) config.server.listen = *options.listen;
+  if (options.admin_listen) config.server.admin_listen = *options.admin_listen;
   // Flags win over the file. --data names the data directory; with a PostgreSQL store (--store,
   // or [store] url in the file) it holds only this node's admin token and id, and the store
   // stays PostgreSQL: --data never turns a configured PostgreSQL store into the embedded one.
@@ -330,10 +335,26 @@ int Serve(const ServeOptions& options) {
   http.max_body_memory = config.server.max_body_memory;
   http.max_body_memory_per_client = config.server.max_body_memory_per_client;
   http.stats = &http_stats;
+  // The planes' filters outlive both servers (declared first, so destroyed last).
+  std::optional<PlaneFilter> ingest_plane;
+  std::optional<PlaneFilter> admin_plane;
   auto server = http::Server::Start(http, handler);
   if (!server.ok()) {
     return Fail(server.status().code() == Status::Code::kInvalidArgument ? 2 : 1,
                 server.status().message());
+  }
+  // The management plane on a listener of its own ([server] admin_listen): same limits.
+  StartingHandler admin_handler;
+  Result<std::unique_ptr<http::Server>> admin_server = std::unique_ptr<http::Server>();
+  if (!config.server.admin_listen.empty()) {
+    http::ServerOptions admin = http;
+    admin.listen = config.server.admin_listen;
+    admin_server = http::Server::Start(admin, admin_handler);
+    if (!admin_server.ok()) {
+      (*server)->Shutdown(std::chrono::seconds(0));
+      return Fail(admin_server.status().code() == Status::Code::kInvalidArgument ? 2 : 1,
+                  "admin_listen: " + admin_server.status().message());
+    }
   }
 
   store::OpenStoreOptions store_options;
@@ -422,11 +443,20 @@ int Serve(const ServeOptions& options) {
   }
   const model::Registry& registry = node->registry();
 
-  handler.Set(&node->handler());
+  if (*admin_server) {
+    ingest_plane.emplace(node->handler(), Plane::kIngest);
+    admin_plane.emplace(node->handler(), Plane::kManagement);
+    handler.Set(&*ingest_plane);
+    admin_handler.Set(&*admin_plane);
+  } else {
+    handler.Set(&node->handler());
+  }
+  // Where the API, the dashboard and metrics are.
+  const std::string admin_url = *admin_server ? (*admin_server)->url() : (*server)->url();
   // Only now that everything is set up and the address bound: a start-up that failed showed no
   // token and stored none.
   NextStepsContext next_steps;
-  next_steps.url = (*server)->url();
+  next_steps.url = admin_url;
   for (bool verified : {false, true}) {  // a source that checks no signature takes a plain curl
     for (const auto& [name, source] : registry.Get()->sources) {
       if (source.verify.has_value() == verified) next_steps.sources.push_back(name);
@@ -440,7 +470,9 @@ int Serve(const ServeOptions& options) {
   if (Status st = CommitAdminToken(config.store.dir, *token_plan, std::cout, next_steps);
       !st.ok()) {
     handler.Set(nullptr);
+    admin_handler.Set(nullptr);
     (*server)->Shutdown(std::chrono::seconds(0));
+    if (*admin_server) (*admin_server)->Shutdown(std::chrono::seconds(0));
     return Fail(1, st.message());
   }
   node->Start();
@@ -455,8 +487,11 @@ int Serve(const ServeOptions& options) {
             << registry.Get()->destinations.size()
             << (registry.Get()->destinations.size() == 1 ? " destination)" : " destinations)")
             << std::endl;
-  std::cout << "Dashboard: " << (*server)->url() << "/ui/ (sign in with the admin token)"
-            << std::endl;
+  if (*admin_server) {
+    std::cout << "Management (API, dashboard, metrics) on " << admin_url << "; " << (*server)->url()
+              << " serves only /in/ and /healthz" << std::endl;
+  }
+  std::cout << "Dashboard: " << admin_url << "/ui/ (sign in with the admin token)" << std::endl;
   spdlog::info("hookrelay {} started on {} ({}, node {})", HOOKRELAY_VERSION, (*server)->url(),
                where, node->node_id());
 
@@ -466,8 +501,11 @@ int Serve(const ServeOptions& options) {
   spdlog::info("{} received: shutting down", stop_signal);
   node->SetDraining();
   (*server)->Shutdown(kShutdownGrace);
+  if (*admin_server) (*admin_server)->Shutdown(kShutdownGrace);
   server->reset();
+  admin_server->reset();
   handler.Set(nullptr);
+  admin_handler.Set(nullptr);
   node.reset();  // stops every part, in the order app/node.h gives
   std::cout << "hookrelay: stopped" << std::endl;
   spdlog::info("stopped");

@@ -7,10 +7,11 @@
 namespace hookrelay::app {
 
 struct ServeOptions {
-  std::string config_path;               // empty: no config file (defaults only)
-  std::optional<std::string> listen;     // set when --listen was given (empty: refused, exit 2)
-  std::optional<std::string> data_dir;   // set when --data was given (empty: refused, exit 2)
-  std::optional<std::string> store_url;  // postgres://…; set when --store was given (idem)
+  std::string config_path;                  // empty: no config file (defaults only)
+  std::optional<std::string> listen;        // set when --listen was given (empty: refused, exit 2)
+  std::optional<std::string> admin_listen;  // --admin-listen (idem): the management plane apart
+  std::optional<std::string> data_dir;      // set when --data was given (empty: refused, exit 2)
+  std::optional<std::string> store_url;     // postgres://…; set when --store was given (idem)
   bool allow_private_destinations = false;
   // --log-level / --log-format when given (win over [log]); a bad value is refused, exit 2.
   std::optional<std::string> log_level;

@@ -16,6 +16,11 @@ void AddServeCommand(Command app, int& exit_code) {
       "serve", "Receive webhooks on /in/{source}, store them durably and deliver them");
   cmd.Add("--config", options->config_path, "TOML config file (hookrelay.toml)");
   Option listen_opt = cmd.Add("--listen", *listen, "Address to listen on (default 127.0.0.1:8080)");
+  auto admin_listen = std::make_shared<std::string>();
+  Option admin_listen_opt =
+      cmd.Add("--admin-listen", *admin_listen,
+              "Serve the API, dashboard and metrics here alone; --listen then serves only /in/ and "
+              "/healthz");
   Option data_opt = cmd.Add(
       "--data", *data,
       "Data directory (./hookrelay-data): the embedded store; with --store, only this node's "
@@ -35,12 +40,13 @@ void AddServeCommand(Command app, int& exit_code) {
   cmd.Add("--sqlite-max-page-count", options->sqlite_max_page_count).Hidden();
   // Test hook, hidden: the first block of an address after too many wrong admin tokens.
   cmd.Add("--auth-block-ms", options->auth_block_ms).Hidden();
-  cmd.Callback([options, listen, data, store, listen_opt, data_opt, store_opt, log_level,
-                log_format, log_level_opt, log_format_opt, &exit_code] {
+  cmd.Callback([options, listen, admin_listen, data, store, listen_opt, admin_listen_opt, data_opt,
+                store_opt, log_level, log_format, log_level_opt, log_format_opt, &exit_code] {
     if (log_level_opt.Given()) options->log_level = *log_level;
     if (log_format_opt.Given()) options->log_format = *log_format;
     // Given, even empty (--data "$UNSET"): serve refuses an empty one, never the default.
     if (listen_opt.Given()) options->listen = *listen;
+    if (admin_listen_opt.Given()) options->admin_listen = *admin_listen;
     if (data_opt.Given()) options->data_dir = *data;
     if (store_opt.Given()) options->store_url = *store;
     exit_code = app::Serve(*options);

@@ -984,5 +984,59 @@ TEST_F(ServeBinaryTest, APostgresConnectionLostIs503ThenServeReconnects) {
   EXPECT_EQ(server->Stop(), 0);
 }
 
+// Issue 29: with admin_listen, the ingest listener serves /in/{source} and /healthz alone; every
+// management path there is the same 404 as a path that does not exist (nothing says what the
+// other listener has), and the management listener serves the rest but not /in/.
+TEST_F(ServeBinaryTest, TheManagementPlaneListensApartFromIngest) {
+  auto server = Start({{"HOOKRELAY_TOKEN", kToken}}, {"--admin-listen", "127.0.0.1:0"});
+  ASSERT_TRUE(server->ok());
+  std::smatch m;
+  const std::string out = server->stdout_output();
+  ASSERT_TRUE(std::regex_search(
+      out, m, std::regex(R"(Management \(API, dashboard, metrics\) on http://127\.0\.0\.1:(\d+))")))
+      << out;
+  const auto admin = static_cast<uint16_t>(std::stoi(m[1]));
+  ASSERT_NE(admin, server->port());
+  EXPECT_NE(out.find("Dashboard: http://127.0.0.1:" + std::string(m[1]) + "/ui/"),
+            std::string::npos)
+      << out;
+
+  EXPECT_EQ(Send(server->port(), "POST", "/in/src", "", R"({"a":1})").status, 202);
+  EXPECT_EQ(Send(server->port(), "GET", "/healthz").status, 200);
+  EXPECT_EQ(Send(admin, "GET", "/healthz").status, 200);
+  auto unknown = [](const HttpResponse& r, const std::string& path) {
+    return r.status == 404 &&
+           r.body == R"({"error":{"code":"not_found","message":"no such path: )" + path + "\"}}";
+  };
+  for (const std::string path : {"/api/v1/events", "/api/v1", "/api/v1/openapi.json", "/ui/",
+                                 "/ui/js/app.js", "/metrics", "/readyz", "/"}) {
+    const HttpResponse r = Send(server->port(), "GET", path, kToken);
+    EXPECT_TRUE(unknown(r, path)) << path << ": " << r.status << " " << r.body;
+    EXPECT_EQ(r.Header("Cache-Control"), "no-store") << path;
+    EXPECT_LT(Send(admin, "GET", path, kToken).status, 400) << path << " on the management one";
+  }
+  EXPECT_TRUE(
+      unknown(Send(server->port(), "POST", "/api/v1/replays", kToken, "{}"), "/api/v1/replays"));
+  EXPECT_TRUE(unknown(Send(admin, "POST", "/in/src", "", R"({"a":1})"), "/in/src"));
+  EXPECT_EQ(Send(admin, "GET", "/api/v1/events", kToken).status, 200);
+  EXPECT_EQ(server->Stop(), 0);
+}
+
+// An admin_listen that cannot be bound is refused before anything is stored; an empty one too.
+TEST_F(ServeBinaryTest, AnAdminListenerThatCannotBeBoundIsRefused) {
+  HeldPort held;
+  testing::RunResult r =
+      RunProgram({HOOKRELAY_BINARY, "serve", "--listen", "127.0.0.1:0", "--admin-listen",
+                  "127.0.0.1:" + std::to_string(held.port()), "--data", data_dir()},
+                 {}, 30s, {{"HOOKRELAY_TOKEN", kToken}});
+  EXPECT_NE(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("admin_listen: "), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(data_dir() + "/hookrelay.db"));
+  r = RunProgram({HOOKRELAY_BINARY, "serve", "--admin-listen", "", "--data", data_dir()}, {}, 30s,
+                 {{"HOOKRELAY_TOKEN", kToken}});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--admin-listen: is empty"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace hookrelay

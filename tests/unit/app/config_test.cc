@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <filesystem>
 
+#include "app/plane_filter.h"
 #include "model/destination.h"
 #include "support/process.h"
 #include "support/tls_responder.h"
@@ -224,6 +225,51 @@ TEST(ConfigTest, StorePostgresUrlIsKeptForServeToRefuse) {
   auto c = ParseConfig("[store]\npostgres_url = \"POSTGRESQL://u:p@db/hr\"\n", "hookrelay.toml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->store.postgres_url, "POSTGRESQL://u:p@db/hr");
+}
+
+// Issue 29 and 28: the management listener and the master key file.
+TEST(ConfigTest, AdminListenAndMasterKeyFile) {
+  auto c = ParseConfig(
+      "[server]\nlisten = \"0.0.0.0:8080\"\nadmin_listen = \"127.0.0.1:8081\"\n"
+      "[store]\nmaster_key_file = \"/etc/hookrelay/master.key\"\n",
+      "hookrelay.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->server.admin_listen, "127.0.0.1:8081");
+  EXPECT_EQ(c->store.master_key_file, "/etc/hookrelay/master.key");
+  auto d = ParseConfig("", "hookrelay.toml");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->server.admin_listen, "") << "one listener unless asked";
+  auto e = ParseConfig("[server]\nadmin_listen = \"\"\n", "hookrelay.toml");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("server.admin_listen: must not be empty"), std::string::npos)
+      << e.status().message();
+  auto f = ParseConfig("[store]\nmaster_key_file = 3\n", "hookrelay.toml");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("store.master_key_file"), std::string::npos);
+}
+
+// Issue 29: what each listener serves when they listen apart.
+TEST(PlaneTest, IngestServesInAndHealthAloneManagementAllButIn) {
+  auto head = [](std::vector<std::string> segments) {
+    http::RequestHead h;
+    h.segments = std::move(segments);
+    return h;
+  };
+  const std::vector<std::pair<std::vector<std::string>, std::pair<bool, bool>>> cases = {
+      {{"in", "stripe"}, {true, false}},
+      {{"healthz"}, {true, true}},
+      {{"readyz"}, {false, true}},
+      {{"metrics"}, {false, true}},
+      {{"api", "v1", "events"}, {false, true}},
+      {{"ui", ""}, {false, true}},
+      {{}, {false, true}},
+      {{"in"}, {false, true}},
+      {{"in", "a", "b"}, {false, true}},
+  };
+  for (const auto& [segments, serves] : cases) {
+    EXPECT_EQ(PlaneServes(Plane::kIngest, head(segments)), serves.first) << segments.size();
+    EXPECT_EQ(PlaneServes(Plane::kManagement, head(segments)), serves.second) << segments.size();
+  }
 }
 
 TEST(ConfigTest, StoreUrlIsThePostgresUrl) {
