@@ -2,6 +2,7 @@
 #include <string>
 
 #include "cli/args.h"
+#include "cli/backup_command.h"
 #include "cli/catalog_commands.h"
 #include "cli/check_config_command.h"
 #include "cli/events_command.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
         AddServeCommand(app, exit_code);
         AddCheckConfigCommand(app, exit_code);
         AddHealthcheckCommand(app, exit_code);
+        AddBackupCommands(app, exit_code);
         AddScheduleCommand(app, exit_code);
         AddSimulateCommand(app, exit_code);
         AddEventsCommand(app, exit_code);

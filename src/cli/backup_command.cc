@@ -1,0 +1,117 @@
+#include "cli/backup_command.h"
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "app/config.h"
+#include "common/units.h"
+#include "store/sqlite/backup.h"
+
+namespace hookrelay::cli {
+
+namespace {
+
+constexpr const char* kPostgresAdvice =
+    "the store is PostgreSQL: back it up with pg_dump or base backups "
+    "(docs/operations.md#backups), not with this command";
+
+// The data directory as serve would take it: --data, else the config's [store] dir. Empty with
+// *postgres set when the config names a PostgreSQL store.
+Result<std::string> DataDir(const std::string& data, const std::string& config_path,
+                            bool* postgres) {
+  *postgres = false;
+  if (!data.empty()) return data;
+  app::Config config;
+  if (!config_path.empty()) {
+    HR_ASSIGN_OR_RETURN(config, app::LoadConfigFile(config_path));
+  }
+  *postgres = !config.store.postgres_url.empty();
+  return config.store.dir;
+}
+
+int Fail(const char* command, int code, const std::string& message) {
+  std::cerr << "hookrelay " << command << ": " << message << std::endl;
+  return code;
+}
+
+}  // namespace
+
+void AddBackupCommands(Command app, int& exit_code) {
+  {
+    auto file = std::make_shared<std::string>();
+    auto data = std::make_shared<std::string>();
+    auto config = std::make_shared<std::string>();
+    auto store = std::make_shared<std::string>();
+    Command cmd = app.Subcommand(
+        "backup",
+        "Copy the embedded store consistently into FILE while the server runs (with FILE.sha256)");
+    cmd.Add("file", *file, "The backup file to write (must not exist)").Required();
+    cmd.Add("--data", *data,
+            "Data directory (default: the config's [store] dir, ./hookrelay-data)");
+    cmd.Add("--config", *config, "Take the data directory from this config file");
+    cmd.Add("--store", *store, "A postgres:// store: says what to use instead");
+    cmd.Callback([file, data, config, store, &exit_code] {
+      bool postgres = !store->empty();
+      std::string dir;
+      if (!postgres) {
+        Result<std::string> d = DataDir(*data, *config, &postgres);
+        if (!d.ok()) {
+          exit_code = Fail("backup", 2, d.status().message());
+          return;
+        }
+        dir = *d;
+      }
+      if (postgres) {
+        exit_code = Fail("backup", 2, kPostgresAdvice);
+        return;
+      }
+      const auto start = std::chrono::steady_clock::now();
+      Result<store::BackupInfo> info = store::BackupSqliteStore(dir, *file);
+      if (!info.ok()) {
+        exit_code =
+            Fail("backup", info.status().code() == Status::Code::kFailedPrecondition ? 2 : 1,
+                 info.status().message());
+        return;
+      }
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+      std::cout << "Backed up " << dir << " to " << *file << " (" << FormatByteSize(info->bytes)
+                << ", schema " << info->schema_version << ") in " << ms << " ms.\n"
+                << "SHA-256 " << info->sha256_hex << " in " << info->checksum_file << ".\n"
+                << "The master key is not in the backup (the secrets in it are encrypted): keep\n"
+                << "the key (" << (std::filesystem::path(dir) / "master.key").string()
+                << ", or your [store] master_key_file) to restore it.\n";
+      exit_code = 0;
+    });
+  }
+  {
+    auto file = std::make_shared<std::string>();
+    auto data = std::make_shared<std::string>();
+    Command cmd = app.Subcommand(
+        "restore", "Make a backup the store of a new data directory (the server stopped)");
+    cmd.Add("file", *file, "The backup file (checked against FILE.sha256 when it exists)")
+        .Required();
+    cmd.Add("--data", *data, "The new data directory (must not exist, or be empty)").Required();
+    cmd.Callback([file, data, &exit_code] {
+      Result<int> version = store::RestoreSqliteStore(*file, *data);
+      if (!version.ok()) {
+        exit_code =
+            Fail("restore", version.status().code() == Status::Code::kFailedPrecondition ? 2 : 1,
+                 version.status().message());
+        return;
+      }
+      std::cout << "Restored " << *file << " (schema " << *version << ") into " << *data
+                << ".\nStart it with `hookrelay serve --data " << *data
+                << "` and the master key the store was\n"
+                   "made with (HOOKRELAY_MASTER_KEY or [store] master_key_file). Events "
+                   "acknowledged\nafter the backup are not in it.\n";
+      exit_code = 0;
+    });
+  }
+}
+
+}  // namespace hookrelay::cli
