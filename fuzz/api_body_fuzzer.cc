@@ -81,7 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       CheckError("empty", api::ParseEmptyBody(body), true);
       auto r = api::ParseRotateSecretBody(body);
       CheckError("rotate_secret", r.status(), true);
-      if (r.ok() && (r->grace.count() < 0 || r->grace > model::kMaxSigningSecretGrace)) {
+      if (r.ok() && (r->grace.count() < 0 || r->grace > model::kMaxSecretGrace)) {
         Fail("rotate_secret", Status::Ok(), "a grace outside 0s to 7d was accepted");
       }
       break;
