@@ -179,12 +179,21 @@ Status ParseStore(const json::value& v, StoreConfig& s) {
   if (!v.is_object()) return Status::InvalidArgument("must be a table", "");
   const json::object& o = v.as_object();
   // `url` (as the issue and --store name it); `postgres_url` is the same key's older spelling.
-  HR_RETURN_IF_ERROR(model::CheckKnownFields(o, {"dir", "url", "postgres_url", "master_key_file"}));
+  HR_RETURN_IF_ERROR(
+      model::CheckKnownFields(o, {"dir", "url", "postgres_url", "master_key_file", "migrate"}));
   if (const auto* f = o.if_contains("master_key_file")) {
     auto r = model::GetString(*f, "master_key_file");
     if (!r.ok()) return r.status();
     if (r->empty()) return Status::InvalidArgument("must not be empty", "master_key_file");
     s.master_key_file = *r;
+  }
+  if (const auto* f = o.if_contains("migrate")) {
+    auto r = model::GetString(*f, "migrate");
+    if (!r.ok()) return r.status();
+    if (*r != "auto" && *r != "manual") {
+      return Status::InvalidArgument("must be \"auto\" or \"manual\"", "migrate");
+    }
+    s.migrate_auto = *r == "auto";
   }
   if (const auto* f = o.if_contains("dir")) {
     auto r = model::GetString(*f, "dir");

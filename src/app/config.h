@@ -42,6 +42,9 @@ struct StoreConfig {
   // The master key's file (32 bytes in base64; docs/secrets.md). Empty: HOOKRELAY_MASTER_KEY,
   // else <dir>/master.key (made at the first start).
   std::string master_key_file;
+  // PostgreSQL only: "auto" (serve migrates at start) or "manual" (serve refuses a database
+  // behind this build's schema; `hookrelay migrate` applies the migrations).
+  bool migrate_auto = true;
 };
 
 struct DeliveryConfig {

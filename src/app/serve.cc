@@ -360,6 +360,7 @@ int Serve(const ServeOptions& options) {
   store::OpenStoreOptions store_options;
   store_options.dir_lock = dir_lock;
   store_options.sqlite_max_page_count = options.sqlite_max_page_count;
+  store_options.migrate_postgres = config.store.migrate_auto;
   auto opened = store::OpenStore(*address, clock, store_options);
   if (!opened.ok()) {
     // PostgreSQL unreachable or refusing at start is a setup error (exit 2), as a bad data

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "app/config.h"
+#include "cli/store_flags.h"
 #include "common/units.h"
 #include "store/sqlite/backup.h"
 
@@ -18,20 +18,6 @@ constexpr const char* kPostgresAdvice =
     "the store is PostgreSQL: back it up with pg_dump or base backups "
     "(docs/operations.md#backups), not with this command";
 
-// The data directory as serve would take it: --data, else the config's [store] dir. Empty with
-// *postgres set when the config names a PostgreSQL store.
-Result<std::string> DataDir(const std::string& data, const std::string& config_path,
-                            bool* postgres) {
-  *postgres = false;
-  if (!data.empty()) return data;
-  app::Config config;
-  if (!config_path.empty()) {
-    HR_ASSIGN_OR_RETURN(config, app::LoadConfigFile(config_path));
-  }
-  *postgres = !config.store.postgres_url.empty();
-  return config.store.dir;
-}
-
 int Fail(const char* command, int code, const std::string& message) {
   std::cerr << "hookrelay " << command << ": " << message << std::endl;
   return code;
@@ -42,32 +28,23 @@ int Fail(const char* command, int code, const std::string& message) {
 void AddBackupCommands(Command app, int& exit_code) {
   {
     auto file = std::make_shared<std::string>();
-    auto data = std::make_shared<std::string>();
-    auto config = std::make_shared<std::string>();
-    auto store = std::make_shared<std::string>();
+    auto flags = std::make_shared<StoreFlags>();
     Command cmd = app.Subcommand(
         "backup",
         "Copy the embedded store consistently into FILE while the server runs (with FILE.sha256)");
     cmd.Add("file", *file, "The backup file to write (must not exist)").Required();
-    cmd.Add("--data", *data,
-            "Data directory (default: the config's [store] dir, ./hookrelay-data)");
-    cmd.Add("--config", *config, "Take the data directory from this config file");
-    cmd.Add("--store", *store, "A postgres:// store: says what to use instead");
-    cmd.Callback([file, data, config, store, &exit_code] {
-      bool postgres = !store->empty();
-      std::string dir;
-      if (!postgres) {
-        Result<std::string> d = DataDir(*data, *config, &postgres);
-        if (!d.ok()) {
-          exit_code = Fail("backup", 2, d.status().message());
-          return;
-        }
-        dir = *d;
+    AddStoreFlags(cmd, *flags);
+    cmd.Callback([file, flags, &exit_code] {
+      Result<ResolvedStore> resolved = ResolveStore(*flags);
+      if (!resolved.ok()) {
+        exit_code = Fail("backup", 2, resolved.status().message());
+        return;
       }
-      if (postgres) {
+      if (resolved->address.kind == store::StoreAddress::Kind::kPostgres) {
         exit_code = Fail("backup", 2, kPostgresAdvice);
         return;
       }
+      const std::string dir = resolved->address.location;
       const auto start = std::chrono::steady_clock::now();
       Result<store::BackupInfo> info = store::BackupSqliteStore(dir, *file);
       if (!info.ok()) {

@@ -8,6 +8,7 @@
 #include "cli/events_command.h"
 #include "cli/healthcheck_command.h"
 #include "cli/key_commands.h"
+#include "cli/migrate_command.h"
 #include "cli/replay_command.h"
 #include "cli/schedule_command.h"
 #include "cli/serve_command.h"
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
         AddCheckConfigCommand(app, exit_code);
         AddHealthcheckCommand(app, exit_code);
         AddBackupCommands(app, exit_code);
+        AddMigrateCommand(app, exit_code);
         AddScheduleCommand(app, exit_code);
         AddSimulateCommand(app, exit_code);
         AddEventsCommand(app, exit_code);

@@ -1,10 +1,17 @@
 #include "store/open_store.h"
 
+#include <sqlite3.h>
+
+#include <filesystem>
 #include <string_view>
 
 #include "common/ascii.h"
+#include "store/postgres/migrations.h"
+#include "store/postgres/pg_conn.h"
 #include "store/postgres/postgres_store.h"
+#include "store/sqlite/migrations.h"
 #include "store/sqlite/open.h"
+#include "store/sqlite/sqlite_db.h"
 
 namespace hookrelay::store {
 
@@ -75,13 +82,41 @@ Result<std::unique_ptr<Store>> OpenStore(const StoreAddress& address, const Cloc
                                          const OpenStoreOptions& options) {
   HR_RETURN_IF_ERROR(CheckStoreAvailable(address));
   if (address.kind == StoreAddress::Kind::kPostgres) {
-    return OpenPostgresStore({.url = address.location, .display = address.display}, clock);
+    return OpenPostgresStore(
+        {.url = address.location, .display = address.display, .migrate = options.migrate_postgres},
+        clock);
   }
   SqliteOptions sqlite;
   sqlite.dir = address.location;
   sqlite.max_page_count = options.sqlite_max_page_count;
   sqlite.lock = options.dir_lock;
   return OpenSqliteStore(sqlite, clock);
+}
+
+Result<MigrationPlan> PlanMigrations(const StoreAddress& address) {
+  MigrationPlan plan;
+  if (address.kind == StoreAddress::Kind::kPostgres) {
+    HR_ASSIGN_OR_RETURN(std::unique_ptr<pg::PgConn> db,
+                        pg::PgConn::Connect(address.location, address.display));
+    HR_ASSIGN_OR_RETURN(plan.current, pg::ReadSchemaVersion(*db));
+    for (const pg::Migration& m : pg::SchemaMigrations()) {
+      plan.latest = m.version;
+      if (m.version > plan.current) plan.pending.push_back({m.version, m.description});
+    }
+    return plan;
+  }
+  const std::string path = (std::filesystem::path(address.location) / "hookrelay.db").string();
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    HR_ASSIGN_OR_RETURN(std::unique_ptr<sqlite::Connection> db,
+                        sqlite::Connection::Open(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX));
+    HR_ASSIGN_OR_RETURN(plan.current, sqlite::SchemaVersion(*db));
+  }
+  for (const sqlite::Migration& m : sqlite::SchemaMigrations()) {
+    plan.latest = m.version;
+    if (m.version > plan.current) plan.pending.push_back({m.version, m.description});
+  }
+  return plan;
 }
 
 }  // namespace hookrelay::store

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/result.h"
@@ -38,6 +39,9 @@ Status CheckStoreAvailable(const StoreAddress& address);
 struct OpenStoreOptions {
   // The embedded store: the data directory's lock when the caller took it already.
   std::shared_ptr<DataDirLock> dir_lock;
+  // PostgreSQL: false refuses a database behind this build's schema instead of migrating it
+  // ([store] migrate = "manual"; PostgresOptions::migrate). The embedded store always migrates.
+  bool migrate_postgres = true;
   // The embedded store's test hook (SqliteOptions::max_page_count).
   int64_t sqlite_max_page_count = 0;
 };
@@ -50,5 +54,18 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& address, const Clock
                                          const OpenStoreOptions& options = {});
 Result<std::unique_ptr<Store>> OpenStore(const StoreAddress& address, const Clock& clock,
                                          const OpenStoreOptions& options = {});
+
+// What opening the store at `address` would migrate, read without changing anything (a data
+// directory without a store, or a database hookrelay never used, is at version 0).
+struct MigrationPlan {
+  int current = 0;  // the store's schema version now
+  int latest = 0;   // this build's
+  struct Step {
+    int version;
+    std::string description;
+  };
+  std::vector<Step> pending;  // oldest first; empty when current >= latest
+};
+Result<MigrationPlan> PlanMigrations(const StoreAddress& address);
 
 }  // namespace hookrelay::store

@@ -394,4 +394,13 @@ Result<MigrationResult> ApplyMigrations(PgConn& db, std::span<const Migration> m
   return r;
 }
 
+Result<int> ReadSchemaVersion(PgConn& db) {
+  HR_ASSIGN_OR_RETURN(PgResult t, db.Exec("SELECT to_regclass('schema_migrations') IS NOT NULL",
+                                          "look for schema_migrations"));
+  if (t.rows() != 1 || !t.Bool(0, 0)) return 0;
+  HR_ASSIGN_OR_RETURN(PgResult v, db.Exec("SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                                          "read the schema version"));
+  return static_cast<int>(v.Int(0, 0));
+}
+
 }  // namespace hookrelay::store::pg

@@ -36,4 +36,8 @@ struct MigrationResult {
 Result<MigrationResult> ApplyMigrations(PgConn& db, std::span<const Migration> migrations,
                                         TimePoint now, const std::string& display);
 
+// The schema version the database is at (0 for one hookrelay never migrated), read without
+// changing anything.
+Result<int> ReadSchemaVersion(PgConn& db);
+
 }  // namespace hookrelay::store::pg

@@ -40,6 +40,16 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const PostgresOptions
   std::unique_ptr<PostgresStore> s(new PostgresStore(std::move(opts), clock));
   s->notify_token_ = RandomHexToken(8);
   HR_ASSIGN_OR_RETURN(Conn db, PgConn::Connect(s->options_.url, s->options_.display));
+  if (!s->options_.migrate) {
+    HR_ASSIGN_OR_RETURN(const int version, pg::ReadSchemaVersion(*db));
+    const int latest = pg::SchemaMigrations().back().version;
+    if (version < latest) {
+      return Status::FailedPrecondition(
+          "PostgreSQL database " + s->options_.display + " has schema version " +
+          std::to_string(version) + " and this build needs " + std::to_string(latest) +
+          "; [store] migrate = \"manual\": run `hookrelay migrate` (see its --dry-run) first");
+    }
+  }
   HR_ASSIGN_OR_RETURN(pg::MigrationResult m, pg::ApplyMigrations(*db, pg::SchemaMigrations(),
                                                                  clock.Now(), s->options_.display));
   s->schema_version_ = m.version;

@@ -25,6 +25,9 @@ struct PostgresOptions {
   int max_batch = 512;
   // Idle connections kept for reads and the synchronous writes (more are opened while busy).
   int max_idle_connections = 4;
+  // false ([store] migrate = "manual"): a database whose schema is behind this build's is not
+  // migrated at open but refused (kFailedPrecondition), for `hookrelay migrate` to do it.
+  bool migrate = true;
 };
 
 // The store on PostgreSQL (docs/postgres.md), shared by any number of hookrelay nodes.

@@ -243,6 +243,15 @@ TEST(ConfigTest, AdminListenAndMasterKeyFile) {
   ASSERT_FALSE(e.ok());
   EXPECT_NE(e.status().message().find("server.admin_listen: must not be empty"), std::string::npos)
       << e.status().message();
+  EXPECT_TRUE(c->store.migrate_auto);
+  auto m = ParseConfig("[store]\nmigrate = \"manual\"\n", "hookrelay.toml");
+  ASSERT_TRUE(m.ok());
+  EXPECT_FALSE(m->store.migrate_auto);
+  auto bad = ParseConfig("[store]\nmigrate = \"sometimes\"\n", "hookrelay.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("store.migrate: must be \"auto\" or \"manual\""),
+            std::string::npos)
+      << bad.status().message();
   auto f = ParseConfig("[store]\nmaster_key_file = 3\n", "hookrelay.toml");
   ASSERT_FALSE(f.ok());
   EXPECT_NE(f.status().message().find("store.master_key_file"), std::string::npos);
