@@ -32,7 +32,7 @@ afterEach(() => {
 
 after(async () => {
   await stop();
-  if ((Date.now() - started) > 90000) console.warn(`e2e_dashboard: took ${(Date.now() - started) / 1000}s (aim: under 90 s)`);
+  if ((Date.now() - started) > 180000) console.warn(`e2e_dashboard: took ${(Date.now() - started) / 1000}s (aim: under 180 s; ctest stops it at 240 s)`);
   console.log(`e2e_dashboard: ${axeSeen.size} pages checked with axe, screenshots in ${outDir}`);
 });
 
