@@ -167,7 +167,9 @@ void ApiHandler::Handle(http::Request request, http::Responder respond) {
 http::Response ApiHandler::Respond(const http::Request& request) const {
   http::Handler::HeadDecision head = OnHead(request);
   if (head.reject) return std::move(*head.reject);
-  if (controls_.token_used) controls_.token_used(PrincipalOf(request).name, request.remote_address);
+  // Who it is, read once here for the use noted and the scope below.
+  const access::Principal who = PrincipalOf(request);
+  if (controls_.token_used) controls_.token_used(who.name, request.remote_address);
   RouteMatch m = MatchRoute(request.segments, request.method);
   std::shared_ptr<const model::Catalog> catalog = registry_.Get();
   switch (m.route->id) {
@@ -199,7 +201,6 @@ http::Response ApiHandler::Respond(const http::Request& request) const {
   // A scoped token sees the catalog cut down to what it reaches, so the lists and the lookups by
   // name of the handlers below show nothing else; what they read from the store by name is
   // checked first (scope_check.h).
-  const access::Principal who = PrincipalOf(request);
   const access::Scope* scope = who.scope ? &*who.scope : nullptr;
   std::optional<model::Catalog> visible;
   if (scope) {

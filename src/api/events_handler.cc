@@ -115,8 +115,14 @@ http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::
                                        const access::Scope* scope) const {
   auto only = ParseReplayBody(request.body);
   if (!only.ok()) return FromStatus(only.status());
+  auto not_found = [&id] {
+    return http::JsonError(
+        404, "not_found",
+        "no event \"" + id + "\" (it never existed, or was purged past its replay window)");
+  };
   auto event = store_.GetEvent(id);
   if (!event.ok()) return FromStatus(event.status());
+  if (!event->has_value()) return not_found();
   auto deliveries = store_.GetDeliveries(id);
   if (!deliveries.ok()) return FromStatus(deliveries.status());
   std::vector<std::string> routed;  // the event's destinations, in delivery order, once each
@@ -125,11 +131,8 @@ http::Response ApiHandler::ReplayEvent(const http::Request& request, const std::
       routed.push_back(d.destination);
     }
   }
-  if (!event->has_value() || (scope && !ReachesEvent(*scope, (*event)->source, routed))) {
-    return http::JsonError(
-        404, "not_found",
-        "no event \"" + id + "\" (it never existed, or was purged past its replay window)");
-  }
+  // One a scoped token does not reach reads as one that does not exist.
+  if (scope && !ReachesEvent(*scope, (*event)->source, routed)) return not_found();
   // A scoped token replays to its own destinations alone.
   if (scope) {
     std::erase_if(routed, [scope](const std::string& d) { return !scope->ReachesDestination(d); });

@@ -18,11 +18,6 @@ constexpr const char* kPostgresAdvice =
     "the store is PostgreSQL: back it up with pg_dump or base backups "
     "(docs/operations.md#backups), not with this command";
 
-int Fail(const char* command, int code, const std::string& message) {
-  std::cerr << "hookrelay " << command << ": " << message << std::endl;
-  return code;
-}
-
 }  // namespace
 
 void AddBackupCommands(Command app, int& exit_code) {
@@ -37,20 +32,18 @@ void AddBackupCommands(Command app, int& exit_code) {
     cmd.Callback([file, flags, &exit_code] {
       Result<ResolvedStore> resolved = ResolveStore(*flags);
       if (!resolved.ok()) {
-        exit_code = Fail("backup", 2, resolved.status().message());
+        exit_code = ReportStoreError("backup", resolved.status());
         return;
       }
       if (resolved->address.kind == store::StoreAddress::Kind::kPostgres) {
-        exit_code = Fail("backup", 2, kPostgresAdvice);
+        exit_code = ReportStoreError("backup", Status::FailedPrecondition(kPostgresAdvice));
         return;
       }
       const std::string dir = resolved->address.location;
       const auto start = std::chrono::steady_clock::now();
       Result<store::BackupInfo> info = store::BackupSqliteStore(dir, *file);
       if (!info.ok()) {
-        exit_code =
-            Fail("backup", info.status().code() == Status::Code::kFailedPrecondition ? 2 : 1,
-                 info.status().message());
+        exit_code = ReportStoreError("backup", info.status());
         return;
       }
       const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -76,9 +69,7 @@ void AddBackupCommands(Command app, int& exit_code) {
     cmd.Callback([file, data, &exit_code] {
       Result<int> version = store::RestoreSqliteStore(*file, *data);
       if (!version.ok()) {
-        exit_code =
-            Fail("restore", version.status().code() == Status::Code::kFailedPrecondition ? 2 : 1,
-                 version.status().message());
+        exit_code = ReportStoreError("restore", version.status());
         return;
       }
       std::cout << "Restored " << *file << " (schema " << *version << ") into " << *data

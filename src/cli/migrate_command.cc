@@ -10,21 +10,6 @@
 
 namespace hookrelay::cli {
 
-namespace {
-
-int Fail(int code, const std::string& message) {
-  std::cerr << "hookrelay migrate: " << message << std::endl;
-  return code;
-}
-
-int ExitCodeOf(const Status& s) {
-  return s.code() == Status::Code::kFailedPrecondition || s.code() == Status::Code::kInvalidArgument
-             ? 2
-             : 1;
-}
-
-}  // namespace
-
 void AddMigrateCommand(Command app, int& exit_code) {
   auto flags = std::make_shared<StoreFlags>();
   auto dry_run = std::make_shared<bool>(false);
@@ -36,26 +21,29 @@ void AddMigrateCommand(Command app, int& exit_code) {
   cmd.Callback([flags, dry_run, &exit_code] {
     Result<ResolvedStore> resolved = ResolveStore(*flags);
     if (!resolved.ok()) {
-      exit_code = Fail(2, resolved.status().message());
+      exit_code = ReportStoreError("migrate", resolved.status());
       return;
     }
     const store::StoreAddress& address = resolved->address;
     std::error_code ec;
     if (address.kind == store::StoreAddress::Kind::kDirectory &&
         !std::filesystem::exists(std::filesystem::path(address.location) / "hookrelay.db", ec)) {
-      exit_code =
-          Fail(2, "no store in " + address.location + " yet: serve makes one at its first start");
+      exit_code = ReportStoreError(
+          "migrate", Status::FailedPrecondition("no store in " + address.location +
+                                                " yet: serve makes one at its first start"));
       return;
     }
     Result<store::MigrationPlan> plan = store::PlanMigrations(address);
     if (!plan.ok()) {
-      exit_code = Fail(ExitCodeOf(plan.status()), plan.status().message());
+      exit_code = ReportStoreError("migrate", plan.status());
       return;
     }
     std::cout << address.display << ": schema " << plan->current << ", this build's is "
               << plan->latest << "\n";
     if (plan->current > plan->latest) {
-      exit_code = Fail(2, "the store is newer than this build: run a newer hookrelay on it");
+      exit_code = ReportStoreError(
+          "migrate", Status::FailedPrecondition(
+                         "the store is newer than this build: run a newer hookrelay on it"));
       return;
     }
     if (plan->pending.empty()) {
@@ -79,7 +67,7 @@ void AddMigrateCommand(Command app, int& exit_code) {
     Result<std::unique_ptr<store::Store>> opened =
         store::OpenStore(address, SystemClock::Instance(), options);
     if (!opened.ok()) {
-      exit_code = Fail(ExitCodeOf(opened.status()), opened.status().message());
+      exit_code = ReportStoreError("migrate", opened.status());
       return;
     }
     opened->reset();

@@ -1,5 +1,7 @@
 #include "cli/store_flags.h"
 
+#include <iostream>
+
 #include "app/config.h"
 
 namespace hookrelay::cli {
@@ -23,6 +25,14 @@ Result<ResolvedStore> ResolveStore(const StoreFlags& flags) {
   if (!flags.store.empty()) address = flags.store;
   HR_ASSIGN_OR_RETURN(r.address, store::ParseStoreAddress(address));
   return r;
+}
+
+int ReportStoreError(std::string_view command, const Status& status) {
+  std::cerr << "hookrelay " << command << ": " << status.message() << std::endl;
+  return status.code() == Status::Code::kInvalidArgument ||
+                 status.code() == Status::Code::kFailedPrecondition
+             ? 2
+             : 1;
 }
 
 }  // namespace hookrelay::cli

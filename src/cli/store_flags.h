@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "cli/args.h"
 #include "common/result.h"
@@ -22,5 +23,10 @@ struct ResolvedStore {
   bool migrate_auto = true;  // [store] migrate
 };
 Result<ResolvedStore> ResolveStore(const StoreFlags& flags);
+
+// Prints "hookrelay <command>: <message>" to stderr; returns the exit code: 2 for what the user
+// gave or the store's state refuses (kInvalidArgument, kFailedPrecondition: retrying will not
+// help), 1 otherwise (I/O that may pass).
+int ReportStoreError(std::string_view command, const Status& status);
 
 }  // namespace hookrelay::cli
