@@ -134,9 +134,17 @@ AlertDispatcher::AlertDispatcher(AlertsConfig config, const Clock& clock,
   loop_.Start([this] { return Pass(); });
 }
 
-AlertDispatcher::~AlertDispatcher() {
+AlertDispatcher::~AlertDispatcher() { Close(); }
+
+AlertDispatcher::Stats AlertDispatcher::Close() {
+  {
+    MutexLock lock(mu_);
+    if (closed_) return stats_;
+    closed_ = true;
+  }
   loop_.Stop();  // a send in progress ends first (at most send_timeout)
   if (config_.enabled()) FlushAtShutdown();
+  return stats();
 }
 
 void AlertDispatcher::Raise(Alert a) {

@@ -57,6 +57,10 @@ class AlertDispatcher : public AlertSink {
   };
   Stats stats() const;
 
+  // Stops and sends what is still held, as the destructor does (bounded by flush_timeout), and
+  // returns the final counts. Raise only counts afterwards. Idempotent.
+  Stats Close();
+
  private:
   // One pass of the loop: sends what fell due; returns how long until the next may.
   Duration Pass();
@@ -76,6 +80,7 @@ class AlertDispatcher : public AlertSink {
   AlertBatcher batcher_ GUARDED_BY(mu_);
   std::vector<Alert> ready_ GUARDED_BY(mu_);
   Stats stats_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
   BackgroundLoop loop_;
 };
 

@@ -34,6 +34,7 @@ struct AlertsConfig {
   bool email_enabled() const { return !smtp_url.empty() && !to.empty(); }
   bool webhook_enabled() const { return !webhook_url.empty(); }
   bool enabled() const { return email_enabled() || webhook_enabled(); }
+  bool operator==(const AlertsConfig&) const = default;
 };
 
 // Strict: unknown fields and bad values are InvalidArgument naming the field ("smtp_url",

@@ -35,10 +35,13 @@ class AllowedHosts {
   // has none) matches one of them. A request without Host matches nothing.
   bool Allows(std::optional<std::string_view> host) const;
 
+  bool operator==(const AllowedHosts&) const = default;
+
  private:
   struct Entry {
     std::string host;  // lower case, no trailing dot; IPv6 in brackets
     std::optional<uint16_t> port;
+    bool operator==(const Entry&) const = default;
   };
   std::vector<Entry> entries_;
 };

@@ -24,6 +24,7 @@ enum class LogFormat {
 struct LogSettings {
   LogLevel level = LogLevel::kInfo;
   LogFormat format = LogFormat::kText;
+  bool operator==(const LogSettings&) const = default;
 };
 
 // "trace", "debug", "info", "warn" (or "warning"), "error"; anything else is InvalidArgument
@@ -44,8 +45,9 @@ std::string FormatJsonLogRecord(std::chrono::system_clock::time_point time, LogL
 std::unique_ptr<spdlog::formatter> MakeLogFormatter(LogFormat format);
 
 // Makes the process' default spdlog logger write to stderr with `settings`; may be called again
-// to change them (start-up sets defaults before the config file is read). Not thread-safe
-// against concurrent logging from other threads' setup: call it before starting threads.
+// to change them (start-up sets defaults before the config file is read; a config reload sets
+// the file's new ones). Safe while other threads log once the logger exists: a second call only
+// changes the level (atomic) and the formatter (under the sink's lock).
 void ConfigureLogging(const LogSettings& settings);
 
 }  // namespace hookrelay::app

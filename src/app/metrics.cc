@@ -242,4 +242,17 @@ std::string RenderAuthMetrics(const AuthThrottle::Stats& stats) {
   return out.str();
 }
 
+std::string RenderReloadMetrics(uint64_t reloads, uint64_t failures, int64_t last_success_unix) {
+  std::ostringstream out;
+  Single(out, "hookrelay_config_reloads_total", "counter",
+         "Config reloads applied (SIGHUP, systemctl reload).", reloads);
+  Single(out, "hookrelay_config_reload_failures_total", "counter",
+         "Config reloads refused as a whole (the config in use was kept; the log says why).",
+         failures);
+  Single(out, "hookrelay_config_last_reload_success_timestamp_seconds", "gauge",
+         "When the config was last loaded, at start or by a reload (Unix time).",
+         last_success_unix);
+  return out.str();
+}
+
 }  // namespace hookrelay::app

@@ -34,5 +34,7 @@ std::string RenderAlertMetrics(const alerts::AlertDispatcher::Stats& stats);
 std::string RenderHttpMetrics(const http::ServerStats& stats);
 // Management API authentication counters (wrong tokens, throttled requests), same format.
 std::string RenderAuthMetrics(const AuthThrottle::Stats& stats);
+// The config reloads: applied, refused, and when the config in use was loaded.
+std::string RenderReloadMetrics(uint64_t reloads, uint64_t failures, int64_t last_success_unix);
 
 }  // namespace hookrelay::app

@@ -30,7 +30,37 @@ std::string NodeIdOf(const std::string& dir) {
   return id;
 }
 
+// A transform compiles within the runner's limits: InvalidArgument naming the field otherwise. A
+// runner that cannot answer now (kUnavailable) does not refuse it.
+Status CheckTransform(transform::Runner& runner, const model::TransformSpec& t) {
+  if (Status st = runner.CheckLimits(delivery::LimitsOf(t, runner.default_limits())); !st.ok()) {
+    return Status::InvalidArgument(st.message(), "transform." + st.field());
+  }
+  Status st = runner.CheckSync(t.script);
+  if (st.ok() || st.code() == Status::Code::kUnavailable) return Status::Ok();
+  return Status::InvalidArgument(st.message(), "transform");
+}
+
 }  // namespace
+
+Status Node::CheckConfigTransforms(const Config& config) const {
+  transform::Runner* runner = transforms_.get();
+  if (runner == nullptr) return Status::Ok();
+  for (const auto& [name, d] : config.catalog.destinations) {
+    if (!d.transform) continue;
+    if (Status st = CheckTransform(*runner, *d.transform); !st.ok()) {
+      return Status::InvalidArgument("destination \"" + name + "\": " + st.field() + ": " +
+                                     st.message());
+    }
+  }
+  for (const model::Route& r : config.catalog.routes) {
+    if (!r.transform) continue;
+    if (Status st = CheckTransform(*runner, *r.transform); !st.ok()) {
+      return Status::InvalidArgument("route \"" + r.id + "\": " + st.field() + ": " + st.message());
+    }
+  }
+  return Status::Ok();
+}
 
 Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts,
                                            const Clock& clock, Random& random) {
@@ -48,9 +78,7 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
   sender_options.threads =
       static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 2u));
   n->sender_ = std::make_unique<delivery::KindSenders>(sender_options, clock);
-  if (config.alerts.enabled()) {
-    n->alerts_ = std::make_unique<alerts::AlertDispatcher>(config.alerts, clock);
-  }
+  n->alerts_ = std::make_unique<alerts::AlertSwitch>(config.alerts, clock);
   // SpiderMonkey on two worker threads, each call bounded (docs/transforms.md). A node that
   // cannot start it still relays; deliveries that need a transform then fail, saying why.
   transform::Runner::Options transform_options;
@@ -99,32 +127,14 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
   if (transform::Runner* runner = n->transforms_.get()) {
     // A transform is compiled when it is saved: a syntax error (or no function transform) is a
     // 400 then, not a failed delivery later.
-    auto check = [runner](const model::TransformSpec& t) {
-      if (Status st = runner->CheckLimits(delivery::LimitsOf(t, runner->default_limits()));
-          !st.ok()) {
-        return Status::InvalidArgument(st.message(), "transform." + st.field());
-      }
-      Status st = runner->CheckSync(t.script);
-      if (st.ok() || st.code() == Status::Code::kUnavailable) return Status::Ok();
-      return Status::InvalidArgument(st.message(), "transform");
-    };
-    n->catalog_->SetTransformCheck(check);
-    // The config file's transforms too, before anything is served: exit 2 naming the object.
-    for (const auto& [name, d] : config.catalog.destinations) {
-      if (!d.transform) continue;
-      if (Status st = check(*d.transform); !st.ok()) {
-        return Status::InvalidArgument("destination \"" + name + "\": " + st.field() + ": " +
-                                       st.message());
-      }
-    }
-    for (const model::Route& r : config.catalog.routes) {
-      if (!r.transform) continue;
-      if (Status st = check(*r.transform); !st.ok()) {
-        return Status::InvalidArgument("route \"" + r.id + "\": " + st.field() + ": " +
-                                       st.message());
-      }
-    }
+    n->catalog_->SetTransformCheck(
+        [runner](const model::TransformSpec& t) { return CheckTransform(*runner, t); });
   }
+  // The config file's transforms too, before anything is served: exit 2 naming the object.
+  HR_RETURN_IF_ERROR(n->CheckConfigTransforms(config));
+  n->has_config_file_ = parts.has_config_file;
+  n->reload_stats_.last_success_unix.store(
+      std::chrono::duration_cast<std::chrono::seconds>(clock.Now().time_since_epoch()).count());
   auto notes = n->catalog_->Load(parts.has_config_file ? std::make_optional(config.catalog_objects)
                                                        : std::nullopt);
   if (!notes.ok()) return Status::InvalidArgument("catalog: " + notes.status().message());
@@ -203,8 +213,7 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
         const std::map<std::string, delivery::DestinationState> dests =
             node->engine_->Destinations();
         const delivery::EngineStats engine_stats = node->engine_->Stats();
-        auto alert_stats =
-            node->alerts_ ? node->alerts_->stats() : alerts::AlertDispatcher::Stats{};
+        auto alert_stats = node->alerts_->stats();
         // Raised counts with no channel configured too (nothing is sent then).
         alert_stats.raised = engine_stats.alerts_raised;
         return RenderMetrics(node->ingest_->stats(), node->ingest_->type_counts().Snapshot(),
@@ -212,7 +221,10 @@ Result<std::unique_ptr<Node>> Node::Create(const Config& config, NodeParts parts
                RenderRejectionMetrics(node->rejections_->AllCounts()) +
                (http_stats ? RenderHttpMetrics(*http_stats) : std::string()) +
                RenderRetentionMetrics(node->retention_->stats()) + RenderAlertMetrics(alert_stats) +
-               RenderAuthMetrics(node->auth_throttle_->stats());
+               RenderAuthMetrics(node->auth_throttle_->stats()) +
+               RenderReloadMetrics(node->reload_stats_.reloads.load(),
+                                   node->reload_stats_.failures.load(),
+                                   node->reload_stats_.last_success_unix.load());
       },
       n->api_.get(), n->auth_throttle_.get(), config.server.allowed_hosts);
   return n;
@@ -247,5 +259,21 @@ void Node::Start() {
 }
 
 void Node::SetDraining() { router_->SetDraining(); }
+
+Result<std::vector<std::string>> Node::Reload(const Config& config) {
+  HR_RETURN_IF_ERROR(CheckConfigTransforms(config));
+  std::vector<std::string> changes;
+  if (has_config_file_) {
+    auto notes = catalog_->Load(config.catalog_objects);
+    if (!notes.ok()) return Status::InvalidArgument("catalog: " + notes.status().message());
+    changes = std::move(*notes);
+    engine_->Wake();  // a destination may have become due (resumed, a new URL)
+  }
+  if (alerts_->Configure(config.alerts)) {
+    changes.push_back(config.alerts.enabled() ? "alerts: channels changed"
+                                              : "alerts: no channel any more");
+  }
+  return changes;
+}
 
 }  // namespace hookrelay::app

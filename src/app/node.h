@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "alerts/alert_dispatcher.h"
+#include "alerts/alert_switch.h"
 #include "api/api_handler.h"
 #include "app/admin_token.h"
 #include "app/auth_throttle.h"
@@ -77,6 +77,27 @@ class Node {
   // /readyz answers 503 and new requests are refused while the server drains.
   void SetDraining();
 
+  // Applies a reloaded config (SIGHUP, app/config_reload.h) while serving: its transforms are
+  // compiled first, then its catalog objects replace the file's in the store (as at start: what
+  // the API made stays), then the alerts' channels change. Deliveries in flight finish as they
+  // began; the next ones read the new catalog. A transform that does not compile, or a catalog
+  // that does not load, changes nothing (kInvalidArgument naming the object). Returns what
+  // changed, one line each. REQUIRES: started; not called concurrently.
+  Result<std::vector<std::string>> Reload(const Config& config);
+
+  // When the delivery engine's scheduler last began a round (the watchdog's input).
+  std::optional<std::chrono::steady_clock::time_point> EngineLastRound() const {
+    return engine_->LastRound();
+  }
+
+  // Config reloads, for /metrics (app/config_reload.h counts them).
+  struct ReloadStats {
+    std::atomic<uint64_t> reloads{0};   // applied
+    std::atomic<uint64_t> failures{0};  // refused: the old config kept
+    std::atomic<int64_t> last_success_unix{0};
+  };
+  ReloadStats& reload_stats() { return reload_stats_; }
+
   http::Handler& handler() { return *router_; }
   const model::Registry& registry() const { return registry_; }
   const std::string& node_id() const { return node_id_; }
@@ -98,8 +119,14 @@ class Node {
     }
   };
 
+  // The transforms of the config file's destinations and routes compile (InvalidArgument
+  // naming the object otherwise); OK when transforms are off.
+  Status CheckConfigTransforms(const Config& config) const;
+
   std::string node_id_;
   std::vector<std::string> catalog_notes_;
+  ReloadStats reload_stats_;
+  bool has_config_file_ = false;
 
   // In dependency order: each part uses only those above it. Destroyed from the bottom up.
   std::unique_ptr<store::Store> store_;
@@ -107,8 +134,8 @@ class Node {
   std::unique_ptr<transform::Runner> transforms_;
   model::Registry registry_;
   std::unique_ptr<delivery::DeliveryEngine> engine_;
-  std::unique_ptr<alerts::AlertDispatcher> alerts_;  // null when no channel is configured
-  std::unique_ptr<delivery::KindSenders> sender_;    // every destination kind's
+  std::unique_ptr<alerts::AlertSwitch> alerts_;    // the channels of the current config (or none)
+  std::unique_ptr<delivery::KindSenders> sender_;  // every destination kind's
   EngineStop engine_stop_;
   std::unique_ptr<retention::RetentionJob> retention_;
   std::unique_ptr<catalog::CatalogService> catalog_;

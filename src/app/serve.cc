@@ -11,17 +11,22 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <iterator>
 
 #include "app/admin_token.h"
 #include "app/config.h"
 #include "app/config_check.h"
+#include "app/config_reload.h"
 #include "app/fd_limit.h"
 #include "app/logging.h"
 #include "app/master_key_file.h"
 #include "app/node.h"
 #include "app/plane_filter.h"
+#include "app/serve_flags.h"
+#include "app/systemd_notify.h"
+#include "app/watchdog.h"
 #include "catalog/catalog_plan.h"
 #include "common/allocator.h"
 #include "common/random.h"
@@ -138,8 +143,9 @@ void TightenPermissions(const std::string& dir) {
 // the API later; but a budget below the default max_body (what sources created through the API
 // get) is odd.
 // Waits for a signal of `signals` (blocked by the caller) that stops the server and returns its
-// name; one that only asks for a reload is logged and waited past.
-const char* WaitForStopSignal(const sigset_t& signals) {
+// name. SIGHUP reloads the config (`reload`) and is waited past, as SIGUSR1 and SIGUSR2 are
+// (logged and ignored).
+const char* WaitForStopSignal(const sigset_t& signals, const std::function<void()>& reload) {
   for (;;) {
     int sig = 0;
     if (sigwait(&signals, &sig) != 0) continue;
@@ -147,13 +153,10 @@ const char* WaitForStopSignal(const sigset_t& signals) {
       case SIGINT: return "SIGINT";
       case SIGTERM: return "SIGTERM";
       case SIGQUIT: return "SIGQUIT";
+      case SIGHUP: reload(); break;
       default:
-        spdlog::warn(
-            "{} received: ignored (hookrelay has no reload yet; restart it to apply a "
-            "changed config)",
-            sig == SIGHUP    ? "SIGHUP"
-            : sig == SIGUSR1 ? "SIGUSR1"
-                             : "SIGUSR2");
+        spdlog::warn("{} received: ignored (SIGHUP reloads the config)",
+                     sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
     }
   }
 }
@@ -226,44 +229,7 @@ int Serve(const ServeOptions& options) {
     if (!loaded.ok()) return Fail(2, loaded.status().message());
     config = std::move(*loaded);
   }
-  // An empty flag (--store "$PG" with PG unset) is a mistake, refused as the file's empty
-  // values are — never the default directory.
-  if (options.data_dir && options.data_dir->empty()) {
-    return Fail(2,
-                "--data: is empty: give the data directory (without --data, serve uses "
-                "./hookrelay-data)");
-  }
-  if (options.store_url && options.store_url->empty()) {
-    return Fail(2,
-                "--store: is empty: give a postgres:// or postgresql:// URL, or --data DIR for "
-                "the embedded store");
-  }
-  if (options.listen && options.listen->empty()) {
-    return Fail(2,
-                "--listen: is empty: give an address such as 127.0.0.1:8080 (without "
-                "--listen, serve uses [server] listen or 127.0.0.1:8080)");
-  }
-  if (options.admin_listen && options.admin_listen->empty()) {
-    return Fail(2, "--admin-listen: is empty: give an address such as 127.0.0.1:8081");
-  }
-  if (options.listen) config.server.listen = *options.listen;
-  if (options.admin_listen) config.server.admin_listen = *options.admin_listen;
-  // Flags win over the file. --data names the data directory; with a PostgreSQL store (--store,
-  // or [store] url in the file) it holds only this node's admin token and id, and the store
-  // stays PostgreSQL: --data never turns a configured PostgreSQL store into the embedded one.
-  if (options.data_dir) config.store.dir = *options.data_dir;
-  if (options.store_url) config.store.postgres_url = *options.store_url;
-  if (options.allow_private_destinations) config.server.allow_private_destinations = true;
-  if (options.log_level) {
-    auto level = ParseLogLevel(*options.log_level);
-    if (!level.ok()) return Fail(2, "--log-level: " + level.status().message());
-    config.log.level = *level;
-  }
-  if (options.log_format) {
-    auto format = ParseLogFormat(*options.log_format);
-    if (!format.ok()) return Fail(2, "--log-format: " + format.status().message());
-    config.log.format = *format;
-  }
+  if (Status st = ApplyServeFlags(options, config); !st.ok()) return Fail(2, st.message());
   ConfigureLogging(config.log);
   json_log = config.log.format == LogFormat::kJson;
   // The whole config is checked before anything is created (no data directory, no database, no
@@ -305,8 +271,8 @@ int Serve(const ServeOptions& options) {
   sigset_t signals;
   sigemptyset(&signals);
   // Every signal a terminal or a service manager sends is taken here, so none ends the process
-  // silently: SIGINT, SIGTERM and SIGQUIT drain and stop; SIGHUP, SIGUSR1 and SIGUSR2 are logged
-  // and ignored (there is no reload yet: a `systemctl reload` must not take the relay down).
+  // silently: SIGINT, SIGTERM and SIGQUIT drain and stop; SIGHUP reloads the config
+  // (app/config_reload.h); SIGUSR1 and SIGUSR2 are logged and ignored.
   for (int sig : {SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&signals, sig);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
@@ -496,7 +462,31 @@ int Serve(const ServeOptions& options) {
   spdlog::info("hookrelay {} started on {} ({}, node {})", HOOKRELAY_VERSION, (*server)->url(),
                where, node->node_id());
 
-  const char* stop_signal = WaitForStopSignal(signals);
+  // Under systemd (Type=notify): ready now that the store is open and the listeners bound, and
+  // the watchdog fed while the delivery engine's loop runs (app/watchdog.h).
+  const SystemdNotifier notifier;
+  notifier.Ready("serving on " + (*server)->url());
+  std::optional<WatchdogFeeder> watchdog;
+  if (std::optional<Duration> timeout = notifier.watchdog_timeout()) {
+    if (config.delivery.poll_interval >= *timeout / 2) {
+      spdlog::warn(
+          "delivery.poll_interval ({} ms) is not under half the service manager's watchdog "
+          "timeout ({} ms): an idle engine may look stalled; raise WatchdogSec",
+          config.delivery.poll_interval.count(), timeout->count());
+    }
+    watchdog.emplace(
+        *timeout, [&node] { return node->EngineLastRound(); },
+        [&notifier] { notifier.FeedWatchdog(); });
+    spdlog::info("feeding the service manager's watchdog (timeout {} ms) while the engine runs",
+                 timeout->count());
+  }
+  std::vector<http::Server*> listeners{server->get()};
+  if (*admin_server) listeners.push_back(admin_server->get());
+  ConfigReloader reloader(options, config, *node, listeners, notifier, clock);
+
+  const char* stop_signal = WaitForStopSignal(signals, [&reloader] { (void)reloader.Reload(); });
+  notifier.Stopping();
+  watchdog.reset();
   std::cout << "hookrelay: " << stop_signal << " received; finishing in-flight requests"
             << std::endl;
   spdlog::info("{} received: shutting down", stop_signal);

@@ -151,6 +151,12 @@ EngineStats DeliveryEngine::Stats() const {
   return state_->stats;
 }
 
+std::optional<std::chrono::steady_clock::time_point> DeliveryEngine::LastRound() const {
+  const int64_t ns = state_->last_round_ns.load(std::memory_order_relaxed);
+  if (ns == 0) return std::nullopt;
+  return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(ns));
+}
+
 std::map<std::string, DestinationState> DeliveryEngine::Destinations() const {
   std::map<std::string, DestinationState> out;
   // The latency samples are copied under the lock and their percentiles computed after it.

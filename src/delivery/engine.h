@@ -1,11 +1,13 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -142,6 +144,10 @@ class DeliveryEngine {
   void Wake();
 
   EngineStats Stats() const;
+  // When the scheduler last began a round (real steady time); nullopt before Start. It begins one
+  // at least every poll_interval while the engine works, so an old one means a stalled engine
+  // (a store that does not answer, a deadlock): what serve's watchdog checks.
+  std::optional<std::chrono::steady_clock::time_point> LastRound() const;
   std::map<std::string, DestinationState> Destinations() const;
 
   // Operator controls (the API calls these): pause keeps deliveries as `paused`; resume makes

@@ -4,6 +4,7 @@
 // engine's contract and docs/delivery.md, "Inside the engine", for how the parts fit).
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <iterator>
@@ -138,6 +139,11 @@ struct EngineState {
   const Clock& clock;
   Random& random GUARDED_BY(random_mu);
   const EngineOptions options;
+
+  // When the scheduler's loop last began a round (steady clock, nanoseconds since its epoch; 0:
+  // not started). Real time, whatever the injected clock: it is what a service manager's watchdog
+  // is fed from (DeliveryEngine::LastRound).
+  std::atomic<int64_t> last_round_ns{0};
 
   mutable Mutex mu;
   std::condition_variable wake_cv;  // the scheduler waits on it

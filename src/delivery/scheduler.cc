@@ -52,6 +52,8 @@ void Scheduler::Loop() {
   NameThisThread("hr-scheduler");
   const Duration poll = state_.options.poll_interval;
   for (;;) {
+    state_.last_round_ns.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                               std::memory_order_relaxed);
     const TimePoint now = state_.clock.Now();
     auto catalog = state_.registry.Get();
     TimePoint wake_at = now + poll;

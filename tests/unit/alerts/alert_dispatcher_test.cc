@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "alerts/alert_switch.h"
 #include "alerts/alert_text.h"
 #include "common/time_format.h"
 #include "http/server.h"
@@ -201,6 +202,50 @@ TEST(AlertDispatcherTest, DestructorFlushesPendingBatches) {
   std::string mail = smtp.Messages()[0];
   EXPECT_THAT(mail, HasSubstr("7 deliveries to crm failed permanently"));
   EXPECT_THAT(mail, HasSubstr("hookrelay replay --status failed --destination crm"));
+}
+
+// A config reload changes the channels (issue 29): alerts raised before the change go out through
+// the old channel (sent when it is replaced, not dropped), the ones after through the new; the
+// counts go on across the change; the same config again changes nothing.
+TEST(AlertSwitchTest, ANewChannelTakesOverAndTheOldOneSendsWhatItHeld) {
+  WebhookReceiver before;
+  WebhookReceiver after;
+  auto server_before = StartServer(before);
+  auto server_after = StartServer(after);
+  ASSERT_TRUE(server_before && server_after);
+  FakeClock clock;
+  AlertsConfig first;
+  first.webhook_url = server_before->url() + "/old";
+  AlertSwitch alerts(first, clock, FastOptions());
+  EXPECT_FALSE(alerts.Configure(first)) << "an equal config is no change";
+  // Batched (a repeat within the window is held): still held by the old dispatcher at the change.
+  alerts.Raise(Make(K::kDeliveriesFailed, "crm", clock.Now(), "410 Gone is not retried"));
+  alerts.Raise(Make(K::kDeliveriesFailed, "crm", clock.Now(), "410 Gone is not retried"));
+
+  AlertsConfig second;
+  second.webhook_url = server_after->url() + "/new";
+  EXPECT_TRUE(alerts.Configure(second));
+  EXPECT_EQ(alerts.config().webhook_url, second.webhook_url);
+  alerts.Raise(Make(K::kBreakerOpened, "billing", clock.Now(), "20 consecutive failures"));
+  ASSERT_TRUE(test::WaitFor([&] { return after.requests().size() == 1; }));
+  EXPECT_EQ(after.requests()[0].path, "/new");
+  EXPECT_EQ(json::parse(after.requests()[0].body).at("destination"), "billing");
+  std::vector<http::Request> old = before.requests();
+  ASSERT_FALSE(old.empty()) << "what the old channel held was sent when it was replaced";
+  for (const http::Request& r : old) {
+    EXPECT_EQ(r.path, "/old");
+    EXPECT_EQ(json::parse(r.body).at("destination"), "crm");
+  }
+  ASSERT_TRUE(test::WaitFor([&] {
+    return alerts.stats().sent == static_cast<int64_t>(old.size()) + 1;
+  })) << alerts.stats().sent;
+  EXPECT_EQ(alerts.stats().raised, 3);
+
+  // No channel any more: alerts are counted, none is sent.
+  EXPECT_TRUE(alerts.Configure(AlertsConfig{}));
+  alerts.Raise(Make(K::kBreakerOpened, "billing", clock.Now(), "again"));
+  EXPECT_EQ(alerts.stats().raised, 4);
+  EXPECT_EQ(after.requests().size(), 1u);
 }
 
 TEST(AlertDispatcherTest, WebhookReceivesJson) {

@@ -348,6 +348,23 @@ TEST_F(EngineTest, RetryIsSentWhenTheClockReachesItsTimeAndNotBefore) {
 // Simulated time, no Wake: the scheduler sleeps through its clock exactly until the retry is
 // due (poll_interval is an hour, so nothing else wakes it), and moving the clock to that deadline
 // sends attempt 2 at next_attempt_at, without any real time passing.
+// What serve's watchdog reads (issue 29): none before Start, then each round of the scheduler
+// (here woken by Wake, the clock standing still) is a newer one.
+TEST_F(EngineTest, LastRoundSaysWhenTheSchedulerLastBeganARound) {
+  SetDestinations({Dest("a")});
+  EngineOptions options;
+  engine_ = std::make_unique<DeliveryEngine>(*store_, registry_, sender_, &alerts_, clock_, random_,
+                                             options);
+  EXPECT_FALSE(engine_->LastRound().has_value());
+  StartEngine(sender_, nullptr, 1h);
+  ASSERT_TRUE(test::WaitFor([&] { return engine_->LastRound().has_value(); }));
+  const auto first = *engine_->LastRound();
+  ASSERT_TRUE(test::WaitFor([&] {
+    engine_->Wake();
+    return *engine_->LastRound() > first;
+  }));
+}
+
 TEST_F(EngineTest, SchedulerSleepsUntilTheRetryIsDueOnSimulatedTime) {
   SetDestinations({Dest("a")});
   const std::string event = Append("a");
