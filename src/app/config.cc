@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "alerts/alerts_config.h"
 #include "catalog/tls_files.h"
@@ -68,6 +69,36 @@ int LineOf(const std::map<std::string, int>& lines, std::string field) {
   return 0;
 }
 
+// [server] tls / admin_tls (`name`): { cert = "…", key = "…" }, inline or as [server.tls].
+Status ParseTlsFiles(const json::value& v, const std::string& name,
+                     std::optional<http::TlsFiles>& out) {
+  if (!v.is_object()) {
+    return Status::InvalidArgument(
+        "must be a table: { cert = \"/etc/hookrelay/cert.pem\", key = \"/etc/hookrelay/key.pem\" }",
+        name);
+  }
+  const json::object& o = v.as_object();
+  if (Status known = model::CheckKnownFields(o, {"cert", "key"}); !known.ok()) {
+    return known.WithFieldPrefix(name);
+  }
+  http::TlsFiles files;
+  for (auto [key, target, what] :
+       {std::tuple{"cert", &files.cert_file, "certificate (or chain) file"},
+        std::tuple{"key", &files.key_file, "private key file"}}) {
+    const json::value* f = o.if_contains(key);
+    if (f == nullptr) {
+      return Status::InvalidArgument(std::string("missing: the path of the PEM ") + what, key)
+          .WithFieldPrefix(name);
+    }
+    auto r = model::GetString(*f, key);
+    if (!r.ok()) return r.status().WithFieldPrefix(name);
+    if (r->empty()) return Status::InvalidArgument("must not be empty", key).WithFieldPrefix(name);
+    *target = *r;
+  }
+  out = std::move(files);
+  return Status::Ok();
+}
+
 Status ParseServer(const json::value& v, ServerConfig& s) {
   if (!v.is_object()) return Status::InvalidArgument("must be a table", "");
   const json::object& o = v.as_object();
@@ -75,7 +106,7 @@ Status ParseServer(const json::value& v, ServerConfig& s) {
       o, {"listen", "admin_listen", "threads", "max_header", "header_timeout", "body_timeout",
           "idle_timeout", "allow_private_destinations", "max_connections",
           "max_connections_per_client", "max_body_memory", "max_body_memory_per_client",
-          "allowed_hosts"}));
+          "allowed_hosts", "trusted_proxies", "tls", "admin_tls"}));
   if (const auto* f = o.if_contains("listen")) {
     auto r = model::GetString(*f, "listen");
     if (!r.ok()) return r.status();
@@ -171,6 +202,31 @@ Status ParseServer(const json::value& v, ServerConfig& s) {
     auto hosts = AllowedHosts::Parse(entries);
     if (!hosts.ok()) return hosts.status();
     s.allowed_hosts = std::move(*hosts);
+  }
+  if (const auto* f = o.if_contains("trusted_proxies")) {
+    if (!f->is_array()) {
+      return Status::InvalidArgument(
+          "must be a list of addresses or networks, as in [\"10.0.0.0/8\", \"127.0.0.1\"]",
+          "trusted_proxies");
+    }
+    std::vector<std::string> entries;
+    for (size_t i = 0; i < f->as_array().size(); ++i) {
+      auto r = model::GetString(f->as_array()[i], "trusted_proxies[" + std::to_string(i) + "]");
+      if (!r.ok()) return r.status();
+      entries.push_back(*r);
+    }
+    auto proxies = http::TrustedProxies::Parse(entries);
+    if (!proxies.ok()) return proxies.status();
+    s.trusted_proxies = std::move(*proxies);
+  }
+  if (const auto* f = o.if_contains("tls")) HR_RETURN_IF_ERROR(ParseTlsFiles(*f, "tls", s.tls));
+  if (const auto* f = o.if_contains("admin_tls")) {
+    HR_RETURN_IF_ERROR(ParseTlsFiles(*f, "admin_tls", s.admin_tls));
+    if (s.admin_listen.empty()) {
+      return Status::InvalidArgument(
+          "needs admin_listen: admin_tls is the TLS of the admin listener (for `listen`, use tls)",
+          "admin_tls");
+    }
   }
   return Status::Ok();
 }
@@ -504,6 +560,19 @@ Result<Config> ParseConfig(std::string_view toml_text, const std::string& name) 
     }
   }
   if (st.ok()) st = ParseRoot(root.as_object(), config);
+  if (st.ok()) {
+    // The listeners' certificate and key files, like the destinations' files above, are relative
+    // to the config file's directory (so the file means the same whatever serve's working
+    // directory is; systemd starts it in /).
+    const std::filesystem::path base =
+        std::filesystem::absolute(std::filesystem::path(name)).parent_path();
+    for (std::optional<http::TlsFiles>* tls : {&config.server.tls, &config.server.admin_tls}) {
+      if (!*tls) continue;
+      for (std::string* file : {&(*tls)->cert_file, &(*tls)->key_file}) {
+        if (std::filesystem::path(*file).is_relative()) *file = (base / *file).string();
+      }
+    }
+  }
   if (!st.ok()) {
     int line = LineOf(lines, st.field());
     std::string where = name + (line > 0 ? ":" + std::to_string(line) : "") + ": ";

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "app/logging.h"
 #include "common/clock.h"
 #include "common/result.h"
+#include "http/server.h"
 #include "model/registry.h"
 #include "store/store.h"
 
@@ -34,6 +36,15 @@ struct ServerConfig {
   uint64_t max_body_memory_per_client = 64 << 20;
   // Host header values requests must carry; empty: any (no check).
   AllowedHosts allowed_hosts;
+  // Reverse proxies whose Forwarded / X-Forwarded-For name the client, for the per-client limits,
+  // the auth throttle and the logs (http::ServerOptions::trusted_proxies). Empty: none.
+  http::TrustedProxies trusted_proxies;
+  // [server] tls = { cert = "…", key = "…" }: `listen` serves HTTPS with these PEM files; and
+  // admin_tls the same for `admin_listen` (which it requires). A relative path is relative to
+  // the config file's directory (made absolute when the file is parsed). The files are read when
+  // the server starts, at each reload, and by check-config, not when the config is parsed.
+  std::optional<http::TlsFiles> tls;
+  std::optional<http::TlsFiles> admin_tls;
 };
 
 struct StoreConfig {
@@ -92,7 +103,8 @@ struct Config {
 // Loads a TOML config file:
 //   [server] listen, threads, max_header, header_timeout, body_timeout, idle_timeout,
 //            allow_private_destinations, max_connections, max_connections_per_client,
-//            max_body_memory, max_body_memory_per_client, allowed_hosts
+//            max_body_memory, max_body_memory_per_client, allowed_hosts, trusted_proxies,
+//            tls, admin_tls
 //   [store]  dir | postgres_url, master_key_file
 //   [delivery] lease_margin, poll_interval, stall_threshold
 //   [retention] interval, batch

@@ -3,6 +3,7 @@
 #include "catalog/catalog_plan.h"
 #include "common/file_text.h"
 #include "delivery/ssrf.h"
+#include "http/server.h"
 #include "secrets/master_key.h"
 
 namespace hookrelay::app {
@@ -22,9 +23,28 @@ std::string CheckConfigCatalog(const Config& config) {
   return "";
 }
 
+std::string CheckListenerTls(const Config& config) {
+  // The messages name the file as "tls.cert /path": "server." or "server.admin_" before them
+  // names the setting.
+  if (config.server.tls) {
+    if (Status st = http::CheckTlsFiles(*config.server.tls); !st.ok()) {
+      return "server." + st.message();
+    }
+  }
+  if (config.server.admin_tls) {
+    if (Status st = http::CheckTlsFiles(*config.server.admin_tls); !st.ok()) {
+      return "server.admin_" + st.message();
+    }
+  }
+  return "";
+}
+
 Result<std::string> CheckConfigFile(const std::string& path) {
   HR_ASSIGN_OR_RETURN(Config config, LoadConfigFile(path));
   if (std::string error = CheckConfigCatalog(config); !error.empty()) {
+    return Status::InvalidArgument(error);
+  }
+  if (std::string error = CheckListenerTls(config); !error.empty()) {
     return Status::InvalidArgument(error);
   }
   if (!config.store.master_key_file.empty()) {

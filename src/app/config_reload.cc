@@ -27,6 +27,11 @@ std::string Describe(const LogSettings& log) {
          (log.format == LogFormat::kJson ? "json" : "text");
 }
 
+bool SameTls(const std::optional<http::TlsFiles>& a, const std::optional<http::TlsFiles>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || (a->cert_file == b->cert_file && a->key_file == b->key_file);
+}
+
 }  // namespace
 
 std::vector<std::string> RestartOnlyChanges(const Config& running, const Config& next) {
@@ -49,6 +54,9 @@ std::vector<std::string> RestartOnlyChanges(const Config& running, const Config&
       {"server.max_body_memory_per_client",
        a.max_body_memory_per_client != b.max_body_memory_per_client},
       {"server.allowed_hosts", !(a.allowed_hosts == b.allowed_hosts)},
+      {"server.trusted_proxies", !(a.trusted_proxies == b.trusted_proxies)},
+      {"server.tls", !SameTls(a.tls, b.tls)},
+      {"server.admin_tls", !SameTls(a.admin_tls, b.admin_tls)},
       {"store.dir", running.store.dir != next.store.dir},
       {"store.url", running.store.postgres_url != next.store.postgres_url},
       {"store.master_key_file", running.store.master_key_file != next.store.master_key_file},
@@ -119,6 +127,14 @@ Result<std::vector<std::string>> ConfigReloader::Apply() {
   if (std::string error = CheckConfigCatalog(next); !error.empty()) {
     return Status::InvalidArgument(error);
   }
+  // The TLS files the listeners run with, read again (a renewed certificate under the same
+  // names); files named differently apply at the next restart.
+  Config tls_now = next;
+  tls_now.server.tls = running_.server.tls;
+  tls_now.server.admin_tls = running_.server.admin_tls;
+  if (std::string error = CheckListenerTls(tls_now); !error.empty()) {
+    return Status::InvalidArgument(error);
+  }
   const std::vector<std::string> restart_only = RestartOnlyChanges(running_, next);
 
   // Then applied: the catalog and alerts (refused as a whole if a transform does not compile or
@@ -128,6 +144,17 @@ Result<std::vector<std::string>> ConfigReloader::Apply() {
   if (!(next.log == running_.log)) {
     // Set by Reload once it has logged the outcome under the old settings.
     changes->push_back("log: " + Describe(next.log) + " (was " + Describe(running_.log) + ")");
+  }
+  for (http::Server* listener : listeners_) {
+    Status st = listener->ReloadTls();
+    if (st.code() == Status::Code::kFailedPrecondition) continue;  // plain HTTP
+    if (!st.ok()) {
+      // Checked just above: only a file changed in between gets here. The old one keeps serving.
+      spdlog::error("config reload: {}: TLS files not reloaded, the current ones kept: {}",
+                    listener->url(), st.message());
+      continue;
+    }
+    changes->push_back("TLS certificate and key of " + listener->url() + " read again");
   }
   for (const std::string& name : restart_only) {
     spdlog::warn("config reload: {} changed; it takes effect at the next restart", name);

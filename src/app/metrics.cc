@@ -225,6 +225,11 @@ std::string RenderHttpMetrics(const http::ServerStats& stats) {
   Single(out, "hookrelay_http_idle_closed_total", "counter",
          "Idle connections (no request byte yet) closed to make room for new ones.",
          stats.idle_closed.load());
+  Single(out, "hookrelay_http_tls_handshake_failures_total", "counter",
+         "Connections to an HTTPS listener closed before a TLS handshake completed: not TLS, no "
+         "common protocol or cipher, the client refused the certificate, too slow; a load "
+         "balancer's TCP-only health check counts too.",
+         stats.tls_handshake_failures.load());
   return out.str();
 }
 

@@ -301,13 +301,17 @@ int Serve(const ServeOptions& options) {
   http.max_body_memory = config.server.max_body_memory;
   http.max_body_memory_per_client = config.server.max_body_memory_per_client;
   http.stats = &http_stats;
+  http.tls = config.server.tls;
+  http.trusted_proxies = config.server.trusted_proxies;
   // The planes' filters outlive both servers (declared first, so destroyed last).
   std::optional<PlaneFilter> ingest_plane;
   std::optional<PlaneFilter> admin_plane;
   auto server = http::Server::Start(http, handler);
   if (!server.ok()) {
+    // A TLS file that cannot be served names its setting: "server.tls.cert /path: …".
+    const bool tls_file = !server.status().field().empty();
     return Fail(server.status().code() == Status::Code::kInvalidArgument ? 2 : 1,
-                server.status().message());
+                (tls_file ? "server." : "") + server.status().message());
   }
   // The management plane on a listener of its own ([server] admin_listen): same limits.
   StartingHandler admin_handler;
@@ -315,11 +319,14 @@ int Serve(const ServeOptions& options) {
   if (!config.server.admin_listen.empty()) {
     http::ServerOptions admin = http;
     admin.listen = config.server.admin_listen;
+    admin.tls = config.server.admin_tls;
     admin_server = http::Server::Start(admin, admin_handler);
     if (!admin_server.ok()) {
       (*server)->Shutdown(std::chrono::seconds(0));
-      return Fail(admin_server.status().code() == Status::Code::kInvalidArgument ? 2 : 1,
-                  "admin_listen: " + admin_server.status().message());
+      const bool tls_file = !admin_server.status().field().empty();
+      return Fail(
+          admin_server.status().code() == Status::Code::kInvalidArgument ? 2 : 1,
+          (tls_file ? "server.admin_" : "admin_listen: ") + admin_server.status().message());
     }
   }
 

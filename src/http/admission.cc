@@ -22,10 +22,10 @@ ClientKey ClientKeyOf(const asio::ip::address& address) {
   return key;
 }
 
-bool ClientConnections::Add(const ClientKey& client) {
+bool ClientConnections::Add(const ClientKey& client, bool uncapped) {
   MutexLock lock(mu_);
   int& count = clients_[client];
-  if (max_per_client_ > 0 && count >= max_per_client_) {
+  if (!uncapped && max_per_client_ > 0 && count >= max_per_client_) {
     if (count == 0) clients_.erase(client);
     return false;
   }

@@ -22,8 +22,9 @@ class ClientConnections {
  public:
   explicit ClientConnections(int max_per_client) : max_per_client_(max_per_client) {}
 
-  // Counts one more connection for `client`; false (and nothing counted) past the cap.
-  bool Add(const ClientKey& client);
+  // Counts one more connection for `client`; false (and nothing counted) past the cap, unless
+  // `uncapped` (a trusted proxy's connections: they are many clients').
+  bool Add(const ClientKey& client, bool uncapped = false);
   // One connection of `client` closed. Unknown clients are ignored.
   void Remove(const ClientKey& client);
   // Open connections counted for `client`.

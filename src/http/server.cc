@@ -11,6 +11,7 @@
 #include "common/thread_name.h"
 #include "http/server_internal.h"
 #include "http/session.h"
+#include "http/tls_context.h"
 
 namespace hookrelay::http {
 namespace {
@@ -194,7 +195,9 @@ void Server::Impl::Accept() {
 void Server::Impl::Admit(const std::shared_ptr<Worker>& worker, Socket socket,
                          const tcp::endpoint& peer) {
   const ClientKey key = ClientKeyOf(peer.address());
-  if (!clients.Add(key)) {
+  // A trusted reverse proxy carries many clients' connections: its own are not capped (each
+  // request's client, from its forwarded fields, is what the per-client body budget counts).
+  if (!clients.Add(key, options.trusted_proxies.Contains(peer.address()))) {
     stats->refused_max_connections_per_client.fetch_add(1, std::memory_order_relaxed);
     Refuse(worker, std::move(socket), peer,
            JsonError(429, "too_many_connections",
@@ -231,18 +234,21 @@ void Server::Impl::Admit(const std::shared_ptr<Worker>& worker, Socket socket,
       victim->CloseOldestIdle();
     });
   }
-  asio::post(worker->ioc, [worker, socket = std::move(socket), peer]() mutable {
+  asio::post(worker->ioc, [worker, socket = std::move(socket), peer, tls = TlsContext()]() mutable {
     if (worker->stopped.load(std::memory_order_relaxed)) {
       worker->server->stats->connections.fetch_sub(1, std::memory_order_relaxed);
       worker->server->clients.Remove(ClientKeyOf(peer.address()));
       return;
     }
-    std::make_shared<Session>(worker, std::move(socket), peer, /*counted=*/true)->Start();
+    std::make_shared<Session>(worker, std::move(socket), std::move(tls), peer,
+                              /*counted=*/true)
+        ->Start();
   });
 }
 
 // Answers a refused connection (on `worker`, with a short lingering close so the answer is not
-// lost to a reset), unless too many refusals are already under way.
+// lost to a reset), unless too many refusals are already under way. Over TLS the handshake comes
+// first (bounded by header_timeout), so that the client can read the answer.
 void Server::Impl::Refuse(const std::shared_ptr<Worker>& worker, Socket socket,
                           const tcp::endpoint& peer, Response response) {
   if (refusing.fetch_add(1, std::memory_order_relaxed) >= kMaxRefusing) {
@@ -251,15 +257,35 @@ void Server::Impl::Refuse(const std::shared_ptr<Worker>& worker, Socket socket,
     socket.close(ignored);
     return;
   }
-  asio::post(worker->ioc,
-             [worker, socket = std::move(socket), peer, response = std::move(response)]() mutable {
-               if (worker->stopped.load(std::memory_order_relaxed)) {
-                 worker->server->refusing.fetch_sub(1, std::memory_order_relaxed);
-                 return;
-               }
-               std::make_shared<Session>(worker, std::move(socket), peer, /*counted=*/false)
-                   ->Refuse(std::move(response));
-             });
+  asio::post(worker->ioc, [worker, socket = std::move(socket), peer, tls = TlsContext(),
+                           response = std::move(response)]() mutable {
+    if (worker->stopped.load(std::memory_order_relaxed)) {
+      worker->server->refusing.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+    std::make_shared<Session>(worker, std::move(socket), std::move(tls), peer,
+                              /*counted=*/false)
+        ->Refuse(std::move(response));
+  });
+}
+
+std::shared_ptr<asio::ssl::context> Server::Impl::TlsContext() {
+  if (!options.tls) return nullptr;  // plain HTTP: no lock on the accept path
+  MutexLock lock(tls_mu);
+  return tls_context;
+}
+
+Status Server::Impl::ReloadTls() {
+  if (!options.tls) return Status::FailedPrecondition("the server has no TLS to reload");
+  // Loaded without the lock: new connections keep getting the current context meanwhile.
+  Result<std::shared_ptr<asio::ssl::context>> loaded = LoadTlsContext(*options.tls);
+  if (!loaded.ok()) return loaded.status();
+  std::shared_ptr<asio::ssl::context> old;
+  {
+    MutexLock lock(tls_mu);
+    old = std::exchange(tls_context, std::move(loaded).value());
+  }
+  return Status::Ok();  // `old` goes now unless a connection still holds it
 }
 
 void Server::Impl::StopAccepting() {
@@ -336,8 +362,19 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, Hand
   }
   Result<tcp::endpoint> endpoint = ParseListen(options.listen);
   if (!endpoint.ok()) return endpoint.status();
+  // Before binding: a listener whose files are unusable never takes its port.
+  std::shared_ptr<asio::ssl::context> tls_context;
+  if (options.tls) {
+    Result<std::shared_ptr<asio::ssl::context>> loaded = LoadTlsContext(*options.tls);
+    if (!loaded.ok()) return loaded.status();
+    tls_context = std::move(loaded).value();
+  }
 
   auto impl = std::make_unique<Impl>(options, handler);
+  {
+    MutexLock lock(impl->tls_mu);
+    impl->tls_context = std::move(tls_context);
+  }
   const Duration tick = SweepTick(options);
   for (int i = 0; i < options.threads; ++i) {
     impl->workers.push_back(std::make_shared<Worker>(*impl, options, handler, tick));
@@ -362,8 +399,9 @@ Result<std::unique_ptr<Server>> Server::Start(const ServerOptions& options, Hand
     shown = shown.is_v6() ? asio::ip::address(asio::ip::address_v6::loopback())
                           : asio::ip::address(asio::ip::address_v4::loopback());
   }
-  impl->url = shown.is_v6() ? "http://[" + shown.to_string() + "]:" + std::to_string(impl->port)
-                            : "http://" + shown.to_string() + ":" + std::to_string(impl->port);
+  const std::string scheme = options.tls ? "https://" : "http://";
+  impl->url = shown.is_v6() ? scheme + "[" + shown.to_string() + "]:" + std::to_string(impl->port)
+                            : scheme + shown.to_string() + ":" + std::to_string(impl->port);
 
   impl->Accept();
   for (auto& w : impl->workers) {
@@ -394,5 +432,7 @@ std::string Server::url() const { return impl_->url; }
 void Server::StopAccepting() { impl_->StopAccepting(); }
 
 void Server::Shutdown(Duration grace) { impl_->Shutdown(grace); }
+
+Status Server::ReloadTls() { return impl_->ReloadTls(); }
 
 }  // namespace hookrelay::http

@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "http/forwarded.h"
 #include "http/request.h"
 
 namespace hookrelay::http {
@@ -43,6 +44,20 @@ class Handler {
 };
 
 struct ServerStats;
+
+// A listener's certificate and private key, as PEM files. `cert_file` holds the server's
+// certificate first, then any intermediate certificates (a chain, as Let's Encrypt's
+// fullchain.pem); `key_file` holds its unencrypted private key (a file holding both works for
+// both). Relative paths are relative to the working directory.
+struct TlsFiles {
+  std::string cert_file;
+  std::string key_file;
+};
+
+// Loads `files` as Server::Start and Server::ReloadTls would, and reports what they would:
+// OK, or InvalidArgument naming the file and why (see Server::Start). Reads the files and
+// nothing else; for `hookrelay check-config`.
+Status CheckTlsFiles(const TlsFiles& files);
 
 struct ServerOptions {
   // host:port to bind; port 0 picks a free port. IPv6 as "[::1]:0"; an empty host ("":8080)
@@ -81,9 +96,21 @@ struct ServerOptions {
   // it, 503 with Retry-After (and 413 for a body larger than it). 0: no per-client cap. Behind
   // a reverse proxy every body comes from the proxy's address.
   uint64_t max_body_memory_per_client = 64 * 1024 * 1024;
+  // Reverse proxies whose forwarded fields name the client ([server] trusted_proxies): a request
+  // from one of them gets RequestHead::remote_address from its Forwarded or X-Forwarded-For
+  // field (http/forwarded.h), and that client's share of max_body_memory_per_client; the proxy's
+  // own connections are not capped by max_connections_per_client. Empty: the peer is the client.
+  TrustedProxies trusted_proxies;
   // Where the server keeps its counters (e.g. for /metrics); nullptr: its own, see Server::stats().
   // Must outlive the Server.
   ServerStats* stats = nullptr;
+  // Set: every connection is TLS (HTTPS, HTTP/1.1 only) with these files; unset: plain HTTP.
+  // TLS 1.2 and 1.3 only; TLS 1.2 with Mozilla's "intermediate" cipher suites (ECDHE or DHE key
+  // exchange, AES-GCM or ChaCha20-Poly1305), no compression, no renegotiation. ALPN: "http/1.1"
+  // when the client offers it, else none (never "h2"). The handshake counts against
+  // header_timeout: a new connection must complete it and send its first request byte within
+  // header_timeout of being accepted, else it is closed without a response.
+  std::optional<TlsFiles> tls;
 };
 
 // Counters the server updates as it runs; read them from any thread.
@@ -96,6 +123,11 @@ struct ServerStats {
   std::atomic<uint64_t> refused_max_body_memory{0};             // 503 while reading a body
   std::atomic<uint64_t> refused_max_body_memory_per_client{0};  // 503: one client's share
   std::atomic<uint64_t> idle_closed{0};  // idle connections closed to make room (counter)
+  // TLS handshakes that did not complete (counter): not TLS (e.g. plain HTTP to an HTTPS port),
+  // no protocol version or cipher in common, a client that refused the certificate, a client
+  // that went away or stayed silent past header_timeout. Connections the server closed itself
+  // (to make room, at shutdown) are not counted.
+  std::atomic<uint64_t> tls_handshake_failures{0};
 };
 
 // An HTTP/1.1 server (Boost.Beast parser on Asio).
@@ -121,7 +153,13 @@ struct ServerStats {
 class Server {
  public:
   // Binds, listens and starts the I/O threads. `handler` must outlive the Server. Errors name
-  // the address: "cannot listen on 127.0.0.1:8080: address already in use".
+  // the address: "cannot listen on 127.0.0.1:8080: address already in use". With
+  // ServerOptions::tls, the files are loaded first; a file that cannot be used is
+  // InvalidArgument naming it, with field "cert" or "key" (for the caller to prefix, e.g.
+  // "server.tls"): "tls.cert /etc/c.pem: cannot read: No such file or directory",
+  // "tls.cert /etc/c.pem: no PEM certificate in it", "tls.key /etc/k.pem: the key is
+  // encrypted…", "tls.key /etc/k.pem does not match tls.cert /etc/c.pem". Key contents are never
+  // quoted. A key file that other users can read is logged as a warning, not refused.
   static Result<std::unique_ptr<Server>> Start(const ServerOptions& options, Handler& handler);
 
   // Shuts down with no grace (in-flight requests are cut off).
@@ -134,8 +172,16 @@ class Server {
 
   // The bound port (useful with port 0).
   uint16_t port() const;
-  // "http://127.0.0.1:PORT" ("http://[::1]:PORT"); a wildcard bind shows the loopback address.
+  // "http://127.0.0.1:PORT" ("http://[::1]:PORT"), "https://…" with TLS; a wildcard bind shows
+  // the loopback address.
   std::string url() const;
+
+  // Reads the certificate and key files again; new connections use them, open ones keep theirs
+  // (until they close). On any error (unreadable, not PEM, key not matching the certificate) the
+  // old ones stay and the Status says which file and why, as Start's does.
+  // kFailedPrecondition when the server has no TLS. Blocks for the reading and parsing of the
+  // files only; connections are served meanwhile.
+  Status ReloadTls();
 
   // Closes the listening socket; existing connections keep being served. Idempotent.
   void StopAccepting();

@@ -10,6 +10,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -105,6 +106,9 @@ struct Server::Impl {
               Response response);
   void StopAccepting();
   void Shutdown(Duration grace);
+  // The TLS context for a new connection; null without ServerOptions::tls.
+  std::shared_ptr<asio::ssl::context> TlsContext() EXCLUDES(tls_mu);
+  Status ReloadTls() EXCLUDES(tls_mu);
 
   const ServerOptions options;
   Handler& handler;
@@ -123,6 +127,12 @@ struct Server::Impl {
   ClientConnections clients{options.max_connections_per_client};  // open connections per client
   uint16_t port = 0;
   std::string url;
+
+  // With ServerOptions::tls: the context new connections copy. ReloadTls replaces it; each
+  // connection keeps a reference to the one it started with, so open connections are not
+  // disturbed and an old context is freed with its last connection.
+  Mutex tls_mu;
+  std::shared_ptr<asio::ssl::context> tls_context GUARDED_BY(tls_mu);
 
   Mutex mu;
   std::condition_variable drained_cv;

@@ -60,13 +60,15 @@ struct ResponderState {
 
 }  // namespace
 
-Session::Session(std::shared_ptr<Worker> worker, Socket socket, const tcp::endpoint& peer,
-                 bool counted)
+Session::Session(std::shared_ptr<Worker> worker, Socket socket,
+                 std::shared_ptr<asio::ssl::context> tls, const tcp::endpoint& peer, bool counted)
     : worker_(std::move(worker)),
-      socket_(std::move(socket)),
+      stream_(std::move(socket), std::move(tls)),
       remote_address_(peer.address().to_string()),
       remote_port_(peer.port()),
       client_(ClientKeyOf(peer.address())),
+      peer_address_(peer.address()),
+      peer_is_proxy_(worker_->options.trusted_proxies.Contains(peer.address())),
       counted_(counted),
       reader_(worker_->options.header_limit) {}
 
@@ -77,19 +79,78 @@ void Session::Link() {
   reservation_.Bind(worker_->server->body_budget, client_);
 }
 
+void Session::ForwardedClient() {
+  // Every Forwarded and every X-Forwarded-For field, in order, as one list each (RFC 9110: a
+  // repeated field is its values joined with commas).
+  std::optional<std::string> forwarded;
+  std::optional<std::string> x_forwarded_for;
+  for (const auto& [name, value] : request_.headers) {
+    std::optional<std::string>* list = boost::beast::iequals(name, "forwarded") ? &forwarded
+                                       : boost::beast::iequals(name, "x-forwarded-for")
+                                           ? &x_forwarded_for
+                                           : nullptr;
+    if (list == nullptr) continue;
+    *list = *list ? **list + "," + value : value;
+  }
+  const asio::ip::address client =
+      ClientAddress(worker_->options.trusted_proxies, peer_address_, forwarded, x_forwarded_for);
+  request_.remote_address = client.to_string();
+  // The body budget's share is the client's, not the proxy's. Between requests nothing is held.
+  if (reservation_.held() == 0) {
+    reservation_.Bind(worker_->server->body_budget, ClientKeyOf(client));
+  }
+}
+
 void Session::Start() {
   Link();
   error_code ec;
   // Responses go out in one write each; don't let Nagle hold back the tail of one.
-  socket_.set_option(tcp::no_delay(true), ec);
-  StartRequest(worker_->options.header_timeout);
+  stream_.socket().set_option(tcp::no_delay(true), ec);
+  if (stream_.tls()) {
+    Handshake();
+  } else {
+    StartRequest(worker_->options.header_timeout);
+  }
 }
 
 void Session::Refuse(Response response) {
   Link();
   keep_alive_ = false;
   response.headers.emplace_back("Retry-After", "1");
+  if (stream_.tls()) {
+    refusal_ = std::move(response);
+    Handshake();
+    return;
+  }
   Respond(std::move(response), /*close=*/true);
+}
+
+// The handshake and the first request byte share header_timeout, as a plain connection's
+// first byte alone does: a client gains no extra time by dawdling over the handshake. Until it
+// completes the connection counts as idle (evictable, closed at drain).
+void Session::Handshake() {
+  phase_ = Phase::kHandshake;
+  MarkIdle(true);
+  SetDeadline(worker_->options.header_timeout);
+  stream_.AsyncHandshake(
+      [self = shared_from_this()](const error_code& ec) { self->OnHandshake(ec); });
+}
+
+void Session::OnHandshake(const error_code& ec) {
+  if (phase_ != Phase::kHandshake) return;  // closed meanwhile (timeout, eviction, drain)
+  if (ec) {
+    worker_->server->stats->tls_handshake_failures.fetch_add(1, std::memory_order_relaxed);
+    Close();
+    return;
+  }
+  if (refusal_) {
+    Response response = std::move(*refusal_);
+    refusal_.reset();
+    Respond(std::move(response), /*close=*/true);
+    return;
+  }
+  const auto left = std::chrono::duration_cast<Duration>(deadline_ - SteadyClock::now());
+  StartRequest(std::max(left, Duration(0)));
 }
 
 void Session::MarkIdle(bool idle) {
@@ -128,7 +189,7 @@ void Session::EnterHead() {
 
 void Session::Read(size_t size) {
   read_pending_ = true;
-  socket_.async_read_some(
+  stream_.AsyncReadSome(
       buffer_.prepare(size),
       [self = shared_from_this()](const error_code& ec, size_t n) { self->OnRead(ec, n); });
 }
@@ -193,6 +254,7 @@ bool Session::OnHeadComplete() {
   }
   request_.remote_address = remote_address_;
   request_.remote_port = remote_port_;
+  if (peer_is_proxy_) ForwardedClient();
   const bool has_body = reader_.has_body();
 
   Handler::HeadDecision decision;
@@ -242,17 +304,17 @@ bool Session::OnHeadComplete() {
 void Session::WriteContinue() {
   phase_ = Phase::kContinue;
   SetDeadline(worker_->options.write_timeout);
-  asio::async_write(socket_, asio::buffer(kContinue.data(), kContinue.size()),
-                    [self = shared_from_this()](const error_code& ec, size_t) {
-                      if (self->phase_ != Phase::kContinue) return;
-                      if (ec) {
-                        self->Close();
-                        return;
-                      }
-                      self->phase_ = Phase::kBody;
-                      self->SetDeadline(self->worker_->options.body_timeout);
-                      self->Parse();
-                    });
+  stream_.AsyncWrite(asio::buffer(kContinue.data(), kContinue.size()),
+                     [self = shared_from_this()](const error_code& ec, size_t) {
+                       if (self->phase_ != Phase::kContinue) return;
+                       if (ec) {
+                         self->Close();
+                         return;
+                       }
+                       self->phase_ = Phase::kBody;
+                       self->SetDeadline(self->worker_->options.body_timeout);
+                       self->Parse();
+                     });
 }
 
 void Session::Dispatch() {
@@ -328,9 +390,8 @@ void Session::Respond(Response response, bool close) {
   SetDeadline(worker_->options.write_timeout);
   close_after_write_ = close;
   std::array<asio::const_buffer, 2> buffers{asio::buffer(out_head_), asio::buffer(out_body_)};
-  asio::async_write(socket_, buffers, [self = shared_from_this()](const error_code& ec, size_t) {
-    self->OnWritten(ec);
-  });
+  stream_.AsyncWrite(
+      buffers, [self = shared_from_this()](const error_code& ec, size_t) { self->OnWritten(ec); });
 }
 
 void Session::SerializeHead(const Response& response, int status, bool close) {
@@ -388,7 +449,7 @@ void Session::Linger() {
   phase_ = Phase::kLinger;
   SetDeadline(std::min(kMaxLinger, worker_->options.idle_timeout));
   error_code ec;
-  socket_.shutdown(tcp::socket::shutdown_send, ec);
+  stream_.ShutdownSend(ec);
   if (ec) {
     Close();
     return;
@@ -408,6 +469,10 @@ void Session::OnDeadline() {
       Fail(408, "request_timeout",
            "request body not received within " + FormatDuration(options.body_timeout));
       break;
+    case Phase::kHandshake:
+      worker_->server->stats->tls_handshake_failures.fetch_add(1, std::memory_order_relaxed);
+      Close();
+      break;
     case Phase::kIdle:
     case Phase::kContinue:
     case Phase::kWrite:
@@ -425,7 +490,7 @@ void Session::Close() {
   MarkIdle(false);
   reservation_.Release();
   error_code ec;
-  socket_.close(ec);  // completes pending operations with operation_aborted
+  stream_.Close(ec);  // completes pending operations with operation_aborted
   Server::Impl& server = *worker_->server;
   if (counted_) {
     server.stats->connections.fetch_sub(1, std::memory_order_relaxed);

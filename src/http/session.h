@@ -7,28 +7,33 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "http/body_budget.h"
 #include "http/request_parser.h"
 #include "http/server_internal.h"
+#include "http/stream.h"
 
 namespace hookrelay::http {
 
 // Lives on one worker's loop; every method except Deliver runs there.
 //
-// Life cycle of each request: kIdle (no byte of it yet) → kHead → [kContinue] → kBody →
-// kHandler (waiting for the Responder) → kWrite → back to kIdle, or kLinger → kClosed when the
-// connection ends. `deadline_` is the end of the current phase; the worker's sweep enforces it.
+// A TLS connection begins in kHandshake. Life cycle of each request: kIdle (no byte of it yet) →
+// kHead → [kContinue] → kBody → kHandler (waiting for the Responder) → kWrite → back to kIdle, or
+// kLinger → kClosed when the connection ends. `deadline_` is the end of the current phase; the
+// worker's sweep enforces it.
 class Session : public std::enable_shared_from_this<Session> {
  public:
   // `counted`: the connection is in stats->connections and the per-client count (else it is
-  // being refused, and counted in Server::Impl::refusing).
-  Session(std::shared_ptr<Worker> worker, Socket socket, const tcp::endpoint& peer, bool counted);
+  // being refused, and counted in Server::Impl::refusing). `tls`: the connection is TLS with
+  // this context; null: plain TCP.
+  Session(std::shared_ptr<Worker> worker, Socket socket, std::shared_ptr<asio::ssl::context> tls,
+          const tcp::endpoint& peer, bool counted);
 
   void Start();
-  // Writes `response` (a refusal) and closes.
+  // Writes `response` (a refusal; after the TLS handshake, over TLS) and closes.
   void Refuse(Response response);
   void Close();
   void OnDeadline();
@@ -38,16 +43,33 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnResponse(uint64_t seq, Response response);
 
   // Neither reading a request nor answering one: safe to close when draining.
-  bool idle() const { return phase_ == Phase::kIdle || phase_ == Phase::kLinger; }
-  // May be closed to make room for a new connection: it has not sent a byte of a request.
-  bool evictable() const { return phase_ == Phase::kIdle && counted_; }
+  bool idle() const {
+    return phase_ == Phase::kIdle || phase_ == Phase::kHandshake || phase_ == Phase::kLinger;
+  }
+  // May be closed to make room for a new connection: it has not sent a byte of a request (a TLS
+  // handshake under way counts as no byte).
+  bool evictable() const {
+    return (phase_ == Phase::kIdle || phase_ == Phase::kHandshake) && counted_;
+  }
   // Some request came on this connection before (it is idle between keep-alive requests).
   bool used() const { return used_; }
   SteadyTime deadline() const { return deadline_; }
 
  private:
-  enum class Phase { kIdle, kHead, kContinue, kBody, kHandler, kWrite, kLinger, kClosed };
+  enum class Phase {
+    kHandshake,
+    kIdle,
+    kHead,
+    kContinue,
+    kBody,
+    kHandler,
+    kWrite,
+    kLinger,
+    kClosed
+  };
 
+  void Handshake();
+  void OnHandshake(const error_code& ec);
   void StartRequest(Duration first_byte_wait);
   void EnterHead();
   void Read(size_t size);
@@ -60,6 +82,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void RefuseBody(BodyBudget::Refusal why);
   void MarkIdle(bool idle);
   void Link();
+  // A trusted proxy's request: its client's address (remote_address, the body budget's share).
+  void ForwardedClient();
   void Respond(Response response, bool close);
   void SerializeHead(const Response& response, int status, bool close);
   void OnWritten(const error_code& ec);
@@ -72,18 +96,22 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   std::shared_ptr<Worker> worker_;
-  Socket socket_;
+  Stream stream_;
   std::list<std::shared_ptr<Session>>::iterator self_it_;
   bool linked_ = false;
   std::string remote_address_;
   uint16_t remote_port_ = 0;
   const ClientKey client_;
+  const boost::asio::ip::address peer_address_;
+  const bool peer_is_proxy_;  // a trusted proxy: its requests name their client
   const bool counted_;
   bool marked_idle_ = false;  // counted in worker_->idle
   bool used_ = false;         // a request began on this connection
   BodyReservation reservation_;
 
   Phase phase_ = Phase::kIdle;
+  // A refusal waiting for the TLS handshake to complete.
+  std::optional<Response> refusal_;
   SteadyTime deadline_ = kNoDeadline;
   bool read_pending_ = false;
   bool in_flight_ = false;

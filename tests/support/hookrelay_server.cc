@@ -32,10 +32,10 @@ HookrelayServer::HookrelayServer(Options options) : options_(std::move(options))
   }
   std::filesystem::create_directories(options_.data_dir + ".logs");
   process_ = std::make_unique<ChildProcess>(argv, options_.data_dir + ".logs", options_.env);
-  if (!process_->WaitForOutput("listening on http://", std::chrono::seconds(30))) return;
+  if (!process_->WaitForOutput("listening on http", std::chrono::seconds(30))) return;
   std::smatch m;
   std::string out = process_->Stdout();
-  static const std::regex kUrl(R"(listening on (http://127\.0\.0\.1:(\d+)))");
+  static const std::regex kUrl(R"(listening on (https?://127\.0\.0\.1:(\d+)))");
   if (std::regex_search(out, m, kUrl)) {
     url_ = m[1];
     port_ = static_cast<uint16_t>(std::stoi(m[2]));

@@ -388,5 +388,81 @@ TEST(ConfigTest, DestinationTlsFilesAreReadRelativeToTheConfigFile) {
       << mismatch.status().message();
 }
 
+std::string TlsError(const std::string& toml) {
+  auto c = ParseConfig(toml, "hookrelay.toml");
+  return c.ok() ? "OK" : c.status().message();
+}
+
+TEST(ConfigTlsTest, ParsesTlsAndAdminTls) {
+  auto c = ParseConfig(
+      "[server]\nlisten = \"0.0.0.0:8443\"\nadmin_listen = \"127.0.0.1:8444\"\n"
+      "tls = { cert = \"/etc/hookrelay/cert.pem\", key = \"/etc/hookrelay/key.pem\" }\n"
+      "[server.admin_tls]\ncert = \"admin.pem\"\nkey = \"admin.key\"\n",
+      "hookrelay.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE(c->server.tls.has_value());
+  EXPECT_EQ(c->server.tls->cert_file, "/etc/hookrelay/cert.pem");
+  EXPECT_EQ(c->server.tls->key_file, "/etc/hookrelay/key.pem");
+  ASSERT_TRUE(c->server.admin_tls.has_value());
+  // Relative: to the config file's directory, as a destination's files are.
+  const std::string dir = std::filesystem::current_path().string();
+  EXPECT_EQ(c->server.admin_tls->cert_file, dir + "/admin.pem");
+  EXPECT_EQ(c->server.admin_tls->key_file, dir + "/admin.key");
+  auto none = ParseConfig("", "hookrelay.toml");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->server.tls.has_value());
+  EXPECT_FALSE(none->server.admin_tls.has_value());
+}
+
+TEST(ConfigTlsTest, ErrorsNameTheFieldAndLine) {
+  EXPECT_EQ(TlsError("[server]\ntls = { cert = \"c.pem\" }\n"),
+            "hookrelay.toml:2: server.tls.key: missing: the path of the PEM private key file");
+  EXPECT_EQ(TlsError("[server]\ntls = { key = \"k.pem\" }\n"),
+            "hookrelay.toml:2: server.tls.cert: missing: the path of the PEM certificate (or "
+            "chain) file");
+  EXPECT_EQ(TlsError("[server]\n\ntls = { cert = \"\", key = \"k.pem\" }\n"),
+            "hookrelay.toml:3: server.tls.cert: must not be empty");
+  std::string unknown =
+      TlsError("[server.tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\nchain = \"x\"\n");
+  EXPECT_NE(unknown.find("hookrelay.toml:4: server.tls.chain"), std::string::npos) << unknown;
+  std::string not_table = TlsError("[server]\ntls = \"cert.pem\"\n");
+  EXPECT_NE(not_table.find("hookrelay.toml:2: server.tls: must be a table"), std::string::npos)
+      << not_table;
+  std::string not_string = TlsError("[server]\ntls = { cert = 3, key = \"k\" }\n");
+  EXPECT_NE(not_string.find("server.tls.cert"), std::string::npos) << not_string;
+  EXPECT_EQ(TlsError("[server]\nadmin_tls = { cert = \"c.pem\", key = \"k.pem\" }\n"),
+            "hookrelay.toml:2: server.admin_tls: needs admin_listen: admin_tls is the TLS of the "
+            "admin listener (for `listen`, use tls)");
+  EXPECT_EQ(TlsError("[server]\nadmin_tls = { cert = \"c.pem\", key = \"k.pem\" }\n"
+                     "admin_listen = \"127.0.0.1:8081\"\n"),
+            "OK");  // order does not matter
+  std::string admin_missing = TlsError(
+      "[server]\nadmin_listen = \"127.0.0.1:8081\"\n"
+      "admin_tls = { cert = \"c.pem\" }\n");
+  EXPECT_NE(admin_missing.find("hookrelay.toml:3: server.admin_tls.key: missing"),
+            std::string::npos)
+      << admin_missing;
+}
+
+TEST(ConfigTrustedProxiesTest, NetworksAreReadAndMistakesNamed) {
+  auto c = ParseConfig("[server]\ntrusted_proxies = [\"10.0.0.0/8\", \"::1\"]\n", "hookrelay.toml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->server.trusted_proxies.Contains(boost::asio::ip::make_address("10.1.2.3")));
+  EXPECT_TRUE(c->server.trusted_proxies.Contains(boost::asio::ip::make_address("::1")));
+  EXPECT_FALSE(c->server.trusted_proxies.Contains(boost::asio::ip::make_address("11.0.0.1")));
+  auto bad = ParseConfig("[server]\ntrusted_proxies = [\"10.0.0.0/8\",\n  \"10.0.0.0/40\"]\n",
+                         "hookrelay.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(
+                "server.trusted_proxies[1]: the prefix length after / must be 0 to 32"),
+            std::string::npos)
+      << bad.status().message();
+  bad = ParseConfig("[server]\ntrusted_proxies = \"10.0.0.0/8\"\n", "hookrelay.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("hookrelay.toml:2: server.trusted_proxies: must be a list"),
+            std::string::npos)
+      << bad.status().message();
+}
+
 }  // namespace
 }  // namespace hookrelay::app
