@@ -15,6 +15,9 @@
 #include "support/http_client.h"
 #include "support/integration_test.h"
 #include "support/process.h"
+#include "support/smtp_server.h"
+#include "support/test_pki.h"
+#include "support/wait.h"
 
 namespace hookrelay {
 namespace {
@@ -58,11 +61,43 @@ bool Contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
 
-class HttpHardeningTest : public testing::IntegrationTest {
+// Every case runs twice: over plain HTTP, and over TLS (issue 29: the hostile-input suite over
+// TLS). For TLS the server gets `[server] tls` and the test's raw bytes reach it through socat,
+// which opens one TLS connection to the server per connection the test makes and passes the
+// bytes, and the closes, through unchanged: what the server sees on its TLS connections is what
+// the test wrote.
+enum class Transport { kPlain, kTls };
+
+class HardeningFixture : public testing::IntegrationTest {
  protected:
-  HttpHardeningTest() { admin_token_ = "test-admin-token-0123456789"; }
-  void Start(const char* config = kConfig) { StartServer(config); }
-  uint16_t port() const { return server_->port(); }
+  HardeningFixture() { admin_token_ = "test-admin-token-0123456789"; }
+  void Start(const char* config = kConfig) {
+    if (transport_ == Transport::kPlain) {
+      StartServer(config);
+      return;
+    }
+    pki_ = std::make_unique<testing::TestPki>();
+    const testing::TestPki::Issued cert = pki_->Issue("server");
+    StartServer(std::string(config) + "\n[server.tls]\ncert = \"" + cert.chain_file +
+                "\"\nkey = \"" + cert.key_file + "\"\n");
+    shim_port_ = static_cast<uint16_t>(testing::FreePort());
+    shim_ = std::make_unique<testing::ChildProcess>(
+        std::vector<std::string>{"/usr/bin/socat",
+                                 "TCP-LISTEN:" + std::to_string(shim_port_) +
+                                     ",bind=127.0.0.1,reuseaddr,fork,backlog=64",
+                                 "OPENSSL:127.0.0.1:" + std::to_string(server_->port()) +
+                                     ",cafile=" + pki_->cert_file() + ",commonname=127.0.0.1"},
+        data_dir() + ".socat");
+    ASSERT_TRUE(test::WaitFor([&] { return testing::Accepts(shim_port_); }))
+        << "socat does not listen: " << shim_->Stderr();
+  }
+  uint16_t port() const { return shim_ ? shim_port_ : server_->port(); }
+
+  Transport transport_ = Transport::kPlain;
+
+  std::unique_ptr<testing::TestPki> pki_;
+  uint16_t shim_port_ = 0;
+  std::unique_ptr<testing::ChildProcess> shim_;
 
   // Stops the server and returns every stored event.
   std::vector<store::Event> StopAndReadEvents() {
@@ -109,9 +144,20 @@ class HttpHardeningTest : public testing::IntegrationTest {
   }
 };
 
+// Over plain HTTP and over TLS.
+class HttpHardeningTest : public HardeningFixture, public ::testing::WithParamInterface<Transport> {
+ protected:
+  HttpHardeningTest() { transport_ = GetParam(); }
+};
+
+// Over plain HTTP only: these tell clients apart by their source address (127.0.0.2, .3, …),
+// which socat would replace with its own. The per-client admission over TLS is covered by
+// unit_http_test (ServerTlsTest.RefusalsAreAnsweredOverTls).
+using HttpHardeningPerClientTest = HardeningFixture;
+
 // Point 1: a Transfer-Encoding that does not end in (exactly) chunked cannot frame a body; when
 // it was taken as "no body", the body was parsed as a second, smuggled request.
-TEST_F(HttpHardeningTest, TransferEncodingOtherThanChunkedIs400AndNothingIsSmuggled) {
+TEST_P(HttpHardeningTest, TransferEncodingOtherThanChunkedIs400AndNothingIsSmuggled) {
   Start();
   const std::string smuggled =
       "POST /in/s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -148,7 +194,7 @@ TEST_F(HttpHardeningTest, TransferEncodingOtherThanChunkedIs400AndNothingIsSmugg
 }
 
 // Point 2: trailer fields are bounded by max_header, and never become the event's headers.
-TEST_F(HttpHardeningTest, TrailersAreBoundedAndNeverStoredAsHeaders) {
+TEST_P(HttpHardeningTest, TrailersAreBoundedAndNeverStoredAsHeaders) {
   Start();
   std::string raw = testing::SendRaw(port(),
                                      "POST /in/s HTTP/1.1\r\nHost: real\r\nConnection: close\r\n"
@@ -218,7 +264,7 @@ TEST_F(HttpHardeningTest, TrailersAreBoundedAndNeverStoredAsHeaders) {
 }
 
 // Point 3: body bytes held in memory have a global budget (max_body_memory, 64 KiB here).
-TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
+TEST_P(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
   Start(kLimitsConfig);
   const std::string body(40 * 1024, 'b');
   const std::string head =
@@ -298,7 +344,7 @@ TEST_F(HttpHardeningTest, BodyMemoryBudgetRefusesWith503AndIsReleased) {
 // max_body_memory (it was reserved from Content-Length up front), so every other sender got 503.
 // Memory is now taken as bytes arrive. Only settings the old binary knew, so it fails there for
 // the reason the issue names.
-TEST_F(HttpHardeningTest, SlowUploadsWithinTheConnectionCapCannotRefuseAnotherClient) {
+TEST_F(HttpHardeningPerClientTest, SlowUploadsWithinTheConnectionCapCannotRefuseAnotherClient) {
   Start(R"(
 [server]
 body_timeout = "20s"
@@ -339,7 +385,7 @@ max_body = "256KiB"
 
 // Issue 32.4a: a client that sends most of each body and then stalls holds what it sent, but at
 // most its share (max_body_memory_per_client): another client's webhook still fits.
-TEST_F(HttpHardeningTest, OneClientCannotHoldAllTheBodyMemory) {
+TEST_F(HttpHardeningPerClientTest, OneClientCannotHoldAllTheBodyMemory) {
   Start(R"(
 [server]
 body_timeout = "20s"
@@ -385,7 +431,7 @@ max_body = "256KiB"
 
 // A source whose max_body is above one client's share gets 413 naming the setting for bodies
 // between the two, and the start warns about it.
-TEST_F(HttpHardeningTest, BodiesLargerThanAClientsShareGet413AndStartWarns) {
+TEST_P(HttpHardeningTest, BodiesLargerThanAClientsShareGet413AndStartWarns) {
   Start(R"(
 [server]
 max_body_memory = "8MiB"
@@ -409,7 +455,7 @@ max_body = "2MiB"
 
 // Point 4: connection limits are settings, counted per client address, and idle connections
 // give way so that health checks and real senders still get in.
-TEST_F(HttpHardeningTest, IdleConnectionsGiveWayAndEachClientHasItsOwnCap) {
+TEST_F(HttpHardeningPerClientTest, IdleConnectionsGiveWayAndEachClientHasItsOwnCap) {
   Start(kLimitsConfig);
   // One client (127.0.0.2) may hold 3 connections; its 4th is refused with an answer.
   std::vector<std::unique_ptr<RawConnection>> held;
@@ -486,7 +532,7 @@ TEST_F(HttpHardeningTest, IdleConnectionsGiveWayAndEachClientHasItsOwnCap) {
 }
 
 // Point 5: lenient parsing that other HTTP implementations read differently.
-TEST_F(HttpHardeningTest, ObsoleteFoldingDuplicateHostAndLongTargetsAreRefused) {
+TEST_P(HttpHardeningTest, ObsoleteFoldingDuplicateHostAndLongTargetsAreRefused) {
   Start();
   const std::string tail = "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
   for (std::string bad : {"POST /in/s HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n" + tail,
@@ -511,7 +557,7 @@ TEST_F(HttpHardeningTest, ObsoleteFoldingDuplicateHostAndLongTargetsAreRefused) 
 // Issue 12.A: a source's max_body above max_body_memory (the default 5 MiB here, as for a
 // source created through the API) gets 413 naming max_body_memory, not a 503 that retrying
 // can never get past; the start warns about the settings.
-TEST_F(HttpHardeningTest, BodiesLargerThanMaxBodyMemoryGet413AndStartWarns) {
+TEST_P(HttpHardeningTest, BodiesLargerThanMaxBodyMemoryGet413AndStartWarns) {
   Start(R"(
 [server]
 max_body_memory = "64KiB"
@@ -573,7 +619,7 @@ max_body = "1MiB"
 
 // Issue 12.B: an HTTP/1.1 request needs exactly one Host holding one value (RFC 9112 §3.2), and
 // a second Authorization field is refused rather than one of them picked.
-TEST_F(HttpHardeningTest, HostIsRequiredAndSingleAndAuthorizationIsSingle) {
+TEST_P(HttpHardeningTest, HostIsRequiredAndSingleAndAuthorizationIsSingle) {
   Start();
   const std::string tail = "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
   for (std::string bad :
@@ -608,7 +654,7 @@ TEST_F(HttpHardeningTest, HostIsRequiredAndSingleAndAuthorizationIsSingle) {
 
 // Issue 12.C: an endless (or huge) chunk-size line of zeros is cut off at what is left of
 // max_header, and named for what it is.
-TEST_F(HttpHardeningTest, LongChunkSizeLinesAreBoundedAndNamed) {
+TEST_P(HttpHardeningTest, LongChunkSizeLinesAreBoundedAndNamed) {
   Start();
   {
     RawConnection c(port());
@@ -637,7 +683,7 @@ TEST_F(HttpHardeningTest, LongChunkSizeLinesAreBoundedAndNamed) {
 
 // Issue 32.20: with [server] allowed_hosts set, a request naming any other Host (a DNS-rebinding
 // page's own name) gets 421 on every path but the health checks, before anything else is read.
-TEST_F(HttpHardeningTest, AllowedHostsRefuseOtherHostsOnEveryPath) {
+TEST_P(HttpHardeningTest, AllowedHostsRefuseOtherHostsOnEveryPath) {
   Start(R"(
 [server]
 allowed_hosts = ["relay.example.com", "127.0.0.1"]
@@ -677,7 +723,7 @@ name = "s"
 }
 
 // A bad allowed_hosts entry stops the start with a message naming it.
-TEST_F(HttpHardeningTest, ABadAllowedHostsEntryIsRefusedAtStart) {
+TEST_P(HttpHardeningTest, ABadAllowedHostsEntryIsRefusedAtStart) {
   const std::string config = dir_.path() + "/hookrelay.toml";
   testing::WriteFile(config,
                      "[server]\nallowed_hosts = [\"relay.example.com\",\n"
@@ -689,6 +735,12 @@ TEST_F(HttpHardeningTest, ABadAllowedHostsEntryIsRefusedAtStart) {
       r.err, config + ":3: server.allowed_hosts[1]: \"https://relay.example.com/\" is a URL"))
       << r.err;
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, HttpHardeningTest,
+                         ::testing::Values(Transport::kPlain, Transport::kTls),
+                         [](const ::testing::TestParamInfo<Transport>& info) {
+                           return info.param == Transport::kPlain ? "Plain" : "Tls";
+                         });
 
 }  // namespace
 }  // namespace hookrelay
