@@ -13,7 +13,7 @@ ARGS    ?=
 TEST_OPT ?= -O2 -g1 -DNDEBUG
 SAN_OPT  ?= -O1 -gline-tables-only -DNDEBUG
 
-.PHONY: all deps deps-build release run test test-sanitize check-threads bench soak fuzz fuzz-ci format format-check clean
+.PHONY: all deps deps-build release run test test-sanitize check-threads bench soak fuzz fuzz-ci format format-check clean deb package-test
 
 all: release
 
@@ -32,6 +32,32 @@ release: deps-build
 # Builds Release and starts the server on the embedded store (./hookrelay-data).
 run: release
 	$(RELEASE)/hookrelay serve $(ARGS)
+
+# The Debian package: $(DEBDIR)/hookrelay_<version>_amd64.deb (the binary, the hardened
+# hookrelay.service, /etc/hookrelay/hookrelay.toml as a conffile, hookrelay(1), and maintainer
+# scripts that make the hookrelay user and /var/lib/hookrelay). CPack's DEB generator packages a
+# build tree as it is: the release build by default. dpkg-buildpackage (debhelper) would
+# configure and compile the whole project again in a tree of its own, a second full build on CI's
+# 2 cores (docs/operations.md, "Install from the .deb"). HOOKRELAY_DEB_VERSION=... sets another
+# version; DEB_BUILD=<tree> packages another configured tree (the package test's, below).
+DEBDIR    := build/deb
+DEB_BUILD ?= $(RELEASE)
+deb: deps-build
+	@if [ "$(DEB_BUILD)" = "$(RELEASE)" ]; then $(MAKE) --no-print-directory release; fi
+	@cmake --build $(DEB_BUILD) -j $(JOBS) --target hookrelay hookrelay_man
+	@rm -f $(DEBDIR)/hookrelay_*.deb
+	@mkdir -p $(DEBDIR)
+	@cd $(DEB_BUILD) && cpack -G DEB -B $(CURDIR)/$(DEBDIR) >$(CURDIR)/$(DEBDIR)/cpack.log 2>&1 || \
+	  { cat $(CURDIR)/$(DEBDIR)/cpack.log; exit 1; }
+	@ls -1 $(DEBDIR)/hookrelay_*.deb
+
+# As root, on this machine: builds the .deb, installs, upgrades, removes and purges it, and runs the
+# installed server as the package's user through one delivery (tests/package/run). It packages
+# the tree `make test` built when there is one (CI runs it right after make test, so nothing is
+# compiled twice: the same sources at -O2 instead of -O3), else the release build.
+PACKAGE_TEST_BUILD = $(if $(wildcard $(TESTDIR)/CMakeCache.txt),$(TESTDIR),$(RELEASE))
+package-test: deps-build
+	DEB_BUILD=$(PACKAGE_TEST_BUILD) tests/package/run
 
 # Builds everything with tests and runs every suite through ctest; ends with the ten slowest.
 test: deps
