@@ -70,9 +70,11 @@ test: deps
 
 # The test suites again under the sanitizers (clang++ 14), each build in its own folder:
 # 1. build/asan: everything under AddressSanitizer + UndefinedBehaviorSanitizer (LeakSanitizer
-#    included), and every ctest suite runs there, e2e_dashboard too (only the hookrelay binary it
-#    starts is instrumented; Chromium and node are not). The fuzzers are built in the same folder
-#    (make fuzz, make fuzz-ci), so the instrumented libraries are compiled once for both.
+#    included), and every ctest suite runs there but the browser-driven e2e ones (label `e2e`):
+#    e2e_dashboard runs alone (RUN_SERIAL) for two minutes under ASan, and what it does to the
+#    binary (the API calls, the dashboard's files) the API and integration suites do under ASan
+#    too; `make test` runs it. The fuzzers are built in the same folder (make fuzz, make
+#    fuzz-ci), so the instrumented libraries are compiled once for both.
 # 2. build/tsan: only the suites labelled `tsan` in tests/CMakeLists.txt (store, delivery engine,
 #    HTTP server, replay, alerts) under ThreadSanitizer; building only those keeps CI's time down.
 # Any report fails its test: UBSan aborts (-fno-sanitize-recover=all), ASan/TSan halt_on_error.
@@ -91,7 +93,7 @@ TSAN_ENV   = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:external_symbo
 test-sanitize: deps
 	@$(ASAN_CONFIGURE)
 	@cmake --build build/asan -j $(JOBS)
-	cd build/asan && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900
+	cd build/asan && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900 -LE e2e
 	@cmake -S . -B build/tsan $(SAN_FLAGS) -DHOOKRELAY_SANITIZE=thread >/dev/null
 	@cmake --build build/tsan -j $(JOBS) --target tsan_tests
 	cd build/tsan && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 900 -L tsan
