@@ -127,12 +127,17 @@ void AddSourceFlags(Command cmd, SourceFlags& f) {
 // API's address is --server, so the two cannot be mistaken.
 void AddDestinationFlags(Command cmd, DestinationFlags& f) {
   if (cmd.Name() == "add") {
-    cmd.Add("url", f.url, "Where deliveries go (http or https); or --url");
-    cmd.Add("--url", f.url_flag, "Where deliveries go (http or https)");
+    cmd.Add("url", f.url,
+            "Where deliveries go (http(s)://, or redis:// for --kind redis); or --url");
+    cmd.Add("--url", f.url_flag, "Where deliveries go (http(s)://, or redis:// for --kind redis)");
   } else {
-    cmd.Add("--url", f.url_flag, "The destination's new URL (http or https)");
+    cmd.Add("--url", f.url_flag, "The destination's new URL (of the destination's kind)");
     cmd.Add("--endpoint", f.endpoint).Hidden();  // the old name of --url
   }
+  cmd.Add("--kind", f.kind,
+          "What carries the deliveries: http (the default) or redis (XADD to a stream)");
+  cmd.Add("--stream", f.stream, "Kind redis: the stream's key");
+  cmd.Add("--maxlen", f.maxlen, "Kind redis: trim the stream to about this many entries");
   cmd.Add("--policy", f.policy, "Retry policy: a preset name or a policy JSON object");
   cmd.Add("--header", f.headers,
           "Header sent with every delivery, \"Name: value\" "
@@ -290,6 +295,9 @@ Result<json::object> BuildDestinationBody(const std::string& name, const Destina
         {"basic", {{"username", pair->substr(0, colon)}, {"password", pair->substr(colon + 1)}}},
         {"bearer", nullptr}};
   }
+  if (!flags.kind.empty()) (*body)["kind"] = flags.kind;
+  if (!flags.stream.empty()) (*body)["stream"] = flags.stream;
+  if (flags.maxlen) (*body)["maxlen"] = *flags.maxlen;
   if (flags.max_concurrency) (*body)["max_concurrency"] = *flags.max_concurrency;
   if (!flags.rate_limit.empty()) (*body)["rate_limit"] = flags.rate_limit;
   if (!flags.replay_window.empty()) (*body)["replay_window"] = flags.replay_window;

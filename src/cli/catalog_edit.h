@@ -56,8 +56,11 @@ struct DestinationFlags {
   std::string client_cert;
   std::string client_key;
   std::string ca_file;
-  std::string bearer;  // a token, or @FILE
-  std::string basic;   // "user:password", or @FILE
+  std::string bearer;             // a token, or @FILE
+  std::string basic;              // "user:password", or @FILE
+  std::string kind;               // "http" (the server's default) or "redis"
+  std::string stream;             // kind redis: the stream's key
+  std::optional<int64_t> maxlen;  // kind redis: approximate trimming
 };
 
 // "@FILE" is the file's contents without the trailing newline ("@-": standard input); anything

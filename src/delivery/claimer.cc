@@ -306,6 +306,9 @@ void Claimer::Dispatch(const std::shared_ptr<const model::Destination>& dest,
   req.headers = OutgoingHeaders(e.headers, e.content_type, d,
                                 StandardWebhookHeaders(e.id, state_.clock.Now(), e.body, keys));
   req.body = std::move(e.body);  // the event is ours: the body is moved, not copied
+  req.destination = dest;
+  req.source = e.source;
+  req.event_type = e.type.value_or("");
   Send(dest, std::move(delivery), std::move(req), probe);
 }
 
@@ -353,7 +356,7 @@ void Claimer::DispatchTransformed(const std::shared_ptr<const model::Destination
       // The destination's kept realm: its calls share one, no other destination's do.
       d.name});
   batch.pending.push_back(Transforming{dest, std::move(delivery), std::move(target->origin), e.id,
-                                       std::move(before), probe});
+                                       e.source, e.type.value_or(""), std::move(before), probe});
 }
 
 void Claimer::RunTransforms(TransformBatch batch, const std::vector<std::string>& keys) {
@@ -402,6 +405,9 @@ void Claimer::SendTransformed(Transforming t, Result<transform::Outcome> outcome
                          StandardWebhookHeaders(t.event_id, state_.clock.Now(), out.body, keys));
   req.method = std::move(out.method);
   req.body = std::move(out.body);
+  req.destination = t.dest;
+  req.source = std::move(t.source);
+  req.event_type = std::move(t.type);
   Send(t.dest, std::move(t.delivery), std::move(req), t.probe, std::move(sent));
 }
 

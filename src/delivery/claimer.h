@@ -81,6 +81,8 @@ class Claimer {
     store::Delivery delivery;
     std::string origin;    // the destination URL's scheme://host:port
     std::string event_id;  // for the webhook-* headers
+    std::string source;    // SendRequest::source
+    std::string type;      // SendRequest::event_type
     HeaderPairs before;    // the headers the script got, to record which it changed
     bool probe = false;
   };

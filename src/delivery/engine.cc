@@ -128,7 +128,8 @@ policy::OutcomeClass OutcomeClassOf(const Completion& c) {
   // As policy::Decide classifies it (Recorder::Decide); a 2xx without building Classify's text.
   if (c.not_sent) return policy::OutcomeClass::kFinal;  // Decide treats it as kPrivateAddress
   const policy::AttemptOutcome& o = c.result.outcome;
-  if (o.error == policy::TransportError::kNone && o.status_code >= 200 && o.status_code <= 299) {
+  if (o.error == policy::TransportError::kNone && ((o.status_code >= 200 && o.status_code <= 299) ||
+                                                   o.broker == policy::BrokerAnswer::kAccepted)) {
     return policy::OutcomeClass::kSuccess;
   }
   return policy::Classify(o).cls;

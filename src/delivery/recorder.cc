@@ -255,6 +255,11 @@ Decided Recorder::Decide(const Completion& c) {
   if (c.result.outcome.status_code > 0) attempt.status_code = c.result.outcome.status_code;
   if (c.result.outcome.error != policy::TransportError::kNone) {
     attempt.error = std::string(policy::TransportErrorName(c.result.outcome.error));
+  } else if (c.result.outcome.broker == policy::BrokerAnswer::kBusy ||
+             c.result.outcome.broker == policy::BrokerAnswer::kRefused) {
+    // The attempt has no status code: its error says the broker's class ("broker_refused"), and
+    // the snippet holds the broker's reply.
+    attempt.error = "broker_" + std::string(policy::BrokerAnswerName(c.result.outcome.broker));
   }
   attempt.retry_after = c.result.outcome.retry_after;
   // An endpoint may echo its request (a request bin, an error page quoting it): the credentials

@@ -38,6 +38,15 @@ struct SendRequest {
   // TransportError::kTls with an error_detail saying which ("the server requires a client
   // certificate …", "certificate verify failed: …").
   std::shared_ptr<const model::DestinationTls> tls;
+  // The destination, for a kind whose sender reads settings of its own (model::Destination::redis:
+  // the stream, its trimming; the URL as configured). The HTTP sender reads only the fields above,
+  // so tests of it may leave this null.
+  std::shared_ptr<const model::Destination> destination;
+  // What a broker kind carries beside the headers (a stream entry's fields, a message's
+  // properties): the event's source and its type ("" when its source's scheme gives none). The
+  // HTTP sender does not send them (an HTTP endpoint has the forwarded headers).
+  std::string source;
+  std::string event_type;
 };
 
 // What one attempt produced.
@@ -45,10 +54,14 @@ struct SendResult {
   uint64_t tag = 0;
   TimePoint started_at{};
   Duration duration{0};
-  policy::AttemptOutcome outcome;  // status code, or the transport error; Retry-After if sent
-  std::string snippet;             // the first `snippet_limit` bytes of the response body
-  bool snippet_cut = false;        // the body went on past the snippet (or may have: read cut)
-  std::string error_detail;        // libcurl's message when there was no response
+  // The status code, the transport error, or a broker's answer (policy::BrokerAnswer); the
+  // Retry-After header if one was sent.
+  policy::AttemptOutcome outcome;
+  // The first `snippet_limit` bytes of the response body; for a broker kind, its reply (the
+  // stream entry's id, the error it answered).
+  std::string snippet;
+  bool snippet_cut = false;  // the body went on past the snippet (or may have: read cut)
+  std::string error_detail;  // the transport's message when there was no response
   // The request, handed back (its body and headers are not freed on the sender's thread, the
   // busiest; the caller frees them on its own). Empty when the sender failed it before starting.
   SendRequest request;

@@ -37,7 +37,8 @@ constexpr Duration kControlRefreshEvery = std::chrono::milliseconds(250);
 bool IsOverload(const policy::AttemptOutcome& o) {
   return o.error == policy::TransportError::kTimeout ||
          (o.error == policy::TransportError::kNone &&
-          (o.status_code == 429 || o.status_code == 503));
+          (o.status_code == 429 || o.status_code == 503 ||
+           o.broker == policy::BrokerAnswer::kBusy));
 }
 
 }  // namespace

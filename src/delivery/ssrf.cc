@@ -96,7 +96,9 @@ Status CheckDestinationAddress(const model::Destination& destination,
   std::string host;
   if (CURLU* u = curl_url()) {
     char* part = nullptr;
-    if (curl_url_set(u, CURLUPART_URL, destination.url.c_str(), 0) == CURLUE_OK &&
+    // CURLU_NON_SUPPORT_SCHEME: a broker kind's URL (redis://) is parsed as an HTTP one's.
+    if (curl_url_set(u, CURLUPART_URL, destination.url.c_str(), CURLU_NON_SUPPORT_SCHEME) ==
+            CURLUE_OK &&
         curl_url_get(u, CURLUPART_HOST, &part, 0) == CURLUE_OK) {
       host = part;
       curl_free(part);

@@ -195,7 +195,10 @@ Result<Destination> ParseDestination(const json::value& v) {
   if (!v.is_object()) return Status::InvalidArgument("a destination must be a JSON object");
   const json::object& o = v.as_object();
   HR_RETURN_IF_ERROR(CheckKnownFields(o, {"name",
+                                          "kind",
                                           "url",
+                                          "stream",
+                                          "maxlen",
                                           "headers",
                                           "policy",
                                           "signing_secret",
@@ -225,11 +228,31 @@ Result<Destination> ParseDestination(const json::value& v) {
   HR_RETURN_IF_ERROR(ValidateName(*n));
   d.name = *n;
 
+  if (const json::value* k = o.if_contains("kind"); k && !k->is_null()) {
+    HR_ASSIGN_OR_RETURN(d.kind, GetString(*k, "kind"));
+    bool known = false;
+    std::string names;
+    for (std::string_view name : DestinationKindNames()) {
+      known = known || name == d.kind;
+      names += (names.empty() ? "" : ", ") + std::string(name);
+    }
+    if (!known) {
+      return Status::InvalidArgument("unknown kind \"" + d.kind + "\" (one of " + names + ")",
+                                     "kind");
+    }
+  }
+  HR_RETURN_IF_ERROR(CheckKindFields(o, d.kind));
+
   const json::value* url = o.if_contains("url");
   if (!url) return Status::InvalidArgument("is required", "url");
   auto u = GetString(*url, "url");
   if (!u.ok()) return u.status();
-  HR_RETURN_IF_ERROR(ValidateDestinationUrl(*u));
+  if (d.kind == kRedisKind) {
+    HR_RETURN_IF_ERROR(ParseRedisUrl(*u).status());
+    HR_ASSIGN_OR_RETURN(d.redis, ParseRedisSettings(o));
+  } else {
+    HR_RETURN_IF_ERROR(ValidateDestinationUrl(*u));
+  }
   d.url = *u;
 
   if (const json::value* h = o.if_contains("headers"); h && !h->is_null()) {
@@ -484,6 +507,11 @@ std::vector<std::string> DestinationSecretValues(const Destination& d) {
       start = end + 1;
     }
   };
+  if (d.kind == kRedisKind) {
+    if (auto endpoint = ParseRedisUrl(d.url); endpoint.ok() && !endpoint->password.empty()) {
+      out.push_back(endpoint->password);
+    }
+  }
   std::string_view url(d.url);
   const size_t scheme = url.find("://");
   const size_t path = scheme == std::string_view::npos ? 0 : url.find('/', scheme + 3);
@@ -564,6 +592,7 @@ json::object DestinationToJson(const Destination& d) {
   for (const std::string& s : d.secret_headers) secret_headers.emplace_back(s);
   json::object o{
       {"name", d.name},
+      {"kind", d.kind},
       {"url", RedactUrl(d.url)},
       {"headers", std::move(headers)},
       {"forward_headers", ForwardHeadersToJson(d.forward_headers)},
@@ -584,6 +613,10 @@ json::object DestinationToJson(const Destination& d) {
       {"allow_private", d.allow_private},
       {"pause_on_gone", d.pause_on_gone},
   };
+  if (d.redis) {
+    o["stream"] = d.redis->stream;
+    o["maxlen"] = d.redis->maxlen ? json::value(*d.redis->maxlen) : json::value(nullptr);
+  }
   if (!d.origin.empty()) o["origin"] = d.origin;
   o["transform"] =
       d.transform ? json::value(TransformSpecToJson(*d.transform)) : json::value(nullptr);

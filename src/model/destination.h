@@ -7,6 +7,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "model/destination_kind.h"
 #include "model/destination_tls.h"
 #include "model/expiring_secret.h"
 #include "model/transform_spec.h"
@@ -38,7 +39,12 @@ struct OrderKey {
 
 struct Destination {
   std::string name;
-  std::string url;  // http(s)
+  // Which transport carries its deliveries ("kind", model/destination_kind.h): kHttpKind (the
+  // default) or kRedisKind. Its own settings are in the member of that kind's name below.
+  std::string kind = std::string(kHttpKind);
+  std::string url;  // http(s) for kind http; redis:// for kind redis (ParseRedisUrl)
+  // Kind redis: the stream and its trimming; set exactly when kind is "redis".
+  std::optional<RedisSettings> redis;
   std::vector<std::pair<std::string, std::string>> headers;
   ForwardHeaders forward_headers;
   // Header names (besides those IsCredentialHeader recognizes) whose values are secrets: shown
@@ -71,14 +77,18 @@ struct Destination {
 // The destination JSON of docs/api.md ("Changing the catalog") (plus "paused", "allow_private",
 // "pause_on_gone", "secret_headers", "auth"). Errors name the field ("url", "policy.cap",
 // "breaker.open[1]", "forward_headers[0]", "tls.client_key", "order_key.json"). "auth" and a
-// configured Authorization header exclude each other.
+// configured Authorization header exclude each other. "kind" ("http" when absent) decides how
+// "url" is checked and which kind's fields may appear (CheckKindFields: "stream: only for kind
+// redis").
 Result<Destination> ParseDestination(const boost::json::value& v);
 // Secrets are never included: "signing_secret" becomes "signing_secret_set": true|false, and
 // "signing_secret_previous" becomes "signing_secret_rotation": {"old_expires_at": …} (null when
 // there is none); "tls"
 // and "auth" are summaries (DestinationTlsToJson, DestinationAuthToJson; null when unset), the
 // values of headers that carry credentials (IsCredentialHeader, or named in secret_headers) are
-// shown as kRedacted, and so are the URL's credential-like query values (RedactUrl).
+// shown as kRedacted, and so are the URL's user-info and credential-like query values
+// (RedactUrl: "redis://***@host:6379/0"). "kind" is always there, and the kind's own fields
+// ("stream", "maxlen") with it.
 boost::json::object DestinationToJson(const Destination& d);
 
 // {"header": name}, {"json": path}, or null (kNone).
@@ -103,8 +113,8 @@ bool IsCredentialHeader(std::string_view name, const std::vector<std::string>& s
 std::string RedactUrl(std::string_view url);
 // The secrets a destination's requests carry, as sent: the values of its credential headers
 // (IsCredentialHeader; for "Bearer X"-style values also X alone), of its "auth" (the header
-// value, the token, the password) and of its URL's
-// credential-named query, fragment and path parameters. For removing them from what the
+// value, the token, the password), of its URL's user-info password (a redis:// URL's) and of its
+// URL's credential-named query, fragment and path parameters. For removing them from what the
 // destination answers (an endpoint may echo its request), see RedactDestinationSecrets.
 std::vector<std::string> DestinationSecretValues(const Destination& d);
 // `text` (a response snippet) with DestinationSecretValues(d) replaced by kRedacted.
@@ -124,8 +134,9 @@ bool IsHopByHopOrFraming(std::string_view name);
 // set by a destination's `headers`.
 bool IsSignatureHeader(std::string_view name);
 
-// Checks a destination URL: absolute http or https with a host; no user-info (credentials in
-// URLs end up in logs). The address itself is checked at connect time (SSRF guard).
+// Checks a kind http destination's URL: absolute http or https with a host; no user-info
+// (credentials in URLs end up in logs). The address itself is checked at connect time (SSRF
+// guard). Kind redis's URL is checked by ParseRedisUrl.
 Status ValidateDestinationUrl(std::string_view url);
 
 // The HMAC key of a "whsec_…" signing secret (its base64-decoded bytes), or an error.

@@ -114,6 +114,16 @@ std::string_view TransportErrorName(TransportError e) {
   return "unknown";
 }
 
+std::string_view BrokerAnswerName(BrokerAnswer a) {
+  switch (a) {
+    case BrokerAnswer::kNone: return "none";
+    case BrokerAnswer::kAccepted: return "accepted";
+    case BrokerAnswer::kBusy: return "busy";
+    case BrokerAnswer::kRefused: return "refused";
+  }
+  return "unknown";
+}
+
 std::string_view OutcomeClassName(OutcomeClass c) {
   switch (c) {
     case OutcomeClass::kSuccess: return "success";
@@ -130,7 +140,20 @@ Classification Classify(const AttemptOutcome& outcome) {
   const std::string after_status =
       outcome.status_code > 0 ? " after status " + std::to_string(outcome.status_code) : "";
   switch (outcome.error) {
-    case TransportError::kNone: return ClassifyStatus(outcome.status_code);
+    case TransportError::kNone:
+      switch (outcome.broker) {
+        case BrokerAnswer::kNone: break;
+        case BrokerAnswer::kAccepted:
+          return {OutcomeClass::kSuccess, "accepted by the broker: " + outcome.broker_reply};
+        case BrokerAnswer::kBusy:
+          return {OutcomeClass::kRetryable,
+                  "the broker cannot take it now: " + outcome.broker_reply};
+        case BrokerAnswer::kRefused:
+          return {OutcomeClass::kFinal,
+                  "the broker refused it, which is not retried: " + outcome.broker_reply +
+                      " (fix the destination or the broker, then replay)"};
+      }
+      return ClassifyStatus(outcome.status_code);
     case TransportError::kTimeout:
       if (!after_status.empty()) {
         return {OutcomeClass::kRetryable,

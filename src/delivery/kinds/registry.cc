@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "delivery/kinds/http/http_kind.h"
+#include "delivery/kinds/redis/redis_kind.h"
 
 namespace hookrelay::delivery {
 namespace {
@@ -10,6 +11,7 @@ namespace {
 // The registry: one row per destination kind. A new kind is its folder and its row here.
 constexpr DestinationKind kKinds[] = {
     {http::kKindName, &http::MakeSender},
+    {redis::kKindName, &redis::MakeSender},
 };
 
 }  // namespace
@@ -23,7 +25,12 @@ const DestinationKind* FindDestinationKind(std::string_view name) {
   return nullptr;
 }
 
-std::string_view KindOf(const model::Destination&) { return http::kKindName; }
+std::string_view KindOf(const model::Destination& d) {
+  if (const DestinationKind* k = FindDestinationKind(d.kind)) return k->name;
+  // A kind the model knows and no sender carries (kind_registry_test keeps the lists equal):
+  // KindSenders fails its attempts, naming it.
+  return d.kind;
+}
 
 KindSenders::KindSenders(const SenderSettings& settings, const Clock& clock) : clock_(clock) {
   senders_.reserve(std::size(kKinds));

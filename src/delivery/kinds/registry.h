@@ -43,8 +43,9 @@ std::span<const DestinationKind> DestinationKinds();
 // The registered kind named `name`; null when there is none.
 const DestinationKind* FindDestinationKind(std::string_view name);
 
-// The kind whose sender carries `d`'s attempts: the one place that decides it. Every destination
-// is "http" today (the model has no transport field yet); the string_view points into the table.
+// The kind whose sender carries `d`'s attempts (model::Destination::kind): the one place that
+// decides it. The string_view points into the table; for a kind that is not registered (which
+// kind_registry_test rules out), into `d.kind`.
 std::string_view KindOf(const model::Destination& d);
 
 // One sender per registered kind behind one RequestSender: Send hands the request to the sender of

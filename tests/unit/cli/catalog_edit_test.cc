@@ -70,6 +70,24 @@ TEST(CatalogEditTest, DestinationBodyParsesPolicyHeadersAndSecretFiles) {
   }
 }
 
+// Issue 30: --kind, --stream and --maxlen become the destination's kind and its fields (the
+// server checks them: a field of another kind is its 400).
+TEST(CatalogEditTest, KindStreamAndMaxlenFlags) {
+  DestinationFlags f;
+  f.url = "redis://:pw@cache.internal:6379/0";
+  f.kind = "redis";
+  f.stream = "webhooks";
+  f.maxlen = 1000;
+  auto body = BuildDestinationBody("orders", f, false);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ(json::value(*body), json::parse(R"({"name": "orders",
+      "url": "redis://:pw@cache.internal:6379/0", "kind": "redis", "stream": "webhooks",
+      "maxlen": 1000})"));
+  auto patch = BuildDestinationBody("orders", DestinationFlags{.stream = "other"}, true);
+  ASSERT_TRUE(patch.ok()) << patch.status().ToString();
+  EXPECT_EQ(json::value(*patch), json::parse(R"({"stream": "other"})"));
+}
+
 // Issue 10.3: --forward-headers all|none|A,B becomes "forward_headers"; --secret-header marks a
 // configured header's value secret.
 TEST(CatalogEditTest, ForwardHeadersAndSecretHeadersFlags) {

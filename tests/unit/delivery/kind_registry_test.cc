@@ -11,7 +11,7 @@
 namespace hookrelay::delivery {
 namespace {
 
-TEST(KindRegistryTest, EveryDestinationIsHttpToday) {
+TEST(KindRegistryTest, ADestinationIsHttpByDefault) {
   model::Destination d;
   d.name = "orders";
   d.url = "https://example.com/hook";
@@ -20,6 +20,23 @@ TEST(KindRegistryTest, EveryDestinationIsHttpToday) {
   ASSERT_NE(kind, nullptr);
   EXPECT_EQ(kind->name, "http");
   EXPECT_NE(kind->make, nullptr);
+}
+
+TEST(KindRegistryTest, KindOfIsTheDestinationsKind) {
+  model::Destination d;
+  d.kind = "redis";
+  d.url = "redis://127.0.0.1:6379/0";
+  EXPECT_EQ(KindOf(d), "redis");
+  // The view is the table's, not the destination's string.
+  EXPECT_EQ(KindOf(d).data(), FindDestinationKind("redis")->name.data());
+}
+
+TEST(KindRegistryTest, EveryKindTheModelAcceptsHasASender) {
+  // The model's list (what ParseDestination accepts) and the registry's are the same, in order.
+  ASSERT_EQ(model::DestinationKindNames().size(), DestinationKinds().size());
+  for (size_t i = 0; i < DestinationKinds().size(); ++i) {
+    EXPECT_EQ(model::DestinationKindNames()[i], DestinationKinds()[i].name);
+  }
 }
 
 TEST(KindRegistryTest, KindsAreUniqueAndFindable) {

@@ -117,5 +117,24 @@ TEST(SsrfTest, CheckDestinationAddressRefusesTrailingDotsAndTranslatedForms) {
   EXPECT_TRUE(CheckDestinationAddress(d, false).ok());
 }
 
+// Issue 30: a Redis destination's host is checked as an HTTP one's (its user-info aside).
+TEST(SsrfTest, CheckDestinationAddressChecksARedisUrlsHost) {
+  for (const char* url : {"redis://127.0.0.1:6379/0", "redis://:pw@localhost/0",
+                          "redis://user:pw@[::1]:6380", "redis://10.0.0.5"}) {
+    model::Destination d;
+    d.kind = "redis";
+    d.url = url;
+    Status s = CheckDestinationAddress(d, false);
+    EXPECT_FALSE(s.ok()) << url;
+    EXPECT_EQ(s.field(), "url");
+    EXPECT_EQ(s.message().find("pw"), std::string::npos) << s.message();
+    EXPECT_TRUE(CheckDestinationAddress(d, true).ok()) << url;
+  }
+  model::Destination d;
+  d.kind = "redis";
+  d.url = "redis://:pw@cache.example.com:6379/0";
+  EXPECT_TRUE(CheckDestinationAddress(d, false).ok());
+}
+
 }  // namespace
 }  // namespace hookrelay::delivery
