@@ -734,7 +734,8 @@ TEST_F(ServeBinaryTest, ReloadSignalsAreLoggedAndIgnoredAndSigquitStopsCleanly) 
       {SIGHUP, "SIGHUP", "config reloaded from "},
       {SIGUSR1, "SIGUSR1", "SIGUSR1 received: ignored"},
       {SIGUSR2, "SIGUSR2", "SIGUSR2 received: ignored"}};
-  for (const auto& [sig, name, line] : handled) {
+  for (const auto& [sig, name, expected] : handled) {
+    const std::string line = expected;  // clang 14 cannot capture a structured binding
     ASSERT_EQ(::kill(server->pid(), sig), 0);
     ASSERT_TRUE(test::WaitFor([&] { return server->output().find(line) != std::string::npos; }))
         << server->output();
