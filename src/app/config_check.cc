@@ -23,16 +23,16 @@ std::string CheckConfigCatalog(const Config& config) {
   return "";
 }
 
-std::string CheckListenerTls(const Config& config) {
+std::string CheckListenerTls(const ServerConfig& server) {
   // The messages name the file as "tls.cert /path": "server." or "server.admin_" before them
   // names the setting.
-  if (config.server.tls) {
-    if (Status st = http::CheckTlsFiles(*config.server.tls); !st.ok()) {
+  if (server.tls) {
+    if (Status st = http::CheckTlsFiles(*server.tls); !st.ok()) {
       return "server." + st.message();
     }
   }
-  if (config.server.admin_tls) {
-    if (Status st = http::CheckTlsFiles(*config.server.admin_tls); !st.ok()) {
+  if (server.admin_tls) {
+    if (Status st = http::CheckTlsFiles(*server.admin_tls); !st.ok()) {
       return "server.admin_" + st.message();
     }
   }
@@ -44,7 +44,7 @@ Result<std::string> CheckConfigFile(const std::string& path) {
   if (std::string error = CheckConfigCatalog(config); !error.empty()) {
     return Status::InvalidArgument(error);
   }
-  if (std::string error = CheckListenerTls(config); !error.empty()) {
+  if (std::string error = CheckListenerTls(config.server); !error.empty()) {
     return Status::InvalidArgument(error);
   }
   if (!config.store.master_key_file.empty()) {

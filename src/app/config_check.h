@@ -16,7 +16,7 @@ std::string CheckConfigCatalog(const Config& config);
 // Whether the listeners' TLS files ([server] tls, admin_tls) can be served: "" when they can (or
 // there are none), else the message naming the setting and the file ("server.tls.cert
 // /etc/hookrelay/cert.pem: cannot read: …"). Reads the files; check-config and a reload use it.
-std::string CheckListenerTls(const Config& config);
+std::string CheckListenerTls(const ServerConfig& server);
 
 // `hookrelay check-config FILE`: the file read and checked as `serve` would (parsing, the
 // catalog, the master key file when one is named, the listeners' TLS files), nothing started or

@@ -129,10 +129,7 @@ Result<std::vector<std::string>> ConfigReloader::Apply() {
   }
   // The TLS files the listeners run with, read again (a renewed certificate under the same
   // names); files named differently apply at the next restart.
-  Config tls_now = next;
-  tls_now.server.tls = running_.server.tls;
-  tls_now.server.admin_tls = running_.server.admin_tls;
-  if (std::string error = CheckListenerTls(tls_now); !error.empty()) {
+  if (std::string error = CheckListenerTls(running_.server); !error.empty()) {
     return Status::InvalidArgument(error);
   }
   const std::vector<std::string> restart_only = RestartOnlyChanges(running_, next);

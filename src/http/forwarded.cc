@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <boost/asio/ip/address_v6.hpp>
-#include <cctype>
 #include <charconv>
+
+#include "common/ascii.h"
 
 namespace hookrelay::http {
 
@@ -85,17 +86,6 @@ std::vector<std::string_view> SplitList(std::string_view s) {
   return parts;
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 // The `for=` value of each Forwarded element, in order; an element without one is "" (which
 // reads as no address).
 std::vector<std::string_view> ForwardedFor(std::string_view field) {
@@ -108,7 +98,7 @@ std::vector<std::string_view> ForwardedFor(std::string_view field) {
       if (end == std::string_view::npos) end = element.size();
       const std::string_view pair = Trim(element.substr(start, end - start));
       const size_t eq = pair.find('=');
-      if (eq != std::string_view::npos && EqualsIgnoreCase(Trim(pair.substr(0, eq)), "for")) {
+      if (eq != std::string_view::npos && AsciiEqualsIgnoreCase(Trim(pair.substr(0, eq)), "for")) {
         value = Trim(pair.substr(eq + 1));
       }
       start = end + 1;

@@ -85,8 +85,8 @@ void Session::ForwardedClient() {
   std::optional<std::string> forwarded;
   std::optional<std::string> x_forwarded_for;
   for (const auto& [name, value] : request_.headers) {
-    std::optional<std::string>* list = boost::beast::iequals(name, "forwarded") ? &forwarded
-                                       : boost::beast::iequals(name, "x-forwarded-for")
+    std::optional<std::string>* list = EqualsIgnoreCase(name, "forwarded") ? &forwarded
+                                       : EqualsIgnoreCase(name, "x-forwarded-for")
                                            ? &x_forwarded_for
                                            : nullptr;
     if (list == nullptr) continue;
